@@ -1,0 +1,161 @@
+// Backend: the interface a store plugin implements. Bytes in, bytes out.
+//
+// A Backend stores Items (value bytes, flags, CAS) under keys. It knows nothing of
+// typed values, serializers or compressors: the Codec and the Cache (cache.h) do
+// that. It validates keys and values against its own protocol's rules before a
+// byte leaves the process (a key that would inject a command must never reach
+// the wire).
+//
+// Outcomes: ok; kNotFound for a miss or an absent key; kNotStored and kExists for
+// failed preconditions; anything else is an error (see status.h). An operation the
+// store cannot do returns kUnsupported naming the store and the operation.
+//
+// Thread safety: every Backend must be safe to call from several threads at once.
+// Backends are created by plugins (plugin.h) and owned by shared_ptr; the plugin's
+// library stays loaded while any Backend it created is alive.
+//
+// Compatibility: new operations are added as virtuals with a default body that
+// returns kUnsupported, so plugins built against an older header keep working.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cachet/export.h"
+#include "cachet/item.h"
+#include "cachet/status.h"
+
+namespace cachet {
+
+// What a store does natively. The core emulates kNativeTtl and kNativeFlags through
+// a value envelope (envelope.h) for stores that lack them.
+enum class Capability : std::uint32_t {
+  kNativeTtl = 1u << 0,      // per-item expiry
+  kCas = 1u << 1,            // compare-and-swap tokens
+  kAppendPrepend = 1u << 2,  // append and prepend
+  kTouch = 1u << 3,          // change the TTL without a write
+  kCounters = 1u << 4,       // atomic incr/decr
+  kNativeFlags = 1u << 5,    // 32-bit flags stored beside the value
+  kPersistence = 1u << 6,    // survives a restart of the store
+  kNoreply = 1u << 7,        // writes without waiting for a reply
+  kPipelining = 1u << 8,     // Execute() sends a batch in one round trip per server
+  kFlush = 1u << 9,          // remove everything
+  kStats = 1u << 10,         // server statistics
+  kGetAndTouch = 1u << 11,   // read and reset the TTL in one call
+};
+
+class Capabilities {
+ public:
+  constexpr Capabilities() = default;
+  constexpr explicit Capabilities(std::uint32_t bits) : bits_(bits) {}
+  constexpr Capabilities(std::initializer_list<Capability> caps) {
+    for (Capability c : caps) bits_ |= static_cast<std::uint32_t>(c);
+  }
+  constexpr bool has(Capability c) const { return (bits_ & static_cast<std::uint32_t>(c)) != 0; }
+  constexpr Capabilities with(Capability c) const {
+    return Capabilities(bits_ | static_cast<std::uint32_t>(c));
+  }
+  constexpr Capabilities without(Capability c) const {
+    return Capabilities(bits_ & ~static_cast<std::uint32_t>(c));
+  }
+  constexpr std::uint32_t bits() const { return bits_; }
+  friend constexpr bool operator==(Capabilities, Capabilities) = default;
+
+ private:
+  std::uint32_t bits_ = 0;
+};
+
+// "native_ttl", "cas", ... and the list of all, in bit order.
+CACHET_EXPORT std::string_view CapabilityName(Capability c) noexcept;
+CACHET_EXPORT std::span<const Capability> AllCapabilities() noexcept;
+
+enum class StoreMode : std::uint8_t {
+  kSet,      // store unconditionally
+  kAdd,      // only if absent; else kNotStored
+  kReplace,  // only if present; else kNotStored
+  kAppend,   // add bytes after the value; missing key: kNotStored
+  kPrepend,  // add bytes before the value; missing key: kNotStored
+  kCas,      // only if the CAS token still matches: kExists if changed, kNotFound if gone
+};
+CACHET_EXPORT std::string_view StoreModeName(StoreMode mode) noexcept;
+
+struct WriteOptions {
+  Ttl ttl{0};            // 0: never expires
+  bool noreply = false;  // do not wait for the reply, where the store supports it
+};
+
+// One operation of a batch (Backend::Execute). Inputs first, then outputs that
+// Execute fills. Keys and values are borrowed: they must outlive the call.
+enum class OpKind : std::uint8_t { kGet, kStore, kRemove, kIncr, kDecr, kTouch };
+
+struct Operation {
+  OpKind kind = OpKind::kGet;
+  StoreMode mode = StoreMode::kSet;  // kStore only
+  std::string_view key;
+  ItemView item;              // kStore: value, flags, and cas for kCas
+  Ttl ttl{0};                 // kStore, kTouch
+  std::uint64_t delta = 0;    // kIncr, kDecr
+  bool noreply = false;       // kStore, kRemove, kIncr, kDecr, kTouch
+
+  Status status;              // outcome of this operation
+  Item result;                // kGet: the item on a hit
+  std::uint64_t counter = 0;  // kIncr, kDecr: the new value
+};
+
+class CACHET_EXPORT Backend {
+ public:
+  Backend() = default;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+  virtual ~Backend();
+
+  // The store's name as in the config ("memory", "memcached", ...).
+  virtual std::string_view name() const noexcept = 0;
+  virtual Capabilities capabilities() const noexcept = 0;
+
+  // Reads `key` into `*out` (value, flags, cas). kNotFound on a miss.
+  // `out` may be reused across calls so its buffer is recycled.
+  virtual Status Get(std::string_view key, Item* out) = 0;
+
+  virtual Status Store(StoreMode mode, std::string_view key, ItemView item,
+                       const WriteOptions& options) = 0;
+
+  // kNotFound if the key was absent.
+  virtual Status Remove(std::string_view key) = 0;
+
+  // Unsigned 64-bit counters on decimal text values, as memcached: incr wraps at
+  // 2^64, decr stops at 0, a missing key is kNotFound, a non-number is
+  // kInvalidArgument. Stores with other semantics document them.
+  virtual Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value);
+  virtual Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value);
+
+  // Sets a new TTL on an existing key; kNotFound if absent.
+  virtual Status Touch(std::string_view key, Ttl ttl);
+  virtual Status GetAndTouch(std::string_view key, Ttl ttl, Item* out);
+
+  virtual Status Flush();
+  virtual Status Stats(StatsMap* out);
+
+  // Runs a batch, filling each operation's outputs. Stores with kPipelining send
+  // the whole batch at once (one round trip per server); the default runs the
+  // operations one by one. Never fails as a whole: each operation has its Status.
+  virtual void Execute(std::span<Operation> batch);
+
+  // Store-specific commands that the generic API does not cover (for example
+  // Tokyo Tyrant's prefix listing). The plugin documents its commands.
+  virtual Status Extension(std::string_view command, std::span<const std::string> args,
+                           std::vector<std::string>* reply);
+
+ protected:
+  // kUnsupported naming this store and `operation`.
+  Status UnsupportedOperation(std::string_view operation) const;
+};
+
+// Runs one operation of a batch through the single-key calls of `backend`.
+// Plugins use it for the operations their Execute does not pipeline.
+CACHET_EXPORT void ExecuteOne(Backend& backend, Operation& op);
+
+}  // namespace cachet

@@ -1,0 +1,293 @@
+// Cache: the typed facade applications use.
+//
+// A Cache combines a Backend (the store, from a plugin), a Codec (typed values to
+// bytes) and the [cache] settings: a key namespace (a prefix added to every key),
+// a default TTL, and per-operation metrics. Reads return a Lookup<T>: hit, miss or
+// error, never confusing the three. Writes return a Status.
+//
+// Typed values: std::string (raw bytes), std::int64_t, std::uint64_t, double,
+// bool and Json documents (codec.h). Append and prepend take raw bytes.
+//
+// Thread safety: a Cache may be shared by any number of threads. It shares
+// ownership of its Backend, which keeps the plugin library loaded.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "cachet/backend.h"
+#include "cachet/codec.h"
+#include "cachet/config.h"
+#include "cachet/export.h"
+#include "cachet/item.h"
+#include "cachet/result.h"
+#include "cachet/status.h"
+
+namespace cachet {
+
+// The operations metrics are kept for.
+enum class CacheOp : std::uint8_t {
+  kGet, kGets, kSet, kAdd, kReplace, kAppend, kPrepend, kCas, kRemove,
+  kIncr, kDecr, kTouch, kGetMulti, kSetMulti, kRemoveMulti, kFlush, kStats,
+  kCount,  // not an operation: the number of them
+};
+CACHET_EXPORT std::string_view CacheOpName(CacheOp op) noexcept;
+
+struct OpMetrics {
+  std::uint64_t calls = 0;
+  std::uint64_t hits = 0;    // reads: keys found; writes: succeeded
+  std::uint64_t misses = 0;  // reads: keys absent; writes: not_stored/not_found/exists
+  std::uint64_t errors = 0;
+  std::uint64_t total_latency_ns = 0;
+  std::uint64_t max_latency_ns = 0;
+};
+using Metrics = std::array<OpMetrics, static_cast<std::size_t>(CacheOp::kCount)>;
+
+struct CacheOptions {
+  std::string key_namespace;  // prefix of every key, "" for none
+  Ttl default_ttl{0};         // used when a write names no TTL; 0: never expires
+  bool metrics = true;        // count calls and time them
+};
+
+template <class T>
+struct Versioned {
+  T value;
+  std::uint64_t cas = 0;
+};
+
+class CACHET_EXPORT Cache {
+ public:
+  // Opens the store a validated-or-not Config names: validates [cache] and the
+  // backend's section, loads the plugin, creates the backend and the codec, and
+  // wraps the backend in an envelope if it lacks native flags or TTL.
+  static Result<std::unique_ptr<Cache>> Open(Config config);
+
+  Cache(std::shared_ptr<Backend> backend, std::shared_ptr<const Codec> codec,
+        CacheOptions options);
+  ~Cache();
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+
+  template <class T = std::string>
+  Lookup<T> Get(std::string_view key);
+  template <class T = std::string>
+  Lookup<Versioned<T>> Gets(std::string_view key);
+
+  template <class T>
+  Status Set(std::string_view key, const T& value, std::optional<Ttl> ttl = std::nullopt) {
+    return StoreTyped(CacheOp::kSet, StoreMode::kSet, key, value, 0, ttl);
+  }
+  template <class T>
+  Status Add(std::string_view key, const T& value, std::optional<Ttl> ttl = std::nullopt) {
+    return StoreTyped(CacheOp::kAdd, StoreMode::kAdd, key, value, 0, ttl);
+  }
+  template <class T>
+  Status Replace(std::string_view key, const T& value, std::optional<Ttl> ttl = std::nullopt) {
+    return StoreTyped(CacheOp::kReplace, StoreMode::kReplace, key, value, 0, ttl);
+  }
+  // kExists if the item changed since `cas` was read, kNotFound if it is gone.
+  template <class T>
+  Status Cas(std::string_view key, const T& value, std::uint64_t cas,
+             std::optional<Ttl> ttl = std::nullopt) {
+    return StoreTyped(CacheOp::kCas, StoreMode::kCas, key, value, cas, ttl);
+  }
+  Status Append(std::string_view key, std::string_view bytes);
+  Status Prepend(std::string_view key, std::string_view bytes);
+  Status Remove(std::string_view key);
+
+  // The counter's new value. kNotFound when the key is absent.
+  Result<std::uint64_t> Incr(std::string_view key, std::uint64_t delta = 1);
+  Result<std::uint64_t> Decr(std::string_view key, std::uint64_t delta = 1);
+  Status Touch(std::string_view key, Ttl ttl);
+
+  // One Lookup per key, in order. Keys on different servers are fetched at once.
+  template <class T = std::string>
+  std::vector<Lookup<T>> GetMulti(const std::vector<std::string>& keys);
+  template <class T>
+  std::vector<Status> SetMulti(const std::vector<std::pair<std::string, T>>& entries,
+                               std::optional<Ttl> ttl = std::nullopt);
+  std::vector<Status> RemoveMulti(const std::vector<std::string>& keys);
+
+  Status Flush();
+  Result<StatsMap> Stats();
+
+  // Returns the cached value, or runs `loader` (a callable returning Result<T>)
+  // on a miss, stores its value and returns it. Stampede protection: while one
+  // thread of this process loads a key, other threads asking for the same key wait
+  // for its value instead of loading too. If the store fails on the read, the
+  // loader still runs and its value is returned (the failure shows in metrics).
+  // A loader error is returned as the Lookup's error.
+  template <class T, class Loader>
+  Lookup<T> GetOrCompute(std::string_view key, Loader&& loader,
+                         std::optional<Ttl> ttl = std::nullopt);
+
+  // Raw access, bypassing the codec (namespace, TTL default and metrics apply).
+  Status GetItem(std::string_view key, Item* out, CacheOp op = CacheOp::kGet);
+  Status StoreItem(StoreMode mode, std::string_view key, ItemView item,
+                   std::optional<Ttl> ttl = std::nullopt, CacheOp op = CacheOp::kSet);
+
+  Metrics metrics() const;
+  void ResetMetrics();
+
+  Backend& backend() noexcept { return *backend_; }
+  const Codec& codec() const noexcept { return *codec_; }
+  const CacheOptions& options() const noexcept { return options_; }
+
+ private:
+  template <class T>
+  Status StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const T& value,
+                    std::uint64_t cas, std::optional<Ttl> ttl);
+
+  // Fetches many items; `items[i]` and the returned statuses follow `keys`.
+  std::vector<Status> GetItems(const std::vector<std::string>& keys, std::vector<Item>* items);
+  std::vector<Status> StoreItems(std::span<const std::string_view> keys,
+                                 std::span<const Item> items, std::optional<Ttl> ttl);
+
+  // Stampede protection: the first caller for a key gets true and must call
+  // FinishLoad; the others block in BeginLoad until it does, then get false.
+  bool BeginLoad(const std::string& key);
+  void FinishLoad(const std::string& key);
+
+  void Record(CacheOp op, const Status& status, std::chrono::steady_clock::time_point start);
+  Ttl EffectiveTtl(std::optional<Ttl> ttl) const { return ttl ? *ttl : options_.default_ttl; }
+
+  struct State;  // namespacing buffers, metrics counters, in-flight loads
+  std::shared_ptr<Backend> backend_;
+  std::shared_ptr<const Codec> codec_;
+  CacheOptions options_;
+  std::unique_ptr<State> state_;
+};
+
+// ---- template bodies ------------------------------------------------------
+
+template <class T>
+Lookup<T> Cache::Get(std::string_view key) {
+  Item item;
+  Status s = GetItem(key, &item, CacheOp::kGet);
+  if (!s.ok()) return Lookup<T>::FromStatus(std::move(s));
+  T value{};
+  s = codec_->Decode(item, &value);
+  if (!s.ok()) return Lookup<T>::FromStatus(std::move(s));
+  return Lookup<T>::Hit(std::move(value));
+}
+
+template <class T>
+Lookup<Versioned<T>> Cache::Gets(std::string_view key) {
+  Item item;
+  Status s = GetItem(key, &item, CacheOp::kGets);
+  if (!s.ok()) return Lookup<Versioned<T>>::FromStatus(std::move(s));
+  Versioned<T> v{T{}, item.cas};
+  s = codec_->Decode(item, &v.value);
+  if (!s.ok()) return Lookup<Versioned<T>>::FromStatus(std::move(s));
+  return Lookup<Versioned<T>>::Hit(std::move(v));
+}
+
+namespace detail {
+// Maps the types a user may pass to the Codec's overloads.
+template <class T>
+decltype(auto) CodecArg(const T& value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return value;
+  } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
+    return std::string_view(value);
+  } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    return static_cast<std::int64_t>(value);
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<std::uint64_t>(value);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<double>(value);
+  } else {
+    return static_cast<const Json&>(value);
+  }
+}
+}  // namespace detail
+
+template <class T>
+Status Cache::StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const T& value,
+                         std::uint64_t cas, std::optional<Ttl> ttl) {
+  Item item;
+  Status s = codec_->Encode(detail::CodecArg(value), &item);
+  if (!s.ok()) return s;
+  item.cas = cas;
+  return StoreItem(mode, key, item, ttl, op);
+}
+
+template <class T>
+std::vector<Lookup<T>> Cache::GetMulti(const std::vector<std::string>& keys) {
+  std::vector<Item> items;
+  std::vector<Status> statuses = GetItems(keys, &items);
+  std::vector<Lookup<T>> out;
+  out.reserve(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!statuses[i].ok()) {
+      out.push_back(Lookup<T>::FromStatus(std::move(statuses[i])));
+      continue;
+    }
+    T value{};
+    Status s = codec_->Decode(items[i], &value);
+    out.push_back(s.ok() ? Lookup<T>::Hit(std::move(value)) : Lookup<T>::FromStatus(std::move(s)));
+  }
+  return out;
+}
+
+template <class T>
+std::vector<Status> Cache::SetMulti(const std::vector<std::pair<std::string, T>>& entries,
+                                    std::optional<Ttl> ttl) {
+  std::vector<std::string_view> keys;
+  std::vector<Item> items(entries.size());
+  std::vector<Status> encode_errors(entries.size());
+  keys.reserve(entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    keys.push_back(entries[i].first);
+    encode_errors[i] = codec_->Encode(detail::CodecArg(entries[i].second), &items[i]);
+  }
+  std::vector<Status> out = StoreItems(keys, items, ttl);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (!encode_errors[i].ok()) out[i] = std::move(encode_errors[i]);
+  }
+  return out;
+}
+
+template <class T, class Loader>
+Lookup<T> Cache::GetOrCompute(std::string_view key, Loader&& loader, std::optional<Ttl> ttl) {
+  const std::string owned_key(key);
+  // Bounded: each pass either returns or waits for another thread's load to end.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    Lookup<T> cached = Get<T>(key);
+    if (cached.hit()) return cached;
+    if (!BeginLoad(owned_key)) continue;  // another thread loaded it: read again
+    if (attempt > 0 || !cached.miss()) {
+      // Re-check under our claim: a loader may have finished just before it.
+      Lookup<T> again = Get<T>(key);
+      if (again.hit()) {
+        FinishLoad(owned_key);
+        return again;
+      }
+    }
+    Result<T> loaded = std::forward<Loader>(loader)();
+    if (!loaded.ok()) {
+      FinishLoad(owned_key);
+      return Lookup<T>::FromStatus(loaded.status());
+    }
+    (void)Set(key, loaded.value(), ttl);  // a failed write still returns the value
+    FinishLoad(owned_key);
+    return Lookup<T>::Hit(std::move(loaded).value());
+  }
+  // Loads by other threads kept failing to store: load without the claim.
+  Result<T> loaded = std::forward<Loader>(loader)();
+  if (!loaded.ok()) return Lookup<T>::FromStatus(loaded.status());
+  return Lookup<T>::Hit(std::move(loaded).value());
+}
+
+}  // namespace cachet

@@ -1,0 +1,96 @@
+// Codec: typed values to Items and back.
+//
+// Encoding rules (docs/value-format.md has the byte-level description):
+// - strings and bytes stay raw (flags 0 when uncompressed), readable by any client;
+// - integers are decimal text, so server-side counters and other clients agree;
+// - doubles are shortest round-trip decimal text, bools "1"/"0";
+// - Json documents go through the configured Serializer;
+// - then the configured Compressor runs if the encoded value is at least
+//   `compress_threshold` bytes, and its output is kept only if it saves at least
+//   `compress_min_savings` (a fraction) of the size.
+// What was applied is recorded in the Item's flags, laid out by the flags profile:
+// kCachet (cachet's own layout), kPerl (Cache::Memcached) or kPython (pymemcache,
+// python-memcached, pylibmc). Decoding reads the flags, never today's config.
+//
+// A Codec is immutable after construction and safe to share between threads. It
+// does not own the Serializer and Compressor it points to: the serializer comes
+// from the never-destroyed registry, the compressor is owned by the Codec.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cachet/compressor.h"
+#include "cachet/export.h"
+#include "cachet/item.h"
+#include "cachet/serializer.h"
+#include "cachet/status.h"
+
+namespace cachet {
+
+enum class FlagsProfile : std::uint8_t { kCachet, kPerl, kPython };
+CACHET_EXPORT std::string_view FlagsProfileName(FlagsProfile p) noexcept;
+
+// The kinds of value a Codec records (cachet profile, flags bits 0..3).
+enum class ValueKind : std::uint8_t {
+  kBytes = 0,     // raw bytes or text
+  kInteger = 1,   // decimal text, signed or unsigned 64-bit
+  kDouble = 2,    // decimal text
+  kBool = 3,      // "1" or "0"
+  kDocument = 4,  // a Json document through a Serializer
+};
+
+struct CodecOptions {
+  std::string serializer = "json";  // for Json documents
+  std::string compressor = "none";  // none | zlib | gzip | zstd
+  int compression_level = 0;        // 0: the compressor's default
+  std::size_t compress_threshold = 1024;
+  double compress_min_savings = 0.2;
+  FlagsProfile flags_profile = FlagsProfile::kCachet;
+  std::size_t max_decompressed = kDefaultMaxDecompressed;
+};
+
+class CACHET_EXPORT Codec {
+ public:
+  // kInvalidArgument for an unknown serializer or compressor or a bad option.
+  static Result<std::shared_ptr<const Codec>> Create(const CodecOptions& options);
+
+  // Each Encode replaces `*out`'s value and flags (cas is left alone).
+  Status Encode(std::string_view bytes, Item* out) const;
+  Status Encode(std::int64_t v, Item* out) const;
+  Status Encode(std::uint64_t v, Item* out) const;
+  Status Encode(double v, Item* out) const;
+  Status Encode(bool v, Item* out) const;
+  Status Encode(const Json& doc, Item* out) const;
+
+  // Each Decode reads what the flags say was written. kCorruption for bytes that
+  // do not decode, kInvalidArgument when the stored kind cannot become the asked
+  // type (a document read as an integer), kUnsupported for formats cachet cannot
+  // read (a Perl Storable or Python pickle value), naming the flag.
+  // Integers also read from raw decimal text (what incr and other clients write).
+  Status Decode(const Item& item, std::string* out) const;
+  Status Decode(const Item& item, std::int64_t* out) const;
+  Status Decode(const Item& item, std::uint64_t* out) const;
+  Status Decode(const Item& item, double* out) const;
+  Status Decode(const Item& item, bool* out) const;
+  Status Decode(const Item& item, Json* out) const;
+
+  const CodecOptions& options() const noexcept { return options_; }
+
+  Codec(const Codec&) = delete;
+  Codec& operator=(const Codec&) = delete;
+  ~Codec();
+
+ private:
+  Codec(CodecOptions options, const Serializer* serializer,
+        std::unique_ptr<Compressor> compressor);
+
+  CodecOptions options_;
+  const Serializer* serializer_;            // from SerializerRegistry::Global()
+  std::unique_ptr<Compressor> compressor_;  // nullptr for "none"
+};
+
+}  // namespace cachet

@@ -1,0 +1,45 @@
+// Envelope: flags and expiry kept inside the value, for stores without them.
+//
+// Stores without native flags (Redis, Tokyo Tyrant) or native TTL (Tokyo Tyrant)
+// are wrapped by WithEnvelope(): values that need it are stored as a small header
+// (magic, version, flags, expiry time) followed by the value bytes. A value with
+// flags 0 and no emulated expiry is stored raw, so other clients read it as it is,
+// and a raw value that happens to start with the magic is enveloped so it reads
+// back unchanged. Expired values are misses and are removed lazily. The layout is
+// in docs/value-format.md.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "cachet/backend.h"
+#include "cachet/export.h"
+#include "cachet/item.h"
+#include "cachet/status.h"
+
+namespace cachet {
+
+struct EnvelopeHeader {
+  std::uint32_t flags = 0;
+  std::uint64_t expires_at_ms = 0;  // Unix time in ms; 0: never
+};
+
+// Appends header and value to `*out`.
+CACHET_EXPORT void EncodeEnvelope(const EnvelopeHeader& header, std::string_view value,
+                                  std::string* out);
+// True when `stored` begins with the envelope magic.
+CACHET_EXPORT bool HasEnvelope(std::string_view stored) noexcept;
+// Splits an enveloped value. kCorruption for a truncated or unknown header.
+CACHET_EXPORT Status DecodeEnvelope(std::string_view stored, EnvelopeHeader* header,
+                                    std::string_view* value);
+
+// Returns `inner` itself when it has native flags and TTL, else a Backend that
+// emulates what is missing. capabilities() of the wrapper report the emulated
+// ones as present; EmulatedCapabilities() tells which they are.
+CACHET_EXPORT std::shared_ptr<Backend> WithEnvelope(std::shared_ptr<Backend> inner);
+CACHET_EXPORT Capabilities EmulatedCapabilities(const Backend& backend) noexcept;
+
+}  // namespace cachet

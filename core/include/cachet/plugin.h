@@ -1,0 +1,144 @@
+// Plugin: the ABI between cachet and a store plugin, and the loader.
+//
+// A plugin is a MODULE library (cachet-<name>.so) that exports exactly one
+// C-linkage function, cachet_plugin_v1, returning a PluginDescriptor with static
+// storage. Define it with CACHET_DEFINE_PLUGIN(descriptor). The loader checks the
+// ABI version and the build fingerprint before it reads anything else: a plugin
+// and the core must come from the same compiler, standard library and cachet
+// version, because Status, std::string and Backend's vtable cross the boundary.
+//
+// The factory is noexcept and answers with a Status; no exception crosses the
+// boundary. A Backend from CreateBackend holds its library: the library stays
+// loaded while any object it created is alive, however long the Plugin lives.
+//
+// Search order for a plugin name (docs/plugins.md): an explicit path, then the
+// `plugin_path` directories of the config, then $CACHET_PLUGIN_PATH (':'-separated),
+// then the build tree's plugin folder, then the install dir.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "cachet/backend.h"
+#include "cachet/config.h"
+#include "cachet/export.h"
+#include "cachet/result.h"
+#include "cachet/status.h"
+#include "cachet/version.h"
+
+namespace cachet {
+
+inline constexpr std::uint32_t kPluginAbiVersion = 1;
+inline constexpr const char* kPluginEntryPoint = "cachet_plugin_v1";
+
+#define CACHET_STRINGIFY_DETAIL(x) #x
+#define CACHET_STRINGIFY(x) CACHET_STRINGIFY_DETAIL(x)
+
+// Compiler, standard library, language level and cachet version, as compiled into
+// whoever includes this header. The core's own copy is CoreBuildFingerprint().
+#if defined(__GLIBCXX__)
+#define CACHET_STDLIB_ID "libstdc++ " CACHET_STRINGIFY(__GLIBCXX__)
+#elif defined(_LIBCPP_VERSION)
+#define CACHET_STDLIB_ID "libc++ " CACHET_STRINGIFY(_LIBCPP_VERSION)
+#else
+#define CACHET_STDLIB_ID "unknown stdlib"
+#endif
+#define CACHET_BUILD_FINGERPRINT                                                       \
+  "cachet " CACHET_VERSION_STRING "; " __VERSION__ "; " CACHET_STDLIB_ID "; C++ " \
+  CACHET_STRINGIFY(__cplusplus)
+
+CACHET_EXPORT const char* CoreBuildFingerprint() noexcept;
+
+// What a factory receives. References are valid only during the call.
+struct PluginContext {
+  const ConfigSection& options;            // validated against the plugin's schema
+  std::shared_ptr<spdlog::logger> logger;  // the core's logger (log.h)
+};
+
+using BackendFactory = Status (*)(const PluginContext& context,
+                                  std::unique_ptr<Backend>* out) noexcept;
+
+struct PluginDescriptor {
+  std::uint32_t abi_version;  // kPluginAbiVersion
+  const char* fingerprint;    // CACHET_BUILD_FINGERPRINT
+  const char* name;           // the config's backend name and section name
+  const char* version;
+  const char* description;    // one line
+  const OptionSpec* options;  // the plugin's config section schema
+  std::size_t option_count;
+  std::uint32_t capabilities;  // Capabilities::bits()
+  BackendFactory create;
+};
+
+// The signature of the entry point. Keep this the only spelling of it.
+using PluginEntryPointFn = const PluginDescriptor*() noexcept;
+
+#define CACHET_DEFINE_PLUGIN(descriptor)                                     \
+  extern "C" CACHET_PLUGIN_EXPORT const ::cachet::PluginDescriptor*         \
+  cachet_plugin_v1() noexcept {                                              \
+    return &(descriptor);                                                    \
+  }
+
+// A loaded, checked plugin library.
+class CACHET_EXPORT Plugin {
+ public:
+  const PluginDescriptor& descriptor() const noexcept { return *descriptor_; }
+  const std::filesystem::path& path() const noexcept { return path_; }
+  std::string_view name() const noexcept { return descriptor_->name; }
+  Capabilities capabilities() const noexcept { return Capabilities(descriptor_->capabilities); }
+  std::span<const OptionSpec> options() const noexcept {
+    return {descriptor_->options, descriptor_->option_count};
+  }
+
+  // Calls the factory. `options` must be validated against options(). The
+  // returned Backend keeps this plugin's library loaded.
+  Result<std::shared_ptr<Backend>> CreateBackend(const ConfigSection& options,
+                                                 std::shared_ptr<spdlog::logger> logger) const;
+
+  // Public for make_shared; use PluginLoader.
+  Plugin(std::shared_ptr<void> library, const PluginDescriptor* descriptor,
+         std::filesystem::path path);
+
+ private:
+  std::shared_ptr<void> library_;  // owns the boost::dll::shared_library
+  const PluginDescriptor* descriptor_;  // static storage inside library_
+  std::filesystem::path path_;
+};
+
+class CACHET_EXPORT PluginLoader {
+ public:
+  // `search_path`: directories, in order.
+  explicit PluginLoader(std::vector<std::filesystem::path> search_path);
+
+  // The standard search path: `config_dirs`, $CACHET_PLUGIN_PATH, the build tree,
+  // the install dir.
+  static std::vector<std::filesystem::path> DefaultSearchPath(
+      std::span<const std::string> config_dirs = {});
+
+  // "cachet-<name>.so".
+  static std::string FileNameFor(std::string_view name);
+
+  // Loads a plugin by name (searched) or by path (anything with a '/' or ending
+  // in ".so"). kPluginError with one line naming the file and the reason: not
+  // found, not a shared library, no entry point, ABI or fingerprint mismatch.
+  Result<std::shared_ptr<const Plugin>> Load(std::string_view name_or_path) const;
+
+  // Every plugin file in the search path, loaded (first occurrence of a name
+  // wins). Failures are returned too, as error Results.
+  std::vector<Result<std::shared_ptr<const Plugin>>> Discover() const;
+
+  const std::vector<std::filesystem::path>& search_path() const noexcept { return search_path_; }
+
+ private:
+  std::vector<std::filesystem::path> search_path_;
+};
+
+}  // namespace cachet
