@@ -1,0 +1,186 @@
+// ServerProcess: spawning, readiness polling and PID-based stopping of test servers.
+#include "support/server_process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+extern char** environ;
+
+namespace cachet::test {
+
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kPortAttempts = 4;
+constexpr milliseconds kPollStep{10};
+constexpr milliseconds kStopGrace{5000};
+
+sockaddr_in LoopbackAddress(int port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return addr;
+}
+
+// Reaps `pid` if it has exited. True when it is gone.
+bool Reaped(pid_t pid) {
+  int status = 0;
+  pid_t r = waitpid(pid, &status, WNOHANG);
+  return r == pid || (r < 0 && errno == ECHILD);
+}
+
+// Waits up to `limit` for `pid` to exit, polling in small steps.
+bool WaitForExit(pid_t pid, milliseconds limit) {
+  const auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    if (Reaped(pid)) return true;
+    std::this_thread::sleep_for(kPollStep);
+  }
+  return Reaped(pid);
+}
+
+Result<pid_t> Spawn(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  // The server's chatter would interleave with the test report; it goes nowhere.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    return Status::Unavailable("cannot spawn " + args[0] + ": " + std::strerror(rc));
+  }
+  return pid;
+}
+
+}  // namespace
+
+int FindFreeLoopbackPort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr = LoopbackAddress(0);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+bool AcceptsConnections(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr = LoopbackAddress(port);
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+ServerProcess::ServerProcess(std::string name, ArgvForPort argv_for_port,
+                             milliseconds ready_timeout)
+    : name_(std::move(name)),
+      argv_for_port_(std::move(argv_for_port)),
+      ready_timeout_(ready_timeout) {}
+
+Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::string name,
+                                                            ArgvForPort argv_for_port,
+                                                            milliseconds ready_timeout) {
+  std::unique_ptr<ServerProcess> server(
+      new ServerProcess(std::move(name), std::move(argv_for_port), ready_timeout));
+  Status last = Status::Unavailable("no free loopback port");
+  // Another process may grab the port between FindFreeLoopbackPort and the
+  // server's bind; a fresh port is then tried.
+  for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
+    server->port_ = FindFreeLoopbackPort();
+    if (server->port_ == 0) continue;
+    last = server->Launch();
+    if (last.ok()) return server;
+  }
+  return last;
+}
+
+ServerProcess::~ServerProcess() { (void)Stop(); }
+
+std::string ServerProcess::address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+Status ServerProcess::Launch() {
+  Result<pid_t> pid = Spawn(argv_for_port_(port_));
+  if (!pid.ok()) return pid.status();
+  pid_ = *pid;
+  const auto deadline = Clock::now() + ready_timeout_;
+  while (Clock::now() < deadline) {
+    if (AcceptsConnections(port_)) return Status::OK();
+    if (Reaped(pid_)) {
+      pid_ = -1;
+      return Status::Unavailable(name_ + " exited before accepting connections on port " +
+                                 std::to_string(port_));
+    }
+    std::this_thread::sleep_for(kPollStep);
+  }
+  (void)Kill();
+  return Status::Unavailable(name_ + " did not accept connections on port " +
+                             std::to_string(port_) + " in time");
+}
+
+Status ServerProcess::Signal(int signo) const {
+  if (pid_ <= 0) return Status::Unavailable(name_ + " is not running");
+  if (kill(pid_, signo) != 0) {
+    return Status::IoError(name_ + ": kill(" + std::to_string(pid_) + "): " +
+                           std::strerror(errno));
+  }
+  return Status::OK();
+}
+
+Status ServerProcess::Stop() {
+  if (pid_ <= 0) return Status::OK();
+  (void)Signal(SIGTERM);
+  // A paused server cannot act on SIGTERM until it runs again.
+  (void)Signal(SIGCONT);
+  if (!WaitForExit(pid_, kStopGrace)) return Kill();
+  pid_ = -1;
+  return Status::OK();
+}
+
+Status ServerProcess::Kill() {
+  if (pid_ <= 0) return Status::OK();
+  Status s = Signal(SIGKILL);
+  if (s.ok() && !WaitForExit(pid_, kStopGrace)) {
+    s = Status::Internal(name_ + " survived SIGKILL");
+  }
+  pid_ = -1;
+  return s;
+}
+
+Status ServerProcess::Pause() { return Signal(SIGSTOP); }
+
+Status ServerProcess::Resume() { return Signal(SIGCONT); }
+
+Status ServerProcess::Restart() {
+  Status s = Stop();
+  if (!s.ok()) return s;
+  return Launch();
+}
+
+}  // namespace cachet::test

@@ -1,0 +1,82 @@
+// ServerProcess: a real server (memcached, redis-server, ...) started by a test on a
+// free loopback port, and stopped by its PID.
+//
+// Start() picks a free port (bind port 0 on 127.0.0.1), spawns the program with an
+// argv built for that port, and waits, for a bounded time, until the port accepts
+// connections. The destructor stops the process: SIGTERM, a bounded wait, then
+// SIGKILL. Pause()/Resume() send SIGSTOP/SIGCONT (a stalled server); Kill() sends
+// SIGKILL (a crashed server); Restart() starts the same argv again on the same
+// port. Nothing is ever signalled by name, only by the PID this object spawned.
+//
+// Not thread-safe: one test thread drives a ServerProcess.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cachet/result.h"
+#include "cachet/status.h"
+
+namespace cachet::test {
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then closed).
+int FindFreeLoopbackPort();
+
+// True if a TCP connection to 127.0.0.1:port succeeds right now.
+bool AcceptsConnections(int port);
+
+class ServerProcess {
+ public:
+  // Builds the argv (argv[0] is the program, searched in PATH) for a port.
+  using ArgvForPort = std::function<std::vector<std::string>(int port)>;
+
+  static constexpr std::chrono::milliseconds kDefaultReadyTimeout{5000};
+
+  // Starts the server on a free port; a few ports are tried if one is taken in
+  // the meantime. kUnavailable if it never accepts connections in time.
+  static Result<std::unique_ptr<ServerProcess>> Start(
+      std::string name, ArgvForPort argv_for_port,
+      std::chrono::milliseconds ready_timeout = kDefaultReadyTimeout);
+
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+  ~ServerProcess();
+
+  const std::string& name() const { return name_; }
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0; }
+  // "127.0.0.1:<port>".
+  std::string address() const;
+
+  // SIGTERM, up to 5 s of waiting, then SIGKILL. Idempotent.
+  Status Stop();
+  // SIGKILL and reap: the server dies without any goodbye.
+  Status Kill();
+  // SIGSTOP: the server keeps its sockets but answers nothing.
+  Status Pause();
+  // SIGCONT after Pause().
+  Status Resume();
+  // Stops the server if it runs, then starts it again on the same port.
+  Status Restart();
+
+ private:
+  ServerProcess(std::string name, ArgvForPort argv_for_port,
+                std::chrono::milliseconds ready_timeout);
+  // Spawns on port_ and waits until it accepts connections or dies.
+  Status Launch();
+  Status Signal(int signo) const;
+
+  std::string name_;
+  ArgvForPort argv_for_port_;
+  std::chrono::milliseconds ready_timeout_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+}  // namespace cachet::test
