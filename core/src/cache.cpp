@@ -1,0 +1,281 @@
+// Cache: the typed facade's non-template half: namespacing, default TTL,
+// metrics, batches and the in-flight load claims of GetOrCompute.
+// Cache::Open, which builds a Cache from a Config, is in cache_open.cpp.
+#include "cachet/cache.h"
+
+#include <utility>
+
+#include "cache_metrics.h"
+#include "load_coordinator.h"
+#include "prefixed_key.h"
+
+namespace cachet {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long a thread waits for another thread's loader before loading itself.
+// Generous on purpose: a slow loader should be waited for, a hung one must not
+// block its waiters for good.
+constexpr std::chrono::seconds kLoadWaitLimit{10};
+
+Status EmptyKeyError() { return Status::InvalidArgument("empty key"); }
+
+// Reading the clock is the dearest part of a metric, so it is skipped when
+// metrics are off.
+Clock::time_point StartTimer(bool metrics) {
+  return metrics ? Clock::now() : Clock::time_point{};
+}
+
+std::uint64_t NanosecondsSince(Clock::time_point start) {
+  const auto elapsed = Clock::now() - start;
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
+}
+
+// The full keys of a batch, joined into one buffer so a batch allocates once.
+// A view into `storage` stays valid because the buffer is sized up front.
+std::vector<std::string_view> FullKeys(std::string_view prefix,
+                                       std::span<const std::string_view> keys,
+                                       std::string* storage) {
+  std::vector<std::string_view> full(keys.begin(), keys.end());
+  if (prefix.empty()) return full;
+  std::size_t total = 0;
+  for (std::string_view key : keys) total += prefix.size() + key.size();
+  storage->reserve(total);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::size_t begin = storage->size();
+    storage->append(prefix).append(keys[i]);
+    full[i] = std::string_view(storage->data() + begin, prefix.size() + keys[i].size());
+  }
+  return full;
+}
+
+// One Operation of `kind` per non-empty key. Empty keys get kInvalidArgument in
+// `statuses` and no operation; `slots[j]` is the key position of batch[j].
+struct BatchPlan {
+  std::string key_storage;
+  std::vector<Operation> batch;
+  std::vector<std::size_t> slots;
+  std::vector<Status> statuses;
+};
+
+void PlanBatch(std::string_view prefix, std::span<const std::string_view> keys, OpKind kind,
+               BatchPlan* plan) {
+  const std::vector<std::string_view> full = FullKeys(prefix, keys, &plan->key_storage);
+  plan->statuses.resize(keys.size());
+  plan->batch.reserve(keys.size());
+  plan->slots.reserve(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i].empty()) {
+      plan->statuses[i] = EmptyKeyError();
+      continue;
+    }
+    Operation op;
+    op.kind = kind;
+    op.key = full[i];
+    plan->batch.push_back(std::move(op));
+    plan->slots.push_back(i);
+  }
+}
+
+// Moves each operation's status to its key's position and counts the outcomes.
+OutcomeTally CollectStatuses(BatchPlan* plan) {
+  for (std::size_t j = 0; j < plan->batch.size(); ++j) {
+    plan->statuses[plan->slots[j]] = std::move(plan->batch[j].status);
+  }
+  OutcomeTally tally;
+  for (const Status& s : plan->statuses) tally.Count(s);
+  return tally;
+}
+
+std::vector<std::string_view> Views(const std::vector<std::string>& keys) {
+  return std::vector<std::string_view>(keys.begin(), keys.end());
+}
+
+}  // namespace
+
+struct Cache::State {
+  MetricsTable metrics;
+  LoadCoordinator loads{kLoadWaitLimit};
+};
+
+std::string_view CacheOpName(CacheOp op) noexcept {
+  switch (op) {
+    case CacheOp::kGet: return "get";
+    case CacheOp::kGets: return "gets";
+    case CacheOp::kSet: return "set";
+    case CacheOp::kAdd: return "add";
+    case CacheOp::kReplace: return "replace";
+    case CacheOp::kAppend: return "append";
+    case CacheOp::kPrepend: return "prepend";
+    case CacheOp::kCas: return "cas";
+    case CacheOp::kRemove: return "remove";
+    case CacheOp::kIncr: return "incr";
+    case CacheOp::kDecr: return "decr";
+    case CacheOp::kTouch: return "touch";
+    case CacheOp::kGetMulti: return "get_multi";
+    case CacheOp::kSetMulti: return "set_multi";
+    case CacheOp::kRemoveMulti: return "remove_multi";
+    case CacheOp::kFlush: return "flush";
+    case CacheOp::kStats: return "stats";
+    case CacheOp::kCount: break;
+  }
+  return "unknown";
+}
+
+Cache::Cache(std::shared_ptr<Backend> backend, std::shared_ptr<const Codec> codec,
+             CacheOptions options)
+    : backend_(std::move(backend)),
+      codec_(std::move(codec)),
+      options_(std::move(options)),
+      state_(std::make_unique<State>()) {}
+
+Cache::~Cache() = default;
+
+Status Cache::GetItem(std::string_view key, Item* out, CacheOp op) {
+  const auto start = StartTimer(options_.metrics);
+  Status s = key.empty() ? EmptyKeyError()
+                         : backend_->Get(PrefixedKey(options_.key_namespace, key).view(), out);
+  Record(op, s, start);
+  return s;
+}
+
+Status Cache::StoreItem(StoreMode mode, std::string_view key, ItemView item,
+                        std::optional<Ttl> ttl, CacheOp op) {
+  const auto start = StartTimer(options_.metrics);
+  const WriteOptions write{EffectiveTtl(ttl)};
+  Status s = key.empty() ? EmptyKeyError()
+                         : backend_->Store(mode, PrefixedKey(options_.key_namespace, key).view(),
+                                           item, write);
+  Record(op, s, start);
+  return s;
+}
+
+// Append and prepend keep the item's expiry, as memcached does, so they pass a
+// zero TTL rather than the default one.
+Status Cache::Append(std::string_view key, std::string_view bytes) {
+  return StoreItem(StoreMode::kAppend, key, ItemView(bytes), Ttl{0}, CacheOp::kAppend);
+}
+
+Status Cache::Prepend(std::string_view key, std::string_view bytes) {
+  return StoreItem(StoreMode::kPrepend, key, ItemView(bytes), Ttl{0}, CacheOp::kPrepend);
+}
+
+Status Cache::Remove(std::string_view key) {
+  const auto start = StartTimer(options_.metrics);
+  Status s = key.empty() ? EmptyKeyError()
+                         : backend_->Remove(PrefixedKey(options_.key_namespace, key).view());
+  Record(CacheOp::kRemove, s, start);
+  return s;
+}
+
+Result<std::uint64_t> Cache::Incr(std::string_view key, std::uint64_t delta) {
+  const auto start = StartTimer(options_.metrics);
+  std::uint64_t value = 0;
+  Status s = key.empty()
+                 ? EmptyKeyError()
+                 : backend_->Incr(PrefixedKey(options_.key_namespace, key).view(), delta, &value);
+  Record(CacheOp::kIncr, s, start);
+  if (!s.ok()) return s;
+  return value;
+}
+
+Result<std::uint64_t> Cache::Decr(std::string_view key, std::uint64_t delta) {
+  const auto start = StartTimer(options_.metrics);
+  std::uint64_t value = 0;
+  Status s = key.empty()
+                 ? EmptyKeyError()
+                 : backend_->Decr(PrefixedKey(options_.key_namespace, key).view(), delta, &value);
+  Record(CacheOp::kDecr, s, start);
+  if (!s.ok()) return s;
+  return value;
+}
+
+Status Cache::Touch(std::string_view key, Ttl ttl) {
+  const auto start = StartTimer(options_.metrics);
+  Status s = key.empty() ? EmptyKeyError()
+                         : backend_->Touch(PrefixedKey(options_.key_namespace, key).view(), ttl);
+  Record(CacheOp::kTouch, s, start);
+  return s;
+}
+
+std::vector<Status> Cache::RemoveMulti(const std::vector<std::string>& keys) {
+  const auto start = StartTimer(options_.metrics);
+  const std::vector<std::string_view> views = Views(keys);
+  BatchPlan plan;
+  PlanBatch(options_.key_namespace, views, OpKind::kRemove, &plan);
+  backend_->Execute(plan.batch);
+  const OutcomeTally tally = CollectStatuses(&plan);
+  if (options_.metrics) state_->metrics.Add(CacheOp::kRemoveMulti, tally, NanosecondsSince(start));
+  return std::move(plan.statuses);
+}
+
+std::vector<Status> Cache::GetItems(const std::vector<std::string>& keys,
+                                    std::vector<Item>* items) {
+  const auto start = StartTimer(options_.metrics);
+  const std::vector<std::string_view> views = Views(keys);
+  BatchPlan plan;
+  PlanBatch(options_.key_namespace, views, OpKind::kGet, &plan);
+  backend_->Execute(plan.batch);
+  items->clear();
+  items->resize(keys.size());
+  for (std::size_t j = 0; j < plan.batch.size(); ++j) {
+    if (plan.batch[j].status.ok()) (*items)[plan.slots[j]] = std::move(plan.batch[j].result);
+  }
+  const OutcomeTally tally = CollectStatuses(&plan);
+  if (options_.metrics) state_->metrics.Add(CacheOp::kGetMulti, tally, NanosecondsSince(start));
+  return std::move(plan.statuses);
+}
+
+std::vector<Status> Cache::StoreItems(std::span<const std::string_view> keys,
+                                      std::span<const Item> items, std::optional<Ttl> ttl) {
+  const auto start = StartTimer(options_.metrics);
+  BatchPlan plan;
+  PlanBatch(options_.key_namespace, keys, OpKind::kStore, &plan);
+  const Ttl effective = EffectiveTtl(ttl);
+  for (std::size_t j = 0; j < plan.batch.size(); ++j) {
+    Operation& op = plan.batch[j];
+    op.mode = StoreMode::kSet;
+    op.item = ItemView(items[plan.slots[j]]);
+    op.ttl = effective;
+  }
+  backend_->Execute(plan.batch);
+  const OutcomeTally tally = CollectStatuses(&plan);
+  if (options_.metrics) state_->metrics.Add(CacheOp::kSetMulti, tally, NanosecondsSince(start));
+  return std::move(plan.statuses);
+}
+
+Status Cache::Flush() {
+  const auto start = StartTimer(options_.metrics);
+  Status s = backend_->Flush();
+  Record(CacheOp::kFlush, s, start);
+  return s;
+}
+
+Result<StatsMap> Cache::Stats() {
+  const auto start = StartTimer(options_.metrics);
+  StatsMap stats;
+  Status s = backend_->Stats(&stats);
+  Record(CacheOp::kStats, s, start);
+  if (!s.ok()) return s;
+  return stats;
+}
+
+Metrics Cache::metrics() const { return state_->metrics.Snapshot(); }
+
+void Cache::ResetMetrics() { state_->metrics.Reset(); }
+
+bool Cache::BeginLoad(const std::string& key) { return state_->loads.Begin(key); }
+
+void Cache::FinishLoad(const std::string& key) { state_->loads.Finish(key); }
+
+void Cache::Record(CacheOp op, const Status& status, Clock::time_point start) {
+  if (!options_.metrics) return;
+  OutcomeTally tally;
+  tally.Count(status);
+  state_->metrics.Add(op, tally, NanosecondsSince(start));
+}
+
+}  // namespace cachet

@@ -1,0 +1,58 @@
+// MetricsTable: the Cache's per-operation counters, kept in relaxed atomics.
+//
+// Counting must cost next to nothing on the hot path, so every counter is an
+// independent relaxed atomic and each operation's counters sit on their own
+// cache line. A snapshot is therefore not one instant: counters of a call in
+// progress may be partly applied. That is fine for monitoring, which is all
+// metrics are for. Thread-safe.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "cachet/cache.h"
+#include "cachet/status.h"
+
+namespace cachet {
+
+// How one key's outcome counts: a hit, a miss (the ordinary outcomes not_found,
+// not_stored and exists) or an error (everything else).
+struct OutcomeTally {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t errors = 0;
+
+  void Count(const Status& status) noexcept {
+    if (status.ok()) {
+      ++hits;
+    } else if (status.IsError()) {
+      ++errors;
+    } else {
+      ++misses;
+    }
+  }
+};
+
+class MetricsTable {
+ public:
+  // One call of `op` that took `latency_ns`, with the outcomes of its keys.
+  void Add(CacheOp op, const OutcomeTally& tally, std::uint64_t latency_ns) noexcept;
+  Metrics Snapshot() const noexcept;
+  void Reset() noexcept;
+
+ private:
+  struct alignas(64) Counters {
+    std::atomic<std::uint64_t> calls{0};
+    std::atomic<std::uint64_t> hits{0};
+    std::atomic<std::uint64_t> misses{0};
+    std::atomic<std::uint64_t> errors{0};
+    std::atomic<std::uint64_t> total_latency_ns{0};
+    std::atomic<std::uint64_t> max_latency_ns{0};
+  };
+
+  std::array<Counters, static_cast<std::size_t>(CacheOp::kCount)> counters_;
+};
+
+}  // namespace cachet

@@ -1,0 +1,23 @@
+// Counter values as memcached keeps them: unsigned 64-bit decimal text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace cachet::memory {
+
+// True when `text` is 1 to 20 decimal digits whose value fits in 64 bits.
+bool ParseCounter(std::string_view text, std::uint64_t* value) noexcept;
+
+// Replaces `*out` with the decimal text of `value` (no allocation once `*out` has
+// room for 20 characters).
+void FormatCounter(std::uint64_t value, std::string* out);
+
+// memcached's arithmetic: incr wraps around at 2^64, decr stops at 0.
+inline std::uint64_t ApplyDelta(std::uint64_t current, std::uint64_t delta, bool increment) {
+  if (increment) return current + delta;  // unsigned arithmetic wraps by definition
+  return delta > current ? 0 : current - delta;
+}
+
+}  // namespace cachet::memory

@@ -1,0 +1,92 @@
+// MemoryBackend: argument checks, then the key's shard does the work.
+#include "memory_backend.h"
+
+#include <string>
+
+namespace cachet::memory {
+
+Capabilities MemoryBackend::capabilities() const noexcept { return kCapabilities; }
+
+Status MemoryBackend::Get(std::string_view key, Item* out) {
+  if (Status s = CheckKey(key); !s.ok()) return s;
+  return store_.ShardFor(key).Get(key, out);
+}
+
+Status MemoryBackend::Store(StoreMode mode, std::string_view key, ItemView item,
+                            const WriteOptions& options) {
+  if (Status s = CheckKey(key); !s.ok()) return s;
+  if (Status s = CheckTtl(options.ttl); !s.ok()) return s;
+  if (item.value.size() > store_.options().max_item_size) {
+    return Status::TooLarge("memory: value of " + std::to_string(item.value.size()) +
+                            " bytes is over max_item_size " +
+                            std::to_string(store_.options().max_item_size));
+  }
+  return store_.ShardFor(key).Store(mode, key, item, options.ttl);
+}
+
+Status MemoryBackend::Remove(std::string_view key) {
+  if (Status s = CheckKey(key); !s.ok()) return s;
+  return store_.ShardFor(key).Remove(key);
+}
+
+Status MemoryBackend::Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) {
+  if (Status s = CheckKey(key); !s.ok()) return s;
+  return store_.ShardFor(key).AddToCounter(key, delta, true, value);
+}
+
+Status MemoryBackend::Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) {
+  if (Status s = CheckKey(key); !s.ok()) return s;
+  return store_.ShardFor(key).AddToCounter(key, delta, false, value);
+}
+
+Status MemoryBackend::Touch(std::string_view key, Ttl ttl) {
+  if (Status s = CheckKey(key); !s.ok()) return s;
+  if (Status s = CheckTtl(ttl); !s.ok()) return s;
+  return store_.ShardFor(key).Touch(key, ttl);
+}
+
+Status MemoryBackend::GetAndTouch(std::string_view key, Ttl ttl, Item* out) {
+  if (Status s = CheckKey(key); !s.ok()) return s;
+  if (Status s = CheckTtl(ttl); !s.ok()) return s;
+  return store_.ShardFor(key).GetAndTouch(key, ttl, out);
+}
+
+Status MemoryBackend::Flush() {
+  store_.Flush();
+  return Status::OK();
+}
+
+Status MemoryBackend::Stats(StatsMap* out) {
+  const ShardStats s = store_.TotalStats();
+  const MemoryStoreOptions& o = store_.options();
+  *out = {
+      {"curr_items", std::to_string(s.items)},
+      {"bytes", std::to_string(s.bytes)},
+      {"limit_maxbytes", std::to_string(o.max_bytes)},
+      {"get_hits", std::to_string(s.get_hits)},
+      {"get_misses", std::to_string(s.get_misses)},
+      {"evictions", std::to_string(s.evictions)},
+      {"expired", std::to_string(s.expired)},
+      {"total_items", std::to_string(s.total_items)},
+      {"shards", std::to_string(o.shards)},
+      {"max_item_size", std::to_string(o.max_item_size)},
+  };
+  return Status::OK();
+}
+
+Status MemoryBackend::CheckKey(std::string_view key) const {
+  if (key.empty()) return Status::InvalidArgument("memory: empty key");
+  if (key.size() > store_.options().max_key_size) {
+    return Status::InvalidArgument("memory: key of " + std::to_string(key.size()) +
+                                   " bytes is over max_key_size " +
+                                   std::to_string(store_.options().max_key_size));
+  }
+  return Status::OK();
+}
+
+Status MemoryBackend::CheckTtl(Ttl ttl) const {
+  if (ttl.count() < 0) return Status::InvalidArgument("memory: negative ttl");
+  return Status::OK();
+}
+
+}  // namespace cachet::memory

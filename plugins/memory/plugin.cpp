@@ -1,0 +1,89 @@
+// The memory plugin's descriptor and factory: cachet's embedded default store.
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "cachet/plugin.h"
+#include "memory_backend.h"
+
+namespace cachet::memory {
+namespace {
+
+constexpr OptionSpec kOptions[] = {
+    {"max_bytes", OptionType::kInt, "67108864",
+     "memory budget in bytes: keys, values and per-item overhead; least recently used "
+     "items are evicted above it"},
+    {"shards", OptionType::kInt, "16",
+     "independent locks the keys are spread over (1..1024); more shards, less contention"},
+    {"max_item_size", OptionType::kInt, "1048576",
+     "largest value in bytes; a bigger one is refused with too_large"},
+    {"max_key_size", OptionType::kInt, "250",
+     "longest key in bytes; a longer one is refused with invalid_argument"},
+};
+
+// Reads an integer option and checks it lies in [low, high].
+Status ReadBounded(const ConfigSection& section, const char* key, std::int64_t low,
+                   std::int64_t high, std::size_t* out) {
+  const std::int64_t value = section.GetInt(key);
+  if (value < low || value > high) {
+    return Status::ConfigError("[memory] " + std::string(key) + " = " + std::to_string(value) +
+                               ": must be between " + std::to_string(low) + " and " +
+                               std::to_string(high));
+  }
+  *out = static_cast<std::size_t>(value);
+  return Status::OK();
+}
+
+Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
+  constexpr std::int64_t kMaxInt = INT64_MAX;
+  if (Status s = ReadBounded(section, "shards", 1, 1024, &options->shards); !s.ok()) return s;
+  if (Status s = ReadBounded(section, "max_item_size", 1, kMaxInt, &options->max_item_size);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = ReadBounded(section, "max_key_size", 1, kMaxInt, &options->max_key_size);
+      !s.ok()) {
+    return s;
+  }
+  // Each shard's budget is max_bytes / shards, which must not round down to 0.
+  const auto min_bytes = static_cast<std::int64_t>(options->shards);
+  return ReadBounded(section, "max_bytes", min_bytes, kMaxInt, &options->max_bytes);
+}
+
+Status CreateMemoryBackend(const PluginContext& context, std::unique_ptr<Backend>* out) noexcept {
+  try {
+    MemoryStoreOptions options;
+    if (Status s = ReadOptions(context.options, &options); !s.ok()) return s;
+    *out = std::make_unique<MemoryBackend>(options);
+    if (context.logger) {
+      context.logger->debug("memory store: {} bytes in {} shards", options.max_bytes,
+                            options.shards);
+    }
+    return Status::OK();
+  } catch (const std::bad_alloc&) {
+    return Status::PluginError("memory: out of memory creating the store");
+  } catch (const std::exception& e) {
+    return Status::PluginError(std::string("memory: ") + e.what());
+  } catch (...) {
+    return Status::PluginError("memory: unknown error creating the store");
+  }
+}
+
+constexpr PluginDescriptor kDescriptor{
+    kPluginAbiVersion,
+    CACHET_BUILD_FINGERPRINT,
+    "memory",
+    CACHET_VERSION_STRING,
+    "in-process sharded LRU store with TTL, CAS and counters (the embedded default)",
+    kOptions,
+    sizeof(kOptions) / sizeof(kOptions[0]),
+    MemoryBackend::kCapabilities.bits(),
+    &CreateMemoryBackend,
+};
+
+}  // namespace
+}  // namespace cachet::memory
+
+CACHET_DEFINE_PLUGIN(cachet::memory::kDescriptor)
