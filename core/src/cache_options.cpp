@@ -1,0 +1,54 @@
+// The schema of the [cache] section, and option type names.
+#include <array>
+
+#include "cachet/config.h"
+
+namespace cachet {
+
+namespace {
+
+constexpr std::array kCacheOptions = {
+    OptionSpec{"backend", OptionType::kString, "memory",
+               "The store plugin to use: memory, memcached, redis, tokyotyrant, ..."},
+    OptionSpec{"namespace", OptionType::kString, "", "A prefix added to every key"},
+    OptionSpec{"serializer", OptionType::kString, "json", "Encoding of structured values",
+               false, false, "json|msgpack|cbor"},
+    OptionSpec{"compressor", OptionType::kString, "none", "Compression of large values", false,
+               false, "none|zlib|gzip|zstd"},
+    OptionSpec{"compression_level", OptionType::kInt, "0",
+               "The compressor's level; 0 picks the compressor's own default"},
+    OptionSpec{"compress_threshold", OptionType::kInt, "1024",
+               "Values of at least this many encoded bytes are compressed"},
+    OptionSpec{"compress_min_savings", OptionType::kDouble, "0.2",
+               "Keep a compressed value only if it is at least this fraction smaller"},
+    OptionSpec{"default_ttl", OptionType::kInt, "0",
+               "Seconds to live when a write gives no TTL; 0 means never expire"},
+    OptionSpec{"flags_profile", OptionType::kString, "cachet",
+               "How value flags are written, for sharing a store with other clients", false,
+               false, "cachet|perl|python"},
+    OptionSpec{"log_level", OptionType::kString, "info", "The core logger's level", false, false,
+               "trace|debug|info|warn|error|critical|off"},
+    OptionSpec{"plugin", OptionType::kString, "",
+               "An explicit path to the backend's plugin file; empty: search plugin_path"},
+    OptionSpec{"plugin_path", OptionType::kList, "",
+               "Directories searched for plugins before the standard ones, comma-separated"},
+    OptionSpec{"metrics", OptionType::kBool, "true",
+               "Count hits, misses, errors and latency for each operation"},
+};
+
+}  // namespace
+
+std::span<const OptionSpec> CacheOptionSpecs() noexcept { return kCacheOptions; }
+
+std::string_view OptionTypeName(OptionType t) noexcept {
+  switch (t) {
+    case OptionType::kString: return "string";
+    case OptionType::kInt: return "int";
+    case OptionType::kBool: return "bool";
+    case OptionType::kDouble: return "double";
+    case OptionType::kList: return "list";
+  }
+  return "unknown";
+}
+
+}  // namespace cachet

@@ -1,0 +1,122 @@
+// PluginLoader: finds plugin files along a search path and opens them.
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <system_error>
+#include <utility>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+
+#include "cachet/plugin.h"
+#include "plugin_library.h"
+
+namespace cachet {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kFilePrefix = "cachet-";
+constexpr std::string_view kFileSuffix = ".so";
+
+// Appends `dir` unless an equivalent spelling of it is already there.
+void AddDirectory(std::vector<fs::path>* dirs, const fs::path& dir) {
+  if (dir.empty()) return;
+  fs::path normal = dir.lexically_normal();
+  if (std::find(dirs->begin(), dirs->end(), normal) == dirs->end()) dirs->push_back(normal);
+}
+
+void AddColonSeparated(std::vector<fs::path>* dirs, std::string_view list) {
+  while (!list.empty()) {
+    std::size_t colon = list.find(':');
+    AddDirectory(dirs, fs::path(list.substr(0, colon)));
+    if (colon == std::string_view::npos) break;
+    list.remove_prefix(colon + 1);
+  }
+}
+
+// <prefix>/bin/../lib/cachet/plugins for an installed tree that was moved
+// elsewhere; empty when the executable's location is unknown.
+fs::path BesideExecutable() {
+  std::error_code ec;
+  fs::path program = boost::dll::program_location(ec);
+  if (ec || program.empty()) return {};
+  return program.parent_path() / ".." / CACHET_PLUGIN_RELATIVE_DIR;
+}
+
+bool IsPluginFileName(const std::string& name) {
+  return name.size() > kFilePrefix.size() + kFileSuffix.size() && name.starts_with(kFilePrefix) &&
+         name.ends_with(kFileSuffix);
+}
+
+bool LooksLikePath(std::string_view name_or_path) {
+  return name_or_path.find('/') != std::string_view::npos || name_or_path.ends_with(kFileSuffix);
+}
+
+// Plugin file names in `dir`, sorted so that discovery is repeatable.
+std::vector<std::string> PluginFileNamesIn(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (IsPluginFileName(name)) names.push_back(std::move(name));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string JoinDirectories(const std::vector<fs::path>& dirs) {
+  if (dirs.empty()) return "(the search path is empty)";
+  std::string text;
+  for (const fs::path& dir : dirs) {
+    if (!text.empty()) text += ", ";
+    text += dir.string();
+  }
+  return text;
+}
+
+}  // namespace
+
+PluginLoader::PluginLoader(std::vector<fs::path> search_path)
+    : search_path_(std::move(search_path)) {}
+
+std::vector<fs::path> PluginLoader::DefaultSearchPath(std::span<const std::string> config_dirs) {
+  std::vector<fs::path> dirs;
+  for (const std::string& dir : config_dirs) AddDirectory(&dirs, dir);
+  if (const char* env = std::getenv("CACHET_PLUGIN_PATH")) AddColonSeparated(&dirs, env);
+  AddDirectory(&dirs, CACHET_PLUGIN_BUILD_DIR);
+  AddDirectory(&dirs, BesideExecutable());
+  AddDirectory(&dirs, CACHET_PLUGIN_INSTALL_DIR);
+  return dirs;
+}
+
+std::string PluginLoader::FileNameFor(std::string_view name) {
+  return std::string(kFilePrefix) + std::string(name) + std::string(kFileSuffix);
+}
+
+Result<std::shared_ptr<const Plugin>> PluginLoader::Load(std::string_view name_or_path) const {
+  if (name_or_path.empty()) return Status::PluginError("plugin '': no name given");
+  if (LooksLikePath(name_or_path)) return OpenPluginFile(fs::path(name_or_path));
+  std::string file_name = FileNameFor(name_or_path);
+  for (const fs::path& dir : search_path_) {
+    std::error_code ec;
+    fs::path candidate = dir / file_name;
+    if (fs::exists(candidate, ec)) return OpenPluginFile(candidate);
+  }
+  return Status::PluginError(
+      PluginFailure(file_name, "not found in " + JoinDirectories(search_path_)));
+}
+
+std::vector<Result<std::shared_ptr<const Plugin>>> PluginLoader::Discover() const {
+  std::vector<Result<std::shared_ptr<const Plugin>>> found;
+  std::set<std::string> seen;
+  for (const fs::path& dir : search_path_) {
+    for (const std::string& name : PluginFileNamesIn(dir)) {
+      // The first directory that has a name wins, as it would for Load(name).
+      if (seen.insert(name).second) found.push_back(OpenPluginFile(dir / name));
+    }
+  }
+  return found;
+}
+
+}  // namespace cachet
