@@ -1,0 +1,39 @@
+// ServerAddress: one server of a pool, parsed from "host:port[:weight]".
+//
+// The host is kept exactly as configured (no DNS at parse time), because key
+// placement hashes the configured text (see distribution.h). An IPv6 literal is
+// written in brackets: "[::1]:11211". Values are plain data: copy freely.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cachet/export.h"
+#include "cachet/result.h"
+
+namespace cachet::net {
+
+struct ServerAddress {
+  std::string host;
+  std::uint16_t port = 0;
+  std::uint32_t weight = 1;
+
+  // "host:port", the host as configured (brackets kept for IPv6).
+  std::string HostPort() const;
+  friend bool operator==(const ServerAddress&, const ServerAddress&) = default;
+};
+
+// Parses "host:port[:weight]". A missing port takes `default_port`; the weight
+// is a positive integer, 1 when absent. kConfigError naming the text otherwise.
+CACHET_EXPORT Result<ServerAddress> ParseServerAddress(std::string_view text,
+                                                       std::uint16_t default_port);
+
+// Parses every entry (each may itself hold several comma-separated addresses).
+// Empty entries are skipped; an empty list is kConfigError.
+CACHET_EXPORT Result<std::vector<ServerAddress>> ParseServerList(
+    std::span<const std::string> entries, std::uint16_t default_port);
+
+}  // namespace cachet::net

@@ -1,0 +1,47 @@
+// FanOut: request/reply exchanges with several servers at once.
+//
+// A batch that touches several servers is written to all of them first and their
+// replies are read as they arrive, in one poll() loop: the slowest server sets
+// the pace, not the sum of all. Writing and reading interleave, so a large
+// pipeline never deadlocks against a server whose replies fill the socket.
+// The protocol is the ReplyReader's business: it consumes complete replies from
+// the connection's buffer (no I/O of its own) and says when all have arrived.
+//
+// On any failure (connect, timeout, I/O, the reader's protocol error) that
+// exchange's connection is closed, its status says why, and the other exchanges
+// carry on. Not thread-safe per exchange; different threads run their own.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <span>
+#include <vector>
+
+#include "cachet/export.h"
+#include "cachet/net/connection.h"
+#include "cachet/net/read_buffer.h"
+#include "cachet/status.h"
+
+namespace cachet::net {
+
+class CACHET_EXPORT ReplyReader {
+ public:
+  virtual ~ReplyReader();
+  // Consumes every complete reply at the front of `buffer`. An error Status
+  // (for example kProtocolError) ends the exchange and drops the connection.
+  virtual Status Consume(ReadBuffer& buffer) = 0;
+  // True when no more replies are expected.
+  virtual bool done() const noexcept = 0;
+};
+
+struct Exchange {
+  Connection* connection = nullptr;  // borrowed; connected by RunExchanges if needed
+  std::vector<iovec> request;        // borrowed bytes, sent in order
+  ReplyReader* reader = nullptr;     // borrowed
+  Status status;                     // set by RunExchanges: ok or why it failed
+};
+
+// Runs every exchange to completion or until `deadline`.
+CACHET_EXPORT void RunExchanges(std::span<Exchange> exchanges, Deadline deadline);
+
+}  // namespace cachet::net

@@ -1,0 +1,107 @@
+// ServerPool: the servers of one store, where keys go, and their connections.
+//
+// Holds the servers (with weights) and a Distribution that places keys on them,
+// a small pool of idle connections per server so threads sharing one Backend each
+// get their own socket, and each server's health: after `failure_limit`
+// consecutive failures a server is dead for `retry_timeout`, then tried again.
+// With `failover`, keys of a dead server go to the next live server of the ring;
+// without it (the default, so a key never silently moves), they fail with
+// kUnavailable.
+//
+// Thread-safe: every method may be called from several threads at once. A Lease
+// must not outlive its pool.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "cachet/export.h"
+#include "cachet/net/connection.h"
+#include "cachet/net/distribution.h"
+#include "cachet/net/endpoint.h"
+#include "cachet/result.h"
+
+namespace cachet::net {
+
+struct ServerPoolOptions {
+  ConnectionOptions connection;
+  std::uint32_t failure_limit = 2;               // consecutive failures before dead
+  std::chrono::milliseconds retry_timeout{2000};  // how long a dead server rests
+  bool failover = false;                          // route around dead servers
+  std::size_t pool_size = 8;                      // idle connections kept per server
+};
+
+class CACHET_EXPORT ServerPool {
+ public:
+  // REQUIRES: servers not empty; `distribution` was built for `servers`.
+  ServerPool(std::vector<ServerAddress> servers, std::unique_ptr<Distribution> distribution,
+             ServerPoolOptions options);
+  ~ServerPool();
+  ServerPool(const ServerPool&) = delete;
+  ServerPool& operator=(const ServerPool&) = delete;
+
+  std::size_t size() const noexcept { return servers_.size(); }
+  const ServerAddress& address(std::size_t server) const { return servers_[server]->address; }
+  const ServerPoolOptions& options() const noexcept { return options_; }
+
+  // The server that serves `key` now: its own if alive, else (with failover) the
+  // next live one. kUnavailable naming the server otherwise.
+  Result<std::size_t> Route(std::string_view key) const;
+
+  // False while a server rests after failure_limit consecutive failures.
+  bool Available(std::size_t server) const noexcept;
+  // kUnavailable naming a resting server and when it is retried.
+  Status DeadServerError(std::size_t server) const;
+
+  // A connection of one server, borrowed; it returns to the pool when the Lease
+  // ends if it is still connected (Close() it after any error so it is dropped).
+  class CACHET_EXPORT Lease {
+   public:
+    Lease(Lease&& other) noexcept = default;
+    Lease& operator=(Lease&& other) noexcept = delete;
+    ~Lease();
+    Connection& connection() noexcept { return *connection_; }
+    Connection* operator->() noexcept { return connection_.get(); }
+    std::size_t server() const noexcept { return server_; }
+
+   private:
+    friend class ServerPool;
+    Lease(ServerPool* pool, std::size_t server, std::unique_ptr<Connection> connection)
+        : pool_(pool), server_(server), connection_(std::move(connection)) {}
+    ServerPool* pool_;
+    std::size_t server_;
+    std::unique_ptr<Connection> connection_;
+  };
+
+  // A pooled (or new, unconnected) connection to `server`.
+  Lease Acquire(std::size_t server);
+
+  // Health bookkeeping, called by whoever used a Lease: a success resets the
+  // failure count; a failure (refused, timeout, I/O or protocol error) adds one.
+  void ReportSuccess(std::size_t server) noexcept;
+  void ReportFailure(std::size_t server) noexcept;
+
+ private:
+  struct Server {
+    explicit Server(ServerAddress a) : address(std::move(a)) {}
+    ServerAddress address;
+    std::mutex mutex;  // guards idle
+    std::vector<std::unique_ptr<Connection>> idle;
+    std::atomic<std::uint32_t> failures{0};
+    std::atomic<std::int64_t> dead_until_ns{0};  // steady clock
+  };
+
+  void Release(std::size_t server, std::unique_ptr<Connection> connection);
+
+  std::vector<std::unique_ptr<Server>> servers_;
+  std::unique_ptr<Distribution> distribution_;
+  ServerPoolOptions options_;
+};
+
+}  // namespace cachet::net

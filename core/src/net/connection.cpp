@@ -1,0 +1,212 @@
+// Connection: non-blocking TCP with poll() deadlines, sendmsg gathering and
+// fork detection.
+#include "cachet/net/connection.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <vector>
+
+namespace cachet::net {
+
+namespace {
+
+std::atomic<pid_t> g_process_id{0};
+
+void RefreshProcessId() { g_process_id.store(getpid(), std::memory_order_relaxed); }
+
+// Reads want room for a good chunk: large values arrive in few syscalls.
+constexpr std::size_t kReadChunk = 64 * 1024;
+
+int MillisUntil(Deadline deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, INT_MAX));
+}
+
+std::string HostForResolver(const std::string& host) {
+  // "[::1]" is the configured spelling; the resolver wants "::1".
+  if (host.size() > 2 && host.front() == '[') return host.substr(1, host.size() - 2);
+  return host;
+}
+
+}  // namespace
+
+pid_t CurrentProcessId() noexcept {
+  pid_t pid = g_process_id.load(std::memory_order_relaxed);
+  if (pid != 0) return pid;
+  // The child handler keeps the cache right after fork(), so a hot-path check
+  // costs a load instead of a getpid() system call.
+  static const bool registered = [] {
+    pthread_atfork(nullptr, nullptr, &RefreshProcessId);
+    return true;
+  }();
+  (void)registered;
+  RefreshProcessId();
+  return g_process_id.load(std::memory_order_relaxed);
+}
+
+Connection::Connection(ServerAddress address, ConnectionOptions options)
+    : address_(std::move(address)), options_(options) {}
+
+Connection::Connection(Connection&& other) noexcept
+    : address_(std::move(other.address_)),
+      options_(other.options_),
+      fd_(std::exchange(other.fd_, -1)),
+      owner_pid_(other.owner_pid_),
+      buffer_(std::move(other.buffer_)) {}
+
+Connection& Connection::operator=(Connection&& other) noexcept {
+  if (this != &other) {
+    Close();
+    address_ = std::move(other.address_);
+    options_ = other.options_;
+    fd_ = std::exchange(other.fd_, -1);
+    owner_pid_ = other.owner_pid_;
+    buffer_ = std::move(other.buffer_);
+  }
+  return *this;
+}
+
+Connection::~Connection() { Close(); }
+
+void Connection::Close() noexcept {
+  // close() only, never shutdown(): in a forked child the descriptor is a copy
+  // and the parent's connection must stay intact.
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  buffer_.Clear();
+}
+
+std::string Connection::Describe(std::string_view what) const {
+  return address_.HostPort() + ": " + std::string(what);
+}
+
+Status Connection::EnsureConnected() {
+  if (connected()) return Status::OK();
+  return Connect();
+}
+
+Status Connection::WaitFor(short events, Deadline deadline, std::string_view what) {
+  pollfd pfd{fd_, events, 0};
+  for (;;) {
+    int rc = ::poll(&pfd, 1, MillisUntil(deadline));
+    if (rc > 0) return Status::OK();
+    if (rc == 0) return Status::Timeout(Describe(std::string(what) + " timed out"));
+    if (errno != EINTR) return Status::IoError(Describe(std::string("poll: ") + strerror(errno)));
+  }
+}
+
+Status Connection::Connect() {
+  Close();
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  std::string port = std::to_string(address_.port);
+  int rc = getaddrinfo(HostForResolver(address_.host).c_str(), port.c_str(), &hints, &found);
+  if (rc != 0) return Status::Unavailable(Describe(std::string("resolve: ") + gai_strerror(rc)));
+  Status last = Status::Unavailable(Describe("no address"));
+  const Deadline deadline = Clock::now() + options_.connect_timeout;
+  for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
+    fd_ = ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) {
+      last = Status::IoError(Describe(std::string("socket: ") + strerror(errno)));
+      continue;
+    }
+    if (::connect(fd_, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS) {
+      last = WaitFor(POLLOUT, deadline, "connect");
+      int error = 0;
+      socklen_t len = sizeof(error);
+      if (last.ok() && getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &len) == 0 && error != 0) {
+        last = Status::Unavailable(Describe(std::string("connect: ") + strerror(error)));
+      }
+    } else {
+      last = Status::Unavailable(Describe(std::string("connect: ") + strerror(errno)));
+    }
+    if (last.ok()) break;
+    Close();
+  }
+  freeaddrinfo(found);
+  if (!last.ok()) return last;
+  int one = 1;
+  setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  owner_pid_ = CurrentProcessId();
+  return Status::OK();
+}
+
+Status Connection::WriteSome(iovec** iov, int* count) {
+  while (*count > 0) {
+    msghdr msg{};
+    msg.msg_iov = *iov;
+    msg.msg_iovlen = static_cast<std::size_t>(std::min(*count, IOV_MAX));
+    // sendmsg instead of writev: MSG_NOSIGNAL turns a dead peer into EPIPE, not SIGPIPE.
+    ssize_t sent = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::OK();
+      return Status::IoError(Describe(std::string("send: ") + strerror(errno)));
+    }
+    auto left = static_cast<std::size_t>(sent);
+    while (*count > 0 && left >= (*iov)->iov_len) {
+      left -= (*iov)->iov_len;
+      ++*iov;
+      --*count;
+    }
+    if (*count > 0) {
+      (*iov)->iov_base = static_cast<char*>((*iov)->iov_base) + left;
+      (*iov)->iov_len -= left;
+    }
+  }
+  return Status::OK();
+}
+
+Status Connection::WriteAll(std::span<const std::string_view> buffers, Deadline deadline) {
+  std::vector<iovec> iovs;
+  iovs.reserve(buffers.size());
+  for (std::string_view b : buffers) {
+    iovs.push_back({const_cast<char*>(b.data()), b.size()});
+  }
+  iovec* iov = iovs.data();
+  int count = static_cast<int>(iovs.size());
+  for (;;) {
+    Status s = WriteSome(&iov, &count);
+    if (!s.ok() || count == 0) return s;
+    s = WaitFor(POLLOUT, deadline, "write");
+    if (!s.ok()) return s;
+  }
+}
+
+Status Connection::ReadSome() {
+  char* dest = buffer_.PrepareWrite(kReadChunk);
+  for (;;) {
+    ssize_t got = ::recv(fd_, dest, buffer_.writable(), 0);
+    if (got > 0) {
+      buffer_.Commit(static_cast<std::size_t>(got));
+      return Status::OK();
+    }
+    if (got == 0) return Status::IoError(Describe("connection closed by the server"));
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::OK();
+    return Status::IoError(Describe(std::string("recv: ") + strerror(errno)));
+  }
+}
+
+Status Connection::ReadMore(Deadline deadline) {
+  Status s = WaitFor(POLLIN, deadline, "read");
+  if (!s.ok()) return s;
+  return ReadSome();
+}
+
+}  // namespace cachet::net

@@ -1,0 +1,88 @@
+// Parsing of "host:port[:weight]" server addresses.
+#include "cachet/net/endpoint.h"
+
+#include <charconv>
+#include <string>
+
+namespace cachet::net {
+
+namespace {
+
+Status BadAddress(std::string_view text, std::string_view why) {
+  return Status::ConfigError("bad server address '" + std::string(text) + "': " +
+                             std::string(why));
+}
+
+template <class Int>
+bool ParseDecimal(std::string_view text, Int* out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Splits off the host: a bracketed IPv6 literal or everything before the first ':'.
+Status SplitHost(std::string_view text, std::string_view* host, std::string_view* rest) {
+  if (text.starts_with('[')) {
+    std::size_t close = text.find(']');
+    if (close == std::string_view::npos) return BadAddress(text, "unclosed '['");
+    *host = text.substr(0, close + 1);
+    *rest = text.substr(close + 1);
+  } else {
+    std::size_t colon = text.find(':');
+    *host = text.substr(0, colon);
+    *rest = colon == std::string_view::npos ? std::string_view() : text.substr(colon);
+  }
+  if (host->empty() || *host == "[]") return BadAddress(text, "no host");
+  if (!rest->empty() && rest->front() != ':') return BadAddress(text, "expected ':' after host");
+  if (!rest->empty()) rest->remove_prefix(1);
+  return Status::OK();
+}
+
+}  // namespace
+
+std::string ServerAddress::HostPort() const { return host + ":" + std::to_string(port); }
+
+Result<ServerAddress> ParseServerAddress(std::string_view text, std::uint16_t default_port) {
+  text = Trim(text);
+  std::string_view host, rest;
+  Status s = SplitHost(text, &host, &rest);
+  if (!s.ok()) return s;
+  ServerAddress address{std::string(host), default_port, 1};
+  std::string_view port = rest.substr(0, rest.find(':'));
+  if (!port.empty() && (!ParseDecimal(port, &address.port) || address.port == 0)) {
+    return BadAddress(text, "port must be 1-65535");
+  }
+  if (rest.size() > port.size()) {
+    std::string_view weight = rest.substr(port.size() + 1);
+    if (!ParseDecimal(weight, &address.weight) || address.weight == 0) {
+      return BadAddress(text, "weight must be a positive integer");
+    }
+  }
+  if (address.port == 0) return BadAddress(text, "no port");
+  return address;
+}
+
+Result<std::vector<ServerAddress>> ParseServerList(std::span<const std::string> entries,
+                                                   std::uint16_t default_port) {
+  std::vector<ServerAddress> servers;
+  for (std::string_view entry : entries) {
+    while (!entry.empty()) {
+      std::size_t comma = entry.find(',');
+      std::string_view one = Trim(entry.substr(0, comma));
+      entry = comma == std::string_view::npos ? std::string_view() : entry.substr(comma + 1);
+      if (one.empty()) continue;
+      Result<ServerAddress> parsed = ParseServerAddress(one, default_port);
+      if (!parsed.ok()) return parsed.status();
+      servers.push_back(std::move(*parsed));
+    }
+  }
+  if (servers.empty()) return Status::ConfigError("no servers configured");
+  return servers;
+}
+
+}  // namespace cachet::net

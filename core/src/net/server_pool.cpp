@@ -1,0 +1,95 @@
+// ServerPool: routing with failover, per-server idle connections and health.
+#include "cachet/net/server_pool.h"
+
+#include <string>
+
+namespace cachet::net {
+
+namespace {
+
+std::int64_t NowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+ServerPool::ServerPool(std::vector<ServerAddress> servers,
+                       std::unique_ptr<Distribution> distribution, ServerPoolOptions options)
+    : distribution_(std::move(distribution)), options_(options) {
+  servers_.reserve(servers.size());
+  for (ServerAddress& a : servers) servers_.push_back(std::make_unique<Server>(std::move(a)));
+}
+
+ServerPool::~ServerPool() = default;
+
+bool ServerPool::Available(std::size_t server) const noexcept {
+  const Server& s = *servers_[server];
+  if (s.failures.load(std::memory_order_relaxed) < options_.failure_limit) return true;
+  // Once the rest is over the server is tried again; one more failure puts it
+  // back to rest at once, because its count is still at the limit.
+  return NowNanos() >= s.dead_until_ns.load(std::memory_order_relaxed);
+}
+
+Status ServerPool::DeadServerError(std::size_t server) const {
+  const Server& s = *servers_[server];
+  std::int64_t left_ms = (s.dead_until_ns.load(std::memory_order_relaxed) - NowNanos()) / 1000000;
+  return Status::Unavailable(s.address.HostPort() + ": marked dead after " +
+                             std::to_string(s.failures.load(std::memory_order_relaxed)) +
+                             " consecutive failures; retried in " +
+                             std::to_string(std::max<std::int64_t>(left_ms, 0)) + " ms");
+}
+
+Result<std::size_t> ServerPool::Route(std::string_view key) const {
+  std::size_t home = distribution_->ServerFor(key);
+  if (Available(home)) return home;
+  if (!options_.failover) return DeadServerError(home);
+  auto excluded = std::make_unique<bool[]>(servers_.size());
+  for (std::size_t i = 0; i < servers_.size(); ++i) excluded[i] = !Available(i);
+  std::size_t next = distribution_->ServerFor(key, {excluded.get(), servers_.size()});
+  if (next == Distribution::npos) return DeadServerError(home);
+  return next;
+}
+
+ServerPool::Lease ServerPool::Acquire(std::size_t server) {
+  Server& s = *servers_[server];
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (!s.idle.empty()) {
+      std::unique_ptr<Connection> c = std::move(s.idle.back());
+      s.idle.pop_back();
+      return Lease(this, server, std::move(c));
+    }
+  }
+  return Lease(this, server, std::make_unique<Connection>(s.address, options_.connection));
+}
+
+void ServerPool::Release(std::size_t server, std::unique_ptr<Connection> connection) {
+  // A closed connection (after an error) or one from before a fork is dropped.
+  if (!connection->connected()) return;
+  Server& s = *servers_[server];
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.idle.size() < options_.pool_size) s.idle.push_back(std::move(connection));
+}
+
+ServerPool::Lease::~Lease() {
+  if (connection_) pool_->Release(server_, std::move(connection_));
+}
+
+void ServerPool::ReportSuccess(std::size_t server) noexcept {
+  Server& s = *servers_[server];
+  if (s.failures.load(std::memory_order_relaxed) != 0) {
+    s.failures.store(0, std::memory_order_relaxed);
+  }
+}
+
+void ServerPool::ReportFailure(std::size_t server) noexcept {
+  Server& s = *servers_[server];
+  std::uint32_t failures = s.failures.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (failures >= options_.failure_limit) {
+    auto rest = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.retry_timeout);
+    s.dead_until_ns.store(NowNanos() + rest.count(), std::memory_order_relaxed);
+  }
+}
+
+}  // namespace cachet::net
