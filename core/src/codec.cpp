@@ -1,0 +1,317 @@
+// Codec: typed values to Items and back. The flags layout lives in
+// flags_profile.cpp, number text in decimal_text.cpp; this file chooses what to
+// apply on the way in and undoes what the flags say on the way out.
+#include "cachet/codec.h"
+
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "decimal_text.h"
+#include "flags_profile.h"
+
+namespace cachet {
+
+namespace {
+
+std::string FlagsPrefix(std::uint32_t flags) { return "flags " + std::to_string(flags) + ": "; }
+
+// The same error, with the flags that led to it in front of the message.
+Status WithFlags(std::uint32_t flags, const Status& s) {
+  return Status::FromCode(s.code(), FlagsPrefix(flags) + std::string(s.message()));
+}
+
+std::string_view KindName(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kBytes: return "bytes";
+    case ValueKind::kInteger: return "integer";
+    case ValueKind::kDouble: return "double";
+    case ValueKind::kBool: return "bool";
+    case ValueKind::kDocument: return "document";
+  }
+  return "unknown";
+}
+
+Status WrongKind(std::uint32_t flags, ValueKind stored, std::string_view asked) {
+  return Status::InvalidArgument(FlagsPrefix(flags) + "a stored " + std::string(KindName(stored)) +
+                                 " cannot be read as " + std::string(asked));
+}
+
+// Text that should be a number but is not: the caller's mistake when the value was
+// stored as plain bytes, damaged data when it was stored as a number.
+Status BadNumberText(std::uint32_t flags, ValueKind stored, const Status& parse) {
+  if (stored == ValueKind::kBytes) return WithFlags(flags, parse);
+  return Status::Corruption(FlagsPrefix(flags) + std::string(parse.message()));
+}
+
+// Decompressed payloads are parked here; each Decode uses its payload before the
+// next Decode on the same thread replaces it.
+std::string& DecodeScratch() {
+  thread_local std::string scratch;
+  return scratch;
+}
+
+std::string& EncodeScratch() {
+  thread_local std::string scratch;
+  return scratch;
+}
+
+std::string KnownSerializers() {
+  std::string known;
+  for (const std::string& n : SerializerRegistry::Global().Names()) {
+    known += (known.empty() ? "" : ", ") + n;
+  }
+  return known;
+}
+
+Status ValidateOptions(const CodecOptions& o) {
+  if (!std::isfinite(o.compress_min_savings) || o.compress_min_savings < 0.0 ||
+      o.compress_min_savings >= 1.0) {
+    return Status::InvalidArgument("compress_min_savings " +
+                                   std::to_string(o.compress_min_savings) +
+                                   " is outside [0, 1)");
+  }
+  if (o.max_decompressed == 0) return Status::InvalidArgument("max_decompressed must be above 0");
+  switch (o.flags_profile) {
+    case FlagsProfile::kCachet:
+    case FlagsProfile::kPerl:
+    case FlagsProfile::kPython:
+      return Status::OK();
+  }
+  return Status::InvalidArgument("unknown flags profile");
+}
+
+}  // namespace
+
+std::string_view FlagsProfileName(FlagsProfile p) noexcept {
+  switch (p) {
+    case FlagsProfile::kCachet: return "cachet";
+    case FlagsProfile::kPerl: return "perl";
+    case FlagsProfile::kPython: return "python";
+  }
+  return "unknown";
+}
+
+Result<std::shared_ptr<const Codec>> Codec::Create(const CodecOptions& options) {
+  Status s = ValidateOptions(options);
+  if (!s.ok()) return s;
+  const Serializer* serializer = SerializerRegistry::Global().Find(options.serializer);
+  if (serializer == nullptr) {
+    return Status::InvalidArgument("unknown serializer '" + options.serializer + "' (known: " +
+                                   KnownSerializers() + ")");
+  }
+  Result<std::unique_ptr<Compressor>> compressor =
+      CompressorRegistry::Global().Create(options.compressor, options.compression_level);
+  if (!compressor.ok()) return compressor.status();
+  const std::uint8_t compressor_id = (*compressor)->id();
+  if (!ProfileRecordsCompressor(options.flags_profile, compressor_id)) {
+    return Status::InvalidArgument(
+        "compressor '" + options.compressor + "' cannot be recorded in the " +
+        std::string(FlagsProfileName(options.flags_profile)) + " flags profile (" +
+        (options.flags_profile == FlagsProfile::kPerl ? "perl: none or gzip"
+                                                      : "python: none or zlib") +
+        ")");
+  }
+  std::unique_ptr<Compressor> owned;
+  if (compressor_id != 0) owned = std::move(compressor).value();
+  return std::shared_ptr<const Codec>(new Codec(options, serializer, std::move(owned)));
+}
+
+Codec::Codec(CodecOptions options, const Serializer* serializer,
+             std::unique_ptr<Compressor> compressor)
+    : options_(std::move(options)), serializer_(serializer), compressor_(std::move(compressor)) {}
+
+Codec::~Codec() = default;
+
+// ---- encoding ---------------------------------------------------------------
+
+namespace {
+
+// True when `compressed` saves at least `min_savings` of `original` bytes.
+bool WorthKeeping(std::size_t original, std::size_t compressed, double min_savings) {
+  if (compressed >= original) return false;
+  return static_cast<double>(original - compressed) >=
+         min_savings * static_cast<double>(original);
+}
+
+// Compresses `item->value` when the options say so and sets the flags for `layout`.
+Status FinishEncoding(const CodecOptions& options, const Compressor* compressor,
+                             ValueLayout layout, Item* item) {
+  if (compressor != nullptr && item->value.size() >= options.compress_threshold) {
+    std::string& compressed = EncodeScratch();
+    Status s = compressor->Compress(item->value, &compressed);
+    if (!s.ok()) return s;
+    if (WorthKeeping(item->value.size(), compressed.size(), options.compress_min_savings)) {
+      item->value.swap(compressed);
+      layout.compressor_id = compressor->id();
+    }
+  }
+  item->flags = FlagsFor(options.flags_profile, layout);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Codec::Encode(std::string_view bytes, Item* out) const {
+  out->value.assign(bytes);
+  return FinishEncoding(options_, compressor_.get(), {ValueKind::kBytes}, out);
+}
+
+Status Codec::Encode(std::int64_t v, Item* out) const {
+  FormatInteger(v, &out->value);
+  return FinishEncoding(options_, compressor_.get(), {ValueKind::kInteger}, out);
+}
+
+Status Codec::Encode(std::uint64_t v, Item* out) const {
+  FormatInteger(v, &out->value);
+  return FinishEncoding(options_, compressor_.get(), {ValueKind::kInteger}, out);
+}
+
+Status Codec::Encode(double v, Item* out) const {
+  FormatDouble(v, &out->value);
+  return FinishEncoding(options_, compressor_.get(), {ValueKind::kDouble}, out);
+}
+
+Status Codec::Encode(bool v, Item* out) const {
+  out->value.assign(v ? "1" : "0");
+  return FinishEncoding(options_, compressor_.get(), {ValueKind::kBool}, out);
+}
+
+Status Codec::Encode(const Json& doc, Item* out) const {
+  out->value.clear();
+  Status s = serializer_->Serialize(doc, &out->value);
+  if (!s.ok()) return s;
+  return FinishEncoding(options_, compressor_.get(), {ValueKind::kDocument, serializer_->id()},
+                        out);
+}
+
+// ---- decoding ---------------------------------------------------------------
+
+namespace {
+
+// Reads the flags and undoes the compression they record. `*payload` points into
+// the item or into this thread's DecodeScratch().
+Status Unwrap(const Item& item, const CodecOptions& options, ValueLayout* layout,
+              std::string_view* payload) {
+  Status s = LayoutOf(options.flags_profile, item.flags, layout);
+  if (!s.ok()) return s;
+  if (layout->compressor_id == 0) {
+    *payload = item.value;
+    return Status::OK();
+  }
+  const Compressor* compressor = CompressorRegistry::Global().FindById(layout->compressor_id);
+  if (compressor == nullptr) {
+    return Status::Unsupported(FlagsPrefix(item.flags) + "compressor id " +
+                               std::to_string(layout->compressor_id) + " is not registered");
+  }
+  std::string& scratch = DecodeScratch();
+  s = compressor->Decompress(item.value, options.max_decompressed, &scratch);
+  if (!s.ok()) return WithFlags(item.flags, s);
+  *payload = scratch;
+  return Status::OK();
+}
+
+template <class Int>
+Status DecodeInteger(const Item& item, const CodecOptions& options, Int* out) {
+  ValueLayout layout;
+  std::string_view payload;
+  Status s = Unwrap(item, options, &layout, &payload);
+  if (!s.ok()) return s;
+  if (layout.kind != ValueKind::kBytes && layout.kind != ValueKind::kInteger) {
+    return WrongKind(item.flags, layout.kind, "an integer");
+  }
+  s = ParseInteger(payload, out);
+  return s.ok() ? s : BadNumberText(item.flags, layout.kind, s);
+}
+
+}  // namespace
+
+Status Codec::Decode(const Item& item, std::string* out) const {
+  ValueLayout layout;
+  std::string_view payload;
+  Status s = Unwrap(item, options_, &layout, &payload);
+  if (!s.ok()) return s;
+  // Every kind has bytes: numbers are their text, documents their encoding.
+  out->assign(payload);
+  return Status::OK();
+}
+
+Status Codec::Decode(const Item& item, std::int64_t* out) const {
+  return DecodeInteger(item, options_, out);
+}
+
+Status Codec::Decode(const Item& item, std::uint64_t* out) const {
+  return DecodeInteger(item, options_, out);
+}
+
+Status Codec::Decode(const Item& item, double* out) const {
+  ValueLayout layout;
+  std::string_view payload;
+  Status s = Unwrap(item, options_, &layout, &payload);
+  if (!s.ok()) return s;
+  if (layout.kind == ValueKind::kBool || layout.kind == ValueKind::kDocument) {
+    return WrongKind(item.flags, layout.kind, "a double");
+  }
+  s = ParseDouble(payload, out);
+  return s.ok() ? s : BadNumberText(item.flags, layout.kind, s);
+}
+
+Status Codec::Decode(const Item& item, bool* out) const {
+  ValueLayout layout;
+  std::string_view payload;
+  Status s = Unwrap(item, options_, &layout, &payload);
+  if (!s.ok()) return s;
+  if (layout.kind == ValueKind::kDouble || layout.kind == ValueKind::kDocument) {
+    return WrongKind(item.flags, layout.kind, "a bool");
+  }
+  s = ParseBool(payload, out);
+  return s.ok() ? s : BadNumberText(item.flags, layout.kind, s);
+}
+
+namespace {
+
+// A scalar kind as a Json value: a counter or a flag reads as a document too.
+Status ScalarToJson(std::uint32_t flags, ValueKind kind, std::string_view text, Json* out) {
+  Status s;
+  if (kind == ValueKind::kInteger) {
+    std::int64_t signed_value = 0;
+    std::uint64_t unsigned_value = 0;
+    if (ParseInteger(text, &signed_value).ok()) {
+      *out = signed_value;
+    } else if (s = ParseInteger(text, &unsigned_value); s.ok()) {
+      *out = unsigned_value;
+    }
+  } else if (kind == ValueKind::kDouble) {
+    double d = 0;
+    if (s = ParseDouble(text, &d); s.ok()) *out = d;
+  } else {
+    bool b = false;
+    if (s = ParseBool(text, &b); s.ok()) *out = b;
+  }
+  return s.ok() ? s : Status::Corruption(FlagsPrefix(flags) + std::string(s.message()));
+}
+
+}  // namespace
+
+Status Codec::Decode(const Item& item, Json* out) const {
+  ValueLayout layout;
+  std::string_view payload;
+  Status s = Unwrap(item, options_, &layout, &payload);
+  if (!s.ok()) return s;
+  if (layout.kind == ValueKind::kBytes) {
+    // Profiles without a document flag write documents as flags 0 text: read
+    // them with the configured serializer.
+    s = serializer_->Deserialize(payload, out);
+    return s.ok() ? s : WithFlags(item.flags, s);
+  }
+  if (layout.kind != ValueKind::kDocument) return ScalarToJson(item.flags, layout.kind, payload, out);
+  const Serializer* writer = SerializerRegistry::Global().FindById(layout.serializer_id);
+  if (writer == nullptr) {
+    return Status::Unsupported(FlagsPrefix(item.flags) + "serializer id " +
+                               std::to_string(layout.serializer_id) + " is not registered");
+  }
+  s = writer->Deserialize(payload, out);
+  return s.ok() ? s : WithFlags(item.flags, s);
+}
+
+}  // namespace cachet

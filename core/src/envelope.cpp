@@ -1,0 +1,58 @@
+// Encoding and decoding of the envelope header (layout in envelope_format.h),
+// byte by byte so the result does not depend on the host's endianness.
+#include "cachet/envelope.h"
+
+#include <string>
+
+#include "envelope_format.h"
+
+namespace cachet {
+
+namespace {
+
+template <class UInt>
+void AppendLittleEndian(UInt v, std::string* out) {
+  for (std::size_t i = 0; i < sizeof(UInt); ++i) {
+    out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+  }
+}
+
+template <class UInt>
+UInt ReadLittleEndian(std::string_view bytes) {
+  UInt v = 0;
+  for (std::size_t i = 0; i < sizeof(UInt); ++i) {
+    v |= static_cast<UInt>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  }
+  return v;
+}
+
+}  // namespace
+
+void EncodeEnvelope(const EnvelopeHeader& header, std::string_view value, std::string* out) {
+  out->reserve(out->size() + kEnvelopeHeaderSize + value.size());
+  out->append(kEnvelopeMagic);
+  out->push_back(static_cast<char>(kEnvelopeVersion));
+  AppendLittleEndian(header.flags, out);
+  AppendLittleEndian(header.expires_at_ms, out);
+  out->append(value);
+}
+
+bool HasEnvelope(std::string_view stored) noexcept { return stored.starts_with(kEnvelopeMagic); }
+
+Status DecodeEnvelope(std::string_view stored, EnvelopeHeader* header, std::string_view* value) {
+  if (!HasEnvelope(stored)) return Status::Corruption("envelope: the magic bytes are missing");
+  if (stored.size() < kEnvelopeHeaderSize) {
+    return Status::Corruption("envelope: header truncated at " + std::to_string(stored.size()) +
+                              " of " + std::to_string(kEnvelopeHeaderSize) + " bytes");
+  }
+  const auto version = static_cast<std::uint8_t>(stored[kEnvelopeMagic.size()]);
+  if (version != kEnvelopeVersion) {
+    return Status::Corruption("envelope: unknown version " + std::to_string(version));
+  }
+  header->flags = ReadLittleEndian<std::uint32_t>(stored.substr(4, 4));
+  header->expires_at_ms = ReadLittleEndian<std::uint64_t>(stored.substr(8, 8));
+  *value = stored.substr(kEnvelopeHeaderSize);
+  return Status::OK();
+}
+
+}  // namespace cachet

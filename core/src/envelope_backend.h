@@ -1,0 +1,95 @@
+// EnvelopeBackend: the Backend decorator behind WithEnvelope() (envelope.h).
+//
+// It keeps flags and/or expiry inside the value for an inner store that lacks
+// them, and stores everything else raw so other clients read it unchanged.
+// Operations that could split a header are either done atomically through the
+// inner store's CAS or refused with kUnsupported; none corrupts a value.
+//
+// Shares ownership of the inner Backend. Thread-safe as far as the inner store is:
+// it keeps no mutable state of its own.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "cachet/backend.h"
+#include "cachet/envelope.h"
+
+namespace cachet {
+
+class EnvelopeBackend final : public Backend {
+ public:
+  // REQUIRES: `inner` is not null and lacks native flags or native TTL.
+  explicit EnvelopeBackend(std::shared_ptr<Backend> inner);
+
+  std::string_view name() const noexcept override { return inner_->name(); }
+  Capabilities capabilities() const noexcept override { return capabilities_; }
+  // The capabilities this decorator adds on top of the inner store.
+  Capabilities emulated() const noexcept { return emulated_; }
+
+  Status Get(std::string_view key, Item* out) override;
+  Status Store(StoreMode mode, std::string_view key, ItemView item,
+               const WriteOptions& options) override;
+  Status Remove(std::string_view key) override { return inner_->Remove(key); }
+  Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override;
+  Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override;
+  Status Touch(std::string_view key, Ttl ttl) override;
+  Status GetAndTouch(std::string_view key, Ttl ttl, Item* out) override;
+  Status Flush() override { return inner_->Flush(); }
+  Status Stats(StatsMap* out) override { return inner_->Stats(out); }
+  void Execute(std::span<Operation> batch) override;
+  Status Extension(std::string_view command, std::span<const std::string> args,
+                   std::vector<std::string>* reply) override {
+    return inner_->Extension(command, args, reply);
+  }
+
+ private:
+  // What is handed to the inner store for one write.
+  struct Packed {
+    std::string_view value;
+    std::uint32_t flags = 0;
+    Ttl ttl{0};
+  };
+  // A value read back and opened: header fields and the payload bytes.
+  struct Opened {
+    EnvelopeHeader header;
+    std::string payload;
+  };
+  // Changes an opened value in place; its Status aborts the rewrite.
+  using Mutation = std::function<Status(Opened&)>;
+
+  Packed Pack(ItemView item, Ttl ttl, std::string* buffer) const;
+  // Strips the envelope from `*item` after a read. kNotFound (and a lazy removal)
+  // for an expired value, kCorruption for a damaged header.
+  Status Open(std::string_view key, Item* item);
+  // Reads the inner item and opens it into `*opened` (header flags kept apart).
+  Status ReadOpened(std::string_view key, Item* raw, Opened* opened);
+  // Read, change, write back with CAS, retrying a bounded number of times on conflict.
+  Status Rewrite(std::string_view key, const Mutation& mutate, Opened* result = nullptr);
+
+  Status StorePacked(StoreMode mode, std::string_view key, ItemView item,
+                     const WriteOptions& options);
+  Status Add(std::string_view key, ItemView item, const WriteOptions& options);
+  Status Replace(std::string_view key, ItemView item, const WriteOptions& options);
+  Status Append(std::string_view key, ItemView item, const WriteOptions& options);
+  Status Prepend(std::string_view key, ItemView item, const WriteOptions& options);
+  Status Counter(bool incr, std::string_view key, std::uint64_t delta, std::uint64_t* value);
+  Status CounterOnEnvelope(bool incr, std::string_view key, std::uint64_t delta,
+                           std::uint64_t* value, Status inner_status);
+  // True if the inner store's result would be the value it expired: then it is
+  // removed and the caller treats the key as absent.
+  bool RemoveIfExpired(std::string_view key);
+
+  bool Pipelineable(const Operation& op) const;
+  void RunPipelined(std::span<Operation> run);
+
+  std::shared_ptr<Backend> inner_;
+  bool native_flags_;
+  bool native_ttl_;
+  bool can_rewrite_;  // CAS, and every expiry lives in the envelope
+  Capabilities capabilities_;
+  Capabilities emulated_;
+};
+
+}  // namespace cachet

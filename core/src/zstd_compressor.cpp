@@ -1,0 +1,113 @@
+// The zstd compressor. Contexts are kept per thread (creating one allocates
+// hundreds of kilobytes). Decompression streams into a BoundedOutput: the
+// frame's declared content size is used only as a capped first allocation.
+#include <zstd.h>
+
+#include <memory>
+#include <string>
+
+#include "bounded_output.h"
+#include "compressors.h"
+
+namespace cachet {
+
+namespace {
+
+struct CCtxDeleter {
+  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+struct DCtxDeleter {
+  void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+};
+
+ZSTD_CCtx* ThreadCompressionContext() {
+  thread_local std::unique_ptr<ZSTD_CCtx, CCtxDeleter> context(ZSTD_createCCtx());
+  return context.get();
+}
+
+ZSTD_DCtx* ThreadDecompressionContext() {
+  thread_local std::unique_ptr<ZSTD_DCtx, DCtxDeleter> context(ZSTD_createDCtx());
+  return context.get();
+}
+
+// The first allocation: the declared size when it is modest, else a multiple of
+// the input; BoundedOutput grows it from there as real output arrives.
+std::size_t FirstAllocation(std::string_view in) {
+  const std::size_t cap = in.size() * 32 + 4096;
+  const unsigned long long declared = ZSTD_getFrameContentSize(in.data(), in.size());
+  if (declared == ZSTD_CONTENTSIZE_UNKNOWN || declared == ZSTD_CONTENTSIZE_ERROR) return cap;
+  return declared < cap ? static_cast<std::size_t>(declared) : cap;
+}
+
+class ZstdCompressor final : public Compressor {
+ public:
+  explicit ZstdCompressor(int level) : level_(level) {}
+
+  std::string_view name() const noexcept override { return "zstd"; }
+  std::uint8_t id() const noexcept override { return 3; }
+
+  Status Compress(std::string_view in, std::string* out) const override;
+  Status Decompress(std::string_view in, std::size_t max_output,
+                    std::string* out) const override;
+
+ private:
+  int level_;
+};
+
+Status ZstdCompressor::Compress(std::string_view in, std::string* out) const {
+  ZSTD_CCtx* context = ThreadCompressionContext();
+  if (context == nullptr) return Status::Internal("zstd: cannot create a compression context");
+  out->resize(ZSTD_compressBound(in.size()));
+  const std::size_t n =
+      ZSTD_compressCCtx(context, out->data(), out->size(), in.data(), in.size(), level_);
+  if (ZSTD_isError(n)) return Status::Internal(std::string("zstd: ") + ZSTD_getErrorName(n));
+  out->resize(n);
+  return Status::OK();
+}
+
+Status ZstdCompressor::Decompress(std::string_view in, std::size_t max_output,
+                                  std::string* out) const {
+  ZSTD_DCtx* context = ThreadDecompressionContext();
+  if (context == nullptr) return Status::Internal("zstd: cannot create a decompression context");
+  ZSTD_DCtx_reset(context, ZSTD_reset_session_only);
+  const auto too_large = [max_output] {
+    return Status::TooLarge("zstd: decompressed value exceeds " + std::to_string(max_output) +
+                            " bytes");
+  };
+  BoundedOutput buffer(out, max_output, FirstAllocation(in));
+  ZSTD_inBuffer input{in.data(), in.size(), 0};
+  // Bounded: every pass consumes input, produces output or grows the buffer
+  // (which stops at the bound); a pass doing none of these is an error.
+  for (;;) {
+    if (buffer.free_size() == 0 && !buffer.Grow()) return too_large();
+    ZSTD_outBuffer output{buffer.free_begin(), buffer.free_size(), 0};
+    const std::size_t consumed_before = input.pos;
+    const std::size_t rc = ZSTD_decompressStream(context, &output, &input);
+    buffer.Commit(output.pos);
+    if (ZSTD_isError(rc)) return Status::Corruption(std::string("zstd: ") + ZSTD_getErrorName(rc));
+    const bool input_done = input.pos == input.size;
+    if (rc == 0 && input_done) break;  // the last frame is complete
+    const bool output_full = output.pos == output.size;
+    if (input_done && !output_full) return Status::Corruption("zstd: truncated input");
+    if (!output_full && output.pos == 0 && input.pos == consumed_before) {
+      return Status::Corruption("zstd: the decoder made no progress");
+    }
+  }
+  if (buffer.over_limit()) return too_large();
+  buffer.Finish();
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Compressor>> MakeZstdCompressor(int level) {
+  if (level < ZSTD_minCLevel() || level > ZSTD_maxCLevel()) {
+    return Status::InvalidArgument("zstd level " + std::to_string(level) + " is outside " +
+                                   std::to_string(ZSTD_minCLevel()) + ".." +
+                                   std::to_string(ZSTD_maxCLevel()) + " (0 for the default)");
+  }
+  const int zstd_level = level == 0 ? ZSTD_CLEVEL_DEFAULT : level;
+  return std::unique_ptr<Compressor>(std::make_unique<ZstdCompressor>(zstd_level));
+}
+
+}  // namespace cachet
