@@ -16,7 +16,7 @@
 
 namespace cachet::net {
 
-struct ServerAddress {
+struct CACHET_EXPORT ServerAddress {
   std::string host;
   std::uint16_t port = 0;
   std::uint32_t weight = 1;

@@ -1,0 +1,245 @@
+// Connection, ServerAddress, ReadBuffer, ServerPool and FanOut against real and
+// deliberately absent servers on loopback.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include "cachet/net/connection.h"
+#include "cachet/net/fan_out.h"
+#include "cachet/net/server_pool.h"
+#include "support/memcached_server.h"
+
+namespace cachet::net {
+namespace {
+
+using std::chrono::milliseconds;
+
+ServerAddress Loopback(int port) { return {"127.0.0.1", static_cast<std::uint16_t>(port), 1}; }
+
+// Reads until `buffer` holds a full line ending in "\r\n" that starts with `prefix`.
+class LineReader : public ReplyReader {
+ public:
+  Status Consume(ReadBuffer& buffer) override {
+    std::size_t end = buffer.data().find("\r\n");
+    if (end == std::string_view::npos) return Status::OK();
+    line = std::string(buffer.data().substr(0, end));
+    buffer.Consume(end + 2);
+    done_ = true;
+    return Status::OK();
+  }
+  bool done() const noexcept override { return done_; }
+  std::string line;
+
+ private:
+  bool done_ = false;
+};
+
+Status RoundTrip(Connection& c, std::string_view request, std::string* line) {
+  Exchange e;
+  e.connection = &c;
+  e.request.push_back({const_cast<char*>(request.data()), request.size()});
+  LineReader reader;
+  e.reader = &reader;
+  RunExchanges({&e, 1}, c.IoDeadline());
+  *line = reader.line;
+  return e.status;
+}
+
+}  // namespace
+
+TEST_CASE("server addresses parse with ports and weights", "[endpoint]") {
+  auto a = ParseServerAddress(" 10.0.0.1:11212:3 ", 11211);
+  REQUIRE(a.ok());
+  CHECK(a->host == "10.0.0.1");
+  CHECK(a->port == 11212);
+  CHECK(a->weight == 3);
+  CHECK(ParseServerAddress("cache", 11211)->port == 11211);
+  CHECK(ParseServerAddress("[::1]:5", 11211)->host == "[::1]");
+  CHECK(ParseServerAddress("h:0", 1).status().IsConfigError());
+  CHECK(ParseServerAddress("h:70000", 1).status().IsConfigError());
+  CHECK(ParseServerAddress("h:1:0", 1).status().IsConfigError());
+  CHECK(ParseServerAddress("h:1:x", 1).status().IsConfigError());
+  CHECK(ParseServerAddress(":1", 1).status().IsConfigError());
+  std::vector<std::string> entries = {"a:1, b:2:2", "", "c"};
+  auto list = ParseServerList(entries, 11211);
+  REQUIRE(list.ok());
+  REQUIRE(list->size() == 3);
+  CHECK((*list)[1].weight == 2);
+  CHECK((*list)[2].HostPort() == "c:11211");
+  CHECK(ParseServerList(std::vector<std::string>{" , "}, 1).status().IsConfigError());
+}
+
+TEST_CASE("a read buffer compacts and grows", "[read_buffer]") {
+  ReadBuffer b;
+  char* w = b.PrepareWrite(4);
+  std::memcpy(w, "abcd", 4);
+  b.Commit(4);
+  b.Consume(1);
+  CHECK(b.data() == "bcd");
+  w = b.PrepareWrite(b.writable() + 10);
+  std::memcpy(w, "e", 1);
+  b.Commit(1);
+  CHECK(b.data() == "bcde");
+  b.Consume(4);
+  CHECK(b.empty());
+}
+
+TEST_CASE("connecting to a closed port is unavailable", "[connection]") {
+  int port = test::FindFreeLoopbackPort();
+  Connection c(Loopback(port), {});
+  Status s = c.EnsureConnected();
+  CHECK(s.IsUnavailable());
+  CHECK(s.message().find("127.0.0.1:" + std::to_string(port)) != std::string::npos);
+  CHECK_FALSE(c.connected());
+}
+
+TEST_CASE("a connection talks to memcached and survives a restart", "[connection]") {
+  if (!test::HaveMemcached()) return;
+  auto server = test::StartMemcached();
+  REQUIRE(server.ok());
+  Connection c(Loopback((*server)->port()), {milliseconds(500), milliseconds(1000)});
+  std::string line;
+  REQUIRE(RoundTrip(c, "version\r\n", &line).ok());
+  CHECK(line.rfind("VERSION ", 0) == 0);
+
+  REQUIRE((*server)->Restart().ok());
+  // The old socket is dead: the first exchange fails and drops it...
+  Status broken = RoundTrip(c, "version\r\n", &line);
+  if (!broken.ok()) {
+    CHECK(broken.IsIoError());
+    CHECK_FALSE(c.connected());
+  }
+  // ...and the next one reconnects without any help.
+  REQUIRE(RoundTrip(c, "version\r\n", &line).ok());
+  CHECK(line.rfind("VERSION ", 0) == 0);
+}
+
+TEST_CASE("a stalled server times out within the I/O timeout", "[connection]") {
+  if (!test::HaveMemcached()) return;
+  auto server = test::StartMemcached();
+  REQUIRE(server.ok());
+  Connection c(Loopback((*server)->port()), {milliseconds(500), milliseconds(200)});
+  REQUIRE(c.EnsureConnected().ok());
+  REQUIRE((*server)->Pause().ok());
+  std::string line;
+  Status s = RoundTrip(c, "version\r\n", &line);
+  CHECK(s.IsTimeout());
+  CHECK_FALSE(c.connected());
+  REQUIRE((*server)->Resume().ok());
+}
+
+TEST_CASE("a forked child does not reuse its parent's socket", "[connection]") {
+  if (!test::HaveMemcached()) return;
+  auto server = test::StartMemcached();
+  REQUIRE(server.ok());
+  Connection c(Loopback((*server)->port()), {});
+  REQUIRE(c.EnsureConnected().ok());
+  int parent_fd = c.fd();
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // Exit code 0 only if the child sees the connection as not its own and
+    // gets a fresh socket of its own.
+    bool fresh = !c.connected() && c.EnsureConnected().ok() && c.connected();
+    _exit(fresh ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  // The parent's connection is untouched and still works.
+  CHECK(c.connected());
+  CHECK(c.fd() == parent_fd);
+  std::string line;
+  CHECK(RoundTrip(c, "version\r\n", &line).ok());
+}
+
+TEST_CASE("a pool marks a server dead after failure_limit failures", "[server_pool]") {
+  std::vector<ServerAddress> servers = {Loopback(1), Loopback(2)};
+  ServerPoolOptions options;
+  options.failure_limit = 2;
+  options.retry_timeout = milliseconds(60000);
+  auto dist = Distribution::Create(DistributionKind::kModula, servers);
+  std::size_t home = dist->ServerFor("k");
+  ServerPool pool(servers, std::move(dist), options);
+  CHECK(*pool.Route("k") == home);
+  pool.ReportFailure(home);
+  CHECK(pool.Available(home));
+  pool.ReportFailure(home);
+  CHECK_FALSE(pool.Available(home));
+  Result<std::size_t> routed = pool.Route("k");
+  CHECK(routed.status().IsUnavailable());
+  CHECK(routed.status().message().find("marked dead") != std::string_view::npos);
+  pool.ReportSuccess(home);
+  CHECK(pool.Available(home));
+}
+
+TEST_CASE("with failover a dead server's keys move to a live one", "[server_pool]") {
+  std::vector<ServerAddress> servers = {Loopback(1), Loopback(2), Loopback(3)};
+  ServerPoolOptions options;
+  options.failure_limit = 1;
+  options.failover = true;
+  options.retry_timeout = milliseconds(60000);
+  ServerPool pool(servers, Distribution::Create(DistributionKind::kKetama, servers), options);
+  std::size_t home = *pool.Route("k");
+  pool.ReportFailure(home);
+  Result<std::size_t> moved = pool.Route("k");
+  REQUIRE(moved.ok());
+  CHECK(*moved != home);
+}
+
+TEST_CASE("a dead server is retried after retry_timeout", "[server_pool]") {
+  std::vector<ServerAddress> servers = {Loopback(1)};
+  ServerPoolOptions options;
+  options.failure_limit = 1;
+  options.retry_timeout = milliseconds(0);
+  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), options);
+  pool.ReportFailure(0);
+  CHECK(pool.Available(0));
+}
+
+TEST_CASE("pooled connections are reused", "[server_pool]") {
+  if (!test::HaveMemcached()) return;
+  auto server = test::StartMemcached();
+  REQUIRE(server.ok());
+  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
+  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), {});
+  int first_fd = -1;
+  {
+    ServerPool::Lease lease = pool.Acquire(0);
+    REQUIRE(lease->EnsureConnected().ok());
+    first_fd = lease->fd();
+  }
+  ServerPool::Lease again = pool.Acquire(0);
+  CHECK(again->connected());
+  CHECK(again->fd() == first_fd);
+}
+
+TEST_CASE("fan-out reaches several servers in one call", "[fan_out]") {
+  if (!test::HaveMemcached()) return;
+  auto a = test::StartMemcached();
+  auto b = test::StartMemcached();
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  Connection ca(Loopback((*a)->port()), {});
+  Connection cb(Loopback((*b)->port()), {});
+  std::string request = "version\r\n";
+  LineReader ra, rb;
+  Exchange ex[2];
+  ex[0].connection = &ca;
+  ex[1].connection = &cb;
+  ex[0].reader = &ra;
+  ex[1].reader = &rb;
+  for (Exchange& e : ex) e.request.push_back({request.data(), request.size()});
+  REQUIRE((*b)->Kill().ok());
+  RunExchanges(ex, ca.IoDeadline());
+  CHECK(ex[0].status.ok());
+  CHECK(ra.line.rfind("VERSION", 0) == 0);
+  CHECK(ex[1].status.IsUnavailable());
+}
+
+}  // namespace cachet::net
