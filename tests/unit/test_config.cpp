@@ -1,0 +1,231 @@
+// Config: parsing, overrides, validation against a schema, and rendering.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cachet/config.h"
+
+using cachet::CacheOptionSpecs;
+using cachet::Config;
+using cachet::OptionSpec;
+using cachet::OptionType;
+
+namespace {
+
+constexpr std::array kMemcachedOptions = {
+    OptionSpec{"servers", OptionType::kList, "127.0.0.1:11211", "host:port[:weight] list"},
+    OptionSpec{"distribution", OptionType::kString, "ketama", "key placement", false, false,
+               "ketama|modula"},
+    OptionSpec{"io_timeout_ms", OptionType::kInt, "1000", "per-operation deadline"},
+};
+
+constexpr std::array kRedisOptions = {
+    OptionSpec{"host", OptionType::kString, "127.0.0.1", "server host"},
+    OptionSpec{"password", OptionType::kString, nullptr, "AUTH password", true, true},
+};
+
+const char* const kShopConf =
+    "# shop.conf: a cache in front of memcached\n"  // 1
+    "[cache]\n"                                       // 2
+    "backend = memcached          # plugin name\n"    // 3
+    "compress_threshold = 2048\n"                     // 4
+    "metrics = off\n"                                 // 5
+    "\n"                                              // 6
+    "[memcached]\n"                                   // 7
+    "servers = 10.0.0.1:11211:1, 10.0.0.2:11211:2   # host:port[:weight]\n";  // 8
+
+Config MustParse(std::string_view text, std::vector<std::string> overrides = {}) {
+  auto config = Config::Parse(text, "shop.conf", overrides);
+  INFO(config.status().ToString());
+  REQUIRE(config.ok());
+  return std::move(config).value();
+}
+
+std::string ValidateError(std::string_view text, std::string_view section,
+                          std::span<const OptionSpec> schema,
+                          std::vector<std::string> overrides = {}) {
+  Config config = MustParse(text, std::move(overrides));
+  cachet::Status status = config.Validate(section, schema);
+  REQUIRE(status.IsConfigError());
+  return std::string(status.message());
+}
+
+}  // namespace
+
+TEST_CASE("values come back with their line, inline comments removed", "[config]") {
+  Config config = MustParse(kShopConf);
+  const cachet::ConfigSection* cache = config.section("cache");
+  REQUIRE(cache != nullptr);
+  const cachet::ConfigValue* backend = cache->Find("backend");
+  REQUIRE(backend != nullptr);
+  CHECK(backend->value == "memcached");
+  CHECK(backend->line == 3);
+  CHECK(backend->source == "shop.conf");
+  CHECK(config.SectionNames() == std::vector<std::string>{"cache", "memcached"});
+}
+
+TEST_CASE("validation fills defaults and typed getters read them", "[config]") {
+  Config config = MustParse(kShopConf);
+  REQUIRE(config.Validate("cache", CacheOptionSpecs()).ok());
+  REQUIRE(config.Validate("memcached", kMemcachedOptions).ok());
+  const cachet::ConfigSection& cache = *config.section("cache");
+  CHECK(cache.GetInt("compress_threshold") == 2048);
+  CHECK_FALSE(cache.GetBool("metrics"));
+  CHECK(cache.GetString("serializer") == "json");
+  CHECK(cache.GetDouble("compress_min_savings") == Approx(0.2));
+  CHECK(cache.Find("serializer")->source == "default");
+  const cachet::ConfigSection& memcached = *config.section("memcached");
+  CHECK(memcached.GetList("servers") ==
+        std::vector<std::string>{"10.0.0.1:11211:1", "10.0.0.2:11211:2"});
+  CHECK(memcached.GetInt("io_timeout_ms") == 1000);
+}
+
+TEST_CASE("a section absent from the file validates as its defaults", "[config]") {
+  Config config = MustParse("[cache]\nbackend = memory\n");
+  REQUIRE(config.Validate("memcached", kMemcachedOptions).ok());
+  REQUIRE(config.section("memcached") != nullptr);
+  CHECK(config.section("memcached")->GetString("distribution") == "ketama");
+}
+
+TEST_CASE("every [cache] option has a help text and a default", "[config]") {
+  CHECK(CacheOptionSpecs().size() == 13);
+  for (const OptionSpec& spec : CacheOptionSpecs()) {
+    INFO(spec.name);
+    CHECK(spec.help != nullptr);
+    CHECK(spec.default_value != nullptr);
+  }
+}
+
+TEST_CASE("a typo'd key names the file, the line, and the likely option", "[config]") {
+  std::string error = ValidateError("[memcached]\n\nsrvers = a:1\n", "memcached",
+                                    kMemcachedOptions);
+  CHECK(error == "shop.conf:3: [memcached] srvers: unknown option (did you mean 'servers'?)");
+}
+
+TEST_CASE("an unknown key far from every option gets no suggestion", "[config]") {
+  std::string error = ValidateError("[cache]\ncolour = blue\n", "cache", CacheOptionSpecs());
+  CHECK(error == "shop.conf:2: [cache] colour: unknown option");
+}
+
+TEST_CASE("a bad integer names its line and value", "[config]") {
+  std::string error = ValidateError("[cache]\nbackend = memory\n\ncompress_threshold = abc\n",
+                                    "cache", CacheOptionSpecs());
+  CHECK(error == "shop.conf:4: [cache] compress_threshold: 'abc' is not an integer");
+}
+
+TEST_CASE("bad booleans and numbers are refused", "[config]") {
+  CHECK(ValidateError("[cache]\nmetrics = maybe\n", "cache", CacheOptionSpecs())
+            .starts_with("shop.conf:2: [cache] metrics: 'maybe' is not a boolean"));
+  CHECK(ValidateError("[cache]\ncompress_min_savings = 20%\n", "cache", CacheOptionSpecs()) ==
+        "shop.conf:2: [cache] compress_min_savings: '20%' is not a number");
+  CHECK(ValidateError("[cache]\ndefault_ttl = 1.5\n", "cache", CacheOptionSpecs()) ==
+        "shop.conf:2: [cache] default_ttl: '1.5' is not an integer");
+}
+
+TEST_CASE("a value outside the choices lists them", "[config]") {
+  std::string error =
+      ValidateError("[cache]\ncompressor = lz4\n", "cache", CacheOptionSpecs());
+  CHECK(error == "shop.conf:2: [cache] compressor: 'lz4' is not one of none|zlib|gzip|zstd");
+}
+
+TEST_CASE("a missing required option names the file and the key", "[config]") {
+  std::string error = ValidateError("[redis]\nhost = 127.0.0.1\n", "redis", kRedisOptions);
+  CHECK(error == "shop.conf: [redis] password: required option is missing");
+}
+
+TEST_CASE("all errors of a section are reported, in line order", "[config]") {
+  std::string error = ValidateError("[cache]\nserializer = yaml\nmetrics = 2\nbackend = x\n",
+                                    "cache", CacheOptionSpecs());
+  CHECK(error ==
+        "shop.conf:2: [cache] serializer: 'yaml' is not one of json|msgpack|cbor\n"
+        "shop.conf:3: [cache] metrics: '2' is not a boolean (true/false, yes/no, on/off, 1/0)");
+}
+
+TEST_CASE("a key set twice in a section names both lines", "[config]") {
+  auto config = Config::Parse("[cache]\nbackend = memory\n[redis]\n[cache]\nbackend = redis\n",
+                              "shop.conf");
+  REQUIRE(config.status().IsConfigError());
+  CHECK(config.status().message() == "shop.conf:5: [cache] backend: set twice, on lines 2 and 5");
+}
+
+TEST_CASE("malformed lines are errors with their line number", "[config]") {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"[cache]\nbackend memory\n",
+       "shop.conf:2: 'backend memory': expected 'key = value' or '[section]'"},
+      {"backend = memory\n", "shop.conf:1: backend: key outside any section (add e.g. [cache])"},
+      {"[cache\n", "shop.conf:1: '[cache': a section header needs a closing ']'"},
+      {"\n[]\n", "shop.conf:2: empty section name '[]'"},
+      {"[a.b]\n", "shop.conf:1: '[a.b]': a section name cannot contain blanks or '.'"},
+      {"[cache]\n = memory\n", "shop.conf:2: '= memory': no key"},
+  };
+  for (const Case& c : cases) {
+    auto config = Config::Parse(c.text, "shop.conf");
+    INFO(c.text);
+    REQUIRE(config.status().IsConfigError());
+    CHECK(config.status().message() == c.message);
+  }
+}
+
+TEST_CASE("an override wins over the file and remembers where it came from", "[config]") {
+  Config config = MustParse(kShopConf, {"cache.compress_threshold=99", "redis.host = 10.1.1.1"});
+  const cachet::ConfigValue* threshold = config.section("cache")->Find("compress_threshold");
+  CHECK(threshold->value == "99");
+  CHECK(threshold->source == "-o");
+  CHECK(threshold->line == 0);
+  REQUIRE(config.section("redis") != nullptr);
+  CHECK(config.section("redis")->GetString("host") == "10.1.1.1");
+}
+
+TEST_CASE("an override with a bad value is reported as from -o", "[config]") {
+  std::string error =
+      ValidateError(kShopConf, "cache", CacheOptionSpecs(), {"cache.compress_threshold=lots"});
+  CHECK(error == "-o: [cache] compress_threshold: 'lots' is not an integer");
+}
+
+TEST_CASE("a malformed override is an error naming it", "[config]") {
+  for (const char* bad : {"cache.backend", "backend=memory", ".backend=x", "cache.=x", ""}) {
+    std::vector<std::string> overrides{bad};
+    auto config = Config::Parse(kShopConf, "shop.conf", overrides);
+    INFO(bad);
+    REQUIRE(config.status().IsConfigError());
+    CHECK(config.status().message() ==
+          "-o '" + std::string(bad) + "': malformed override, expected section.key=value");
+  }
+}
+
+TEST_CASE("Render masks secrets and shows the effective settings", "[config]") {
+  Config config = MustParse("[redis]\npassword = hunter2\n[other]\napi_token = abc\nname = x\n");
+  REQUIRE(config.Validate("redis", kRedisOptions).ok());
+  std::string text = config.Render();
+  CHECK(text.find("hunter2") == std::string::npos);
+  CHECK(text.find("password = ********") != std::string::npos);
+  CHECK(text.find("host = 127.0.0.1") != std::string::npos);
+  // Not validated, so no schema: a name that looks secret is masked anyway.
+  CHECK(text.find("abc") == std::string::npos);
+  CHECK(text.find("name = x") != std::string::npos);
+}
+
+TEST_CASE("LoadFile names the file, and reads it like Parse", "[config]") {
+  auto missing = Config::LoadFile("/nonexistent/cachet.conf");
+  REQUIRE(missing.status().IsConfigError());
+  CHECK(missing.status().message() == "/nonexistent/cachet.conf: cannot read: no such file");
+
+  std::filesystem::path file =
+      std::filesystem::temp_directory_path() / "cachet_test_config_load.conf";
+  std::ofstream(file) << "[cache]\r\nbackend = redis\r\ndefault_ttl = x\r\n";
+  auto config = Config::LoadFile(file.string());
+  REQUIRE(config.ok());
+  CHECK(config->path() == file.string());
+  CHECK(config->section("cache")->GetString("backend") == "redis");
+  cachet::Status status = config->Validate("cache", CacheOptionSpecs());
+  CHECK(status.message() == file.string() + ":3: [cache] default_ttl: 'x' is not an integer");
+  std::filesystem::remove(file);
+}

@@ -1,0 +1,203 @@
+// PluginLoader and Plugin: loading the test plugins (tests/plugins), one clear
+// line for every broken one, and backends that keep their library loaded.
+#include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cachet/config.h"
+#include "cachet/plugin.h"
+
+namespace fs = std::filesystem;
+using cachet::PluginLoader;
+
+namespace {
+
+const fs::path kPluginDir = CACHET_TEST_PLUGIN_DIR;
+
+PluginLoader TestLoader() { return PluginLoader({kPluginDir}); }
+
+fs::path PluginFile(std::string_view name) {
+  return kPluginDir / PluginLoader::FileNameFor(name);
+}
+
+// The message of a load that must fail, checked to be one line about `name`'s file.
+std::string LoadFailure(std::string_view name) {
+  auto plugin = TestLoader().Load(name);
+  REQUIRE(plugin.status().IsPluginError());
+  std::string message(plugin.status().message());
+  INFO(message);
+  CHECK(message.find('\n') == std::string::npos);
+  CHECK(message.starts_with("plugin " + PluginFile(name).string() + ": "));
+  return message;
+}
+
+bool IsMapped(const fs::path& file) {
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return false;
+  dlclose(handle);  // RTLD_NOLOAD still counts a reference; give it back.
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("a working plugin loads by name and describes itself", "[plugin]") {
+  auto plugin = TestLoader().Load("tinymap");
+  INFO(plugin.status().ToString());
+  REQUIRE(plugin.ok());
+  CHECK((*plugin)->name() == "tinymap");
+  CHECK((*plugin)->path() == PluginFile("tinymap"));
+  CHECK((*plugin)->options().size() == 1);
+  CHECK(std::string((*plugin)->descriptor().fingerprint) == cachet::CoreBuildFingerprint());
+}
+
+TEST_CASE("a plugin loads by explicit path", "[plugin]") {
+  PluginLoader empty_search_path({});
+  auto plugin = empty_search_path.Load(PluginFile("tinymap").string());
+  INFO(plugin.status().ToString());
+  REQUIRE(plugin.ok());
+  CHECK((*plugin)->name() == "tinymap");
+}
+
+TEST_CASE("the backend keeps its library loaded after plugin and loader are gone", "[plugin]") {
+  std::shared_ptr<cachet::Backend> backend;
+  {
+    PluginLoader loader = TestLoader();
+    auto plugin = loader.Load("tinymap");
+    REQUIRE(plugin.ok());
+    cachet::ConfigSection options("tinymap");
+    auto made = (*plugin)->CreateBackend(options, nullptr);
+    INFO(made.status().ToString());
+    REQUIRE(made.ok());
+    backend = *made;
+  }
+  REQUIRE(IsMapped(PluginFile("tinymap")));
+  // Every call below runs code that lives in the plugin's library.
+  CHECK(backend->name() == "tinymap");
+  REQUIRE(backend->Store(cachet::StoreMode::kSet, "k", cachet::ItemView("v", 7), {}).ok());
+  cachet::Item item;
+  REQUIRE(backend->Get("k", &item).ok());
+  CHECK(item.value == "v");
+  CHECK(item.flags == 7);
+  CHECK(backend->Remove("k").ok());
+  CHECK(backend->Get("k", &item).IsNotFound());
+  backend.reset();  // runs the plugin's destructor, then releases the library
+}
+
+TEST_CASE("a missing plugin lists the directories searched", "[plugin]") {
+  PluginLoader loader({"/nonexistent/one", kPluginDir});
+  auto plugin = loader.Load("nosuchstore");
+  REQUIRE(plugin.status().IsPluginError());
+  CHECK(plugin.status().message() == "plugin cachet-nosuchstore.so: not found in "
+                                     "/nonexistent/one, " +
+                                         kPluginDir.string());
+}
+
+TEST_CASE("a missing explicit path is not found", "[plugin]") {
+  auto plugin = TestLoader().Load("/nonexistent/cachet-x.so");
+  REQUIRE(plugin.status().IsPluginError());
+  CHECK(plugin.status().message() == "plugin /nonexistent/cachet-x.so: not found");
+}
+
+TEST_CASE("a directory is not a plugin", "[plugin]") {
+  auto plugin = TestLoader().Load(kPluginDir.string() + "/");
+  REQUIRE(plugin.status().IsPluginError());
+  CHECK(plugin.status().message().ends_with(": not a regular file"));
+}
+
+TEST_CASE("a file that is not a shared library says why", "[plugin]") {
+  std::string message = LoadFailure("not-a-library");
+  CHECK(message.find("cannot load: ") != std::string::npos);
+  CHECK(message.find("Bad file descriptor") == std::string::npos);
+  CHECK(message.find("ELF") != std::string::npos);
+}
+
+TEST_CASE("an unresolved symbol is reported by name at load time", "[plugin]") {
+  std::string message = LoadFailure("unresolved-symbol");
+  CHECK(message.find("cachet_test_symbol_that_does_not_exist") != std::string::npos);
+}
+
+TEST_CASE("a library without the entry point is not a cachet plugin", "[plugin]") {
+  CHECK(LoadFailure("no-entry-point").ends_with(
+      ": not a cachet plugin: no cachet_plugin_v1 entry point"));
+}
+
+TEST_CASE("a wrong ABI version is refused before anything else", "[plugin]") {
+  CHECK(LoadFailure("wrong-abi").ends_with(": ABI version 42, but this cachet needs 1"));
+}
+
+TEST_CASE("a wrong fingerprint is refused, printing both", "[plugin]") {
+  std::string message = LoadFailure("wrong-fingerprint");
+  CHECK(message.find("build fingerprint mismatch") != std::string::npos);
+  CHECK(message.find("cachet 0.0.0; some other compiler") != std::string::npos);
+  CHECK(message.find(cachet::CoreBuildFingerprint()) != std::string::npos);
+}
+
+TEST_CASE("a failing factory is a plugin error carrying its reason", "[plugin]") {
+  auto plugin = TestLoader().Load("failing-factory");
+  REQUIRE(plugin.ok());
+  cachet::ConfigSection options("failing-factory");
+  auto backend = (*plugin)->CreateBackend(options, nullptr);
+  REQUIRE(backend.status().IsPluginError());
+  CHECK(backend.status().message() ==
+        "plugin " + PluginFile("failing-factory").string() +
+            ": create failed: unavailable: 127.0.0.1:1: connection refused");
+}
+
+TEST_CASE("a factory that returns ok without a backend is an error", "[plugin]") {
+  auto plugin = TestLoader().Load("null-backend");
+  REQUIRE(plugin.ok());
+  cachet::ConfigSection options("null-backend");
+  auto backend = (*plugin)->CreateBackend(options, nullptr);
+  REQUIRE(backend.status().IsPluginError());
+  CHECK(backend.status().message().ends_with("create failed: the factory returned ok but no "
+                                             "backend"));
+}
+
+TEST_CASE("Discover finds every plugin file once, the first directory winning", "[plugin]") {
+  // A second directory holding a broken file under the working plugin's name:
+  // the first directory's tinymap must win.
+  fs::path shadow = fs::temp_directory_path() / "cachet_test_discover_shadow";
+  fs::create_directories(shadow);
+  fs::copy_file(PluginFile("not-a-library"), shadow / PluginLoader::FileNameFor("tinymap"),
+                fs::copy_options::overwrite_existing);
+  auto found = PluginLoader({kPluginDir, shadow}).Discover();
+  fs::remove_all(shadow);
+
+  std::vector<std::string> loaded;
+  int failures = 0;
+  for (const auto& plugin : found) {
+    if (plugin.ok()) {
+      loaded.emplace_back((*plugin)->name());
+    } else {
+      ++failures;
+    }
+  }
+  // tinymap, failing-factory and null-backend load (their factories fail later);
+  // not-a-library, unresolved-symbol, no-entry-point, wrong-abi, wrong-fingerprint do not.
+  std::sort(loaded.begin(), loaded.end());
+  CHECK(loaded == std::vector<std::string>{"failing-factory", "null-backend", "tinymap"});
+  CHECK(failures == 5);
+}
+
+TEST_CASE("the default search path puts config dirs, then CACHET_PLUGIN_PATH first",
+          "[plugin]") {
+  REQUIRE(setenv("CACHET_PLUGIN_PATH", "/env/one::/env/two", 1) == 0);
+  std::vector<std::string> config_dirs{"/config/dir"};
+  auto dirs = PluginLoader::DefaultSearchPath(config_dirs);
+  unsetenv("CACHET_PLUGIN_PATH");
+  REQUIRE(dirs.size() >= 4);
+  CHECK(dirs[0] == "/config/dir");
+  CHECK(dirs[1] == "/env/one");
+  CHECK(dirs[2] == "/env/two");
+  CHECK(dirs[3] == fs::path(CACHET_BINARY_DIR) / "plugins");
+}
+
+TEST_CASE("plugin file names follow cachet-<name>.so", "[plugin]") {
+  CHECK(PluginLoader::FileNameFor("redis") == "cachet-redis.so");
+}
