@@ -1,0 +1,98 @@
+// cachet-bench's options with Boost.Program_options; its exceptions stop here.
+#include "bench_options.h"
+
+#include <exception>
+#include <ostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+
+namespace cachet::bench {
+namespace po = boost::program_options;
+namespace {
+
+po::options_description Description() {
+  po::options_description options("Options");
+  options.add_options()
+      ("config,c", po::value<std::vector<std::string>>()->composing()->value_name("FILE"),
+       "a config to benchmark (repeatable; each becomes a table row)")
+      ("option,o", po::value<std::vector<std::string>>()->composing()->value_name("S.K=V"),
+       "override a config value in every config (repeatable)")
+      ("scenarios", po::value<std::string>()->value_name("a,b"), "scenarios to run (default: all)")
+      ("duration", po::value<double>()->value_name("SECONDS"),
+       "time per scenario and config (default 1)")
+      ("ops", po::value<std::uint64_t>()->value_name("N"),
+       "a fixed number of iterations per scenario and config instead of a time")
+      ("value-size", po::value<std::size_t>()->value_name("BYTES"), "value size (default 10)")
+      ("slice-ms", po::value<std::uint64_t>()->value_name("MS"),
+       "configs take turns in slices this long (default 100)")
+      ("list", "list the scenarios and exit")
+      ("help,h", "show this help");
+  return options;
+}
+
+Status ParseScenarioList(const std::string& list, std::vector<const Scenario*>* out) {
+  std::istringstream words(list);
+  std::string name;
+  while (std::getline(words, name, ',')) {
+    const Scenario* scenario = FindScenario(name);
+    if (scenario == nullptr) {
+      return Status::InvalidArgument("unknown scenario '" + name + "' (see --list)");
+    }
+    out->push_back(scenario);
+  }
+  return out->empty() ? Status::InvalidArgument("--scenarios names none") : Status::OK();
+}
+
+Status Check(const BenchOptions& o) {
+  if (o.help || o.list) return Status::OK();
+  if (o.configs.empty()) return Status::InvalidArgument("give at least one -c FILE");
+  if (!(o.duration_seconds > 0 && o.duration_seconds <= 86400)) {
+    return Status::InvalidArgument("--duration must be in (0, 86400] seconds");
+  }
+  if (o.slice_ms == 0) return Status::InvalidArgument("--slice-ms must be at least 1");
+  return Status::OK();
+}
+
+Status Store(const po::variables_map& vm, BenchOptions* o) {
+  if (vm.count("config")) o->configs = vm["config"].as<std::vector<std::string>>();
+  if (vm.count("option")) o->overrides = vm["option"].as<std::vector<std::string>>();
+  if (vm.count("duration")) o->duration_seconds = vm["duration"].as<double>();
+  if (vm.count("ops")) o->ops = vm["ops"].as<std::uint64_t>();
+  if (vm.count("value-size")) o->value_size = vm["value-size"].as<std::size_t>();
+  if (vm.count("slice-ms")) o->slice_ms = vm["slice-ms"].as<std::uint64_t>();
+  o->list = vm.count("list") > 0;
+  o->help = vm.count("help") > 0;
+  if (vm.count("scenarios")) return ParseScenarioList(vm["scenarios"].as<std::string>(), &o->scenarios);
+  for (const Scenario& s : AllScenarios()) o->scenarios.push_back(&s);
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<BenchOptions> ParseBenchOptions(const std::vector<std::string>& args) {
+  BenchOptions options;
+  try {
+    po::variables_map vm;
+    std::vector<std::string> words(args.begin() + (args.empty() ? 0 : 1), args.end());
+    po::store(po::command_line_parser(words).options(Description()).run(), vm);
+    Status status = Store(vm, &options);
+    if (!status.ok()) return status;
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(e.what());
+  }
+  Status status = Check(options);
+  if (!status.ok()) return status;
+  return options;
+}
+
+void PrintBenchHelp(std::ostream& out) {
+  out << "usage: cachet-bench -c A.conf [-c B.conf]... [options]\n\n"
+      << "Runs the seed scenarios against each config, configs taking turns in short\n"
+      << "slices, and prints one table per scenario like Perl's cmpthese: rows sorted by\n"
+      << "rate (iterations per wall-clock second), then how much faster each row is than\n"
+      << "each column. Rows are labelled by the config file's stem.\n\n"
+      << Description();
+}
+
+}  // namespace cachet::bench

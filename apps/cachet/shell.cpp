@@ -1,0 +1,82 @@
+// `cachet shell`: runs commands read from stdin, one per line, printing one
+// result per line. This is how an in-process store (memory) is used from a
+// terminal or a script: the store lives as long as the shell.
+//
+// Blank lines and lines starting with '#' are skipped; a trailing CR is dropped;
+// "help" lists the commands; "quit" or "exit" ends the shell, as does the end of
+// input. A bad line prints an "ERROR ..." line and the shell goes on.
+#include <unistd.h>
+
+#include <istream>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "command_table.h"
+#include "commands.h"
+#include "exit_codes.h"
+#include "invocation.h"
+#include "reply.h"
+#include "shell_words.h"
+
+namespace cachet::cli {
+namespace {
+
+void RunWords(CommandContext& ctx, const std::vector<std::string>& words) {
+  const CommandSpec* spec = FindCommand(words[0]);
+  if (spec == nullptr) {
+    ReportUsage(ctx, "unknown command '" + words[0] + "' (try: help)");
+    return;
+  }
+  if (spec->kind == CommandKind::kShell) {
+    ReportUsage(ctx, "already in the shell");
+    return;
+  }
+  Result<Invocation> inv =
+      ParseInvocation(*spec, std::vector<std::string>(words.begin() + 1, words.end()));
+  if (!inv.ok()) {
+    ReportUsage(ctx, inv.status().message());
+  } else if (inv->help) {
+    PrintCommandHelp(*spec, ctx.out);
+  } else {
+    spec->run(ctx, *inv);
+  }
+}
+
+// Runs one line; false when the line asks to leave.
+bool RunLine(CommandContext& ctx, std::string line) {
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  Result<std::vector<std::string>> words = SplitShellWords(line);
+  if (!words.ok()) {
+    ReportUsage(ctx, words.status().message());
+    return true;
+  }
+  if (words->empty() || (*words)[0].starts_with('#')) return true;
+  const std::string& first = (*words)[0];
+  if (first == "quit" || first == "exit") return false;
+  if (first == "help") {
+    PrintCommandList(ctx.out);
+  } else {
+    RunWords(ctx, *words);
+  }
+  return true;
+}
+
+}  // namespace
+
+int RunShell(CommandContext& ctx, const Invocation&) {
+  CommandContext line_ctx{ctx.config, ctx.cache, ctx.out, ctx.err};
+  line_ctx.shell = true;  // and no stdin values: stdin holds the commands
+  const bool interactive = ctx.out_is_terminal && isatty(STDIN_FILENO) == 1;
+  std::string line;
+  // Bounded by the input: one iteration per line read.
+  while (true) {
+    if (interactive) ctx.out << "cachet> " << std::flush;
+    if (!std::getline(*ctx.in, line)) break;
+    if (!RunLine(line_ctx, std::move(line))) break;
+    ctx.out.flush();  // a script driving the shell through a pipe sees each answer at once
+  }
+  return kExitSuccess;
+}
+
+}  // namespace cachet::cli
