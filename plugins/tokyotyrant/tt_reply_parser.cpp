@@ -25,8 +25,10 @@ ParseState ReplyParser::Parse(std::string_view buffer) {
   // plus a few stage changes always suffice; the bound only guards against a bug.
   const std::size_t max_steps = 2 * buffer.size() + 8;
   for (std::size_t steps = 0; stage_ != Stage::kDone && stage_ != Stage::kError; ++steps) {
-    if (steps > max_steps) Fail("parser made no progress");
-    else if (!Step(buffer)) break;
+    if (steps > max_steps)
+      Fail("parser made no progress");
+    else if (!Step(buffer))
+      break;
   }
   if (stage_ == Stage::kDone) return ParseState::kDone;
   if (stage_ == Stage::kError) return ParseState::kError;
@@ -35,12 +37,17 @@ ParseState ReplyParser::Parse(std::string_view buffer) {
 
 bool ReplyParser::Step(std::string_view buffer) {
   switch (stage_) {
-    case Stage::kStatus: return ReadStatus(buffer);
-    case Stage::kHead: return ReadHead(buffer);
-    case Stage::kItemHead: return ReadItemHead(buffer);
-    case Stage::kBody: return ReadBody(buffer);
+    case Stage::kStatus:
+      return ReadStatus(buffer);
+    case Stage::kHead:
+      return ReadHead(buffer);
+    case Stage::kItemHead:
+      return ReadItemHead(buffer);
+    case Stage::kBody:
+      return ReadBody(buffer);
     case Stage::kDone:
-    case Stage::kError: return false;
+    case Stage::kError:
+      return false;
   }
   return Fail("unknown parser stage");
 }
@@ -90,7 +97,8 @@ bool ReplyParser::ReadHead(std::string_view buffer) {
       if (!reply_.ok && items_left_ != 0) return Fail("misc failure with a non-zero count");
       return NextItemOrDone();
     case ReplyShape::kNone:
-    case ReplyShape::kStatus: break;
+    case ReplyShape::kStatus:
+      break;
   }
   return Fail("reply shape has no head");
 }

@@ -81,7 +81,7 @@ class ReplyParser {
   std::size_t pos_ = 0;
   std::uint32_t items_left_ = 0;
   std::uint32_t body_sizes_[2] = {0, 0};  // the sizes read for the body to come
-  int body_fields_ = 0;                    // how many of body_sizes_ are in use
+  int body_fields_ = 0;                   // how many of body_sizes_ are in use
   Reply reply_;
   Status error_;
 };

@@ -193,8 +193,8 @@ Status EncodeSetMaster(std::string_view host, std::int32_t port, std::uint64_t t
   return Status::OK();
 }
 
-Status EncodeMisc(std::string_view name, std::int32_t opts,
-                  std::span<const std::string_view> args, std::string* out) {
+Status EncodeMisc(std::string_view name, std::int32_t opts, std::span<const std::string_view> args,
+                  std::string* out) {
   if (Status s = CheckField("name", name); !s.ok()) return s;
   if (Status s = CheckCount(args.size()); !s.ok()) return s;
   for (std::string_view arg : args) {

@@ -18,8 +18,7 @@
 namespace cachet::tokyotyrant {
 
 // put, putkeep, putcat and putnr: [ksiz vsiz key value].
-Status EncodeStore(Command command, std::string_view key, std::string_view value,
-                   std::string* out);
+Status EncodeStore(Command command, std::string_view key, std::string_view value, std::string* out);
 
 // putshl: [ksiz vsiz width key value]; keeps the last `width` bytes after
 // appending. A negative width is kInvalidArgument.
@@ -62,8 +61,8 @@ Status EncodeSetMaster(std::string_view host, std::int32_t port, std::uint64_t t
                        std::int32_t opts, std::string* out);
 
 // misc: [nsiz opts argc name] then argc x [size arg].
-Status EncodeMisc(std::string_view name, std::int32_t opts,
-                  std::span<const std::string_view> args, std::string* out);
+Status EncodeMisc(std::string_view name, std::int32_t opts, std::span<const std::string_view> args,
+                  std::string* out);
 
 // Splits `num` into adddouble's integer part and fraction x 10^12.
 // REQUIRES: `num` is finite and |num| < 2^63.

@@ -1,7 +1,6 @@
 // Tokyo Tyrant reply parser: every reply shape, fed whole and split at every
 // offset, and every framing doubt reported as protocol_error.
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
@@ -159,8 +158,7 @@ TEST_CASE("vsiz and addint: a signed 32-bit number", "[tokyotyrant]") {
 }
 
 TEST_CASE("adddouble: integer and fraction", "[tokyotyrant]") {
-  const Parsed p =
-      ParseEveryWay(ReplyShape::kDouble, Hex("00 ffffffffffffffff ffffff8b95ad7800"));
+  const Parsed p = ParseEveryWay(ReplyShape::kDouble, Hex("00 ffffffffffffffff ffffff8b95ad7800"));
   CHECK(p.integer == -1);
   CHECK(p.fraction == -500000000000);
   CHECK_FALSE(ParseEveryWay(ReplyShape::kDouble, Hex("01")).ok);
@@ -179,8 +177,7 @@ TEST_CASE("stat: one text field", "[tokyotyrant]") {
 
 TEST_CASE("mget: both sizes first, then key and value, in order", "[tokyotyrant]") {
   const std::string bytes = Hex("00 00000003") + Hex("00000001 00000002") + "a" + "v1" +
-                            Hex("00000002 00000000") + "bb" + Hex("00000001 00000002") + "a" +
-                            "v1";
+                            Hex("00000002 00000000") + "bb" + Hex("00000001 00000002") + "a" + "v1";
   const Parsed p = ParseEveryWay(ReplyShape::kKeyValueList, bytes);
   CHECK(p.ok);
   CHECK(p.fields == std::vector<std::string>{"a", "v1", "bb", "", "a", "v1"});
@@ -195,8 +192,7 @@ TEST_CASE("fwmkeys: a count then keys", "[tokyotyrant]") {
 
 TEST_CASE("misc: a count then elements; failure is exactly 01 00000000", "[tokyotyrant]") {
   const std::string bytes = Hex("00 00000002 00000001") + "k" + Hex("00000003") + "val";
-  CHECK(ParseEveryWay(ReplyShape::kMiscList, bytes).fields ==
-        std::vector<std::string>{"k", "val"});
+  CHECK(ParseEveryWay(ReplyShape::kMiscList, bytes).fields == std::vector<std::string>{"k", "val"});
   const Parsed failed = ParseEveryWay(ReplyShape::kMiscList, Hex("01 00000000"));
   CHECK_FALSE(failed.ok);
   CHECK(failed.consumed == 5);
@@ -219,8 +215,7 @@ TEST_CASE("negative sizes and counts are protocol errors", "[tokyotyrant]") {
   CHECK(ErrorOf(ReplyShape::kMiscList, Hex("00 00000001 ffffffff")) != "no error");
 }
 
-TEST_CASE("sizes above 256 MiB and counts above 1048576 are protocol errors",
-          "[tokyotyrant]") {
+TEST_CASE("sizes above 256 MiB and counts above 1048576 are protocol errors", "[tokyotyrant]") {
   CHECK(ErrorOf(ReplyShape::kBytes, Hex("00 10000001")).find("over the limit") !=
         std::string::npos);
   CHECK(ErrorOf(ReplyShape::kKeyValueList, Hex("00 00100001")) != "no error");

@@ -1,7 +1,6 @@
 // Tokyo Tyrant request encoder: every command, byte by byte, and the limits.
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <limits>
 #include <string>
 #include <vector>
@@ -64,8 +63,8 @@ TEST_CASE("out, get and vsiz encode ksiz key", "[tokyotyrant]") {
   REQUIRE(tt::EncodeKeyCommand(Command::kOut, "ab", &out).ok());
   REQUIRE(tt::EncodeKeyCommand(Command::kGet, "ab", &out).ok());
   REQUIRE(tt::EncodeKeyCommand(Command::kVsiz, "ab", &out).ok());
-  CHECK(out == Hex("c8 20 00000002") + "ab" + Hex("c8 30 00000002") + "ab" +
-                   Hex("c8 38 00000002") + "ab");
+  CHECK(out ==
+        Hex("c8 20 00000002") + "ab" + Hex("c8 30 00000002") + "ab" + Hex("c8 38 00000002") + "ab");
   CHECK(tt::EncodeKeyCommand(Command::kPut, "ab", &out).IsInvalidArgument());
 }
 
@@ -73,8 +72,8 @@ TEST_CASE("mget encodes the count then each key, duplicates kept", "[tokyotyrant
   const std::vector<std::string_view> keys = {"a", "bb", "a"};
   std::string out;
   REQUIRE(tt::EncodeMget(keys, &out).ok());
-  CHECK(out == Hex("c8 31 00000003 00000001") + "a" + Hex("00000002") + "bb" + Hex("00000001") +
-                   "a");
+  CHECK(out ==
+        Hex("c8 31 00000003 00000001") + "a" + Hex("00000002") + "bb" + Hex("00000001") + "a");
 }
 
 TEST_CASE("mget of no keys is a zero count", "[tokyotyrant]") {
@@ -119,10 +118,10 @@ TEST_CASE("adddouble sends integer part and fraction x 10^12, both signed", "[to
 
 TEST_CASE("adddouble refuses what the wire cannot carry", "[tokyotyrant]") {
   std::string out;
-  CHECK(tt::EncodeAddDouble("d", std::numeric_limits<double>::quiet_NaN(), &out)
-            .IsInvalidArgument());
-  CHECK(tt::EncodeAddDouble("d", std::numeric_limits<double>::infinity(), &out)
-            .IsInvalidArgument());
+  CHECK(
+      tt::EncodeAddDouble("d", std::numeric_limits<double>::quiet_NaN(), &out).IsInvalidArgument());
+  CHECK(
+      tt::EncodeAddDouble("d", std::numeric_limits<double>::infinity(), &out).IsInvalidArgument());
   CHECK(tt::EncodeAddDouble("d", 1e19, &out).IsInvalidArgument());
   CHECK(out.empty());
 }

@@ -1,14 +1,13 @@
 // The Tokyo Tyrant test server, checked against PROTOCOLS.md with hand-written
 // bytes over a raw socket (not cachet's own encoder, so a shared mistake cannot
 // hide).
-#include <catch2/catch.hpp>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
 
@@ -143,8 +142,7 @@ TEST_CASE("tt server: mget keeps request order and duplicates, drops misses", "[
   const std::string request = Hex("c8 31 00000004 00000002") + "bb" + Hex("00000001") + "x" +
                               Hex("00000001") + "a" + Hex("00000002") + "bb";
   const std::string expected = Hex("00 00000003") + Hex("00000002 00000002") + "bb22" +
-                               Hex("00000001 00000001") + "a1" + Hex("00000002 00000002") +
-                               "bb22";
+                               Hex("00000001 00000001") + "a1" + Hex("00000002 00000002") + "bb22";
   CHECK(c.Roundtrip(request, expected.size()) == expected);
   CHECK(c.Roundtrip(Hex("c8 31 00000000"), 5) == Hex("00 00000000"));
 }
@@ -180,8 +178,7 @@ TEST_CASE("tt server: adddouble's wire format and 8-byte record", "[ttserver]") 
   CHECK(c.Roundtrip(Hex("c8 61 00000001") + one_and_half + "s", 1) == Hex("01"));
 }
 
-TEST_CASE("tt server: misc putlist, getlist, outlist and the five-byte failure",
-          "[ttserver]") {
+TEST_CASE("tt server: misc putlist, getlist, outlist and the five-byte failure", "[ttserver]") {
   Server server;
   RawClient c(server.port());
   const std::string putlist = Hex("c8 90 00000007 00000000 00000004") + "putlist" +
@@ -189,8 +186,7 @@ TEST_CASE("tt server: misc putlist, getlist, outlist and the five-byte failure",
                               "b" + Hex("00000001") + "2";
   CHECK(c.Roundtrip(putlist, 5) == Hex("00 00000000"));
   const std::string getlist = Hex("c8 90 00000007 00000000 00000003") + "getlist" +
-                              Hex("00000001") + "b" + Hex("00000001") + "z" + Hex("00000001") +
-                              "a";
+                              Hex("00000001") + "b" + Hex("00000001") + "z" + Hex("00000001") + "a";
   const std::string listed = Hex("00 00000004 00000001") + "b" + Hex("00000001") + "2" +
                              Hex("00000001") + "a" + Hex("00000001") + "1";
   CHECK(c.Roundtrip(getlist, listed.size()) == listed);
@@ -276,14 +272,14 @@ TEST_CASE("tt server: over-limit and negative sizes get no reply and lose the st
           "[ttserver]") {
   Server server;
   const std::string cases[] = {
-      Hex("c8 30 ffffffff"),                      // get, negative ksiz
-      Hex("c8 30 10000001"),                      // get, ksiz 256 MiB + 1
-      Hex("c8 10 00000001 ffffffff") + "k",       // put, negative vsiz
-      Hex("c8 31 00100001"),                      // mget, 1048577 keys
-      Hex("c8 31 ffffffff"),                      // mget, negative count
+      Hex("c8 30 ffffffff"),                          // get, negative ksiz
+      Hex("c8 30 10000001"),                          // get, ksiz 256 MiB + 1
+      Hex("c8 10 00000001 ffffffff") + "k",           // put, negative vsiz
+      Hex("c8 31 00100001"),                          // mget, 1048577 keys
+      Hex("c8 31 ffffffff"),                          // mget, negative count
       Hex("c8 90 00000001 00000000 00100001") + "x",  // misc, too many arguments
-      Hex("c8 ff"),                               // unknown command
-      Hex("ff"),                                  // wrong magic
+      Hex("c8 ff"),                                   // unknown command
+      Hex("ff"),                                      // wrong magic
   };
   for (const std::string& request : cases) {
     RawClient c(server.port());

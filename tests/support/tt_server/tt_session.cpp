@@ -34,29 +34,52 @@ bool TtSession::Dispatch(std::uint8_t command) {
     case 0x10:
     case 0x11:
     case 0x12:
-    case 0x18: return HandleStore(command);
-    case 0x13: return HandlePutShl();
-    case 0x20: return HandleOut();
-    case 0x30: return HandleGet();
-    case 0x31: return HandleMget();
-    case 0x38: return HandleVsiz();
-    case 0x50: return HandleIterInit();
-    case 0x51: return HandleIterNext();
-    case 0x58: return HandleFwmKeys();
-    case 0x60: return HandleAddInt();
-    case 0x61: return HandleAddDouble();
-    case 0x68: return HandleExt();
-    case 0x70: return HandleSync();
-    case 0x71: return HandleOptimize();
-    case 0x72: return HandleVanish();
-    case 0x73: return HandleCopy();
-    case 0x74: return HandleRestore();
-    case 0x78: return HandleSetMaster();
-    case 0x80: return HandleRnum();
-    case 0x81: return HandleSize();
-    case 0x88: return HandleStat();
-    case 0x90: return HandleMisc();
-    default: return false;
+    case 0x18:
+      return HandleStore(command);
+    case 0x13:
+      return HandlePutShl();
+    case 0x20:
+      return HandleOut();
+    case 0x30:
+      return HandleGet();
+    case 0x31:
+      return HandleMget();
+    case 0x38:
+      return HandleVsiz();
+    case 0x50:
+      return HandleIterInit();
+    case 0x51:
+      return HandleIterNext();
+    case 0x58:
+      return HandleFwmKeys();
+    case 0x60:
+      return HandleAddInt();
+    case 0x61:
+      return HandleAddDouble();
+    case 0x68:
+      return HandleExt();
+    case 0x70:
+      return HandleSync();
+    case 0x71:
+      return HandleOptimize();
+    case 0x72:
+      return HandleVanish();
+    case 0x73:
+      return HandleCopy();
+    case 0x74:
+      return HandleRestore();
+    case 0x78:
+      return HandleSetMaster();
+    case 0x80:
+      return HandleRnum();
+    case 0x81:
+      return HandleSize();
+    case 0x88:
+      return HandleStat();
+    case 0x90:
+      return HandleMisc();
+    default:
+      return false;
   }
 }
 
@@ -82,10 +105,18 @@ bool TtSession::HandleStore(std::uint8_t command) {
     return false;
   }
   switch (command) {
-    case 0x10: ReplyStatus(store_.Put(key_, value_)); break;
-    case 0x11: ReplyStatus(store_.PutKeep(key_, value_)); break;
-    case 0x12: ReplyStatus(store_.PutCat(key_, value_)); break;
-    default: (void)store_.Put(key_, value_); break;  // putnr: no reply at all
+    case 0x10:
+      ReplyStatus(store_.Put(key_, value_));
+      break;
+    case 0x11:
+      ReplyStatus(store_.PutKeep(key_, value_));
+      break;
+    case 0x12:
+      ReplyStatus(store_.PutCat(key_, value_));
+      break;
+    default:
+      (void)store_.Put(key_, value_);
+      break;  // putnr: no reply at all
   }
   return true;
 }

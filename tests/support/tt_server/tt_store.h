@@ -10,6 +10,8 @@
 // connection, and so is this one. Thread-safe.
 #pragma once
 
+#include <tcadb.h>
+
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -17,8 +19,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <tcadb.h>
 
 namespace cachet::ttserver {
 
