@@ -1,0 +1,253 @@
+// MemcachedBackend: checks, routing, per-server batches and fan-out.
+#include "memcached_backend.h"
+
+#include <functional>
+
+#include "admin_command.h"
+#include "key_check.h"
+#include "meta_batch.h"
+#include "text_batch.h"
+
+namespace cachet::memcached {
+
+namespace {
+
+bool IsTransportFailure(const Status& s) {
+  return s.IsTimeout() || s.IsUnavailable() || s.IsIoError() || s.IsProtocolError();
+}
+
+}  // namespace
+
+// Per-thread working memory of Run(), reused so a steady stream of operations
+// allocates nothing: per-server operation lists, batches, exchanges, leases.
+struct MemcachedBackend::Scratch {
+  const MemcachedBackend* owner = nullptr;
+  std::vector<std::vector<Operation*>> by_server;
+  std::vector<std::unique_ptr<ServerBatch>> batches;
+  std::vector<net::Exchange> exchanges;
+  std::vector<net::ServerPool::Lease> leases;
+  std::vector<std::size_t> servers;  // the server of each exchange
+
+  static Scratch& For(const MemcachedBackend& backend) {
+    thread_local Scratch scratch;
+    if (scratch.owner != &backend) {
+      // Another backend used this thread last: its batches may speak another
+      // protocol, with other limits.
+      scratch.owner = &backend;
+      scratch.by_server.assign(backend.pool_.size(), {});
+      scratch.batches.clear();
+      scratch.batches.resize(backend.pool_.size());
+    }
+    return scratch;
+  }
+};
+
+MemcachedBackend::MemcachedBackend(MemcachedOptions options)
+    : options_(std::move(options)),
+      limits_{2048, options_.max_item_size},
+      pool_(options_.servers,
+            net::Distribution::Create(options_.distribution, options_.servers,
+                                      options_.ketama_points),
+            options_.pool) {}
+
+MemcachedBackend::~MemcachedBackend() = default;
+
+std::unique_ptr<ServerBatch> MemcachedBackend::NewBatch() const {
+  if (options_.protocol == Protocol::kMeta) return std::make_unique<MetaBatch>(limits_);
+  return std::make_unique<TextBatch>(limits_);
+}
+
+Status MemcachedBackend::Check(const Operation& op) const {
+  Status s = CheckKey(op.key, options_.binary_keys);
+  if (!s.ok()) return s;
+  if (op.kind == OpKind::kStore && op.item.value.size() > options_.max_item_size) {
+    return Status::TooLarge("memcached: a value of " + std::to_string(op.item.value.size()) +
+                            " bytes is over max_item_size (" +
+                            std::to_string(options_.max_item_size) + ")");
+  }
+  return Status::OK();
+}
+
+void MemcachedBackend::ReportHealth(std::size_t server, const Status& transport) {
+  if (IsTransportFailure(transport)) {
+    pool_.ReportFailure(server);
+  } else {
+    pool_.ReportSuccess(server);
+  }
+}
+
+void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settings) {
+  Scratch& s = Scratch::For(*this);
+  for (Operation& op : ops) {
+    op.status = Check(op);
+    if (!op.status.ok()) continue;
+    Result<std::size_t> server = pool_.Route(op.key);
+    if (!server.ok()) {
+      op.status = server.status();
+      continue;
+    }
+    s.by_server[*server].push_back(&op);
+  }
+  for (std::size_t server = 0; server < s.by_server.size(); ++server) {
+    std::vector<Operation*>& mine = s.by_server[server];
+    if (mine.empty()) continue;
+    if (!s.batches[server]) s.batches[server] = NewBatch();
+    ServerBatch& batch = *s.batches[server];
+    batch.Reset(settings);
+    for (Operation* op : mine) batch.Add(*op);
+    batch.Finish();
+    mine.clear();
+    s.leases.push_back(pool_.Acquire(server));
+    s.servers.push_back(server);
+    net::Exchange& e = s.exchanges.emplace_back();
+    e.connection = &s.leases.back().connection();
+    batch.request().Iovecs(&e.request);
+    e.reader = &batch;
+  }
+  if (s.exchanges.empty()) return;
+  net::RunExchanges(s.exchanges, net::Clock::now() + options_.pool.connection.io_timeout);
+  for (std::size_t i = 0; i < s.exchanges.size(); ++i) {
+    ServerBatch& batch = *s.batches[s.servers[i]];
+    batch.Settle(s.exchanges[i].status);
+    ReportHealth(s.servers[i], s.exchanges[i].status);
+    if (batch.poisoned()) s.exchanges[i].connection->Close();
+  }
+  s.exchanges.clear();
+  s.servers.clear();
+  s.leases.clear();  // connections go back to the pool
+}
+
+Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings) {
+  Run({&op, 1}, settings);
+  return op.status;
+}
+
+Status MemcachedBackend::Get(std::string_view key, Item* out) {
+  Operation op;
+  op.kind = OpKind::kGet;
+  op.key = key;
+  // The caller's Item lends its buffer, so repeated reads reuse one allocation.
+  std::swap(op.result, *out);
+  Status s = RunOne(op, {options_.binary_keys});
+  std::swap(op.result, *out);
+  return s;
+}
+
+Status MemcachedBackend::GetAndTouch(std::string_view key, Ttl ttl, Item* out) {
+  Operation op;
+  op.kind = OpKind::kGet;
+  op.key = key;
+  std::swap(op.result, *out);
+  Status s = RunOne(op, {options_.binary_keys, true, ttl});
+  std::swap(op.result, *out);
+  return s;
+}
+
+Status MemcachedBackend::Store(StoreMode mode, std::string_view key, ItemView item,
+                               const WriteOptions& options) {
+  Operation op;
+  op.kind = OpKind::kStore;
+  op.mode = mode;
+  op.key = key;
+  op.item = item;
+  op.ttl = options.ttl;
+  op.noreply = options.noreply;
+  return RunOne(op, {options_.binary_keys});
+}
+
+Status MemcachedBackend::Remove(std::string_view key) {
+  Operation op;
+  op.kind = OpKind::kRemove;
+  op.key = key;
+  return RunOne(op, {options_.binary_keys});
+}
+
+Status MemcachedBackend::Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) {
+  Operation op;
+  op.kind = OpKind::kIncr;
+  op.key = key;
+  op.delta = delta;
+  Status s = RunOne(op, {options_.binary_keys});
+  if (s.ok() && value != nullptr) *value = op.counter;
+  return s;
+}
+
+Status MemcachedBackend::Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) {
+  Operation op;
+  op.kind = OpKind::kDecr;
+  op.key = key;
+  op.delta = delta;
+  Status s = RunOne(op, {options_.binary_keys});
+  if (s.ok() && value != nullptr) *value = op.counter;
+  return s;
+}
+
+Status MemcachedBackend::Touch(std::string_view key, Ttl ttl) {
+  Operation op;
+  op.kind = OpKind::kTouch;
+  op.key = key;
+  op.ttl = ttl;
+  return RunOne(op, {options_.binary_keys});
+}
+
+void MemcachedBackend::Execute(std::span<Operation> batch) {
+  Run(batch, {options_.binary_keys});
+}
+
+Status MemcachedBackend::RunOnEveryServer(
+    std::string_view command,
+    const std::function<void(std::size_t,
+                             const std::vector<std::pair<std::string, std::string>>&)>&
+        on_reply) {
+  std::string request = std::string(command) + "\r\n";
+  std::vector<net::ServerPool::Lease> leases;
+  std::vector<AdminReplyReader> readers;
+  std::vector<net::Exchange> exchanges(pool_.size());
+  leases.reserve(pool_.size());
+  readers.reserve(pool_.size());
+  for (std::size_t server = 0; server < pool_.size(); ++server) {
+    leases.push_back(pool_.Acquire(server));
+    readers.emplace_back(command, limits_);
+    exchanges[server].connection = &leases.back().connection();
+    exchanges[server].request.push_back({request.data(), request.size()});
+    exchanges[server].reader = &readers.back();
+  }
+  net::RunExchanges(exchanges, net::Clock::now() + options_.pool.connection.io_timeout);
+  Status first_error;
+  for (std::size_t server = 0; server < pool_.size(); ++server) {
+    Status s = exchanges[server].status;
+    ReportHealth(server, s);
+    if (s.ok()) s = readers[server].outcome();
+    if (s.ok()) {
+      on_reply(server, readers[server].lines());
+    } else if (first_error.ok()) {
+      first_error = s;
+    }
+  }
+  return first_error;
+}
+
+Status MemcachedBackend::Flush() {
+  return RunOnEveryServer("flush_all", [](std::size_t, const auto&) {});
+}
+
+Status MemcachedBackend::Stats(StatsMap* out) {
+  out->clear();
+  return RunOnEveryServer("stats", [&](std::size_t server, const auto& lines) {
+    const std::string prefix = pool_.address(server).HostPort() + " ";
+    for (const auto& [name, value] : lines) out->emplace_back(prefix + name, value);
+  });
+}
+
+Status MemcachedBackend::Extension(std::string_view command, std::span<const std::string> args,
+                                   std::vector<std::string>* reply) {
+  if (command != "version" || !args.empty()) {
+    return Backend::Extension(command, args, reply);
+  }
+  reply->clear();
+  return RunOnEveryServer("version", [&](std::size_t server, const auto& lines) {
+    reply->push_back(pool_.address(server).HostPort() + " " + lines.front().second);
+  });
+}
+
+}  // namespace cachet::memcached

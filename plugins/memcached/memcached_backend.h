@@ -1,0 +1,94 @@
+// MemcachedBackend: the memcached store, over a ServerPool, in the text or the
+// meta protocol.
+//
+// Layering: net::Connection -> net::ServerPool (placement, health, pooled
+// connections) -> this backend, which checks keys and sizes before anything is
+// sent, splits a batch by server, and runs every server's share at once through
+// net::RunExchanges. The protocols live in text_batch / meta_batch (encoding in
+// *_request, parsing in *_parser); replies map to Status in reply_status.
+//
+// Thread-safe: threads share one backend; each call borrows pooled connections.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cachet/backend.h"
+#include "cachet/net/server_pool.h"
+#include "reply.h"
+#include "server_batch.h"
+
+namespace cachet::memcached {
+
+enum class Protocol : std::uint8_t { kText, kMeta };
+
+struct MemcachedOptions {
+  std::vector<net::ServerAddress> servers;
+  net::DistributionKind distribution = net::DistributionKind::kKetama;
+  Protocol protocol = Protocol::kText;
+  net::ServerPoolOptions pool;
+  bool binary_keys = false;                // meta only
+  std::size_t max_item_size = 1024 * 1024;  // values larger are refused (too_large)
+  std::uint32_t ketama_points = 160;       // cmf-ketama points per unit of weight
+};
+
+class MemcachedBackend final : public Backend {
+ public:
+  static constexpr Capabilities kCapabilities{
+      Capability::kNativeTtl, Capability::kCas,        Capability::kAppendPrepend,
+      Capability::kTouch,     Capability::kCounters,   Capability::kNativeFlags,
+      Capability::kNoreply,   Capability::kPipelining, Capability::kFlush,
+      Capability::kStats,     Capability::kGetAndTouch};
+
+  // REQUIRES: options.servers is not empty.
+  explicit MemcachedBackend(MemcachedOptions options);
+  ~MemcachedBackend() override;
+
+  std::string_view name() const noexcept override { return "memcached"; }
+  Capabilities capabilities() const noexcept override { return kCapabilities; }
+
+  Status Get(std::string_view key, Item* out) override;
+  Status Store(StoreMode mode, std::string_view key, ItemView item,
+               const WriteOptions& options) override;
+  Status Remove(std::string_view key) override;
+  Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override;
+  Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override;
+  Status Touch(std::string_view key, Ttl ttl) override;
+  Status GetAndTouch(std::string_view key, Ttl ttl, Item* out) override;
+  // flush_all on every server; the first error, if any.
+  Status Flush() override;
+  // Every server's stats, each name prefixed with "host:port ".
+  Status Stats(StatsMap* out) override;
+  void Execute(std::span<Operation> batch) override;
+  // "version": one reply line per server, "host:port <version>".
+  Status Extension(std::string_view command, std::span<const std::string> args,
+                   std::vector<std::string>* reply) override;
+
+  const MemcachedOptions& options() const noexcept { return options_; }
+
+ private:
+  struct Scratch;
+
+  Status Check(const Operation& op) const;
+  Status RunOne(Operation& op, const BatchSettings& settings);
+  void Run(std::span<Operation> ops, const BatchSettings& settings);
+  // Sends a text command to every server; `on_reply` sees each server's lines.
+  Status RunOnEveryServer(
+      std::string_view command,
+      const std::function<void(std::size_t server,
+                               const std::vector<std::pair<std::string, std::string>>& lines)>&
+          on_reply);
+  std::unique_ptr<ServerBatch> NewBatch() const;
+  void ReportHealth(std::size_t server, const Status& transport);
+
+  MemcachedOptions options_;
+  ParserLimits limits_;
+  net::ServerPool pool_;
+};
+
+}  // namespace cachet::memcached

@@ -1,0 +1,153 @@
+// MetaBatch: encoding a server's operations as meta commands with opaque tokens
+// and routing the (mostly quiet) replies back by token.
+#include "meta_batch.h"
+
+#include "exptime.h"
+#include "meta_request.h"
+#include "reply_line.h"
+#include "reply_status.h"
+
+namespace cachet::memcached {
+
+namespace {
+
+// What silence means for a quiet operation once MN arrived.
+Status QuietOutcome(const Operation& op) {
+  return op.kind == OpKind::kGet ? Status::NotFound() : Status::OK();
+}
+
+bool Expects(OpKind kind, ReplyKind reply) {
+  switch (kind) {
+    case OpKind::kGet: return reply == ReplyKind::kMetaValue || reply == ReplyKind::kMetaMiss;
+    case OpKind::kStore:
+      return reply == ReplyKind::kMetaHeader || reply == ReplyKind::kNotStored ||
+             reply == ReplyKind::kExists || reply == ReplyKind::kNotFound;
+    case OpKind::kRemove:
+      return reply == ReplyKind::kMetaHeader || reply == ReplyKind::kNotFound ||
+             reply == ReplyKind::kExists;
+    case OpKind::kIncr:
+    case OpKind::kDecr:
+      return reply == ReplyKind::kMetaValue || reply == ReplyKind::kMetaHeader ||
+             reply == ReplyKind::kNotFound;
+    case OpKind::kTouch:
+      return reply == ReplyKind::kMetaHeader || reply == ReplyKind::kMetaMiss;
+  }
+  return false;
+}
+
+}  // namespace
+
+void MetaBatch::Reset(const BatchSettings& settings) {
+  settings_ = settings;
+  request_.Clear();
+  slots_.clear();
+  after_last_answer_ = 0;
+  done_ = false;
+  poisoned_ = false;
+}
+
+void MetaBatch::Add(Operation& op) {
+  const bool quiet = op.noreply || op.kind == OpKind::kGet || op.kind == OpKind::kStore ||
+                     op.kind == OpKind::kRemove;
+  MetaTokens tokens{static_cast<std::uint32_t>(slots_.size()), quiet, settings_.binary_keys};
+  const std::int64_t exptime = ExptimeFor(op.ttl);
+  switch (op.kind) {
+    case OpKind::kGet:
+      AppendMetaGet(request_, op.key, tokens, true, settings_.touch_on_get,
+                    ExptimeFor(settings_.get_touch_ttl));
+      break;
+    case OpKind::kStore:
+      AppendMetaSet(request_, op.mode, op.key, op.item, exptime, tokens);
+      break;
+    case OpKind::kRemove: AppendMetaDelete(request_, op.key, tokens); break;
+    case OpKind::kIncr:
+    case OpKind::kDecr:
+      AppendMetaArithmetic(request_, op.kind == OpKind::kDecr, op.key, op.delta, tokens);
+      break;
+    case OpKind::kTouch: AppendMetaGet(request_, op.key, tokens, false, true, exptime); break;
+  }
+  slots_.push_back({&op, quiet, false});
+}
+
+void MetaBatch::Finish() { AppendMetaNoop(request_); }
+
+Status MetaBatch::Consume(net::ReadBuffer& buffer) {
+  for (;;) {
+    if (done_) {
+      if (buffer.empty()) return Status::OK();
+      return Status::ProtocolError("memcached: bytes after MN");
+    }
+    Reply reply;
+    ParseResult parsed = parser_.Parse(buffer.data(), &reply);
+    if (parsed.outcome == ParseOutcome::kNeedMore) return Status::OK();
+    if (parsed.outcome == ParseOutcome::kError) return parsed.error;
+    Status s = OnReply(reply);
+    buffer.Consume(parsed.consumed);
+    if (!s.ok()) return s;
+  }
+}
+
+Status MetaBatch::OnReply(const Reply& reply) {
+  if (reply.kind == ReplyKind::kMetaNoop) {
+    done_ = true;
+    for (Slot& slot : slots_) {
+      if (!slot.answered) slot.op->status = slot.quiet ? QuietOutcome(*slot.op)
+                                                       : Status::ProtocolError(
+                                                             "memcached: no reply before MN");
+      slot.answered = true;
+    }
+    return Status::OK();
+  }
+  if (IsErrorReply(reply.kind) && !reply.has_opaque) return OnUntokenedError(reply);
+  return OnTokenReply(reply);
+}
+
+Status MetaBatch::OnTokenReply(const Reply& reply) {
+  if (!reply.has_opaque || reply.opaque >= slots_.size() || slots_[reply.opaque].answered) {
+    return Status::ProtocolError("memcached: meta reply with a missing or unknown O token");
+  }
+  Slot& slot = slots_[reply.opaque];
+  Operation& op = *slot.op;
+  if (!IsErrorReply(reply.kind) && !Expects(op.kind, reply.kind)) {
+    return Status::ProtocolError("memcached: a meta reply that does not fit the command");
+  }
+  slot.answered = true;
+  after_last_answer_ = reply.opaque + 1;
+  if (reply.kind != ReplyKind::kMetaValue) {
+    op.status = StatusFromReply(reply);
+    return Status::OK();
+  }
+  if (op.kind == OpKind::kGet) {
+    FillItem(op, reply);
+    return Status::OK();
+  }
+  // ma ... v answers the new counter value as the data block.
+  if (!ParseU64(reply.data, &op.counter)) {
+    return Status::ProtocolError("memcached: ma returned a value that is not a number");
+  }
+  op.status = Status::OK();
+  return Status::OK();
+}
+
+Status MetaBatch::OnUntokenedError(const Reply& reply) {
+  poisoned_ = true;
+  for (std::size_t i = after_last_answer_; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    // Quiet reads of validated keys do not fail; the error is the next write's.
+    if (slot.answered || (slot.quiet && slot.op->kind == OpKind::kGet)) continue;
+    slot.answered = true;
+    slot.op->status = StatusFromReply(reply);
+    after_last_answer_ = i + 1;
+    return Status::OK();
+  }
+  return Status::ProtocolError("memcached: an error reply that matches no command");
+}
+
+void MetaBatch::Settle(const Status& transport) {
+  if (transport.ok()) return;
+  for (Slot& slot : slots_) {
+    if (!slot.answered) slot.op->status = transport;
+  }
+}
+
+}  // namespace cachet::memcached

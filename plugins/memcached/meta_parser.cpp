@@ -1,0 +1,80 @@
+// MetaReplyParser: a two-letter code, return flags, and VA's data block.
+#include "meta_parser.h"
+
+#include "reply_line.h"
+
+namespace cachet::memcached {
+
+namespace {
+
+struct MetaCode {
+  std::string_view code;
+  ReplyKind kind;
+};
+
+constexpr MetaCode kCodes[] = {
+    {"VA", ReplyKind::kMetaValue},  {"HD", ReplyKind::kMetaHeader},
+    {"EN", ReplyKind::kMetaMiss},   {"NS", ReplyKind::kNotStored},
+    {"EX", ReplyKind::kExists},     {"NF", ReplyKind::kNotFound},
+    {"MN", ReplyKind::kMetaNoop},
+};
+
+bool LookupCode(std::string_view code, ReplyKind* kind) {
+  for (const MetaCode& c : kCodes) {
+    if (c.code == code) {
+      *kind = c.kind;
+      return true;
+    }
+  }
+  return false;
+}
+
+// One return flag: a letter and its token.
+bool ParseFlag(std::string_view flag, Reply* reply) {
+  if (flag.empty()) return false;
+  std::string_view token = flag.substr(1);
+  switch (flag[0]) {
+    case 'f': return ParseU32(token, &reply->flags);
+    case 'c': return ParseU64(token, &reply->cas);
+    case 'O':
+      reply->has_opaque = true;
+      return ParseU32(token, &reply->opaque);
+    case 'k':
+      reply->key = token;
+      return !token.empty();
+    default:
+      // t, s, b, W, X, Z, h, l...: information cachet does not use.
+      return true;
+  }
+}
+
+bool ParseFlags(std::string_view rest, Reply* reply) {
+  while (!rest.empty()) {
+    if (!ParseFlag(NextToken(&rest), reply)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+ParseResult MetaReplyParser::Parse(std::string_view input, Reply* reply) const {
+  std::string_view line;
+  ParseResult found = FindLine(input, limits_.max_line, &line);
+  if (found.outcome != ParseOutcome::kReply) return found;
+  *reply = Reply{};
+  if (ParseErrorLine(line, reply)) return found;
+  std::string_view rest = line;
+  std::string_view code = NextToken(&rest);
+  if (!LookupCode(code, &reply->kind)) return Garbage("unexpected meta reply", line);
+  std::uint64_t size = 0;
+  if (reply->kind == ReplyKind::kMetaValue && !ParseU64(NextToken(&rest), &size)) {
+    return Garbage("malformed VA line", line);
+  }
+  if (!ParseFlags(rest, reply)) return Garbage("malformed meta flags", line);
+  if (reply->kind != ReplyKind::kMetaValue) return found;
+  ParseResult result;
+  ReadDataBlock(input, found.consumed, size, limits_, &reply->data, &result);
+  return result;
+}
+
+}  // namespace cachet::memcached

@@ -1,0 +1,109 @@
+// Meta protocol request encoding.
+#include "meta_request.h"
+
+#include "text_request.h"
+
+namespace cachet::memcached {
+
+namespace {
+
+void AppendKey(RequestBuffer& out, std::string_view command, std::string_view key,
+               const MetaTokens& tokens) {
+  out.Append(command);
+  if (tokens.binary_key) {
+    AppendBase64(out, key);
+  } else {
+    out.Append(key);
+  }
+}
+
+// The flags every meta request ends with: b, O<opaque>, q.
+void EndRequest(RequestBuffer& out, const MetaTokens& tokens) {
+  if (tokens.binary_key) out.Append(" b");
+  out.Append(" O");
+  out.AppendDecimal(tokens.opaque);
+  out.Append(tokens.quiet ? std::string_view(" q\r\n") : std::string_view("\r\n"));
+}
+
+std::string_view ModeFlag(StoreMode mode) {
+  switch (mode) {
+    case StoreMode::kAdd: return " ME";
+    case StoreMode::kReplace: return " MR";
+    case StoreMode::kAppend: return " MA";
+    case StoreMode::kPrepend: return " MP";
+    case StoreMode::kSet:
+    case StoreMode::kCas: return "";
+  }
+  return "";
+}
+
+}  // namespace
+
+void AppendBase64(RequestBuffer& out, std::string_view raw) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::size_t i = 0;
+  for (; i + 3 <= raw.size(); i += 3) {
+    std::uint32_t n = static_cast<unsigned char>(raw[i]) << 16 |
+                      static_cast<unsigned char>(raw[i + 1]) << 8 |
+                      static_cast<unsigned char>(raw[i + 2]);
+    for (int shift = 18; shift >= 0; shift -= 6) out.Append(kAlphabet[(n >> shift) & 63]);
+  }
+  std::size_t left = raw.size() - i;
+  if (left == 0) return;
+  std::uint32_t n = static_cast<unsigned char>(raw[i]) << 16;
+  if (left == 2) n |= static_cast<unsigned char>(raw[i + 1]) << 8;
+  out.Append(kAlphabet[(n >> 18) & 63]);
+  out.Append(kAlphabet[(n >> 12) & 63]);
+  out.Append(left == 2 ? kAlphabet[(n >> 6) & 63] : '=');
+  out.Append('=');
+}
+
+void AppendMetaGet(RequestBuffer& out, std::string_view key, const MetaTokens& tokens,
+                   bool want_value, bool touch, std::int64_t exptime) {
+  AppendKey(out, "mg ", key, tokens);
+  if (want_value) out.Append(" v f c");
+  if (touch) {
+    out.Append(" T");
+    AppendSigned(out, exptime);
+  }
+  EndRequest(out, tokens);
+}
+
+void AppendMetaSet(RequestBuffer& out, StoreMode mode, std::string_view key, ItemView item,
+                   std::int64_t exptime, const MetaTokens& tokens) {
+  AppendKey(out, "ms ", key, tokens);
+  out.Append(' ');
+  out.AppendDecimal(item.value.size());
+  out.Append(" F");
+  out.AppendDecimal(item.flags);
+  out.Append(" T");
+  AppendSigned(out, exptime);
+  if (mode == StoreMode::kCas) {
+    out.Append(" C");
+    out.AppendDecimal(item.cas);
+  }
+  out.Append(ModeFlag(mode));
+  EndRequest(out, tokens);
+  out.AppendValue(item.value);
+  out.Append("\r\n");
+}
+
+void AppendMetaDelete(RequestBuffer& out, std::string_view key, const MetaTokens& tokens) {
+  AppendKey(out, "md ", key, tokens);
+  EndRequest(out, tokens);
+}
+
+void AppendMetaArithmetic(RequestBuffer& out, bool decrement, std::string_view key,
+                          std::uint64_t delta, const MetaTokens& tokens) {
+  AppendKey(out, "ma ", key, tokens);
+  out.Append(" D");
+  out.AppendDecimal(delta);
+  if (decrement) out.Append(" MD");
+  if (!tokens.quiet) out.Append(" v");
+  EndRequest(out, tokens);
+}
+
+void AppendMetaNoop(RequestBuffer& out) { out.Append("mn\r\n"); }
+
+}  // namespace cachet::memcached

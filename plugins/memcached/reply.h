@@ -1,0 +1,72 @@
+// Reply: one parsed memcached reply, text or meta.
+//
+// Both parsers produce this one shape, so the backend and the status table need
+// not care which protocol spoke. String views point into the connection's read
+// buffer: they are valid until the parser's caller consumes the bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "cachet/status.h"
+
+namespace cachet::memcached {
+
+enum class ReplyKind : std::uint8_t {
+  // Text protocol.
+  kValue,        // VALUE <key> <flags> <bytes> [<cas>] + data (one hit of get/gets/gat)
+  kEnd,          // END: the end of a retrieval or of stats
+  kStored,       // STORED
+  kNotStored,    // NOT_STORED
+  kExists,       // EXISTS
+  kNotFound,     // NOT_FOUND
+  kDeleted,      // DELETED
+  kTouched,      // TOUCHED
+  kOk,           // OK (flush_all)
+  kNumber,       // the new value after incr/decr
+  kVersion,      // VERSION <text>
+  kStat,         // STAT <name> <value>
+  // Meta protocol.
+  kMetaValue,    // VA <size> <flags>* + data
+  kMetaHeader,   // HD <flags>*: success without data
+  kMetaMiss,     // EN: a miss
+  kMetaNoop,     // MN: the end of a quiet batch
+  // Errors, in both protocols.
+  kError,        // ERROR: the server did not know the command
+  kClientError,  // CLIENT_ERROR <message>
+  kServerError,  // SERVER_ERROR <message>
+};
+
+struct Reply {
+  ReplyKind kind = ReplyKind::kEnd;
+  std::string_view key;      // kValue
+  std::string_view data;     // kValue, kMetaValue: the value bytes
+  std::string_view text;     // kVersion; kStat name; error messages
+  std::string_view stat_value;
+  std::uint32_t flags = 0;   // kValue; meta with f
+  std::uint64_t cas = 0;     // gets; meta with c
+  std::uint64_t number = 0;  // kNumber
+  std::uint32_t opaque = 0;  // meta with O
+  bool has_opaque = false;
+};
+
+// What a parser made of the bytes at the front of its input.
+enum class ParseOutcome : std::uint8_t {
+  kNeedMore,  // no complete reply yet; nothing consumed
+  kReply,     // one reply; `consumed` bytes belong to it
+  kError,     // bytes that are no reply: the connection must be dropped
+};
+
+struct ParseResult {
+  ParseOutcome outcome = ParseOutcome::kNeedMore;
+  std::size_t consumed = 0;
+  Status error;  // kProtocolError (or kTooLarge) when outcome is kError
+};
+
+struct ParserLimits {
+  std::size_t max_line = 2048;          // a reply line without its data block
+  std::size_t max_value = 1024 * 1024;  // a data block (max_item_size)
+};
+
+}  // namespace cachet::memcached

@@ -1,0 +1,165 @@
+// TextBatch: encoding a server's operations as text commands and matching the
+// replies, in order, back to them.
+#include "text_batch.h"
+
+#include "exptime.h"
+#include "reply_status.h"
+#include "text_request.h"
+
+namespace cachet::memcached {
+
+namespace {
+
+// The reply kinds a single-line command may answer (errors aside); anything
+// else means the stream is out of step.
+bool Expects(OpKind kind, ReplyKind reply) {
+  switch (kind) {
+    case OpKind::kStore:
+      return reply == ReplyKind::kStored || reply == ReplyKind::kNotStored ||
+             reply == ReplyKind::kExists || reply == ReplyKind::kNotFound;
+    case OpKind::kRemove:
+      return reply == ReplyKind::kDeleted || reply == ReplyKind::kNotFound;
+    case OpKind::kIncr:
+    case OpKind::kDecr:
+      return reply == ReplyKind::kNumber || reply == ReplyKind::kNotFound;
+    case OpKind::kTouch:
+      return reply == ReplyKind::kTouched || reply == ReplyKind::kNotFound;
+    case OpKind::kGet:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+void TextBatch::Reset(const BatchSettings& settings) {
+  settings_ = settings;
+  request_.Clear();
+  ops_.clear();
+  noreply_.clear();
+  expected_.clear();
+  next_ = 0;
+  gets_open_ = false;
+  poisoned_ = false;
+}
+
+void TextBatch::CloseGetsLine() {
+  if (!gets_open_) return;
+  EndTextLine(request_);
+  gets_open_ = false;
+}
+
+void TextBatch::Add(Operation& op) {
+  if (op.kind == OpKind::kGet) {
+    if (!gets_open_) {
+      BeginTextRetrieval(request_, settings_.touch_on_get, ExptimeFor(settings_.get_touch_ttl));
+      expected_.push_back({ops_.size(), 0, true});
+      gets_open_ = true;
+    }
+    AppendTextKey(request_, op.key);
+    ops_.push_back(&op);
+    ++expected_.back().op_count;
+    return;
+  }
+  CloseGetsLine();
+  const std::int64_t exptime = ExptimeFor(op.ttl);
+  switch (op.kind) {
+    case OpKind::kStore:
+      AppendTextStore(request_, op.mode, op.key, op.item, exptime, op.noreply);
+      break;
+    case OpKind::kRemove: AppendTextDelete(request_, op.key, op.noreply); break;
+    case OpKind::kIncr:
+    case OpKind::kDecr:
+      AppendTextArithmetic(request_, op.kind == OpKind::kDecr, op.key, op.delta, op.noreply);
+      break;
+    case OpKind::kTouch: AppendTextTouch(request_, op.key, exptime, op.noreply); break;
+    case OpKind::kGet: break;
+  }
+  if (op.noreply) {
+    noreply_.push_back(&op);
+  } else {
+    expected_.push_back({ops_.size(), 1, false});
+    ops_.push_back(&op);
+  }
+}
+
+void TextBatch::Finish() { CloseGetsLine(); }
+
+Status TextBatch::Consume(net::ReadBuffer& buffer) {
+  for (;;) {
+    if (done()) {
+      if (buffer.empty()) return Status::OK();
+      return Status::ProtocolError("memcached: bytes after the last expected reply");
+    }
+    Reply reply;
+    ParseResult parsed = parser_.Parse(buffer.data(), &reply);
+    if (parsed.outcome == ParseOutcome::kNeedMore) return Status::OK();
+    if (parsed.outcome == ParseOutcome::kError) return parsed.error;
+    Status s = OnReply(reply);
+    buffer.Consume(parsed.consumed);
+    if (!s.ok()) return s;
+  }
+}
+
+Status TextBatch::OnReply(const Reply& reply) {
+  if (reply.kind == ReplyKind::kError || reply.kind == ReplyKind::kClientError) {
+    poisoned_ = true;
+  }
+  Expected& current = expected_[next_];
+  if (current.retrieval) return OnRetrievalReply(current, reply);
+  Status s = OnSingleReply(*ops_[current.first_op], reply);
+  ++next_;
+  return s;
+}
+
+Status TextBatch::OnRetrievalReply(Expected& group, const Reply& reply) {
+  auto close_group = [&](const Status& status) {
+    for (std::size_t i = 0; i < group.op_count; ++i) ops_[group.first_op + i]->status = status;
+    group.op_count = 0;
+    ++next_;
+  };
+  if (reply.kind == ReplyKind::kEnd) {
+    close_group(Status::NotFound());
+    return Status::OK();
+  }
+  if (IsErrorReply(reply.kind)) {
+    close_group(StatusFromReply(reply));
+    return Status::OK();
+  }
+  if (reply.kind != ReplyKind::kValue) {
+    return Status::ProtocolError("memcached: unexpected reply inside a gets reply");
+  }
+  // Hits come in request order: every key skipped on the way was a miss.
+  while (group.op_count > 0 && ops_[group.first_op]->key != reply.key) {
+    ops_[group.first_op++]->status = Status::NotFound();
+    --group.op_count;
+  }
+  if (group.op_count == 0) {
+    return Status::ProtocolError("memcached: VALUE for a key that was not asked for");
+  }
+  FillItem(*ops_[group.first_op++], reply);
+  --group.op_count;
+  return Status::OK();
+}
+
+Status TextBatch::OnSingleReply(Operation& op, const Reply& reply) {
+  if (!IsErrorReply(reply.kind) && !Expects(op.kind, reply.kind)) {
+    return Status::ProtocolError("memcached: a reply that does not fit the command");
+  }
+  op.status = StatusFromReply(reply);
+  if (reply.kind == ReplyKind::kNumber) op.counter = reply.number;
+  return Status::OK();
+}
+
+void TextBatch::Settle(const Status& transport) {
+  // noreply commands were sent; with the text protocol their outcome is unknown
+  // unless the connection failed.
+  for (Operation* op : noreply_) op->status = transport;
+  if (transport.ok()) return;
+  for (std::size_t e = next_; e < expected_.size(); ++e) {
+    const Expected& group = expected_[e];
+    for (std::size_t i = 0; i < group.op_count; ++i) ops_[group.first_op + i]->status = transport;
+  }
+}
+
+}  // namespace cachet::memcached

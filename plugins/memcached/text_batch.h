@@ -1,0 +1,51 @@
+// TextBatch: a server's share of a batch in the classic text protocol.
+//
+// Consecutive gets share one "gets k1 k2 ..." line; hits come back as VALUE in
+// request order and the END closes the group, so the keys without a VALUE are
+// misses. Every other command answers with one line, in order, unless noreply
+// (then nothing comes back, and nothing can be reported: the text protocol's
+// noreply loses errors).
+#pragma once
+
+#include <vector>
+
+#include "server_batch.h"
+#include "text_parser.h"
+
+namespace cachet::memcached {
+
+class TextBatch final : public ServerBatch {
+ public:
+  explicit TextBatch(ParserLimits limits) : ServerBatch(limits), parser_(limits) {}
+
+  void Reset(const BatchSettings& settings) override;
+  void Add(Operation& op) override;
+  void Finish() override;
+  void Settle(const Status& transport) override;
+
+  Status Consume(net::ReadBuffer& buffer) override;
+  bool done() const noexcept override { return next_ == expected_.size(); }
+
+ private:
+  // One reply (or, for a gets line, one group of replies) still to come.
+  struct Expected {
+    std::size_t first_op;  // index into ops_
+    std::size_t op_count;  // > 1 only for a gets group
+    bool retrieval;
+  };
+
+  void CloseGetsLine();
+  Status OnReply(const Reply& reply);
+  Status OnRetrievalReply(Expected& group, const Reply& reply);
+  Status OnSingleReply(Operation& op, const Reply& reply);
+
+  TextReplyParser parser_;
+  BatchSettings settings_;
+  std::vector<Operation*> ops_;  // in request order
+  std::vector<Operation*> noreply_;
+  std::vector<Expected> expected_;
+  std::size_t next_ = 0;
+  bool gets_open_ = false;
+};
+
+}  // namespace cachet::memcached

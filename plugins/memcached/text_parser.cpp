@@ -1,0 +1,84 @@
+// TextReplyParser: one reply line (and a VALUE's data block) at a time.
+#include "text_parser.h"
+
+#include "reply_line.h"
+
+namespace cachet::memcached {
+
+namespace {
+
+struct FixedLine {
+  std::string_view text;
+  ReplyKind kind;
+};
+
+constexpr FixedLine kFixedLines[] = {
+    {"END", ReplyKind::kEnd},           {"STORED", ReplyKind::kStored},
+    {"NOT_STORED", ReplyKind::kNotStored}, {"EXISTS", ReplyKind::kExists},
+    {"NOT_FOUND", ReplyKind::kNotFound}, {"DELETED", ReplyKind::kDeleted},
+    {"TOUCHED", ReplyKind::kTouched},   {"OK", ReplyKind::kOk},
+};
+
+bool ParseFixed(std::string_view line, Reply* reply) {
+  for (const FixedLine& f : kFixedLines) {
+    if (line == f.text) {
+      reply->kind = f.kind;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ParseStatOrVersion(std::string_view line, Reply* reply) {
+  std::string_view rest = line;
+  std::string_view word = NextToken(&rest);
+  if (word == "VERSION" && !rest.empty()) {
+    reply->kind = ReplyKind::kVersion;
+    reply->text = rest;
+    return true;
+  }
+  if (word == "STAT") {
+    std::string_view name = NextToken(&rest);
+    if (name.empty()) return false;
+    reply->kind = ReplyKind::kStat;
+    reply->text = name;
+    reply->stat_value = rest;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+ParseResult TextReplyParser::Parse(std::string_view input, Reply* reply) const {
+  std::string_view line;
+  ParseResult found = FindLine(input, limits_.max_line, &line);
+  if (found.outcome != ParseOutcome::kReply) return found;
+  *reply = Reply{};
+  if (line.starts_with("VALUE ")) return ParseValue(input, line.substr(6), found.consumed, reply);
+  if (ParseFixed(line, reply) || ParseErrorLine(line, reply) || ParseStatOrVersion(line, reply)) {
+    return found;
+  }
+  if (ParseU64(line, &reply->number)) {
+    reply->kind = ReplyKind::kNumber;
+    return found;
+  }
+  return Garbage("unexpected reply", line);
+}
+
+ParseResult TextReplyParser::ParseValue(std::string_view input, std::string_view args,
+                                        std::size_t line_end, Reply* reply) const {
+  std::string_view rest = args;
+  reply->kind = ReplyKind::kValue;
+  reply->key = NextToken(&rest);
+  std::uint64_t size = 0;
+  bool ok = !reply->key.empty() && ParseU32(NextToken(&rest), &reply->flags) &&
+            ParseU64(NextToken(&rest), &size);
+  if (ok && !rest.empty()) ok = ParseU64(NextToken(&rest), &reply->cas) && rest.empty();
+  if (!ok) return Garbage("malformed VALUE line", args);
+  ParseResult result;
+  ReadDataBlock(input, line_end, size, limits_, &reply->data, &result);
+  return result;
+}
+
+}  // namespace cachet::memcached
