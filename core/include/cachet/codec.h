@@ -65,6 +65,14 @@ class CACHET_EXPORT Codec {
   Status Encode(double v, Item* out) const;
   Status Encode(bool v, Item* out) const;
   Status Encode(const Json& doc, Item* out) const;
+  // Strings are bytes: without these, a std::string would be ambiguous (it also
+  // converts to Json) and a string literal would silently pick the bool overload.
+  Status Encode(const std::string& bytes, Item* out) const {
+    return Encode(std::string_view(bytes), out);
+  }
+  Status Encode(const char* bytes, Item* out) const {
+    return Encode(std::string_view(bytes), out);
+  }
 
   // Each Decode reads what the flags say was written. kCorruption for bytes that
   // do not decode, kInvalidArgument when the stored kind cannot become the asked

@@ -1,0 +1,476 @@
+// Envelope: the header layout, and the decorator that emulates flags and TTL over
+// a store without them (a small in-memory fake here).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "cachet/envelope.h"
+
+using cachet::Backend;
+using cachet::Capabilities;
+using cachet::Capability;
+using cachet::DecodeEnvelope;
+using cachet::EncodeEnvelope;
+using cachet::EnvelopeHeader;
+using cachet::HasEnvelope;
+using cachet::Item;
+using cachet::ItemView;
+using cachet::OpKind;
+using cachet::Operation;
+using cachet::Status;
+using cachet::StoreMode;
+using cachet::Ttl;
+using cachet::WriteOptions;
+
+namespace {
+
+// A map-based store with memcached semantics and configurable capabilities. It
+// keeps flags only when it declares kNativeFlags and never expires anything: it
+// only records the TTL it was given.
+class FakeStore final : public Backend {
+ public:
+  explicit FakeStore(Capabilities caps) : caps_(caps) {}
+
+  std::string_view name() const noexcept override { return "fake"; }
+  Capabilities capabilities() const noexcept override { return caps_; }
+
+  Status Get(std::string_view key, Item* out) override {
+    std::lock_guard lock(mutex_);
+    auto it = items_.find(std::string(key));
+    if (it == items_.end()) return Status::NotFound();
+    *out = it->second;
+    return Status::OK();
+  }
+
+  Status Store(StoreMode mode, std::string_view key, ItemView item,
+               const WriteOptions& options) override {
+    std::lock_guard lock(mutex_);
+    const std::string k(key);
+    auto it = items_.find(k);
+    const bool present = it != items_.end();
+    switch (mode) {
+      case StoreMode::kAdd:
+        if (present) return Status::NotStored();
+        break;
+      case StoreMode::kReplace:
+        if (!present) return Status::NotStored();
+        break;
+      case StoreMode::kAppend:
+      case StoreMode::kPrepend:
+        if (!present) return Status::NotStored();
+        it->second.value = mode == StoreMode::kAppend
+                               ? it->second.value + std::string(item.value)
+                               : std::string(item.value) + it->second.value;
+        it->second.cas = ++next_cas_;
+        return Status::OK();
+      case StoreMode::kCas:
+        if (!present) return Status::NotFound();
+        if (it->second.cas != item.cas) return Status::Exists();
+        break;
+      case StoreMode::kSet:
+        break;
+    }
+    const std::uint32_t flags = caps_.has(Capability::kNativeFlags) ? item.flags : 0;
+    items_[k] = Item{std::string(item.value), flags, ++next_cas_};
+    ttls_[k] = options.ttl;
+    return Status::OK();
+  }
+
+  Status Remove(std::string_view key) override {
+    std::lock_guard lock(mutex_);
+    return items_.erase(std::string(key)) == 1 ? Status::OK() : Status::NotFound();
+  }
+
+  Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override {
+    return Count(key, delta, true, value);
+  }
+  Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override {
+    return Count(key, delta, false, value);
+  }
+
+  void Execute(std::span<Operation> batch) override {
+    ++execute_calls;
+    Backend::Execute(batch);
+  }
+
+  // Test access to what is really stored.
+  std::string Raw(const std::string& key) { return items_.at(key).value; }
+  bool Has(const std::string& key) { return items_.count(key) == 1; }
+  void Put(const std::string& key, std::string value) { items_[key] = Item{std::move(value)}; }
+  Ttl LastTtl(const std::string& key) { return ttls_.at(key); }
+
+  int execute_calls = 0;
+
+ private:
+  Status Count(std::string_view key, std::uint64_t delta, bool incr, std::uint64_t* value) {
+    std::lock_guard lock(mutex_);
+    auto it = items_.find(std::string(key));
+    if (it == items_.end()) return Status::NotFound();
+    const std::string& text = it->second.value;
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+      return Status::InvalidArgument("fake: not a number");
+    }
+    const std::uint64_t current = std::stoull(text);
+    *value = incr ? current + delta : (current > delta ? current - delta : 0);
+    it->second.value = std::to_string(*value);
+    it->second.cas = ++next_cas_;
+    return Status::OK();
+  }
+
+  Capabilities caps_;
+  std::mutex mutex_;
+  std::map<std::string, Item> items_;
+  std::map<std::string, Ttl> ttls_;
+  std::uint64_t next_cas_ = 0;
+};
+
+const Capabilities kBare{Capability::kCounters, Capability::kAppendPrepend};
+const Capabilities kWithCas = kBare.with(Capability::kCas);
+const Capabilities kRedisLike = kBare.with(Capability::kNativeTtl);
+
+struct Wrapped {
+  std::shared_ptr<FakeStore> inner;
+  std::shared_ptr<Backend> outer;
+};
+
+Wrapped Wrap(Capabilities caps) {
+  auto inner = std::make_shared<FakeStore>(caps);
+  auto outer = cachet::WithEnvelope(inner);
+  REQUIRE(outer != inner);
+  return {inner, outer};
+}
+
+std::uint64_t NowMs() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+}
+
+std::string Expired(std::uint32_t flags, std::string_view value) {
+  std::string out;
+  EncodeEnvelope(EnvelopeHeader{flags, 1000}, value, &out);  // 1970: long gone
+  return out;
+}
+
+const WriteOptions kNoTtl{};
+const WriteOptions kOneHour{Ttl{std::chrono::hours(1)}};
+
+}  // namespace
+
+TEST_CASE("the envelope header has the documented bytes", "[envelope]") {
+  std::string out = "pre";
+  EncodeEnvelope(EnvelopeHeader{0x01020304u, 0x1122334455667788ull}, "abc", &out);
+  const std::string expected("pre\xCA\xCE\x7E\x01\x04\x03\x02\x01\x88\x77\x66\x55\x44\x33\x22\x11" "abc",
+                             22);
+  CHECK(out == expected);
+  EnvelopeHeader header;
+  std::string_view value;
+  REQUIRE(DecodeEnvelope(std::string_view(out).substr(3), &header, &value).ok());
+  CHECK(header.flags == 0x01020304u);
+  CHECK(header.expires_at_ms == 0x1122334455667788ull);
+  CHECK(value == "abc");
+  CHECK(HasEnvelope(std::string_view(out).substr(3)));
+  CHECK_FALSE(HasEnvelope("abc"));
+  CHECK_FALSE(HasEnvelope(""));
+}
+
+TEST_CASE("an empty value round-trips in an envelope", "[envelope]") {
+  std::string out;
+  EncodeEnvelope(EnvelopeHeader{7, 0}, "", &out);
+  CHECK(out.size() == 16);
+  EnvelopeHeader header;
+  std::string_view value = "x";
+  REQUIRE(DecodeEnvelope(out, &header, &value).ok());
+  CHECK(header.flags == 7);
+  CHECK(value.empty());
+}
+
+TEST_CASE("a truncated or unknown header is corruption", "[envelope]") {
+  std::string full;
+  EncodeEnvelope(EnvelopeHeader{1, 2}, "value", &full);
+  EnvelopeHeader header;
+  std::string_view value;
+  for (std::size_t cut = 0; cut < 16; ++cut) {
+    INFO("cut at " << cut);
+    CHECK(DecodeEnvelope(std::string_view(full).substr(0, cut), &header, &value).IsCorruption());
+  }
+  std::string wrong_version = full;
+  wrong_version[3] = 9;
+  Status s = DecodeEnvelope(wrong_version, &header, &value);
+  CHECK(s.IsCorruption());
+  CHECK(s.message().find("version 9") != std::string_view::npos);
+}
+
+TEST_CASE("WithEnvelope wraps only stores that lack flags or TTL", "[envelope]") {
+  auto complete =
+      std::make_shared<FakeStore>(kBare.with(Capability::kNativeFlags).with(Capability::kNativeTtl));
+  CHECK(cachet::WithEnvelope(complete) == complete);
+  CHECK(cachet::EmulatedCapabilities(*complete) == Capabilities());
+
+  Wrapped bare = Wrap(kBare);
+  const Capabilities caps = bare.outer->capabilities();
+  CHECK(caps.has(Capability::kNativeFlags));
+  CHECK(caps.has(Capability::kNativeTtl));
+  CHECK(caps.has(Capability::kCounters));
+  CHECK_FALSE(caps.has(Capability::kTouch));  // no CAS to rewrite the expiry with
+  const Capabilities emulated = cachet::EmulatedCapabilities(*bare.outer);
+  CHECK(emulated == Capabilities{Capability::kNativeFlags, Capability::kNativeTtl});
+  CHECK(bare.outer->name() == "fake");
+
+  Wrapped redis = Wrap(kRedisLike);
+  CHECK(cachet::EmulatedCapabilities(*redis.outer) == Capabilities{Capability::kNativeFlags});
+
+  Wrapped cas = Wrap(kWithCas);
+  CHECK(cas.outer->capabilities().has(Capability::kTouch));
+  CHECK(cachet::EmulatedCapabilities(*cas.outer).has(Capability::kGetAndTouch));
+}
+
+TEST_CASE("flags survive a store without flags; plain values stay raw", "[envelope]") {
+  Wrapped w = Wrap(kBare);
+  REQUIRE(w.outer->Store(StoreMode::kSet, "f", ItemView("payload", 0x314), kNoTtl).ok());
+  Item item;
+  REQUIRE(w.outer->Get("f", &item).ok());
+  CHECK(item.value == "payload");
+  CHECK(item.flags == 0x314);
+  CHECK(HasEnvelope(w.inner->Raw("f")));
+
+  REQUIRE(w.outer->Store(StoreMode::kSet, "plain", ItemView("hello", 0), kNoTtl).ok());
+  CHECK(w.inner->Raw("plain") == "hello");
+  REQUIRE(w.outer->Get("plain", &item).ok());
+  CHECK(item.value == "hello");
+  CHECK(item.flags == 0);
+}
+
+TEST_CASE("a plain cachet integer is stored raw so store counters work", "[envelope]") {
+  Wrapped w = Wrap(kBare);
+  REQUIRE(w.outer->Store(StoreMode::kSet, "n", ItemView("41", 1), kNoTtl).ok());
+  CHECK(w.inner->Raw("n") == "41");
+  std::uint64_t value = 0;
+  REQUIRE(w.outer->Incr("n", 1, &value).ok());
+  CHECK(value == 42);
+  REQUIRE(w.outer->Decr("n", 50, &value).ok());
+  CHECK(value == 0);
+}
+
+TEST_CASE("a raw value that starts with the magic reads back unchanged", "[envelope]") {
+  Wrapped w = Wrap(kBare);
+  const std::string tricky("\xCA\xCE\x7E\x01 not a header", 19);
+  REQUIRE(w.outer->Store(StoreMode::kSet, "t", ItemView(tricky), kNoTtl).ok());
+  CHECK(w.inner->Raw("t").size() == tricky.size() + 16);
+  Item item;
+  REQUIRE(w.outer->Get("t", &item).ok());
+  CHECK(item.value == tricky);
+  CHECK(item.flags == 0);
+}
+
+TEST_CASE("a TTL is kept in the envelope of a store without TTL", "[envelope]") {
+  Wrapped w = Wrap(kBare);
+  const std::uint64_t before = NowMs();
+  REQUIRE(w.outer->Store(StoreMode::kSet, "k", ItemView("v"), kOneHour).ok());
+  EnvelopeHeader header;
+  std::string_view value;
+  const std::string raw = w.inner->Raw("k");
+  REQUIRE(DecodeEnvelope(raw, &header, &value).ok());
+  CHECK(header.expires_at_ms >= before + 3600 * 1000);
+  CHECK(header.expires_at_ms <= NowMs() + 3600 * 1000);
+  CHECK(w.inner->LastTtl("k") == Ttl{0});  // the inner store was given no TTL
+  Item item;
+  REQUIRE(w.outer->Get("k", &item).ok());
+  CHECK(item.value == "v");
+}
+
+TEST_CASE("an expired value is a miss and is removed", "[envelope]") {
+  Wrapped w = Wrap(kBare);
+  w.inner->Put("old", Expired(5, "stale"));
+  Item item;
+  CHECK(w.outer->Get("old", &item).IsNotFound());
+  CHECK_FALSE(w.inner->Has("old"));
+
+  // A negative TTL has already expired, as in memcached.
+  REQUIRE(w.outer->Store(StoreMode::kSet, "neg", ItemView("v"), WriteOptions{Ttl{-1}}).ok());
+  CHECK(w.outer->Get("neg", &item).IsNotFound());
+}
+
+TEST_CASE("add and replace treat an expired value as absent", "[envelope]") {
+  Wrapped w = Wrap(kBare);
+  w.inner->Put("a", Expired(0, "stale"));
+  CHECK(w.outer->Store(StoreMode::kAdd, "a", ItemView("fresh"), kNoTtl).ok());
+  Item item;
+  REQUIRE(w.outer->Get("a", &item).ok());
+  CHECK(item.value == "fresh");
+  CHECK(w.outer->Store(StoreMode::kAdd, "a", ItemView("again"), kNoTtl).IsNotStored());
+
+  w.inner->Put("r", Expired(0, "stale"));
+  CHECK(w.outer->Store(StoreMode::kReplace, "r", ItemView("new"), kNoTtl).IsNotStored());
+  CHECK(w.outer->Store(StoreMode::kReplace, "missing", ItemView("new"), kNoTtl).IsNotStored());
+}
+
+TEST_CASE("append goes after the payload of an enveloped value", "[envelope]") {
+  Wrapped w = Wrap(kBare);
+  REQUIRE(w.outer->Store(StoreMode::kSet, "k", ItemView("abc", 5), kOneHour).ok());
+  REQUIRE(w.outer->Store(StoreMode::kAppend, "k", ItemView("def"), kNoTtl).ok());
+  Item item;
+  REQUIRE(w.outer->Get("k", &item).ok());
+  CHECK(item.value == "abcdef");
+  CHECK(item.flags == 5);
+  CHECK(w.outer->Store(StoreMode::kAppend, "none", ItemView("x"), kNoTtl).IsNotStored());
+  w.inner->Put("old", Expired(0, "stale"));
+  CHECK(w.outer->Store(StoreMode::kAppend, "old", ItemView("x"), kNoTtl).IsNotStored());
+}
+
+TEST_CASE("append that would forge the magic is refused", "[envelope]") {
+  Wrapped w = Wrap(kRedisLike);
+  REQUIRE(w.outer->Store(StoreMode::kSet, "k", ItemView(std::string("\xCA", 1)), kNoTtl).ok());
+  Status s = w.outer->Store(StoreMode::kAppend, "k", ItemView(std::string("\xCE\x7E", 2)), kNoTtl);
+  CHECK(s.IsUnsupported());
+  CHECK(w.inner->Raw("k") == std::string("\xCA", 1));
+  REQUIRE(w.outer->Store(StoreMode::kAppend, "k", ItemView("z"), kNoTtl).ok());
+  CHECK(w.inner->Raw("k") == std::string("\xCAz", 2));
+}
+
+TEST_CASE("without CAS, prepend, incr and touch refuse rather than damage", "[envelope]") {
+  Wrapped w = Wrap(kBare);
+  REQUIRE(w.outer->Store(StoreMode::kSet, "k", ItemView("10", 7), kNoTtl).ok());
+  const std::string before = w.inner->Raw("k");
+  Status s = w.outer->Store(StoreMode::kPrepend, "k", ItemView("x"), kNoTtl);
+  CHECK(s.IsUnsupported());
+  CHECK(s.message().find("fake") != std::string_view::npos);
+  std::uint64_t value = 0;
+  CHECK(w.outer->Incr("k", 1, &value).IsUnsupported());
+  CHECK(w.outer->Decr("k", 1, &value).IsUnsupported());
+  CHECK(w.outer->Touch("k", Ttl{5000}).IsUnsupported());
+  Item item;
+  CHECK(w.outer->GetAndTouch("k", Ttl{5000}, &item).IsUnsupported());
+  CHECK(w.inner->Raw("k") == before);
+
+  // Raw values prepend normally; a raw non-number gets the store's own answer.
+  REQUIRE(w.outer->Store(StoreMode::kSet, "r", ItemView("world"), kNoTtl).ok());
+  REQUIRE(w.outer->Store(StoreMode::kPrepend, "r", ItemView("hello "), kNoTtl).ok());
+  CHECK(w.inner->Raw("r") == "hello world");
+  CHECK(w.outer->Incr("r", 1, &value).IsInvalidArgument());
+  CHECK(w.outer->Store(StoreMode::kPrepend, "none", ItemView("x"), kNoTtl).IsNotStored());
+}
+
+TEST_CASE("with CAS, prepend, counters and touch rewrite the envelope", "[envelope]") {
+  Wrapped w = Wrap(kWithCas);
+  REQUIRE(w.outer->Store(StoreMode::kSet, "k", ItemView("world", 9), kOneHour).ok());
+  REQUIRE(w.outer->Store(StoreMode::kPrepend, "k", ItemView("hello "), kNoTtl).ok());
+  Item item;
+  REQUIRE(w.outer->Get("k", &item).ok());
+  CHECK(item.value == "hello world");
+  CHECK(item.flags == 9);
+
+  REQUIRE(w.outer->Store(StoreMode::kSet, "n", ItemView("5"), kOneHour).ok());
+  REQUIRE(HasEnvelope(w.inner->Raw("n")));  // enveloped for its TTL
+  std::uint64_t value = 0;
+  REQUIRE(w.outer->Incr("n", 3, &value).ok());
+  CHECK(value == 8);
+  REQUIRE(w.outer->Decr("n", 10, &value).ok());
+  CHECK(value == 0);
+  EnvelopeHeader header;
+  std::string_view payload;
+  const std::string raw = w.inner->Raw("n");
+  REQUIRE(DecodeEnvelope(raw, &header, &payload).ok());
+  CHECK(payload == "0");
+  CHECK(header.expires_at_ms > NowMs());  // the expiry was kept
+
+  // Touch with no TTL drops the expiry: the value becomes raw again.
+  REQUIRE(w.outer->Touch("n", Ttl{0}).ok());
+  CHECK(w.inner->Raw("n") == "0");
+  REQUIRE(w.outer->Touch("n", Ttl{-1}).ok());
+  CHECK(w.outer->Get("n", &item).IsNotFound());
+  CHECK(w.outer->Touch("n", Ttl{1000}).IsNotFound());
+
+  REQUIRE(w.outer->Store(StoreMode::kSet, "g", ItemView("v", 3), kNoTtl).ok());
+  REQUIRE(w.outer->GetAndTouch("g", Ttl{std::chrono::hours(2)}, &item).ok());
+  CHECK(item.value == "v");
+  CHECK(item.flags == 3);
+  REQUIRE(DecodeEnvelope(w.inner->Raw("g"), &header, &payload).ok());
+  CHECK(header.expires_at_ms > NowMs() + 3600 * 1000);
+}
+
+TEST_CASE("a store with native TTL gets the TTL; only flags are enveloped", "[envelope]") {
+  Wrapped w = Wrap(kRedisLike);
+  REQUIRE(w.outer->Store(StoreMode::kSet, "k", ItemView("v"), kOneHour).ok());
+  CHECK(w.inner->Raw("k") == "v");
+  CHECK(w.inner->LastTtl("k") == Ttl{std::chrono::hours(1)});
+  REQUIRE(w.outer->Store(StoreMode::kSet, "f", ItemView("v", 2), kOneHour).ok());
+  EnvelopeHeader header;
+  std::string_view payload;
+  const std::string raw = w.inner->Raw("f");
+  REQUIRE(DecodeEnvelope(raw, &header, &payload).ok());
+  CHECK(header.flags == 2);
+  CHECK(header.expires_at_ms == 0);
+  CHECK(w.outer->Store(StoreMode::kPrepend, "f", ItemView("x"), kNoTtl).IsUnsupported());
+}
+
+TEST_CASE("a damaged envelope reads as corruption", "[envelope]") {
+  Wrapped w = Wrap(kBare);
+  w.inner->Put("bad", std::string("\xCA\xCE\x7E\x01\x00", 5));
+  Item item;
+  CHECK(w.outer->Get("bad", &item).IsCorruption());
+  CHECK(w.inner->Has("bad"));  // corrupt data is reported, never silently dropped
+}
+
+TEST_CASE("batches are translated and still reach the store in one call", "[envelope]") {
+  Wrapped w = Wrap(kBare);
+  w.inner->Put("old", Expired(0, "stale"));
+  REQUIRE(w.outer->Store(StoreMode::kSet, "n", ItemView("1", 1), kNoTtl).ok());
+  std::vector<Operation> batch(6);
+  batch[0].kind = OpKind::kStore;
+  batch[0].key = "a";
+  batch[0].item = ItemView("alpha", 7);
+  batch[1].kind = OpKind::kGet;
+  batch[1].key = "a";
+  batch[2].kind = OpKind::kGet;
+  batch[2].key = "old";
+  batch[3].kind = OpKind::kGet;
+  batch[3].key = "missing";
+  batch[4].kind = OpKind::kIncr;
+  batch[4].key = "n";
+  batch[4].delta = 5;
+  batch[5].kind = OpKind::kRemove;
+  batch[5].key = "n";
+  w.inner->execute_calls = 0;
+  w.outer->Execute(batch);
+  CHECK(w.inner->execute_calls == 1);
+  CHECK(batch[0].status.ok());
+  REQUIRE(batch[1].status.ok());
+  CHECK(batch[1].result.value == "alpha");
+  CHECK(batch[1].result.flags == 7);
+  CHECK(batch[2].status.IsNotFound());
+  CHECK_FALSE(w.inner->Has("old"));
+  CHECK(batch[3].status.IsNotFound());
+  REQUIRE(batch[4].status.ok());
+  CHECK(batch[4].counter == 6);
+  CHECK(batch[5].status.ok());
+  CHECK(HasEnvelope(w.inner->Raw("a")));
+}
+
+TEST_CASE("operations a batch cannot pipeline run in order between runs", "[envelope]") {
+  Wrapped w = Wrap(kBare);
+  std::vector<Operation> batch(4);
+  batch[0].kind = OpKind::kStore;
+  batch[0].key = "k";
+  batch[0].item = ItemView("b");
+  batch[1].kind = OpKind::kStore;  // prepend is checked one by one
+  batch[1].mode = StoreMode::kPrepend;
+  batch[1].key = "k";
+  batch[1].item = ItemView("a");
+  batch[2].kind = OpKind::kStore;  // append needs an expiry check without native TTL
+  batch[2].mode = StoreMode::kAppend;
+  batch[2].key = "k";
+  batch[2].item = ItemView("c");
+  batch[3].kind = OpKind::kGet;
+  batch[3].key = "k";
+  w.outer->Execute(batch);
+  CHECK(batch[0].status.ok());
+  CHECK(batch[1].status.ok());
+  CHECK(batch[2].status.ok());
+  REQUIRE(batch[3].status.ok());
+  CHECK(batch[3].result.value == "abc");
+}
