@@ -1,6 +1,7 @@
 // MemcachedBackend: checks, routing, per-server batches and fan-out.
 #include "memcached_backend.h"
 
+#include <atomic>
 #include <functional>
 
 #include "admin_command.h"
@@ -12,6 +13,8 @@ namespace cachet::memcached {
 
 namespace {
 
+std::atomic<std::uint64_t> g_next_backend_id{1};
+
 bool IsTransportFailure(const Status& s) {
   return s.IsTimeout() || s.IsUnavailable() || s.IsIoError() || s.IsProtocolError();
 }
@@ -21,7 +24,7 @@ bool IsTransportFailure(const Status& s) {
 // Per-thread working memory of Run(), reused so a steady stream of operations
 // allocates nothing: per-server operation lists, batches, exchanges, leases.
 struct MemcachedBackend::Scratch {
-  const MemcachedBackend* owner = nullptr;
+  std::uint64_t owner = 0;  // MemcachedBackend::id_ of the last user
   std::vector<std::vector<Operation*>> by_server;
   std::vector<std::unique_ptr<ServerBatch>> batches;
   std::vector<net::Exchange> exchanges;
@@ -30,10 +33,11 @@ struct MemcachedBackend::Scratch {
 
   static Scratch& For(const MemcachedBackend& backend) {
     thread_local Scratch scratch;
-    if (scratch.owner != &backend) {
+    if (scratch.owner != backend.id_) {
       // Another backend used this thread last: its batches may speak another
-      // protocol, with other limits.
-      scratch.owner = &backend;
+      // protocol, with other limits and another number of servers. Ids, not
+      // addresses: a new backend may live where a destroyed one did.
+      scratch.owner = backend.id_;
       scratch.by_server.assign(backend.pool_.size(), {});
       scratch.batches.clear();
       scratch.batches.resize(backend.pool_.size());
@@ -43,7 +47,8 @@ struct MemcachedBackend::Scratch {
 };
 
 MemcachedBackend::MemcachedBackend(MemcachedOptions options)
-    : options_(std::move(options)),
+    : id_(g_next_backend_id.fetch_add(1)),
+      options_(std::move(options)),
       limits_{2048, options_.max_item_size},
       pool_(options_.servers,
             net::Distribution::Create(options_.distribution, options_.servers,

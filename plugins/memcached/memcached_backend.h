@@ -86,6 +86,7 @@ class MemcachedBackend final : public Backend {
   std::unique_ptr<ServerBatch> NewBatch() const;
   void ReportHealth(std::size_t server, const Status& transport);
 
+  const std::uint64_t id_;  // unique per backend, keys the per-thread scratch
   MemcachedOptions options_;
   ParserLimits limits_;
   net::ServerPool pool_;
