@@ -9,7 +9,8 @@ Capabilities MemoryBackend::capabilities() const noexcept { return kCapabilities
 
 Status MemoryBackend::Get(std::string_view key, Item* out) {
   if (Status s = CheckKey(key); !s.ok()) return s;
-  return store_.ShardFor(key).Get(key, out);
+  auto [shard, ref] = store_.Locate(key);
+  return shard.Get(ref, out);
 }
 
 Status MemoryBackend::Store(StoreMode mode, std::string_view key, ItemView item,
@@ -21,34 +22,40 @@ Status MemoryBackend::Store(StoreMode mode, std::string_view key, ItemView item,
                             " bytes is over max_item_size " +
                             std::to_string(store_.options().max_item_size));
   }
-  return store_.ShardFor(key).Store(mode, key, item, options.ttl);
+  auto [shard, ref] = store_.Locate(key);
+  return shard.Store(mode, ref, item, options.ttl);
 }
 
 Status MemoryBackend::Remove(std::string_view key) {
   if (Status s = CheckKey(key); !s.ok()) return s;
-  return store_.ShardFor(key).Remove(key);
+  auto [shard, ref] = store_.Locate(key);
+  return shard.Remove(ref);
 }
 
 Status MemoryBackend::Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) {
   if (Status s = CheckKey(key); !s.ok()) return s;
-  return store_.ShardFor(key).AddToCounter(key, delta, true, value);
+  auto [shard, ref] = store_.Locate(key);
+  return shard.AddToCounter(ref, delta, true, value);
 }
 
 Status MemoryBackend::Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) {
   if (Status s = CheckKey(key); !s.ok()) return s;
-  return store_.ShardFor(key).AddToCounter(key, delta, false, value);
+  auto [shard, ref] = store_.Locate(key);
+  return shard.AddToCounter(ref, delta, false, value);
 }
 
 Status MemoryBackend::Touch(std::string_view key, Ttl ttl) {
   if (Status s = CheckKey(key); !s.ok()) return s;
   if (Status s = CheckTtl(ttl); !s.ok()) return s;
-  return store_.ShardFor(key).Touch(key, ttl);
+  auto [shard, ref] = store_.Locate(key);
+  return shard.Touch(ref, ttl);
 }
 
 Status MemoryBackend::GetAndTouch(std::string_view key, Ttl ttl, Item* out) {
   if (Status s = CheckKey(key); !s.ok()) return s;
   if (Status s = CheckTtl(ttl); !s.ok()) return s;
-  return store_.ShardFor(key).GetAndTouch(key, ttl, out);
+  auto [shard, ref] = store_.Locate(key);
+  return shard.GetAndTouch(ref, ttl, out);
 }
 
 Status MemoryBackend::Flush() {

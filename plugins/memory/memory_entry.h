@@ -1,35 +1,64 @@
-// MemoryEntry and LruList: one stored item of the memory store and the intrusive
-// recency list its shard keeps.
+// MemoryEntry and LruList: one stored item of the memory store, and the recency
+// list its shard keeps.
 //
-// An entry owns its key and value. The shard's hash map is keyed by a string_view
-// into the entry's own key, so a lookup by string_view allocates nothing; entries
-// live on the heap and never move, which keeps those views valid. The LRU links
-// are inside the entry (intrusive), so touching an item on a hit is two pointer
-// swaps and no allocation. Neither type is synchronized: the shard's mutex guards
-// both.
+// An entry is one heap block: this header followed by the key bytes and then the
+// value bytes, so a hit touches the bucket, the header and the bytes beside it
+// and nothing else. The links of the hash chain and the LRU list are inside the
+// entry (intrusive), so neither structure allocates. A value that outgrows its
+// block moves to a new block (EntryTable::Replace). Neither type is synchronized:
+// the shard's mutex guards both.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
+#include <cstring>
+#include <new>
+#include <string_view>
 
 namespace cachet::memory {
 
-// Bookkeeping charged to every entry on top of its key and value bytes: the
-// entry itself plus the hash map node and bucket that point to it.
-inline constexpr std::size_t kEntryOverhead = 96;
-
 struct MemoryEntry {
-  std::string key;
-  std::string value;
-  std::uint32_t flags = 0;
+  MemoryEntry* chain_next = nullptr;  // next entry in the same hash bucket
+  MemoryEntry* newer = nullptr;       // towards the most recently used end
+  MemoryEntry* older = nullptr;       // towards the eviction end
+  std::uint64_t hash = 0;
   std::uint64_t cas = 0;
   std::int64_t expires_at_ms = 0;  // steady clock milliseconds; 0: never
+  std::size_t key_size = 0;
+  std::size_t value_size = 0;
+  std::size_t capacity = 0;  // bytes after the header, for key and value
+  std::uint32_t flags = 0;
+  bool referenced = false;  // read since it last moved in the LRU list
 
-  MemoryEntry* newer = nullptr;  // towards the most recently used end
-  MemoryEntry* older = nullptr;  // towards the eviction end
+  // A block for `key` with room for a value of `value_capacity` bytes; the
+  // value is empty. nullptr when memory runs out.
+  static MemoryEntry* Create(std::uint64_t hash, std::string_view key,
+                             std::size_t value_capacity) noexcept {
+    void* block =
+        ::operator new(sizeof(MemoryEntry) + key.size() + value_capacity, std::nothrow);
+    if (block == nullptr) return nullptr;
+    auto* entry = new (block) MemoryEntry;
+    entry->hash = hash;
+    entry->key_size = key.size();
+    entry->capacity = key.size() + value_capacity;
+    std::memcpy(entry->bytes(), key.data(), key.size());
+    return entry;
+  }
+  static void Destroy(MemoryEntry* entry) noexcept {
+    entry->~MemoryEntry();
+    ::operator delete(entry);
+  }
 
-  std::size_t charge() const noexcept { return key.size() + value.size() + kEntryOverhead; }
+  char* bytes() noexcept { return reinterpret_cast<char*>(this + 1); }
+  const char* bytes() const noexcept { return reinterpret_cast<const char*>(this + 1); }
+  std::string_view key() const noexcept { return {bytes(), key_size}; }
+  std::string_view value() const noexcept { return {bytes() + key_size, value_size}; }
+  char* value_data() noexcept { return bytes() + key_size; }
+  std::size_t value_capacity() const noexcept { return capacity - key_size; }
+
+  // What the entry costs the shard's budget: its block plus an allowance for
+  // the allocator's header and the bucket pointer.
+  std::size_t charge() const noexcept { return sizeof(MemoryEntry) + capacity + 24; }
   bool ExpiredAt(std::int64_t now_ms) const noexcept {
     return expires_at_ms != 0 && now_ms >= expires_at_ms;
   }
@@ -42,7 +71,7 @@ class LruList {
   LruList(const LruList&) = delete;
   LruList& operator=(const LruList&) = delete;
 
-  // Inserts `entry` as the most recently used. REQUIRES: not in a list.
+  // Inserts `entry` as the most recently used. REQUIRES: not in the list.
   void PushNewest(MemoryEntry* entry) noexcept {
     entry->older = newest_;
     entry->newer = nullptr;
@@ -59,10 +88,21 @@ class LruList {
     entry->newer = entry->older = nullptr;
   }
 
-  void MarkUsed(MemoryEntry* entry) noexcept {
+  void MoveToNewest(MemoryEntry* entry) noexcept {
     if (newest_ == entry) return;
     Unlink(entry);
     PushNewest(entry);
+  }
+
+  // Puts `replacement` where `entry` is. REQUIRES: `replacement` not listed.
+  void Substitute(MemoryEntry* entry, MemoryEntry* replacement) noexcept {
+    replacement->newer = entry->newer;
+    replacement->older = entry->older;
+    if (entry->newer != nullptr) entry->newer->older = replacement;
+    if (entry->older != nullptr) entry->older->newer = replacement;
+    if (newest_ == entry) newest_ = replacement;
+    if (oldest_ == entry) oldest_ = replacement;
+    entry->newer = entry->older = nullptr;
   }
 
   MemoryEntry* oldest() const noexcept { return oldest_; }

@@ -1,29 +1,32 @@
-// MemoryShard: one lock's worth of the memory store: a hash map of entries, their
-// LRU list, a byte budget and a CAS counter.
+// MemoryShard: one lock's worth of the memory store: a hash table of entries,
+// their LRU list, a byte budget and a CAS counter.
 //
 // Every method takes the shard's mutex for its whole duration, so each operation
-// is atomic with respect to the others on the same shard. Expired entries are
-// removed lazily, when an operation finds them, and first when room is needed.
-// Keys and values are validated by the caller (MemoryBackend); the shard only
+// is atomic with respect to the others on the same shard. Recency is kept the
+// CLOCK way: a read only marks its entry as referenced (no list surgery on the
+// hot path); eviction starts at the least recently written end and gives a
+// referenced entry a second chance by moving it to the newest end. Expired
+// entries are removed lazily, when an operation finds them or eviction reaches
+// them. Keys and values are validated by the caller (MemoryBackend); the shard
 // enforces its byte budget and the item size limit that append can reach.
+// Nothing here throws: allocation failures come back as Status.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <mutex>
 #include <string_view>
-#include <unordered_map>
 
 #include "cachet/backend.h"
 #include "cachet/item.h"
 #include "cachet/status.h"
+#include "entry_table.h"
 #include "memory_entry.h"
 
 namespace cachet::memory {
 
 struct ShardLimits {
-  std::size_t capacity_bytes = 0;  // keys + values + kEntryOverhead per entry
+  std::size_t capacity_bytes = 0;  // sum of the entries' charge()
   std::size_t max_item_size = 0;   // largest value
 };
 
@@ -37,6 +40,12 @@ struct ShardStats {
   std::uint64_t total_items = 0;  // entries ever created
 };
 
+// A key and its hash, computed once by the store and used by the shard's table.
+struct KeyRef {
+  std::string_view key;
+  std::uint64_t hash;
+};
+
 // Milliseconds of the steady clock: the memory store's time base for expiry.
 std::int64_t SteadyNowMs() noexcept;
 
@@ -46,31 +55,37 @@ class alignas(64) MemoryShard {
   MemoryShard(const MemoryShard&) = delete;
   MemoryShard& operator=(const MemoryShard&) = delete;
 
-  Status Get(std::string_view key, Item* out);
-  Status GetAndTouch(std::string_view key, Ttl ttl, Item* out);
-  Status Store(StoreMode mode, std::string_view key, ItemView item, Ttl ttl);
-  Status Remove(std::string_view key);
-  Status Touch(std::string_view key, Ttl ttl);
-  Status AddToCounter(std::string_view key, std::uint64_t delta, bool increment,
-                      std::uint64_t* value);
+  Status Get(KeyRef key, Item* out);
+  Status GetAndTouch(KeyRef key, Ttl ttl, Item* out);
+  Status Store(StoreMode mode, KeyRef key, ItemView item, Ttl ttl);
+  Status Remove(KeyRef key);
+  Status Touch(KeyRef key, Ttl ttl);
+  Status AddToCounter(KeyRef key, std::uint64_t delta, bool increment, std::uint64_t* value);
   void Flush();
   ShardStats stats() const;
 
  private:
   // The live entry under `key`, or nullptr; an expired one is removed on the way.
-  MemoryEntry* FindLive(std::string_view key);
-  Status StoreNew(std::string_view key, ItemView item, Ttl ttl);
+  MemoryEntry* FindLive(KeyRef key);
+  Status StoreNew(KeyRef key, ItemView item, Ttl ttl);
   Status Overwrite(MemoryEntry* entry, ItemView item, Ttl ttl);
   Status Concatenate(MemoryEntry* entry, std::string_view bytes, bool after);
-  void ChargeResize(MemoryEntry* entry, std::size_t old_charge);
+  // Replaces the value bytes, moving the entry to a bigger block if needed.
+  // Returns the entry's (possibly new) address, or nullptr when out of memory.
+  MemoryEntry* SetValue(MemoryEntry* entry, std::string_view value);
+  // Moves `entry` to a block with room for `value_capacity` value bytes, with
+  // its value when `keep_value` (else empty). nullptr, and `entry` untouched,
+  // when out of memory.
+  MemoryEntry* Regrow(MemoryEntry* entry, std::size_t value_capacity, bool keep_value);
+  Status CheckFits(std::size_t key_size, std::size_t value_size) const;
   void Erase(MemoryEntry* entry);
   // Drops the least recently used entries, never `keep`, until the budget holds.
   void EvictOver(const MemoryEntry* keep);
   static void CopyOut(const MemoryEntry& entry, Item* out);
 
   mutable std::mutex mutex_;
-  ShardLimits limits_;
-  std::unordered_map<std::string_view, std::unique_ptr<MemoryEntry>> entries_;
+  const ShardLimits limits_;
+  EntryTable table_;
   LruList lru_;
   std::size_t bytes_ = 0;
   std::uint64_t next_cas_ = 1;

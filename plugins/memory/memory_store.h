@@ -1,14 +1,17 @@
 // MemoryStore: the memory store's shards, and the choice of shard for a key.
 //
 // The byte budget is split evenly between the shards; each shard evicts on its
-// own, so a key's neighbours in other shards never pay for it. Thread-safe: the
-// shards lock themselves, and the shard list never changes after construction.
+// own, so a key's neighbours in other shards never pay for it. A key is hashed
+// once: the high bits pick the shard, the low bits the bucket inside it.
+// Thread-safe: the shards lock themselves, and the shard list never changes
+// after construction.
 #pragma once
 
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "memory_shard.h"
@@ -27,11 +30,10 @@ class MemoryStore {
   // REQUIRES: options.shards >= 1.
   explicit MemoryStore(const MemoryStoreOptions& options);
 
-  MemoryShard& ShardFor(std::string_view key) {
-    // The map inside the shard uses the low bits of the same hash for its
-    // buckets; mixing in the high bits keeps the two choices independent.
-    const std::size_t h = std::hash<std::string_view>{}(key);
-    return *shards_[(h ^ (h >> 32)) % shards_.size()];
+  // The shard that holds `key`, and the key with its hash for that shard.
+  std::pair<MemoryShard&, KeyRef> Locate(std::string_view key) {
+    const std::uint64_t hash = std::hash<std::string_view>{}(key);
+    return {*shards_[(hash >> 40) % shards_.size()], KeyRef{key, hash}};
   }
 
   void Flush();
