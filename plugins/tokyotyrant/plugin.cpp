@@ -1,0 +1,125 @@
+// The tokyotyrant plugin's descriptor, option schema and factory.
+#include "cachet/plugin.h"
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "tt_backend.h"
+
+namespace cachet::tokyotyrant {
+namespace {
+
+constexpr OptionSpec kOptions[] = {
+    {"servers", OptionType::kList, "127.0.0.1:1978",
+     "servers as host:port[:weight], comma-separated; the port defaults to 1978"},
+    {"distribution", OptionType::kString, "ketama",
+     "key placement over several servers: ketama, modula, cache-memcached, cmf-ketama", false,
+     false, "ketama|modula|cache-memcached|cmf-ketama"},
+    {"ketama_points", OptionType::kInt, "160", "points per unit of weight for cmf-ketama"},
+    {"connect_timeout_ms", OptionType::kInt, "250", "connect timeout in milliseconds"},
+    {"io_timeout_ms", OptionType::kInt, "1000",
+     "deadline of one request and its replies, in milliseconds"},
+    {"failure_limit", OptionType::kInt, "2",
+     "consecutive failures after which a server is marked dead"},
+    {"retry_timeout_ms", OptionType::kInt, "2000",
+     "how long a dead server rests before it is tried again, in milliseconds"},
+    {"failover", OptionType::kBool, "false",
+     "send a dead server's keys to the next live server (off: they fail as unavailable)"},
+    {"pool_size", OptionType::kInt, "8", "idle connections kept per server"},
+    {"max_item_size", OptionType::kInt, "268435456",
+     "largest value in bytes; larger ones are refused with too_large (protocol limit 256 MiB)"},
+    {"mget_max_keys", OptionType::kInt, "1048576",
+     "keys per mget request; larger get_multi batches are split (protocol limit 1048576)"},
+    {"addint_counters", OptionType::kBool, "false",
+     "incr/decr as addint on 4-byte binary counters, not decimal text (see docs/tokyotyrant.md)"},
+    {"putcat_append", OptionType::kBool, "false",
+     "append as putcat, which creates a missing key (see docs/tokyotyrant.md)"},
+};
+
+Status ReadBounded(const ConfigSection& section, const char* key, std::int64_t low,
+                   std::int64_t high, std::int64_t* out) {
+  const std::int64_t value = section.GetInt(key);
+  if (value < low || value > high) {
+    return Status::ConfigError("[tokyotyrant] " + std::string(key) + " = " + std::to_string(value) +
+                               ": must be between " + std::to_string(low) + " and " +
+                               std::to_string(high));
+  }
+  *out = value;
+  return Status::OK();
+}
+
+Status ReadNumbers(const ConfigSection& section, TokyoTyrantOptions* o) {
+  constexpr std::int64_t kHour = 3600 * 1000;
+  std::int64_t connect = 0, io = 0, limit = 0, retry = 0, pool = 0, points = 0, item = 0, mget = 0;
+  Status s = ReadBounded(section, "connect_timeout_ms", 1, kHour, &connect);
+  if (s.ok()) s = ReadBounded(section, "io_timeout_ms", 1, kHour, &io);
+  if (s.ok()) s = ReadBounded(section, "failure_limit", 1, 1000000, &limit);
+  if (s.ok()) s = ReadBounded(section, "retry_timeout_ms", 0, kHour, &retry);
+  if (s.ok()) s = ReadBounded(section, "pool_size", 0, 4096, &pool);
+  if (s.ok()) s = ReadBounded(section, "ketama_points", 1, 100000, &points);
+  if (s.ok()) s = ReadBounded(section, "max_item_size", 1, kMaxFieldSize, &item);
+  if (s.ok()) s = ReadBounded(section, "mget_max_keys", 1, kMaxItems, &mget);
+  if (!s.ok()) return s;
+  o->pool.connection.connect_timeout = std::chrono::milliseconds(connect);
+  o->pool.connection.io_timeout = std::chrono::milliseconds(io);
+  o->pool.failure_limit = static_cast<std::uint32_t>(limit);
+  o->pool.retry_timeout = std::chrono::milliseconds(retry);
+  o->pool.pool_size = static_cast<std::size_t>(pool);
+  o->ketama_points = static_cast<std::uint32_t>(points);
+  o->max_item_size = static_cast<std::size_t>(item);
+  o->mget_max_keys = static_cast<std::size_t>(mget);
+  return Status::OK();
+}
+
+Status ReadOptions(const ConfigSection& section, TokyoTyrantOptions* o) {
+  Result<std::vector<net::ServerAddress>> parsed =
+      net::ParseServerList(section.GetList("servers"), 1978);
+  if (!parsed.ok()) {
+    return Status::ConfigError("[tokyotyrant] servers: " + std::string(parsed.status().message()));
+  }
+  o->servers = std::move(*parsed);
+  Result<net::DistributionKind> kind =
+      net::ParseDistributionKind(section.GetString("distribution"));
+  if (!kind.ok()) return kind.status();
+  o->distribution = *kind;
+  o->pool.failover = section.GetBool("failover");
+  o->addint_counters = section.GetBool("addint_counters");
+  o->putcat_append = section.GetBool("putcat_append");
+  return ReadNumbers(section, o);
+}
+
+Status CreateTokyoTyrantBackend(const PluginContext& context,
+                                std::unique_ptr<Backend>* out) noexcept {
+  try {
+    TokyoTyrantOptions options;
+    if (Status s = ReadOptions(context.options, &options); !s.ok()) return s;
+    *out = std::make_unique<TokyoTyrantBackend>(std::move(options));
+    return Status::OK();
+  } catch (const std::bad_alloc&) {
+    return Status::PluginError("tokyotyrant: out of memory creating the backend");
+  } catch (const std::exception& e) {
+    return Status::PluginError(std::string("tokyotyrant: ") + e.what());
+  } catch (...) {
+    return Status::PluginError("tokyotyrant: unknown error creating the backend");
+  }
+}
+
+constexpr PluginDescriptor kDescriptor{
+    kPluginAbiVersion,
+    CACHET_BUILD_FINGERPRINT,
+    "tokyotyrant",
+    CACHET_VERSION_STRING,
+    "Tokyo Tyrant servers on one ring over the binary protocol (TTL and flags emulated)",
+    kOptions,
+    sizeof(kOptions) / sizeof(kOptions[0]),
+    TokyoTyrantBackend::kCapabilities.bits(),
+    &CreateTokyoTyrantBackend,
+};
+
+}  // namespace
+}  // namespace cachet::tokyotyrant
+
+CACHET_DEFINE_PLUGIN(cachet::tokyotyrant::kDescriptor)

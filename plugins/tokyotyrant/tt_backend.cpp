@@ -1,0 +1,300 @@
+// TokyoTyrantBackend: checks, routing, per-server batches and fan-out.
+#include "tt_backend.h"
+
+#include <sys/uio.h>
+
+#include <atomic>
+#include <utility>
+
+#include "tt_request.h"
+
+namespace cachet::tokyotyrant {
+namespace {
+
+bool IsTransportFailure(const Status& s) {
+  return s.IsTimeout() || s.IsUnavailable() || s.IsIoError() || s.IsProtocolError();
+}
+
+// Reads exactly one reply of a known shape and hands it to a callback.
+class OneReplyReader : public net::ReplyReader {
+ public:
+  using Handler = std::function<Status(const Reply&, std::string_view)>;
+  OneReplyReader(ReplyShape shape, const Handler& handler) : handler_(handler) {
+    parser_.Start(shape);
+  }
+
+  Status Consume(net::ReadBuffer& buffer) override {
+    if (done_) return Status::OK();
+    const ParseState state = parser_.Parse(buffer.data());
+    if (state == ParseState::kNeedMore) return Status::OK();
+    if (state == ParseState::kError) return parser_.error();
+    done_ = true;
+    result_ = handler_(parser_.reply(), buffer.data());
+    buffer.Consume(parser_.consumed());
+    return Status::OK();
+  }
+  bool done() const noexcept override { return done_; }
+  Status TakeResult() { return std::move(result_); }
+
+ private:
+  const Handler& handler_;
+  ReplyParser parser_;
+  bool done_ = false;
+  Status result_;
+};
+
+}  // namespace
+
+// Per-thread working memory of Run(), reused so a steady stream of operations
+// allocates nothing once warm.
+struct TokyoTyrantBackend::Scratch {
+  // The backend this thread's scratch was sized for, by id: a new backend may
+  // reuse a destroyed one's address, and its batches must not outlive it.
+  std::uint64_t owner = 0;
+  std::vector<std::vector<Operation*>> by_server;
+  std::vector<std::unique_ptr<TtServerBatch>> batches;
+  std::vector<net::Exchange> exchanges;
+  std::vector<net::ServerPool::Lease> leases;
+  std::vector<std::size_t> servers;  // the server of each exchange
+
+  static Scratch& For(const TokyoTyrantBackend& backend) {
+    thread_local Scratch scratch;
+    if (scratch.owner != backend.id_) {
+      scratch.owner = backend.id_;
+      scratch.by_server.assign(backend.pool_.size(), {});
+      scratch.batches.clear();
+      scratch.batches.resize(backend.pool_.size());
+    }
+    return scratch;
+  }
+};
+
+std::uint64_t TokyoTyrantBackend::NextId() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1);
+}
+
+TokyoTyrantBackend::TokyoTyrantBackend(TokyoTyrantOptions options)
+    : id_(NextId()),
+      options_(std::move(options)),
+      pool_(options_.servers,
+            net::Distribution::Create(options_.distribution, options_.servers,
+                                      options_.ketama_points),
+            options_.pool) {}
+
+TokyoTyrantBackend::~TokyoTyrantBackend() = default;
+
+Capabilities TokyoTyrantBackend::capabilities() const noexcept {
+  return options_.addint_counters ? kCapabilities.with(Capability::kCounters) : kCapabilities;
+}
+
+Status TokyoTyrantBackend::Check(const Operation& op) const {
+  if (op.key.empty()) return Status::InvalidArgument("tokyotyrant: empty key");
+  if (op.key.size() > static_cast<std::size_t>(kMaxFieldSize)) {
+    return Status::TooLarge("tokyotyrant: key over the 256 MiB limit");
+  }
+  switch (op.kind) {
+    case OpKind::kGet:
+    case OpKind::kRemove:
+      return Status::OK();
+    case OpKind::kIncr:
+    case OpKind::kDecr:
+      return options_.addint_counters
+                 ? Status::OK()
+                 : UnsupportedOperation(op.kind == OpKind::kIncr ? "incr (set addint_counters)"
+                                                                 : "decr (set addint_counters)");
+    case OpKind::kTouch:
+      return UnsupportedOperation("touch");
+    case OpKind::kStore:
+      break;
+  }
+  if (op.item.value.size() > options_.max_item_size) {
+    return Status::TooLarge("tokyotyrant: a value of " + std::to_string(op.item.value.size()) +
+                            " bytes is over max_item_size (" +
+                            std::to_string(options_.max_item_size) + ")");
+  }
+  switch (op.mode) {
+    case StoreMode::kSet:
+    case StoreMode::kAdd:
+      return Status::OK();
+    case StoreMode::kAppend:
+      return options_.putcat_append ? Status::OK() : UnsupportedOperation("append");
+    case StoreMode::kReplace:
+      return UnsupportedOperation("replace");
+    case StoreMode::kPrepend:
+      return UnsupportedOperation("prepend");
+    case StoreMode::kCas:
+      return UnsupportedOperation("cas");
+  }
+  return Status::InvalidArgument("tokyotyrant: unknown store mode");
+}
+
+void TokyoTyrantBackend::ReportHealth(std::size_t server, const Status& transport) {
+  if (IsTransportFailure(transport)) {
+    pool_.ReportFailure(server);
+  } else {
+    pool_.ReportSuccess(server);
+  }
+}
+
+void TokyoTyrantBackend::Run(std::span<Operation> ops) {
+  Scratch& s = Scratch::For(*this);
+  for (Operation& op : ops) {
+    op.status = Check(op);
+    if (!op.status.ok()) continue;
+    Result<std::size_t> server = pool_.Route(op.key);
+    if (!server.ok()) {
+      op.status = server.status();
+      continue;
+    }
+    s.by_server[*server].push_back(&op);
+  }
+  for (std::size_t server = 0; server < s.by_server.size(); ++server) {
+    std::vector<Operation*>& mine = s.by_server[server];
+    if (mine.empty()) continue;
+    if (!s.batches[server]) s.batches[server] = std::make_unique<TtServerBatch>(options_);
+    TtServerBatch& batch = *s.batches[server];
+    batch.Reset();
+    for (Operation* op : mine) batch.Add(*op);
+    batch.Finish();
+    mine.clear();
+    if (batch.request().empty()) continue;  // nothing encodable
+    s.leases.push_back(pool_.Acquire(server));
+    s.servers.push_back(server);
+    net::Exchange& e = s.exchanges.emplace_back();
+    e.connection = &s.leases.back().connection();
+    e.request.assign(1, iovec{const_cast<char*>(batch.request().data()), batch.request().size()});
+    e.reader = &batch;
+  }
+  if (s.exchanges.empty()) return;
+  net::RunExchanges(s.exchanges, net::Clock::now() + options_.pool.connection.io_timeout);
+  for (std::size_t i = 0; i < s.exchanges.size(); ++i) {
+    TtServerBatch& batch = *s.batches[s.servers[i]];
+    batch.Settle(s.exchanges[i].status);
+    ReportHealth(s.servers[i], s.exchanges[i].status);
+    if (batch.poisoned()) s.exchanges[i].connection->Close();
+  }
+  s.exchanges.clear();
+  s.servers.clear();
+  s.leases.clear();  // connections go back to the pool
+}
+
+Status TokyoTyrantBackend::RunOne(Operation& op) {
+  Run({&op, 1});
+  return op.status;
+}
+
+Status TokyoTyrantBackend::Get(std::string_view key, Item* out) {
+  Operation op;
+  op.kind = OpKind::kGet;
+  op.key = key;
+  // The caller's Item lends its buffer, so repeated reads reuse one allocation.
+  std::swap(op.result, *out);
+  Status s = RunOne(op);
+  std::swap(op.result, *out);
+  return s;
+}
+
+Status TokyoTyrantBackend::Store(StoreMode mode, std::string_view key, ItemView item,
+                                 const WriteOptions& options) {
+  Operation op;
+  op.kind = OpKind::kStore;
+  op.mode = mode;
+  op.key = key;
+  op.item = item;
+  op.ttl = options.ttl;
+  op.noreply = options.noreply;
+  return RunOne(op);
+}
+
+Status TokyoTyrantBackend::Remove(std::string_view key) {
+  Operation op;
+  op.kind = OpKind::kRemove;
+  op.key = key;
+  return RunOne(op);
+}
+
+Status TokyoTyrantBackend::Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) {
+  Operation op;
+  op.kind = OpKind::kIncr;
+  op.key = key;
+  op.delta = delta;
+  Status s = RunOne(op);
+  if (s.ok() && value != nullptr) *value = op.counter;
+  return s;
+}
+
+Status TokyoTyrantBackend::Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) {
+  Operation op;
+  op.kind = OpKind::kDecr;
+  op.key = key;
+  op.delta = delta;
+  Status s = RunOne(op);
+  if (s.ok() && value != nullptr) *value = op.counter;
+  return s;
+}
+
+void TokyoTyrantBackend::Execute(std::span<Operation> batch) { Run(batch); }
+
+Status TokyoTyrantBackend::RoundTrip(
+    std::size_t server, const std::string& request, ReplyShape shape,
+    const std::function<Status(const Reply&, std::string_view)>& on_reply) {
+  if (!pool_.Available(server)) return pool_.DeadServerError(server);
+  net::ServerPool::Lease lease = pool_.Acquire(server);
+  OneReplyReader reader(shape, on_reply);
+  net::Exchange e;
+  e.connection = &lease.connection();
+  e.request.assign(1, iovec{const_cast<char*>(request.data()), request.size()});
+  e.reader = &reader;
+  net::RunExchanges({&e, 1}, net::Clock::now() + options_.pool.connection.io_timeout);
+  ReportHealth(server, e.status);
+  if (!e.status.ok()) {
+    lease.connection().Close();  // whatever was half-read cannot be trusted
+    return e.status;
+  }
+  return reader.TakeResult();
+}
+
+Status TokyoTyrantBackend::Flush() {
+  std::string request;
+  if (Status s = EncodeBare(Command::kVanish, &request); !s.ok()) return s;
+  Status first_error;
+  for (std::size_t server = 0; server < pool_.size(); ++server) {
+    Status s =
+        RoundTrip(server, request, ReplyShape::kStatus, [](const Reply& r, std::string_view) {
+          return r.ok ? Status::OK() : Status::IoError("tokyotyrant: vanish failed");
+        });
+    if (!s.ok() && first_error.ok()) first_error = std::move(s);
+  }
+  return first_error;
+}
+
+Status TokyoTyrantBackend::Stats(StatsMap* out) {
+  std::string request;
+  if (Status s = EncodeBare(Command::kStat, &request); !s.ok()) return s;
+  out->clear();
+  Status first_error;
+  for (std::size_t server = 0; server < pool_.size(); ++server) {
+    const std::string prefix = pool_.address(server).HostPort() + " ";
+    Status s = RoundTrip(server, request, ReplyShape::kBytes,
+                         [&](const Reply& r, std::string_view buffer) {
+                           if (!r.ok) return Status::IoError("tokyotyrant: stat failed");
+                           std::string_view text = r.Field(buffer, 0);
+                           // "name\tvalue\n" lines; a line without a tab is skipped.
+                           while (!text.empty()) {
+                             const std::size_t end = std::min(text.find('\n'), text.size());
+                             const std::string_view line = text.substr(0, end);
+                             text.remove_prefix(std::min(end + 1, text.size()));
+                             const std::size_t tab = line.find('\t');
+                             if (tab == std::string_view::npos) continue;
+                             out->emplace_back(prefix + std::string(line.substr(0, tab)),
+                                               std::string(line.substr(tab + 1)));
+                           }
+                           return Status::OK();
+                         });
+    if (!s.ok() && first_error.ok()) first_error = std::move(s);
+  }
+  return first_error;
+}
+
+}  // namespace cachet::tokyotyrant

@@ -1,0 +1,80 @@
+// TokyoTyrantBackend: Tokyo Tyrant servers on one ring, over the binary protocol.
+//
+// Layering: net::Connection -> net::ServerPool (placement by the configured
+// distribution, health, pooled connections) -> this backend, which checks keys
+// and sizes before anything is sent, splits a batch by server and runs every
+// server's share at once (net::RunExchanges). Encoding is in tt_request, parsing
+// in tt_reply_parser, the operation mapping in tt_batch.
+//
+// Tokyo Tyrant has no TTL, flags or CAS: the core's envelope emulates TTL and
+// flags. replace, prepend, cas and touch cannot be done atomically over this
+// protocol and are unsupported. Incr/Decr (addint) and append (putcat) are
+// opt-in because their semantics differ from the generic API's (see
+// docs/tokyotyrant.md). The Tokyo Tyrant-only commands go through Extension().
+//
+// Thread-safe: threads share one backend; each call borrows pooled connections.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cachet/backend.h"
+#include "cachet/net/server_pool.h"
+#include "tt_batch.h"
+#include "tt_options.h"
+
+namespace cachet::tokyotyrant {
+
+class TokyoTyrantBackend final : public Backend {
+ public:
+  // What every Tokyo Tyrant backend can do; addint_counters adds kCounters.
+  static constexpr Capabilities kCapabilities{Capability::kPersistence, Capability::kNoreply,
+                                              Capability::kPipelining, Capability::kFlush,
+                                              Capability::kStats};
+
+  // REQUIRES: options.servers is not empty.
+  explicit TokyoTyrantBackend(TokyoTyrantOptions options);
+  ~TokyoTyrantBackend() override;
+
+  std::string_view name() const noexcept override { return "tokyotyrant"; }
+  Capabilities capabilities() const noexcept override;
+
+  Status Get(std::string_view key, Item* out) override;
+  Status Store(StoreMode mode, std::string_view key, ItemView item,
+               const WriteOptions& options) override;
+  Status Remove(std::string_view key) override;
+  Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override;
+  Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override;
+  // vanish on every server.
+  Status Flush() override;
+  // stat of every server, each name prefixed with "host:port ".
+  Status Stats(StatsMap* out) override;
+  void Execute(std::span<Operation> batch) override;
+  // Tokyo Tyrant-only commands; see tt_extension.cpp and docs/tokyotyrant.md.
+  Status Extension(std::string_view command, std::span<const std::string> args,
+                   std::vector<std::string>* reply) override;
+
+ private:
+  struct Scratch;
+  friend class ExtensionRunner;
+
+  // The reason `op` cannot be sent, or ok.
+  Status Check(const Operation& op) const;
+  Status RunOne(Operation& op);
+  void Run(std::span<Operation> ops);
+  // One request to one server, its single reply handed to `on_reply`.
+  Status RoundTrip(std::size_t server, const std::string& request, ReplyShape shape,
+                   const std::function<Status(const Reply&, std::string_view)>& on_reply);
+  void ReportHealth(std::size_t server, const Status& transport);
+
+  static std::uint64_t NextId();
+
+  const std::uint64_t id_;  // unique per backend for the life of the process
+  TokyoTyrantOptions options_;
+  net::ServerPool pool_;
+};
+
+}  // namespace cachet::tokyotyrant

@@ -1,0 +1,74 @@
+// TtServerBatch: the operations one batch sends to one Tokyo Tyrant server, as
+// one pipelined request, and the reader that hands each reply to its operation.
+//
+// Mapping (docs/tokyotyrant.md): get = get, a run of consecutive gets = one mget
+// (split at mget_max_keys), set = put (putnr when noreply, which has no reply),
+// add = putkeep, append = putcat, remove = out, incr/decr = addint. Replies map
+// onto Status in one place (Apply*): 01 on putkeep is not_stored, 01 on out is
+// not_found, 01 on get is a miss, 01 on addint is invalid_argument.
+//
+// The backend adds operations already checked and routed here, calls Finish(),
+// runs the request through net::RunExchanges with this batch as its reader, and
+// calls Settle() with the exchange's status: operations left unanswered take it.
+// A framing doubt poisons the batch so the connection is dropped. Reused across
+// batches; not thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "cachet/backend.h"
+#include "cachet/net/fan_out.h"
+#include "tt_options.h"
+#include "tt_reply_parser.h"
+
+namespace cachet::tokyotyrant {
+
+class TtServerBatch : public net::ReplyReader {
+ public:
+  explicit TtServerBatch(const TokyoTyrantOptions& options) : options_(options) {}
+
+  void Reset();
+  // REQUIRES: `op` passed the backend's checks. An operation that cannot be
+  // encoded gets its error at once and sends nothing.
+  void Add(Operation& op);
+  void Finish() { FlushGets(); }
+  void Settle(const Status& transport);
+
+  Status Consume(net::ReadBuffer& buffer) override;
+  bool done() const noexcept override { return next_ == expected_.size(); }
+
+  bool poisoned() const noexcept { return poisoned_; }
+  const std::string& request() const noexcept { return request_; }
+
+ private:
+  // One reply to come: the operation it answers, or a range of gets (mget).
+  struct Expected {
+    ReplyShape shape;
+    Operation* op = nullptr;
+    std::size_t first_get = 0;
+    std::size_t get_count = 0;
+  };
+
+  void AddStore(Operation& op);
+  void AddCounter(Operation& op);
+  void Expect(ReplyShape shape, Operation* op, Status encoded);
+  // Encodes the pending run of gets as get (one) or mget (several).
+  void FlushGets();
+  void Apply(const Expected& e, std::string_view buffer);
+  void ApplyMget(const Expected& e, std::string_view buffer);
+
+  const TokyoTyrantOptions& options_;
+  std::string request_;
+  std::vector<Operation*> gets_;        // every get of the batch, in order
+  std::size_t pending_gets_ = 0;        // gets_ not yet encoded
+  std::vector<std::string_view> keys_;  // scratch for mget
+  std::vector<Expected> expected_;
+  std::size_t next_ = 0;  // the reply being parsed
+  bool started_ = false;  // parser_ started on expected_[next_]
+  ReplyParser parser_;
+  bool poisoned_ = false;
+};
+
+}  // namespace cachet::tokyotyrant

@@ -1,0 +1,423 @@
+// The Tokyo Tyrant backend against cachet-ttserver processes: the operation
+// mapping, batches over a ring, the extension commands, and faults (a server that
+// dies, stalls, comes back, or answers bytes that do not frame).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/tt_server/tokyotyrant_server.h"
+#include "tt_backend.h"
+
+namespace cachet::tokyotyrant {
+namespace {
+
+using Servers = std::vector<std::unique_ptr<test::ServerProcess>>;
+
+Servers StartServers(int count) {
+  Servers servers;
+  for (int i = 0; i < count; ++i) {
+    auto started = test::StartTokyoTyrant();
+    REQUIRE(started.ok());
+    servers.push_back(std::move(started.value()));
+  }
+  return servers;
+}
+
+TokyoTyrantOptions OptionsFor(const Servers& servers) {
+  TokyoTyrantOptions o;
+  for (const auto& s : servers) {
+    o.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(s->port()), 1});
+  }
+  o.pool.connection.io_timeout = std::chrono::milliseconds(2000);
+  return o;
+}
+
+Operation GetOp(std::string_view key) {
+  Operation op;
+  op.kind = OpKind::kGet;
+  op.key = key;
+  return op;
+}
+
+Operation SetOp(std::string_view key, std::string_view value, bool noreply = false) {
+  Operation op;
+  op.kind = OpKind::kStore;
+  op.key = key;
+  op.item = ItemView(value);
+  op.noreply = noreply;
+  return op;
+}
+
+std::string Rnum(TokyoTyrantBackend& b) {
+  std::vector<std::string> reply;
+  REQUIRE(b.Extension("rnum", {}, &reply).ok());
+  REQUIRE(reply.size() == 1);
+  return reply[0];
+}
+
+}  // namespace
+
+TEST_CASE("tt backend: set, add, get, remove map to put, putkeep, get, out",
+          "[tokyotyrant][backend]") {
+  auto servers = StartServers(1);
+  TokyoTyrantBackend b(OptionsFor(servers));
+  Item item;
+  CHECK(b.Get("k", &item).IsNotFound());
+  REQUIRE(b.Store(StoreMode::kSet, "k", ItemView("v1"), {}).ok());
+  REQUIRE(b.Get("k", &item).ok());
+  CHECK(item.value == "v1");
+  CHECK(b.Store(StoreMode::kAdd, "k", ItemView("x"), {}).IsNotStored());
+  CHECK(b.Store(StoreMode::kAdd, "fresh", ItemView("y"), {}).ok());
+  CHECK(b.Remove("k").ok());
+  CHECK(b.Remove("k").IsNotFound());
+  CHECK(b.Get("k", &item).IsNotFound());
+  const std::string binary("a\0b\r\n\xff", 6);
+  REQUIRE(b.Store(StoreMode::kSet, binary, ItemView(binary), {}).ok());
+  REQUIRE(b.Get(binary, &item).ok());
+  CHECK(item.value == binary);
+}
+
+TEST_CASE("tt backend: noreply set is putnr and a following get sees it",
+          "[tokyotyrant][backend]") {
+  auto servers = StartServers(1);
+  TokyoTyrantBackend b(OptionsFor(servers));
+  WriteOptions noreply;
+  noreply.noreply = true;
+  for (int i = 0; i < 50; ++i) {
+    REQUIRE(b.Store(StoreMode::kSet, "n" + std::to_string(i), ItemView("v"), noreply).ok());
+  }
+  Item item;
+  REQUIRE(b.Get("n49", &item).ok());  // same pooled connection: in order after the putnrs
+  CHECK(item.value == "v");
+  CHECK(Rnum(b) == "50");
+}
+
+TEST_CASE("tt backend: replace, prepend, cas and touch are unsupported", "[tokyotyrant][backend]") {
+  auto servers = StartServers(1);
+  TokyoTyrantBackend b(OptionsFor(servers));
+  REQUIRE(b.Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
+  CHECK(b.Store(StoreMode::kReplace, "k", ItemView("x"), {}).IsUnsupported());
+  CHECK(b.Store(StoreMode::kPrepend, "k", ItemView("x"), {}).IsUnsupported());
+  CHECK(b.Store(StoreMode::kCas, "k", ItemView("x", 0, 1), {}).IsUnsupported());
+  CHECK(b.Store(StoreMode::kAppend, "k", ItemView("x"), {}).IsUnsupported());
+  CHECK(b.Touch("k", Ttl{1000}).IsUnsupported());
+  std::uint64_t counter = 0;
+  CHECK(b.Incr("k", 1, &counter).IsUnsupported());
+  CHECK_FALSE(b.capabilities().has(Capability::kCounters));
+  CHECK_FALSE(b.capabilities().has(Capability::kNativeTtl));
+  CHECK_FALSE(b.capabilities().has(Capability::kNativeFlags));
+  Item item;
+  REQUIRE(b.Get("k", &item).ok());
+  CHECK(item.value == "v");
+}
+
+TEST_CASE("tt backend: putcat_append makes append putcat", "[tokyotyrant][backend]") {
+  auto servers = StartServers(1);
+  TokyoTyrantOptions o = OptionsFor(servers);
+  o.putcat_append = true;
+  TokyoTyrantBackend b(o);
+  REQUIRE(b.Store(StoreMode::kSet, "k", ItemView("ab"), {}).ok());
+  REQUIRE(b.Store(StoreMode::kAppend, "k", ItemView("cd"), {}).ok());
+  CHECK(b.Store(StoreMode::kAppend, "new", ItemView("x"), {}).ok());  // putcat creates
+  Item item;
+  REQUIRE(b.Get("k", &item).ok());
+  CHECK(item.value == "abcd");
+  REQUIRE(b.Get("new", &item).ok());
+  CHECK(item.value == "x");
+}
+
+TEST_CASE("tt backend: addint counters are 4-byte binary, signed 32-bit",
+          "[tokyotyrant][backend]") {
+  auto servers = StartServers(1);
+  TokyoTyrantOptions o = OptionsFor(servers);
+  o.addint_counters = true;
+  TokyoTyrantBackend b(o);
+  CHECK(b.capabilities().has(Capability::kCounters));
+  std::uint64_t v = 0;
+  REQUIRE(b.Incr("c", 5, &v).ok());  // addint creates a missing counter
+  CHECK(v == 5);
+  REQUIRE(b.Decr("c", 2, &v).ok());
+  CHECK(v == 3);
+  Item item;
+  REQUIRE(b.Get("c", &item).ok());
+  REQUIRE(item.value.size() == 4);
+  std::int32_t host = 0;
+  std::memcpy(&host, item.value.data(), 4);
+  CHECK(host == 3);
+  REQUIRE(b.Decr("c", 10, &v).ok());
+  CHECK(static_cast<std::int64_t>(v) == -7);  // no floor at 0: two's complement
+  CHECK(b.Incr("c", 1ull << 31, &v).IsInvalidArgument());
+  REQUIRE(b.Store(StoreMode::kSet, "text", ItemView("12"), {}).ok());
+  CHECK(b.Incr("text", 1, &v).IsInvalidArgument());
+}
+
+TEST_CASE("tt backend: a batch of gets is one mget: order, duplicates, misses",
+          "[tokyotyrant][backend]") {
+  auto servers = StartServers(1);
+  TokyoTyrantOptions o = OptionsFor(servers);
+  o.mget_max_keys = 3;  // forces the split
+  TokyoTyrantBackend b(o);
+  REQUIRE(b.Store(StoreMode::kSet, "a", ItemView("1"), {}).ok());
+  REQUIRE(b.Store(StoreMode::kSet, "c", ItemView("3"), {}).ok());
+  std::vector<Operation> ops = {GetOp("a"),  GetOp("b"), GetOp("c"), GetOp("a"),
+                                GetOp("zz"), GetOp("c"), GetOp("a")};
+  b.Execute(ops);
+  const char* expected[] = {"1", nullptr, "3", "1", nullptr, "3", "1"};
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    INFO("op " << i);
+    if (expected[i] == nullptr) {
+      CHECK(ops[i].status.IsNotFound());
+    } else {
+      REQUIRE(ops[i].status.ok());
+      CHECK(ops[i].result.value == expected[i]);
+    }
+  }
+}
+
+TEST_CASE("tt backend: mixed batches keep their order", "[tokyotyrant][backend]") {
+  auto servers = StartServers(1);
+  TokyoTyrantBackend b(OptionsFor(servers));
+  std::vector<Operation> ops;
+  ops.push_back(GetOp("k"));
+  ops.push_back(SetOp("k", "one"));
+  ops.push_back(GetOp("k"));
+  ops.push_back(SetOp("k", "two", true));
+  ops.push_back(GetOp("k"));
+  Operation remove;
+  remove.kind = OpKind::kRemove;
+  remove.key = "k";
+  ops.push_back(remove);
+  ops.push_back(GetOp("k"));
+  b.Execute(ops);
+  CHECK(ops[0].status.IsNotFound());
+  CHECK(ops[1].status.ok());
+  CHECK(ops[2].result.value == "one");
+  CHECK(ops[3].status.ok());
+  CHECK(ops[4].result.value == "two");
+  CHECK(ops[5].status.ok());
+  CHECK(ops[6].status.IsNotFound());
+}
+
+TEST_CASE("tt backend: bad input is refused before the wire", "[tokyotyrant][backend]") {
+  auto servers = StartServers(1);
+  TokyoTyrantOptions o = OptionsFor(servers);
+  o.max_item_size = 10;
+  TokyoTyrantBackend b(o);
+  Item item;
+  CHECK(b.Get("", &item).IsInvalidArgument());
+  CHECK(b.Store(StoreMode::kSet, "k", ItemView(std::string(11, 'x')), {}).IsTooLarge());
+  CHECK(b.Get("k", &item).IsNotFound());
+  CHECK(Rnum(b) == "0");
+}
+
+TEST_CASE("tt backend: a ring spreads keys over every server and reads them back",
+          "[tokyotyrant][backend]") {
+  auto servers = StartServers(3);
+  TokyoTyrantBackend ring(OptionsFor(servers));
+  std::vector<std::string> keys;
+  for (int i = 0; i < 60; ++i) keys.push_back("ring" + std::to_string(i));
+  // Operations borrow their keys and values: both vectors outlive Execute.
+  std::vector<std::string> values;
+  for (const auto& k : keys) values.push_back("v-" + k);
+  std::vector<Operation> sets;
+  for (std::size_t i = 0; i < keys.size(); ++i) sets.push_back(SetOp(keys[i], values[i]));
+  ring.Execute(sets);
+  for (const auto& op : sets) CHECK(op.status.ok());
+  std::vector<Operation> gets;
+  for (const auto& k : keys) gets.push_back(GetOp(k));
+  ring.Execute(gets);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    REQUIRE(gets[i].status.ok());
+    CHECK(gets[i].result.value == values[i]);
+  }
+  CHECK(Rnum(ring) == "60");
+  // Each server holds a share: none is empty with 60 keys on a ketama ring.
+  for (const auto& server : servers) {
+    TokyoTyrantOptions single;
+    single.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(server->port()), 1});
+    TokyoTyrantBackend alone(single);
+    CHECK(Rnum(alone) != "0");
+  }
+  std::vector<std::string> prefixed;
+  REQUIRE(ring.Extension("fwmkeys", std::vector<std::string>{"ring1"}, &prefixed).ok());
+  CHECK(prefixed.size() == 11);  // ring1, ring10..ring19
+  REQUIRE(ring.Flush().ok());
+  CHECK(Rnum(ring) == "0");
+}
+
+TEST_CASE("tt backend: extension commands", "[tokyotyrant][backend]") {
+  auto servers = StartServers(1);
+  TokyoTyrantBackend b(OptionsFor(servers));
+  std::vector<std::string> r;
+  using Args = std::vector<std::string>;
+  REQUIRE(b.Store(StoreMode::kSet, "user:1", ItemView("alice"), {}).ok());
+  REQUIRE(b.Store(StoreMode::kSet, "user:2", ItemView("bob"), {}).ok());
+  REQUIRE(b.Store(StoreMode::kSet, "other", ItemView("x"), {}).ok());
+
+  REQUIRE(b.Extension("fwmkeys", Args{"user:"}, &r).ok());
+  std::sort(r.begin(), r.end());
+  CHECK(r == Args{"user:1", "user:2"});
+  REQUIRE(b.Extension("fwmkeys", Args{"user:", "1"}, &r).ok());
+  CHECK(r.size() == 1);
+  REQUIRE(b.Extension("vsiz", Args{"user:1"}, &r).ok());
+  CHECK(r == Args{"5"});
+  CHECK(b.Extension("vsiz", Args{"nope"}, &r).IsNotFound());
+  REQUIRE(b.Extension("adddouble", Args{"d", "1.5"}, &r).ok());
+  REQUIRE(b.Extension("adddouble", Args{"d", "-0.25"}, &r).ok());
+  CHECK(r == Args{"1.25"});
+  REQUIRE(b.Extension("addint", Args{"i", "-4"}, &r).ok());
+  CHECK(r == Args{"-4"});
+  REQUIRE(b.Extension("putcat", Args{"user:2", "by"}, &r).ok());
+  REQUIRE(b.Extension("putshl", Args{"user:2", "!", "3"}, &r).ok());
+  Item item;
+  REQUIRE(b.Get("user:2", &item).ok());
+  CHECK(item.value == "by!");
+  REQUIRE(b.Extension("rnum", {}, &r).ok());
+  CHECK(r == Args{"5"});
+  REQUIRE(b.Extension("size", {}, &r).ok());
+  CHECK(std::stoull(r.at(0)) > 0);
+  REQUIRE(b.Extension("keys", {}, &r).ok());
+  CHECK(r.size() == 5);
+  REQUIRE(b.Extension("misc", Args{"getlist", "user:1", "missing", "other"}, &r).ok());
+  CHECK(r == Args{"user:1", "alice", "other", "x"});
+  CHECK(b.Extension("misc", Args{"no-such-function", "k"}, &r).IsInvalidArgument());
+  REQUIRE(b.Extension("sync", {}, &r).ok());
+  CHECK(b.Extension("addint", Args{"i", "x"}, &r).IsInvalidArgument());
+  CHECK(b.Extension("vsiz", {}, &r).IsInvalidArgument());
+  CHECK(b.Extension("copy", Args{"@ls"}, &r).IsUnsupported());
+  StatsMap stats;
+  REQUIRE(b.Stats(&stats).ok());
+  bool has_rnum = false;
+  for (const auto& [name, value] : stats) has_rnum |= name.ends_with(" rnum") && value == "5";
+  CHECK(has_rnum);
+}
+
+TEST_CASE("tt backend: a dead server is an error, never a miss; a restart heals",
+          "[tokyotyrant][backend][faults]") {
+  auto servers = StartServers(1);
+  TokyoTyrantOptions o = OptionsFor(servers);
+  o.pool.failure_limit = 1000;  // keep retrying: this test is about reconnecting
+  TokyoTyrantBackend b(o);
+  REQUIRE(b.Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
+  REQUIRE(servers[0]->Kill().ok());
+  Item item;
+  Status s = b.Get("k", &item);
+  CHECK(s.IsError());
+  CHECK_FALSE(s.IsNotFound());
+  REQUIRE(servers[0]->Restart().ok());
+  // The on-memory store restarted empty; the pooled connection reconnects.
+  s = b.Get("k", &item);
+  if (!s.IsNotFound()) s = b.Get("k", &item);  // the first use may meet the dead socket
+  CHECK(s.IsNotFound());
+  CHECK(b.Store(StoreMode::kSet, "k", ItemView("again"), {}).ok());
+}
+
+TEST_CASE("tt backend: a stalled server times out, then serves again",
+          "[tokyotyrant][backend][faults]") {
+  auto servers = StartServers(1);
+  TokyoTyrantOptions o = OptionsFor(servers);
+  o.pool.connection.io_timeout = std::chrono::milliseconds(200);
+  o.pool.failure_limit = 1000;
+  TokyoTyrantBackend b(o);
+  REQUIRE(b.Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
+  REQUIRE(servers[0]->Pause().ok());
+  Item item;
+  const Status stalled = b.Get("k", &item);
+  INFO(stalled.ToString());
+  CHECK(stalled.IsTimeout());
+  REQUIRE(servers[0]->Resume().ok());
+  // The timed-out connection was dropped: no stale reply is read as this one's.
+  REQUIRE(b.Get("k", &item).ok());
+  CHECK(item.value == "v");
+}
+
+TEST_CASE("tt backend: dead servers are marked and skipped with failover",
+          "[tokyotyrant][backend][faults]") {
+  auto servers = StartServers(2);
+  TokyoTyrantOptions o = OptionsFor(servers);
+  o.pool.failure_limit = 1;
+  o.pool.retry_timeout = std::chrono::milliseconds(60000);
+  o.pool.failover = true;
+  TokyoTyrantBackend b(o);
+  REQUIRE(servers[1]->Stop().ok());
+  // Every key ends up served by the live server once the dead one is marked.
+  int ok = 0;
+  for (int i = 0; i < 40; ++i) {
+    const std::string key = "f" + std::to_string(i);
+    Status s = b.Store(StoreMode::kSet, key, ItemView("v"), {});
+    if (!s.ok()) s = b.Store(StoreMode::kSet, key, ItemView("v"), {});
+    if (s.ok()) ++ok;
+  }
+  CHECK(ok == 40);
+}
+
+namespace {
+
+// A server that answers every connection with fixed bytes, to show the client
+// drops a connection whose reply does not frame.
+class CannedServer {
+ public:
+  explicit CannedServer(std::string reply) : reply_(std::move(reply)) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(listen(fd_, 8) == 0);
+    socklen_t len = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~CannedServer() {
+    shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    close(fd_);
+  }
+  int port() const { return port_; }
+  int accepted() const { return accepted_; }
+
+ private:
+  void Serve() {
+    for (int i = 0; i < 4; ++i) {  // a bounded number of connections
+      const int c = accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      ++accepted_;
+      char buf[256];
+      if (recv(c, buf, sizeof buf, 0) > 0) send(c, reply_.data(), reply_.size(), MSG_NOSIGNAL);
+      close(c);
+    }
+  }
+  std::string reply_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<int> accepted_{0};
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("tt backend: a reply that does not frame is a protocol error",
+          "[tokyotyrant][backend][faults]") {
+  for (const std::string& reply : {std::string("\x02", 1), std::string("\x00\xff\xff\xff\xff", 5),
+                                   std::string("\x00\x10\x00\x00\x01", 5)}) {
+    CannedServer canned(reply);
+    TokyoTyrantOptions o;
+    o.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(canned.port()), 1});
+    o.pool.connection.io_timeout = std::chrono::milliseconds(2000);
+    TokyoTyrantBackend b(o);
+    Item item;
+    CHECK(b.Get("k", &item).IsProtocolError());
+  }
+}
+
+}  // namespace cachet::tokyotyrant
