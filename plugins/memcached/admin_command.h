@@ -24,9 +24,7 @@ class AdminReplyReader final : public net::ReplyReader {
   // The outcome: ok, or the server's error.
   const Status& outcome() const noexcept { return outcome_; }
   // STAT name/value pairs, or the one line's text (VERSION's version).
-  const std::vector<std::pair<std::string, std::string>>& lines() const noexcept {
-    return lines_;
-  }
+  const std::vector<std::pair<std::string, std::string>>& lines() const noexcept { return lines_; }
 
  private:
   Status OnReply(const Reply& reply);

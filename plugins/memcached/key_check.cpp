@@ -32,8 +32,8 @@ Status CheckKey(std::string_view key, bool binary_keys) {
     auto c = static_cast<unsigned char>(key[i]);
     if (c == ' ') return BadKey(key, "contains a space at byte " + std::to_string(i));
     if (c < 0x20 || c == 0x7f) {
-      return BadKey(key, "contains the control byte " + Printable(key.substr(i, 1)) +
-                             " at byte " + std::to_string(i));
+      return BadKey(key, "contains the control byte " + Printable(key.substr(i, 1)) + " at byte " +
+                             std::to_string(i));
     }
   }
   return Status::OK();

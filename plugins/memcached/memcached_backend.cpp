@@ -195,14 +195,11 @@ Status MemcachedBackend::Touch(std::string_view key, Ttl ttl) {
   return RunOne(op, {options_.binary_keys});
 }
 
-void MemcachedBackend::Execute(std::span<Operation> batch) {
-  Run(batch, {options_.binary_keys});
-}
+void MemcachedBackend::Execute(std::span<Operation> batch) { Run(batch, {options_.binary_keys}); }
 
 Status MemcachedBackend::RunOnEveryServer(
     std::string_view command,
-    const std::function<void(std::size_t,
-                             const std::vector<std::pair<std::string, std::string>>&)>&
+    const std::function<void(std::size_t, const std::vector<std::pair<std::string, std::string>>&)>&
         on_reply) {
   std::string request = std::string(command) + "\r\n";
   std::vector<net::ServerPool::Lease> leases;

@@ -32,9 +32,9 @@ struct MemcachedOptions {
   net::DistributionKind distribution = net::DistributionKind::kKetama;
   Protocol protocol = Protocol::kText;
   net::ServerPoolOptions pool;
-  bool binary_keys = false;                // meta only
+  bool binary_keys = false;                 // meta only
   std::size_t max_item_size = 1024 * 1024;  // values larger are refused (too_large)
-  std::uint32_t ketama_points = 160;       // cmf-ketama points per unit of weight
+  std::uint32_t ketama_points = 160;        // cmf-ketama points per unit of weight
 };
 
 class MemcachedBackend final : public Backend {

@@ -18,7 +18,8 @@ Status QuietOutcome(const Operation& op) {
 
 bool Expects(OpKind kind, ReplyKind reply) {
   switch (kind) {
-    case OpKind::kGet: return reply == ReplyKind::kMetaValue || reply == ReplyKind::kMetaMiss;
+    case OpKind::kGet:
+      return reply == ReplyKind::kMetaValue || reply == ReplyKind::kMetaMiss;
     case OpKind::kStore:
       return reply == ReplyKind::kMetaHeader || reply == ReplyKind::kNotStored ||
              reply == ReplyKind::kExists || reply == ReplyKind::kNotFound;
@@ -59,12 +60,16 @@ void MetaBatch::Add(Operation& op) {
     case OpKind::kStore:
       AppendMetaSet(request_, op.mode, op.key, op.item, exptime, tokens);
       break;
-    case OpKind::kRemove: AppendMetaDelete(request_, op.key, tokens); break;
+    case OpKind::kRemove:
+      AppendMetaDelete(request_, op.key, tokens);
+      break;
     case OpKind::kIncr:
     case OpKind::kDecr:
       AppendMetaArithmetic(request_, op.kind == OpKind::kDecr, op.key, op.delta, tokens);
       break;
-    case OpKind::kTouch: AppendMetaGet(request_, op.key, tokens, false, true, exptime); break;
+    case OpKind::kTouch:
+      AppendMetaGet(request_, op.key, tokens, false, true, exptime);
+      break;
   }
   slots_.push_back({&op, quiet, false});
 }
@@ -91,9 +96,9 @@ Status MetaBatch::OnReply(const Reply& reply) {
   if (reply.kind == ReplyKind::kMetaNoop) {
     done_ = true;
     for (Slot& slot : slots_) {
-      if (!slot.answered) slot.op->status = slot.quiet ? QuietOutcome(*slot.op)
-                                                       : Status::ProtocolError(
-                                                             "memcached: no reply before MN");
+      if (!slot.answered)
+        slot.op->status = slot.quiet ? QuietOutcome(*slot.op)
+                                     : Status::ProtocolError("memcached: no reply before MN");
       slot.answered = true;
     }
     return Status::OK();

@@ -13,9 +13,8 @@ struct MetaCode {
 };
 
 constexpr MetaCode kCodes[] = {
-    {"VA", ReplyKind::kMetaValue},  {"HD", ReplyKind::kMetaHeader},
-    {"EN", ReplyKind::kMetaMiss},   {"NS", ReplyKind::kNotStored},
-    {"EX", ReplyKind::kExists},     {"NF", ReplyKind::kNotFound},
+    {"VA", ReplyKind::kMetaValue}, {"HD", ReplyKind::kMetaHeader}, {"EN", ReplyKind::kMetaMiss},
+    {"NS", ReplyKind::kNotStored}, {"EX", ReplyKind::kExists},     {"NF", ReplyKind::kNotFound},
     {"MN", ReplyKind::kMetaNoop},
 };
 
@@ -34,8 +33,10 @@ bool ParseFlag(std::string_view flag, Reply* reply) {
   if (flag.empty()) return false;
   std::string_view token = flag.substr(1);
   switch (flag[0]) {
-    case 'f': return ParseU32(token, &reply->flags);
-    case 'c': return ParseU64(token, &reply->cas);
+    case 'f':
+      return ParseU32(token, &reply->flags);
+    case 'c':
+      return ParseU64(token, &reply->cas);
     case 'O':
       reply->has_opaque = true;
       return ParseU32(token, &reply->opaque);

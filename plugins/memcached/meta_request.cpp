@@ -27,12 +27,17 @@ void EndRequest(RequestBuffer& out, const MetaTokens& tokens) {
 
 std::string_view ModeFlag(StoreMode mode) {
   switch (mode) {
-    case StoreMode::kAdd: return " ME";
-    case StoreMode::kReplace: return " MR";
-    case StoreMode::kAppend: return " MA";
-    case StoreMode::kPrepend: return " MP";
+    case StoreMode::kAdd:
+      return " ME";
+    case StoreMode::kReplace:
+      return " MR";
+    case StoreMode::kAppend:
+      return " MA";
+    case StoreMode::kPrepend:
+      return " MP";
     case StoreMode::kSet:
-    case StoreMode::kCas: return "";
+    case StoreMode::kCas:
+      return "";
   }
   return "";
 }

@@ -1,11 +1,12 @@
 // The memcached plugin's descriptor, option schema and factory.
+#include "cachet/plugin.h"
+
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <new>
 #include <string>
 
-#include "cachet/plugin.h"
 #include "memcached_backend.h"
 
 namespace cachet::memcached {
@@ -43,9 +44,9 @@ Status ReadBounded(const ConfigSection& section, const char* key, std::int64_t l
                    std::int64_t high, std::int64_t* out) {
   const std::int64_t value = section.GetInt(key);
   if (value < low || value > high) {
-    return Status::ConfigError("[memcached] " + std::string(key) + " = " +
-                               std::to_string(value) + ": must be between " +
-                               std::to_string(low) + " and " + std::to_string(high));
+    return Status::ConfigError("[memcached] " + std::string(key) + " = " + std::to_string(value) +
+                               ": must be between " + std::to_string(low) + " and " +
+                               std::to_string(high));
   }
   *out = value;
   return Status::OK();
@@ -75,8 +76,8 @@ Status ReadNumbers(const ConfigSection& section, MemcachedOptions* o) {
 Status ReadOptions(const ConfigSection& section, MemcachedOptions* o) {
   std::vector<std::string> servers = section.GetList("servers");
   Result<std::vector<net::ServerAddress>> parsed = net::ParseServerList(servers, 11211);
-  if (!parsed.ok()) return Status::ConfigError("[memcached] servers: " +
-                                               std::string(parsed.status().message()));
+  if (!parsed.ok())
+    return Status::ConfigError("[memcached] servers: " + std::string(parsed.status().message()));
   o->servers = std::move(*parsed);
   Result<net::DistributionKind> kind =
       net::ParseDistributionKind(section.GetString("distribution"));

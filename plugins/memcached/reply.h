@@ -15,23 +15,23 @@ namespace cachet::memcached {
 
 enum class ReplyKind : std::uint8_t {
   // Text protocol.
-  kValue,        // VALUE <key> <flags> <bytes> [<cas>] + data (one hit of get/gets/gat)
-  kEnd,          // END: the end of a retrieval or of stats
-  kStored,       // STORED
-  kNotStored,    // NOT_STORED
-  kExists,       // EXISTS
-  kNotFound,     // NOT_FOUND
-  kDeleted,      // DELETED
-  kTouched,      // TOUCHED
-  kOk,           // OK (flush_all)
-  kNumber,       // the new value after incr/decr
-  kVersion,      // VERSION <text>
-  kStat,         // STAT <name> <value>
+  kValue,      // VALUE <key> <flags> <bytes> [<cas>] + data (one hit of get/gets/gat)
+  kEnd,        // END: the end of a retrieval or of stats
+  kStored,     // STORED
+  kNotStored,  // NOT_STORED
+  kExists,     // EXISTS
+  kNotFound,   // NOT_FOUND
+  kDeleted,    // DELETED
+  kTouched,    // TOUCHED
+  kOk,         // OK (flush_all)
+  kNumber,     // the new value after incr/decr
+  kVersion,    // VERSION <text>
+  kStat,       // STAT <name> <value>
   // Meta protocol.
-  kMetaValue,    // VA <size> <flags>* + data
-  kMetaHeader,   // HD <flags>*: success without data
-  kMetaMiss,     // EN: a miss
-  kMetaNoop,     // MN: the end of a quiet batch
+  kMetaValue,   // VA <size> <flags>* + data
+  kMetaHeader,  // HD <flags>*: success without data
+  kMetaMiss,    // EN: a miss
+  kMetaNoop,    // MN: the end of a quiet batch
   // Errors, in both protocols.
   kError,        // ERROR: the server did not know the command
   kClientError,  // CLIENT_ERROR <message>
@@ -40,9 +40,9 @@ enum class ReplyKind : std::uint8_t {
 
 struct Reply {
   ReplyKind kind = ReplyKind::kEnd;
-  std::string_view key;      // kValue
-  std::string_view data;     // kValue, kMetaValue: the value bytes
-  std::string_view text;     // kVersion; kStat name; error messages
+  std::string_view key;   // kValue
+  std::string_view data;  // kValue, kMetaValue: the value bytes
+  std::string_view text;  // kVersion; kStat name; error messages
   std::string_view stat_value;
   std::uint32_t flags = 0;   // kValue; meta with f
   std::uint64_t cas = 0;     // gets; meta with c

@@ -80,9 +80,9 @@ void ReadDataBlock(std::string_view input, std::size_t offset, std::uint64_t siz
 }
 
 ParseResult Garbage(std::string_view what, std::string_view bytes) {
-  return {ParseOutcome::kError, 0,
-          Status::ProtocolError("memcached: " + std::string(what) + ": '" + Printable(bytes) +
-                                "'")};
+  return {
+      ParseOutcome::kError, 0,
+      Status::ProtocolError("memcached: " + std::string(what) + ": '" + Printable(bytes) + "'")};
 }
 
 }  // namespace cachet::memcached

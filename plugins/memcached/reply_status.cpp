@@ -59,7 +59,7 @@ Status StatusFromReply(const Reply& reply) {
   if (code == StatusCode::kOk) return Status::OK();
   if (!IsErrorReply(reply.kind)) return Status::FromCode(code, {});
   std::string message = "memcached: ";
-  message += reply.kind == ReplyKind::kError ? "ERROR (unknown command)"
+  message += reply.kind == ReplyKind::kError         ? "ERROR (unknown command)"
              : reply.kind == ReplyKind::kClientError ? "CLIENT_ERROR "
                                                      : "SERVER_ERROR ";
   message += reply.text;

@@ -21,7 +21,7 @@ namespace cachet::memcached {
 
 // Per-batch settings the encoders need.
 struct BatchSettings {
-  bool binary_keys = false;  // meta only: keys go out base64-encoded
+  bool binary_keys = false;   // meta only: keys go out base64-encoded
   bool touch_on_get = false;  // gets also reset the TTL (GetAndTouch)
   Ttl get_touch_ttl{0};
 };

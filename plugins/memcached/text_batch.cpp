@@ -67,13 +67,18 @@ void TextBatch::Add(Operation& op) {
     case OpKind::kStore:
       AppendTextStore(request_, op.mode, op.key, op.item, exptime, op.noreply);
       break;
-    case OpKind::kRemove: AppendTextDelete(request_, op.key, op.noreply); break;
+    case OpKind::kRemove:
+      AppendTextDelete(request_, op.key, op.noreply);
+      break;
     case OpKind::kIncr:
     case OpKind::kDecr:
       AppendTextArithmetic(request_, op.kind == OpKind::kDecr, op.key, op.delta, op.noreply);
       break;
-    case OpKind::kTouch: AppendTextTouch(request_, op.key, exptime, op.noreply); break;
-    case OpKind::kGet: break;
+    case OpKind::kTouch:
+      AppendTextTouch(request_, op.key, exptime, op.noreply);
+      break;
+    case OpKind::kGet:
+      break;
   }
   if (op.noreply) {
     noreply_.push_back(&op);

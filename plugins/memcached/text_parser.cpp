@@ -13,10 +13,14 @@ struct FixedLine {
 };
 
 constexpr FixedLine kFixedLines[] = {
-    {"END", ReplyKind::kEnd},           {"STORED", ReplyKind::kStored},
-    {"NOT_STORED", ReplyKind::kNotStored}, {"EXISTS", ReplyKind::kExists},
-    {"NOT_FOUND", ReplyKind::kNotFound}, {"DELETED", ReplyKind::kDeleted},
-    {"TOUCHED", ReplyKind::kTouched},   {"OK", ReplyKind::kOk},
+    {"END", ReplyKind::kEnd},
+    {"STORED", ReplyKind::kStored},
+    {"NOT_STORED", ReplyKind::kNotStored},
+    {"EXISTS", ReplyKind::kExists},
+    {"NOT_FOUND", ReplyKind::kNotFound},
+    {"DELETED", ReplyKind::kDeleted},
+    {"TOUCHED", ReplyKind::kTouched},
+    {"OK", ReplyKind::kOk},
 };
 
 bool ParseFixed(std::string_view line, Reply* reply) {

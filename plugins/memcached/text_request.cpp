@@ -7,12 +7,18 @@ namespace {
 
 std::string_view StoreCommand(StoreMode mode) {
   switch (mode) {
-    case StoreMode::kSet: return "set ";
-    case StoreMode::kAdd: return "add ";
-    case StoreMode::kReplace: return "replace ";
-    case StoreMode::kAppend: return "append ";
-    case StoreMode::kPrepend: return "prepend ";
-    case StoreMode::kCas: return "cas ";
+    case StoreMode::kSet:
+      return "set ";
+    case StoreMode::kAdd:
+      return "add ";
+    case StoreMode::kReplace:
+      return "replace ";
+    case StoreMode::kAppend:
+      return "append ";
+    case StoreMode::kPrepend:
+      return "prepend ";
+    case StoreMode::kCas:
+      return "cas ";
   }
   return "set ";
 }
@@ -82,8 +88,7 @@ void AppendTextArithmetic(RequestBuffer& out, bool decrement, std::string_view k
   EndCommand(out, noreply);
 }
 
-void AppendTextTouch(RequestBuffer& out, std::string_view key, std::int64_t exptime,
-                     bool noreply) {
+void AppendTextTouch(RequestBuffer& out, std::string_view key, std::int64_t exptime, bool noreply) {
   out.Append("touch ");
   out.Append(key);
   out.Append(' ');

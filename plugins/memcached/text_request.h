@@ -23,8 +23,7 @@ void AppendTextStore(RequestBuffer& out, StoreMode mode, std::string_view key, I
 void AppendTextDelete(RequestBuffer& out, std::string_view key, bool noreply);
 void AppendTextArithmetic(RequestBuffer& out, bool decrement, std::string_view key,
                           std::uint64_t delta, bool noreply);
-void AppendTextTouch(RequestBuffer& out, std::string_view key, std::int64_t exptime,
-                     bool noreply);
+void AppendTextTouch(RequestBuffer& out, std::string_view key, std::int64_t exptime, bool noreply);
 // A command without arguments: "flush_all", "stats", "version".
 void AppendTextCommand(RequestBuffer& out, std::string_view command);
 

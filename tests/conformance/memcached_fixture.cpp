@@ -34,9 +34,14 @@ class MemcachedFixture : public BackendFixture {
         "backend = memcached\n"
         "namespace = conformance:\n"
         "[memcached]\n"
-        "servers = " + server_->address() + "\n"
-        "protocol = " + SelectedProtocol() + "\n"
-        "max_item_size = " + std::to_string(kMaxItemSize) + "\n",
+        "servers = " +
+            server_->address() +
+            "\n"
+            "protocol = " +
+            SelectedProtocol() +
+            "\n"
+            "max_item_size = " +
+            std::to_string(kMaxItemSize) + "\n",
         "memcached conformance fixture");
   }
   std::optional<std::size_t> max_value_size() const override { return kMaxItemSize; }

@@ -1,7 +1,6 @@
 // The memcached backend against real memcached processes, in both protocols:
 // every command, batches over several servers, noreply, injections, faults.
 #include <catch2/catch.hpp>
-
 #include <thread>
 
 #include "memcached_fixture.h"
@@ -12,9 +11,7 @@ namespace {
 using std::chrono::milliseconds;
 using namespace std::string_literals;
 
-Protocol AnyProtocol() {
-  return GENERATE(Protocol::kText, Protocol::kMeta);
-}
+Protocol AnyProtocol() { return GENERATE(Protocol::kText, Protocol::kMeta); }
 
 std::string ProtocolName(Protocol p) { return p == Protocol::kMeta ? "meta" : "text"; }
 
@@ -253,10 +250,13 @@ TEST_CASE("injected keys and values never run as commands", "[memcached][backend
     CHECK(b.Remove(key).IsInvalidArgument());
   }
   // Values are data, whatever they contain, including a lying length line.
-  std::vector<std::string> values = {
-      "flush_all", "\r\nflush_all\r\n", "5\r\nflush_all\r\n",
-      "x\r\nset canary 0 0 4\r\ndead\r\n", "END\r\n", "VALUE canary 0 4\r\ndead\r\nEND\r\n",
-      "mn\r\nms canary 4\r\ndead\r\n"};
+  std::vector<std::string> values = {"flush_all",
+                                     "\r\nflush_all\r\n",
+                                     "5\r\nflush_all\r\n",
+                                     "x\r\nset canary 0 0 4\r\ndead\r\n",
+                                     "END\r\n",
+                                     "VALUE canary 0 4\r\ndead\r\nEND\r\n",
+                                     "mn\r\nms canary 4\r\ndead\r\n"};
   for (std::size_t i = 0; i < values.size(); ++i) {
     std::string key = "v" + std::to_string(i);
     REQUIRE(b.Store(StoreMode::kSet, key, ItemView(values[i]), {}).ok());
@@ -304,7 +304,8 @@ TEST_CASE("stats, version and flush reach every server", "[memcached][backend]")
     if (name == servers[0]->address() + " pid" || name == servers[1]->address() + " pid") ++pids;
   }
   CHECK(pids == 2);
-  for (const std::string& k : Keys(20)) REQUIRE(b.Store(StoreMode::kSet, k, ItemView("v"), {}).ok());
+  for (const std::string& k : Keys(20))
+    REQUIRE(b.Store(StoreMode::kSet, k, ItemView("v"), {}).ok());
   REQUIRE(b.Flush().ok());
   Item item;
   for (const std::string& k : Keys(20)) CHECK(b.Get(k, &item).IsNotFound());
@@ -326,8 +327,8 @@ TEST_CASE("threads share one backend", "[memcached][backend]") {
       for (int i = 0; i < 200; ++i) {
         std::string key = "t" + std::to_string(t) + "-" + std::to_string(i);
         std::string value = key + "-value";
-        if (!b.Store(StoreMode::kSet, key, ItemView(value), {}).ok() ||
-            !b.Get(key, &item).ok() || item.value != value) {
+        if (!b.Store(StoreMode::kSet, key, ItemView(value), {}).ok() || !b.Get(key, &item).ok() ||
+            item.value != value) {
           ++failures;
         }
       }

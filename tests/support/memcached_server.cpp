@@ -10,7 +10,8 @@ namespace cachet::test {
 Result<std::unique_ptr<ServerProcess>> StartMemcached(std::vector<std::string> extra_args) {
   auto argv_for_port = [extra = std::move(extra_args)](int port) {
     std::vector<std::string> argv = {"memcached", "-l", "127.0.0.1", "-p", std::to_string(port),
-                                     "-U", "0", "-m", "64", "-t", "2"};
+                                     "-U",        "0",  "-m",        "64", "-t",
+                                     "2"};
     if (geteuid() == 0) {
       argv.push_back("-u");
       argv.push_back("root");
@@ -21,8 +22,6 @@ Result<std::unique_ptr<ServerProcess>> StartMemcached(std::vector<std::string> e
   return ServerProcess::Start("memcached", std::move(argv_for_port));
 }
 
-bool HaveMemcached() {
-  return std::system("command -v memcached >/dev/null 2>&1") == 0;
-}
+bool HaveMemcached() { return std::system("command -v memcached >/dev/null 2>&1") == 0; }
 
 }  // namespace cachet::test

@@ -147,8 +147,7 @@ Status ServerProcess::Launch() {
 Status ServerProcess::Signal(int signo) const {
   if (pid_ <= 0) return Status::Unavailable(name_ + " is not running");
   if (kill(pid_, signo) != 0) {
-    return Status::IoError(name_ + ": kill(" + std::to_string(pid_) + "): " +
-                           std::strerror(errno));
+    return Status::IoError(name_ + ": kill(" + std::to_string(pid_) + "): " + std::strerror(errno));
   }
   return Status::OK();
 }

@@ -1,10 +1,9 @@
 // Connection, ServerAddress, ReadBuffer, ServerPool and FanOut against real and
 // deliberately absent servers on loopback.
-#include <catch2/catch.hpp>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
 

@@ -1,6 +1,5 @@
 // Key placement: every distribution reproduces the real clients' vectors exactly.
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -85,8 +84,8 @@ void CheckHashColumn(const VectorTable& table, const std::string& column,
 
 TEST_CASE("MD5 key hash matches RFC 1321 digests", "[distribution]") {
   // First four digest bytes, little-endian, of the RFC's test suite digests.
-  CHECK(KetamaKeyHash("") == 0xd98c1dd4u);              // d41d8cd9...
-  CHECK(KetamaKeyHash("abc") == 0x98500190u);           // 90015098...
+  CHECK(KetamaKeyHash("") == 0xd98c1dd4u);                // d41d8cd9...
+  CHECK(KetamaKeyHash("abc") == 0x98500190u);             // 90015098...
   CHECK(KetamaKeyHash("message digest") == 0x7d696bf9u);  // f96b697d...
   CHECK(KetamaKeyHash("1234567890123456789012345678901234567890123456789012345678901234567890"
                       "1234567890") == 0xa2f4ed57u);  // 57edf4a2..., two blocks

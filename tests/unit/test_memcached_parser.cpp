@@ -1,7 +1,6 @@
 // The memcached reply parsers, byte by byte: every reply split at every offset,
 // limits, and garbage that must be refused rather than guessed at.
 #include <catch2/catch.hpp>
-
 #include <deque>
 #include <string>
 
@@ -108,11 +107,10 @@ TEST_CASE("text: a stream of replies parses one at a time", "[memcached][parser]
 TEST_CASE("text: garbage is a protocol error, never a guess", "[memcached][parser]") {
   TextReplyParser parser;
   for (const std::string& bad :
-       {"HELLO\r\n"s, "STORED\n"s, "stored\r\n"s, "VALUE k x 1\r\na\r\n"s,
-        "VALUE k 0 -1\r\n\r\n"s, "VALUE k 0 1 2 3\r\na\r\n"s, "VALUE  0 1\r\na\r\n"s,
-        "VALUE k 0 2\r\nabcd\r\n"s, "VALUE k 4294967296 1\r\na\r\n"s,
-        "18446744073709551616\r\n"s, "12a\r\n"s, "\r\n"s, "STORED \r\n"s, "VERSION\r\n"s,
-        "\x00\x01\x02\r\n"s}) {
+       {"HELLO\r\n"s, "STORED\n"s, "stored\r\n"s, "VALUE k x 1\r\na\r\n"s, "VALUE k 0 -1\r\n\r\n"s,
+        "VALUE k 0 1 2 3\r\na\r\n"s, "VALUE  0 1\r\na\r\n"s, "VALUE k 0 2\r\nabcd\r\n"s,
+        "VALUE k 4294967296 1\r\na\r\n"s, "18446744073709551616\r\n"s, "12a\r\n"s, "\r\n"s,
+        "STORED \r\n"s, "VERSION\r\n"s, "\x00\x01\x02\r\n"s}) {
     INFO(bad);
     CHECK(ParseGarbage(parser, bad).IsProtocolError());
   }

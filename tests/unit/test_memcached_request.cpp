@@ -1,6 +1,5 @@
 // memcached request encoding, key checks, exptime and the reply-to-Status table.
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 

@@ -20,10 +20,14 @@ Result<DistributionKind> ParseDistributionKind(std::string_view name) {
 
 std::string_view DistributionKindName(DistributionKind kind) noexcept {
   switch (kind) {
-    case DistributionKind::kKetama: return "ketama";
-    case DistributionKind::kModula: return "modula";
-    case DistributionKind::kCacheMemcached: return "cache-memcached";
-    case DistributionKind::kCmfKetama: return "cmf-ketama";
+    case DistributionKind::kKetama:
+      return "ketama";
+    case DistributionKind::kModula:
+      return "modula";
+    case DistributionKind::kCacheMemcached:
+      return "cache-memcached";
+    case DistributionKind::kCmfKetama:
+      return "cmf-ketama";
   }
   return "unknown";
 }
@@ -35,8 +39,8 @@ std::uint32_t KetamaKeyHash(std::string_view key) noexcept {
 }
 
 std::uint32_t Crc32(std::string_view key) noexcept {
-  return static_cast<std::uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(key.data()),
-                                          static_cast<uInt>(key.size())));
+  return static_cast<std::uint32_t>(
+      crc32(0L, reinterpret_cast<const Bytef*>(key.data()), static_cast<uInt>(key.size())));
 }
 
 std::uint32_t CacheMemcachedHash(std::string_view key) noexcept {
@@ -49,8 +53,10 @@ std::unique_ptr<Distribution> Distribution::Create(DistributionKind kind,
                                                    std::span<const ServerAddress> servers,
                                                    std::uint32_t cmf_points) {
   switch (kind) {
-    case DistributionKind::kKetama: return std::make_unique<KetamaRing>(servers);
-    case DistributionKind::kModula: return std::make_unique<Modula>(servers.size());
+    case DistributionKind::kKetama:
+      return std::make_unique<KetamaRing>(servers);
+    case DistributionKind::kModula:
+      return std::make_unique<Modula>(servers.size());
     case DistributionKind::kCacheMemcached:
       return std::make_unique<CacheMemcachedBuckets>(servers);
     case DistributionKind::kCmfKetama:
@@ -97,8 +103,7 @@ std::size_t Modula::ServerFor(std::string_view key) const noexcept {
   return CacheMemcachedHash(key) % server_count_;
 }
 
-std::size_t Modula::ServerFor(std::string_view key,
-                              std::span<const bool> excluded) const noexcept {
+std::size_t Modula::ServerFor(std::string_view key, std::span<const bool> excluded) const noexcept {
   return NextIncluded(ServerFor(key), server_count_, excluded,
                       [](std::size_t slot) { return slot; });
 }

@@ -9,8 +9,7 @@ namespace cachet::net {
 namespace {
 
 Status BadAddress(std::string_view text, std::string_view why) {
-  return Status::ConfigError("bad server address '" + std::string(text) + "': " +
-                             std::string(why));
+  return Status::ConfigError("bad server address '" + std::string(text) + "': " + std::string(why));
 }
 
 template <class Int>

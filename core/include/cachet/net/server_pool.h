@@ -31,7 +31,7 @@ namespace cachet::net {
 
 struct ServerPoolOptions {
   ConnectionOptions connection;
-  std::uint32_t failure_limit = 2;               // consecutive failures before dead
+  std::uint32_t failure_limit = 2;                // consecutive failures before dead
   std::chrono::milliseconds retry_timeout{2000};  // how long a dead server rests
   bool failover = false;                          // route around dead servers
   std::size_t pool_size = 8;                      // idle connections kept per server
