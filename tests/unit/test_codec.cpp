@@ -2,11 +2,14 @@
 // the flags, and the values other clients write.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "cachet/codec.h"
 
@@ -424,4 +427,30 @@ TEST_CASE("a document the serializer cannot write is an invalid argument", "[cod
   Item item;
   const Json bad = {{"k", std::string("\xFF", 1)}};
   CHECK(MakeCodec(FlagsProfile::kCachet)->Encode(bad, &item).IsInvalidArgument());
+}
+
+TEST_CASE("one codec serves many threads at once", "[codec]") {
+  for (const char* compressor : {"zstd", "zlib", "gzip"}) {
+    INFO(compressor);
+    const auto codec = MakeCodec(FlagsProfile::kCachet, compressor, "msgpack", 64, 0.0);
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&codec, &failures, t] {
+        // Catch2 assertions are not thread-safe: count failures, check after join.
+        for (int i = 0; i < 200; ++i) {
+          const std::string text = Compressible(100 + 37 * i + t);
+          const Json doc = {{"thread", t}, {"i", i}, {"text", text}};
+          Item a, b;
+          std::string text_back;
+          Json doc_back;
+          const bool ok = codec->Encode(text, &a).ok() && codec->Encode(doc, &b).ok() &&
+                          codec->Decode(a, &text_back).ok() && codec->Decode(b, &doc_back).ok();
+          if (!ok || text_back != text || doc_back != doc) ++failures;
+        }
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    CHECK(failures == 0);
+  }
 }

@@ -258,7 +258,7 @@ TEST_CASE("a plain cachet integer is stored raw so store counters work", "[envel
 
 TEST_CASE("a raw value that starts with the magic reads back unchanged", "[envelope]") {
   Wrapped w = Wrap(kBare);
-  const std::string tricky("\xCA\xCE\x7E\x01 not a header", 19);
+  const std::string tricky("\xCA\xCE\x7E\x01 not a header");
   REQUIRE(w.outer->Store(StoreMode::kSet, "t", ItemView(tricky), kNoTtl).ok());
   CHECK(w.inner->Raw("t").size() == tricky.size() + 16);
   Item item;
