@@ -1,0 +1,179 @@
+// The cachet CLI as a user runs it, on the embedded memory store: the shell,
+// exit codes, config errors, `check` and `plugins`; and cachet-bench end to end.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cli_paths.h"
+#include "run_command.h"
+
+namespace cachet::test {
+namespace {
+
+using namespace std::string_literals;
+
+CommandOutcome Cachet(std::vector<std::string> args, const std::string& input = {}) {
+  args.insert(args.begin(), kCachet);
+  return RunCommand(args, input);
+}
+
+std::string SecretConfig() {
+  return WriteScratchFile("secret.conf",
+                          "[cache]\nbackend = memory\nplugin_path = " CACHET_CLI_TEST_PLUGIN_DIR
+                          "\n\n[secretstore]\npassword = hunter2-very-secret\nuser = alice\n");
+}
+
+}  // namespace
+
+TEST_CASE("the shell runs the issue's example: v and 15") {
+  CommandOutcome r = Cachet({"shell"}, "set k v\nget k\nset n 10\nincr n 5\nget n\n");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "STORED\nv\nSTORED\n15\n15\n");
+  CHECK(r.err.empty());
+}
+
+TEST_CASE("the shell prints one result per line and goes on after a bad line") {
+  const std::string input =
+      "frobnicate x\n"
+      "get\n"
+      "\n"
+      "# a comment\n"
+      "set a 1 --ttl 100\r\n"
+      "get missing\n"
+      "add a 2\n"
+      "replace nope 3\n"
+      "del a\n"
+      "del a\n"
+      "incr nope\n"
+      "set q \"two words\"\n"
+      "get q\n"
+      "set r -\n"
+      "decr q 1\n";
+  CommandOutcome r = Cachet({"shell"}, input);
+  CHECK(r.exit_code == 0);
+  const std::string expected =
+      "ERROR usage: unknown command 'frobnicate' (try: help)\n"
+      "ERROR usage: too few arguments; usage: get KEY\n"
+      "STORED\n"
+      "(nil)\n"
+      "NOT_STORED\n"
+      "NOT_STORED\n"
+      "DELETED\n"
+      "NOT_FOUND\n"
+      "NOT_FOUND\n"
+      "STORED\n"
+      "two words\n";
+  REQUIRE(r.out.substr(0, expected.size()) == expected);
+  // A value from stdin is impossible in the shell, and "two words" is no number:
+  // both are error lines, not the end of the shell.
+  CHECK(r.out.find("ERROR invalid_argument", expected.size()) != std::string::npos);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 13);
+}
+
+TEST_CASE("the shell keeps binary values written with escapes") {
+  CommandOutcome r = Cachet({"shell"}, "set b \"a\\x00b\\r\\nc\"\nget b\nappend b \"!\"\nget b\n");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "STORED\na\0b\r\nc\nSTORED\na\0b\r\nc!\n"s);
+}
+
+TEST_CASE("the shell answers gets and cas with the CAS token") {
+  CommandOutcome r = Cachet({"shell"}, "set c x\ngets c\ncas c 0 y\nmget c nope\n");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.starts_with("STORED\n"));
+  CHECK(r.out.find(" x\n") != std::string::npos);  // "<cas> x"
+  CHECK(r.out.find("EXISTS\nx\n(nil)\n") != std::string::npos);
+}
+
+TEST_CASE("exit codes: 1 on a miss, 2 on bad usage") {
+  CommandOutcome miss = Cachet({"get", "nothing-here"});
+  CHECK(miss.exit_code == 1);
+  CHECK(miss.out.empty());
+
+  CHECK(Cachet({"get"}).exit_code == 2);
+  CHECK(Cachet({"frobnicate"}).exit_code == 2);
+  CHECK(Cachet({"set", "k", "v", "--bogus"}).exit_code == 2);
+  CHECK(Cachet({"incr", "k", "not-a-number"}).exit_code == 2);
+  CHECK(Cachet({}).exit_code == 2);
+  CHECK(Cachet({"-c", "/nonexistent/cachet.conf", "get", "k"}).exit_code == 2);
+}
+
+TEST_CASE("a one-shot set reads its value from stdin and succeeds") {
+  CommandOutcome r = Cachet({"set", "k"}, "bytes\0with NUL\r\n"s);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "STORED\n");
+}
+
+TEST_CASE("--help works globally and per command") {
+  CommandOutcome global = Cachet({"--help"});
+  CHECK(global.exit_code == 0);
+  CHECK(global.out.find("shell") != std::string::npos);
+  CommandOutcome set = Cachet({"set", "--help"});
+  CHECK(set.exit_code == 0);
+  CHECK(set.out.find("--ttl SECONDS") != std::string::npos);
+}
+
+TEST_CASE("a config with a typo'd key fails with exit 2 naming the key") {
+  const std::string path = WriteScratchFile("typo.conf", "[cache]\nbackend = memory\nnamespcae = x:\n");
+  for (std::vector<std::string> args : {std::vector<std::string>{"check"}, {"get", "k"}}) {
+    args.insert(args.begin(), {"-c", path});
+    CommandOutcome r = Cachet(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("namespcae") != std::string::npos);
+    CHECK(r.err.find(":3:") != std::string::npos);  // the line
+  }
+}
+
+TEST_CASE("-o overrides a config value") {
+  CommandOutcome r = Cachet({"-o", "cache.namespace=app:", "check"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("namespace = app:") != std::string::npos);
+  CHECK(Cachet({"-o", "cache.compressor=lz4", "check"}).exit_code == 2);
+}
+
+TEST_CASE("check prints the effective settings with secrets masked") {
+  CommandOutcome r = Cachet({"-c", SecretConfig(), "check"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("backend = memory") != std::string::npos);
+  CHECK(r.out.find("max_bytes = ") != std::string::npos);  // a default filled in
+  CHECK(r.out.find("user = alice") != std::string::npos);
+  CHECK(r.out.find("password = ********") != std::string::npos);
+  CHECK(r.out.find("hunter2") == std::string::npos);
+  CHECK(r.err.find("hunter2") == std::string::npos);
+}
+
+TEST_CASE("plugins lists memory, and marks what the core emulates") {
+  CommandOutcome r = Cachet({"-c", SecretConfig(), "plugins"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("memory ") != std::string::npos);
+  CHECK(r.out.find("max_bytes (int, default ") != std::string::npos);
+  const std::size_t secret = r.out.find("secretstore 0.0.1: test plugin with a secret option");
+  REQUIRE(secret != std::string::npos);
+  const std::string entry = r.out.substr(secret, r.out.find("\n\n", secret) - secret);
+  CHECK(entry.find("(emulated by cachet)") != std::string::npos);
+  CHECK(entry.find("password (string, default , secret)") != std::string::npos);
+}
+
+TEST_CASE("cachet-bench runs the seed scenarios and prints cmpthese tables") {
+  CommandOutcome r = RunCommand({kCachetBench, "-c", kDefaultConfig, "-c", kDefaultConfig,
+                                 "--ops", "300", "--scenarios", "get,set_delete,get_multi"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out.find("==== get: ") != std::string::npos);
+  CHECK(r.out.find("==== get_multi: ") != std::string::npos);
+  CHECK(r.out.find("==== incr: ") == std::string::npos);
+  // Two configs with the same stem: labelled apart by backend, then by number.
+  CHECK(r.out.find("default:memory ") != std::string::npos);
+  CHECK(r.out.find("default:memory#2 ") != std::string::npos);
+  CHECK(r.out.find("/s ") != std::string::npos);
+  CHECK(r.out.find("--") != std::string::npos);
+}
+
+TEST_CASE("cachet-bench rejects an unknown scenario with exit 2") {
+  CommandOutcome r = RunCommand({kCachetBench, "-c", kDefaultConfig, "--scenarios", "get,nope"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("nope") != std::string::npos);
+}
+
+}  // namespace cachet::test
