@@ -1,0 +1,37 @@
+// Helpers of the conformance suite.
+#include "suite_support.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+namespace cachet::conformance {
+
+std::string UniqueKey(std::string_view topic) {
+  static std::atomic<unsigned> counter{0};
+  return std::string(topic) + ":" + std::to_string(::getpid()) + ":" +
+         std::to_string(counter.fetch_add(1));
+}
+
+bool Supports(Capability capability) {
+  return SharedCache().backend().capabilities().has(capability);
+}
+
+bool GoneWithin(Cache& cache, const std::string& key, std::chrono::milliseconds limit) {
+  constexpr std::chrono::milliseconds kStep{100};
+  const auto polls = limit / kStep;
+  for (auto i = decltype(polls){0}; i <= polls; ++i) {
+    if (cache.Get(key).miss()) return true;
+    std::this_thread::sleep_for(kStep);
+  }
+  return false;
+}
+
+std::string BytePattern(std::size_t size) {
+  std::string bytes(size, '\0');
+  for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>(i % 256);
+  return bytes;
+}
+
+}  // namespace cachet::conformance

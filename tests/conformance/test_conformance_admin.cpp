@@ -1,0 +1,84 @@
+// Conformance: flush, stats, and answers for what a store cannot do.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "suite_support.h"
+
+namespace cachet::conformance {
+namespace {
+
+TEST_CASE("flush removes every item", "[conformance][admin]") {
+  Cache& cache = SharedCache();
+  if (!Supports(Capability::kFlush)) {
+    CHECK(cache.Flush().IsUnsupported());
+    return;
+  }
+  if (!Fixture().flush_allowed()) {
+    SUCCEED("the fixture shares its store; flush skipped");
+    return;
+  }
+  const std::string a = UniqueKey("flush");
+  const std::string b = UniqueKey("flush");
+  REQUIRE(cache.Set(a, std::string("1")).ok());
+  REQUIRE(cache.Set(b, std::int64_t{2}).ok());
+  REQUIRE(cache.Flush().ok());
+  CHECK(cache.Get(a).miss());
+  CHECK(cache.Get(b).miss());
+  REQUIRE(cache.Set(a, std::string("after")).ok());
+  CHECK(cache.Get(a).value_or("") == "after");
+}
+
+TEST_CASE("stats answers name/value pairs", "[conformance][admin]") {
+  Cache& cache = SharedCache();
+  auto stats = cache.Stats();
+  if (!Supports(Capability::kStats)) {
+    CHECK(stats.status().IsUnsupported());
+    return;
+  }
+  REQUIRE(stats.ok());
+  CHECK_FALSE(stats->empty());
+  for (const auto& [name, value] : *stats) CHECK_FALSE(name.empty());
+}
+
+TEST_CASE("what a store lacks answers unsupported, naming the store", "[conformance][admin]") {
+  Cache& cache = SharedCache();
+  Backend& backend = cache.backend();
+  const std::string key = UniqueKey("unsupported");
+  const std::string full_key = cache.options().key_namespace + key;
+  REQUIRE(cache.Set(key, std::string("1")).ok());
+  Item item;
+  std::uint64_t counter = 0;
+  StatsMap stats;
+  if (!Supports(Capability::kCas)) {
+    CHECK(backend.Store(StoreMode::kCas, full_key, ItemView("2", 0, 1), {}).IsUnsupported());
+  }
+  if (!Supports(Capability::kAppendPrepend)) {
+    CHECK(backend.Store(StoreMode::kAppend, full_key, ItemView("2"), {}).IsUnsupported());
+  }
+  if (!Supports(Capability::kCounters)) CHECK(backend.Incr(full_key, 1, &counter).IsUnsupported());
+  if (!Supports(Capability::kTouch)) CHECK(backend.Touch(full_key, Ttl{1000}).IsUnsupported());
+  if (!Supports(Capability::kGetAndTouch)) {
+    CHECK(backend.GetAndTouch(full_key, Ttl{1000}, &item).IsUnsupported());
+  }
+  if (!Supports(Capability::kFlush)) CHECK(backend.Flush().IsUnsupported());
+  if (!Supports(Capability::kStats)) CHECK(backend.Stats(&stats).IsUnsupported());
+
+  // Every store has some command it does not know.
+  std::vector<std::string> reply;
+  Status s = backend.Extension("no-such-command", {}, &reply);
+  CHECK((s.IsUnsupported() || s.IsInvalidArgument()));
+  CHECK_FALSE(s.message().empty());
+}
+
+TEST_CASE("the store reports its name and what it can do", "[conformance][admin]") {
+  Backend& backend = SharedCache().backend();
+  CHECK(backend.name() == SelectedBackend());
+  // Flags and TTL are either native or emulated by the core's envelope.
+  CHECK(backend.capabilities().has(Capability::kNativeFlags));
+  CHECK(backend.capabilities().has(Capability::kNativeTtl));
+}
+
+}  // namespace
+}  // namespace cachet::conformance

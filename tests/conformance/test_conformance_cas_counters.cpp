@@ -1,0 +1,109 @@
+// Conformance: compare-and-swap and memcached-style counters.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "suite_support.h"
+
+namespace cachet::conformance {
+namespace {
+
+TEST_CASE("cas stores only while the token is current", "[conformance][cas]") {
+  Cache& cache = SharedCache();
+  const std::string key = UniqueKey("cas");
+  if (!Supports(Capability::kCas)) {
+    REQUIRE(cache.Set(key, std::string("v")).ok());
+    CHECK(cache.Cas(key, std::string("w"), 1).IsUnsupported());
+    return;
+  }
+  REQUIRE(cache.Set(key, std::string("v1")).ok());
+  auto first = cache.Gets(key);
+  REQUIRE(first.hit());
+  const std::uint64_t token = first.value().cas;
+
+  REQUIRE(cache.Cas(key, std::string("v2"), token).ok());
+  CHECK(cache.Cas(key, std::string("v3"), token).IsExists());
+  CHECK(cache.Get(key).value_or("") == "v2");
+
+  auto second = cache.Gets(key);
+  REQUIRE(second.hit());
+  CHECK(second.value().cas != token);
+  REQUIRE(cache.Remove(key).ok());
+  CHECK(cache.Cas(key, std::string("v4"), second.value().cas).IsNotFound());
+  CHECK(cache.Get(key).miss());
+}
+
+TEST_CASE("a write by someone else makes an old token conflict", "[conformance][cas]") {
+  if (!Supports(Capability::kCas)) {
+    SUCCEED("no cas");
+    return;
+  }
+  Cache& cache = SharedCache();
+  const std::string key = UniqueKey("cas-race");
+  REQUIRE(cache.Set(key, std::int64_t{1}).ok());
+  auto seen = cache.Gets<std::int64_t>(key);
+  REQUIRE(seen.hit());
+  REQUIRE(cache.Set(key, std::int64_t{2}).ok());
+  CHECK(cache.Cas(key, std::int64_t{3}, seen.value().cas).IsExists());
+  CHECK(cache.Get<std::int64_t>(key).value_or(0) == 2);
+}
+
+TEST_CASE("incr and decr count on decimal text", "[conformance][counters]") {
+  Cache& cache = SharedCache();
+  const std::string key = UniqueKey("counter");
+  if (!Supports(Capability::kCounters)) {
+    REQUIRE(cache.Set(key, std::string("1")).ok());
+    CHECK(cache.Incr(key).status().IsUnsupported());
+    return;
+  }
+  CHECK(cache.Incr(key).status().IsNotFound());
+  CHECK(cache.Decr(key).status().IsNotFound());
+  REQUIRE(cache.Set(key, std::string("10")).ok());
+  auto up = cache.Incr(key, 5);
+  REQUIRE(up.ok());
+  CHECK(*up == 15);
+  auto down = cache.Decr(key, 3);
+  REQUIRE(down.ok());
+  CHECK(*down == 12);
+  CHECK(cache.Get<std::uint64_t>(key).value_or(0) == 12);
+  CHECK(cache.Get(key).value_or("") == "12");
+}
+
+TEST_CASE("counters at their limits: incr wraps at 2^64, decr stops at 0",
+          "[conformance][counters]") {
+  if (!Supports(Capability::kCounters)) {
+    SUCCEED("no counters");
+    return;
+  }
+  Cache& cache = SharedCache();
+  const std::string key = UniqueKey("counter-limits");
+  REQUIRE(cache.Set(key, std::string("18446744073709551615")).ok());
+  auto wrapped = cache.Incr(key, 1);
+  REQUIRE(wrapped.ok());
+  CHECK(*wrapped == 0);
+  auto plus = cache.Incr(key, 7);
+  REQUIRE(plus.ok());
+  CHECK(*plus == 7);
+  auto floor = cache.Decr(key, 100);
+  REQUIRE(floor.ok());
+  CHECK(*floor == 0);
+  CHECK(cache.Get<std::uint64_t>(key).value_or(99) == 0);
+}
+
+TEST_CASE("incr on a value that is not a number is invalid and changes nothing",
+          "[conformance][counters]") {
+  if (!Supports(Capability::kCounters)) {
+    SUCCEED("no counters");
+    return;
+  }
+  Cache& cache = SharedCache();
+  const std::string key = UniqueKey("counter-text");
+  REQUIRE(cache.Set(key, std::string("twelve")).ok());
+  CHECK(cache.Incr(key).status().IsInvalidArgument());
+  CHECK(cache.Decr(key).status().IsInvalidArgument());
+  CHECK(cache.Get(key).value_or("") == "twelve");
+}
+
+}  // namespace
+}  // namespace cachet::conformance

@@ -1,0 +1,316 @@
+// Cache facade: namespacing, default TTL, metrics, hit/miss/error, batches and
+// GetOrCompute's stampede protection, over small in-test fake backends.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cachet/cache.h"
+
+using cachet::Backend;
+using cachet::Cache;
+using cachet::CacheOp;
+using cachet::CacheOptions;
+using cachet::Capabilities;
+using cachet::Codec;
+using cachet::CodecOptions;
+using cachet::Item;
+using cachet::ItemView;
+using cachet::Operation;
+using cachet::Result;
+using cachet::Status;
+using cachet::StoreMode;
+using cachet::Ttl;
+using cachet::WriteOptions;
+
+namespace {
+
+// A map behind a mutex that remembers what it was asked: keys, TTLs, batches.
+class RecordingBackend : public Backend {
+ public:
+  std::string_view name() const noexcept override { return "recording"; }
+  Capabilities capabilities() const noexcept override { return {}; }
+
+  Status Get(std::string_view key, Item* out) override {
+    std::lock_guard lock(mutex_);
+    ++gets_;
+    keys_seen_.emplace_back(key);
+    auto it = items_.find(std::string(key));
+    if (it == items_.end()) return Status::NotFound();
+    *out = it->second;
+    return Status::OK();
+  }
+
+  Status Store(StoreMode mode, std::string_view key, ItemView item,
+               const WriteOptions& options) override {
+    std::lock_guard lock(mutex_);
+    keys_seen_.emplace_back(key);
+    last_ttl_ = options.ttl;
+    const bool present = items_.count(std::string(key)) != 0;
+    if (mode == StoreMode::kAdd && present) return Status::NotStored();
+    if (mode == StoreMode::kReplace && !present) return Status::NotStored();
+    items_[std::string(key)] = Item{std::string(item.value), item.flags, 1};
+    return Status::OK();
+  }
+
+  Status Remove(std::string_view key) override {
+    std::lock_guard lock(mutex_);
+    keys_seen_.emplace_back(key);
+    return items_.erase(std::string(key)) == 1 ? Status::OK() : Status::NotFound();
+  }
+
+  void Execute(std::span<Operation> batch) override {
+    {
+      std::lock_guard lock(mutex_);
+      batch_sizes_.push_back(batch.size());
+    }
+    Backend::Execute(batch);
+  }
+
+  bool Has(const std::string& full_key) {
+    std::lock_guard lock(mutex_);
+    return items_.count(full_key) != 0;
+  }
+  std::vector<std::string> keys_seen() {
+    std::lock_guard lock(mutex_);
+    return keys_seen_;
+  }
+  std::vector<std::size_t> batch_sizes() {
+    std::lock_guard lock(mutex_);
+    return batch_sizes_;
+  }
+  Ttl last_ttl() {
+    std::lock_guard lock(mutex_);
+    return last_ttl_;
+  }
+  int gets() {
+    std::lock_guard lock(mutex_);
+    return gets_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, Item> items_;
+  std::vector<std::string> keys_seen_;
+  std::vector<std::size_t> batch_sizes_;
+  Ttl last_ttl_{-1};
+  int gets_ = 0;
+};
+
+// A store whose server is down: every call fails with kUnavailable.
+class FailingBackend : public Backend {
+ public:
+  std::string_view name() const noexcept override { return "failing"; }
+  Capabilities capabilities() const noexcept override { return {}; }
+  Status Get(std::string_view, Item*) override { return Status::Unavailable("down"); }
+  Status Store(StoreMode, std::string_view, ItemView, const WriteOptions&) override {
+    return Status::Unavailable("down");
+  }
+  Status Remove(std::string_view) override { return Status::Unavailable("down"); }
+};
+
+std::shared_ptr<const Codec> DefaultCodec() {
+  auto codec = Codec::Create(CodecOptions{});
+  REQUIRE(codec.ok());
+  return *codec;
+}
+
+std::unique_ptr<Cache> MakeCache(std::shared_ptr<Backend> backend, CacheOptions options = {}) {
+  return std::make_unique<Cache>(std::move(backend), DefaultCodec(), std::move(options));
+}
+
+const cachet::OpMetrics& MetricsOf(const cachet::Metrics& m, CacheOp op) {
+  return m[static_cast<std::size_t>(op)];
+}
+
+}  // namespace
+
+TEST_CASE("the backend sees the namespace prefix and the caller never does", "[cache]") {
+  auto backend = std::make_shared<RecordingBackend>();
+  auto cache = MakeCache(backend, CacheOptions{"shop:", Ttl{0}, true});
+
+  REQUIRE(cache->Set("cart", std::string("3 apples")).ok());
+  CHECK(backend->Has("shop:cart"));
+  CHECK_FALSE(backend->Has("cart"));
+
+  auto hit = cache->Get("cart");
+  REQUIRE(hit.hit());
+  CHECK(hit.value() == "3 apples");
+  REQUIRE(cache->Remove("cart").ok());
+  CHECK_FALSE(backend->Has("shop:cart"));
+  for (const std::string& key : backend->keys_seen()) CHECK(key.rfind("shop:", 0) == 0);
+}
+
+TEST_CASE("a key longer than the inline buffer is prefixed whole", "[cache]") {
+  auto backend = std::make_shared<RecordingBackend>();
+  auto cache = MakeCache(backend, CacheOptions{"ns:", Ttl{0}, true});
+  const std::string long_key(400, 'k');
+  REQUIRE(cache->Set(long_key, std::string("v")).ok());
+  CHECK(backend->Has("ns:" + long_key));
+  CHECK(cache->Get(long_key).hit());
+}
+
+TEST_CASE("multi-key calls prefix every key and send one batch", "[cache]") {
+  auto backend = std::make_shared<RecordingBackend>();
+  auto cache = MakeCache(backend, CacheOptions{"m:", Ttl{0}, true});
+  std::vector<std::pair<std::string, std::string>> entries = {{"a", "1"}, {"b", "2"}};
+  for (const Status& s : cache->SetMulti(entries)) CHECK(s.ok());
+  CHECK(backend->Has("m:a"));
+  CHECK(backend->Has("m:b"));
+
+  auto found = cache->GetMulti({"a", "missing", "b"});
+  REQUIRE(found.size() == 3);
+  CHECK(found[0].value() == "1");
+  CHECK(found[1].miss());
+  CHECK(found[2].value() == "2");
+
+  auto removed = cache->RemoveMulti({"a", "missing"});
+  CHECK(removed[0].ok());
+  CHECK(removed[1].IsNotFound());
+  CHECK(backend->batch_sizes() == std::vector<std::size_t>{2, 3, 2});
+}
+
+TEST_CASE("an empty key is invalid and never reaches the store", "[cache]") {
+  auto backend = std::make_shared<RecordingBackend>();
+  auto cache = MakeCache(backend);
+  CHECK(cache->Get("").status().IsInvalidArgument());
+  CHECK(cache->Set("", std::string("v")).IsInvalidArgument());
+  CHECK(cache->Remove("").IsInvalidArgument());
+  CHECK(cache->Incr("").status().IsInvalidArgument());
+  auto multi = cache->GetMulti({"", "x"});
+  CHECK(multi[0].status().IsInvalidArgument());
+  CHECK(multi[1].miss());
+  CHECK(backend->keys_seen() == std::vector<std::string>{"x"});
+}
+
+TEST_CASE("a write without a TTL gets the default TTL, an explicit one wins", "[cache]") {
+  auto backend = std::make_shared<RecordingBackend>();
+  auto cache = MakeCache(backend, CacheOptions{"", std::chrono::seconds(300), true});
+  REQUIRE(cache->Set("k", std::string("v")).ok());
+  CHECK(backend->last_ttl() == Ttl{300000});
+  REQUIRE(cache->Set("k", std::string("v"), std::chrono::seconds(5)).ok());
+  CHECK(backend->last_ttl() == Ttl{5000});
+  REQUIRE(cache->Set("k", std::string("v"), Ttl{0}).ok());
+  CHECK(backend->last_ttl() == Ttl{0});
+}
+
+TEST_CASE("hit, miss and error are told apart", "[cache]") {
+  auto good = MakeCache(std::make_shared<RecordingBackend>());
+  REQUIRE(good->Set("k", std::int64_t{-42}).ok());
+  auto hit = good->Get<std::int64_t>("k");
+  REQUIRE(hit.hit());
+  CHECK(hit.value() == -42);
+  auto miss = good->Get("absent");
+  CHECK(miss.miss());
+  CHECK_FALSE(miss.error());
+
+  auto down = MakeCache(std::make_shared<FailingBackend>());
+  auto error = down->Get("k");
+  CHECK(error.error());
+  CHECK_FALSE(error.miss());
+  CHECK(error.status().IsUnavailable());
+}
+
+TEST_CASE("metrics count calls, hits, misses and errors per operation", "[cache][metrics]") {
+  auto cache = MakeCache(std::make_shared<RecordingBackend>());
+  REQUIRE(cache->Set("k", std::string("v")).ok());
+  CHECK(cache->Get("k").hit());
+  CHECK(cache->Get("absent").miss());
+  CHECK(cache->Add("k", std::string("v")).IsNotStored());
+  (void)cache->GetMulti({"k", "absent", "also-absent"});
+
+  cachet::Metrics m = cache->metrics();
+  CHECK(MetricsOf(m, CacheOp::kSet).calls == 1);
+  CHECK(MetricsOf(m, CacheOp::kSet).hits == 1);
+  CHECK(MetricsOf(m, CacheOp::kGet).calls == 2);
+  CHECK(MetricsOf(m, CacheOp::kGet).hits == 1);
+  CHECK(MetricsOf(m, CacheOp::kGet).misses == 1);
+  CHECK(MetricsOf(m, CacheOp::kGet).errors == 0);
+  CHECK(MetricsOf(m, CacheOp::kAdd).misses == 1);
+  CHECK(MetricsOf(m, CacheOp::kGetMulti).calls == 1);
+  CHECK(MetricsOf(m, CacheOp::kGetMulti).hits == 1);
+  CHECK(MetricsOf(m, CacheOp::kGetMulti).misses == 2);
+  CHECK(MetricsOf(m, CacheOp::kGet).max_latency_ns <= MetricsOf(m, CacheOp::kGet).total_latency_ns);
+
+  cache->ResetMetrics();
+  CHECK(MetricsOf(cache->metrics(), CacheOp::kGet).calls == 0);
+
+  auto down = MakeCache(std::make_shared<FailingBackend>());
+  (void)down->Get("k");
+  (void)down->Remove("k");
+  m = down->metrics();
+  CHECK(MetricsOf(m, CacheOp::kGet).errors == 1);
+  CHECK(MetricsOf(m, CacheOp::kGet).misses == 0);
+  CHECK(MetricsOf(m, CacheOp::kRemove).errors == 1);
+}
+
+TEST_CASE("metrics off counts nothing", "[cache][metrics]") {
+  auto cache = MakeCache(std::make_shared<RecordingBackend>(), CacheOptions{"", Ttl{0}, false});
+  CHECK(cache->Get("absent").miss());
+  CHECK(MetricsOf(cache->metrics(), CacheOp::kGet).calls == 0);
+}
+
+TEST_CASE("GetOrCompute runs one loader for eight threads asking at once", "[cache][load]") {
+  constexpr int kThreads = 8;
+  auto backend = std::make_shared<RecordingBackend>();
+  auto cache = MakeCache(backend);
+  std::atomic<int> loader_calls{0};
+  auto loader = [&]() -> Result<std::string> {
+    ++loader_calls;
+    // Hold the claim until every thread has missed, so all of them contend for
+    // it. Bounded: 500 polls of 10 ms at most.
+    for (int i = 0; i < 500 && backend->gets() < kThreads; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return std::string("computed");
+  };
+
+  std::vector<std::string> values(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto got = cache->GetOrCompute<std::string>("hot", loader);
+      values[t] = got.hit() ? got.value() : got.status().ToString();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+
+  CHECK(loader_calls.load() == 1);
+  for (const std::string& value : values) CHECK(value == "computed");
+  CHECK(backend->Has("hot"));
+}
+
+TEST_CASE("GetOrCompute returns the loader's error and stores nothing", "[cache][load]") {
+  auto backend = std::make_shared<RecordingBackend>();
+  auto cache = MakeCache(backend);
+  auto got = cache->GetOrCompute<std::string>(
+      "k", []() -> Result<std::string> { return Status::Timeout("database slow"); });
+  CHECK(got.error());
+  CHECK(got.status().IsTimeout());
+  CHECK_FALSE(backend->Has("k"));
+
+  // The claim was released: the next call loads again.
+  auto again = cache->GetOrCompute<std::string>(
+      "k", []() -> Result<std::string> { return std::string("fresh"); });
+  REQUIRE(again.hit());
+  CHECK(again.value() == "fresh");
+}
+
+TEST_CASE("GetOrCompute loads through a failing store and returns the value", "[cache][load]") {
+  auto cache = MakeCache(std::make_shared<FailingBackend>());
+  int calls = 0;
+  auto got = cache->GetOrCompute<std::int64_t>("k", [&]() -> Result<std::int64_t> {
+    ++calls;
+    return std::int64_t{7};
+  });
+  REQUIRE(got.hit());
+  CHECK(got.value() == 7);
+  CHECK(calls == 1);
+}
