@@ -1,0 +1,125 @@
+// The redis plugin's descriptor, option schema and factory.
+#include "cachet/plugin.h"
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "redis_backend.h"
+
+namespace cachet::redis {
+namespace {
+
+constexpr OptionSpec kOptions[] = {
+    {"servers", OptionType::kList, "127.0.0.1:6379",
+     "standalone servers as host:port[:weight], comma-separated; keys are spread over "
+     "several by `distribution`; the port defaults to 6379"},
+    {"distribution", OptionType::kString, "ketama",
+     "key placement over several standalone servers", false, false,
+     "ketama|modula|cache-memcached|cmf-ketama"},
+    {"resp", OptionType::kInt, "2", "protocol version: 2, or 3 (sends HELLO 3)", false, false,
+     "2|3"},
+    {"username", OptionType::kString, "", "ACL user for AUTH; empty: the default user"},
+    {"password", OptionType::kString, "", "password for AUTH; empty: no AUTH", false, true},
+    {"db", OptionType::kInt, "0", "database number, selected with SELECT when not 0"},
+    {"client_name", OptionType::kString, "cachet",
+     "name set with CLIENT SETNAME; empty: not set"},
+    {"connect_timeout_ms", OptionType::kInt, "250", "connect timeout in milliseconds"},
+    {"io_timeout_ms", OptionType::kInt, "1000",
+     "deadline of one request and its replies, in milliseconds"},
+    {"failure_limit", OptionType::kInt, "2",
+     "consecutive failures after which a server is marked dead"},
+    {"retry_timeout_ms", OptionType::kInt, "2000",
+     "how long a dead server rests before it is tried again, in milliseconds"},
+    {"pool_size", OptionType::kInt, "8", "idle connections kept per server"},
+    {"max_value_size", OptionType::kInt, "536870912",
+     "largest reply bulk string accepted, in bytes (Redis' own proto-max-bulk-len)"},
+};
+
+Status ReadBounded(const ConfigSection& section, const char* key, std::int64_t low,
+                   std::int64_t high, std::int64_t* out) {
+  const std::int64_t value = section.GetInt(key);
+  if (value < low || value > high) {
+    return Status::ConfigError("[redis] " + std::string(key) + " = " + std::to_string(value) +
+                               ": must be between " + std::to_string(low) + " and " +
+                               std::to_string(high));
+  }
+  *out = value;
+  return Status::OK();
+}
+
+Status ReadNumbers(const ConfigSection& section, RedisOptions* o) {
+  constexpr std::int64_t kHour = 3600 * 1000;
+  std::int64_t connect = 0, io = 0, limit = 0, retry = 0, pool = 0, db = 0, max_value = 0;
+  Status s = ReadBounded(section, "connect_timeout_ms", 1, kHour, &connect);
+  if (s.ok()) s = ReadBounded(section, "io_timeout_ms", 1, kHour, &io);
+  if (s.ok()) s = ReadBounded(section, "failure_limit", 1, 1000000, &limit);
+  if (s.ok()) s = ReadBounded(section, "retry_timeout_ms", 0, kHour, &retry);
+  if (s.ok()) s = ReadBounded(section, "pool_size", 0, 4096, &pool);
+  if (s.ok()) s = ReadBounded(section, "db", 0, 1000000, &db);
+  if (s.ok()) s = ReadBounded(section, "max_value_size", 1, std::int64_t{1} << 32, &max_value);
+  if (!s.ok()) return s;
+  o->pool.connection.connect_timeout = std::chrono::milliseconds(connect);
+  o->pool.connection.io_timeout = std::chrono::milliseconds(io);
+  o->pool.failure_limit = static_cast<std::uint32_t>(limit);
+  o->pool.retry_timeout = std::chrono::milliseconds(retry);
+  o->pool.pool_size = static_cast<std::size_t>(pool);
+  o->session.db = db;
+  o->session.limits.max_bulk_length = static_cast<std::size_t>(max_value);
+  return Status::OK();
+}
+
+Status ReadOptions(const ConfigSection& section, RedisOptions* o) {
+  Result<std::vector<net::ServerAddress>> parsed =
+      net::ParseServerList(section.GetList("servers"), 6379);
+  if (!parsed.ok()) {
+    return Status::ConfigError("[redis] servers: " + std::string(parsed.status().message()));
+  }
+  o->servers = std::move(*parsed);
+  Result<net::DistributionKind> kind =
+      net::ParseDistributionKind(section.GetString("distribution"));
+  if (!kind.ok()) return kind.status();
+  o->distribution = *kind;
+  o->session.resp = static_cast<int>(section.GetInt("resp"));
+  o->session.username = section.GetString("username");
+  o->session.password = section.GetString("password");
+  o->session.client_name = section.GetString("client_name");
+  if (!o->session.username.empty() && o->session.password.empty()) {
+    return Status::ConfigError("[redis] username is set but password is empty");
+  }
+  return ReadNumbers(section, o);
+}
+
+Status CreateRedisBackend(const PluginContext& context, std::unique_ptr<Backend>* out) noexcept {
+  try {
+    RedisOptions options;
+    if (Status s = ReadOptions(context.options, &options); !s.ok()) return s;
+    *out = std::make_unique<RedisBackend>(std::move(options));
+    return Status::OK();
+  } catch (const std::bad_alloc&) {
+    return Status::PluginError("redis: out of memory creating the backend");
+  } catch (const std::exception& e) {
+    return Status::PluginError(std::string("redis: ") + e.what());
+  } catch (...) {
+    return Status::PluginError("redis: unknown error creating the backend");
+  }
+}
+
+constexpr PluginDescriptor kDescriptor{
+    kPluginAbiVersion,
+    CACHET_BUILD_FINGERPRINT,
+    "redis",
+    CACHET_VERSION_STRING,
+    "Redis servers over RESP2 or RESP3, with AUTH, SELECT and server-side scripts",
+    kOptions,
+    sizeof(kOptions) / sizeof(kOptions[0]),
+    RedisBackend::kCapabilities.bits(),
+    &CreateRedisBackend,
+};
+
+}  // namespace
+}  // namespace cachet::redis
+
+CACHET_DEFINE_PLUGIN(cachet::redis::kDescriptor)

@@ -1,0 +1,79 @@
+// RedisBackend: the Redis store over a ServerPool of standalone servers.
+//
+// Layering: net::Connection -> net::ServerPool (placement across `servers`,
+// health, pooled connections) -> RedisSession (handshake, pipelined exchange)
+// -> this backend, whose methods each encode one command and map its reply.
+//
+// Operation mapping: get GET; set SET [PX ms]; add SET NX; replace SET XX; remove
+// DEL; touch PEXPIRE (PERSIST for no TTL); get-and-touch GETEX; flush FLUSHDB;
+// stats INFO. Append and prepend run as Lua scripts (one atomic step, the key's
+// TTL kept, kNotStored on a missing key), called by SHA with EVALSHA and sent in
+// full with EVAL only when the server answers NOSCRIPT.
+// Counters are Redis' INCRBY/DECRBY: signed 64-bit, a missing key counts from 0
+// and is created, decr goes below zero, and leaving the signed range is
+// kInvalidArgument. CAS is not offered (Redis has no version tokens).
+// Redis has no flags: the core's envelope (envelope.h) wraps this backend.
+//
+// Thread-safe: threads share one backend; each call borrows a pooled connection.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cachet/backend.h"
+#include "cachet/net/server_pool.h"
+#include "redis_session.h"
+
+namespace cachet::redis {
+
+struct RedisOptions {
+  std::vector<net::ServerAddress> servers;
+  net::DistributionKind distribution = net::DistributionKind::kKetama;
+  net::ServerPoolOptions pool;
+  SessionSettings session;
+};
+
+class RedisBackend final : public Backend {
+ public:
+  static constexpr Capabilities kCapabilities{
+      Capability::kNativeTtl, Capability::kAppendPrepend, Capability::kTouch,
+      Capability::kCounters,  Capability::kFlush,         Capability::kStats,
+      Capability::kGetAndTouch};
+
+  // REQUIRES: options.servers is not empty.
+  explicit RedisBackend(RedisOptions options);
+
+  std::string_view name() const noexcept override { return "redis"; }
+  Capabilities capabilities() const noexcept override { return kCapabilities; }
+
+  Status Get(std::string_view key, Item* out) override;
+  Status Store(StoreMode mode, std::string_view key, ItemView item,
+               const WriteOptions& options) override;
+  Status Remove(std::string_view key) override;
+  Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override;
+  Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override;
+  Status Touch(std::string_view key, Ttl ttl) override;
+  Status GetAndTouch(std::string_view key, Ttl ttl, Item* out) override;
+  // FLUSHDB on every server; the first error, if any.
+  Status Flush() override;
+  // INFO of every server; names prefixed with "host:port " when there are several.
+  Status Stats(StatsMap* out) override;
+
+ private:
+  // Sends one command (already in `request`) to the server of `key` and hands
+  // its reply to `on_reply`, whose Status is the result.
+  using ReplyFn = std::function<Status(RespValue reply, std::string_view where)>;
+  Status RunOnKey(std::string_view key, std::string_view request, const ReplyFn& on_reply);
+  Status RunOnServer(std::size_t server, std::string_view request, const ReplyFn& on_reply);
+  Status Counter(std::string_view command, std::string_view key, std::uint64_t delta,
+                 std::uint64_t* value);
+  Status RunScript(int script, std::string_view key, std::string_view argument);
+
+  RedisOptions options_;
+  RedisSession session_;
+  net::ServerPool pool_;
+};
+
+}  // namespace cachet::redis

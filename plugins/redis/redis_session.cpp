@@ -1,0 +1,129 @@
+// Connecting, the handshake, and reading pipelined replies for one Redis server.
+#include "redis_session.h"
+
+#include <string>
+
+#include "resp_encoder.h"
+
+namespace cachet::redis {
+
+namespace {
+
+const std::string kDefaultUser = "default";
+
+bool StartsWithWord(std::string_view text, std::string_view word) {
+  return text.starts_with(word) && (text.size() == word.size() || text[word.size()] == ' ');
+}
+
+// Nothing is allocated per exchange once these have grown.
+RespParser& ThreadParser(const RespLimits& limits) {
+  thread_local RespParser parser(limits);
+  return parser;
+}
+
+}  // namespace
+
+Status StatusFromError(std::string_view error, std::string_view where) {
+  std::string message = "redis " + std::string(where) + ": " + std::string(error);
+  if (StartsWithWord(error, "WRONGPASS") || StartsWithWord(error, "NOAUTH") ||
+      StartsWithWord(error, "NOPERM")) {
+    return Status::AuthFailed(message);
+  }
+  for (std::string_view busy : {"LOADING", "BUSY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN"}) {
+    if (StartsWithWord(error, busy)) return Status::Unavailable(message);
+  }
+  return Status::InvalidArgument(message);
+}
+
+Status RedisSession::Exchange(net::Connection& connection, std::string_view request,
+                              std::size_t reply_count, const ReplyHandler& on_reply) const {
+  if (!connection.connected()) {
+    if (Status s = Connect(connection); !s.ok()) return s;
+  }
+  net::Deadline deadline = connection.IoDeadline();
+  std::string_view pieces[] = {request};
+  Status s = connection.WriteAll(pieces, deadline);
+  if (s.ok()) s = ReadReplies(connection, reply_count, deadline, on_reply);
+  if (!s.ok()) connection.Close();
+  return s;
+}
+
+Status RedisSession::Connect(net::Connection& connection) const {
+  if (Status s = connection.EnsureConnected(); !s.ok()) return s;
+  Status s = Handshake(connection);
+  if (!s.ok()) connection.Close();
+  return s;
+}
+
+Status RedisSession::Handshake(net::Connection& connection) const {
+  std::string request;
+  std::size_t commands = 0;
+  bool has_password = !settings_.password.empty();
+  const std::string& user = settings_.username.empty() ? kDefaultUser : settings_.username;
+  if (settings_.resp == 3) {
+    // HELLO authenticates in the same command, since before AUTH it would be
+    // refused with NOAUTH.
+    RespCommand hello(&request, has_password ? 5 : 2);
+    hello.Arg("HELLO").Arg("3");
+    if (has_password) hello.Arg("AUTH").Arg(user).Arg(settings_.password);
+    ++commands;
+  } else if (has_password) {
+    if (settings_.username.empty()) {
+      RespCommand(&request, 2).Arg("AUTH").Arg(settings_.password);
+    } else {
+      RespCommand(&request, 3).Arg("AUTH").Arg(settings_.username).Arg(settings_.password);
+    }
+    ++commands;
+  }
+  if (settings_.db != 0) {
+    RespCommand(&request, 2).Arg("SELECT").Arg(settings_.db);
+    ++commands;
+  }
+  if (!settings_.client_name.empty()) {
+    RespCommand(&request, 3).Arg("CLIENT").Arg("SETNAME").Arg(settings_.client_name);
+    ++commands;
+  }
+  if (commands == 0) return Status::OK();
+  net::Deadline deadline = connection.IoDeadline();
+  std::string_view pieces[] = {request};
+  if (Status s = connection.WriteAll(pieces, deadline); !s.ok()) return s;
+  Status first_error;
+  std::string where = connection.address().HostPort();
+  Status s = ReadReplies(connection, commands, deadline, [&](std::size_t, RespValue reply) {
+    if (!reply.IsError() || !first_error.ok()) return;
+    first_error = StatusFromError(reply.text(), where);
+  });
+  if (!s.ok()) return s;
+  if (first_error.IsAuthFailed()) {
+    return Status::AuthFailed("redis " + where + ": authentication failed for user '" +
+                              user +
+                              "' (check [redis] username and password)");
+  }
+  return first_error;
+}
+
+Status RedisSession::ReadReplies(net::Connection& connection, std::size_t reply_count,
+                                 net::Deadline deadline, const ReplyHandler& on_reply) const {
+  RespParser& parser = ThreadParser(settings_.limits);
+  parser.Reset();
+  net::ReadBuffer& buffer = connection.buffer();
+  std::size_t index = 0;
+  // Each round either completes a reply or reads more bytes before the deadline.
+  while (index < reply_count) {
+    switch (parser.Parse(buffer.data())) {
+      case RespParser::Outcome::kReply:
+        // Out-of-band RESP3 pushes are not replies to our commands.
+        if (parser.reply().root().type() != RespType::kPush) on_reply(index++, parser.reply().root());
+        buffer.Consume(parser.consumed());
+        break;
+      case RespParser::Outcome::kNeedMore:
+        if (Status s = connection.ReadMore(deadline); !s.ok()) return s;
+        break;
+      case RespParser::Outcome::kError:
+        return Status::ProtocolError(connection.Describe(parser.error().message()));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace cachet::redis

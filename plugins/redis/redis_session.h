@@ -1,0 +1,65 @@
+// RedisSession: request/reply exchanges with one Redis server over a pooled
+// net::Connection, including the handshake a fresh connection needs.
+//
+// A connection that is not connected yet (new, dropped after an error, or
+// inherited across fork) is connected and set up before its first request:
+// HELLO 3 when resp = 3, AUTH [username] password, SELECT db and CLIENT SETNAME,
+// all pipelined in one round trip. A wrong password is kAuthFailed; the password
+// itself is never part of a message.
+//
+// Exchange() writes one buffer holding `reply_count` commands, then reads that
+// many replies in order and hands each to a callback. Any transport failure or
+// malformed reply closes the connection, so the next use starts clean.
+// Stateless apart from its settings: safe to share between threads.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "cachet/net/connection.h"
+#include "cachet/status.h"
+#include "resp_parser.h"
+
+namespace cachet::redis {
+
+struct SessionSettings {
+  int resp = 2;              // 2 or 3
+  std::string username;      // ACL user; empty: the default user
+  std::string password;      // empty: no AUTH
+  std::int64_t db = 0;       // SELECT when not 0
+  std::string client_name;   // CLIENT SETNAME when not empty
+  RespLimits limits;
+};
+
+// Called with each reply in order; a non-ok Status is that reply's outcome and is
+// kept, but does not stop the reading (the replies must all be read anyway).
+using ReplyHandler = std::function<void(std::size_t index, RespValue reply)>;
+
+class RedisSession {
+ public:
+  explicit RedisSession(SessionSettings settings) : settings_(std::move(settings)) {}
+
+  // Sends `request` (`reply_count` commands) and reads every reply.
+  Status Exchange(net::Connection& connection, std::string_view request,
+                  std::size_t reply_count, const ReplyHandler& on_reply) const;
+
+  const SessionSettings& settings() const noexcept { return settings_; }
+
+ private:
+  Status Connect(net::Connection& connection) const;
+  Status Handshake(net::Connection& connection) const;
+  Status ReadReplies(net::Connection& connection, std::size_t reply_count,
+                     net::Deadline deadline, const ReplyHandler& on_reply) const;
+
+  SessionSettings settings_;
+};
+
+// Maps a Redis error reply's text to a Status: WRONGPASS/NOAUTH to auth_failed,
+// WRONGTYPE and ERR to invalid_argument, LOADING/BUSY/MASTERDOWN/CLUSTERDOWN/
+// TRYAGAIN to unavailable, anything else to invalid_argument. `where` is
+// "host:port" for the message.
+Status StatusFromError(std::string_view error, std::string_view where);
+
+}  // namespace cachet::redis

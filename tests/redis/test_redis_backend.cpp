@@ -1,0 +1,152 @@
+// RedisBackend against a real redis-server on a loopback port: every operation,
+// RESP2 and RESP3, a wrong password, and raw values shared with redis-cli.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "lua_scripts.h"
+#include "redis_backend.h"
+#include "support/redis_server.h"
+
+using cachet::Item;
+using cachet::ItemView;
+using cachet::StoreMode;
+using cachet::Ttl;
+using cachet::WriteOptions;
+using cachet::redis::RedisBackend;
+using cachet::redis::RedisOptions;
+
+namespace {
+
+std::unique_ptr<RedisBackend> Connect(const cachet::test::ServerProcess& server, int resp = 2,
+                                      std::string password = "") {
+  RedisOptions options;
+  auto parsed = cachet::net::ParseServerAddress(server.address(), 6379);
+  REQUIRE(parsed.ok());
+  options.servers.push_back(*parsed);
+  options.session.resp = resp;
+  options.session.password = std::move(password);
+  return std::make_unique<RedisBackend>(std::move(options));
+}
+
+// Output of a redis-cli command line, trailing newline removed.
+std::string RedisCli(const cachet::test::ServerProcess& server, const std::string& args) {
+  std::string command = "redis-cli -p " + std::to_string(server.port()) + " " + args;
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char chunk[256];
+  for (std::size_t n; (n = fread(chunk, 1, sizeof chunk, pipe)) > 0;) out.append(chunk, n);
+  pclose(pipe);
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every operation maps onto Redis, in RESP2 and RESP3", "[redis][integration]") {
+  auto server = cachet::test::StartRedis();
+  REQUIRE(server.ok());
+  for (int resp : {2, 3}) {
+    CAPTURE(resp);
+    auto backend = Connect(**server, resp);
+    REQUIRE(backend->Flush().ok());
+    Item item;
+    CHECK(backend->Get("k", &item).IsNotFound());
+    REQUIRE(backend->Store(StoreMode::kSet, "k", ItemView("v1"), {}).ok());
+    REQUIRE(backend->Get("k", &item).ok());
+    CHECK(item.value == "v1");
+    CHECK(backend->Store(StoreMode::kAdd, "k", ItemView("x"), {}).IsNotStored());
+    CHECK(backend->Store(StoreMode::kReplace, "missing", ItemView("x"), {}).IsNotStored());
+    CHECK(backend->Store(StoreMode::kReplace, "k", ItemView("v2"), {}).ok());
+    CHECK(backend->Store(StoreMode::kAppend, "k", ItemView(">"), {}).ok());
+    CHECK(backend->Store(StoreMode::kPrepend, "k", ItemView("<"), {}).ok());
+    CHECK(backend->Store(StoreMode::kAppend, "missing", ItemView("x"), {}).IsNotStored());
+    CHECK(backend->Store(StoreMode::kPrepend, "missing", ItemView("x"), {}).IsNotStored());
+    REQUIRE(backend->Get("k", &item).ok());
+    CHECK(item.value == "<v2>");
+    CHECK(backend->Store(StoreMode::kCas, "k", ItemView("x"), {}).IsUnsupported());
+
+    std::uint64_t counter = 0;
+    REQUIRE(backend->Store(StoreMode::kSet, "n", ItemView("10"), {}).ok());
+    REQUIRE(backend->Incr("n", 5, &counter).ok());
+    CHECK(counter == 15);
+    REQUIRE(backend->Decr("n", 20, &counter).ok());
+    CHECK(static_cast<std::int64_t>(counter) == -5);
+    CHECK(backend->Incr("k", 1, &counter).IsInvalidArgument());
+
+    WriteOptions with_ttl;
+    with_ttl.ttl = Ttl(60000);
+    REQUIRE(backend->Store(StoreMode::kSet, "t", ItemView("v"), with_ttl).ok());
+    std::string pttl = RedisCli(**server, "PTTL t");
+    CHECK(std::stoll(pttl) > 50000);
+    CHECK(backend->Touch("t", Ttl(0)).ok());
+    CHECK(RedisCli(**server, "PTTL t") == "-1");
+    CHECK(backend->Touch("t", Ttl(30000)).ok());
+    CHECK(std::stoll(RedisCli(**server, "PTTL t")) > 20000);
+    CHECK(backend->Touch("missing", Ttl(1000)).IsNotFound());
+    REQUIRE(backend->GetAndTouch("t", Ttl(0), &item).ok());
+    CHECK(item.value == "v");
+    CHECK(RedisCli(**server, "PTTL t") == "-1");
+    CHECK(backend->GetAndTouch("missing", Ttl(0), &item).IsNotFound());
+
+    CHECK(backend->Remove("k").ok());
+    CHECK(backend->Remove("k").IsNotFound());
+    cachet::StatsMap stats;
+    REQUIRE(backend->Stats(&stats).ok());
+    bool has_version = false;
+    for (auto& [name, value] : stats) has_version |= name == "redis_version";
+    CHECK(has_version);
+  }
+}
+
+TEST_CASE("the script hashes are the SHA-1 of their source", "[redis][integration]") {
+  auto server = cachet::test::StartRedis();
+  REQUIRE(server.ok());
+  for (const auto* script : {&cachet::redis::kAppendScript, &cachet::redis::kPrependScript}) {
+    std::string sha = RedisCli(**server, "SCRIPT LOAD \"" + std::string(script->source) + "\"");
+    CHECK(sha == script->sha1);
+  }
+}
+
+TEST_CASE("raw values are shared byte for byte with redis-cli", "[redis][integration]") {
+  auto server = cachet::test::StartRedis();
+  REQUIRE(server.ok());
+  auto backend = Connect(**server);
+  REQUIRE(RedisCli(**server, "SET from-cli 'hello world'") == "OK");
+  Item item;
+  REQUIRE(backend->Get("from-cli", &item).ok());
+  CHECK(item.value == "hello world");
+  REQUIRE(backend->Store(StoreMode::kSet, "from-cachet", ItemView("plain text"), {}).ok());
+  CHECK(RedisCli(**server, "GET from-cachet") == "plain text");
+}
+
+TEST_CASE("a wrong password is auth_failed and never shown", "[redis][integration]") {
+  auto server = cachet::test::StartRedis({"--requirepass", "right-secret"});
+  REQUIRE(server.ok());
+  auto wrong = Connect(**server, 2, "wrong-secret-123");
+  Item item;
+  cachet::Status s = wrong->Get("k", &item);
+  CHECK(s.IsAuthFailed());
+  CHECK(s.ToString().find("wrong-secret-123") == std::string::npos);
+  auto none = Connect(**server, 3);
+  CHECK(none->Get("k", &item).IsAuthFailed());
+  auto right = Connect(**server, 3, "right-secret");
+  CHECK(right->Get("k", &item).IsNotFound());
+}
+
+TEST_CASE("a server that is down is unavailable, not a miss", "[redis][integration]") {
+  auto server = cachet::test::StartRedis();
+  REQUIRE(server.ok());
+  auto backend = Connect(**server);
+  REQUIRE((*server)->Stop().ok());
+  Item item;
+  cachet::Status s = backend->Get("k", &item);
+  CHECK(s.IsError());
+  REQUIRE((*server)->Restart().ok());
+  // The failure count resets on the first success; allow the pool its rest.
+  cachet::Status after = backend->Get("k", &item);
+  CHECK((after.IsNotFound() || after.IsUnavailable()));
+}

@@ -1,0 +1,17 @@
+// RedisServer: a standalone redis-server started for a test (see server_process.h).
+//
+// redis-server --port PORT --bind 127.0.0.1 --save "" --appendonly no, so nothing
+// is written to disk, plus any extra arguments (for example {"--requirepass", "pw"}).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/server_process.h"
+
+namespace cachet::test {
+
+Result<std::unique_ptr<ServerProcess>> StartRedis(std::vector<std::string> extra_args = {});
+
+}  // namespace cachet::test
