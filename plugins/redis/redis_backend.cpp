@@ -1,20 +1,20 @@
-// RedisBackend: one command per operation, each reply mapped to a Status.
+// RedisBackend: each operation is one command (redis_commands.h) and one reply
+// mapping (redis_replies.h); batches are pipelined per server through RedisBatch.
 #include "redis_backend.h"
 
-#include <charconv>
-#include <limits>
+#include <algorithm>
+#include <memory>
 #include <string>
 
-#include "lua_scripts.h"
+#include "cachet/net/fan_out.h"
+#include "redis_batch.h"
+#include "redis_commands.h"
+#include "redis_replies.h"
 #include "resp_encoder.h"
 
 namespace cachet::redis {
 
 namespace {
-
-constexpr int kAppend = 0;
-constexpr int kPrepend = 1;
-constexpr const LuaScript* kScripts[] = {&kAppendScript, &kPrependScript};
 
 // One request buffer per thread, reused by every call.
 std::string& RequestBuffer() {
@@ -23,33 +23,8 @@ std::string& RequestBuffer() {
   return buffer;
 }
 
-Status ErrorOr(RespValue reply, std::string_view where, Status otherwise) {
-  if (reply.IsError()) return StatusFromError(reply.text(), where);
-  return otherwise;
-}
-
-Status Unexpected(RespValue reply, std::string_view where) {
-  return Status::ProtocolError("redis " + std::string(where) + ": unexpected " +
-                               std::string(RespTypeName(reply.type())) + " reply");
-}
-
-Status ReadValue(RespValue reply, std::string_view where, Item* out) {
-  if (reply.IsNull()) return Status::NotFound();
-  if (!reply.IsString()) return ErrorOr(reply, where, Unexpected(reply, where));
-  out->value.assign(reply.text());
-  out->flags = 0;
-  out->cas = 0;
-  return Status::OK();
-}
-
-// 1 or 0 replies (DEL, PEXPIRE, the scripts): 0 is `on_zero`.
-Status ReadOneOrZero(RespValue reply, std::string_view where, Status on_zero) {
-  if (reply.type() != RespType::kInteger) return ErrorOr(reply, where, Unexpected(reply, where));
-  return reply.integer() > 0 ? Status::OK() : on_zero;
-}
-
-void AppendTtl(RespCommand& command, Ttl ttl) {
-  command.Arg("PX").Arg(static_cast<std::int64_t>(ttl.count()));
+bool IsNoScript(const Status& s) {
+  return s.IsInvalidArgument() && s.message().find("NOSCRIPT") != std::string_view::npos;
 }
 
 }  // namespace
@@ -70,6 +45,7 @@ Status RedisBackend::RunOnServer(std::size_t server, std::string_view request,
                                        [&](std::size_t, RespValue reply) {
                                          result = on_reply(reply, where);
                                        });
+  // Wrong credentials say nothing about the server's health.
   if (!transport.ok() && !transport.IsAuthFailed()) {
     pool_.ReportFailure(server);
     return transport;
@@ -87,107 +63,76 @@ Status RedisBackend::RunOnKey(std::string_view key, std::string_view request,
 
 Status RedisBackend::Get(std::string_view key, Item* out) {
   std::string& request = RequestBuffer();
-  RespCommand(&request, 2).Arg("GET").Arg(key);
-  return RunOnKey(key, request,
-                  [out](RespValue reply, std::string_view where) {
-                    return ReadValue(reply, where, out);
-                  });
+  AppendGet(&request, key);
+  return RunOnKey(key, request, [out](RespValue reply, std::string_view where) {
+    return ReadValue(reply, where, out);
+  });
 }
 
 Status RedisBackend::Store(StoreMode mode, std::string_view key, ItemView item,
                            const WriteOptions& options) {
-  if (mode == StoreMode::kAppend) return RunScript(kAppend, key, item.value);
-  if (mode == StoreMode::kPrepend) return RunScript(kPrepend, key, item.value);
+  if (mode == StoreMode::kAppend || mode == StoreMode::kPrepend) {
+    return RunScript(mode, key, item.value);
+  }
   if (mode == StoreMode::kCas) return UnsupportedOperation("cas");
-  bool has_ttl = options.ttl.count() > 0;
-  bool conditional = mode != StoreMode::kSet;
   std::string& request = RequestBuffer();
-  RespCommand command(&request, 3 + (has_ttl ? 2 : 0) + (conditional ? 1 : 0));
-  command.Arg("SET").Arg(key).Arg(item.value);
-  if (has_ttl) AppendTtl(command, options.ttl);
-  if (conditional) command.Arg(mode == StoreMode::kAdd ? "NX" : "XX");
-  return RunOnKey(key, request, [](RespValue reply, std::string_view where) {
-    // SET NX / XX answers nil when its condition fails.
-    if (reply.IsNull()) return Status::NotStored();
-    if (reply.type() == RespType::kSimpleString) return Status::OK();
-    return ErrorOr(reply, where, Unexpected(reply, where));
-  });
+  AppendSet(&request, mode, key, item.value, options.ttl);
+  return RunOnKey(key, request, ReadStored);
 }
 
-Status RedisBackend::RunScript(int script, std::string_view key, std::string_view argument) {
-  const LuaScript& lua = *kScripts[script];
+Status RedisBackend::RunScript(StoreMode mode, std::string_view key, std::string_view value) {
   auto on_reply = [](RespValue reply, std::string_view where) {
     return ReadOneOrZero(reply, where, Status::NotStored());
   };
   std::string& request = RequestBuffer();
-  RespCommand(&request, 5).Arg("EVALSHA").Arg(lua.sha1).Arg(std::int64_t{1}).Arg(key).Arg(argument);
+  AppendScript(&request, mode, key, value, false);
   Status s = RunOnKey(key, request, on_reply);
-  if (!s.IsInvalidArgument() || s.message().find("NOSCRIPT") == std::string_view::npos) return s;
+  if (!IsNoScript(s)) return s;
   // The server does not know the script yet (first use, restart, SCRIPT FLUSH):
   // EVAL sends it in full and caches it for the next EVALSHA.
   std::string& retry = RequestBuffer();
-  RespCommand(&retry, 5).Arg("EVAL").Arg(lua.source).Arg(std::int64_t{1}).Arg(key).Arg(argument);
+  AppendScript(&retry, mode, key, value, true);
   return RunOnKey(key, retry, on_reply);
 }
 
 Status RedisBackend::Remove(std::string_view key) {
   std::string& request = RequestBuffer();
-  RespCommand(&request, 2).Arg("DEL").Arg(key);
+  AppendDel(&request, key);
   return RunOnKey(key, request, [](RespValue reply, std::string_view where) {
     return ReadOneOrZero(reply, where, Status::NotFound());
   });
 }
 
-Status RedisBackend::Counter(std::string_view command, std::string_view key, std::uint64_t delta,
+Status RedisBackend::Counter(bool increment, std::string_view key, std::uint64_t delta,
                              std::uint64_t* value) {
-  if (delta > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-    return Status::InvalidArgument("redis counters are signed 64-bit: delta " +
-                                   std::to_string(delta) + " is out of range");
-  }
+  if (Status s = CheckCounterDelta(delta); !s.ok()) return s;
   std::string& request = RequestBuffer();
-  RespCommand(&request, 3).Arg(command).Arg(key).Arg(static_cast<std::int64_t>(delta));
+  AppendCounter(&request, increment, key, delta);
   return RunOnKey(key, request, [value](RespValue reply, std::string_view where) {
-    if (reply.type() != RespType::kInteger) return ErrorOr(reply, where, Unexpected(reply, where));
-    // A negative counter reads back as its two's complement, as documented.
-    *value = static_cast<std::uint64_t>(reply.integer());
-    return Status::OK();
+    return ReadCounter(reply, where, value);
   });
 }
 
 Status RedisBackend::Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) {
-  return Counter("INCRBY", key, delta, value);
+  return Counter(true, key, delta, value);
 }
 
 Status RedisBackend::Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) {
-  return Counter("DECRBY", key, delta, value);
+  return Counter(false, key, delta, value);
 }
 
 Status RedisBackend::Touch(std::string_view key, Ttl ttl) {
   std::string& request = RequestBuffer();
-  if (ttl.count() > 0) {
-    RespCommand(&request, 3).Arg("PEXPIRE").Arg(key).Arg(static_cast<std::int64_t>(ttl.count()));
-  } else {
-    // PERSIST answers 0 both for a missing key and for a key without a TTL;
-    // GETEX PERSIST tells the two apart (nil only when the key is missing).
-    RespCommand(&request, 3).Arg("GETEX").Arg(key).Arg("PERSIST");
-    return RunOnKey(key, request, [](RespValue reply, std::string_view where) {
-      if (reply.IsNull()) return Status::NotFound();
-      return ErrorOr(reply, where, Status::OK());
-    });
-  }
-  return RunOnKey(key, request, [](RespValue reply, std::string_view where) {
-    return ReadOneOrZero(reply, where, Status::NotFound());
+  AppendTouch(&request, key, ttl);
+  return RunOnKey(key, request, [ttl](RespValue reply, std::string_view where) {
+    if (ttl.count() > 0) return ReadOneOrZero(reply, where, Status::NotFound());
+    return reply.IsNull() ? Status::NotFound() : ReadNotError(reply, where);
   });
 }
 
 Status RedisBackend::GetAndTouch(std::string_view key, Ttl ttl, Item* out) {
   std::string& request = RequestBuffer();
-  if (ttl.count() > 0) {
-    RespCommand(&request, 4).Arg("GETEX").Arg(key).Arg("PX").Arg(
-        static_cast<std::int64_t>(ttl.count()));
-  } else {
-    RespCommand(&request, 3).Arg("GETEX").Arg(key).Arg("PERSIST");
-  }
+  AppendGetAndTouch(&request, key, ttl);
   return RunOnKey(key, request, [out](RespValue reply, std::string_view where) {
     return ReadValue(reply, where, out);
   });
@@ -198,13 +143,29 @@ Status RedisBackend::Flush() {
   for (std::size_t server = 0; server < pool_.size(); ++server) {
     std::string& request = RequestBuffer();
     RespCommand(&request, 1).Arg("FLUSHDB");
-    Status s = RunOnServer(server, request, [](RespValue reply, std::string_view where) {
-      return ErrorOr(reply, where, Status::OK());
-    });
+    Status s = RunOnServer(server, request, ReadNotError);
     if (first.ok() && !s.ok()) first = s;
   }
   return first;
 }
+
+namespace {
+
+// INFO's "name:value" lines into `out`; section headers start with '#'.
+void AddInfoLines(std::string_view text, const std::string& prefix, StatsMap* out) {
+  while (!text.empty()) {
+    std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    std::size_t colon = line.find(':');
+    if (line.empty() || line.front() == '#' || colon == std::string_view::npos) continue;
+    out->emplace_back(prefix + std::string(line.substr(0, colon)),
+                      std::string(line.substr(colon + 1)));
+  }
+}
+
+}  // namespace
 
 Status RedisBackend::Stats(StatsMap* out) {
   out->clear();
@@ -214,24 +175,73 @@ Status RedisBackend::Stats(StatsMap* out) {
     std::string& request = RequestBuffer();
     RespCommand(&request, 1).Arg("INFO");
     Status s = RunOnServer(server, request, [&](RespValue reply, std::string_view where) {
-      if (!reply.IsString()) return ErrorOr(reply, where, Unexpected(reply, where));
-      std::string_view text = reply.text();
-      // "name:value" lines; section headers start with '#'.
-      while (!text.empty()) {
-        std::size_t end = text.find('\n');
-        std::string_view line = text.substr(0, end);
-        text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        std::size_t colon = line.find(':');
-        if (line.empty() || line.front() == '#' || colon == std::string_view::npos) continue;
-        out->emplace_back(prefix + std::string(line.substr(0, colon)),
-                          std::string(line.substr(colon + 1)));
-      }
+      if (!reply.IsString()) return ReadNotError(reply, where);
+      AddInfoLines(reply.text(), prefix, out);
       return Status::OK();
     });
     if (first.ok() && !s.ok()) first = s;
   }
   return first;
+}
+
+void RedisBackend::Execute(std::span<Operation> batch) {
+  for (std::size_t start = 0; start < batch.size(); start += kMaxInFlight) {
+    RunRound(batch.subspan(start, std::min(kMaxInFlight, batch.size() - start)));
+  }
+}
+
+void RedisBackend::RunRound(std::span<Operation> ops) {
+  std::vector<std::unique_ptr<RedisBatch>> batches(pool_.size());
+  for (Operation& op : ops) {
+    Result<std::size_t> server = pool_.Route(op.key);
+    if (!server.ok()) {
+      op.status = server.status();
+      continue;
+    }
+    auto& batch = batches[*server];
+    if (!batch) {
+      batch = std::make_unique<RedisBatch>(pool_.address(*server).HostPort(),
+                                           options_.session.limits);
+    }
+    batch->Add(op);
+  }
+  std::vector<net::ServerPool::Lease> leases;
+  std::vector<net::Exchange> exchanges;
+  std::vector<std::size_t> servers;
+  leases.reserve(pool_.size());
+  for (std::size_t server = 0; server < batches.size(); ++server) {
+    if (!batches[server] || batches[server]->empty()) continue;
+    leases.push_back(pool_.Acquire(server));
+    net::Connection& connection = leases.back().connection();
+    if (Status s = session_.Prepare(connection); !s.ok()) {
+      batches[server]->Settle(s);
+      if (!s.IsAuthFailed()) pool_.ReportFailure(server);
+      continue;
+    }
+    const std::string& request = batches[server]->request();
+    net::Exchange exchange;
+    exchange.connection = &connection;
+    exchange.request.push_back(iovec{const_cast<char*>(request.data()), request.size()});
+    exchange.reader = batches[server].get();
+    exchanges.push_back(std::move(exchange));
+    servers.push_back(server);
+  }
+  if (!exchanges.empty()) {
+    net::RunExchanges(exchanges, net::Clock::now() + options_.pool.connection.io_timeout);
+  }
+  for (std::size_t i = 0; i < exchanges.size(); ++i) {
+    batches[servers[i]]->Settle(exchanges[i].status);
+    if (exchanges[i].status.ok()) {
+      pool_.ReportSuccess(servers[i]);
+    } else {
+      pool_.ReportFailure(servers[i]);
+    }
+  }
+  // Scripts the server had not cached yet run again one by one, which loads them.
+  for (auto& batch : batches) {
+    if (!batch) continue;
+    for (Operation* op : batch->needs_script()) ExecuteOne(*this, *op);
+  }
 }
 
 }  // namespace cachet::redis

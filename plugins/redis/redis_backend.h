@@ -2,7 +2,8 @@
 //
 // Layering: net::Connection -> net::ServerPool (placement across `servers`,
 // health, pooled connections) -> RedisSession (handshake, pipelined exchange)
-// -> this backend, whose methods each encode one command and map its reply.
+// -> this backend, whose methods each encode one command (redis_commands.h) and
+// map its reply (redis_replies.h); batches go through RedisBatch.
 //
 // Operation mapping: get GET; set SET [PX ms]; add SET NX; replace SET XX; remove
 // DEL; touch PEXPIRE (PERSIST for no TTL); get-and-touch GETEX; flush FLUSHDB;
@@ -17,7 +18,10 @@
 // Thread-safe: threads share one backend; each call borrows a pooled connection.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,7 +44,11 @@ class RedisBackend final : public Backend {
   static constexpr Capabilities kCapabilities{
       Capability::kNativeTtl, Capability::kAppendPrepend, Capability::kTouch,
       Capability::kCounters,  Capability::kFlush,         Capability::kStats,
-      Capability::kGetAndTouch};
+      Capability::kGetAndTouch, Capability::kPipelining};
+
+  // Commands in flight per server: a batch is sent in rounds of at most this
+  // many, so neither side's socket buffers fill up with unread replies.
+  static constexpr std::size_t kMaxInFlight = 1024;
 
   // REQUIRES: options.servers is not empty.
   explicit RedisBackend(RedisOptions options);
@@ -60,6 +68,9 @@ class RedisBackend final : public Backend {
   Status Flush() override;
   // INFO of every server; names prefixed with "host:port " when there are several.
   Status Stats(StatsMap* out) override;
+  // Pipelined: each server's share in one round trip (per kMaxInFlight
+  // operations), all servers at once.
+  void Execute(std::span<Operation> batch) override;
 
  private:
   // Sends one command (already in `request`) to the server of `key` and hands
@@ -67,9 +78,11 @@ class RedisBackend final : public Backend {
   using ReplyFn = std::function<Status(RespValue reply, std::string_view where)>;
   Status RunOnKey(std::string_view key, std::string_view request, const ReplyFn& on_reply);
   Status RunOnServer(std::size_t server, std::string_view request, const ReplyFn& on_reply);
-  Status Counter(std::string_view command, std::string_view key, std::uint64_t delta,
+  Status Counter(bool increment, std::string_view key, std::uint64_t delta,
                  std::uint64_t* value);
-  Status RunScript(int script, std::string_view key, std::string_view argument);
+  void RunRound(std::span<Operation> ops);
+  // Append or prepend by EVALSHA, falling back to EVAL on NOSCRIPT.
+  Status RunScript(StoreMode mode, std::string_view key, std::string_view value);
 
   RedisOptions options_;
   RedisSession session_;

@@ -37,9 +37,7 @@ Status StatusFromError(std::string_view error, std::string_view where) {
 
 Status RedisSession::Exchange(net::Connection& connection, std::string_view request,
                               std::size_t reply_count, const ReplyHandler& on_reply) const {
-  if (!connection.connected()) {
-    if (Status s = Connect(connection); !s.ok()) return s;
-  }
+  if (Status s = Prepare(connection); !s.ok()) return s;
   net::Deadline deadline = connection.IoDeadline();
   std::string_view pieces[] = {request};
   Status s = connection.WriteAll(pieces, deadline);
@@ -48,7 +46,8 @@ Status RedisSession::Exchange(net::Connection& connection, std::string_view requ
   return s;
 }
 
-Status RedisSession::Connect(net::Connection& connection) const {
+Status RedisSession::Prepare(net::Connection& connection) const {
+  if (connection.connected()) return Status::OK();
   if (Status s = connection.EnsureConnected(); !s.ok()) return s;
   Status s = Handshake(connection);
   if (!s.ok()) connection.Close();

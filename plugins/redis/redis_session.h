@@ -45,10 +45,13 @@ class RedisSession {
   Status Exchange(net::Connection& connection, std::string_view request,
                   std::size_t reply_count, const ReplyHandler& on_reply) const;
 
+  // Connects and runs the handshake if `connection` is not connected; for
+  // callers that drive the connection themselves (net::RunExchanges).
+  Status Prepare(net::Connection& connection) const;
+
   const SessionSettings& settings() const noexcept { return settings_; }
 
  private:
-  Status Connect(net::Connection& connection) const;
   Status Handshake(net::Connection& connection) const;
   Status ReadReplies(net::Connection& connection, std::size_t reply_count,
                      net::Deadline deadline, const ReplyHandler& on_reply) const;

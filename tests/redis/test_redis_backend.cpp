@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "lua_scripts.h"
 #include "redis_backend.h"
@@ -149,4 +150,83 @@ TEST_CASE("a server that is down is unavailable, not a miss", "[redis][integrati
   // The failure count resets on the first success; allow the pool its rest.
   cachet::Status after = backend->Get("k", &item);
   CHECK((after.IsNotFound() || after.IsUnavailable()));
+}
+
+TEST_CASE("a mixed batch is pipelined over two servers with one result per operation",
+          "[redis][integration]") {
+  auto first = cachet::test::StartRedis();
+  auto second = cachet::test::StartRedis();
+  REQUIRE(first.ok());
+  REQUIRE(second.ok());
+  RedisOptions options;
+  for (auto* server : {first->get(), second->get()}) {
+    auto parsed = cachet::net::ParseServerAddress(server->address(), 6379);
+    REQUIRE(parsed.ok());
+    options.servers.push_back(*parsed);
+  }
+  RedisBackend backend(std::move(options));
+  REQUIRE(RedisCli(**first, "SCRIPT FLUSH") == "OK");
+
+  // More than kMaxInFlight operations, so the batch goes in several rounds.
+  constexpr int kKeys = 1500;
+  std::vector<std::string> keys, values;
+  for (int i = 0; i < kKeys; ++i) {
+    keys.push_back("batch:" + std::to_string(i));
+    values.push_back(std::string(static_cast<std::size_t>(i % 7) * 100, 'a' + i % 26));
+  }
+  std::vector<cachet::Operation> sets(kKeys);
+  for (int i = 0; i < kKeys; ++i) {
+    sets[i].kind = cachet::OpKind::kStore;
+    sets[i].key = keys[i];
+    sets[i].item = ItemView(values[i]);
+  }
+  backend.Execute(sets);
+  for (auto& op : sets) REQUIRE(op.status.ok());
+  // Both servers got a share.
+  CHECK(std::stoi(RedisCli(**first, "DBSIZE")) > kKeys / 4);
+  CHECK(std::stoi(RedisCli(**second, "DBSIZE")) > kKeys / 4);
+
+  std::vector<cachet::Operation> mixed(kKeys + 4);
+  for (int i = 0; i < kKeys; ++i) {
+    mixed[i].kind = cachet::OpKind::kGet;
+    mixed[i].key = keys[i];
+  }
+  mixed[kKeys].kind = cachet::OpKind::kGet;
+  mixed[kKeys].key = "batch:missing";
+  mixed[kKeys + 1].kind = cachet::OpKind::kStore;
+  mixed[kKeys + 1].mode = StoreMode::kAppend;
+  mixed[kKeys + 1].key = keys[1];
+  mixed[kKeys + 1].item = ItemView("!");
+  mixed[kKeys + 2].kind = cachet::OpKind::kRemove;
+  mixed[kKeys + 2].key = keys[2];
+  mixed[kKeys + 3].kind = cachet::OpKind::kIncr;
+  mixed[kKeys + 3].key = keys[0];  // "" is not a number
+  mixed[kKeys + 3].delta = 1;
+  backend.Execute(mixed);
+  for (int i = 0; i < kKeys; ++i) {
+    REQUIRE(mixed[i].status.ok());
+    REQUIRE(mixed[i].result.value == values[i]);
+  }
+  CHECK(mixed[kKeys].status.IsNotFound());
+  CHECK(mixed[kKeys + 1].status.ok());
+  CHECK(mixed[kKeys + 2].status.ok());
+  CHECK(mixed[kKeys + 3].status.IsInvalidArgument());
+  Item item;
+  REQUIRE(backend.Get(keys[1], &item).ok());
+  CHECK(item.value == values[1] + "!");
+
+  // A server that is down makes its share errors, never misses.
+  REQUIRE((*second)->Kill().ok());
+  std::vector<cachet::Operation> gets(kKeys);
+  for (int i = 0; i < kKeys; ++i) {
+    gets[i].kind = cachet::OpKind::kGet;
+    gets[i].key = keys[i];
+  }
+  backend.Execute(gets);
+  int errors = 0;
+  for (auto& op : gets) {
+    CHECK_FALSE((op.status.IsNotFound() && op.key != keys[2]));
+    errors += op.status.IsError() ? 1 : 0;
+  }
+  CHECK(errors > kKeys / 4);
 }

@@ -1,0 +1,93 @@
+// One server's pipelined batch: encode every operation, then map replies in order.
+#include "redis_batch.h"
+
+#include "redis_commands.h"
+#include "redis_replies.h"
+
+namespace cachet::redis {
+
+namespace {
+
+bool IsScript(const Operation& op) {
+  return op.kind == OpKind::kStore &&
+         (op.mode == StoreMode::kAppend || op.mode == StoreMode::kPrepend);
+}
+
+// Encodes `op`; false when it is settled without a command.
+bool Encode(Operation& op, std::string* out) {
+  switch (op.kind) {
+    case OpKind::kGet: AppendGet(out, op.key); return true;
+    case OpKind::kStore:
+      if (op.mode == StoreMode::kCas) {
+        op.status = Status::Unsupported("redis does not support cas");
+        return false;
+      }
+      if (IsScript(op)) {
+        AppendScript(out, op.mode, op.key, op.item.value, false);
+      } else {
+        AppendSet(out, op.mode, op.key, op.item.value, op.ttl);
+      }
+      return true;
+    case OpKind::kRemove: AppendDel(out, op.key); return true;
+    case OpKind::kIncr:
+    case OpKind::kDecr:
+      op.status = CheckCounterDelta(op.delta);
+      if (!op.status.ok()) return false;
+      AppendCounter(out, op.kind == OpKind::kIncr, op.key, op.delta);
+      return true;
+    case OpKind::kTouch: AppendTouch(out, op.key, op.ttl); return true;
+  }
+  op.status = Status::Internal("unknown operation kind");
+  return false;
+}
+
+Status Apply(Operation& op, RespValue reply, std::string_view where) {
+  switch (op.kind) {
+    case OpKind::kGet: return ReadValue(reply, where, &op.result);
+    case OpKind::kStore:
+      return IsScript(op) ? ReadOneOrZero(reply, where, Status::NotStored())
+                          : ReadStored(reply, where);
+    case OpKind::kRemove: return ReadOneOrZero(reply, where, Status::NotFound());
+    case OpKind::kIncr:
+    case OpKind::kDecr: return ReadCounter(reply, where, &op.counter);
+    case OpKind::kTouch:
+      if (op.ttl.count() > 0) return ReadOneOrZero(reply, where, Status::NotFound());
+      return reply.IsNull() ? Status::NotFound() : ReadNotError(reply, where);
+  }
+  return Status::Internal("unknown operation kind");
+}
+
+}  // namespace
+
+void RedisBatch::Add(Operation& op) {
+  if (Encode(op, &request_)) sent_.push_back(&op);
+}
+
+Status RedisBatch::Consume(net::ReadBuffer& buffer) {
+  while (next_ < sent_.size()) {
+    switch (parser_.Parse(buffer.data())) {
+      case RespParser::Outcome::kNeedMore: return Status::OK();
+      case RespParser::Outcome::kError:
+        return Status::ProtocolError("redis " + where_ + ": " +
+                                     std::string(parser_.error().message()));
+      case RespParser::Outcome::kReply: break;
+    }
+    RespValue reply = parser_.reply().root();
+    // Out-of-band RESP3 pushes are not replies to our commands.
+    if (reply.type() != RespType::kPush) {
+      Operation& op = *sent_[next_++];
+      op.status = Apply(op, reply, where_);
+      if (reply.IsError() && reply.text().starts_with("NOSCRIPT")) needs_script_.push_back(&op);
+    }
+    buffer.Consume(parser_.consumed());
+  }
+  return Status::OK();
+}
+
+void RedisBatch::Settle(const Status& status) {
+  for (std::size_t i = next_; i < sent_.size(); ++i) {
+    sent_[i]->status = status.ok() ? Status::IoError("redis " + where_ + ": no reply") : status;
+  }
+}
+
+}  // namespace cachet::redis

@@ -1,0 +1,47 @@
+// RedisBatch: one server's share of a pipelined batch of mixed operations.
+//
+// Add() encodes each operation as one command into the request; as a
+// net::ReplyReader it then parses the replies as they arrive (no I/O of its own)
+// and writes each one's outcome into its Operation, in order. Operations that
+// need no round trip (cas, which Redis cannot do) are settled at Add() time.
+// Settle() marks the operations whose replies never came with the exchange's
+// error, so a dead server is an error, never a miss.
+// Not thread-safe: one batch per server per call.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "cachet/backend.h"
+#include "cachet/net/fan_out.h"
+#include "resp_parser.h"
+
+namespace cachet::redis {
+
+class RedisBatch final : public net::ReplyReader {
+ public:
+  RedisBatch(std::string where, RespLimits limits) : where_(std::move(where)), parser_(limits) {}
+
+  void Add(Operation& op);
+  const std::string& request() const noexcept { return request_; }
+  bool empty() const noexcept { return sent_.empty(); }
+
+  Status Consume(net::ReadBuffer& buffer) override;
+  bool done() const noexcept override { return next_ == sent_.size(); }
+
+  // After the exchange: `status` of the exchange for operations left unanswered.
+  void Settle(const Status& status);
+  // Operations answered NOSCRIPT: the caller runs them again one by one.
+  const std::vector<Operation*>& needs_script() const noexcept { return needs_script_; }
+
+ private:
+  std::string where_;
+  RespParser parser_;
+  std::string request_;
+  std::vector<Operation*> sent_;
+  std::vector<Operation*> needs_script_;
+  std::size_t next_ = 0;
+};
+
+}  // namespace cachet::redis

@@ -1,0 +1,33 @@
+// The command each cachet operation becomes, appended to a request buffer.
+// See redis_backend.h for the mapping and lua_scripts.h for append/prepend.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "cachet/backend.h"
+
+namespace cachet::redis {
+
+void AppendGet(std::string* out, std::string_view key);
+// SET key value [PX ms] [NX|XX]. REQUIRES: mode is kSet, kAdd or kReplace.
+void AppendSet(std::string* out, StoreMode mode, std::string_view key, std::string_view value,
+               Ttl ttl);
+// EVALSHA (by_source false) or EVAL of the append or prepend script.
+// REQUIRES: mode is kAppend or kPrepend.
+void AppendScript(std::string* out, StoreMode mode, std::string_view key,
+                  std::string_view value, bool by_source);
+void AppendDel(std::string* out, std::string_view key);
+// INCRBY or DECRBY. REQUIRES: delta fits in a signed 64-bit number.
+void AppendCounter(std::string* out, bool increment, std::string_view key, std::uint64_t delta);
+// PEXPIRE key ms, or GETEX key PERSIST for no TTL (PERSIST cannot tell a missing
+// key from one without a TTL).
+void AppendTouch(std::string* out, std::string_view key, Ttl ttl);
+// GETEX key PX ms, or GETEX key PERSIST.
+void AppendGetAndTouch(std::string* out, std::string_view key, Ttl ttl);
+
+// kInvalidArgument when `delta` does not fit Redis' signed 64-bit counters.
+Status CheckCounterDelta(std::uint64_t delta);
+
+}  // namespace cachet::redis

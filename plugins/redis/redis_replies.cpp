@@ -1,0 +1,55 @@
+// The reply-to-Status table of the redis plugin.
+#include "redis_replies.h"
+
+#include <string>
+
+#include "redis_session.h"
+
+namespace cachet::redis {
+
+namespace {
+
+Status ErrorOr(RespValue reply, std::string_view where, Status otherwise) {
+  if (reply.IsError()) return StatusFromError(reply.text(), where);
+  return otherwise;
+}
+
+Status Unexpected(RespValue reply, std::string_view where) {
+  return ErrorOr(reply, where,
+                 Status::ProtocolError("redis " + std::string(where) + ": unexpected " +
+                                       std::string(RespTypeName(reply.type())) + " reply"));
+}
+
+}  // namespace
+
+Status ReadValue(RespValue reply, std::string_view where, Item* out) {
+  if (reply.IsNull()) return Status::NotFound();
+  if (!reply.IsString()) return Unexpected(reply, where);
+  out->value.assign(reply.text());
+  out->flags = 0;
+  out->cas = 0;
+  return Status::OK();
+}
+
+Status ReadStored(RespValue reply, std::string_view where) {
+  if (reply.IsNull()) return Status::NotStored();
+  if (reply.type() == RespType::kSimpleString) return Status::OK();
+  return Unexpected(reply, where);
+}
+
+Status ReadOneOrZero(RespValue reply, std::string_view where, Status on_zero) {
+  if (reply.type() != RespType::kInteger) return Unexpected(reply, where);
+  return reply.integer() > 0 ? Status::OK() : on_zero;
+}
+
+Status ReadCounter(RespValue reply, std::string_view where, std::uint64_t* value) {
+  if (reply.type() != RespType::kInteger) return Unexpected(reply, where);
+  *value = static_cast<std::uint64_t>(reply.integer());
+  return Status::OK();
+}
+
+Status ReadNotError(RespValue reply, std::string_view where) {
+  return ErrorOr(reply, where, Status::OK());
+}
+
+}  // namespace cachet::redis

@@ -1,0 +1,28 @@
+// How Redis replies become Statuses and values: the one mapping table of the
+// plugin, shared by single calls and pipelined batches.
+//   nil reply            -> kNotFound (a miss), or kNotStored after SET NX/XX
+//   integer 0 (DEL, PEXPIRE, scripts) -> kNotFound / kNotStored
+//   error reply          -> StatusFromError (redis_session.h)
+//   any other type where a specific one was expected -> kProtocolError
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "cachet/backend.h"
+#include "resp_reply.h"
+
+namespace cachet::redis {
+
+// GET / GETEX: the value into `*out`, or a miss.
+Status ReadValue(RespValue reply, std::string_view where, Item* out);
+// SET with NX or XX: OK, or nil for a failed condition.
+Status ReadStored(RespValue reply, std::string_view where);
+// Commands answering 1 or 0: 0 is `on_zero`.
+Status ReadOneOrZero(RespValue reply, std::string_view where, Status on_zero);
+// INCRBY / DECRBY: the new value, negative ones as two's complement.
+Status ReadCounter(RespValue reply, std::string_view where, std::uint64_t* value);
+// Any reply but an error is success.
+Status ReadNotError(RespValue reply, std::string_view where);
+
+}  // namespace cachet::redis
