@@ -3,6 +3,7 @@
 // Cache::Open, which builds a Cache from a Config, is in cache_open.cpp.
 #include "cachet/cache.h"
 
+#include <array>
 #include <utility>
 
 #include "cache_metrics.h"
@@ -24,9 +25,7 @@ Status EmptyKeyError() { return Status::InvalidArgument("empty key"); }
 
 // Reading the clock is the dearest part of a metric, so it is skipped when
 // metrics are off.
-Clock::time_point StartTimer(bool metrics) {
-  return metrics ? Clock::now() : Clock::time_point{};
-}
+Clock::time_point StartTimer(bool metrics) { return metrics ? Clock::now() : Clock::time_point{}; }
 
 std::uint64_t NanosecondsSince(Clock::time_point start) {
   const auto elapsed = Clock::now() - start;
@@ -102,27 +101,13 @@ struct Cache::State {
 };
 
 std::string_view CacheOpName(CacheOp op) noexcept {
-  switch (op) {
-    case CacheOp::kGet: return "get";
-    case CacheOp::kGets: return "gets";
-    case CacheOp::kSet: return "set";
-    case CacheOp::kAdd: return "add";
-    case CacheOp::kReplace: return "replace";
-    case CacheOp::kAppend: return "append";
-    case CacheOp::kPrepend: return "prepend";
-    case CacheOp::kCas: return "cas";
-    case CacheOp::kRemove: return "remove";
-    case CacheOp::kIncr: return "incr";
-    case CacheOp::kDecr: return "decr";
-    case CacheOp::kTouch: return "touch";
-    case CacheOp::kGetMulti: return "get_multi";
-    case CacheOp::kSetMulti: return "set_multi";
-    case CacheOp::kRemoveMulti: return "remove_multi";
-    case CacheOp::kFlush: return "flush";
-    case CacheOp::kStats: return "stats";
-    case CacheOp::kCount: break;
-  }
-  return "unknown";
+  // In CacheOp order.
+  static constexpr std::array<std::string_view, static_cast<std::size_t>(CacheOp::kCount)> kNames =
+      {"get",       "gets",      "set",          "add",   "replace", "append",
+       "prepend",   "cas",       "remove",       "incr",  "decr",    "touch",
+       "get_multi", "set_multi", "remove_multi", "flush", "stats"};
+  const auto index = static_cast<std::size_t>(op);
+  return index < kNames.size() ? kNames[index] : "unknown";
 }
 
 Cache::Cache(std::shared_ptr<Backend> backend, std::shared_ptr<const Codec> codec,
@@ -142,8 +127,8 @@ Status Cache::GetItem(std::string_view key, Item* out, CacheOp op) {
   return s;
 }
 
-Status Cache::StoreItem(StoreMode mode, std::string_view key, ItemView item,
-                        std::optional<Ttl> ttl, CacheOp op) {
+Status Cache::StoreItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
+                        CacheOp op) {
   const auto start = StartTimer(options_.metrics);
   const WriteOptions write{EffectiveTtl(ttl)};
   Status s = key.empty() ? EmptyKeyError()

@@ -73,8 +73,8 @@ Result<std::shared_ptr<const Plugin>> LoadBackendPlugin(const PluginLoader& load
   if (!plugin.ok() || explicit_file.empty()) return plugin;
   if ((*plugin)->name() != backend) {
     return Status::ConfigError("[cache] plugin " + explicit_file + " is the '" +
-                               std::string((*plugin)->name()) + "' plugin, but backend = " +
-                               backend);
+                               std::string((*plugin)->name()) +
+                               "' plugin, but backend = " + backend);
   }
   return plugin;
 }
@@ -89,8 +89,8 @@ Status ValidateOtherSections(Config* config, const PluginLoader& loader,
     auto plugin = loader.Load(name);
     if (!plugin.ok()) {
       Logger()->debug("section [{}]: {}", name, plugin.status().ToString());
-      return Status::ConfigError(SourceOf(*config, name) + ": [" + name +
-                                 "]: no plugin named '" + name + "'");
+      return Status::ConfigError(SourceOf(*config, name) + ": [" + name + "]: no plugin named '" +
+                                 name + "'");
     }
     if (Status s = config->Validate(name, (*plugin)->options()); !s.ok()) return s;
   }

@@ -23,8 +23,7 @@ class EntryTable {
   EntryTable& operator=(const EntryTable&) = delete;
 
   MemoryEntry* Find(std::string_view key, std::uint64_t hash) const noexcept {
-    for (MemoryEntry* e = buckets_[hash & (buckets_.size() - 1)]; e != nullptr;
-         e = e->chain_next) {
+    for (MemoryEntry* e = buckets_[hash & (buckets_.size() - 1)]; e != nullptr; e = e->chain_next) {
       if (e->hash == hash && e->key() == key) return e;
     }
     return nullptr;

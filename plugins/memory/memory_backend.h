@@ -33,9 +33,9 @@ class MemoryBackend final : public Backend {
 
   // What the descriptor advertises; capabilities() answers the same.
   static constexpr Capabilities kCapabilities{
-      Capability::kNativeTtl, Capability::kCas,         Capability::kAppendPrepend,
-      Capability::kTouch,     Capability::kCounters,    Capability::kNativeFlags,
-      Capability::kFlush,     Capability::kStats,       Capability::kGetAndTouch};
+      Capability::kNativeTtl, Capability::kCas,      Capability::kAppendPrepend,
+      Capability::kTouch,     Capability::kCounters, Capability::kNativeFlags,
+      Capability::kFlush,     Capability::kStats,    Capability::kGetAndTouch};
 
  private:
   Status CheckKey(std::string_view key) const;

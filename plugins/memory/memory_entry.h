@@ -34,8 +34,7 @@ struct MemoryEntry {
   // value is empty. nullptr when memory runs out.
   static MemoryEntry* Create(std::uint64_t hash, std::string_view key,
                              std::size_t value_capacity) noexcept {
-    void* block =
-        ::operator new(sizeof(MemoryEntry) + key.size() + value_capacity, std::nothrow);
+    void* block = ::operator new(sizeof(MemoryEntry) + key.size() + value_capacity, std::nothrow);
     if (block == nullptr) return nullptr;
     auto* entry = new (block) MemoryEntry;
     entry->hash = hash;

@@ -22,8 +22,7 @@ Status OutOfMemory() { return Status::Internal("memory: out of memory"); }
 std::int64_t SteadyNowMs() noexcept {
   using std::chrono::duration_cast;
   using std::chrono::milliseconds;
-  return duration_cast<milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return duration_cast<milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 Status MemoryShard::Get(KeyRef key, Item* out) {
@@ -174,8 +173,7 @@ Status MemoryShard::Concatenate(MemoryEntry* entry, std::string_view bytes, bool
   const std::size_t new_size = entry->value_size + bytes.size();
   if (new_size > limits_.max_item_size) {
     return Status::TooLarge("memory: value would grow to " + std::to_string(new_size) +
-                            " bytes, over max_item_size " +
-                            std::to_string(limits_.max_item_size));
+                            " bytes, over max_item_size " + std::to_string(limits_.max_item_size));
   }
   if (Status s = CheckFits(entry->key_size, new_size); !s.ok()) return s;
   if (new_size > entry->value_capacity()) {
@@ -200,7 +198,8 @@ Status MemoryShard::Concatenate(MemoryEntry* entry, std::string_view bytes, bool
 
 MemoryEntry* MemoryShard::SetValue(MemoryEntry* entry, std::string_view value) {
   // A value that shrank a lot gives its block back rather than hold the room.
-  const bool oversized = entry->value_capacity() > 256 && value.size() < entry->value_capacity() / 2;
+  const bool oversized =
+      entry->value_capacity() > 256 && value.size() < entry->value_capacity() / 2;
   if (value.size() > entry->value_capacity() || oversized) {
     MemoryEntry* moved = Regrow(entry, value.size(), /*keep_value=*/false);
     if (moved == nullptr) return nullptr;
@@ -211,8 +210,7 @@ MemoryEntry* MemoryShard::SetValue(MemoryEntry* entry, std::string_view value) {
   return entry;
 }
 
-MemoryEntry* MemoryShard::Regrow(MemoryEntry* entry, std::size_t value_capacity,
-                                 bool keep_value) {
+MemoryEntry* MemoryShard::Regrow(MemoryEntry* entry, std::size_t value_capacity, bool keep_value) {
   MemoryEntry* moved = MemoryEntry::Create(entry->hash, entry->key(), value_capacity);
   if (moved == nullptr) return nullptr;
   if (keep_value) {

@@ -1,11 +1,12 @@
 // The memory plugin's descriptor and factory: cachet's embedded default store.
+#include "cachet/plugin.h"
+
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <new>
 #include <string>
 
-#include "cachet/plugin.h"
 #include "memory_backend.h"
 
 namespace cachet::memory {

@@ -1,6 +1,5 @@
 // Conformance: compare-and-swap and memcached-style counters.
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <string>
 

@@ -1,7 +1,6 @@
 // Conformance: multi-key calls, and the store under several threads at once.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <string>
 #include <thread>
 #include <utility>
@@ -38,8 +37,9 @@ TEST_CASE("get_multi of typed values decodes each", "[conformance][multi]") {
   Cache& cache = SharedCache();
   const std::string a = UniqueKey("multi-int");
   const std::string b = UniqueKey("multi-int");
-  REQUIRE(cache.SetMulti(std::vector<std::pair<std::string, std::int64_t>>{{a, -1}, {b, 2}})
-              .size() == 2);
+  REQUIRE(
+      cache.SetMulti(std::vector<std::pair<std::string, std::int64_t>>{{a, -1}, {b, 2}}).size() ==
+      2);
   auto found = cache.GetMulti<std::int64_t>({a, b});
   CHECK(found[0].value_or(0) == -1);
   CHECK(found[1].value_or(0) == 2);

@@ -1,7 +1,6 @@
 // Conformance: expiry. memcached counts TTLs in whole seconds, so items get 1 s
 // and the tests poll for at most 3 s; nothing asserts how fast anything is.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <string>
 

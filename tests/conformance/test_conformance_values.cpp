@@ -1,6 +1,5 @@
 // Conformance: values of every typed kind, binary bytes, empty and large values.
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <limits>
 #include <string>

@@ -1,8 +1,7 @@
 // Cache facade: namespacing, default TTL, metrics, hit/miss/error, batches and
 // GetOrCompute's stampede protection, over small in-test fake backends.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -313,4 +312,12 @@ TEST_CASE("GetOrCompute loads through a failing store and returns the value", "[
   REQUIRE(got.hit());
   CHECK(got.value() == 7);
   CHECK(calls == 1);
+}
+
+TEST_CASE("operation names follow the CacheOp order", "[cache][metrics]") {
+  CHECK(cachet::CacheOpName(CacheOp::kGet) == "get");
+  CHECK(cachet::CacheOpName(CacheOp::kTouch) == "touch");
+  CHECK(cachet::CacheOpName(CacheOp::kGetMulti) == "get_multi");
+  CHECK(cachet::CacheOpName(CacheOp::kStats) == "stats");
+  CHECK(cachet::CacheOpName(CacheOp::kCount) == "unknown");
 }
