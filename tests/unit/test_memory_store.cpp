@@ -1,0 +1,119 @@
+// The memory plugin's own behaviour beyond the conformance suite: the byte
+// budget and LRU eviction, limits, and its statistics.
+#include <catch2/catch.hpp>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "cachet/cache.h"
+#include "cachet/config.h"
+
+using cachet::Cache;
+using cachet::Config;
+
+namespace {
+
+std::unique_ptr<Cache> OpenMemory(const std::string& memory_section) {
+  auto config =
+      Config::Parse("[cache]\nbackend = memory\n[memory]\n" + memory_section, "memory-test.conf");
+  REQUIRE(config.ok());
+  auto cache = Cache::Open(std::move(config).value());
+  INFO(cache.status().ToString());
+  REQUIRE(cache.ok());
+  return std::move(cache).value();
+}
+
+std::map<std::string, std::string> StatsOf(Cache& cache) {
+  auto stats = cache.Stats();
+  REQUIRE(stats.ok());
+  return {stats->begin(), stats->end()};
+}
+
+}  // namespace
+
+TEST_CASE("memory stays within max_bytes by evicting old items", "[memory]") {
+  auto cache = OpenMemory("max_bytes = 65536\nshards = 1\n");
+  const std::string value(1000, 'v');
+  for (int i = 0; i < 500; ++i) REQUIRE(cache->Set("k" + std::to_string(i), value).ok());
+
+  auto stats = StatsOf(*cache);
+  CHECK(std::stoull(stats["bytes"]) <= 65536);
+  CHECK(std::stoull(stats["evictions"]) > 0);
+  CHECK(cache->Get("k0").miss());
+  CHECK(cache->Get("k499").hit());
+}
+
+TEST_CASE("memory keeps an item that is read over ones that are not", "[memory]") {
+  auto cache = OpenMemory("max_bytes = 65536\nshards = 1\n");
+  const std::string value(1000, 'v');
+  REQUIRE(cache->Set("hot", value).ok());
+  for (int i = 0; i < 500; ++i) {
+    REQUIRE(cache->Set("cold" + std::to_string(i), value).ok());
+    CHECK(cache->Get("hot").hit());
+  }
+  CHECK(cache->Get("cold0").miss());
+}
+
+TEST_CASE("memory refuses values over max_item_size and keeps the old one", "[memory]") {
+  auto cache = OpenMemory("max_item_size = 100\n");
+  REQUIRE(cache->Set("k", std::string("small")).ok());
+  CHECK(cache->Set("k", std::string(101, 'x')).IsTooLarge());
+  CHECK(cache->Get("k").value_or("") == "small");
+  CHECK(cache->Append("k", std::string(100, 'x')).IsTooLarge());
+  CHECK(cache->Get("k").value_or("") == "small");
+}
+
+TEST_CASE("memory refuses keys over max_key_size", "[memory]") {
+  auto cache = OpenMemory("max_key_size = 8\n");
+  CHECK(cache->Set("12345678", std::string("v")).ok());
+  CHECK(cache->Set("123456789", std::string("v")).IsInvalidArgument());
+}
+
+TEST_CASE("memory keeps any bytes in a key", "[memory]") {
+  auto cache = OpenMemory("");
+  const std::string key("a b\r\n\0c", 7);
+  REQUIRE(cache->Set(key, std::string("v")).ok());
+  CHECK(cache->Get(key).value_or("") == "v");
+  CHECK(cache->Get(std::string("a b\r\n", 5)).miss());
+}
+
+TEST_CASE("memory counts hits, misses and items", "[memory]") {
+  auto cache = OpenMemory("");
+  REQUIRE(cache->Set("a", std::string("1")).ok());
+  REQUIRE(cache->Set("b", std::string("2")).ok());
+  CHECK(cache->Get("a").hit());
+  CHECK(cache->Get("zz").miss());
+  auto stats = StatsOf(*cache);
+  CHECK(stats["curr_items"] == "2");
+  CHECK(stats["get_hits"] == "1");
+  CHECK(stats["get_misses"] == "1");
+  CHECK(stats["total_items"] == "2");
+  REQUIRE(cache->Flush().ok());
+  CHECK(StatsOf(*cache)["curr_items"] == "0");
+  CHECK(StatsOf(*cache)["bytes"] == "0");
+}
+
+TEST_CASE("memory grows a value by appends and keeps it whole", "[memory]") {
+  auto cache = OpenMemory("");
+  REQUIRE(cache->Set("log", std::string()).ok());
+  std::string expected;
+  for (int i = 0; i < 300; ++i) {
+    const std::string line = "line " + std::to_string(i) + "\n";
+    REQUIRE(cache->Append("log", line).ok());
+    expected += line;
+  }
+  REQUIRE(cache->Prepend("log", "head\n").ok());
+  CHECK(cache->Get("log").value_or("") == "head\n" + expected);
+}
+
+TEST_CASE("memory counters survive growing from 1 to 20 digits", "[memory]") {
+  auto cache = OpenMemory("");
+  REQUIRE(cache->Set("n", std::string("9")).ok());
+  auto big = cache->Incr("n", 18446744073709551600ull);
+  REQUIRE(big.ok());
+  CHECK(*big == 18446744073709551609ull);
+  CHECK(cache->Get("n").value_or("") == "18446744073709551609");
+  auto small = cache->Decr("n", 18446744073709551600ull);
+  REQUIRE(small.ok());
+  CHECK(cache->Get("n").value_or("") == "9");
+}
