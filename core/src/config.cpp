@@ -15,6 +15,7 @@
 #include <boost/program_options/parsers.hpp>
 
 #include "ini_layout.h"
+#include "interned_schema.h"
 #include "option_value.h"
 
 namespace cachet {
@@ -214,7 +215,7 @@ Result<Config> Config::Parse(std::string_view text, std::string_view source,
 
 Status Config::Validate(std::string_view section_name, std::span<const OptionSpec> schema) {
   ConfigSection& section = MutableSection(section_name);
-  section.schema_ = schema;
+  section.schema_ = InternSchema(schema);
   std::vector<LineError> errors;
   for (const auto& [key, value] : section.values_) {
     const OptionSpec* spec = FindSpec(schema, key);

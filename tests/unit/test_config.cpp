@@ -229,3 +229,19 @@ TEST_CASE("LoadFile names the file, and reads it like Parse", "[config]") {
   CHECK(status.message() == file.string() + ":3: [cache] default_ttl: 'x' is not an integer");
   std::filesystem::remove(file);
 }
+
+TEST_CASE("a validated section keeps its schema after the caller's copy is gone", "[config]") {
+  // A plugin's schema lives in its library, which may be unloaded while the
+  // Config lives on; Render must still know which values are secret.
+  Config config = MustParse("[vault]\npin = 1234\n");
+  {
+    std::string name = "pin";
+    std::vector<OptionSpec> schema{{name.c_str(), OptionType::kInt, nullptr, "a PIN", false, true}};
+    REQUIRE(config.Validate("vault", schema).ok());
+    name = "xxx";
+  }
+  const cachet::ConfigSection& vault = *config.section("vault");
+  REQUIRE(vault.schema().size() == 1);
+  CHECK(std::string(vault.schema()[0].name) == "pin");
+  CHECK(config.Render() == "[vault]\npin = ********\n");
+}
