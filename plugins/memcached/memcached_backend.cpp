@@ -27,7 +27,8 @@ struct MemcachedBackend::Scratch {
   std::uint64_t owner = 0;  // MemcachedBackend::id_ of the last user
   std::vector<std::vector<Operation*>> by_server;
   std::vector<std::unique_ptr<ServerBatch>> batches;
-  std::vector<net::Exchange> exchanges;
+  std::vector<net::Exchange> exchanges;  // only the first `used` are this batch's
+  std::size_t used = 0;
   std::vector<net::ServerPool::Lease> leases;
   std::vector<std::size_t> servers;  // the server of each exchange
 
@@ -104,20 +105,23 @@ void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settin
     mine.clear();
     s.leases.push_back(pool_.Acquire(server));
     s.servers.push_back(server);
-    net::Exchange& e = s.exchanges.emplace_back();
+    // Exchanges are kept, not cleared, so their iovec vectors keep their capacity.
+    if (s.used == s.exchanges.size()) s.exchanges.emplace_back();
+    net::Exchange& e = s.exchanges[s.used++];
     e.connection = &s.leases.back().connection();
     batch.request().Iovecs(&e.request);
     e.reader = &batch;
   }
-  if (s.exchanges.empty()) return;
-  net::RunExchanges(s.exchanges, net::Clock::now() + options_.pool.connection.io_timeout);
-  for (std::size_t i = 0; i < s.exchanges.size(); ++i) {
+  if (s.used == 0) return;
+  std::span<net::Exchange> exchanges(s.exchanges.data(), s.used);
+  net::RunExchanges(exchanges, net::Clock::now() + options_.pool.connection.io_timeout);
+  for (std::size_t i = 0; i < exchanges.size(); ++i) {
     ServerBatch& batch = *s.batches[s.servers[i]];
     batch.Settle(s.exchanges[i].status);
     ReportHealth(s.servers[i], s.exchanges[i].status);
     if (batch.poisoned()) s.exchanges[i].connection->Close();
   }
-  s.exchanges.clear();
+  s.used = 0;
   s.servers.clear();
   s.leases.clear();  // connections go back to the pool
 }

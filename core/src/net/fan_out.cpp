@@ -62,22 +62,23 @@ void Start(Exchange& e, Progress* p) {
 
 }  // namespace
 
-void RunExchanges(std::span<Exchange> exchanges, Deadline deadline) {
-  std::vector<Progress> progress(exchanges.size());
-  std::vector<pollfd> fds(exchanges.size());
+namespace {
+
+// The loop itself, over caller-provided scratch of exchanges.size() entries.
+void RunLoop(std::span<Exchange> exchanges, Deadline deadline, Progress* progress, pollfd* fds) {
   for (std::size_t i = 0; i < exchanges.size(); ++i) Start(exchanges[i], &progress[i]);
   for (;;) {
     std::size_t waiting = 0;
-    for (std::size_t i = 0; i < progress.size(); ++i) {
+    for (std::size_t i = 0; i < exchanges.size(); ++i) {
       const Progress& p = progress[i];
       short events = p.unsent_count > 0 ? POLLIN | POLLOUT : POLLIN;
       fds[i] = {p.active ? p.exchange->connection->fd() : -1, events, 0};
       waiting += p.active ? 1 : 0;
     }
     if (waiting == 0) return;
-    int rc = ::poll(fds.data(), fds.size(), MillisUntil(deadline));
+    int rc = ::poll(fds, exchanges.size(), MillisUntil(deadline));
     if (rc < 0 && errno == EINTR) continue;
-    for (std::size_t i = 0; i < progress.size(); ++i) {
+    for (std::size_t i = 0; i < exchanges.size(); ++i) {
       Progress& p = progress[i];
       if (!p.active) continue;
       Connection& c = *p.exchange->connection;
@@ -91,6 +92,23 @@ void RunExchanges(std::span<Exchange> exchanges, Deadline deadline) {
       }
     }
   }
+}
+
+// Pools of a few servers, the common case, need no heap for the loop's state.
+constexpr std::size_t kStackExchanges = 16;
+
+}  // namespace
+
+void RunExchanges(std::span<Exchange> exchanges, Deadline deadline) {
+  if (exchanges.size() <= kStackExchanges) {
+    Progress progress[kStackExchanges];
+    pollfd fds[kStackExchanges];
+    RunLoop(exchanges, deadline, progress, fds);
+    return;
+  }
+  std::vector<Progress> progress(exchanges.size());
+  std::vector<pollfd> fds(exchanges.size());
+  RunLoop(exchanges, deadline, progress.data(), fds.data());
 }
 
 }  // namespace cachet::net

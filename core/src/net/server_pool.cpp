@@ -41,7 +41,8 @@ Status ServerPool::DeadServerError(std::size_t server) const {
 }
 
 Result<std::size_t> ServerPool::Route(std::string_view key) const {
-  std::size_t home = distribution_->ServerFor(key);
+  // One server needs no hashing: every key lives there.
+  std::size_t home = servers_.size() == 1 ? 0 : distribution_->ServerFor(key);
   if (Available(home)) return home;
   if (!options_.failover) return DeadServerError(home);
   auto excluded = std::make_unique<bool[]>(servers_.size());
