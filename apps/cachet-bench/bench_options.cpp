@@ -1,11 +1,10 @@
 // cachet-bench's options with Boost.Program_options; its exceptions stop here.
 #include "bench_options.h"
 
+#include <boost/program_options.hpp>
 #include <exception>
 #include <ostream>
 #include <sstream>
-
-#include <boost/program_options.hpp>
 
 namespace cachet::bench {
 namespace po = boost::program_options;
@@ -13,21 +12,20 @@ namespace {
 
 po::options_description Description() {
   po::options_description options("Options");
-  options.add_options()
-      ("config,c", po::value<std::vector<std::string>>()->composing()->value_name("FILE"),
-       "a config to benchmark (repeatable; each becomes a table row)")
-      ("option,o", po::value<std::vector<std::string>>()->composing()->value_name("S.K=V"),
-       "override a config value in every config (repeatable)")
-      ("scenarios", po::value<std::string>()->value_name("a,b"), "scenarios to run (default: all)")
-      ("duration", po::value<double>()->value_name("SECONDS"),
-       "time per scenario and config (default 1)")
-      ("ops", po::value<std::uint64_t>()->value_name("N"),
-       "a fixed number of iterations per scenario and config instead of a time")
-      ("value-size", po::value<std::size_t>()->value_name("BYTES"), "value size (default 10)")
-      ("slice-ms", po::value<std::uint64_t>()->value_name("MS"),
-       "configs take turns in slices this long (default 100)")
-      ("list", "list the scenarios and exit")
-      ("help,h", "show this help");
+  options.add_options()("config,c",
+                        po::value<std::vector<std::string>>()->composing()->value_name("FILE"),
+                        "a config to benchmark (repeatable; each becomes a table row)")(
+      "option,o", po::value<std::vector<std::string>>()->composing()->value_name("S.K=V"),
+      "override a config value in every config (repeatable)")(
+      "scenarios", po::value<std::string>()->value_name("a,b"), "scenarios to run (default: all)")(
+      "duration", po::value<double>()->value_name("SECONDS"),
+      "time per scenario and config (default 1)")(
+      "ops", po::value<std::uint64_t>()->value_name("N"),
+      "a fixed number of iterations per scenario and config instead of a time")(
+      "value-size", po::value<std::size_t>()->value_name("BYTES"), "value size (default 10)")(
+      "slice-ms", po::value<std::uint64_t>()->value_name("MS"),
+      "configs take turns in slices this long (default 100)")(
+      "list", "list the scenarios and exit")("help,h", "show this help");
   return options;
 }
 
@@ -63,7 +61,8 @@ Status Store(const po::variables_map& vm, BenchOptions* o) {
   if (vm.count("slice-ms")) o->slice_ms = vm["slice-ms"].as<std::uint64_t>();
   o->list = vm.count("list") > 0;
   o->help = vm.count("help") > 0;
-  if (vm.count("scenarios")) return ParseScenarioList(vm["scenarios"].as<std::string>(), &o->scenarios);
+  if (vm.count("scenarios"))
+    return ParseScenarioList(vm["scenarios"].as<std::string>(), &o->scenarios);
   for (const Scenario& s : AllScenarios()) o->scenarios.push_back(&s);
   return Status::OK();
 }

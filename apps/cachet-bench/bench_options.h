@@ -16,12 +16,12 @@ namespace cachet::bench {
 
 struct BenchOptions {
   std::vector<std::string> configs;
-  std::vector<std::string> overrides;   // applied to every config
+  std::vector<std::string> overrides;      // applied to every config
   std::vector<const Scenario*> scenarios;  // in the order given; default: all
-  double duration_seconds = 1.0;        // per scenario and config
-  std::uint64_t ops = 0;                // fixed iteration count instead; 0: by time
-  std::size_t value_size = 10;          // bytes; the Perl seeds stored ~10-byte values
-  std::uint64_t slice_ms = 100;         // length of one interleaving slice
+  double duration_seconds = 1.0;           // per scenario and config
+  std::uint64_t ops = 0;                   // fixed iteration count instead; 0: by time
+  std::size_t value_size = 10;             // bytes; the Perl seeds stored ~10-byte values
+  std::uint64_t slice_ms = 100;            // length of one interleaving slice
   bool list = false;
   bool help = false;
 };

@@ -18,8 +18,11 @@ std::string Printf(const char* format, double value) {
 
 // Few decimals, as cmpthese: the measurements are not more precise than that.
 std::string FormatRate(double value, bool as_rate) {
-  const char* format = value >= 100 ? "%0.0f" : value >= 10 ? "%0.1f"
-                       : value >= 1 ? "%0.2f" : value >= 0.1 ? "%0.3f" : "%0.2e";
+  const char* format = value >= 100   ? "%0.0f"
+                       : value >= 10  ? "%0.1f"
+                       : value >= 1   ? "%0.2f"
+                       : value >= 0.1 ? "%0.3f"
+                                      : "%0.2e";
   return Printf(format, value) + (as_rate ? "/s" : "");
 }
 
@@ -29,11 +32,9 @@ Cells BuildCells(const std::vector<RateRow>& rows) {
   Cells cells(1, {"", as_rate ? "Rate" : "s/iter"});
   for (const RateRow& column : rows) cells[0].push_back(column.name);
   for (const RateRow& row : rows) {
-    std::vector<std::string> line{row.name, FormatRate(as_rate ? row.rate : 1 / row.rate,
-                                                       as_rate)};
+    std::vector<std::string> line{row.name, FormatRate(as_rate ? row.rate : 1 / row.rate, as_rate)};
     for (const RateRow& column : rows) {
-      line.push_back(&column == &row ? "--"
-                                     : Printf("%.0f%%", 100 * row.rate / column.rate - 100));
+      line.push_back(&column == &row ? "--" : Printf("%.0f%%", 100 * row.rate / column.rate - 100));
     }
     cells.push_back(std::move(line));
   }

@@ -17,7 +17,7 @@ namespace cachet::bench {
 
 struct RunPlan {
   std::chrono::nanoseconds duration{std::chrono::seconds(1)};  // per target, if ops == 0
-  std::uint64_t ops = 0;                                      // iterations per target; 0: by time
+  std::uint64_t ops = 0;                                       // iterations per target; 0: by time
   std::chrono::nanoseconds slice{std::chrono::milliseconds(100)};
   std::string value;  // what set-like scenarios write
 };

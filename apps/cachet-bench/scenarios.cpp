@@ -52,9 +52,7 @@ Status SetupRotating(Cache&, ScenarioState& state) {
   MakeKeys(state, "set", kRotatingKeys);
   return Status::OK();
 }
-Status RunSet(Cache& cache, ScenarioState& state) {
-  return cache.Set(NextKey(state), state.value);
-}
+Status RunSet(Cache& cache, ScenarioState& state) { return cache.Set(NextKey(state), state.value); }
 
 // ---- incr / decr: one counter.
 Status SetupIncr(Cache& cache, ScenarioState& state) {
@@ -102,8 +100,7 @@ constexpr std::array kScenarios = {
     Scenario{"set", "set rotating keys", SetupRotating, RunSet, RemoveKeys},
     Scenario{"incr", "increment one counter", SetupIncr, RunIncr, RemoveKeys},
     Scenario{"decr", "decrement one counter", SetupDecr, RunDecr, RemoveKeys},
-    Scenario{"set_delete", "set a key, then delete it", SetupRotating, RunSetDelete,
-             RemoveKeys},
+    Scenario{"set_delete", "set a key, then delete it", SetupRotating, RunSetDelete, RemoveKeys},
     Scenario{"get_multi", "get 100 stored keys in one call", SetupGetMulti, RunGetMulti,
              RemoveKeys},
 };

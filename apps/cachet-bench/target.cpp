@@ -7,11 +7,11 @@
 namespace cachet::bench {
 namespace {
 
-std::size_t CountLabel(const std::vector<Target>& targets, const std::string& label,
-                       bool by_stem) {
-  return static_cast<std::size_t>(std::count_if(targets.begin(), targets.end(), [&](const Target& t) {
-    return (by_stem ? std::filesystem::path(t.config_path).stem().string() : t.label) == label;
-  }));
+std::size_t CountLabel(const std::vector<Target>& targets, const std::string& label, bool by_stem) {
+  return static_cast<std::size_t>(
+      std::count_if(targets.begin(), targets.end(), [&](const Target& t) {
+        return (by_stem ? std::filesystem::path(t.config_path).stem().string() : t.label) == label;
+      }));
 }
 
 void AssignLabels(std::vector<Target>& targets) {

@@ -3,8 +3,8 @@
 // the plugin it names — then prints the effective settings (defaults filled in,
 // secrets masked). It loads plugins but creates no backend, so it opens no
 // connection.
-#include <ostream>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -24,8 +24,8 @@ Result<std::shared_ptr<const Plugin>> LoadBackendPlugin(const PluginLoader& load
   auto plugin = loader.Load(file.empty() ? backend : file);
   if (plugin.ok() && (*plugin)->name() != backend) {
     return Status::ConfigError("[cache] plugin " + file + " is the '" +
-                               std::string((*plugin)->name()) + "' plugin, but backend = " +
-                               backend);
+                               std::string((*plugin)->name()) +
+                               "' plugin, but backend = " + backend);
   }
   return plugin;
 }

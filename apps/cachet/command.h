@@ -26,8 +26,8 @@ struct CommandContext {
   // Stdin: the source of "-" values for one-shot commands, of lines for the shell.
   // nullptr inside the shell, where values must be arguments.
   std::istream* in = nullptr;
-  bool shell = false;             // line-oriented output: every result ends its line
-  bool out_is_terminal = false;   // one-shot values end with a newline only on a terminal
+  bool shell = false;            // line-oriented output: every result ends its line
+  bool out_is_terminal = false;  // one-shot values end with a newline only on a terminal
 };
 
 struct CommandSpec;

@@ -2,8 +2,8 @@
 #include "command_table.h"
 
 #include <array>
-#include <string>
 #include <ostream>
+#include <string>
 
 #include "commands.h"
 
@@ -14,10 +14,9 @@ using K = CommandKind;
 
 // Columns: name, arguments, summary, kind, min args, max args, --ttl, function.
 constexpr std::array kCommands = {
-    CommandSpec{"get", "KEY", "print the value (exit 1 on a miss)", K::kStore, 1, 1, false,
-                RunGet},
-    CommandSpec{"gets", "KEY", "print \"CAS VALUE\" (the CAS token, a space, the value)",
-                K::kStore, 1, 1, false, RunGets},
+    CommandSpec{"get", "KEY", "print the value (exit 1 on a miss)", K::kStore, 1, 1, false, RunGet},
+    CommandSpec{"gets", "KEY", "print \"CAS VALUE\" (the CAS token, a space, the value)", K::kStore,
+                1, 1, false, RunGets},
     CommandSpec{"set", "KEY [VALUE|-]", "store unconditionally", K::kStore, 1, 2, true, RunSet},
     CommandSpec{"add", "KEY [VALUE|-]", "store only if absent", K::kStore, 1, 2, true, RunAdd},
     CommandSpec{"replace", "KEY [VALUE|-]", "store only if present", K::kStore, 1, 2, true,
@@ -29,21 +28,21 @@ constexpr std::array kCommands = {
     CommandSpec{"cas", "KEY CAS [VALUE|-]", "store if the CAS token (from gets) still matches",
                 K::kStore, 2, 3, true, RunCas},
     CommandSpec{"del", "KEY", "remove a key", K::kStore, 1, 1, false, RunDel},
-    CommandSpec{"incr", "KEY [DELTA]", "add DELTA (default 1) to a counter, print it",
-                K::kStore, 1, 2, false, RunIncr},
+    CommandSpec{"incr", "KEY [DELTA]", "add DELTA (default 1) to a counter, print it", K::kStore, 1,
+                2, false, RunIncr},
     CommandSpec{"decr", "KEY [DELTA]", "subtract DELTA (default 1), stopping at 0, print it",
                 K::kStore, 1, 2, false, RunDecr},
-    CommandSpec{"touch", "KEY SECONDS", "set a new TTL (0: never expires)", K::kStore, 2, 2,
-                false, RunTouch},
-    CommandSpec{"mget", "KEY...", "print one line per key: the value or (nil)", K::kStore, 1,
-                -1, false, RunMget},
-    CommandSpec{"stats", "", "print the store's statistics, one \"NAME VALUE\" per line",
-                K::kStore, 0, 0, false, RunStats},
+    CommandSpec{"touch", "KEY SECONDS", "set a new TTL (0: never expires)", K::kStore, 2, 2, false,
+                RunTouch},
+    CommandSpec{"mget", "KEY...", "print one line per key: the value or (nil)", K::kStore, 1, -1,
+                false, RunMget},
+    CommandSpec{"stats", "", "print the store's statistics, one \"NAME VALUE\" per line", K::kStore,
+                0, 0, false, RunStats},
     CommandSpec{"flush", "", "remove every key", K::kStore, 0, 0, false, RunFlush},
     CommandSpec{"plugins", "", "list the store plugins found, with capabilities and options",
                 K::kConfig, 0, 0, false, RunPlugins},
-    CommandSpec{"check", "", "validate the config and print the effective settings",
-                K::kConfig, 0, 0, false, RunCheck},
+    CommandSpec{"check", "", "validate the config and print the effective settings", K::kConfig, 0,
+                0, false, RunCheck},
     CommandSpec{"shell", "", "read commands from stdin, one per line, one result per line",
                 K::kShell, 0, 0, false, RunShell},
 };
@@ -64,7 +63,8 @@ void PrintCommandHelp(const CommandSpec& spec, std::ostream& out) {
   if (*spec.arguments != '\0') out << ' ' << spec.arguments;
   if (spec.takes_ttl) out << " [--ttl SECONDS]";
   out << "\n\n  " << spec.summary << "\n";
-  if (spec.takes_ttl) out << "\n  --ttl SECONDS   expire after SECONDS (default: [cache] default_ttl)\n";
+  if (spec.takes_ttl)
+    out << "\n  --ttl SECONDS   expire after SECONDS (default: [cache] default_ttl)\n";
   if (std::string_view(spec.arguments).find('-') != std::string_view::npos) {
     out << "\n  Without VALUE, or with VALUE '-', the value is all of stdin (binary-safe).\n";
   }

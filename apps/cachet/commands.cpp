@@ -4,8 +4,8 @@
 
 #include <charconv>
 #include <chrono>
-#include <iterator>
 #include <istream>
+#include <iterator>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -18,8 +18,7 @@ namespace cachet::cli {
 namespace {
 
 // The value at args[index]; all of stdin when it is absent or "-".
-Result<std::string> ValueArgument(CommandContext& ctx, const Invocation& inv,
-                                  std::size_t index) {
+Result<std::string> ValueArgument(CommandContext& ctx, const Invocation& inv, std::size_t index) {
   if (index < inv.args.size() && inv.args[index] != "-") return inv.args[index];
   if (ctx.in == nullptr) {
     return Status::InvalidArgument("a value from stdin is not possible here; give it inline");
@@ -87,21 +86,18 @@ int RunGets(CommandContext& ctx, const Invocation& inv) {
 }
 
 int RunSet(CommandContext& ctx, const Invocation& inv) {
-  return StoreWithValue(ctx, inv, 1, [&](std::string_view v) {
-    return ctx.cache->Set(inv.args[0], v, inv.ttl);
-  });
+  return StoreWithValue(
+      ctx, inv, 1, [&](std::string_view v) { return ctx.cache->Set(inv.args[0], v, inv.ttl); });
 }
 
 int RunAdd(CommandContext& ctx, const Invocation& inv) {
-  return StoreWithValue(ctx, inv, 1, [&](std::string_view v) {
-    return ctx.cache->Add(inv.args[0], v, inv.ttl);
-  });
+  return StoreWithValue(
+      ctx, inv, 1, [&](std::string_view v) { return ctx.cache->Add(inv.args[0], v, inv.ttl); });
 }
 
 int RunReplace(CommandContext& ctx, const Invocation& inv) {
-  return StoreWithValue(ctx, inv, 1, [&](std::string_view v) {
-    return ctx.cache->Replace(inv.args[0], v, inv.ttl);
-  });
+  return StoreWithValue(
+      ctx, inv, 1, [&](std::string_view v) { return ctx.cache->Replace(inv.args[0], v, inv.ttl); });
 }
 
 int RunAppend(CommandContext& ctx, const Invocation& inv) {

@@ -27,8 +27,7 @@ Result<fs::path> FindDefaultConfig() {
     if (fs::is_regular_file(candidate, ec)) return candidate.lexically_normal();
     looked += "\n  " + candidate.lexically_normal().string();
   }
-  return Status::ConfigError("no -c FILE given and no default config found; looked at:" +
-                             looked);
+  return Status::ConfigError("no -c FILE given and no default config found; looked at:" + looked);
 }
 
 }  // namespace cachet::cli

@@ -1,10 +1,9 @@
 // Global command-line options with Boost.Program_options; its exceptions stop here.
 #include "global_options.h"
 
+#include <boost/program_options.hpp>
 #include <exception>
 #include <ostream>
-
-#include <boost/program_options.hpp>
 
 #include "command_table.h"
 
@@ -14,13 +13,12 @@ namespace {
 
 po::options_description GlobalDescription() {
   po::options_description options("Global options");
-  options.add_options()
-      ("config,c", po::value<std::string>()->value_name("FILE"),
-       "the config file (default: config/default.conf, see below)")
-      ("option,o", po::value<std::vector<std::string>>()->composing()->value_name("S.K=V"),
-       "override a config value, e.g. -o cache.namespace=app: (repeatable)")
-      ("help,h", "show this help; COMMAND --help shows a command's")
-      ("version", "print cachet's version");
+  options.add_options()("config,c", po::value<std::string>()->value_name("FILE"),
+                        "the config file (default: config/default.conf, see below)")(
+      "option,o", po::value<std::vector<std::string>>()->composing()->value_name("S.K=V"),
+      "override a config value, e.g. -o cache.namespace=app: (repeatable)")(
+      "help,h", "show this help; COMMAND --help shows a command's")("version",
+                                                                    "print cachet's version");
   return options;
 }
 

@@ -1,11 +1,10 @@
 // Command argument parsing with Boost.Program_options; its exceptions stop here.
 #include "invocation.h"
 
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <exception>
 #include <string>
-
-#include <boost/program_options.hpp>
 
 #include "command_table.h"
 
@@ -47,8 +46,7 @@ Result<Invocation> ToInvocation(const CommandSpec& spec, const po::variables_map
 
 }  // namespace
 
-Result<Invocation> ParseInvocation(const CommandSpec& spec,
-                                   const std::vector<std::string>& words) {
+Result<Invocation> ParseInvocation(const CommandSpec& spec, const std::vector<std::string>& words) {
   po::positional_options_description positional;
   positional.add("args", -1);
   // Long options only: "-5" is a delta or a value, "-" means stdin.

@@ -35,8 +35,8 @@ void PrintCapabilities(Capabilities native, std::ostream& out) {
 void PrintOption(const OptionSpec& option, std::ostream& out) {
   out << "    " << option.name << " (" << OptionTypeName(option.type);
   if (option.default_value != nullptr) {
-    out << ", default " << (option.secret && *option.default_value ? "********"
-                                                                    : option.default_value);
+    out << ", default "
+        << (option.secret && *option.default_value ? "********" : option.default_value);
   }
   if (option.required) out << ", required";
   if (option.secret) out << ", secret";

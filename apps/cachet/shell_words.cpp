@@ -21,18 +21,25 @@ std::optional<char> Escape(std::string_view line, std::size_t* pos) {
   if (*pos >= line.size()) return std::nullopt;
   const char c = line[(*pos)++];
   switch (c) {
-    case '\\': return '\\';
-    case '"': return '"';
-    case 'n': return '\n';
-    case 'r': return '\r';
-    case 't': return '\t';
-    case '0': return '\0';
+    case '\\':
+      return '\\';
+    case '"':
+      return '"';
+    case 'n':
+      return '\n';
+    case 'r':
+      return '\r';
+    case 't':
+      return '\t';
+    case '0':
+      return '\0';
     case 'x': {
       std::optional<char> byte = HexByte(line.substr(*pos, 2));
       if (byte) *pos += 2;
       return byte;
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 

@@ -15,8 +15,8 @@ inline const std::string kDefaultConfig = std::string(CACHET_SOURCE_DIR) + "/con
 
 // Writes `text` to a file unique to this process and test name; returns its path.
 inline std::string WriteScratchFile(const std::string& name, const std::string& text) {
-  const std::string path = std::string(CACHET_BINARY_DIR) + "/tests/cli-" +
-                           std::to_string(::getpid()) + "-" + name;
+  const std::string path =
+      std::string(CACHET_BINARY_DIR) + "/tests/cli-" + std::to_string(::getpid()) + "-" + name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }

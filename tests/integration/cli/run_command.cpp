@@ -58,7 +58,8 @@ bool Pump(Pipes& p, const std::string& input, CommandOutcome& outcome, Clock::ti
   if (input.empty()) CloseFd(p.in[1]);
   // Bounded by the deadline: every pass waits at most 100 ms.
   while ((p.out[0] >= 0 || p.err[0] >= 0) && Clock::now() < until) {
-    std::array<pollfd, 3> fds{{{p.in[1], POLLOUT, 0}, {p.out[0], POLLIN, 0}, {p.err[0], POLLIN, 0}}};
+    std::array<pollfd, 3> fds{
+        {{p.in[1], POLLOUT, 0}, {p.out[0], POLLIN, 0}, {p.err[0], POLLIN, 0}}};
     if (::poll(fds.data(), fds.size(), 100) < 0 && errno != EINTR) return false;
     if (p.in[1] >= 0 && (fds[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
       const ssize_t n = ::write(p.in[1], input.data() + written, input.size() - written);

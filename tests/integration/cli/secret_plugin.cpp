@@ -6,13 +6,12 @@
 namespace {
 
 const cachet::OptionSpec kOptions[] = {
-    {"password", cachet::OptionType::kString, "", "A password that must never be printed",
-     false, true},
+    {"password", cachet::OptionType::kString, "", "A password that must never be printed", false,
+     true},
     {"user", cachet::OptionType::kString, "cachet", "A user name, printed as it is"},
 };
 
-cachet::Status Create(const cachet::PluginContext&,
-                      std::unique_ptr<cachet::Backend>*) noexcept {
+cachet::Status Create(const cachet::PluginContext&, std::unique_ptr<cachet::Backend>*) noexcept {
   return cachet::Status::PluginError("secretstore is a test plugin without a backend");
 }
 

@@ -1,7 +1,6 @@
 // cachet-bench's cmpthese layout, checked against tables printed by Perl's own
 // Benchmark::cmpthese (Benchmark 1.23, Debian 12) for the same rates.
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "cmpthese.h"
@@ -16,8 +15,7 @@ TEST_CASE("two rows, as the Perl memcached seed") {
 }
 
 TEST_CASE("rows sorted by rate whatever the input order") {
-  CHECK(FormatCmpthese({{"jet", 119673}, {"redis", 34841}, {"hiredis", 109818},
-                        {"fast", 80082}}) ==
+  CHECK(FormatCmpthese({{"jet", 119673}, {"redis", 34841}, {"hiredis", 109818}, {"fast", 80082}}) ==
         "            Rate   redis    fast hiredis     jet\n"
         "redis    34841/s      --    -56%    -68%    -71%\n"
         "fast     80082/s    130%      --    -27%    -33%\n"
@@ -26,8 +24,8 @@ TEST_CASE("rows sorted by rate whatever the input order") {
 }
 
 TEST_CASE("narrow columns are widened towards 80 characters; tiny rates in %e") {
-  CHECK(FormatCmpthese({{"alpha", 1234.5}, {"b", 99.3}, {"gamma_long_name", 2222222.2},
-                        {"d", 0.03}}) ==
+  CHECK(FormatCmpthese(
+            {{"alpha", 1234.5}, {"b", 99.3}, {"gamma_long_name", 2222222.2}, {"d", 0.03}}) ==
         "                      Rate           d            b        alpha gamma_long_name\n"
         "d               3.00e-02/s          --        -100%        -100%           -100%\n"
         "b                   99.3/s     330900%           --         -92%           -100%\n"
@@ -36,9 +34,19 @@ TEST_CASE("narrow columns are widened towards 80 characters; tiny rates in %e") 
 }
 
 TEST_CASE("many columns already as wide as the widest stay as they are") {
-  CHECK(FormatCmpthese({{"a", 1.3}, {"b", 2.3}, {"c", 3.3}, {"d", 4.3}, {"e", 5.3}, {"f", 6.3},
-                        {"g", 7.3}, {"h", 8.3}, {"i", 9.3}, {"j", 10.3}, {"k", 11.3},
-                        {"l", 12.3}, {"m", 13.3}}) ==
+  CHECK(FormatCmpthese({{"a", 1.3},
+                        {"b", 2.3},
+                        {"c", 3.3},
+                        {"d", 4.3},
+                        {"e", 5.3},
+                        {"f", 6.3},
+                        {"g", 7.3},
+                        {"h", 8.3},
+                        {"i", 9.3},
+                        {"j", 10.3},
+                        {"k", 11.3},
+                        {"l", 12.3},
+                        {"m", 13.3}}) ==
         "    Rate    a    b    c    d    e    f    g    h    i    j    k    l    m\n"
         "a 1.30/s   -- -43% -61% -70% -75% -79% -82% -84% -86% -87% -88% -89% -90%\n"
         "b 2.30/s  77%   -- -30% -47% -57% -63% -68% -72% -75% -78% -80% -81% -83%\n"

@@ -1,8 +1,7 @@
 // The cachet CLI as a user runs it, on the embedded memory store: the shell,
 // exit codes, config errors, `check` and `plugins`; and cachet-bench end to end.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
@@ -115,7 +114,8 @@ TEST_CASE("--help works globally and per command") {
 }
 
 TEST_CASE("a config with a typo'd key fails with exit 2 naming the key") {
-  const std::string path = WriteScratchFile("typo.conf", "[cache]\nbackend = memory\nnamespcae = x:\n");
+  const std::string path =
+      WriteScratchFile("typo.conf", "[cache]\nbackend = memory\nnamespcae = x:\n");
   for (std::vector<std::string> args : {std::vector<std::string>{"check"}, {"get", "k"}}) {
     args.insert(args.begin(), {"-c", path});
     CommandOutcome r = Cachet(args);
@@ -156,8 +156,8 @@ TEST_CASE("plugins lists memory, and marks what the core emulates") {
 }
 
 TEST_CASE("cachet-bench runs the seed scenarios and prints cmpthese tables") {
-  CommandOutcome r = RunCommand({kCachetBench, "-c", kDefaultConfig, "-c", kDefaultConfig,
-                                 "--ops", "300", "--scenarios", "get,set_delete,get_multi"});
+  CommandOutcome r = RunCommand({kCachetBench, "-c", kDefaultConfig, "-c", kDefaultConfig, "--ops",
+                                 "300", "--scenarios", "get,set_delete,get_multi"});
   CHECK(r.exit_code == 0);
   CHECK(r.err.empty());
   CHECK(r.out.find("==== get: ") != std::string::npos);

@@ -3,7 +3,6 @@
 // binary-safe values through stdin and exact output bytes can be checked; and
 // exit 3 when the server is gone.
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
@@ -22,8 +21,10 @@ class CliOnMemcached {
     REQUIRE(server.ok());
     server_ = std::move(server).value();
     // Switching stores is editing `backend =` and naming the servers.
-    config_ = WriteScratchFile("memcached.conf", "[cache]\nbackend = memcached\n\n[memcached]\n"
-                                                 "servers = " + server_->address() + "\n");
+    config_ = WriteScratchFile("memcached.conf",
+                               "[cache]\nbackend = memcached\n\n[memcached]\n"
+                               "servers = " +
+                                   server_->address() + "\n");
   }
 
   CommandOutcome Run(std::vector<std::string> args, const std::string& input = {}) {
