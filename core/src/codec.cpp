@@ -23,11 +23,16 @@ Status WithFlags(std::uint32_t flags, const Status& s) {
 
 std::string_view KindName(ValueKind kind) {
   switch (kind) {
-    case ValueKind::kBytes: return "bytes";
-    case ValueKind::kInteger: return "integer";
-    case ValueKind::kDouble: return "double";
-    case ValueKind::kBool: return "bool";
-    case ValueKind::kDocument: return "document";
+    case ValueKind::kBytes:
+      return "bytes";
+    case ValueKind::kInteger:
+      return "integer";
+    case ValueKind::kDouble:
+      return "double";
+    case ValueKind::kBool:
+      return "bool";
+    case ValueKind::kDocument:
+      return "document";
   }
   return "unknown";
 }
@@ -68,8 +73,7 @@ Status ValidateOptions(const CodecOptions& o) {
   if (!std::isfinite(o.compress_min_savings) || o.compress_min_savings < 0.0 ||
       o.compress_min_savings >= 1.0) {
     return Status::InvalidArgument("compress_min_savings " +
-                                   std::to_string(o.compress_min_savings) +
-                                   " is outside [0, 1)");
+                                   std::to_string(o.compress_min_savings) + " is outside [0, 1)");
   }
   if (o.max_decompressed == 0) return Status::InvalidArgument("max_decompressed must be above 0");
   switch (o.flags_profile) {
@@ -85,9 +89,12 @@ Status ValidateOptions(const CodecOptions& o) {
 
 std::string_view FlagsProfileName(FlagsProfile p) noexcept {
   switch (p) {
-    case FlagsProfile::kCachet: return "cachet";
-    case FlagsProfile::kPerl: return "perl";
-    case FlagsProfile::kPython: return "python";
+    case FlagsProfile::kCachet:
+      return "cachet";
+    case FlagsProfile::kPerl:
+      return "perl";
+    case FlagsProfile::kPython:
+      return "python";
   }
   return "unknown";
 }
@@ -97,8 +104,8 @@ Result<std::shared_ptr<const Codec>> Codec::Create(const CodecOptions& options) 
   if (!s.ok()) return s;
   const Serializer* serializer = SerializerRegistry::Global().Find(options.serializer);
   if (serializer == nullptr) {
-    return Status::InvalidArgument("unknown serializer '" + options.serializer + "' (known: " +
-                                   KnownSerializers() + ")");
+    return Status::InvalidArgument("unknown serializer '" + options.serializer +
+                                   "' (known: " + KnownSerializers() + ")");
   }
   Result<std::unique_ptr<Compressor>> compressor =
       CompressorRegistry::Global().Create(options.compressor, options.compression_level);
@@ -130,13 +137,12 @@ namespace {
 // True when `compressed` saves at least `min_savings` of `original` bytes.
 bool WorthKeeping(std::size_t original, std::size_t compressed, double min_savings) {
   if (compressed >= original) return false;
-  return static_cast<double>(original - compressed) >=
-         min_savings * static_cast<double>(original);
+  return static_cast<double>(original - compressed) >= min_savings * static_cast<double>(original);
 }
 
 // Compresses `item->value` when the options say so and sets the flags for `layout`.
-Status FinishEncoding(const CodecOptions& options, const Compressor* compressor,
-                             ValueLayout layout, Item* item) {
+Status FinishEncoding(const CodecOptions& options, const Compressor* compressor, ValueLayout layout,
+                      Item* item) {
   if (compressor != nullptr && item->value.size() >= options.compress_threshold) {
     std::string& compressed = EncodeScratch();
     Status s = compressor->Compress(item->value, &compressed);
@@ -304,7 +310,8 @@ Status Codec::Decode(const Item& item, Json* out) const {
     s = serializer_->Deserialize(payload, out);
     return s.ok() ? s : WithFlags(item.flags, s);
   }
-  if (layout.kind != ValueKind::kDocument) return ScalarToJson(item.flags, layout.kind, payload, out);
+  if (layout.kind != ValueKind::kDocument)
+    return ScalarToJson(item.flags, layout.kind, payload, out);
   const Serializer* writer = SerializerRegistry::Global().FindById(layout.serializer_id);
   if (writer == nullptr) {
     return Status::Unsupported(FlagsPrefix(item.flags) + "serializer id " +

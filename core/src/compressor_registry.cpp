@@ -81,8 +81,8 @@ Result<std::unique_ptr<Compressor>> CompressorRegistry::Create(std::string_view 
   if (!factory) {
     std::string known;
     for (const std::string& n : Names()) known += (known.empty() ? "" : ", ") + n;
-    return Status::InvalidArgument("unknown compressor '" + std::string(name) + "' (known: " +
-                                   known + ")");
+    return Status::InvalidArgument("unknown compressor '" + std::string(name) +
+                                   "' (known: " + known + ")");
   }
   return factory(level);
 }

@@ -64,18 +64,24 @@ class DepthLimitedBuilder {
 
 nlohmann::detail::input_format_t ToNlohmann(DocumentFormat format) {
   switch (format) {
-    case DocumentFormat::kJson: return nlohmann::detail::input_format_t::json;
-    case DocumentFormat::kMsgpack: return nlohmann::detail::input_format_t::msgpack;
-    case DocumentFormat::kCbor: return nlohmann::detail::input_format_t::cbor;
+    case DocumentFormat::kJson:
+      return nlohmann::detail::input_format_t::json;
+    case DocumentFormat::kMsgpack:
+      return nlohmann::detail::input_format_t::msgpack;
+    case DocumentFormat::kCbor:
+      return nlohmann::detail::input_format_t::cbor;
   }
   return nlohmann::detail::input_format_t::json;
 }
 
 std::string_view FormatName(DocumentFormat format) {
   switch (format) {
-    case DocumentFormat::kJson: return "json";
-    case DocumentFormat::kMsgpack: return "msgpack";
-    case DocumentFormat::kCbor: return "cbor";
+    case DocumentFormat::kJson:
+      return "json";
+    case DocumentFormat::kMsgpack:
+      return "msgpack";
+    case DocumentFormat::kCbor:
+      return "cbor";
   }
   return "document";
 }

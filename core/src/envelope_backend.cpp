@@ -201,8 +201,7 @@ Status EnvelopeBackend::Add(std::string_view key, ItemView item, const WriteOpti
   return s;
 }
 
-Status EnvelopeBackend::Replace(std::string_view key, ItemView item,
-                                const WriteOptions& options) {
+Status EnvelopeBackend::Replace(std::string_view key, ItemView item, const WriteOptions& options) {
   // A value expired in the envelope is absent: replacing it must not store.
   if (!native_ttl_ && RemoveIfExpired(key)) return Status::NotStored();
   return StorePacked(StoreMode::kReplace, key, item, options);
@@ -230,8 +229,7 @@ Status EnvelopeBackend::Append(std::string_view key, ItemView item, const WriteO
                        WriteOptions{native_ttl_ ? options.ttl : Ttl{0}, options.noreply});
 }
 
-Status EnvelopeBackend::Prepend(std::string_view key, ItemView item,
-                                const WriteOptions& options) {
+Status EnvelopeBackend::Prepend(std::string_view key, ItemView item, const WriteOptions& options) {
   if (can_rewrite_) {
     Status s = Rewrite(key, [&](Opened& v) {
       v.payload.insert(0, item.value);

@@ -35,7 +35,8 @@ Status UnknownBits(std::uint32_t flags, std::uint32_t unknown, std::string_view 
 }
 
 Status CachetLayout(std::uint32_t flags, ValueLayout* layout) {
-  if ((flags & ~kCachetKnownBits) != 0) return UnknownBits(flags, flags & ~kCachetKnownBits, "cachet");
+  if ((flags & ~kCachetKnownBits) != 0)
+    return UnknownBits(flags, flags & ~kCachetKnownBits, "cachet");
   const std::uint32_t kind = flags & 0xF;
   const auto serializer_id = static_cast<std::uint8_t>((flags >> 4) & 0xF);
   if (kind > static_cast<std::uint32_t>(ValueKind::kDocument)) {
@@ -67,8 +68,7 @@ Status PerlLayout(std::uint32_t flags, ValueLayout* layout) {
 
 Status PythonLayout(std::uint32_t flags, ValueLayout* layout) {
   if ((flags & kPythonPickle) != 0) {
-    return Status::Unsupported(FlagsPrefix(flags) +
-                               "a Python pickle value cannot be read by C++");
+    return Status::Unsupported(FlagsPrefix(flags) + "a Python pickle value cannot be read by C++");
   }
   const std::uint32_t known = kPythonInteger | kPythonLong | kPythonZlib | kPythonText;
   if ((flags & ~known) != 0) return UnknownBits(flags, flags & ~known, "python");
@@ -105,18 +105,24 @@ std::uint32_t CachetFlags(const ValueLayout& layout) {
 
 std::uint32_t FlagsFor(FlagsProfile profile, const ValueLayout& layout) {
   switch (profile) {
-    case FlagsProfile::kCachet: return CachetFlags(layout);
-    case FlagsProfile::kPerl: return PerlFlags(layout);
-    case FlagsProfile::kPython: return PythonFlags(layout);
+    case FlagsProfile::kCachet:
+      return CachetFlags(layout);
+    case FlagsProfile::kPerl:
+      return PerlFlags(layout);
+    case FlagsProfile::kPython:
+      return PythonFlags(layout);
   }
   return 0;
 }
 
 Status LayoutOf(FlagsProfile profile, std::uint32_t flags, ValueLayout* layout) {
   switch (profile) {
-    case FlagsProfile::kCachet: return CachetLayout(flags, layout);
-    case FlagsProfile::kPerl: return PerlLayout(flags, layout);
-    case FlagsProfile::kPython: return PythonLayout(flags, layout);
+    case FlagsProfile::kCachet:
+      return CachetLayout(flags, layout);
+    case FlagsProfile::kPerl:
+      return PerlLayout(flags, layout);
+    case FlagsProfile::kPython:
+      return PythonLayout(flags, layout);
   }
   return Status::Internal("unknown flags profile");
 }
@@ -124,9 +130,12 @@ Status LayoutOf(FlagsProfile profile, std::uint32_t flags, ValueLayout* layout) 
 bool ProfileRecordsCompressor(FlagsProfile profile, std::uint8_t compressor_id) {
   if (compressor_id == 0) return true;
   switch (profile) {
-    case FlagsProfile::kCachet: return compressor_id <= 15;
-    case FlagsProfile::kPerl: return compressor_id == kGzipId;
-    case FlagsProfile::kPython: return compressor_id == kZlibId;
+    case FlagsProfile::kCachet:
+      return compressor_id <= 15;
+    case FlagsProfile::kPerl:
+      return compressor_id == kGzipId;
+    case FlagsProfile::kPython:
+      return compressor_id == kZlibId;
   }
   return false;
 }

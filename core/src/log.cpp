@@ -5,10 +5,10 @@
 // consult the plugin's own copy of spdlog's statics.
 #include "cachet/log.h"
 
+#include <spdlog/sinks/stdout_sinks.h>
+
 #include <array>
 #include <utility>
-
-#include <spdlog/sinks/stdout_sinks.h>
 
 namespace cachet {
 

@@ -17,11 +17,10 @@ class NoneCompressor final : public Compressor {
     out->assign(in);
     return Status::OK();
   }
-  Status Decompress(std::string_view in, std::size_t max_output,
-                    std::string* out) const override {
+  Status Decompress(std::string_view in, std::size_t max_output, std::string* out) const override {
     if (in.size() > max_output) {
-      return Status::TooLarge("none: value of " + std::to_string(in.size()) +
-                              " bytes exceeds " + std::to_string(max_output));
+      return Status::TooLarge("none: value of " + std::to_string(in.size()) + " bytes exceeds " +
+                              std::to_string(max_output));
     }
     out->assign(in);
     return Status::OK();
@@ -32,8 +31,8 @@ class NoneCompressor final : public Compressor {
 
 Result<std::unique_ptr<Compressor>> MakeNoneCompressor(int level) {
   if (level != 0) {
-    return Status::InvalidArgument("compressor none takes no level (got " +
-                                   std::to_string(level) + ")");
+    return Status::InvalidArgument("compressor none takes no level (got " + std::to_string(level) +
+                                   ")");
   }
   return std::unique_ptr<Compressor>(std::make_unique<NoneCompressor>());
 }

@@ -53,9 +53,8 @@ class MsgpackSerializer final : public Serializer {
   std::uint8_t id() const noexcept override { return 2; }
 
   Status Serialize(const Json& doc, std::string* out) const override {
-    return AppendGuarded(name(), out, [&] {
-      Json::to_msgpack(doc, nlohmann::detail::output_adapter<char>(*out));
-    });
+    return AppendGuarded(
+        name(), out, [&] { Json::to_msgpack(doc, nlohmann::detail::output_adapter<char>(*out)); });
   }
   Status Deserialize(std::string_view data, Json* doc) const override {
     return ReadDocument(data, DocumentFormat::kMsgpack, doc);
@@ -68,9 +67,8 @@ class CborSerializer final : public Serializer {
   std::uint8_t id() const noexcept override { return 3; }
 
   Status Serialize(const Json& doc, std::string* out) const override {
-    return AppendGuarded(name(), out, [&] {
-      Json::to_cbor(doc, nlohmann::detail::output_adapter<char>(*out));
-    });
+    return AppendGuarded(name(), out,
+                         [&] { Json::to_cbor(doc, nlohmann::detail::output_adapter<char>(*out)); });
   }
   Status Deserialize(std::string_view data, Json* doc) const override {
     return ReadDocument(data, DocumentFormat::kCbor, doc);

@@ -41,8 +41,7 @@ z_stream* ThreadDeflateStream(int window_bits, int level) {
     return &slot->stream;
   }
   auto fresh = std::make_unique<DeflateStream>();
-  if (deflateInit2(&fresh->stream, level, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY) !=
-      Z_OK) {
+  if (deflateInit2(&fresh->stream, level, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     return nullptr;
   }
   slot = std::move(fresh);
@@ -72,8 +71,7 @@ class DeflateCompressor final : public Compressor {
   std::uint8_t id() const noexcept override { return id_; }
 
   Status Compress(std::string_view in, std::string* out) const override;
-  Status Decompress(std::string_view in, std::size_t max_output,
-                    std::string* out) const override;
+  Status Decompress(std::string_view in, std::size_t max_output, std::string* out) const override;
 
  private:
   Status Failure(const z_stream& stream, int rc, std::string_view what) const {

@@ -47,8 +47,7 @@ class ZstdCompressor final : public Compressor {
   std::uint8_t id() const noexcept override { return 3; }
 
   Status Compress(std::string_view in, std::string* out) const override;
-  Status Decompress(std::string_view in, std::size_t max_output,
-                    std::string* out) const override;
+  Status Decompress(std::string_view in, std::size_t max_output, std::string* out) const override;
 
  private:
   int level_;

@@ -1,8 +1,7 @@
 // Codec: typed values through every flags profile, compression rules, decoding by
 // the flags, and the values other clients write.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -286,9 +285,9 @@ TEST_CASE("flag bits a profile does not define are refused, naming the flags", "
   CHECK(MakeCodec(FlagsProfile::kPython)->Decode(Item{"1", 2 | 16}, &out).IsCorruption());
   const auto cachet = MakeCodec(FlagsProfile::kCachet);
   CHECK(cachet->Decode(Item{"x", 0x1000}, &out).IsUnsupported());
-  CHECK(cachet->Decode(Item{"x", 9}, &out).IsUnsupported());           // kind 9
-  CHECK(cachet->Decode(Item{"x", 0x10}, &out).IsCorruption());         // serializer on bytes
-  CHECK(cachet->Decode(Item{"x", 4}, &out).IsCorruption());            // document, no serializer
+  CHECK(cachet->Decode(Item{"x", 9}, &out).IsUnsupported());    // kind 9
+  CHECK(cachet->Decode(Item{"x", 0x10}, &out).IsCorruption());  // serializer on bytes
+  CHECK(cachet->Decode(Item{"x", 4}, &out).IsCorruption());     // document, no serializer
   Json doc;
   CHECK(cachet->Decode(Item{"x", 4 | 9 << 4}, &doc).IsUnsupported());  // serializer 9 unknown
   CHECK(cachet->Decode(Item{"x", 9 << 8}, &out).IsUnsupported());      // compressor 9 unknown

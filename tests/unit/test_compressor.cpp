@@ -1,6 +1,5 @@
 // Compressors: none, zlib, gzip and zstd; levels, framing, bounds, bad input.
 #include <catch2/catch.hpp>
-
 #include <memory>
 #include <random>
 #include <string>
@@ -126,9 +125,9 @@ TEST_CASE("zlib, gzip and zstd outputs carry their formats' headers", "[compress
   const std::string zstd = Compressed("zstd", in);
   REQUIRE(zlib.size() > 2);
   CHECK(static_cast<unsigned char>(zlib[0]) == 0x78);  // deflate, 32 KiB window (RFC 1950)
-  const unsigned header = static_cast<unsigned char>(zlib[0]) * 256u +
-                          static_cast<unsigned char>(zlib[1]);
-  CHECK(header % 31 == 0);  // RFC 1950's check bits
+  const unsigned header =
+      static_cast<unsigned char>(zlib[0]) * 256u + static_cast<unsigned char>(zlib[1]);
+  CHECK(header % 31 == 0);                                     // RFC 1950's check bits
   CHECK(gzip.substr(0, 3) == std::string("\x1F\x8B\x08", 3));  // RFC 1952, deflate
   CHECK(zstd.substr(0, 4) == std::string("\x28\xB5\x2F\xFD", 4));
 }
@@ -153,8 +152,7 @@ TEST_CASE("truncated input is corruption at every cut", "[compressor]") {
     for (std::size_t cut = 0; cut < packed.size(); ++cut) {
       INFO(name << " cut at " << cut << " of " << packed.size());
       std::string out;
-      CHECK(c->Decompress(std::string_view(packed).substr(0, cut), in.size(), &out)
-                .IsCorruption());
+      CHECK(c->Decompress(std::string_view(packed).substr(0, cut), in.size(), &out).IsCorruption());
     }
   }
 }
@@ -215,7 +213,7 @@ TEST_CASE("the compressor registry refuses bad registrations", "[compressor]") {
     return CompressorRegistry::Global().Create("none");
   };
   CHECK(registry.Register("none", 0, factory).ok());
-  CHECK(registry.Register("none", 0, factory).IsInvalidArgument());  // taken
+  CHECK(registry.Register("none", 0, factory).IsInvalidArgument());   // taken
   CHECK(registry.Register("other", 0, factory).IsInvalidArgument());  // makes "none"
   CHECK(registry.Register("x", 16, factory).IsInvalidArgument());
   CHECK(registry.Register("", 5, factory).IsInvalidArgument());

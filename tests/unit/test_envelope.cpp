@@ -1,7 +1,6 @@
 // Envelope: the header layout, and the decorator that emulates flags and TTL over
 // a store without them (a small in-memory fake here).
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <map>
 #include <memory>
@@ -19,8 +18,8 @@ using cachet::EnvelopeHeader;
 using cachet::HasEnvelope;
 using cachet::Item;
 using cachet::ItemView;
-using cachet::OpKind;
 using cachet::Operation;
+using cachet::OpKind;
 using cachet::Status;
 using cachet::StoreMode;
 using cachet::Ttl;
@@ -62,9 +61,8 @@ class FakeStore final : public Backend {
       case StoreMode::kAppend:
       case StoreMode::kPrepend:
         if (!present) return Status::NotStored();
-        it->second.value = mode == StoreMode::kAppend
-                               ? it->second.value + std::string(item.value)
-                               : std::string(item.value) + it->second.value;
+        it->second.value = mode == StoreMode::kAppend ? it->second.value + std::string(item.value)
+                                                      : std::string(item.value) + it->second.value;
         it->second.cas = ++next_cas_;
         return Status::OK();
       case StoreMode::kCas:
@@ -164,8 +162,10 @@ const WriteOptions kOneHour{Ttl{std::chrono::hours(1)}};
 TEST_CASE("the envelope header has the documented bytes", "[envelope]") {
   std::string out = "pre";
   EncodeEnvelope(EnvelopeHeader{0x01020304u, 0x1122334455667788ull}, "abc", &out);
-  const std::string expected("pre\xCA\xCE\x7E\x01\x04\x03\x02\x01\x88\x77\x66\x55\x44\x33\x22\x11" "abc",
-                             22);
+  const std::string expected(
+      "pre\xCA\xCE\x7E\x01\x04\x03\x02\x01\x88\x77\x66\x55\x44\x33\x22\x11"
+      "abc",
+      22);
   CHECK(out == expected);
   EnvelopeHeader header;
   std::string_view value;
@@ -206,8 +206,8 @@ TEST_CASE("a truncated or unknown header is corruption", "[envelope]") {
 }
 
 TEST_CASE("WithEnvelope wraps only stores that lack flags or TTL", "[envelope]") {
-  auto complete =
-      std::make_shared<FakeStore>(kBare.with(Capability::kNativeFlags).with(Capability::kNativeTtl));
+  auto complete = std::make_shared<FakeStore>(
+      kBare.with(Capability::kNativeFlags).with(Capability::kNativeTtl));
   CHECK(cachet::WithEnvelope(complete) == complete);
   CHECK(cachet::EmulatedCapabilities(*complete) == Capabilities());
 

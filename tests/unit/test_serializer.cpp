@@ -1,6 +1,5 @@
 // Serializers: the json, msgpack and cbor built-ins and their registry.
 #include <catch2/catch.hpp>
-
 #include <memory>
 #include <string>
 
