@@ -244,18 +244,28 @@ std::vector<Lookup<T>> Cache::GetMulti(const std::vector<std::string>& keys) {
 template <class T>
 std::vector<Status> Cache::SetMulti(const std::vector<std::pair<std::string, T>>& entries,
                                     std::optional<Ttl> ttl) {
+  // Entries that fail to encode keep their error and are left out of the batch,
+  // so a bad value never overwrites what the store holds.
+  std::vector<Status> out(entries.size());
   std::vector<std::string_view> keys;
-  std::vector<Item> items(entries.size());
-  std::vector<Status> encode_errors(entries.size());
+  std::vector<Item> items;
+  std::vector<std::size_t> slots;
   keys.reserve(entries.size());
+  items.reserve(entries.size());
+  slots.reserve(entries.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
+    Item item;
+    Status s = codec_->Encode(detail::CodecArg(entries[i].second), &item);
+    if (!s.ok()) {
+      out[i] = std::move(s);
+      continue;
+    }
     keys.push_back(entries[i].first);
-    encode_errors[i] = codec_->Encode(detail::CodecArg(entries[i].second), &items[i]);
+    items.push_back(std::move(item));
+    slots.push_back(i);
   }
-  std::vector<Status> out = StoreItems(keys, items, ttl);
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (!encode_errors[i].ok()) out[i] = std::move(encode_errors[i]);
-  }
+  std::vector<Status> stored = StoreItems(keys, items, ttl);
+  for (std::size_t j = 0; j < slots.size(); ++j) out[slots[j]] = std::move(stored[j]);
   return out;
 }
 
@@ -267,13 +277,11 @@ Lookup<T> Cache::GetOrCompute(std::string_view key, Loader&& loader, std::option
     Lookup<T> cached = Get<T>(key);
     if (cached.hit()) return cached;
     if (!BeginLoad(owned_key)) continue;  // another thread loaded it: read again
-    if (attempt > 0 || !cached.miss()) {
-      // Re-check under our claim: a loader may have finished just before it.
-      Lookup<T> again = Get<T>(key);
-      if (again.hit()) {
-        FinishLoad(owned_key);
-        return again;
-      }
+    // Re-check under our claim: another loader may have finished just before it.
+    Lookup<T> again = Get<T>(key);
+    if (again.hit()) {
+      FinishLoad(owned_key);
+      return again;
     }
     Result<T> loaded = std::forward<Loader>(loader)();
     if (!loaded.ok()) {
