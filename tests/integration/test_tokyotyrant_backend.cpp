@@ -301,7 +301,7 @@ TEST_CASE("tt backend: extension commands", "[tokyotyrant][backend]") {
   CHECK(has_rnum);
 }
 
-TEST_CASE("tt backend: a dead server is an error, never a miss; a restart heals",
+TEST_CASE("tt backend: a dead server is an error, never a miss, and a restart heals",
           "[tokyotyrant][backend][faults]") {
   auto servers = StartServers(1);
   TokyoTyrantOptions o = OptionsFor(servers);

@@ -237,7 +237,7 @@ TEST_CASE("tt server: stat is name-tab-value lines", "[ttserver]") {
   CHECK(text.find("\nrnum\t0\n") != std::string::npos);
 }
 
-TEST_CASE("tt server: copy refuses '@'; restore, setmst and ext fail", "[ttserver]") {
+TEST_CASE("tt server: copy refuses '@', and restore, setmst and ext fail", "[ttserver]") {
   Server server;
   RawClient c(server.port());
   CHECK(c.Roundtrip(KeyCommand("c8 73", "@touch /tmp/cachet-tt-pwned"), 1) == Hex("01"));
