@@ -1,8 +1,8 @@
 // The server-side scripts behind operations Redis has no single command for.
 //
-// Each runs atomically on the server. Both answer 1 when the key was changed and
-// 0 when it was missing (kNotStored), and both keep the key's TTL, like
-// memcached's append and prepend.
+// Each runs atomically on the server and keeps the key's TTL. Append and prepend
+// answer 1 when the key was changed and 0 when it was missing (kNotStored), like
+// memcached's.
 #pragma once
 
 #include <string_view>
@@ -24,5 +24,27 @@ inline constexpr LuaScript kPrependScript{
     "local v = redis.call('GET', KEYS[1]) if not v then return 0 end "
     "redis.call('SET', KEYS[1], ARGV[1] .. v, 'KEEPTTL') return 1",
     "c1973650bf4cd252edbeb7839900f337cbe228a6"};
+
+// memcached's counters, exactly: unsigned 64-bit decimal text, incr wrapping at
+// 2^64, decr stopping at 0, false (a nil reply) for a missing key, an error for a
+// value that is not such a number; the TTL is kept. ARGV[1] is the delta in
+// decimal, ARGV[2] "+" or "-". Lua numbers are doubles, exact only to 2^53, so
+// the arithmetic runs on two exact halves split at 10^10.
+inline constexpr LuaScript kCounterScript{
+    "local v = redis.call('GET', KEYS[1]) if not v then return false end if #v == 0 "
+    "or #v > 20 or string.find(v, '%D') then return redis.error_reply('ERR value is "
+    "not an unsigned 64-bit decimal number') end local function split(s) local n = #s "
+    "if n <= 10 then return 0, tonumber(s) end return tonumber(string.sub(s, 1, n - "
+    "10)), tonumber(string.sub(s, n - 9)) end local vh, vl = split(v) if vh > "
+    "1844674407 or (vh == 1844674407 and vl > 3709551615) then return "
+    "redis.error_reply('ERR value is not an unsigned 64-bit decimal number') end "
+    "local dh, dl = split(ARGV[1]) local h, l if ARGV[2] == '+' then h, l = vh + dh, "
+    "vl + dl if l >= 1e10 then h, l = h + 1, l - 1e10 end if h > 1844674407 or (h == "
+    "1844674407 and l >= 3709551616) then h, l = h - 1844674407, l - 3709551616 if l "
+    "< 0 then h, l = h - 1, l + 1e10 end end elseif vh < dh or (vh == dh and vl < dl) "
+    "then h, l = 0, 0 else h, l = vh - dh, vl - dl if l < 0 then h, l = h - 1, l + "
+    "1e10 end end local r if h > 0 then r = string.format('%d%010d', h, l) else r = "
+    "string.format('%d', l) end redis.call('SET', KEYS[1], r, 'KEEPTTL') return r",
+    "a79ca91e2e6111c985a4a8348a4598928a668b1a"};
 
 }  // namespace cachet::redis

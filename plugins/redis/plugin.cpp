@@ -26,6 +26,10 @@ constexpr OptionSpec kOptions[] = {
     {"db", OptionType::kInt, "0", "database number, selected with SELECT when not 0"},
     {"client_name", OptionType::kString, "cachet",
      "name set with CLIENT SETNAME; empty: not set"},
+    {"counters", OptionType::kString, "memcached",
+     "incr/decr semantics: memcached (unsigned 64-bit, wrapping, a missing key is not found; "
+     "a server-side script) or redis (INCRBY/DECRBY: signed, a missing key counts from 0)",
+     false, false, "memcached|redis"},
     {"connect_timeout_ms", OptionType::kInt, "250", "connect timeout in milliseconds"},
     {"io_timeout_ms", OptionType::kInt, "1000",
      "deadline of one request and its replies, in milliseconds"},
@@ -86,6 +90,8 @@ Status ReadOptions(const ConfigSection& section, RedisOptions* o) {
   o->session.username = section.GetString("username");
   o->session.password = section.GetString("password");
   o->session.client_name = section.GetString("client_name");
+  o->counters =
+      section.GetString("counters") == "redis" ? CounterMode::kNative : CounterMode::kMemcached;
   if (!o->session.username.empty() && o->session.password.empty()) {
     return Status::ConfigError("[redis] username is set but password is empty");
   }

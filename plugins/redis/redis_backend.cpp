@@ -105,12 +105,19 @@ Status RedisBackend::Remove(std::string_view key) {
 
 Status RedisBackend::Counter(bool increment, std::string_view key, std::uint64_t delta,
                              std::uint64_t* value) {
-  if (Status s = CheckCounterDelta(delta); !s.ok()) return s;
-  std::string& request = RequestBuffer();
-  AppendCounter(&request, increment, key, delta);
-  return RunOnKey(key, request, [value](RespValue reply, std::string_view where) {
+  if (options_.counters == CounterMode::kNative) {
+    if (Status s = CheckCounterDelta(delta); !s.ok()) return s;
+  }
+  auto on_reply = [value](RespValue reply, std::string_view where) {
     return ReadCounter(reply, where, value);
-  });
+  };
+  std::string& request = RequestBuffer();
+  AppendCounter(&request, options_.counters, increment, key, delta, false);
+  Status s = RunOnKey(key, request, on_reply);
+  if (!IsNoScript(s)) return s;
+  std::string& retry = RequestBuffer();
+  AppendCounter(&retry, options_.counters, increment, key, delta, true);
+  return RunOnKey(key, retry, on_reply);
 }
 
 Status RedisBackend::Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) {
@@ -201,7 +208,7 @@ void RedisBackend::RunRound(std::span<Operation> ops) {
     auto& batch = batches[*server];
     if (!batch) {
       batch = std::make_unique<RedisBatch>(pool_.address(*server).HostPort(),
-                                           options_.session.limits);
+                                           options_.session.limits, options_.counters);
     }
     batch->Add(op);
   }

@@ -10,9 +10,10 @@
 // stats INFO. Append and prepend run as Lua scripts (one atomic step, the key's
 // TTL kept, kNotStored on a missing key), called by SHA with EVALSHA and sent in
 // full with EVAL only when the server answers NOSCRIPT.
-// Counters are Redis' INCRBY/DECRBY: signed 64-bit, a missing key counts from 0
-// and is created, decr goes below zero, and leaving the signed range is
-// kInvalidArgument. CAS is not offered (Redis has no version tokens).
+// Counters (`counters = memcached`, the default) behave as memcached's, through
+// a script: unsigned 64-bit, wrapping, decr stopping at 0, a missing key
+// kNotFound. `counters = redis` uses INCRBY/DECRBY instead: signed 64-bit, a
+// missing key counts from 0. CAS is not offered (Redis has no version tokens).
 // Redis has no flags: the core's envelope (envelope.h) wraps this backend.
 //
 // Thread-safe: threads share one backend; each call borrows a pooled connection.
@@ -28,6 +29,7 @@
 
 #include "cachet/backend.h"
 #include "cachet/net/server_pool.h"
+#include "redis_commands.h"
 #include "redis_session.h"
 
 namespace cachet::redis {
@@ -37,6 +39,7 @@ struct RedisOptions {
   net::DistributionKind distribution = net::DistributionKind::kKetama;
   net::ServerPoolOptions pool;
   SessionSettings session;
+  CounterMode counters = CounterMode::kMemcached;
 };
 
 class RedisBackend final : public Backend {

@@ -14,7 +14,7 @@ bool IsScript(const Operation& op) {
 }
 
 // Encodes `op`; false when it is settled without a command.
-bool Encode(Operation& op, std::string* out) {
+bool Encode(Operation& op, CounterMode counters, std::string* out) {
   switch (op.kind) {
     case OpKind::kGet: AppendGet(out, op.key); return true;
     case OpKind::kStore:
@@ -31,9 +31,11 @@ bool Encode(Operation& op, std::string* out) {
     case OpKind::kRemove: AppendDel(out, op.key); return true;
     case OpKind::kIncr:
     case OpKind::kDecr:
-      op.status = CheckCounterDelta(op.delta);
-      if (!op.status.ok()) return false;
-      AppendCounter(out, op.kind == OpKind::kIncr, op.key, op.delta);
+      if (counters == CounterMode::kNative) {
+        op.status = CheckCounterDelta(op.delta);
+        if (!op.status.ok()) return false;
+      }
+      AppendCounter(out, counters, op.kind == OpKind::kIncr, op.key, op.delta, false);
       return true;
     case OpKind::kTouch: AppendTouch(out, op.key, op.ttl); return true;
   }
@@ -60,7 +62,7 @@ Status Apply(Operation& op, RespValue reply, std::string_view where) {
 }  // namespace
 
 void RedisBatch::Add(Operation& op) {
-  if (Encode(op, &request_)) sent_.push_back(&op);
+  if (Encode(op, counters_, &request_)) sent_.push_back(&op);
 }
 
 Status RedisBatch::Consume(net::ReadBuffer& buffer) {

@@ -15,13 +15,15 @@
 
 #include "cachet/backend.h"
 #include "cachet/net/fan_out.h"
+#include "redis_commands.h"
 #include "resp_parser.h"
 
 namespace cachet::redis {
 
 class RedisBatch final : public net::ReplyReader {
  public:
-  RedisBatch(std::string where, RespLimits limits) : where_(std::move(where)), parser_(limits) {}
+  RedisBatch(std::string where, RespLimits limits, CounterMode counters)
+      : where_(std::move(where)), parser_(limits), counters_(counters) {}
 
   void Add(Operation& op);
   const std::string& request() const noexcept { return request_; }
@@ -42,6 +44,7 @@ class RedisBatch final : public net::ReplyReader {
   std::vector<Operation*> sent_;
   std::vector<Operation*> needs_script_;
   std::size_t next_ = 0;
+  CounterMode counters_;
 };
 
 }  // namespace cachet::redis

@@ -34,11 +34,22 @@ void AppendScript(std::string* out, StoreMode mode, std::string_view key, std::s
 
 void AppendDel(std::string* out, std::string_view key) { RespCommand(out, 2).Arg("DEL").Arg(key); }
 
-void AppendCounter(std::string* out, bool increment, std::string_view key, std::uint64_t delta) {
-  RespCommand(out, 3)
-      .Arg(increment ? "INCRBY" : "DECRBY")
-      .Arg(key)
-      .Arg(static_cast<std::int64_t>(delta));
+void AppendCounter(std::string* out, CounterMode mode, bool increment, std::string_view key,
+                   std::uint64_t delta, bool by_source) {
+  if (mode == CounterMode::kNative) {
+    RespCommand(out, 3)
+        .Arg(increment ? "INCRBY" : "DECRBY")
+        .Arg(key)
+        .Arg(static_cast<std::int64_t>(delta));
+    return;
+  }
+  RespCommand command(out, 6);
+  if (by_source) {
+    command.Arg("EVAL").Arg(kCounterScript.source);
+  } else {
+    command.Arg("EVALSHA").Arg(kCounterScript.sha1);
+  }
+  command.Arg(std::int64_t{1}).Arg(key).Arg(delta).Arg(increment ? "+" : "-");
 }
 
 void AppendTouch(std::string* out, std::string_view key, Ttl ttl) {

@@ -19,8 +19,15 @@ void AppendSet(std::string* out, StoreMode mode, std::string_view key, std::stri
 void AppendScript(std::string* out, StoreMode mode, std::string_view key,
                   std::string_view value, bool by_source);
 void AppendDel(std::string* out, std::string_view key);
-// INCRBY or DECRBY. REQUIRES: delta fits in a signed 64-bit number.
-void AppendCounter(std::string* out, bool increment, std::string_view key, std::uint64_t delta);
+enum class CounterMode : std::uint8_t {
+  kMemcached,  // the counter script: unsigned, wrapping, missing key not found
+  kNative,     // INCRBY / DECRBY: signed, a missing key counts from 0
+};
+
+// INCRBY or DECRBY (REQUIRES: delta fits in a signed 64-bit number), or the
+// counter script by EVALSHA (by_source false) or EVAL.
+void AppendCounter(std::string* out, CounterMode mode, bool increment, std::string_view key,
+                   std::uint64_t delta, bool by_source);
 // PEXPIRE key ms, or GETEX key PERSIST for no TTL (PERSIST cannot tell a missing
 // key from one without a TTL).
 void AppendTouch(std::string* out, std::string_view key, Ttl ttl);

@@ -1,7 +1,9 @@
 // The reply-to-Status table of the redis plugin.
 #include "redis_replies.h"
 
+#include <charconv>
 #include <string>
+#include <system_error>
 
 #include "redis_session.h"
 
@@ -43,8 +45,17 @@ Status ReadOneOrZero(RespValue reply, std::string_view where, Status on_zero) {
 }
 
 Status ReadCounter(RespValue reply, std::string_view where, std::uint64_t* value) {
-  if (reply.type() != RespType::kInteger) return Unexpected(reply, where);
-  *value = static_cast<std::uint64_t>(reply.integer());
+  if (reply.type() == RespType::kInteger) {
+    *value = static_cast<std::uint64_t>(reply.integer());
+    return Status::OK();
+  }
+  if (reply.IsNull()) return Status::NotFound();
+  if (!reply.IsString()) return Unexpected(reply, where);
+  std::string_view text = reply.text();
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return Status::ProtocolError("redis " + std::string(where) + ": counter reply is not a number");
+  }
   return Status::OK();
 }
 

@@ -20,7 +20,8 @@ Status ReadValue(RespValue reply, std::string_view where, Item* out);
 Status ReadStored(RespValue reply, std::string_view where);
 // Commands answering 1 or 0: 0 is `on_zero`.
 Status ReadOneOrZero(RespValue reply, std::string_view where, Status on_zero);
-// INCRBY / DECRBY: the new value, negative ones as two's complement.
+// INCRBY / DECRBY: the new value, negative ones as two's complement; the
+// counter script: the new value as decimal text, nil for a missing key.
 Status ReadCounter(RespValue reply, std::string_view where, std::uint64_t* value);
 // Any reply but an error is success.
 Status ReadNotError(RespValue reply, std::string_view where);

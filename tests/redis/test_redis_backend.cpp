@@ -75,8 +75,18 @@ TEST_CASE("every operation maps onto Redis, in RESP2 and RESP3", "[redis][integr
     REQUIRE(backend->Incr("n", 5, &counter).ok());
     CHECK(counter == 15);
     REQUIRE(backend->Decr("n", 20, &counter).ok());
-    CHECK(static_cast<std::int64_t>(counter) == -5);
+    CHECK(counter == 0);
     CHECK(backend->Incr("k", 1, &counter).IsInvalidArgument());
+    CHECK(backend->Incr("no-counter", 1, &counter).IsNotFound());
+    // Past 2^53, where Lua's doubles stop being exact, and across the wrap.
+    REQUIRE(backend->Store(StoreMode::kSet, "n", ItemView("18446744073709551000"), {}).ok());
+    REQUIRE(backend->Incr("n", 615, &counter).ok());
+    CHECK(counter == 18446744073709551615u);
+    REQUIRE(backend->Incr("n", 9999999999, &counter).ok());
+    CHECK(counter == 9999999998u);
+    REQUIRE(backend->Decr("n", 9999999997, &counter).ok());
+    CHECK(counter == 1);
+    CHECK(RedisCli(**server, "GET n") == "1");
 
     WriteOptions with_ttl;
     with_ttl.ttl = Ttl(60000);
@@ -106,7 +116,8 @@ TEST_CASE("every operation maps onto Redis, in RESP2 and RESP3", "[redis][integr
 TEST_CASE("the script hashes are the SHA-1 of their source", "[redis][integration]") {
   auto server = cachet::test::StartRedis();
   REQUIRE(server.ok());
-  for (const auto* script : {&cachet::redis::kAppendScript, &cachet::redis::kPrependScript}) {
+  for (const auto* script : {&cachet::redis::kAppendScript, &cachet::redis::kPrependScript,
+                             &cachet::redis::kCounterScript}) {
     std::string sha = RedisCli(**server, "SCRIPT LOAD \"" + std::string(script->source) + "\"");
     CHECK(sha == script->sha1);
   }
@@ -229,4 +240,21 @@ TEST_CASE("a mixed batch is pipelined over two servers with one result per opera
     errors += op.status.IsError() ? 1 : 0;
   }
   CHECK(errors > kKeys / 4);
+}
+
+TEST_CASE("counters = redis uses INCRBY's signed semantics", "[redis][integration]") {
+  auto server = cachet::test::StartRedis();
+  REQUIRE(server.ok());
+  RedisOptions options;
+  auto parsed = cachet::net::ParseServerAddress((*server)->address(), 6379);
+  REQUIRE(parsed.ok());
+  options.servers.push_back(*parsed);
+  options.counters = cachet::redis::CounterMode::kNative;
+  RedisBackend backend(std::move(options));
+  std::uint64_t counter = 0;
+  REQUIRE(backend.Incr("fresh", 5, &counter).ok());
+  CHECK(counter == 5);
+  REQUIRE(backend.Decr("fresh", 7, &counter).ok());
+  CHECK(static_cast<std::int64_t>(counter) == -2);
+  CHECK(backend.Incr("fresh", std::uint64_t{1} << 63, &counter).IsInvalidArgument());
 }
