@@ -8,6 +8,8 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -112,7 +114,8 @@ Status JoinErrors(std::vector<LineError> errors) {
   if (errors.empty()) return Status::OK();
   // Errors from the file first, in line order; overrides and missing options after.
   std::stable_sort(errors.begin(), errors.end(), [](const LineError& a, const LineError& b) {
-    return (a.line == 0 ? INT32_MAX : a.line) < (b.line == 0 ? INT32_MAX : b.line);
+    constexpr int kLast = std::numeric_limits<int>::max();
+    return (a.line == 0 ? kLast : a.line) < (b.line == 0 ? kLast : b.line);
   });
   std::string text;
   for (const LineError& error : errors) {
@@ -172,11 +175,11 @@ Result<Config> Config::LoadFile(const std::string& path,
     return Status::ConfigError(path + ": cannot read: " + reason);
   }
   std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (!(text << in.rdbuf())) {
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (!in.is_open() || in.bad()) {
     return Status::ConfigError(path + ": cannot read: " + std::strerror(errno));
   }
-  Result<Config> config = Parse(text.str(), path, overrides);
+  Result<Config> config = Parse(text, path, overrides);
   if (config.ok()) config->path_ = path;
   return config;
 }

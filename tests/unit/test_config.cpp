@@ -230,6 +230,18 @@ TEST_CASE("LoadFile names the file, and reads it like Parse", "[config]") {
   std::filesystem::remove(file);
 }
 
+TEST_CASE("an empty file is a valid config of defaults", "[config]") {
+  std::filesystem::path file =
+      std::filesystem::temp_directory_path() / "cachet_test_config_empty.conf";
+  std::ofstream{file};
+  auto config = Config::LoadFile(file.string());
+  std::filesystem::remove(file);
+  INFO(config.status().ToString());
+  REQUIRE(config.ok());
+  REQUIRE(config->Validate("cache", CacheOptionSpecs()).ok());
+  CHECK(config->section("cache")->GetString("backend") == "memory");
+}
+
 TEST_CASE("a validated section keeps its schema after the caller's copy is gone", "[config]") {
   // A plugin's schema lives in its library, which may be unloaded while the
   // Config lives on; Render must still know which values are secret.

@@ -1,0 +1,52 @@
+// Loads store plugins with PluginLoader and does a set and a get through each.
+// Usage: cachet_consumer <dir with cachet-notebook.so> [<dir with cachet-memory.so>]
+#include <cstdio>
+#include <string>
+
+#include "cachet/config.h"
+#include "cachet/plugin.h"
+
+namespace {
+
+// Loads `name` from `dir`, writes a value and reads it back; prints what failed.
+bool SetAndGet(const std::string& dir, const std::string& name) {
+  auto plugin = cachet::PluginLoader({dir}).Load(name);
+  if (!plugin.ok()) {
+    std::fprintf(stderr, "%s\n", plugin.status().ToString().c_str());
+    return false;
+  }
+  auto config = cachet::Config::Parse("", "consumer");
+  cachet::Status valid = config->Validate(name, (*plugin)->options());
+  if (!valid.ok()) {
+    std::fprintf(stderr, "%s\n", valid.ToString().c_str());
+    return false;
+  }
+  auto backend = (*plugin)->CreateBackend(*config->section(name), nullptr);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "%s\n", backend.status().ToString().c_str());
+    return false;
+  }
+  cachet::Status stored =
+      (*backend)->Store(cachet::StoreMode::kSet, "greeting", cachet::ItemView("hello"), {});
+  cachet::Item item;
+  cachet::Status read = (*backend)->Get("greeting", &item);
+  if (!stored.ok() || !read.ok() || item.value != "hello") {
+    std::fprintf(stderr, "%s: set/get failed: %s / %s\n", name.c_str(),
+                 stored.ToString().c_str(), read.ToString().c_str());
+    return false;
+  }
+  std::printf("%s: set and get ok\n", name.c_str());
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || argc > 3) {
+    std::fprintf(stderr, "usage: %s NOTEBOOK_PLUGIN_DIR [MEMORY_PLUGIN_DIR]\n", argv[0]);
+    return 2;
+  }
+  bool ok = SetAndGet(argv[1], "notebook");
+  if (argc == 3) ok = SetAndGet(argv[2], "memory") && ok;
+  return ok ? 0 : 1;
+}
