@@ -11,8 +11,8 @@ constexpr std::array kCacheOptions = {
     OptionSpec{"backend", OptionType::kString, "memory",
                "The store plugin to use: memory, memcached, redis, tokyotyrant, ..."},
     OptionSpec{"namespace", OptionType::kString, "", "A prefix added to every key"},
-    OptionSpec{"serializer", OptionType::kString, "json", "Encoding of structured values",
-               false, false, "json|msgpack|cbor"},
+    OptionSpec{"serializer", OptionType::kString, "json", "Encoding of structured values", false,
+               false, "json|msgpack|cbor"},
     OptionSpec{"compressor", OptionType::kString, "none", "Compression of large values", false,
                false, "none|zlib|gzip|zstd"},
     OptionSpec{"compression_level", OptionType::kInt, "0",
@@ -24,8 +24,8 @@ constexpr std::array kCacheOptions = {
     OptionSpec{"default_ttl", OptionType::kInt, "0",
                "Seconds to live when a write gives no TTL; 0 means never expire"},
     OptionSpec{"flags_profile", OptionType::kString, "cachet",
-               "How value flags are written, for sharing a store with other clients", false,
-               false, "cachet|perl|python"},
+               "How value flags are written, for sharing a store with other clients", false, false,
+               "cachet|perl|python"},
     OptionSpec{"log_level", OptionType::kString, "info", "The core logger's level", false, false,
                "trace|debug|info|warn|error|critical|off"},
     OptionSpec{"plugin", OptionType::kString, "",
@@ -42,11 +42,16 @@ std::span<const OptionSpec> CacheOptionSpecs() noexcept { return kCacheOptions; 
 
 std::string_view OptionTypeName(OptionType t) noexcept {
   switch (t) {
-    case OptionType::kString: return "string";
-    case OptionType::kInt: return "int";
-    case OptionType::kBool: return "bool";
-    case OptionType::kDouble: return "double";
-    case OptionType::kList: return "list";
+    case OptionType::kString:
+      return "string";
+    case OptionType::kInt:
+      return "int";
+    case OptionType::kBool:
+      return "bool";
+    case OptionType::kDouble:
+      return "double";
+    case OptionType::kList:
+      return "list";
   }
   return "unknown";
 }

@@ -3,6 +3,8 @@
 #include "cachet/config.h"
 
 #include <algorithm>
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/parsers.hpp>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -12,9 +14,6 @@
 #include <limits>
 #include <sstream>
 #include <utility>
-
-#include <boost/program_options/options_description.hpp>
-#include <boost/program_options/parsers.hpp>
 
 #include "ini_layout.h"
 #include "interned_schema.h"
@@ -167,8 +166,7 @@ void ConfigSection::Set(std::string key, ConfigValue value) {
 
 // Config: reading --------------------------------------------------------------
 
-Result<Config> Config::LoadFile(const std::string& path,
-                                std::span<const std::string> overrides) {
+Result<Config> Config::LoadFile(const std::string& path, std::span<const std::string> overrides) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     std::string reason = std::filesystem::exists(path, ec) ? "not a regular file" : "no such file";

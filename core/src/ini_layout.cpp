@@ -68,9 +68,8 @@ class LayoutBuilder {
     }
     for (const IniKeyLine& seen : layout_.keys) {
       if (seen.section == section_ && seen.key == key) {
-        return WhereLine(source_, line) + "[" + section_ + "] " + key +
-               ": set twice, on lines " + std::to_string(seen.line) + " and " +
-               std::to_string(line);
+        return WhereLine(source_, line) + "[" + section_ + "] " + key + ": set twice, on lines " +
+               std::to_string(seen.line) + " and " + std::to_string(line);
       }
     }
     layout_.keys.push_back({section_, std::move(key), line});

@@ -1,8 +1,9 @@
 // Plugin: a loaded, checked plugin library, and the backends its factory makes.
+#include "cachet/plugin.h"
+
 #include <utility>
 
 #include "cachet/log.h"
-#include "cachet/plugin.h"
 #include "plugin_library.h"
 
 namespace cachet {

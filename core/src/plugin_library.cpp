@@ -3,11 +3,10 @@
 
 #include <dlfcn.h>
 
+#include <boost/dll/shared_library.hpp>
 #include <cstring>
 #include <exception>
 #include <system_error>
-
-#include <boost/dll/shared_library.hpp>
 
 namespace cachet {
 
@@ -60,7 +59,8 @@ Result<std::shared_ptr<const Plugin>> OpenCheckedFile(const fs::path& file) {
   dlerror();  // Clears any stale message, so the one read below is about this load.
   library->load(file, boost::dll::load_mode::rtld_now, load_error);
   if (load_error) {
-    return Status::PluginError(PluginFailure(file, "cannot load: " + LoaderReason(file, load_error)));
+    return Status::PluginError(
+        PluginFailure(file, "cannot load: " + LoaderReason(file, load_error)));
   }
   if (!library->has(kPluginEntryPoint)) {
     return Status::PluginError(

@@ -1,11 +1,10 @@
 // PluginLoader: finds plugin files along a search path and opens them.
 #include <algorithm>
+#include <boost/dll/runtime_symbol_info.hpp>
 #include <cstdlib>
 #include <set>
 #include <system_error>
 #include <utility>
-
-#include <boost/dll/runtime_symbol_info.hpp>
 
 #include "cachet/plugin.h"
 #include "plugin_library.h"

@@ -10,8 +10,15 @@ cachet::Status CreateNothing(const cachet::PluginContext&,
 }
 
 const cachet::PluginDescriptor kDescriptor = {
-    cachet::kPluginAbiVersion, CACHET_BUILD_FINGERPRINT, "failing-factory", "1.0",
-    "A factory that always fails", nullptr, 0, 0, &CreateNothing,
+    cachet::kPluginAbiVersion,
+    CACHET_BUILD_FINGERPRINT,
+    "failing-factory",
+    "1.0",
+    "A factory that always fails",
+    nullptr,
+    0,
+    0,
+    &CreateNothing,
 };
 
 }  // namespace

@@ -10,8 +10,15 @@ cachet::Status CreateNull(const cachet::PluginContext&,
 }
 
 const cachet::PluginDescriptor kDescriptor = {
-    cachet::kPluginAbiVersion, CACHET_BUILD_FINGERPRINT, "null-backend", "1.0",
-    "A factory that returns ok and nothing", nullptr, 0, 0, &CreateNull,
+    cachet::kPluginAbiVersion,
+    CACHET_BUILD_FINGERPRINT,
+    "null-backend",
+    "1.0",
+    "A factory that returns ok and nothing",
+    nullptr,
+    0,
+    0,
+    &CreateNull,
 };
 
 }  // namespace

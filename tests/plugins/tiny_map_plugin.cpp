@@ -33,8 +33,7 @@ class TinyMapBackend final : public cachet::Backend {
 
   cachet::Status Remove(std::string_view key) override {
     std::lock_guard lock(mutex_);
-    return items_.erase(std::string(key)) == 1 ? cachet::Status::OK()
-                                                : cachet::Status::NotFound();
+    return items_.erase(std::string(key)) == 1 ? cachet::Status::OK() : cachet::Status::NotFound();
   }
 
  private:
@@ -57,8 +56,15 @@ const cachet::OptionSpec kOptions[] = {
 };
 
 const cachet::PluginDescriptor kDescriptor = {
-    cachet::kPluginAbiVersion, CACHET_BUILD_FINGERPRINT, "tinymap", "1.0",
-    "A map in memory, for the loader tests", kOptions, 1, 0, &CreateTinyMap,
+    cachet::kPluginAbiVersion,
+    CACHET_BUILD_FINGERPRINT,
+    "tinymap",
+    "1.0",
+    "A map in memory, for the loader tests",
+    kOptions,
+    1,
+    0,
+    &CreateTinyMap,
 };
 
 }  // namespace

@@ -12,8 +12,15 @@ cachet::Status CreateNothing(const cachet::PluginContext&,
 }
 
 const cachet::PluginDescriptor kDescriptor = {
-    cachet::kPluginAbiVersion, CACHET_BUILD_FINGERPRINT, "unresolved-symbol", "1.0",
-    "Needs a symbol nobody has", nullptr, 0, 0, &CreateNothing,
+    cachet::kPluginAbiVersion,
+    CACHET_BUILD_FINGERPRINT,
+    "unresolved-symbol",
+    "1.0",
+    "Needs a symbol nobody has",
+    nullptr,
+    0,
+    0,
+    &CreateNothing,
 };
 
 }  // namespace

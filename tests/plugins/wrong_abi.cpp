@@ -5,8 +5,15 @@
 namespace {
 
 const cachet::PluginDescriptor kDescriptor = {
-    cachet::kPluginAbiVersion + 41, CACHET_BUILD_FINGERPRINT, "wrong-abi", "1.0",
-    "Claims a future ABI", nullptr, 0, 0, nullptr,
+    cachet::kPluginAbiVersion + 41,
+    CACHET_BUILD_FINGERPRINT,
+    "wrong-abi",
+    "1.0",
+    "Claims a future ABI",
+    nullptr,
+    0,
+    0,
+    nullptr,
 };
 
 }  // namespace

@@ -10,8 +10,15 @@ cachet::Status NeverCalled(const cachet::PluginContext&,
 }
 
 const cachet::PluginDescriptor kDescriptor = {
-    cachet::kPluginAbiVersion, "cachet 0.0.0; some other compiler; libc++ 1; C++ 201703",
-    "wrong-fingerprint", "1.0", "Built elsewhere", nullptr, 0, 0, &NeverCalled,
+    cachet::kPluginAbiVersion,
+    "cachet 0.0.0; some other compiler; libc++ 1; C++ 201703",
+    "wrong-fingerprint",
+    "1.0",
+    "Built elsewhere",
+    nullptr,
+    0,
+    0,
+    &NeverCalled,
 };
 
 }  // namespace

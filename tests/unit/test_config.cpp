@@ -1,7 +1,6 @@
 // Config: parsing, overrides, validation against a schema, and rendering.
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -29,13 +28,13 @@ constexpr std::array kRedisOptions = {
 };
 
 const char* const kShopConf =
-    "# shop.conf: a cache in front of memcached\n"  // 1
-    "[cache]\n"                                       // 2
-    "backend = memcached          # plugin name\n"    // 3
-    "compress_threshold = 2048\n"                     // 4
-    "metrics = off\n"                                 // 5
-    "\n"                                              // 6
-    "[memcached]\n"                                   // 7
+    "# shop.conf: a cache in front of memcached\n"                            // 1
+    "[cache]\n"                                                               // 2
+    "backend = memcached          # plugin name\n"                            // 3
+    "compress_threshold = 2048\n"                                             // 4
+    "metrics = off\n"                                                         // 5
+    "\n"                                                                      // 6
+    "[memcached]\n"                                                           // 7
     "servers = 10.0.0.1:11211:1, 10.0.0.2:11211:2   # host:port[:weight]\n";  // 8
 
 Config MustParse(std::string_view text, std::vector<std::string> overrides = {}) {
@@ -101,8 +100,8 @@ TEST_CASE("every [cache] option has a help text and a default", "[config]") {
 }
 
 TEST_CASE("a typo'd key names the file, the line, and the likely option", "[config]") {
-  std::string error = ValidateError("[memcached]\n\nsrvers = a:1\n", "memcached",
-                                    kMemcachedOptions);
+  std::string error =
+      ValidateError("[memcached]\n\nsrvers = a:1\n", "memcached", kMemcachedOptions);
   CHECK(error == "shop.conf:3: [memcached] srvers: unknown option (did you mean 'servers'?)");
 }
 
@@ -127,8 +126,7 @@ TEST_CASE("bad booleans and numbers are refused", "[config]") {
 }
 
 TEST_CASE("a value outside the choices lists them", "[config]") {
-  std::string error =
-      ValidateError("[cache]\ncompressor = lz4\n", "cache", CacheOptionSpecs());
+  std::string error = ValidateError("[cache]\ncompressor = lz4\n", "cache", CacheOptionSpecs());
   CHECK(error == "shop.conf:2: [cache] compressor: 'lz4' is not one of none|zlib|gzip|zstd");
 }
 
@@ -146,8 +144,8 @@ TEST_CASE("all errors of a section are reported, in line order", "[config]") {
 }
 
 TEST_CASE("a key set twice in a section names both lines", "[config]") {
-  auto config = Config::Parse("[cache]\nbackend = memory\n[redis]\n[cache]\nbackend = redis\n",
-                              "shop.conf");
+  auto config =
+      Config::Parse("[cache]\nbackend = memory\n[redis]\n[cache]\nbackend = redis\n", "shop.conf");
   REQUIRE(config.status().IsConfigError());
   CHECK(config.status().message() == "shop.conf:5: [cache] backend: set twice, on lines 2 and 5");
 }

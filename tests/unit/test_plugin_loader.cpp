@@ -1,9 +1,8 @@
 // PluginLoader and Plugin: loading the test plugins (tests/plugins), one clear
 // line for every broken one, and backends that keep their library loaded.
-#include <catch2/catch.hpp>
-
 #include <dlfcn.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -22,9 +21,7 @@ const fs::path kPluginDir = CACHET_TEST_PLUGIN_DIR;
 
 PluginLoader TestLoader() { return PluginLoader({kPluginDir}); }
 
-fs::path PluginFile(std::string_view name) {
-  return kPluginDir / PluginLoader::FileNameFor(name);
-}
+fs::path PluginFile(std::string_view name) { return kPluginDir / PluginLoader::FileNameFor(name); }
 
 // The message of a load that must fail, checked to be one line about `name`'s file.
 std::string LoadFailure(std::string_view name) {
@@ -93,9 +90,10 @@ TEST_CASE("a missing plugin lists the directories searched", "[plugin]") {
   PluginLoader loader({"/nonexistent/one", kPluginDir});
   auto plugin = loader.Load("nosuchstore");
   REQUIRE(plugin.status().IsPluginError());
-  CHECK(plugin.status().message() == "plugin cachet-nosuchstore.so: not found in "
-                                     "/nonexistent/one, " +
-                                         kPluginDir.string());
+  CHECK(plugin.status().message() ==
+        "plugin cachet-nosuchstore.so: not found in "
+        "/nonexistent/one, " +
+            kPluginDir.string());
 }
 
 TEST_CASE("a missing explicit path is not found", "[plugin]") {
@@ -123,8 +121,8 @@ TEST_CASE("an unresolved symbol is reported by name at load time", "[plugin]") {
 }
 
 TEST_CASE("a library without the entry point is not a cachet plugin", "[plugin]") {
-  CHECK(LoadFailure("no-entry-point").ends_with(
-      ": not a cachet plugin: no cachet_plugin_v1 entry point"));
+  CHECK(LoadFailure("no-entry-point")
+            .ends_with(": not a cachet plugin: no cachet_plugin_v1 entry point"));
 }
 
 TEST_CASE("a wrong ABI version is refused before anything else", "[plugin]") {
@@ -155,8 +153,9 @@ TEST_CASE("a factory that returns ok without a backend is an error", "[plugin]")
   cachet::ConfigSection options("null-backend");
   auto backend = (*plugin)->CreateBackend(options, nullptr);
   REQUIRE(backend.status().IsPluginError());
-  CHECK(backend.status().message().ends_with("create failed: the factory returned ok but no "
-                                             "backend"));
+  CHECK(
+      backend.status().message().ends_with("create failed: the factory returned ok but no "
+                                           "backend"));
 }
 
 TEST_CASE("Discover finds every plugin file once, the first directory winning", "[plugin]") {
@@ -185,8 +184,7 @@ TEST_CASE("Discover finds every plugin file once, the first directory winning", 
   CHECK(failures == 5);
 }
 
-TEST_CASE("the default search path puts config dirs, then CACHET_PLUGIN_PATH first",
-          "[plugin]") {
+TEST_CASE("the default search path puts config dirs, then CACHET_PLUGIN_PATH first", "[plugin]") {
   REQUIRE(setenv("CACHET_PLUGIN_PATH", "/env/one::/env/two", 1) == 0);
   std::vector<std::string> config_dirs{"/config/dir"};
   auto dirs = PluginLoader::DefaultSearchPath(config_dirs);

@@ -31,8 +31,8 @@ bool SetAndGet(const std::string& dir, const std::string& name) {
   cachet::Item item;
   cachet::Status read = (*backend)->Get("greeting", &item);
   if (!stored.ok() || !read.ok() || item.value != "hello") {
-    std::fprintf(stderr, "%s: set/get failed: %s / %s\n", name.c_str(),
-                 stored.ToString().c_str(), read.ToString().c_str());
+    std::fprintf(stderr, "%s: set/get failed: %s / %s\n", name.c_str(), stored.ToString().c_str(),
+                 read.ToString().c_str());
     return false;
   }
   std::printf("%s: set and get ok\n", name.c_str());

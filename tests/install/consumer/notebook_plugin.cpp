@@ -32,8 +32,7 @@ class NotebookBackend final : public cachet::Backend {
 
   cachet::Status Remove(std::string_view key) override {
     std::lock_guard lock(mutex_);
-    return pages_.erase(std::string(key)) == 1 ? cachet::Status::OK()
-                                                : cachet::Status::NotFound();
+    return pages_.erase(std::string(key)) == 1 ? cachet::Status::OK() : cachet::Status::NotFound();
   }
 
  private:
@@ -52,8 +51,15 @@ cachet::Status CreateNotebook(const cachet::PluginContext&,
 }
 
 const cachet::PluginDescriptor kDescriptor = {
-    cachet::kPluginAbiVersion, CACHET_BUILD_FINGERPRINT, "notebook", "1.0",
-    "A map in memory, built out of tree", nullptr, 0, 0, &CreateNotebook,
+    cachet::kPluginAbiVersion,
+    CACHET_BUILD_FINGERPRINT,
+    "notebook",
+    "1.0",
+    "A map in memory, built out of tree",
+    nullptr,
+    0,
+    0,
+    &CreateNotebook,
 };
 
 }  // namespace
