@@ -46,8 +46,8 @@ std::string EndpointHost(std::string_view endpoint, std::string_view ip,
 }
 
 Status BadReply(std::string_view command, std::string_view why) {
-  return Status::ProtocolError("unexpected CLUSTER " + std::string(command) + " reply: " +
-                               std::string(why));
+  return Status::ProtocolError("unexpected CLUSTER " + std::string(command) +
+                               " reply: " + std::string(why));
 }
 
 // The primary of one CLUSTER SHARDS entry; false when the shard has none online.
@@ -196,8 +196,8 @@ std::optional<Redirect> ParseRedirect(std::string_view error, std::string_view a
   std::string_view rest = error.substr(error.find(' ') + 1);
   std::size_t space = rest.find(' ');
   std::int64_t slot = 0;
-  if (space == std::string_view::npos || !ParseDecimal(rest.substr(0, space), &slot) ||
-      slot < 0 || slot >= kSlotCount) {
+  if (space == std::string_view::npos || !ParseDecimal(rest.substr(0, space), &slot) || slot < 0 ||
+      slot >= kSlotCount) {
     return std::nullopt;
   }
   redirect.slot = static_cast<std::uint16_t>(slot);

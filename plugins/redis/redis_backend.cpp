@@ -32,8 +32,7 @@ bool IsNoScript(const Status& s) {
 RedisBackend::RedisBackend(RedisOptions options)
     : options_(std::move(options)),
       session_(options_.session),
-      pool_(options_.servers,
-            net::Distribution::Create(options_.distribution, options_.servers),
+      pool_(options_.servers, net::Distribution::Create(options_.distribution, options_.servers),
             options_.pool) {}
 
 Status RedisBackend::RunOnServer(std::size_t server, std::string_view request,
@@ -41,10 +40,9 @@ Status RedisBackend::RunOnServer(std::size_t server, std::string_view request,
   net::ServerPool::Lease lease = pool_.Acquire(server);
   std::string where = pool_.address(server).HostPort();
   Status result;
-  Status transport = session_.Exchange(lease.connection(), request, 1,
-                                       [&](std::size_t, RespValue reply) {
-                                         result = on_reply(reply, where);
-                                       });
+  Status transport =
+      session_.Exchange(lease.connection(), request, 1,
+                        [&](std::size_t, RespValue reply) { result = on_reply(reply, where); });
   // Wrong credentials say nothing about the server's health.
   if (!transport.ok() && !transport.IsAuthFailed()) {
     pool_.ReportFailure(server);

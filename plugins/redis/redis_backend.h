@@ -44,10 +44,10 @@ struct RedisOptions {
 
 class RedisBackend final : public Backend {
  public:
-  static constexpr Capabilities kCapabilities{
-      Capability::kNativeTtl, Capability::kAppendPrepend, Capability::kTouch,
-      Capability::kCounters,  Capability::kFlush,         Capability::kStats,
-      Capability::kGetAndTouch, Capability::kPipelining};
+  static constexpr Capabilities kCapabilities{Capability::kNativeTtl,   Capability::kAppendPrepend,
+                                              Capability::kTouch,       Capability::kCounters,
+                                              Capability::kFlush,       Capability::kStats,
+                                              Capability::kGetAndTouch, Capability::kPipelining};
 
   // Commands in flight per server: a batch is sent in rounds of at most this
   // many, so neither side's socket buffers fill up with unread replies.
@@ -81,8 +81,7 @@ class RedisBackend final : public Backend {
   using ReplyFn = std::function<Status(RespValue reply, std::string_view where)>;
   Status RunOnKey(std::string_view key, std::string_view request, const ReplyFn& on_reply);
   Status RunOnServer(std::size_t server, std::string_view request, const ReplyFn& on_reply);
-  Status Counter(bool increment, std::string_view key, std::uint64_t delta,
-                 std::uint64_t* value);
+  Status Counter(bool increment, std::string_view key, std::uint64_t delta, std::uint64_t* value);
   void RunRound(std::span<Operation> ops);
   // Append or prepend by EVALSHA, falling back to EVAL on NOSCRIPT.
   Status RunScript(StoreMode mode, std::string_view key, std::string_view value);

@@ -16,7 +16,9 @@ bool IsScript(const Operation& op) {
 // Encodes `op`; false when it is settled without a command.
 bool Encode(Operation& op, CounterMode counters, std::string* out) {
   switch (op.kind) {
-    case OpKind::kGet: AppendGet(out, op.key); return true;
+    case OpKind::kGet:
+      AppendGet(out, op.key);
+      return true;
     case OpKind::kStore:
       if (op.mode == StoreMode::kCas) {
         op.status = Status::Unsupported("redis does not support cas");
@@ -28,7 +30,9 @@ bool Encode(Operation& op, CounterMode counters, std::string* out) {
         AppendSet(out, op.mode, op.key, op.item.value, op.ttl);
       }
       return true;
-    case OpKind::kRemove: AppendDel(out, op.key); return true;
+    case OpKind::kRemove:
+      AppendDel(out, op.key);
+      return true;
     case OpKind::kIncr:
     case OpKind::kDecr:
       if (counters == CounterMode::kNative) {
@@ -37,7 +41,9 @@ bool Encode(Operation& op, CounterMode counters, std::string* out) {
       }
       AppendCounter(out, counters, op.kind == OpKind::kIncr, op.key, op.delta, false);
       return true;
-    case OpKind::kTouch: AppendTouch(out, op.key, op.ttl); return true;
+    case OpKind::kTouch:
+      AppendTouch(out, op.key, op.ttl);
+      return true;
   }
   op.status = Status::Internal("unknown operation kind");
   return false;
@@ -45,13 +51,16 @@ bool Encode(Operation& op, CounterMode counters, std::string* out) {
 
 Status Apply(Operation& op, RespValue reply, std::string_view where) {
   switch (op.kind) {
-    case OpKind::kGet: return ReadValue(reply, where, &op.result);
+    case OpKind::kGet:
+      return ReadValue(reply, where, &op.result);
     case OpKind::kStore:
       return IsScript(op) ? ReadOneOrZero(reply, where, Status::NotStored())
                           : ReadStored(reply, where);
-    case OpKind::kRemove: return ReadOneOrZero(reply, where, Status::NotFound());
+    case OpKind::kRemove:
+      return ReadOneOrZero(reply, where, Status::NotFound());
     case OpKind::kIncr:
-    case OpKind::kDecr: return ReadCounter(reply, where, &op.counter);
+    case OpKind::kDecr:
+      return ReadCounter(reply, where, &op.counter);
     case OpKind::kTouch:
       if (op.ttl.count() > 0) return ReadOneOrZero(reply, where, Status::NotFound());
       return reply.IsNull() ? Status::NotFound() : ReadNotError(reply, where);
@@ -68,11 +77,13 @@ void RedisBatch::Add(Operation& op) {
 Status RedisBatch::Consume(net::ReadBuffer& buffer) {
   while (next_ < sent_.size()) {
     switch (parser_.Parse(buffer.data())) {
-      case RespParser::Outcome::kNeedMore: return Status::OK();
+      case RespParser::Outcome::kNeedMore:
+        return Status::OK();
       case RespParser::Outcome::kError:
         return Status::ProtocolError("redis " + where_ + ": " +
                                      std::string(parser_.error().message()));
-      case RespParser::Outcome::kReply: break;
+      case RespParser::Outcome::kReply:
+        break;
     }
     RespValue reply = parser_.reply().root();
     // Out-of-band RESP3 pushes are not replies to our commands.

@@ -16,8 +16,8 @@ void AppendSet(std::string* out, StoreMode mode, std::string_view key, std::stri
                Ttl ttl);
 // EVALSHA (by_source false) or EVAL of the append or prepend script.
 // REQUIRES: mode is kAppend or kPrepend.
-void AppendScript(std::string* out, StoreMode mode, std::string_view key,
-                  std::string_view value, bool by_source);
+void AppendScript(std::string* out, StoreMode mode, std::string_view key, std::string_view value,
+                  bool by_source);
 void AppendDel(std::string* out, std::string_view key);
 enum class CounterMode : std::uint8_t {
   kMemcached,  // the counter script: unsigned, wrapping, missing key not found

@@ -94,8 +94,7 @@ Status RedisSession::Handshake(net::Connection& connection) const {
   });
   if (!s.ok()) return s;
   if (first_error.IsAuthFailed()) {
-    return Status::AuthFailed("redis " + where + ": authentication failed for user '" +
-                              user +
+    return Status::AuthFailed("redis " + where + ": authentication failed for user '" + user +
                               "' (check [redis] username and password)");
   }
   return first_error;
@@ -112,7 +111,8 @@ Status RedisSession::ReadReplies(net::Connection& connection, std::size_t reply_
     switch (parser.Parse(buffer.data())) {
       case RespParser::Outcome::kReply:
         // Out-of-band RESP3 pushes are not replies to our commands.
-        if (parser.reply().root().type() != RespType::kPush) on_reply(index++, parser.reply().root());
+        if (parser.reply().root().type() != RespType::kPush)
+          on_reply(index++, parser.reply().root());
         buffer.Consume(parser.consumed());
         break;
       case RespParser::Outcome::kNeedMore:

@@ -25,11 +25,11 @@
 namespace cachet::redis {
 
 struct SessionSettings {
-  int resp = 2;              // 2 or 3
-  std::string username;      // ACL user; empty: the default user
-  std::string password;      // empty: no AUTH
-  std::int64_t db = 0;       // SELECT when not 0
-  std::string client_name;   // CLIENT SETNAME when not empty
+  int resp = 2;             // 2 or 3
+  std::string username;     // ACL user; empty: the default user
+  std::string password;     // empty: no AUTH
+  std::int64_t db = 0;      // SELECT when not 0
+  std::string client_name;  // CLIENT SETNAME when not empty
   RespLimits limits;
 };
 
@@ -42,8 +42,8 @@ class RedisSession {
   explicit RedisSession(SessionSettings settings) : settings_(std::move(settings)) {}
 
   // Sends `request` (`reply_count` commands) and reads every reply.
-  Status Exchange(net::Connection& connection, std::string_view request,
-                  std::size_t reply_count, const ReplyHandler& on_reply) const;
+  Status Exchange(net::Connection& connection, std::string_view request, std::size_t reply_count,
+                  const ReplyHandler& on_reply) const;
 
   // Connects and runs the handshake if `connection` is not connected; for
   // callers that drive the connection themselves (net::RunExchanges).
@@ -53,8 +53,8 @@ class RedisSession {
 
  private:
   Status Handshake(net::Connection& connection) const;
-  Status ReadReplies(net::Connection& connection, std::size_t reply_count,
-                     net::Deadline deadline, const ReplyHandler& on_reply) const;
+  Status ReadReplies(net::Connection& connection, std::size_t reply_count, net::Deadline deadline,
+                     const ReplyHandler& on_reply) const;
 
   SessionSettings settings_;
 };

@@ -124,19 +124,29 @@ RespParser::Step RespParser::ParseHeader(char kind, std::string_view body,
                                          std::size_t body_offset) {
   std::int64_t number = 0;
   switch (kind) {
-    case '+': return AddScalar(RespType::kSimpleString, body_offset, body.size(), 0);
-    case '-': return AddScalar(RespType::kError, body_offset, body.size(), 0);
+    case '+':
+      return AddScalar(RespType::kSimpleString, body_offset, body.size(), 0);
+    case '-':
+      return AddScalar(RespType::kError, body_offset, body.size(), 0);
     case ':':
       if (!ParseInt64(body, &number)) break;
       return AddScalar(RespType::kInteger, body_offset, body.size(), number);
-    case '$': return StartBulk(RespType::kBulkString, body);
-    case '=': return StartBulk(RespType::kVerbatimString, body);
-    case '!': return StartBulk(RespType::kBulkError, body);
-    case '*': return StartAggregate(RespType::kArray, body, 1);
-    case '%': return StartAggregate(RespType::kMap, body, 2);
-    case '~': return StartAggregate(RespType::kSet, body, 1);
-    case '>': return StartAggregate(RespType::kPush, body, 1);
-    case '|': return StartAttribute(body);
+    case '$':
+      return StartBulk(RespType::kBulkString, body);
+    case '=':
+      return StartBulk(RespType::kVerbatimString, body);
+    case '!':
+      return StartBulk(RespType::kBulkError, body);
+    case '*':
+      return StartAggregate(RespType::kArray, body, 1);
+    case '%':
+      return StartAggregate(RespType::kMap, body, 2);
+    case '~':
+      return StartAggregate(RespType::kSet, body, 1);
+    case '>':
+      return StartAggregate(RespType::kPush, body, 1);
+    case '|':
+      return StartAttribute(body);
     case '_':
       if (!body.empty()) break;
       return AddScalar(RespType::kNull, 0, 0, 0);

@@ -88,9 +88,9 @@ class RespParser {
   State state_ = State::kStart;
   RespReply reply_;
   std::vector<Frame> stack_;
-  std::size_t position_ = 0;       // bytes of the current reply parsed so far
-  std::size_t scan_from_ = 0;      // where the search for the next line end resumes
-  std::size_t payload_end_ = 0;    // nonzero: a bulk payload ends (with CRLF) here
+  std::size_t position_ = 0;     // bytes of the current reply parsed so far
+  std::size_t scan_from_ = 0;    // where the search for the next line end resumes
+  std::size_t payload_end_ = 0;  // nonzero: a bulk payload ends (with CRLF) here
   bool root_done_ = false;
   std::size_t wanted_ = 0;
   Status error_;

@@ -5,20 +5,34 @@ namespace cachet::redis {
 
 std::string_view RespTypeName(RespType type) noexcept {
   switch (type) {
-    case RespType::kSimpleString: return "simple_string";
-    case RespType::kError: return "error";
-    case RespType::kInteger: return "integer";
-    case RespType::kBulkString: return "bulk_string";
-    case RespType::kNull: return "null";
-    case RespType::kArray: return "array";
-    case RespType::kMap: return "map";
-    case RespType::kSet: return "set";
-    case RespType::kPush: return "push";
-    case RespType::kDouble: return "double";
-    case RespType::kBoolean: return "boolean";
-    case RespType::kBigNumber: return "big_number";
-    case RespType::kVerbatimString: return "verbatim_string";
-    case RespType::kBulkError: return "bulk_error";
+    case RespType::kSimpleString:
+      return "simple_string";
+    case RespType::kError:
+      return "error";
+    case RespType::kInteger:
+      return "integer";
+    case RespType::kBulkString:
+      return "bulk_string";
+    case RespType::kNull:
+      return "null";
+    case RespType::kArray:
+      return "array";
+    case RespType::kMap:
+      return "map";
+    case RespType::kSet:
+      return "set";
+    case RespType::kPush:
+      return "push";
+    case RespType::kDouble:
+      return "double";
+    case RespType::kBoolean:
+      return "boolean";
+    case RespType::kBigNumber:
+      return "big_number";
+    case RespType::kVerbatimString:
+      return "verbatim_string";
+    case RespType::kBulkError:
+      return "bulk_error";
   }
   return "unknown";
 }

@@ -17,13 +17,14 @@ class RedisFixture : public BackendFixture {
     auto started = test::StartRedis();
     if (!started.ok()) return started.status();
     server_ = std::move(started.value());
-    return Config::Parse("[cache]\n"
-                         "backend = redis\n"
-                         "namespace = conformance:\n"
-                         "[redis]\n"
-                         "servers = " +
-                             server_->address() + "\n",
-                         "redis conformance fixture");
+    return Config::Parse(
+        "[cache]\n"
+        "backend = redis\n"
+        "namespace = conformance:\n"
+        "[redis]\n"
+        "servers = " +
+            server_->address() + "\n",
+        "redis conformance fixture");
   }
 
  private:

@@ -2,7 +2,6 @@
 // recorded from redis-server 7.0.15's CLUSTER KEYSLOT), slot maps from real CLUSTER
 // SHARDS / SLOTS replies in RESP2 and RESP3, and MOVED/ASK parsing.
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -24,8 +23,7 @@ namespace {
 
 // A reply captured from a 3-master cluster on ports 17401..17403.
 std::string ReadReply(const std::string& name) {
-  std::ifstream in(std::string(CACHET_SOURCE_DIR) + "/tests/redis/data/" + name,
-                   std::ios::binary);
+  std::ifstream in(std::string(CACHET_SOURCE_DIR) + "/tests/redis/data/" + name, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
@@ -121,8 +119,9 @@ TEST_CASE("a shard's replicas and failed primaries are not used", "[cluster]") {
 }
 
 TEST_CASE("a malformed topology reply is a protocol error", "[cluster]") {
-  for (std::string bytes : {"+OK\r\n", "*1\r\n*3\r\n:0\r\n:99999\r\n*2\r\n$1\r\nh\r\n:1\r\n",
-                            "*1\r\n*2\r\n:0\r\n:1\r\n", "*1\r\n*3\r\n:5\r\n:4\r\n*2\r\n$1\r\nh\r\n:1\r\n"}) {
+  for (std::string bytes :
+       {"+OK\r\n", "*1\r\n*3\r\n:0\r\n:99999\r\n*2\r\n$1\r\nh\r\n:1\r\n",
+        "*1\r\n*2\r\n:0\r\n:1\r\n", "*1\r\n*3\r\n:5\r\n:4\r\n*2\r\n$1\r\nh\r\n:1\r\n"}) {
     CAPTURE(bytes);
     RespParser parser;
     REQUIRE(parser.Parse(bytes) == RespParser::Outcome::kReply);
@@ -165,9 +164,9 @@ TEST_CASE("MOVED and ASK errors are parsed", "[cluster]") {
   REQUIRE(same_host.has_value());
   CHECK(same_host->node.host == "10.1.2.3");
 
-  for (std::string_view bad : {"ERR wrong", "MOVED", "MOVED 3999", "MOVED x 1.2.3.4:5",
-                               "MOVED 16384 h:1", "ASK 1 h:0", "ASK 1 h:65536", "ASK 1 h",
-                               "MOVED -1 h:1", "TRYAGAIN Multiple keys"}) {
+  for (std::string_view bad :
+       {"ERR wrong", "MOVED", "MOVED 3999", "MOVED x 1.2.3.4:5", "MOVED 16384 h:1", "ASK 1 h:0",
+        "ASK 1 h:65536", "ASK 1 h", "MOVED -1 h:1", "TRYAGAIN Multiple keys"}) {
     CAPTURE(bad);
     CHECK_FALSE(ParseRedirect(bad, "x").has_value());
   }

@@ -1,7 +1,6 @@
 // RedisBackend against a real redis-server on a loopback port: every operation,
 // RESP2 and RESP3, a wrong password, and raw values shared with redis-cli.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <memory>
 #include <string>

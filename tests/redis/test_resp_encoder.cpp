@@ -1,6 +1,5 @@
 // RESP command encoding: exact bytes, binary safety, and a round trip through the parser.
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <string_view>
 #include <vector>

@@ -1,7 +1,6 @@
 // The RESP2/RESP3 parser, byte by byte, without a server: every type, replies split
 // at every offset, pipelined replies, limits, and garbage.
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <random>
 #include <string>
@@ -21,17 +20,28 @@ namespace {
 // A compact text form of a reply tree, so whole trees compare in one CHECK.
 std::string Render(RespValue v) {
   switch (v.type()) {
-    case RespType::kSimpleString: return "+" + std::string(v.text());
-    case RespType::kError: return "-" + std::string(v.text());
-    case RespType::kBulkError: return "!" + std::string(v.text());
-    case RespType::kBulkString: return "'" + std::string(v.text()) + "'";
-    case RespType::kVerbatimString: return "=" + std::string(v.text());
-    case RespType::kInteger: return std::to_string(v.integer());
-    case RespType::kNull: return "nil";
-    case RespType::kBoolean: return v.boolean() ? "true" : "false";
-    case RespType::kDouble: return "d" + std::string(v.text());
-    case RespType::kBigNumber: return "n" + std::string(v.text());
-    default: break;
+    case RespType::kSimpleString:
+      return "+" + std::string(v.text());
+    case RespType::kError:
+      return "-" + std::string(v.text());
+    case RespType::kBulkError:
+      return "!" + std::string(v.text());
+    case RespType::kBulkString:
+      return "'" + std::string(v.text()) + "'";
+    case RespType::kVerbatimString:
+      return "=" + std::string(v.text());
+    case RespType::kInteger:
+      return std::to_string(v.integer());
+    case RespType::kNull:
+      return "nil";
+    case RespType::kBoolean:
+      return v.boolean() ? "true" : "false";
+    case RespType::kDouble:
+      return "d" + std::string(v.text());
+    case RespType::kBigNumber:
+      return "n" + std::string(v.text());
+    default:
+      break;
   }
   std::string open = v.type() == RespType::kMap    ? "{"
                      : v.type() == RespType::kSet  ? "~("
@@ -54,8 +64,10 @@ std::string ParseWhole(std::string_view bytes, RespLimits limits = {}) {
     case Outcome::kReply:
       if (parser.consumed() != bytes.size()) return "trailing bytes";
       return Render(parser.reply().root());
-    case Outcome::kNeedMore: return "need more";
-    case Outcome::kError: return "error: " + parser.error().ToString();
+    case Outcome::kNeedMore:
+      return "need more";
+    case Outcome::kError:
+      return "error: " + parser.error().ToString();
   }
   return "?";
 }
@@ -161,13 +173,36 @@ TEST_CASE("fields are found in RESP2 pair arrays and RESP3 maps", "[resp]") {
 }
 
 TEST_CASE("malformed replies are protocol errors", "[resp]") {
-  for (std::string_view bytes : {
-           "hello\r\n"sv, "\r\n"sv, ":abc\r\n"sv, ":\r\n"sv, ":1\n"sv, ":+1\r\n"sv,
-           ":9223372036854775808\r\n"sv, "$3\r\nfooX\r\n"sv, "$3\r\nfoo\n\r"sv, "$-2\r\n"sv,
-           "$x\r\n"sv, "*-2\r\n"sv, "*1x\r\n"sv, "%-1\r\n"sv, "~-1\r\n"sv, "#x\r\n"sv,
-           "#\r\n"sv, ",abc\r\n"sv, ",\r\n"sv, "(12a\r\n"sv, "(-\r\n"sv, "=3\r\nabc\r\n"sv,
-           "=5\r\nabcde\r\n"sv, "_x\r\n"sv, "$?\r\n"sv, "*?\r\n"sv, "|-1\r\n"sv, "!-1\r\n"sv,
-           "+OK\rX\n"sv, "*1\r\n\0\r\n"sv}) {
+  for (std::string_view bytes : {"hello\r\n"sv,
+                                 "\r\n"sv,
+                                 ":abc\r\n"sv,
+                                 ":\r\n"sv,
+                                 ":1\n"sv,
+                                 ":+1\r\n"sv,
+                                 ":9223372036854775808\r\n"sv,
+                                 "$3\r\nfooX\r\n"sv,
+                                 "$3\r\nfoo\n\r"sv,
+                                 "$-2\r\n"sv,
+                                 "$x\r\n"sv,
+                                 "*-2\r\n"sv,
+                                 "*1x\r\n"sv,
+                                 "%-1\r\n"sv,
+                                 "~-1\r\n"sv,
+                                 "#x\r\n"sv,
+                                 "#\r\n"sv,
+                                 ",abc\r\n"sv,
+                                 ",\r\n"sv,
+                                 "(12a\r\n"sv,
+                                 "(-\r\n"sv,
+                                 "=3\r\nabc\r\n"sv,
+                                 "=5\r\nabcde\r\n"sv,
+                                 "_x\r\n"sv,
+                                 "$?\r\n"sv,
+                                 "*?\r\n"sv,
+                                 "|-1\r\n"sv,
+                                 "!-1\r\n"sv,
+                                 "+OK\rX\n"sv,
+                                 "*1\r\n\0\r\n"sv}) {
     CAPTURE(bytes);
     CHECK(ParseWhole(bytes).rfind("error: protocol_error", 0) == 0);
   }

@@ -5,9 +5,9 @@ namespace cachet::test {
 
 Result<std::unique_ptr<ServerProcess>> StartRedis(std::vector<std::string> extra_args) {
   auto argv_for_port = [extra = std::move(extra_args)](int port) {
-    std::vector<std::string> argv = {"redis-server", "--port",       std::to_string(port),
-                                     "--bind",       "127.0.0.1",    "--save",
-                                     "",             "--appendonly", "no"};
+    std::vector<std::string> argv = {
+        "redis-server", "--port", std::to_string(port), "--bind", "127.0.0.1",
+        "--save",       "",       "--appendonly",       "no"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   };
