@@ -208,4 +208,12 @@ std::optional<Redirect> ParseRedirect(std::string_view error, std::string_view a
   return redirect;
 }
 
+ClusterErrorKind ClassifyClusterError(std::string_view error) noexcept {
+  if (error.starts_with("MOVED ")) return ClusterErrorKind::kMoved;
+  if (error.starts_with("ASK ")) return ClusterErrorKind::kAsk;
+  if (error.starts_with("TRYAGAIN")) return ClusterErrorKind::kTryAgain;
+  if (error.starts_with("CLUSTERDOWN")) return ClusterErrorKind::kClusterDown;
+  return ClusterErrorKind::kNone;
+}
+
 }  // namespace cachet::redis

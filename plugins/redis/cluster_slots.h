@@ -89,6 +89,16 @@ struct Redirect {
 // or ASK. An empty host means the host of the node that answered (`asked_host`).
 std::optional<Redirect> ParseRedirect(std::string_view error, std::string_view asked_host);
 
+// What a cluster error reply asks the client to do. kNone for any other error.
+enum class ClusterErrorKind : std::uint8_t {
+  kNone,
+  kMoved,        // MOVED slot host:port: the slot lives elsewhere now
+  kAsk,          // ASK slot host:port: this one command goes there, after ASKING
+  kTryAgain,     // TRYAGAIN: a multi-key command during a migration; retry soon
+  kClusterDown,  // CLUSTERDOWN: the cluster cannot serve the slot now; back off
+};
+ClusterErrorKind ClassifyClusterError(std::string_view error) noexcept;
+
 // Splits "host:port" (the port after the last ':', so IPv6 hosts work).
 bool SplitHostPort(std::string_view address, std::string* host, int* port);
 

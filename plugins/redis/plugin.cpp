@@ -13,9 +13,13 @@ namespace cachet::redis {
 namespace {
 
 constexpr OptionSpec kOptions[] = {
+    {"mode", OptionType::kString, "standalone",
+     "standalone (independent servers) or cluster (a Redis Cluster; servers are seed nodes)", false,
+     false, "standalone|cluster"},
     {"servers", OptionType::kList, "127.0.0.1:6379",
-     "standalone servers as host:port[:weight], comma-separated; keys are spread over "
-     "several by `distribution`; the port defaults to 6379"},
+     "standalone: servers as host:port[:weight], comma-separated, keys spread over several by "
+     "`distribution`; cluster: seed nodes the slot map is first read from. The port defaults "
+     "to 6379"},
     {"distribution", OptionType::kString, "ketama", "key placement over several standalone servers",
      false, false, "ketama|modula|cache-memcached|cmf-ketama"},
     {"resp", OptionType::kInt, "2", "protocol version: 2, or 3 (sends HELLO 3)", false, false,
@@ -38,6 +42,13 @@ constexpr OptionSpec kOptions[] = {
     {"pool_size", OptionType::kInt, "8", "idle connections kept per server"},
     {"max_value_size", OptionType::kInt, "536870912",
      "largest reply bulk string accepted, in bytes (Redis' own proto-max-bulk-len)"},
+    {"cluster_refresh_interval_ms", OptionType::kInt, "1000",
+     "cluster: least time between two reloads of the slot map, in milliseconds"},
+    {"cluster_max_redirects", OptionType::kInt, "16",
+     "cluster: attempts per command (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, a lost node)"},
+    {"cluster_retry_wait_ms", OptionType::kInt, "20",
+     "cluster: first wait before retrying after TRYAGAIN or CLUSTERDOWN; grows with each "
+     "attempt up to ten times this"},
 };
 
 Status ReadBounded(const ConfigSection& section, const char* key, std::int64_t low,
@@ -52,6 +63,18 @@ Status ReadBounded(const ConfigSection& section, const char* key, std::int64_t l
   return Status::OK();
 }
 
+Status ReadClusterNumbers(const ConfigSection& section, ClusterSettings* cluster) {
+  std::int64_t refresh = 0, redirects = 0, wait = 0;
+  Status s = ReadBounded(section, "cluster_refresh_interval_ms", 0, 3600 * 1000, &refresh);
+  if (s.ok()) s = ReadBounded(section, "cluster_max_redirects", 1, 1000, &redirects);
+  if (s.ok()) s = ReadBounded(section, "cluster_retry_wait_ms", 0, 60 * 1000, &wait);
+  if (!s.ok()) return s;
+  cluster->refresh_interval = std::chrono::milliseconds(refresh);
+  cluster->max_redirects = static_cast<std::uint32_t>(redirects);
+  cluster->retry_wait = std::chrono::milliseconds(wait);
+  return Status::OK();
+}
+
 Status ReadNumbers(const ConfigSection& section, RedisOptions* o) {
   constexpr std::int64_t kHour = 3600 * 1000;
   std::int64_t connect = 0, io = 0, limit = 0, retry = 0, pool = 0, db = 0, max_value = 0;
@@ -62,6 +85,7 @@ Status ReadNumbers(const ConfigSection& section, RedisOptions* o) {
   if (s.ok()) s = ReadBounded(section, "pool_size", 0, 4096, &pool);
   if (s.ok()) s = ReadBounded(section, "db", 0, 1000000, &db);
   if (s.ok()) s = ReadBounded(section, "max_value_size", 1, std::int64_t{1} << 32, &max_value);
+  if (s.ok()) s = ReadClusterNumbers(section, &o->cluster);
   if (!s.ok()) return s;
   o->pool.connection.connect_timeout = std::chrono::milliseconds(connect);
   o->pool.connection.io_timeout = std::chrono::milliseconds(io);
@@ -93,7 +117,13 @@ Status ReadOptions(const ConfigSection& section, RedisOptions* o) {
   if (!o->session.username.empty() && o->session.password.empty()) {
     return Status::ConfigError("[redis] username is set but password is empty");
   }
-  return ReadNumbers(section, o);
+  o->mode = section.GetString("mode") == "cluster" ? RedisMode::kCluster : RedisMode::kStandalone;
+  if (Status s = ReadNumbers(section, o); !s.ok()) return s;
+  if (o->mode == RedisMode::kCluster && o->session.db != 0) {
+    return Status::ConfigError("[redis] db = " + std::to_string(o->session.db) +
+                               ": Redis Cluster has only database 0");
+  }
+  return Status::OK();
 }
 
 Status CreateRedisBackend(const PluginContext& context, std::unique_ptr<Backend>* out) noexcept {
@@ -116,7 +146,7 @@ constexpr PluginDescriptor kDescriptor{
     CACHET_BUILD_FINGERPRINT,
     "redis",
     CACHET_VERSION_STRING,
-    "Redis servers over RESP2 or RESP3, with AUTH, SELECT and server-side scripts",
+    "Redis servers or a Redis Cluster over RESP2 or RESP3, with AUTH, SELECT and scripts",
     kOptions,
     sizeof(kOptions) / sizeof(kOptions[0]),
     RedisBackend::kCapabilities.bits(),

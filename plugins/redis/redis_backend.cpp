@@ -1,16 +1,16 @@
 // RedisBackend: each operation is one command (redis_commands.h) and one reply
-// mapping (redis_replies.h); batches are pipelined per server through RedisBatch.
+// mapping (redis_replies.h); the router (standalone or cluster) sends it.
 #include "redis_backend.h"
 
 #include <algorithm>
 #include <memory>
 #include <string>
 
-#include "cachet/net/fan_out.h"
-#include "redis_batch.h"
+#include "cluster_router.h"
 #include "redis_commands.h"
 #include "redis_replies.h"
 #include "resp_encoder.h"
+#include "standalone_router.h"
 
 namespace cachet::redis {
 
@@ -30,33 +30,16 @@ bool IsNoScript(const Status& s) {
 }  // namespace
 
 RedisBackend::RedisBackend(RedisOptions options)
-    : options_(std::move(options)),
-      session_(options_.session),
-      pool_(options_.servers, net::Distribution::Create(options_.distribution, options_.servers),
-            options_.pool) {}
-
-Status RedisBackend::RunOnServer(std::size_t server, std::string_view request,
-                                 const ReplyFn& on_reply) {
-  net::ServerPool::Lease lease = pool_.Acquire(server);
-  std::string where = pool_.address(server).HostPort();
-  Status result;
-  Status transport =
-      session_.Exchange(lease.connection(), request, 1,
-                        [&](std::size_t, RespValue reply) { result = on_reply(reply, where); });
-  // Wrong credentials say nothing about the server's health.
-  if (!transport.ok() && !transport.IsAuthFailed()) {
-    pool_.ReportFailure(server);
-    return transport;
+    : options_(std::move(options)), session_(options_.session) {
+  if (options_.mode == RedisMode::kCluster) {
+    ClusterSettings cluster = options_.cluster;
+    cluster.seeds = options_.servers;
+    router_ = std::make_unique<ClusterRouter>(std::move(cluster), options_.pool, session_,
+                                              options_.counters);
+  } else {
+    router_ = std::make_unique<StandaloneRouter>(options_.servers, options_.distribution,
+                                                 options_.pool, session_, options_.counters);
   }
-  pool_.ReportSuccess(server);
-  return transport.ok() ? result : transport;
-}
-
-Status RedisBackend::RunOnKey(std::string_view key, std::string_view request,
-                              const ReplyFn& on_reply) {
-  Result<std::size_t> server = pool_.Route(key);
-  if (!server.ok()) return server.status();
-  return RunOnServer(*server, request, on_reply);
 }
 
 Status RedisBackend::Get(std::string_view key, Item* out) {
@@ -144,14 +127,12 @@ Status RedisBackend::GetAndTouch(std::string_view key, Ttl ttl, Item* out) {
 }
 
 Status RedisBackend::Flush() {
-  Status first;
-  for (std::size_t server = 0; server < pool_.size(); ++server) {
-    std::string& request = RequestBuffer();
-    RespCommand(&request, 1).Arg("FLUSHDB");
-    Status s = RunOnServer(server, request, ReadNotError);
-    if (first.ok() && !s.ok()) first = s;
-  }
-  return first;
+  std::string& request = RequestBuffer();
+  RespCommand(&request, 1).Arg("FLUSHDB");
+  return router_->RunOnEachServer(request,
+                                  [](RespValue reply, std::string_view where, const std::string&) {
+                                    return ReadNotError(reply, where);
+                                  });
 }
 
 namespace {
@@ -174,78 +155,19 @@ void AddInfoLines(std::string_view text, const std::string& prefix, StatsMap* ou
 
 Status RedisBackend::Stats(StatsMap* out) {
   out->clear();
-  Status first;
-  for (std::size_t server = 0; server < pool_.size(); ++server) {
-    std::string prefix = pool_.size() > 1 ? pool_.address(server).HostPort() + " " : "";
-    std::string& request = RequestBuffer();
-    RespCommand(&request, 1).Arg("INFO");
-    Status s = RunOnServer(server, request, [&](RespValue reply, std::string_view where) {
-      if (!reply.IsString()) return ReadNotError(reply, where);
-      AddInfoLines(reply.text(), prefix, out);
-      return Status::OK();
-    });
-    if (first.ok() && !s.ok()) first = s;
-  }
-  return first;
+  std::string& request = RequestBuffer();
+  RespCommand(&request, 1).Arg("INFO");
+  return router_->RunOnEachServer(
+      request, [out](RespValue reply, std::string_view where, const std::string& prefix) {
+        if (!reply.IsString()) return ReadNotError(reply, where);
+        AddInfoLines(reply.text(), prefix, out);
+        return Status::OK();
+      });
 }
 
 void RedisBackend::Execute(std::span<Operation> batch) {
   for (std::size_t start = 0; start < batch.size(); start += kMaxInFlight) {
-    RunRound(batch.subspan(start, std::min(kMaxInFlight, batch.size() - start)));
-  }
-}
-
-void RedisBackend::RunRound(std::span<Operation> ops) {
-  std::vector<std::unique_ptr<RedisBatch>> batches(pool_.size());
-  for (Operation& op : ops) {
-    Result<std::size_t> server = pool_.Route(op.key);
-    if (!server.ok()) {
-      op.status = server.status();
-      continue;
-    }
-    auto& batch = batches[*server];
-    if (!batch) {
-      batch = std::make_unique<RedisBatch>(pool_.address(*server).HostPort(),
-                                           options_.session.limits, options_.counters);
-    }
-    batch->Add(op);
-  }
-  std::vector<net::ServerPool::Lease> leases;
-  std::vector<net::Exchange> exchanges;
-  std::vector<std::size_t> servers;
-  leases.reserve(pool_.size());
-  for (std::size_t server = 0; server < batches.size(); ++server) {
-    if (!batches[server] || batches[server]->empty()) continue;
-    leases.push_back(pool_.Acquire(server));
-    net::Connection& connection = leases.back().connection();
-    if (Status s = session_.Prepare(connection); !s.ok()) {
-      batches[server]->Settle(s);
-      if (!s.IsAuthFailed()) pool_.ReportFailure(server);
-      continue;
-    }
-    const std::string& request = batches[server]->request();
-    net::Exchange exchange;
-    exchange.connection = &connection;
-    exchange.request.push_back(iovec{const_cast<char*>(request.data()), request.size()});
-    exchange.reader = batches[server].get();
-    exchanges.push_back(std::move(exchange));
-    servers.push_back(server);
-  }
-  if (!exchanges.empty()) {
-    net::RunExchanges(exchanges, net::Clock::now() + options_.pool.connection.io_timeout);
-  }
-  for (std::size_t i = 0; i < exchanges.size(); ++i) {
-    batches[servers[i]]->Settle(exchanges[i].status);
-    if (exchanges[i].status.ok()) {
-      pool_.ReportSuccess(servers[i]);
-    } else {
-      pool_.ReportFailure(servers[i]);
-    }
-  }
-  // Scripts the server had not cached yet run again one by one, which loads them.
-  for (auto& batch : batches) {
-    if (!batch) continue;
-    for (Operation* op : batch->needs_script()) ExecuteOne(*this, *op);
+    router_->RunBatch(batch.subspan(start, std::min(kMaxInFlight, batch.size() - start)), *this);
   }
 }
 

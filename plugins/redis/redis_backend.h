@@ -1,9 +1,11 @@
-// RedisBackend: the Redis store over a ServerPool of standalone servers.
+// RedisBackend: the Redis store, on standalone servers or on a Redis Cluster.
 //
-// Layering: net::Connection -> net::ServerPool (placement across `servers`,
-// health, pooled connections) -> RedisSession (handshake, pipelined exchange)
-// -> this backend, whose methods each encode one command (redis_commands.h) and
-// map its reply (redis_replies.h); batches go through RedisBatch.
+// Layering: net::Connection -> net::ServerPool (pooled connections, health) ->
+// RedisSession (handshake, pipelined exchange) -> a CommandRouter (where a key
+// goes: StandaloneRouter spreads keys over `servers` by a distribution;
+// ClusterRouter follows the cluster's slot map, MOVED and ASK) -> this backend,
+// whose methods each encode one command (redis_commands.h) and map its reply
+// (redis_replies.h); batches go through RedisBatch.
 //
 // Operation mapping: get GET; set SET [PX ms]; add SET NX; replace SET XX; remove
 // DEL; touch PEXPIRE (PERSIST for no TTL); get-and-touch GETEX; flush FLUSHDB;
@@ -16,12 +18,15 @@
 // missing key counts from 0. CAS is not offered (Redis has no version tokens).
 // Redis has no flags: the core's envelope (envelope.h) wraps this backend.
 //
+// In cluster mode the database is always 0 (Redis Cluster has no SELECT), flush
+// and stats go to every primary, and keys sharing a {hash tag} share a slot.
+//
 // Thread-safe: threads share one backend; each call borrows a pooled connection.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,17 +34,26 @@
 
 #include "cachet/backend.h"
 #include "cachet/net/server_pool.h"
+#include "cluster_topology.h"
+#include "command_router.h"
 #include "redis_commands.h"
 #include "redis_session.h"
 
 namespace cachet::redis {
 
+enum class RedisMode : std::uint8_t {
+  kStandalone,  // independent servers; keys placed by `distribution`
+  kCluster,     // a Redis Cluster; `servers` are seed nodes
+};
+
 struct RedisOptions {
+  RedisMode mode = RedisMode::kStandalone;
   std::vector<net::ServerAddress> servers;
   net::DistributionKind distribution = net::DistributionKind::kKetama;
   net::ServerPoolOptions pool;
   SessionSettings session;
   CounterMode counters = CounterMode::kMemcached;
+  ClusterSettings cluster;  // kCluster only; `servers` become its seeds
 };
 
 class RedisBackend final : public Backend {
@@ -75,20 +89,20 @@ class RedisBackend final : public Backend {
   // operations), all servers at once.
   void Execute(std::span<Operation> batch) override;
 
+  // The router, for tests that look at the cluster topology.
+  CommandRouter& router() noexcept { return *router_; }
+
  private:
-  // Sends one command (already in `request`) to the server of `key` and hands
-  // its reply to `on_reply`, whose Status is the result.
-  using ReplyFn = std::function<Status(RespValue reply, std::string_view where)>;
-  Status RunOnKey(std::string_view key, std::string_view request, const ReplyFn& on_reply);
-  Status RunOnServer(std::size_t server, std::string_view request, const ReplyFn& on_reply);
+  Status RunOnKey(std::string_view key, std::string_view request, const ReplyFn& on_reply) {
+    return router_->RunOnKey(key, request, on_reply);
+  }
   Status Counter(bool increment, std::string_view key, std::uint64_t delta, std::uint64_t* value);
-  void RunRound(std::span<Operation> ops);
   // Append or prepend by EVALSHA, falling back to EVAL on NOSCRIPT.
   Status RunScript(StoreMode mode, std::string_view key, std::string_view value);
 
   RedisOptions options_;
   RedisSession session_;
-  net::ServerPool pool_;
+  std::unique_ptr<CommandRouter> router_;
 };
 
 }  // namespace cachet::redis

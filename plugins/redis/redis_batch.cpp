@@ -1,6 +1,7 @@
 // One server's pipelined batch: encode every operation, then map replies in order.
 #include "redis_batch.h"
 
+#include "cluster_slots.h"
 #include "redis_commands.h"
 #include "redis_replies.h"
 
@@ -70,6 +71,14 @@ Status Apply(Operation& op, RespValue reply, std::string_view where) {
 
 }  // namespace
 
+void RedisBatch::NoteError(Operation& op, std::string_view error) {
+  if (error.starts_with("NOSCRIPT")) {
+    needs_script_.push_back(&op);
+  } else if (ClassifyClusterError(error) != ClusterErrorKind::kNone) {
+    redirected_.push_back({&op, std::string(error)});
+  }
+}
+
 void RedisBatch::Add(Operation& op) {
   if (Encode(op, counters_, &request_)) sent_.push_back(&op);
 }
@@ -90,7 +99,7 @@ Status RedisBatch::Consume(net::ReadBuffer& buffer) {
     if (reply.type() != RespType::kPush) {
       Operation& op = *sent_[next_++];
       op.status = Apply(op, reply, where_);
-      if (reply.IsError() && reply.text().starts_with("NOSCRIPT")) needs_script_.push_back(&op);
+      if (reply.IsError()) NoteError(op, reply.text());
     }
     buffer.Consume(parser_.consumed());
   }

@@ -6,11 +6,14 @@
 // need no round trip (cas, which Redis cannot do) are settled at Add() time.
 // Settle() marks the operations whose replies never came with the exchange's
 // error, so a dead server is an error, never a miss.
+// Operations answered with a cluster redirection (MOVED, ASK, TRYAGAIN,
+// CLUSTERDOWN) are listed with the error's text, for the cluster router to retry.
 // Not thread-safe: one batch per server per call.
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cachet/backend.h"
@@ -37,12 +40,22 @@ class RedisBatch final : public net::ReplyReader {
   // Operations answered NOSCRIPT: the caller runs them again one by one.
   const std::vector<Operation*>& needs_script() const noexcept { return needs_script_; }
 
+  struct Redirected {
+    Operation* op;
+    std::string error;  // the error reply's text, e.g. "MOVED 3999 127.0.0.1:7001"
+  };
+  const std::vector<Redirected>& redirected() const noexcept { return redirected_; }
+
  private:
+  // Lists an operation answered with an error the caller acts on.
+  void NoteError(Operation& op, std::string_view error);
+
   std::string where_;
   RespParser parser_;
   std::string request_;
   std::vector<Operation*> sent_;
   std::vector<Operation*> needs_script_;
+  std::vector<Redirected> redirected_;
   std::size_t next_ = 0;
   CounterMode counters_;
 };

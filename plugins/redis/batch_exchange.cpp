@@ -1,0 +1,58 @@
+// The fan-out of a batch's per-server shares (see batch_exchange.h).
+#include "batch_exchange.h"
+
+#include <string>
+#include <vector>
+
+#include "cachet/net/fan_out.h"
+
+namespace cachet::redis {
+
+namespace {
+
+net::Exchange MakeExchange(net::Connection& connection, RedisBatch& batch) {
+  const std::string& request = batch.request();
+  net::Exchange exchange;
+  exchange.connection = &connection;
+  exchange.request.push_back(iovec{const_cast<char*>(request.data()), request.size()});
+  exchange.reader = &batch;
+  return exchange;
+}
+
+}  // namespace
+
+bool RunBatches(std::span<const BatchTarget> targets, const RedisSession& session,
+                std::chrono::milliseconds io_timeout) {
+  bool all_ok = true;
+  std::vector<net::ServerPool::Lease> leases;
+  std::vector<net::Exchange> exchanges;
+  std::vector<const BatchTarget*> running;
+  leases.reserve(targets.size());
+  for (const BatchTarget& target : targets) {
+    leases.push_back(target.pool->Acquire(target.server));
+    net::Connection& connection = leases.back().connection();
+    if (Status s = session.Prepare(connection); !s.ok()) {
+      target.batch->Settle(s);
+      // Wrong credentials say nothing about the server's health.
+      if (!s.IsAuthFailed()) target.pool->ReportFailure(target.server);
+      all_ok = false;
+      continue;
+    }
+    exchanges.push_back(MakeExchange(connection, *target.batch));
+    running.push_back(&target);
+  }
+  if (!exchanges.empty()) net::RunExchanges(exchanges, net::Clock::now() + io_timeout);
+  for (std::size_t i = 0; i < exchanges.size(); ++i) {
+    const BatchTarget& target = *running[i];
+    target.batch->Settle(exchanges[i].status);
+    if (exchanges[i].status.ok()) {
+      target.pool->ReportSuccess(target.server);
+    } else {
+      target.pool->ReportFailure(target.server);
+      all_ok = false;
+    }
+  }
+  return all_ok;
+}
+
+}  // namespace cachet::redis

@@ -1,0 +1,219 @@
+// Following a Redis Cluster's redirections for single commands and batches.
+#include "cluster_router.h"
+
+#include <algorithm>
+#include <memory>
+#include <thread>
+
+#include "batch_exchange.h"
+#include "redis_batch.h"
+#include "resp_encoder.h"
+
+namespace cachet::redis {
+
+namespace {
+
+constexpr std::size_t kNoNode = ClusterTopology::kNoNode;
+
+Status NoNodeFor(std::uint16_t slot) {
+  return Status::Unavailable("redis cluster: no node serves slot " + std::to_string(slot));
+}
+
+// ASKING, then the command: the node serves a migrating slot for this command.
+std::string_view WithAsking(std::string_view request) {
+  thread_local std::string buffer;
+  buffer.clear();
+  AppendCommand(&buffer, {"ASKING"});
+  buffer.append(request);
+  return buffer;
+}
+
+}  // namespace
+
+ClusterRouter::ClusterRouter(ClusterSettings settings, net::ServerPoolOptions pool,
+                             const RedisSession& session, CounterMode counters)
+    : session_(session), counters_(counters), topology_(std::move(settings), pool, session) {}
+
+void ClusterRouter::WaitBeforeRetry(std::uint32_t attempt) const {
+  // Linear growth, capped at ten times the first wait: a short hiccup costs
+  // little, and a long outage is bounded by max_redirects attempts.
+  const auto wait = topology_.settings().retry_wait * std::min<std::uint32_t>(attempt + 1, 10);
+  std::this_thread::sleep_for(wait);
+}
+
+ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_view request,
+                                                bool asking, const ReplyFn& on_reply) {
+  Attempt attempt;
+  net::ServerPool& pool = topology_.pool(node);
+  if (!pool.Available(0)) {
+    attempt.status = pool.DeadServerError(0);
+    attempt.unreachable = true;
+    return attempt;
+  }
+  net::ServerPool::Lease lease = pool.Acquire(0);
+  if (Status s = session_.Prepare(lease.connection()); !s.ok()) {
+    // Wrong credentials say nothing about the node's health, and retrying
+    // elsewhere would not help.
+    attempt.unreachable = !s.IsAuthFailed();
+    if (attempt.unreachable) pool.ReportFailure(0);
+    attempt.status = s;
+    return attempt;
+  }
+  const std::string& where = topology_.where(node);
+  Status transport = session_.Exchange(lease.connection(), asking ? WithAsking(request) : request,
+                                       asking ? 2 : 1, [&](std::size_t index, RespValue reply) {
+                                         if (asking && index == 0) return;  // ASKING's +OK
+                                         if (reply.IsError())
+                                           attempt.redirect = ClassifyClusterError(reply.text());
+                                         if (attempt.redirect != ClusterErrorKind::kNone) {
+                                           attempt.error = std::string(reply.text());
+                                           return;
+                                         }
+                                         attempt.status = on_reply(reply, where);
+                                       });
+  if (!transport.ok()) {
+    pool.ReportFailure(0);
+    attempt.status = transport;
+    attempt.redirect = ClusterErrorKind::kNone;
+    topology_.RefreshIfIdle();
+    return attempt;
+  }
+  pool.ReportSuccess(0);
+  return attempt;
+}
+
+Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
+                               const ReplyFn& on_reply) {
+  const std::uint16_t slot = KeySlot(key);
+  const std::uint32_t attempts = std::max<std::uint32_t>(topology_.settings().max_redirects, 1);
+  std::size_t ask_node = kNoNode;
+  Status last;
+  for (std::uint32_t attempt = 0; attempt < attempts; ++attempt) {
+    std::size_t node = ask_node != kNoNode ? ask_node : topology_.NodeFor(slot);
+    if (node == kNoNode) {
+      Status loaded = topology_.Refresh();
+      if (loaded.IsAuthFailed()) return loaded;
+      node = topology_.NodeFor(slot);
+    }
+    if (node == kNoNode) {
+      last = NoNodeFor(slot);
+      WaitBeforeRetry(attempt);
+      continue;
+    }
+    Attempt result = RunOnNode(node, request, ask_node != kNoNode, on_reply);
+    ask_node = kNoNode;
+    if (result.redirect == ClusterErrorKind::kNone) {
+      if (!result.unreachable) return result.status;
+      last = result.status;
+      (void)topology_.Refresh();
+      WaitBeforeRetry(attempt);
+      continue;
+    }
+    const std::string& where = topology_.where(node);
+    last = StatusFromError(result.error, where);
+    if (result.redirect == ClusterErrorKind::kMoved || result.redirect == ClusterErrorKind::kAsk) {
+      auto redirect = ParseRedirect(result.error, topology_.pool(node).address(0).host);
+      if (!redirect) {
+        return Status::ProtocolError("redis " + where + ": malformed redirection: " + result.error);
+      }
+      if (result.redirect == ClusterErrorKind::kAsk) {
+        ask_node = topology_.NodeAt(redirect->node);
+        continue;
+      }
+      topology_.Moved(redirect->slot, redirect->node);
+      topology_.RefreshIfIdle();
+      continue;
+    }
+    WaitBeforeRetry(attempt);  // TRYAGAIN, CLUSTERDOWN
+  }
+  return Status::Unavailable("redis cluster: slot " + std::to_string(slot) + ": gave up after " +
+                             std::to_string(attempts) + " attempts; last: " + last.ToString());
+}
+
+Status ClusterRouter::RunOnEachServer(std::string_view request, const EachServerFn& on_reply) {
+  std::vector<std::size_t> primaries = topology_.Primaries();
+  if (primaries.empty()) {
+    if (Status s = topology_.Refresh(); !s.ok()) return s;
+    primaries = topology_.Primaries();
+  }
+  Status first;
+  for (std::size_t node : primaries) {
+    std::string prefix = primaries.size() > 1 ? topology_.where(node) + " " : "";
+    Attempt result = RunOnNode(node, request, false, [&](RespValue reply, std::string_view where) {
+      return on_reply(reply, where, prefix);
+    });
+    Status s = result.redirect == ClusterErrorKind::kNone
+                   ? result.status
+                   : StatusFromError(result.error, topology_.where(node));
+    if (first.ok() && !s.ok()) first = s;
+  }
+  return first;
+}
+
+std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
+                                                std::vector<Operation*>* one_by_one) {
+  std::vector<std::unique_ptr<RedisBatch>> batches;
+  bool refreshed = false;
+  for (Operation* op : ops) {
+    const std::uint16_t slot = KeySlot(op->key);
+    std::size_t node = topology_.NodeFor(slot);
+    if (node == kNoNode && !refreshed) {
+      refreshed = true;
+      (void)topology_.Refresh();
+      node = topology_.NodeFor(slot);
+    }
+    if (node == kNoNode) {
+      op->status = NoNodeFor(slot);
+      continue;
+    }
+    if (node >= batches.size()) batches.resize(node + 1);
+    if (!batches[node]) {
+      batches[node] = std::make_unique<RedisBatch>(topology_.where(node),
+                                                   session_.settings().limits, counters_);
+    }
+    batches[node]->Add(*op);
+  }
+  std::vector<BatchTarget> targets;
+  for (std::size_t node = 0; node < batches.size(); ++node) {
+    if (batches[node] && !batches[node]->empty()) {
+      targets.push_back({&topology_.pool(node), 0, batches[node].get()});
+    }
+  }
+  if (!RunBatches(targets, session_, topology_.pool_options().connection.io_timeout)) {
+    topology_.RefreshIfIdle();  // a node may have failed over
+  }
+  std::vector<Operation*> again;
+  for (std::size_t node = 0; node < batches.size(); ++node) {
+    if (!batches[node]) continue;
+    for (Operation* op : batches[node]->needs_script()) one_by_one->push_back(op);
+    for (const RedisBatch::Redirected& r : batches[node]->redirected()) {
+      auto redirect = ParseRedirect(r.error, topology_.pool(node).address(0).host);
+      if (ClassifyClusterError(r.error) == ClusterErrorKind::kMoved && redirect) {
+        topology_.Moved(redirect->slot, redirect->node);
+        again.push_back(r.op);
+      } else {
+        one_by_one->push_back(r.op);  // ASK, TRYAGAIN, CLUSTERDOWN: the single path
+      }
+    }
+  }
+  if (!again.empty()) topology_.RefreshIfIdle();
+  return again;
+}
+
+void ClusterRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
+  std::vector<Operation*> pending;
+  pending.reserve(ops.size());
+  for (Operation& op : ops) pending.push_back(&op);
+  std::vector<Operation*> one_by_one;
+  const std::uint32_t rounds = std::max<std::uint32_t>(topology_.settings().max_redirects, 1);
+  for (std::uint32_t round = 0; round < rounds && !pending.empty(); ++round) {
+    pending = RunRound(pending, &one_by_one);
+  }
+  for (Operation* op : pending) {
+    op->status = Status::Unavailable("redis cluster: slot " + std::to_string(KeySlot(op->key)) +
+                                     " still moved after " + std::to_string(rounds) + " rounds");
+  }
+  for (Operation* op : one_by_one) ExecuteOne(backend, *op);
+}
+
+}  // namespace cachet::redis

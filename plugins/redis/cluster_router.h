@@ -1,0 +1,67 @@
+// ClusterRouter: commands and batches over a Redis Cluster.
+//
+// A key goes to the primary serving its slot (ClusterTopology). Replies that
+// redirect are followed here and never reach the caller:
+//   MOVED        the slot map is updated, a reload is started if none runs, and
+//                the command is sent again to the new node;
+//   ASK          ASKING and the command go to the named node, once, with no map
+//                change (the slot is being migrated);
+//   TRYAGAIN,    the command is sent again after a short wait that grows with
+//   CLUSTERDOWN  each attempt;
+//   a node that cannot be reached: the map is reloaded and the command retried
+//                (nothing was sent, so retrying is safe).
+// Every command gets at most `max_redirects` attempts. A failure after the
+// request was sent (a timeout, a dropped connection) is returned as it is, since
+// the command may have run; the map is reloaded for the next call.
+// A batch is split by node and sent to every node at once; operations that come
+// back MOVED go again in a further round to their new nodes, ASK and retries run
+// one by one. Batches never send multi-key commands, so CROSSSLOT cannot happen.
+// Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cluster_topology.h"
+#include "command_router.h"
+#include "redis_commands.h"
+#include "redis_session.h"
+
+namespace cachet::redis {
+
+class ClusterRouter final : public CommandRouter {
+ public:
+  // `session` must outlive the router.
+  ClusterRouter(ClusterSettings settings, net::ServerPoolOptions pool, const RedisSession& session,
+                CounterMode counters);
+
+  Status RunOnKey(std::string_view key, std::string_view request, const ReplyFn& on_reply) override;
+  Status RunOnEachServer(std::string_view request, const EachServerFn& on_reply) override;
+  void RunBatch(std::span<Operation> ops, Backend& backend) override;
+
+  ClusterTopology& topology() noexcept { return topology_; }
+
+ private:
+  // What one attempt on one node came to.
+  struct Attempt {
+    Status status;  // the reply's Status, or the transport failure
+    ClusterErrorKind redirect = ClusterErrorKind::kNone;
+    std::string error;         // the redirecting error's text
+    bool unreachable = false;  // failed before anything was sent
+  };
+  Attempt RunOnNode(std::size_t node, std::string_view request, bool asking,
+                    const ReplyFn& on_reply);
+  // Sleeps before retry number `attempt` (TRYAGAIN, CLUSTERDOWN, a lost node).
+  void WaitBeforeRetry(std::uint32_t attempt) const;
+  // One round of a batch; returns the operations to send again.
+  std::vector<Operation*> RunRound(std::span<Operation* const> ops,
+                                   std::vector<Operation*>* one_by_one);
+
+  const RedisSession& session_;
+  CounterMode counters_;
+  ClusterTopology topology_;
+};
+
+}  // namespace cachet::redis

@@ -1,0 +1,186 @@
+// The cluster's slot map and per-node pools; loading it without flooding the cluster.
+#include "cluster_topology.h"
+
+#include <algorithm>
+
+#include "resp_encoder.h"
+
+namespace cachet::redis {
+
+struct ClusterTopology::Node {
+  Node(ClusterNode n, const net::ServerPoolOptions& options)
+      : id(std::move(n)), where(id.host + ":" + std::to_string(id.port)) {
+    net::ServerAddress address{id.host, static_cast<std::uint16_t>(id.port), 1};
+    std::vector<net::ServerAddress> one = {address};
+    pool = std::make_unique<net::ServerPool>(
+        one, net::Distribution::Create(net::DistributionKind::kModula, one), options);
+  }
+  ClusterNode id;
+  std::string where;
+  std::unique_ptr<net::ServerPool> pool;
+};
+
+ClusterTopology::ClusterTopology(ClusterSettings settings, net::ServerPoolOptions pool,
+                                 const RedisSession& session)
+    : settings_(std::move(settings)), pool_options_(pool), session_(session) {
+  owner_.fill(SlotMap::kNoNode);
+  for (const net::ServerAddress& seed : settings_.seeds) {
+    (void)NodeAt(ClusterNode{seed.host, seed.port, {}});
+  }
+}
+
+ClusterTopology::~ClusterTopology() = default;
+
+std::size_t ClusterTopology::NodeFor(std::uint16_t slot) const {
+  std::shared_lock lock(mutex_);
+  std::uint16_t owner = owner_[slot % kSlotCount];
+  return owner == SlotMap::kNoNode ? kNoNode : owner;
+}
+
+std::size_t ClusterTopology::NodeAt(const ClusterNode& node) {
+  auto find = [&]() -> std::size_t {
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      if (nodes_[i]->id == node) return i;
+    }
+    return kNoNode;
+  };
+  {
+    std::shared_lock lock(mutex_);
+    if (std::size_t found = find(); found != kNoNode) return found;
+  }
+  std::unique_lock lock(mutex_);
+  if (std::size_t found = find(); found != kNoNode) return found;
+  nodes_.push_back(std::make_unique<Node>(node, pool_options_));
+  return nodes_.size() - 1;
+}
+
+net::ServerPool& ClusterTopology::pool(std::size_t node) const {
+  std::shared_lock lock(mutex_);
+  return *nodes_[node]->pool;
+}
+
+const std::string& ClusterTopology::where(std::size_t node) const {
+  std::shared_lock lock(mutex_);
+  return nodes_[node]->where;
+}
+
+std::vector<std::size_t> ClusterTopology::Primaries() const {
+  std::vector<bool> serves;
+  {
+    std::shared_lock lock(mutex_);
+    serves.assign(nodes_.size(), false);
+    for (std::uint16_t owner : owner_) {
+      if (owner != SlotMap::kNoNode) serves[owner] = true;
+    }
+  }
+  std::vector<std::size_t> primaries;
+  for (std::size_t i = 0; i < serves.size(); ++i) {
+    if (serves[i]) primaries.push_back(i);
+  }
+  return primaries;
+}
+
+void ClusterTopology::Moved(std::uint16_t slot, const ClusterNode& node) {
+  std::size_t index = NodeAt(node);
+  std::unique_lock lock(mutex_);
+  owner_[slot % kSlotCount] = static_cast<std::uint16_t>(index);
+}
+
+Status ClusterTopology::Refresh() {
+  const net::Clock::time_point asked = net::Clock::now();
+  std::lock_guard lock(refresh_mutex_);
+  // Single flight: whoever waited for a reload takes its outcome.
+  if (last_finished_ >= asked) return last_status_;
+  if (last_started_ != net::Clock::time_point{} &&
+      net::Clock::now() - last_started_ < settings_.refresh_interval) {
+    return last_status_;
+  }
+  last_started_ = net::Clock::now();
+  last_status_ = Reload();
+  last_finished_ = net::Clock::now();
+  return last_status_;
+}
+
+void ClusterTopology::RefreshIfIdle() {
+  {
+    std::unique_lock probe(refresh_mutex_, std::try_to_lock);
+    if (!probe.owns_lock()) return;
+  }
+  (void)Refresh();
+}
+
+std::vector<std::size_t> ClusterTopology::Candidates() {
+  std::vector<std::size_t> order = Primaries();
+  std::size_t count = 0;
+  {
+    std::shared_lock lock(mutex_);
+    count = nodes_.size();
+  }
+  // Then every other node, seeds first since they were added first.
+  for (std::size_t i = 0; i < count; ++i) {
+    if (std::find(order.begin(), order.end(), i) == order.end()) order.push_back(i);
+  }
+  return order;
+}
+
+Status ClusterTopology::Reload() {
+  Status last = Status::Unavailable("redis cluster: no node is known");
+  for (std::size_t node : Candidates()) {
+    SlotMap map;
+    Status s = LoadFrom(node, &map);
+    if (s.ok() && map.covered_slots() > 0) {
+      Install(map);
+      return Status::OK();
+    }
+    if (s.IsAuthFailed()) return s;
+    last = s.ok() ? Status::Unavailable("redis cluster " + where(node) + ": serves no slot") : s;
+  }
+  return Status::Unavailable("redis cluster: could not load the slot map: " +
+                             std::string(last.message()));
+}
+
+Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map) {
+  net::ServerPool& node_pool = pool(node);
+  net::ServerPool::Lease lease = node_pool.Acquire(0);
+  const std::string host = node_pool.address(0).host;
+  std::string request;
+  AppendCommand(&request, {"CLUSTER", "SHARDS"});
+  Status parsed;
+  bool no_shards = false;
+  Status s = session_.Exchange(lease.connection(), request, 1, [&](std::size_t, RespValue reply) {
+    if (reply.IsError()) {
+      no_shards = true;  // older than 7.0: ask for SLOTS instead
+      return;
+    }
+    parsed = SlotMap::FromShards(reply, host, map);
+  });
+  if (s.ok() && no_shards) {
+    request.clear();
+    AppendCommand(&request, {"CLUSTER", "SLOTS"});
+    s = session_.Exchange(lease.connection(), request, 1, [&](std::size_t, RespValue reply) {
+      parsed = reply.IsError() ? StatusFromError(reply.text(), where(node))
+                               : SlotMap::FromSlots(reply, host, map);
+    });
+  }
+  if (!s.ok()) {
+    if (!s.IsAuthFailed()) node_pool.ReportFailure(0);
+    return s;
+  }
+  node_pool.ReportSuccess(0);
+  return parsed;
+}
+
+void ClusterTopology::Install(const SlotMap& map) {
+  std::vector<std::uint16_t> index_of;
+  for (const ClusterNode& primary : map.primaries()) {
+    index_of.push_back(static_cast<std::uint16_t>(NodeAt(primary)));
+  }
+  const ClusterNode* first = map.primaries().data();
+  std::unique_lock lock(mutex_);
+  for (std::uint16_t slot = 0; slot < kSlotCount; ++slot) {
+    const ClusterNode* primary = map.PrimaryFor(slot);
+    owner_[slot] = primary == nullptr ? SlotMap::kNoNode : index_of[primary - first];
+  }
+}
+
+}  // namespace cachet::redis

@@ -1,0 +1,48 @@
+// CommandRouter: how a Redis command reaches the server that holds its key.
+//
+// RedisBackend encodes commands and maps replies; a router decides where they
+// go. StandaloneRouter places keys on independent servers with a distribution
+// (ketama, ...); ClusterRouter follows a Redis Cluster's slot map, MOVED and ASK.
+// The backend owns its router; a router must be safe to call from several
+// threads at once.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "cachet/backend.h"
+#include "resp_reply.h"
+
+namespace cachet::redis {
+
+// Maps the one reply of a command to the call's Status. `where` is "host:port".
+using ReplyFn = std::function<Status(RespValue reply, std::string_view where)>;
+
+class CommandRouter {
+ public:
+  CommandRouter() = default;
+  CommandRouter(const CommandRouter&) = delete;
+  CommandRouter& operator=(const CommandRouter&) = delete;
+  virtual ~CommandRouter() = default;
+
+  // Sends `request` (one command about `key`) to the server of `key` and hands
+  // its reply to `on_reply`, whose Status is the result.
+  virtual Status RunOnKey(std::string_view key, std::string_view request,
+                          const ReplyFn& on_reply) = 0;
+
+  // Sends `request` to every server (every primary of a cluster), one after the
+  // other. `on_reply` gets a "host:port " prefix for names when there are
+  // several servers, "" otherwise. The first error, if any.
+  using EachServerFn =
+      std::function<Status(RespValue reply, std::string_view where, const std::string& prefix)>;
+  virtual Status RunOnEachServer(std::string_view request, const EachServerFn& on_reply) = 0;
+
+  // Runs a batch of at most RedisBackend::kMaxInFlight operations per server,
+  // filling each operation's status. `backend` runs the operations that must be
+  // repeated one by one (a script the server had not cached, an ASK redirect).
+  virtual void RunBatch(std::span<Operation> ops, Backend& backend) = 0;
+};
+
+}  // namespace cachet::redis

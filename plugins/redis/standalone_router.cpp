@@ -1,0 +1,84 @@
+// Routing over standalone servers: a distribution picks the server of each key.
+#include "standalone_router.h"
+
+#include <memory>
+#include <string>
+
+#include "batch_exchange.h"
+#include "redis_batch.h"
+
+namespace cachet::redis {
+
+StandaloneRouter::StandaloneRouter(std::vector<net::ServerAddress> servers,
+                                   net::DistributionKind distribution, net::ServerPoolOptions pool,
+                                   const RedisSession& session, CounterMode counters)
+    : session_(session),
+      counters_(counters),
+      pool_(servers, net::Distribution::Create(distribution, servers), pool) {}
+
+Status StandaloneRouter::RunOnServer(std::size_t server, std::string_view request,
+                                     const ReplyFn& on_reply) {
+  net::ServerPool::Lease lease = pool_.Acquire(server);
+  std::string where = pool_.address(server).HostPort();
+  Status result;
+  Status transport =
+      session_.Exchange(lease.connection(), request, 1,
+                        [&](std::size_t, RespValue reply) { result = on_reply(reply, where); });
+  // Wrong credentials say nothing about the server's health.
+  if (!transport.ok() && !transport.IsAuthFailed()) {
+    pool_.ReportFailure(server);
+    return transport;
+  }
+  pool_.ReportSuccess(server);
+  return transport.ok() ? result : transport;
+}
+
+Status StandaloneRouter::RunOnKey(std::string_view key, std::string_view request,
+                                  const ReplyFn& on_reply) {
+  Result<std::size_t> server = pool_.Route(key);
+  if (!server.ok()) return server.status();
+  return RunOnServer(*server, request, on_reply);
+}
+
+Status StandaloneRouter::RunOnEachServer(std::string_view request, const EachServerFn& on_reply) {
+  Status first;
+  for (std::size_t server = 0; server < pool_.size(); ++server) {
+    std::string prefix = pool_.size() > 1 ? pool_.address(server).HostPort() + " " : "";
+    Status s = RunOnServer(server, request, [&](RespValue reply, std::string_view where) {
+      return on_reply(reply, where, prefix);
+    });
+    if (first.ok() && !s.ok()) first = s;
+  }
+  return first;
+}
+
+void StandaloneRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
+  std::vector<std::unique_ptr<RedisBatch>> batches(pool_.size());
+  for (Operation& op : ops) {
+    Result<std::size_t> server = pool_.Route(op.key);
+    if (!server.ok()) {
+      op.status = server.status();
+      continue;
+    }
+    auto& batch = batches[*server];
+    if (!batch) {
+      batch = std::make_unique<RedisBatch>(pool_.address(*server).HostPort(),
+                                           session_.settings().limits, counters_);
+    }
+    batch->Add(op);
+  }
+  std::vector<BatchTarget> targets;
+  for (std::size_t server = 0; server < batches.size(); ++server) {
+    if (batches[server] && !batches[server]->empty()) {
+      targets.push_back({&pool_, server, batches[server].get()});
+    }
+  }
+  (void)RunBatches(targets, session_, pool_.options().connection.io_timeout);
+  // Scripts the server had not cached yet run again one by one, which loads them.
+  for (auto& batch : batches) {
+    if (!batch) continue;
+    for (Operation* op : batch->needs_script()) ExecuteOne(backend, *op);
+  }
+}
+
+}  // namespace cachet::redis

@@ -1,0 +1,35 @@
+// StandaloneRouter: keys placed on independent Redis servers by a distribution.
+//
+// A net::ServerPool holds the servers, their pooled connections and health; a
+// key goes to the server its distribution (ketama by default) names, and a batch
+// is split by server and sent to all of them at once. Thread-safe.
+#pragma once
+
+#include <vector>
+
+#include "cachet/net/server_pool.h"
+#include "command_router.h"
+#include "redis_commands.h"
+#include "redis_session.h"
+
+namespace cachet::redis {
+
+class StandaloneRouter final : public CommandRouter {
+ public:
+  // `session` must outlive the router. REQUIRES: servers is not empty.
+  StandaloneRouter(std::vector<net::ServerAddress> servers, net::DistributionKind distribution,
+                   net::ServerPoolOptions pool, const RedisSession& session, CounterMode counters);
+
+  Status RunOnKey(std::string_view key, std::string_view request, const ReplyFn& on_reply) override;
+  Status RunOnEachServer(std::string_view request, const EachServerFn& on_reply) override;
+  void RunBatch(std::span<Operation> ops, Backend& backend) override;
+
+ private:
+  Status RunOnServer(std::size_t server, std::string_view request, const ReplyFn& on_reply);
+
+  const RedisSession& session_;
+  CounterMode counters_;
+  net::ServerPool pool_;
+};
+
+}  // namespace cachet::redis
