@@ -1,0 +1,262 @@
+// RedisBackend in cluster mode against a real 3-master, 3-replica Redis Cluster:
+// keys spread over every master, batches across slots, a reshard under a running
+// reader and a replica promoted while writes continue. One cluster serves the
+// whole executable (it is registered with CTest as one test), and the test cases
+// run in order: the reshard and the failover change the cluster for those after.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cachet/cache.h"
+#include "cachet/config.h"
+#include "cluster_router.h"
+#include "cluster_slots.h"
+#include "redis_backend.h"
+#include "support/redis_cluster.h"
+
+using cachet::Item;
+using cachet::ItemView;
+using cachet::Operation;
+using cachet::OpKind;
+using cachet::StoreMode;
+using cachet::redis::RedisBackend;
+using cachet::redis::RedisMode;
+using cachet::redis::RedisOptions;
+using cachet::test::RedisCluster;
+
+namespace {
+
+RedisCluster& SharedCluster() {
+  static std::unique_ptr<RedisCluster> cluster = [] {
+    cachet::test::RedisClusterOptions options;
+    options.replicas = 1;
+    auto started = RedisCluster::Start(options);
+    if (!started.ok()) FAIL("cluster: " << started.status().ToString());
+    return std::move(started).value();
+  }();
+  return *cluster;
+}
+
+std::unique_ptr<RedisBackend> ConnectCluster(
+    std::chrono::milliseconds io_timeout = std::chrono::milliseconds(2000)) {
+  RedisOptions options;
+  options.mode = RedisMode::kCluster;
+  const std::vector<std::string> listed = {SharedCluster().seeds()};
+  auto seeds = cachet::net::ParseServerList(listed, 6379);
+  REQUIRE(seeds.ok());
+  // Only two seeds: the rest of the cluster is learned from the slot map.
+  options.servers.assign(seeds->begin(), seeds->begin() + 2);
+  options.pool.connection.io_timeout = io_timeout;
+  return std::make_unique<RedisBackend>(std::move(options));
+}
+
+std::vector<std::string> Keys(const std::string& prefix, int count) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < count; ++i) keys.push_back(prefix + std::to_string(i));
+  return keys;
+}
+
+std::vector<Operation> Sets(const std::vector<std::string>& keys) {
+  std::vector<Operation> ops(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ops[i].kind = OpKind::kStore;
+    ops[i].key = keys[i];
+    ops[i].item = ItemView(keys[i]);  // each key's value is its own name
+  }
+  return ops;
+}
+
+std::vector<Operation> Gets(const std::vector<std::string>& keys) {
+  std::vector<Operation> ops(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ops[i].kind = OpKind::kGet;
+    ops[i].key = keys[i];
+  }
+  return ops;
+}
+
+std::string NodeId(int port) { return RedisCluster::Cli(port, "cluster myid"); }
+
+}  // namespace
+
+TEST_CASE("10,000 keys spread over every master and read back", "[redis][cluster]") {
+  auto backend = ConnectCluster();
+  REQUIRE(backend->Flush().ok());
+  std::vector<std::string> keys = Keys("spread:", 10000);
+  std::vector<Operation> sets = Sets(keys);
+  backend->Execute(sets);
+  for (const Operation& op : sets) REQUIRE(op.status.ok());
+
+  std::vector<int> masters = SharedCluster().MasterPorts();
+  REQUIRE(masters.size() == 3);
+  long total = 0;
+  for (int port : masters) {
+    long held = std::stol(RedisCluster::Cli(port, "dbsize"));
+    CAPTURE(port);
+    CHECK(held > 1000);  // about a third each
+    total += held;
+  }
+  CHECK(total == 10000);
+
+  std::vector<Operation> gets = Gets(keys);
+  backend->Execute(gets);
+  for (const Operation& op : gets) {
+    REQUIRE(op.status.ok());
+    REQUIRE(op.result.value == op.key);
+  }
+  // Single calls too, and keys sharing a hash tag land on one node.
+  Item item;
+  REQUIRE(backend->Get("spread:1234", &item).ok());
+  CHECK(item.value == "spread:1234");
+  REQUIRE(backend->Store(StoreMode::kSet, "{user7}.name", ItemView("n"), {}).ok());
+  REQUIRE(backend->Store(StoreMode::kSet, "{user7}.mail", ItemView("m"), {}).ok());
+  CHECK(cachet::redis::KeySlot("{user7}.name") == cachet::redis::KeySlot("{user7}.mail"));
+  cachet::StatsMap stats;
+  REQUIRE(backend->Stats(&stats).ok());
+  CHECK(stats.size() > 30);
+}
+
+TEST_CASE("every operation works in cluster mode through the plugin", "[redis][cluster]") {
+  auto config = cachet::Config::Parse(
+      "[cache]\nbackend = redis\nnamespace = multi:\n"
+      "[redis]\nmode = cluster\nservers = " +
+          SharedCluster().seeds() + "\n",
+      "cluster test");
+  REQUIRE(config.ok());
+  auto opened = cachet::Cache::Open(std::move(config).value());
+  REQUIRE(opened.ok());
+  cachet::Cache& cache = **opened;
+  std::vector<std::string> keys = Keys("m", 500);
+  for (const std::string& key : keys) REQUIRE(cache.Set(key, key).ok());
+  keys.push_back("never-set");
+  auto found = cache.GetMulti(keys);
+  REQUIRE(found.size() == keys.size());
+  for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+    REQUIRE(found[i].hit());
+    REQUIRE(found[i].value() == keys[i]);
+  }
+  CHECK(found.back().miss());
+  REQUIRE(cache.Append("m1", "!").ok());
+  REQUIRE(cache.Prepend("m1", "<").ok());
+  CHECK(cache.Get("m1").value_or("") == "<m1!");
+  REQUIRE(cache.Set("count", std::string("41")).ok());
+  auto counted = cache.Incr("count");
+  REQUIRE(counted.ok());
+  CHECK(*counted == 42);
+  CHECK(cache.Remove("m2").ok());
+  CHECK(cache.Get("m2").miss());
+  auto removed = cache.RemoveMulti({"m3", "m4", "m5", "never-set"});
+  CHECK(removed[0].ok());
+  CHECK(removed[3].IsNotFound());
+}
+
+TEST_CASE("a reshard under a running reader: every value found, no error", "[redis][cluster]") {
+  REQUIRE(SharedCluster().WaitUntilHealthy().ok());
+  auto backend = ConnectCluster();
+  std::vector<std::string> keys = Keys("reshard:", 3000);
+  std::vector<Operation> sets = Sets(keys);
+  backend->Execute(sets);
+  for (const Operation& op : sets) REQUIRE(op.status.ok());
+
+  std::atomic<bool> stop{false};
+  std::atomic<long> reads{0}, misses{0}, errors{0};
+  std::string first_problem;
+  // Bounded: it stops when told, or after 100,000 rounds at the most.
+  std::thread reader([&] {
+    for (int round = 0; round < 100000 && !stop.load(); ++round) {
+      std::vector<std::string> some(keys.begin() + (round * 97) % 2800,
+                                    keys.begin() + (round * 97) % 2800 + 200);
+      std::vector<Operation> gets = Gets(some);
+      backend->Execute(gets);
+      Item item;
+      cachet::Status single = backend->Get(some.front(), &item);
+      for (const Operation& op : gets) {
+        reads++;
+        if (op.status.IsNotFound() || (op.status.ok() && op.result.value != op.key)) misses++;
+        if (op.status.IsError()) {
+          if (errors++ == 0) first_problem = op.status.ToString();
+        }
+      }
+      if (!single.ok()) {
+        if (errors++ == 0) first_problem = single.ToString();
+      }
+    }
+  });
+
+  std::vector<int> masters = SharedCluster().MasterPorts();
+  REQUIRE(masters.size() >= 2);
+  std::string from = NodeId(masters[0]), to = NodeId(masters[1]);
+  std::string out = RedisCluster::Cli(
+      masters[0], "--cluster reshard 127.0.0.1:" + std::to_string(masters[0]) + " --cluster-from " +
+                      from + " --cluster-to " + to +
+                      " --cluster-slots 1500 --cluster-yes --cluster-pipeline 20");
+  stop = true;
+  reader.join();
+  INFO("reshard output tail: " << out.substr(out.size() > 1500 ? out.size() - 1500 : 0));
+  CHECK(out.find("ERR") == std::string::npos);
+  INFO("first problem: " << first_problem);
+  CHECK(reads > 0);
+  WARN("reads during the reshard: " << reads.load());
+  CHECK(errors == 0);
+  CHECK(misses == 0);
+  REQUIRE(SharedCluster().WaitUntilHealthy().ok());
+  std::vector<Operation> after = Gets(keys);
+  backend->Execute(after);
+  for (const Operation& op : after) {
+    REQUIRE(op.status.ok());
+    REQUIRE(op.result.value == op.key);
+  }
+}
+
+TEST_CASE("a replica promoted with CLUSTER FAILOVER while writes continue", "[redis][cluster]") {
+  REQUIRE(SharedCluster().WaitUntilHealthy().ok());
+  auto backend = ConnectCluster();
+  std::vector<int> replicas = SharedCluster().ReplicaPorts();
+  REQUIRE(!replicas.empty());
+  const int promoted = replicas.front();
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> written{0};
+  std::atomic<long> errors{0};
+  std::string first_problem;
+  // Bounded: it stops when told, or after 20,000 writes at the most.
+  std::thread writer([&] {
+    for (int i = 0; i < 20000 && !stop.load(); ++i) {
+      std::string key = "failover:" + std::to_string(i);
+      cachet::Status s = backend->Store(StoreMode::kSet, key, ItemView(key), {});
+      if (s.ok()) {
+        written = i + 1;
+      } else if (errors++ == 0) {
+        first_problem = s.ToString();
+      }
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  REQUIRE(RedisCluster::Cli(promoted, "cluster failover") == "OK");
+  bool is_master = false;
+  for (int i = 0; i < 100 && !is_master; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    is_master = RedisCluster::Cli(promoted, "role").rfind("master", 0) == 0;
+  }
+  CHECK(is_master);
+  const int before = written.load();
+  // Writes go on after the promotion.
+  for (int i = 0; i < 50 && written.load() < before + 500; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  stop = true;
+  writer.join();
+  INFO("first problem: " << first_problem);
+  CHECK(errors == 0);
+  CHECK(written.load() >= before + 500);
+  Item item;
+  for (int i = 0; i < written.load(); i += 7) {
+    std::string key = "failover:" + std::to_string(i);
+    REQUIRE(backend->Get(key, &item).ok());
+    REQUIRE(item.value == key);
+  }
+}

@@ -1,0 +1,165 @@
+// RedisCluster: starting, joining, checking and tearing down a loopback Redis Cluster.
+#include "support/redis_cluster.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <system_error>
+#include <thread>
+
+namespace cachet::test {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Result<std::filesystem::path> MakeTempDir() {
+  std::error_code ec;
+  std::filesystem::path base = std::filesystem::temp_directory_path(ec);
+  if (ec) base = "/tmp";
+  std::string pattern = (base / "cachet-cluster-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return Status::IoError("redis cluster: cannot create a temporary directory");
+  }
+  return std::filesystem::path(pattern);
+}
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+std::string RedisCluster::Cli(int port, const std::string& args) {
+  // `timeout` bounds a redis-cli that would otherwise wait on a stalled node.
+  std::string command =
+      "timeout 60 redis-cli -h 127.0.0.1 -p " + std::to_string(port) + " " + args + " 2>&1";
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char chunk[4096];
+  for (std::size_t n; (n = fread(chunk, 1, sizeof chunk, pipe)) > 0;) out.append(chunk, n);
+  pclose(pipe);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+Result<std::unique_ptr<RedisCluster>> RedisCluster::Start(RedisClusterOptions options) {
+  std::unique_ptr<RedisCluster> cluster(new RedisCluster());
+  Result<std::filesystem::path> dir = MakeTempDir();
+  if (!dir.ok()) return dir.status();
+  cluster->dir_ = *dir;
+  if (Status s = cluster->StartNodes(options); !s.ok()) return s;
+  if (Status s = cluster->Create(options.replicas); !s.ok()) return s;
+  if (Status s = cluster->WaitUntilHealthy(); !s.ok()) return s;
+  return cluster;
+}
+
+Status RedisCluster::StartNodes(const RedisClusterOptions& options) {
+  const int count = options.masters * (1 + options.replicas);
+  for (int i = 0; i < count; ++i) {
+    // A restart keeps the node's bus port, which the other nodes know it by.
+    auto bus_ports = std::make_shared<std::map<int, int>>();
+    auto argv_for_port = [dir = dir_.string(), options, bus_ports](int port) {
+      int& bus_port = (*bus_ports)[port];
+      if (bus_port == 0) bus_port = FindFreeLoopbackPort();
+      std::string p = std::to_string(port);
+      std::vector<std::string> argv = {"redis-server",
+                                       "--port",
+                                       p,
+                                       "--cluster-enabled",
+                                       "yes",
+                                       "--cluster-config-file",
+                                       "nodes-" + p + ".conf",
+                                       "--cluster-port",
+                                       std::to_string(bus_port),
+                                       "--cluster-node-timeout",
+                                       std::to_string(options.node_timeout_ms),
+                                       "--save",
+                                       "",
+                                       "--appendonly",
+                                       "no",
+                                       "--bind",
+                                       "127.0.0.1",
+                                       "--dir",
+                                       dir,
+                                       "--logfile",
+                                       "node-" + p + ".log"};
+      argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
+      return argv;
+    };
+    auto node = ServerProcess::Start("redis-server (cluster node)", argv_for_port);
+    if (!node.ok()) return node.status();
+    nodes_.push_back(std::move(node).value());
+  }
+  return Status::OK();
+}
+
+Status RedisCluster::Create(int replicas) const {
+  std::string args = "--cluster create";
+  for (const auto& node : nodes_) args += " " + node->address();
+  args += " --cluster-replicas " + std::to_string(replicas) + " --cluster-yes";
+  std::string out = Cli(nodes_.front()->port(), args);
+  if (!Contains(out, "[OK] All 16384 slots covered")) {
+    return Status::Unavailable("redis cluster: create failed: " + out.substr(0, 2000));
+  }
+  return Status::OK();
+}
+
+Status RedisCluster::WaitUntilHealthy(std::chrono::milliseconds limit) const {
+  const Clock::time_point deadline = Clock::now() + limit;
+  std::string last;
+  // Each round asks every node; the deadline bounds the rounds.
+  while (Clock::now() < deadline) {
+    bool healthy = true;
+    int any_port = 0;
+    for (const auto& node : nodes_) {
+      if (!node->running()) continue;
+      any_port = node->port();
+      last = Cli(node->port(), "cluster info");
+      healthy = healthy && Contains(last, "cluster_state:ok");
+    }
+    if (healthy && any_port != 0) {
+      last = Cli(any_port, "--cluster check 127.0.0.1:" + std::to_string(any_port));
+      if (Contains(last, "[OK] All nodes agree about slots configuration.") &&
+          Contains(last, "[OK] All 16384 slots covered.") && !Contains(last, "[WARNING]")) {
+        return Status::OK();
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return Status::Timeout("redis cluster: not healthy in time: " + last.substr(0, 2000));
+}
+
+std::vector<int> RedisCluster::PortsWithRole(const std::string& role) const {
+  std::vector<int> ports;
+  for (const auto& node : nodes_) {
+    if (!node->running()) continue;
+    std::string out = Cli(node->port(), "role");
+    if (out.compare(0, role.size(), role) == 0) ports.push_back(node->port());
+  }
+  return ports;
+}
+
+std::vector<int> RedisCluster::MasterPorts() const { return PortsWithRole("master"); }
+std::vector<int> RedisCluster::ReplicaPorts() const { return PortsWithRole("slave"); }
+
+std::string RedisCluster::seeds() const {
+  std::string out;
+  for (const auto& node : nodes_) {
+    if (!out.empty()) out += ",";
+    out += node->address();
+  }
+  return out;
+}
+
+RedisCluster::~RedisCluster() {
+  for (auto& node : nodes_) (void)node->Stop();
+  nodes_.clear();
+  // Only the directory this object created: nodes-*.conf, logs.
+  std::error_code ec;
+  if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+}
+
+}  // namespace cachet::test

@@ -1,0 +1,69 @@
+// RedisCluster: a real Redis Cluster started for a test on free loopback ports.
+//
+// Each node is `redis-server --port P --cluster-enabled yes --cluster-config-file
+// nodes-P.conf --save '' --appendonly no --bind 127.0.0.1`, run in a temporary
+// directory of its own and started through ServerProcess (stopped by PID). The
+// cluster bus gets a free port of its own (--cluster-port), since the default
+// P+10000 may be out of range. `redis-cli --cluster create` joins the nodes,
+// giving each master `replicas` replicas, and Start() returns once every node
+// reports cluster_state:ok and agrees on the slot map. Every wait is bounded.
+// The destructor stops every node and deletes the directory with its
+// nodes-*.conf files, so no later start rejoins this cluster.
+//
+// Not thread-safe: one test thread drives a RedisCluster.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/server_process.h"
+
+namespace cachet::test {
+
+struct RedisClusterOptions {
+  int masters = 3;
+  int replicas = 0;  // per master
+  // Milliseconds without an answer before a node is considered failed.
+  int node_timeout_ms = 2000;
+  std::vector<std::string> extra_args;  // appended to every node's argv
+};
+
+class RedisCluster {
+ public:
+  static Result<std::unique_ptr<RedisCluster>> Start(RedisClusterOptions options = {});
+
+  RedisCluster(const RedisCluster&) = delete;
+  RedisCluster& operator=(const RedisCluster&) = delete;
+  ~RedisCluster();
+
+  // Every node, masters and replicas as created (redis-cli assigns the roles).
+  const std::vector<std::unique_ptr<ServerProcess>>& nodes() const { return nodes_; }
+  // "127.0.0.1:P1,127.0.0.1:P2,...": every node, for `servers`.
+  std::string seeds() const;
+
+  // The output of `redis-cli -p port ARGS` (bounded by `timeout`), without the
+  // trailing newline. ARGS is passed to the shell as written.
+  static std::string Cli(int port, const std::string& args);
+
+  // The ports of the nodes that are masters now, and of those that are replicas.
+  std::vector<int> MasterPorts() const;
+  std::vector<int> ReplicaPorts() const;
+
+  // Waits (bounded by `limit`) until every running node says cluster_state:ok
+  // and `redis-cli --cluster check` finds every slot covered and agreed on.
+  Status WaitUntilHealthy(std::chrono::milliseconds limit = std::chrono::seconds(20)) const;
+
+ private:
+  RedisCluster() = default;
+  Status StartNodes(const RedisClusterOptions& options);
+  Status Create(int replicas) const;
+  std::vector<int> PortsWithRole(const std::string& role) const;
+
+  std::filesystem::path dir_;
+  std::vector<std::unique_ptr<ServerProcess>> nodes_;
+};
+
+}  // namespace cachet::test
