@@ -78,7 +78,9 @@ TEST_CASE("what a store lacks answers unsupported, naming the store", "[conforma
 
 TEST_CASE("the store reports its name and what it can do", "[conformance][admin]") {
   Backend& backend = SharedCache().backend();
-  CHECK(backend.name() == SelectedBackend());
+  // A variant fixture ("redis-cluster") runs the plugin named before its '-'.
+  const std::string selected = SelectedBackend();
+  CHECK(backend.name() == selected.substr(0, selected.find('-')));
   // Flags and TTL are either native or emulated by the core's envelope.
   CHECK(backend.capabilities().has(Capability::kNativeFlags));
   CHECK(backend.capabilities().has(Capability::kNativeTtl));
