@@ -42,10 +42,29 @@ Status WrongKind(std::uint32_t flags, ValueKind stored, std::string_view asked) 
                                  " cannot be read as " + std::string(asked));
 }
 
+// True for decimal integer text (optional '-', digits, memcached's trailing space
+// padding): a number, even when it does not fit the type asked for.
+bool IsIntegerText(std::string_view text) {
+  const std::size_t end = text.find_last_not_of(' ');
+  if (end == std::string_view::npos) return false;
+  text = text.substr(0, end + 1);
+  if (text.front() == '-') text.remove_prefix(1);
+  if (text.empty()) return false;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
 // Text that should be a number but is not: the caller's mistake when the value was
-// stored as plain bytes, damaged data when it was stored as a number.
-Status BadNumberText(std::uint32_t flags, ValueKind stored, const Status& parse) {
-  if (stored == ValueKind::kBytes) return WithFlags(flags, parse);
+// stored as plain bytes, damaged data when it was stored as a number. A whole
+// number that does not fit the asked type (a Python int past 64 bits, a negative
+// one read as unsigned) is intact data, so it is the caller's mistake too.
+Status BadNumberText(std::uint32_t flags, ValueKind stored, std::string_view text,
+                     const Status& parse) {
+  if (stored == ValueKind::kBytes || (stored == ValueKind::kInteger && IsIntegerText(text))) {
+    return WithFlags(flags, parse);
+  }
   return Status::Corruption(FlagsPrefix(flags) + std::string(parse.message()));
 }
 
@@ -227,7 +246,7 @@ Status DecodeInteger(const Item& item, const CodecOptions& options, Int* out) {
     return WrongKind(item.flags, layout.kind, "an integer");
   }
   s = ParseInteger(payload, out);
-  return s.ok() ? s : BadNumberText(item.flags, layout.kind, s);
+  return s.ok() ? s : BadNumberText(item.flags, layout.kind, payload, s);
 }
 
 }  // namespace
@@ -259,7 +278,7 @@ Status Codec::Decode(const Item& item, double* out) const {
     return WrongKind(item.flags, layout.kind, "a double");
   }
   s = ParseDouble(payload, out);
-  return s.ok() ? s : BadNumberText(item.flags, layout.kind, s);
+  return s.ok() ? s : BadNumberText(item.flags, layout.kind, payload, s);
 }
 
 Status Codec::Decode(const Item& item, bool* out) const {
@@ -271,7 +290,7 @@ Status Codec::Decode(const Item& item, bool* out) const {
     return WrongKind(item.flags, layout.kind, "a bool");
   }
   s = ParseBool(payload, out);
-  return s.ok() ? s : BadNumberText(item.flags, layout.kind, s);
+  return s.ok() ? s : BadNumberText(item.flags, layout.kind, payload, s);
 }
 
 namespace {
@@ -294,7 +313,7 @@ Status ScalarToJson(std::uint32_t flags, ValueKind kind, std::string_view text, 
     bool b = false;
     if (s = ParseBool(text, &b); s.ok()) *out = b;
   }
-  return s.ok() ? s : Status::Corruption(FlagsPrefix(flags) + std::string(s.message()));
+  return s.ok() ? s : BadNumberText(flags, kind, text, s);
 }
 
 }  // namespace
