@@ -25,6 +25,16 @@ po::options_description Description() {
       "value-size", po::value<std::size_t>()->value_name("BYTES"), "value size (default 10)")(
       "slice-ms", po::value<std::uint64_t>()->value_name("MS"),
       "configs take turns in slices this long (default 100)")(
+      "keys", po::value<std::size_t>()->value_name("N"),
+      "keys get/set-like scenarios rotate through (default 100)")(
+      "threads", po::value<unsigned>()->value_name("N"),
+      "threads sharing each config's Cache (default 1)")(
+      "repeat", po::value<unsigned>()->value_name("N"),
+      "repetitions; each figure is their median (default 3)")(
+      "format", po::value<std::string>()->value_name("F"), "table | json | csv (default table)")(
+      "svg", po::value<std::string>()->value_name("FILE"), "also write a bar chart to FILE")(
+      "start-servers", "start throwaway memcached, redis-server and Tokyo Tyrant test servers")(
+      "no-peers", "leave out the libmemcached and hiredis columns")(
       "list", "list the scenarios and exit")("help,h", "show this help");
   return options;
 }
@@ -49,6 +59,14 @@ Status Check(const BenchOptions& o) {
     return Status::InvalidArgument("--duration must be in (0, 86400] seconds");
   }
   if (o.slice_ms == 0) return Status::InvalidArgument("--slice-ms must be at least 1");
+  if (o.keys == 0 || o.keys > 1000000) return Status::InvalidArgument("--keys must be in [1, 1e6]");
+  if (o.threads == 0 || o.threads > 256)
+    return Status::InvalidArgument("--threads must be in [1, 256]");
+  if (o.repeat == 0 || o.repeat > 1000)
+    return Status::InvalidArgument("--repeat must be in [1, 1000]");
+  if (o.format != "table" && o.format != "json" && o.format != "csv") {
+    return Status::InvalidArgument("--format must be table, json or csv, not '" + o.format + "'");
+  }
   return Status::OK();
 }
 
@@ -59,6 +77,13 @@ Status Store(const po::variables_map& vm, BenchOptions* o) {
   if (vm.count("ops")) o->ops = vm["ops"].as<std::uint64_t>();
   if (vm.count("value-size")) o->value_size = vm["value-size"].as<std::size_t>();
   if (vm.count("slice-ms")) o->slice_ms = vm["slice-ms"].as<std::uint64_t>();
+  if (vm.count("keys")) o->keys = vm["keys"].as<std::size_t>();
+  if (vm.count("threads")) o->threads = vm["threads"].as<unsigned>();
+  if (vm.count("repeat")) o->repeat = vm["repeat"].as<unsigned>();
+  if (vm.count("format")) o->format = vm["format"].as<std::string>();
+  if (vm.count("svg")) o->svg_path = vm["svg"].as<std::string>();
+  o->start_servers = vm.count("start-servers") > 0;
+  o->peers = vm.count("no-peers") == 0;
   o->list = vm.count("list") > 0;
   o->help = vm.count("help") > 0;
   if (vm.count("scenarios"))
@@ -90,7 +115,10 @@ void PrintBenchHelp(std::ostream& out) {
       << "Runs the seed scenarios against each config, configs taking turns in short\n"
       << "slices, and prints one table per scenario like Perl's cmpthese: rows sorted by\n"
       << "rate (iterations per wall-clock second), then how much faster each row is than\n"
-      << "each column. Rows are labelled by the config file's stem.\n\n"
+      << "each column. Rows are labelled by the config file's stem; the peers\n"
+      << "(libmemcached, hiredis) run beside the first memcached and redis config.\n"
+      << "Each figure is the median of --repeat repetitions, with its spread and the\n"
+      << "client CPU time per iteration.\n\n"
       << Description();
 }
 

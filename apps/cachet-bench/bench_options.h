@@ -1,7 +1,9 @@
 // cachet-bench's command line:
 //   cachet-bench -c A.conf [-c B.conf]... [-o section.key=value]...
 //                [--scenarios get,set] [--duration SECONDS | --ops N]
-//                [--value-size BYTES] [--slice-ms MS] [--list] [--help]
+//                [--value-size BYTES] [--keys N] [--threads N] [--repeat N]
+//                [--slice-ms MS] [--format table|json|csv] [--svg FILE]
+//                [--start-servers] [--no-peers] [--list] [--help]
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "cachet/result.h"
+#include "cachet/status.h"
 #include "scenario.h"
 
 namespace cachet::bench {
@@ -22,6 +25,13 @@ struct BenchOptions {
   std::uint64_t ops = 0;                   // fixed iteration count instead; 0: by time
   std::size_t value_size = 10;             // bytes; the Perl seeds stored ~10-byte values
   std::uint64_t slice_ms = 100;            // length of one interleaving slice
+  std::size_t keys = 100;                  // keys that get/set-like scenarios rotate through
+  unsigned threads = 1;                    // threads sharing each target
+  unsigned repeat = 3;                     // repetitions; figures are their medians
+  std::string format = "table";            // table | json | csv
+  std::string svg_path;                    // "" for no chart
+  bool start_servers = false;
+  bool peers = true;
   bool list = false;
   bool help = false;
 };

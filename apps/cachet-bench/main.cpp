@@ -1,14 +1,24 @@
-// cachet-bench: the seed benchmark scenarios against one or several configs,
-// printed as cmpthese-style tables. Exit status: 0 when every iteration gave the
-// expected outcome, 2 for a bad command line or config, 3 when a store failed.
+// cachet-bench: the seed benchmark scenarios against one or several configs and
+// the peer libraries, printed as cmpthese-style tables (or json/csv), optionally
+// drawn as an SVG chart. Exit status: 0 when every iteration gave the expected
+// outcome, 2 for a bad command line or config, 3 when a store failed, 130 when
+// interrupted.
+#include <unistd.h>
+
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "bench_options.h"
-#include "report.h"
+#include "formatters.h"
+#include "interrupt.h"
+#include "peers.h"
+#include "progress.h"
 #include "runner.h"
+#include "servers.h"
+#include "svg_chart.h"
 #include "target.h"
 
 namespace cachet::bench {
@@ -16,41 +26,107 @@ namespace {
 
 constexpr int kExitUsage = 2;
 constexpr int kExitStoreError = 3;
+constexpr int kExitInterrupted = 130;
+constexpr double kProgressAfterSeconds = 3;
 
-// Printable bytes from a fixed-seed generator: reproducible, and not a run of one
-// character that a compressor would shrink to nothing.
-std::string MakeValue(std::size_t size) {
-  std::string value(size, ' ');
-  std::uint32_t state = 2463534242u;
-  for (char& c : value) {
-    state ^= state << 13;
-    state ^= state >> 17;
-    state ^= state << 5;
-    c = static_cast<char>('!' + state % 94);
-  }
-  return value;
-}
-
-RunPlan PlanFrom(const BenchOptions& options) {
+RunPlan PlanFrom(const BenchOptions& options, const Payloads& payloads,
+                 const std::atomic<bool>& stop) {
   RunPlan plan;
   plan.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::duration<double>(options.duration_seconds));
   plan.ops = options.ops;
   plan.slice = std::chrono::milliseconds(options.slice_ms);
-  plan.value = MakeValue(options.value_size);
+  plan.repeat = options.repeat;
+  plan.keys = options.keys;
+  plan.payloads = &payloads;
+  plan.stop = &stop;
   return plan;
 }
 
 void PrintHeading(const BenchOptions& options, const std::vector<Target>& targets) {
-  std::cout << "cachet-bench: " << targets.size() << " config(s):";
-  for (const Target& t : targets) std::cout << ' ' << t.label << " (" << t.config_path << ')';
-  std::cout << "; value " << options.value_size << " bytes; ";
+  std::cout << "cachet-bench: " << targets.size() << " column(s):";
+  for (const Target& t : targets) std::cout << ' ' << t.label << " (" << t.source << ')';
+  std::cout << "\nvalue " << options.value_size << " bytes, " << options.keys << " keys, "
+            << options.threads << " thread(s), median of " << options.repeat << " x ";
   if (options.ops > 0) {
     std::cout << options.ops << " iterations";
   } else {
     std::cout << options.duration_seconds << " s";
   }
-  std::cout << " per scenario and config, in " << options.slice_ms << " ms slices\n";
+  std::cout << " per scenario and column, in " << options.slice_ms << " ms slices\n";
+}
+
+bool Failed(const std::vector<ScenarioFigures>& results) {
+  for (const ScenarioFigures& s : results) {
+    for (const Figure& f : s.figures) {
+      const bool skipped = !f.ran && f.note.rfind("skipped", 0) == 0;
+      if (f.failures > 0 || (!f.ran && !skipped)) return true;
+    }
+  }
+  return false;
+}
+
+bool WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  return static_cast<bool>(out.flush());
+}
+
+std::vector<ScenarioFigures> RunAll(const BenchOptions& options, std::vector<Column>& columns,
+                                    const std::atomic<bool>& stop) {
+  const Payloads payloads = MakePayloads(options.value_size);
+  const double estimate = options.duration_seconds * options.repeat *
+                          static_cast<double>(options.scenarios.size() * columns.size());
+  ProgressLine progress(isatty(STDERR_FILENO) == 1 &&
+                        (options.ops > 0 || estimate > kProgressAfterSeconds));
+  RunPlan plan = PlanFrom(options, payloads, stop);
+  std::vector<ScenarioFigures> results;
+  for (std::size_t i = 0; i < options.scenarios.size() && !stop; ++i) {
+    plan.progress = [&, i](const std::string& text) {
+      progress.Show("[" + std::to_string(i + 1) + "/" + std::to_string(options.scenarios.size()) +
+                    "] " + text);
+    };
+    results.push_back(RunScenario(*options.scenarios[i], columns, plan));
+    progress.Clear();
+    if (options.format == "table") std::cout << FormatScenarioTable(results.back()) << std::flush;
+  }
+  return results;
+}
+
+int Report(const BenchOptions& options, const std::vector<ScenarioFigures>& results) {
+  if (options.format == "json") std::cout << FormatJson(results);
+  if (options.format == "csv") std::cout << FormatCsv(results);
+  if (!options.svg_path.empty() &&
+      !WriteFile(options.svg_path, RenderSvgChart(results, "cachet-bench"))) {
+    std::cerr << "cachet-bench: cannot write " << options.svg_path << '\n';
+    return kExitStoreError;
+  }
+  return Failed(results) ? kExitStoreError : 0;
+}
+
+int Run(const BenchOptions& options) {
+  const std::atomic<bool>& stop = InstallInterruptFlag();
+  StartedServers servers;
+  if (options.start_servers) {
+    servers = StartServers();
+    for (const std::string& note : servers.notes) std::cerr << "cachet-bench: " << note << '\n';
+  }
+  Result<OpenedTargets> opened = OpenTargets(options.configs, options.overrides, servers.servers);
+  if (!opened.ok()) {
+    std::cerr << "cachet-bench: " << opened.status().ToString() << '\n';
+    const Status& s = opened.status();
+    return s.IsConfigError() || s.IsPluginError() ? kExitUsage : kExitStoreError;
+  }
+  if (options.peers) AddPeerTargets(opened->first_server, &opened->targets);
+  std::vector<Column> columns = ConnectColumns(opened->targets, options.threads);
+  if (options.format == "table") PrintHeading(options, opened->targets);
+  const std::vector<ScenarioFigures> results = RunAll(options, columns, stop);
+  const int status = Report(options, results);
+  if (stop) {
+    std::cerr << "cachet-bench: interrupted; stopping\n";
+    return kExitInterrupted;
+  }
+  return status;
 }
 
 int Main(const std::vector<std::string>& args) {
@@ -61,28 +137,14 @@ int Main(const std::vector<std::string>& args) {
   }
   if (options->help) {
     PrintBenchHelp(std::cout);
+    std::cout << "\nPeers built in: " << PeersBuiltIn() << '\n';
     return 0;
   }
   if (options->list) {
     for (const Scenario& s : AllScenarios()) std::cout << s.name << ": " << s.description << '\n';
     return 0;
   }
-  Result<std::vector<Target>> targets = OpenTargets(options->configs, options->overrides);
-  if (!targets.ok()) {
-    std::cerr << "cachet-bench: " << targets.status().ToString() << '\n';
-    return targets.status().IsConfigError() || targets.status().IsPluginError() ? kExitUsage
-                                                                                : kExitStoreError;
-  }
-  PrintHeading(*options, *targets);
-  const RunPlan plan = PlanFrom(*options);
-  bool failed = false;
-  for (const Scenario* scenario : options->scenarios) {
-    const std::vector<Measurement> results = RunScenario(*scenario, *targets, plan);
-    PrintScenarioReport(*scenario, *targets, results, std::cout);
-    std::cout.flush();
-    failed = failed || AnyFailure(results);
-  }
-  return failed ? kExitStoreError : 0;
+  return Run(*options);
 }
 
 }  // namespace

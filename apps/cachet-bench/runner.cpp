@@ -1,56 +1,64 @@
-// The interleaving runner: rounds of slices, each slice a bounded run of
-// iterations on one target.
+// The interleaving runner: set up every column, then repetitions of rounds of
+// slices, then the medians.
 #include "runner.h"
 
 #include <algorithm>
 
+#include "slice.h"
+
 namespace cachet::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// A target that keeps failing (a server down) is stopped rather than timed.
+// A column that keeps failing (a server down) is stopped rather than timed.
 constexpr std::uint64_t kMaxFailures = 100;
-// The clock is read once per this many iterations, to keep it off the profile.
-constexpr std::uint64_t kClockEvery = 8;
-// In --ops mode each target's count is split into this many slices.
+// In --ops mode each repetition's count is split into this many slices.
 constexpr std::uint64_t kSlicesPerOpsRun = 10;
 // A safety cap on the iterations of one timed slice.
 constexpr std::uint64_t kMaxSliceIterations = std::uint64_t{1} << 40;
 
-struct Slice {
-  std::uint64_t max_iterations;
-  std::chrono::nanoseconds max_time;
+struct ColumnRun {
+  std::vector<ScenarioState> states;  // one per client
+  std::vector<Tally> repetitions;
+  bool ran = true;
+  std::string note;
 };
 
-void RecordFailure(Measurement& m, Status status) {
-  if (m.failures++ == 0) m.first_failure = std::move(status);
-  if (m.failures >= kMaxFailures) m.stopped = true;
-}
-
-void RunSlice(const Scenario& scenario, Cache& cache, ScenarioState& state, Measurement& m,
-              const Slice& slice) {
-  const Clock::time_point start = Clock::now();
-  for (std::uint64_t i = 0; i < slice.max_iterations && !m.stopped; ++i) {
-    Status status = scenario.run_once(cache, state);
-    ++m.iterations;
-    if (!status.ok()) RecordFailure(m, std::move(status));
-    if (i % kClockEvery == kClockEvery - 1 && Clock::now() - start >= slice.max_time) break;
+void SetUp(const Scenario& scenario, std::size_t index, Column& column, const RunPlan& plan,
+           ColumnRun* run) {
+  if (!column.connect_error.ok()) {
+    run->ran = false;
+    run->note = "cannot connect: " + column.connect_error.ToString();
+    return;
   }
-  m.elapsed += Clock::now() - start;
+  run->states.resize(column.clients.size());
+  for (std::size_t t = 0; t < column.clients.size() && run->ran; ++t) {
+    ScenarioState& state = run->states[t];
+    state.key_prefix = "cb" + std::to_string(index) + "." + std::to_string(t) + ":";
+    state.payloads = plan.payloads;
+    state.key_count = plan.keys;
+    Status status = scenario.setup(*column.clients[t], state);
+    // One untimed iteration: a warm-up, and the probe that finds an operation
+    // the store or library lacks, which is skipped rather than counted as failing.
+    if (status.ok()) status = scenario.run_once(*column.clients[t], state);
+    if (!status.ok()) {
+      run->ran = false;
+      run->note = (status.IsUnsupported() ? "skipped: " : "setup failed: ") + status.ToString();
+    }
+  }
 }
 
-bool Done(const Measurement& m, const RunPlan& plan) {
-  if (m.stopped) return true;
-  return plan.ops > 0 ? m.iterations >= plan.ops : m.elapsed >= plan.duration;
+bool Done(const Tally& tally, const ColumnRun& run, const RunPlan& plan) {
+  if (!run.ran) return true;
+  return plan.ops > 0 ? tally.iterations >= plan.ops : tally.elapsed >= plan.duration;
 }
 
-Slice NextSlice(const Measurement& m, const RunPlan& plan) {
+SliceLimits NextSlice(const Tally& tally, const RunPlan& plan) {
   if (plan.ops > 0) {
     const std::uint64_t chunk = std::max<std::uint64_t>(1, plan.ops / kSlicesPerOpsRun);
-    return {std::min(chunk, plan.ops - m.iterations), std::chrono::nanoseconds::max()};
+    return {std::min(chunk, plan.ops - tally.iterations), std::chrono::nanoseconds::max(),
+            plan.stop};
   }
-  return {kMaxSliceIterations, std::min(plan.slice, plan.duration - m.elapsed)};
+  return {kMaxSliceIterations, std::min(plan.slice, plan.duration - tally.elapsed), plan.stop};
 }
 
 std::uint64_t MaxRounds(const RunPlan& plan) {
@@ -59,44 +67,99 @@ std::uint64_t MaxRounds(const RunPlan& plan) {
   return static_cast<std::uint64_t>(plan.duration / slice) + 2;
 }
 
-std::vector<ScenarioState> SetUp(const Scenario& scenario, std::span<Target> targets,
-                                 const RunPlan& plan, std::vector<Measurement>& results) {
-  std::vector<ScenarioState> states(targets.size());
-  for (std::size_t t = 0; t < targets.size(); ++t) {
-    states[t].key_prefix = "bench:" + std::to_string(t) + ":";
-    states[t].value = plan.value;
-    Status status = scenario.setup(*targets[t].cache, states[t]);
-    if (!status.ok()) {
-      results[t].first_failure = std::move(status);
-      results[t].stopped = true;
+bool StopRequested(const RunPlan& plan) {
+  return plan.stop != nullptr && plan.stop->load(std::memory_order_relaxed);
+}
+
+// One repetition: rounds in which every unfinished column runs one slice.
+void RunRepetition(const Scenario& scenario, std::span<Column> columns, const RunPlan& plan,
+                   std::vector<ColumnRun>& runs) {
+  std::vector<Tally> tallies(columns.size());
+  for (std::uint64_t round = 0, rounds = MaxRounds(plan); round < rounds; ++round) {
+    bool all_done = true;
+    for (std::size_t c = 0; c < columns.size() && !StopRequested(plan); ++c) {
+      if (Done(tallies[c], runs[c], plan)) continue;
+      all_done = false;
+      tallies[c].Add(
+          RunSlice(scenario, columns[c].clients, runs[c].states, NextSlice(tallies[c], plan)));
+      if (tallies[c].failures >= kMaxFailures) {
+        runs[c].ran = false;
+        runs[c].note = "stopped after " + std::to_string(tallies[c].failures) +
+                       " failures; first: " + tallies[c].first_failure.ToString();
+      }
     }
+    if (all_done || StopRequested(plan)) break;
   }
-  return states;
+  for (std::size_t c = 0; c < columns.size(); ++c) runs[c].repetitions.push_back(tallies[c]);
+}
+
+Figure Summarize(const Column& column, const ColumnRun& run) {
+  Figure f;
+  f.target = column.target->label;
+  f.ran = run.ran;
+  f.note = run.note;
+  std::vector<double> rates;
+  std::vector<double> cpu;
+  for (const Tally& t : run.repetitions) {
+    f.iterations += t.iterations;
+    f.failures += t.failures;
+    if (f.note.empty() && t.failures > 0) f.note = t.first_failure.ToString();
+    const double seconds = std::chrono::duration<double>(t.elapsed).count();
+    if (t.iterations == 0 || seconds <= 0) continue;
+    rates.push_back(static_cast<double>(t.iterations) / seconds);
+    cpu.push_back(static_cast<double>(t.cpu.count()) / static_cast<double>(t.iterations));
+  }
+  if (rates.empty()) {
+    if (f.ran) f.note = "no iteration ran";
+    f.ran = false;
+    return f;
+  }
+  f.rate = Median(rates);
+  f.rate_min = *std::min_element(rates.begin(), rates.end());
+  f.rate_max = *std::max_element(rates.begin(), rates.end());
+  f.cpu_ns_per_op = Median(cpu);
+  return f;
 }
 
 }  // namespace
 
-double Measurement::Rate() const {
-  const double seconds = std::chrono::duration<double>(elapsed).count();
-  return iterations == 0 || seconds <= 0 ? 0 : static_cast<double>(iterations) / seconds;
+std::vector<Column> ConnectColumns(std::span<const Target> targets, unsigned threads) {
+  std::vector<Column> columns;
+  for (const Target& target : targets) {
+    Column column{&target, {}, Status::OK()};
+    for (unsigned t = 0; t < threads && column.connect_error.ok(); ++t) {
+      Result<std::unique_ptr<Client>> client = target.connect();
+      if (client.ok()) {
+        column.clients.push_back(std::move(client).value());
+      } else {
+        column.connect_error = client.status();
+        column.clients.clear();
+      }
+    }
+    columns.push_back(std::move(column));
+  }
+  return columns;
 }
 
-std::vector<Measurement> RunScenario(const Scenario& scenario, std::span<Target> targets,
-                                     const RunPlan& plan) {
-  std::vector<Measurement> results(targets.size());
-  std::vector<ScenarioState> states = SetUp(scenario, targets, plan, results);
-  const std::uint64_t max_rounds = MaxRounds(plan);
-  for (std::uint64_t round = 0; round < max_rounds; ++round) {
-    bool all_done = true;
-    for (std::size_t t = 0; t < targets.size(); ++t) {
-      if (Done(results[t], plan)) continue;
-      all_done = false;
-      RunSlice(scenario, *targets[t].cache, states[t], results[t], NextSlice(results[t], plan));
+ScenarioFigures RunScenario(const Scenario& scenario, std::span<Column> columns,
+                            const RunPlan& plan) {
+  std::vector<ColumnRun> runs(columns.size());
+  for (std::size_t c = 0; c < columns.size(); ++c) SetUp(scenario, c, columns[c], plan, &runs[c]);
+  for (unsigned r = 0; r < plan.repeat && !StopRequested(plan); ++r) {
+    if (plan.progress) {
+      plan.progress(std::string(scenario.name) + ": repetition " + std::to_string(r + 1) + "/" +
+                    std::to_string(plan.repeat));
     }
-    if (all_done) break;
+    RunRepetition(scenario, columns, plan, runs);
   }
-  for (std::size_t t = 0; t < targets.size(); ++t) scenario.cleanup(*targets[t].cache, states[t]);
-  return results;
+  ScenarioFigures out{scenario.name, scenario.description, {}};
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    for (std::size_t t = 0; t < runs[c].states.size(); ++t) {
+      scenario.cleanup(*columns[c].clients[t], runs[c].states[t]);
+    }
+    out.figures.push_back(Summarize(columns[c], runs[c]));
+  }
+  return out;
 }
 
 }  // namespace cachet::bench

@@ -1,39 +1,48 @@
-// Runs one scenario against every target, interleaving the targets in short
-// slices so a slow drift of the machine (frequency, other load) affects them all
-// alike. Rates are iterations per wall-clock second.
+// Runs one scenario against every target: --repeat repetitions, each of them
+// interleaving the targets in short slices (A B A B ...) so a slow drift of the
+// machine (frequency, other load) hits every column alike. A figure is the
+// median of the repetitions' rates, with their range and the client CPU time.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "cachet/status.h"
+#include "client.h"
+#include "figures.h"
+#include "payloads.h"
 #include "scenario.h"
 #include "target.h"
 
 namespace cachet::bench {
 
 struct RunPlan {
-  std::chrono::nanoseconds duration{std::chrono::seconds(1)};  // per target, if ops == 0
-  std::uint64_t ops = 0;                                       // iterations per target; 0: by time
+  std::chrono::nanoseconds duration{std::chrono::seconds(1)};  // per target and repetition
+  std::uint64_t ops = 0;  // iterations per target and repetition instead; 0: by time
   std::chrono::nanoseconds slice{std::chrono::milliseconds(100)};
-  std::string value;  // what set-like scenarios write
+  unsigned repeat = 3;
+  std::size_t keys = 100;
+  const Payloads* payloads = nullptr;
+  const std::atomic<bool>* stop = nullptr;           // Ctrl-C
+  std::function<void(const std::string&)> progress;  // may be empty
 };
 
-struct Measurement {
-  std::uint64_t iterations = 0;
-  std::chrono::nanoseconds elapsed{0};
-  std::uint64_t failures = 0;  // iterations whose outcome was not the expected one
-  Status first_failure;
-  bool stopped = false;  // setup failed, or too many failures: no rate
-
-  double Rate() const;  // iterations per second; 0 when nothing ran
+// A target with its clients, one per thread, connected once for the whole run.
+struct Column {
+  const Target* target;
+  std::vector<std::unique_ptr<Client>> clients;
+  Status connect_error;  // not ok: no clients, every scenario reports this
 };
 
-// One Measurement per target, in order.
-std::vector<Measurement> RunScenario(const Scenario& scenario, std::span<Target> targets,
-                                     const RunPlan& plan);
+// Connects `threads` clients per target.
+std::vector<Column> ConnectColumns(std::span<const Target> targets, unsigned threads);
+
+ScenarioFigures RunScenario(const Scenario& scenario, std::span<Column> columns,
+                            const RunPlan& plan);
 
 }  // namespace cachet::bench

@@ -1,50 +1,113 @@
-// Opening benchmark targets and giving them distinct labels.
+// Opening configs as benchmark targets and giving them distinct labels.
 #include "target.h"
 
 #include <algorithm>
 #include <filesystem>
 
+#include "cache_client.h"
+#include "cachet/cache.h"
+
 namespace cachet::bench {
 namespace {
 
-std::size_t CountLabel(const std::vector<Target>& targets, const std::string& label, bool by_stem) {
-  return static_cast<std::size_t>(
-      std::count_if(targets.begin(), targets.end(), [&](const Target& t) {
-        return (by_stem ? std::filesystem::path(t.config_path).stem().string() : t.label) == label;
-      }));
+std::string Stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+
+std::string CacheValue(const Config& config, std::string_view key) {
+  const ConfigSection* cache = config.section("cache");
+  const ConfigValue* value = cache == nullptr ? nullptr : cache->Find(key);
+  return value == nullptr ? std::string() : value->value;
 }
 
-void AssignLabels(std::vector<Target>& targets) {
-  for (Target& t : targets) {
-    const std::string stem = std::filesystem::path(t.config_path).stem().string();
-    t.label = stem;
-    if (CountLabel(targets, stem, true) > 1) {
-      t.label = stem + ":" + std::string(t.cache->backend().name());
-    }
+// "host:port[:weight]" -> "host:port".
+std::string FirstServer(const Config& config, const std::string& backend) {
+  const ConfigSection* section = config.section(backend);
+  const ConfigValue* servers = section == nullptr ? nullptr : section->Find("servers");
+  if (servers == nullptr) return {};
+  std::string first = servers->value.substr(0, servers->value.find(','));
+  first.erase(0, first.find_first_not_of(' '));
+  first.erase(first.find_last_not_of(' ') + 1);
+  const auto colon = first.find(':');
+  const auto weight = colon == std::string::npos ? colon : first.find(':', colon + 1);
+  return weight == std::string::npos ? first : first.substr(0, weight);
+}
+
+Result<std::shared_ptr<Cache>> OpenCache(const std::string& path,
+                                         const std::vector<std::string>& overrides) {
+  Result<Config> config = Config::LoadFile(path, overrides);
+  if (!config.ok()) return config.status();
+  Result<std::unique_ptr<Cache>> cache = Cache::Open(std::move(config).value());
+  if (!cache.ok()) return cache.status();
+  return std::shared_ptr<Cache>(std::move(cache).value());
+}
+
+struct OpenedConfig {
+  std::string backend;
+  std::string first_server;
+  Target target;
+};
+
+// Loads the file once to learn its backend, then opens it with the server and
+// compressor overrides that backend needs.
+Result<OpenedConfig> OpenConfig(const std::string& path, std::vector<std::string> overrides,
+                                const std::map<std::string, std::string>& servers) {
+  Result<Config> probe = Config::LoadFile(path, overrides);
+  if (!probe.ok()) return probe.status();
+  const std::string backend = CacheValue(*probe, "backend");
+  if (auto it = servers.find(backend); it != servers.end()) {
+    overrides.push_back(backend + ".servers=" + it->second);
+  }
+  Result<std::shared_ptr<Cache>> cache = OpenCache(path, overrides);
+  if (!cache.ok()) return cache.status();
+  std::shared_ptr<Cache> compressing = *cache;
+  const std::string compressor = CacheValue(*probe, "compressor");
+  if (compressor.empty() || compressor == "none") {
+    overrides.push_back("cache.compressor=zstd");
+    Result<std::shared_ptr<Cache>> zstd = OpenCache(path, overrides);
+    if (!zstd.ok()) return zstd.status();
+    compressing = *zstd;
+  }
+  Result<Config> used = Config::LoadFile(path, overrides);
+  OpenedConfig opened{backend, used.ok() ? FirstServer(*used, backend) : std::string(), {}};
+  opened.target.source = path;
+  opened.target.connect = [plain = *cache, compressing]() -> Result<std::unique_ptr<Client>> {
+    return std::unique_ptr<Client>(std::make_unique<CacheClient>(plain, compressing));
+  };
+  return opened;
+}
+
+void AssignLabels(std::vector<Target>& targets, const std::vector<std::string>& backends) {
+  std::vector<std::string> base;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const std::string stem = Stem(targets[i].source);
+    const auto same = std::count_if(targets.begin(), targets.end(),
+                                    [&](const Target& t) { return Stem(t.source) == stem; });
+    base.push_back(same > 1 ? stem + ":" + backends[i] : stem);
   }
   // Still equal (the same config twice): number the repeats.
-  std::vector<std::string> base;
-  for (const Target& t : targets) base.push_back(t.label);
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const auto earlier = std::count(base.begin(), base.begin() + static_cast<long>(i), base[i]);
-    if (earlier > 0) targets[i].label += "#" + std::to_string(earlier + 1);
+    targets[i].label = earlier > 0 ? base[i] + "#" + std::to_string(earlier + 1) : base[i];
   }
 }
 
 }  // namespace
 
-Result<std::vector<Target>> OpenTargets(const std::vector<std::string>& config_paths,
-                                        const std::vector<std::string>& overrides) {
-  std::vector<Target> targets;
+Result<OpenedTargets> OpenTargets(const std::vector<std::string>& config_paths,
+                                  const std::vector<std::string>& overrides,
+                                  const std::map<std::string, std::string>& servers) {
+  OpenedTargets out;
+  std::vector<std::string> backends;
   for (const std::string& path : config_paths) {
-    Result<Config> config = Config::LoadFile(path, overrides);
-    if (!config.ok()) return config.status();
-    Result<std::unique_ptr<Cache>> cache = Cache::Open(std::move(config).value());
-    if (!cache.ok()) return cache.status();
-    targets.push_back(Target{"", path, std::move(cache).value()});
+    Result<OpenedConfig> opened = OpenConfig(path, overrides, servers);
+    if (!opened.ok()) return opened.status();
+    backends.push_back(opened->backend);
+    if (!opened->first_server.empty()) {
+      out.first_server.emplace(opened->backend, opened->first_server);
+    }
+    out.targets.push_back(std::move(opened->target));
   }
-  AssignLabels(targets);
-  return targets;
+  AssignLabels(out.targets, backends);
+  return out;
 }
 
 }  // namespace cachet::bench

@@ -1,26 +1,40 @@
-// A benchmark target: one config, opened as a Cache, with the label its table
-// rows carry.
+// A benchmark target: one column of the tables. Either a config opened as a
+// cachet Cache, or a peer library; both hand out Clients, one per thread.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "cachet/cache.h"
 #include "cachet/result.h"
+#include "client.h"
 
 namespace cachet::bench {
 
 struct Target {
-  std::string label;  // the config file's stem ("default"), made unique if needed
-  std::string config_path;
-  std::unique_ptr<Cache> cache;
+  std::string label;   // the config file's stem ("redis"), or the peer's name
+  std::string source;  // the config path, or the peer's server
+  // A Client for one thread. Cache targets share one Cache between all their
+  // Clients (as an application's threads would); peers open a connection each.
+  std::function<Result<std::unique_ptr<Client>>()> connect;
 };
 
-// Opens every config with the same overrides applied to each. Labels are file
-// stems; when two stems collide the backend name is added ("a:redis"), then a
-// number ("a:redis#2"). Fails on the first config that does not open.
-Result<std::vector<Target>> OpenTargets(const std::vector<std::string>& config_paths,
-                                        const std::vector<std::string>& overrides);
+struct OpenedTargets {
+  std::vector<Target> targets;
+  // The first server of the first config of each backend ("memcached" ->
+  // "127.0.0.1:11211"), where the peers are pointed.
+  std::map<std::string, std::string> first_server;
+};
+
+// Opens every config with `overrides` applied to each; `servers` replaces the
+// servers of the configs whose backend it names ("redis" -> "127.0.0.1:4242").
+// Labels are file stems; when two collide the backend name is added
+// ("a:redis"), then a number ("a:redis#2"). Fails on the first config that does
+// not open.
+Result<OpenedTargets> OpenTargets(const std::vector<std::string>& config_paths,
+                                  const std::vector<std::string>& overrides,
+                                  const std::map<std::string, std::string>& servers);
 
 }  // namespace cachet::bench

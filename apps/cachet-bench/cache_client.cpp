@@ -1,0 +1,96 @@
+// CacheClient: each operation is the Cache call an application would make.
+#include "cache_client.h"
+
+namespace cachet::bench {
+namespace {
+
+template <class T>
+Status Take(Lookup<T>&& found, T* out) {
+  if (!found.hit()) return found.status();
+  *out = std::move(found).value();
+  return Status::OK();
+}
+
+Status TakeCounter(Result<std::uint64_t>&& result, std::uint64_t* out) {
+  if (!result.ok()) return result.status();
+  *out = result.value();
+  return Status::OK();
+}
+
+}  // namespace
+
+Status CacheClient::Get(std::string_view key, std::string* value) {
+  return Take(cache_->Get<std::string>(key), value);
+}
+
+Status CacheClient::Set(std::string_view key, std::string_view value) {
+  return cache_->Set(key, value);
+}
+
+Status CacheClient::Remove(std::string_view key) { return cache_->Remove(key); }
+
+Status CacheClient::Incr(std::string_view key, std::uint64_t* value) {
+  return TakeCounter(cache_->Incr(key), value);
+}
+
+Status CacheClient::Decr(std::string_view key, std::uint64_t* value) {
+  return TakeCounter(cache_->Decr(key), value);
+}
+
+Status CacheClient::GetMulti(const std::vector<std::string>& keys, std::size_t* hits) {
+  *hits = 0;
+  for (const Lookup<std::string>& found : cache_->GetMulti<std::string>(keys)) {
+    if (found.error()) return found.status();
+    if (found.hit()) ++*hits;
+  }
+  return Status::OK();
+}
+
+Status CacheClient::GetJson(std::string_view key, Json* doc) {
+  return Take(cache_->Get<Json>(key), doc);
+}
+
+Status CacheClient::SetJson(std::string_view key, const Json& doc) { return cache_->Set(key, doc); }
+
+Status CacheClient::GetCompressed(std::string_view key, std::string* value) {
+  return Take(compressing_->Get<std::string>(key), value);
+}
+
+Status CacheClient::SetCompressed(std::string_view key, std::string_view value) {
+  return compressing_->Set(key, value);
+}
+
+const std::string& CacheClient::BackendKey(std::string_view key) {
+  backend_key_.assign(cache_->options().key_namespace);
+  backend_key_.append(key);
+  return backend_key_;
+}
+
+Status CacheClient::IncrPipelined(std::string_view key, std::size_t count) {
+  Operation op;
+  op.kind = OpKind::kIncr;
+  op.key = BackendKey(key);
+  op.delta = 1;
+  batch_.assign(count, op);
+  cache_->backend().Execute(batch_);
+  for (const Operation& done : batch_) {
+    if (!done.status.ok()) return done.status;
+  }
+  return Status::OK();
+}
+
+Status CacheClient::IncrNoreply(std::string_view key) {
+  Backend& backend = cache_->backend();
+  if (!backend.capabilities().has(Capability::kNoreply)) {
+    return Status::Unsupported(std::string(backend.name()) + " has no noreply");
+  }
+  Operation op;
+  op.kind = OpKind::kIncr;
+  op.key = BackendKey(key);
+  op.delta = 1;
+  op.noreply = true;
+  backend.Execute(std::span<Operation>(&op, 1));
+  return op.status;
+}
+
+}  // namespace cachet::bench

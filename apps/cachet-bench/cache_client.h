@@ -1,0 +1,44 @@
+// CacheClient: the Client interface over a cachet Cache, the column under test.
+//
+// Compressed scenarios go through a second Cache opened from the same config with
+// a compressor (the config's own, or zstd when it names none), so the codec does
+// the compression exactly as an application would have it done.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "cachet/cache.h"
+#include "client.h"
+
+namespace cachet::bench {
+
+class CacheClient : public Client {
+ public:
+  CacheClient(std::shared_ptr<Cache> cache, std::shared_ptr<Cache> compressing)
+      : cache_(std::move(cache)), compressing_(std::move(compressing)) {}
+
+  Status Get(std::string_view key, std::string* value) override;
+  Status Set(std::string_view key, std::string_view value) override;
+  Status Remove(std::string_view key) override;
+  Status Incr(std::string_view key, std::uint64_t* value) override;
+  Status Decr(std::string_view key, std::uint64_t* value) override;
+  Status GetMulti(const std::vector<std::string>& keys, std::size_t* hits) override;
+  Status GetJson(std::string_view key, Json* doc) override;
+  Status SetJson(std::string_view key, const Json& doc) override;
+  Status GetCompressed(std::string_view key, std::string* value) override;
+  Status SetCompressed(std::string_view key, std::string_view value) override;
+  Status IncrPipelined(std::string_view key, std::size_t count) override;
+  Status IncrNoreply(std::string_view key) override;
+
+ private:
+  // Backend calls bypass the Cache, so they add its namespace themselves.
+  const std::string& BackendKey(std::string_view key);
+
+  std::shared_ptr<Cache> cache_;
+  std::shared_ptr<Cache> compressing_;
+  std::string backend_key_;       // reused: no allocation per operation
+  std::vector<Operation> batch_;  // reused by IncrPipelined
+};
+
+}  // namespace cachet::bench

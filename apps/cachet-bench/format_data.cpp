@@ -1,0 +1,67 @@
+// --format json and csv: one record per scenario and target, every field of a
+// Figure, for scripts and spreadsheets.
+#include <nlohmann/json.hpp>
+
+#include "formatters.h"
+
+namespace cachet::bench {
+namespace {
+
+nlohmann::ordered_json FigureJson(const ScenarioFigures& s, const Figure& f) {
+  nlohmann::ordered_json j;
+  j["scenario"] = s.scenario;
+  j["target"] = f.target;
+  j["ran"] = f.ran;
+  j["rate"] = f.rate;
+  j["rate_min"] = f.rate_min;
+  j["rate_max"] = f.rate_max;
+  j["spread_percent"] = SpreadPercent(f);
+  j["cpu_ns_per_op"] = f.cpu_ns_per_op;
+  j["iterations"] = f.iterations;
+  j["failures"] = f.failures;
+  j["note"] = f.note;
+  return j;
+}
+
+// RFC 4180: quoted when it holds a comma, quote or line break; quotes doubled.
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + '"';
+}
+
+std::string Number(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.6g", value);
+  return buffer;
+}
+
+}  // namespace
+
+std::string FormatJson(const std::vector<ScenarioFigures>& results) {
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const ScenarioFigures& s : results) {
+    for (const Figure& f : s.figures) all.push_back(FigureJson(s, f));
+  }
+  // Invalid UTF-8 in a note (a server's reply) is replaced, never thrown.
+  return all.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + '\n';
+}
+
+std::string FormatCsv(const std::vector<ScenarioFigures>& results) {
+  std::string out =
+      "scenario,target,ran,rate,rate_min,rate_max,spread_percent,cpu_ns_per_op,iterations,"
+      "failures,note\r\n";
+  for (const ScenarioFigures& s : results) {
+    for (const Figure& f : s.figures) {
+      out += CsvField(s.scenario) + ',' + CsvField(f.target) + ',' + (f.ran ? "1" : "0") + ',' +
+             Number(f.rate) + ',' + Number(f.rate_min) + ',' + Number(f.rate_max) + ',' +
+             Number(SpreadPercent(f)) + ',' + Number(f.cpu_ns_per_op) + ',' +
+             std::to_string(f.iterations) + ',' + std::to_string(f.failures) + ',' +
+             CsvField(f.note) + "\r\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace cachet::bench

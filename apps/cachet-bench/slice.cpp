@@ -1,0 +1,74 @@
+// Slices: the timed inner loop, and its fan-out to threads.
+#include "slice.h"
+
+#include <time.h>
+
+#include <thread>
+
+namespace cachet::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The clock is read once per this many iterations, to keep it off the profile.
+constexpr std::uint64_t kClockEvery = 8;
+
+std::chrono::nanoseconds ProcessCpuTime() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+bool Stopped(const SliceLimits& limits) {
+  return limits.stop != nullptr && limits.stop->load(std::memory_order_relaxed);
+}
+
+void Loop(const Scenario& scenario, Client& client, ScenarioState& state,
+          std::uint64_t max_iterations, const SliceLimits& limits, Tally* tally) {
+  const Clock::time_point start = Clock::now();
+  for (std::uint64_t i = 0; i < max_iterations; ++i) {
+    Status status = scenario.run_once(client, state);
+    ++tally->iterations;
+    if (!status.ok() && tally->failures++ == 0) tally->first_failure = std::move(status);
+    if (i % kClockEvery == kClockEvery - 1 &&
+        (Clock::now() - start >= limits.max_time || Stopped(limits))) {
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+void Tally::Add(const Tally& other) {
+  iterations += other.iterations;
+  if (failures == 0 && other.failures > 0) first_failure = other.first_failure;
+  failures += other.failures;
+  elapsed += other.elapsed;
+  cpu += other.cpu;
+}
+
+Tally RunSlice(const Scenario& scenario, std::span<const std::unique_ptr<Client>> clients,
+               std::span<ScenarioState> states, const SliceLimits& limits) {
+  const std::size_t threads = clients.size();
+  std::vector<Tally> tallies(threads);
+  const std::uint64_t share = (limits.max_iterations + threads - 1) / threads;
+  const Clock::time_point start = Clock::now();
+  const std::chrono::nanoseconds cpu_start = ProcessCpuTime();
+  if (threads == 1) {
+    Loop(scenario, *clients[0], states[0], share, limits, &tallies[0]);
+  } else {
+    std::vector<std::thread> workers;
+    for (std::size_t t = 0; t < threads; ++t) {
+      workers.emplace_back(
+          [&, t] { Loop(scenario, *clients[t], states[t], share, limits, &tallies[t]); });
+    }
+    for (std::thread& worker : workers) worker.join();
+  }
+  Tally total;
+  for (const Tally& t : tallies) total.Add(t);
+  total.cpu = ProcessCpuTime() - cpu_start;
+  total.elapsed = Clock::now() - start;
+  return total;
+}
+
+}  // namespace cachet::bench

@@ -1,0 +1,39 @@
+// One slice of a run: a bounded stretch of iterations of one scenario on one
+// target, on one or several threads at once, with its wall and CPU time.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "cachet/status.h"
+#include "client.h"
+#include "scenario.h"
+
+namespace cachet::bench {
+
+struct SliceLimits {
+  std::uint64_t max_iterations;  // over all threads
+  std::chrono::nanoseconds max_time;
+  const std::atomic<bool>* stop = nullptr;  // set by Ctrl-C: end the slice early
+};
+
+struct Tally {
+  std::uint64_t iterations = 0;
+  std::uint64_t failures = 0;
+  Status first_failure;
+  std::chrono::nanoseconds elapsed{0};
+  std::chrono::nanoseconds cpu{0};  // the whole process: every client thread
+
+  void Add(const Tally& other);
+};
+
+// Runs `scenario` on clients[i] with states[i], one thread per client (the
+// calling thread alone when there is one).
+Tally RunSlice(const Scenario& scenario, std::span<const std::unique_ptr<Client>> clients,
+               std::span<ScenarioState> states, const SliceLimits& limits);
+
+}  // namespace cachet::bench
