@@ -2,8 +2,8 @@
 //
 // One group per scenario, one bar per target, colours by target with a legend.
 // Rates of different scenarios differ by orders of magnitude, so each group is
-// normalised: the fastest target of the scenario is the full height, and every
-// bar is labelled with its own rate. A target without a rate gets "n/a".
+// normalised: the fastest target of the scenario is the full height, on a log
+// scale over four powers of ten, and every bar is labelled with its own rate. A target without a rate gets "n/a".
 #pragma once
 
 #include <string>
