@@ -28,10 +28,11 @@ constexpr OptionSpec kOptions[] = {
     {"password", OptionType::kString, "", "password for AUTH; empty: no AUTH", false, true},
     {"db", OptionType::kInt, "0", "database number, selected with SELECT when not 0"},
     {"client_name", OptionType::kString, "cachet", "name set with CLIENT SETNAME; empty: not set"},
-    {"counters", OptionType::kString, "memcached",
-     "incr/decr semantics: memcached (unsigned 64-bit, wrapping, a missing key is not found; "
-     "a server-side script) or redis (INCRBY/DECRBY: signed, a missing key counts from 0)",
-     false, false, "memcached|redis"},
+    {"counters", OptionType::kString, "redis",
+     "incr/decr semantics: redis (INCRBY/DECRBY: signed 64-bit, a missing key counts from 0) "
+     "or memcached (unsigned 64-bit, wrapping, a missing key is not found; a server-side "
+     "script)",
+     false, false, "redis|memcached"},
     {"connect_timeout_ms", OptionType::kInt, "250", "connect timeout in milliseconds"},
     {"io_timeout_ms", OptionType::kInt, "1000",
      "deadline of one request and its replies, in milliseconds"},
@@ -113,7 +114,7 @@ Status ReadOptions(const ConfigSection& section, RedisOptions* o) {
   o->session.password = section.GetString("password");
   o->session.client_name = section.GetString("client_name");
   o->counters =
-      section.GetString("counters") == "redis" ? CounterMode::kNative : CounterMode::kMemcached;
+      section.GetString("counters") == "memcached" ? CounterMode::kMemcached : CounterMode::kNative;
   if (!o->session.username.empty() && o->session.password.empty()) {
     return Status::ConfigError("[redis] username is set but password is empty");
   }

@@ -165,6 +165,15 @@ Status RedisBackend::Stats(StatsMap* out) {
       });
 }
 
+Status RedisBackend::Extension(std::string_view command, std::span<const std::string> args,
+                               std::vector<std::string>* reply) {
+  if (command != "counters")
+    return UnsupportedOperation("extension '" + std::string(command) + "'");
+  if (!args.empty()) return Status::InvalidArgument("redis: counters takes no arguments");
+  reply->assign({options_.counters == CounterMode::kNative ? "redis" : "memcached"});
+  return Status::OK();
+}
+
 void RedisBackend::Execute(std::span<Operation> batch) {
   for (std::size_t start = 0; start < batch.size(); start += kMaxInFlight) {
     router_->RunBatch(batch.subspan(start, std::min(kMaxInFlight, batch.size() - start)), *this);

@@ -12,10 +12,12 @@
 // stats INFO. Append and prepend run as Lua scripts (one atomic step, the key's
 // TTL kept, kNotStored on a missing key), called by SHA with EVALSHA and sent in
 // full with EVAL only when the server answers NOSCRIPT.
-// Counters (`counters = memcached`, the default) behave as memcached's, through
-// a script: unsigned 64-bit, wrapping, decr stopping at 0, a missing key
-// kNotFound. `counters = redis` uses INCRBY/DECRBY instead: signed 64-bit, a
-// missing key counts from 0. CAS is not offered (Redis has no version tokens).
+// Counters (`counters = redis`, the default) are Redis' own INCRBY/DECRBY:
+// signed 64-bit, a missing key counts from 0 (and is created), an overflow is
+// kInvalidArgument. `counters = memcached` behaves as memcached's, through a
+// script: unsigned 64-bit, wrapping, decr stopping at 0, a missing key
+// kNotFound. Extension("counters") answers which ("redis" or "memcached").
+// CAS is not offered (Redis has no version tokens).
 // Redis has no flags: the core's envelope (envelope.h) wraps this backend.
 //
 // In cluster mode the database is always 0 (Redis Cluster has no SELECT), flush
@@ -52,7 +54,7 @@ struct RedisOptions {
   net::DistributionKind distribution = net::DistributionKind::kKetama;
   net::ServerPoolOptions pool;
   SessionSettings session;
-  CounterMode counters = CounterMode::kMemcached;
+  CounterMode counters = CounterMode::kNative;
   ClusterSettings cluster;  // kCluster only; `servers` become its seeds
 };
 
@@ -88,6 +90,9 @@ class RedisBackend final : public Backend {
   // Pipelined: each server's share in one round trip (per kMaxInFlight
   // operations), all servers at once.
   void Execute(std::span<Operation> batch) override;
+  // "counters": one reply, "redis" or "memcached", the counter semantics in use.
+  Status Extension(std::string_view command, std::span<const std::string> args,
+                   std::vector<std::string>* reply) override;
 
   // The router, for tests that look at the cluster topology.
   CommandRouter& router() noexcept { return *router_; }

@@ -1,12 +1,23 @@
-// Conformance: compare-and-swap and memcached-style counters.
+// Conformance: compare-and-swap and counters. Counters are memcached's (unsigned
+// 64-bit, wrapping) unless the store declares Redis' signed INCRBY semantics by
+// answering "redis" to Extension("counters").
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "suite_support.h"
 
 namespace cachet::conformance {
 namespace {
+
+// True when the store declares signed 64-bit counters where a missing key
+// counts from 0 (Redis' INCRBY); false for memcached's.
+bool SignedCounters() {
+  std::vector<std::string> reply;
+  Status s = SharedCache().backend().Extension("counters", {}, &reply);
+  return s.ok() && reply.size() == 1 && reply[0] == "redis";
+}
 
 TEST_CASE("cas stores only while the token is current", "[conformance][cas]") {
   Cache& cache = SharedCache();
@@ -56,8 +67,15 @@ TEST_CASE("incr and decr count on decimal text", "[conformance][counters]") {
     CHECK(cache.Incr(key).status().IsUnsupported());
     return;
   }
-  CHECK(cache.Incr(key).status().IsNotFound());
-  CHECK(cache.Decr(key).status().IsNotFound());
+  if (SignedCounters()) {
+    auto created = cache.Incr(key, 3);  // a missing key counts from 0
+    REQUIRE(created.ok());
+    CHECK(*created == 3);
+    CHECK(cache.Get(key).value_or("") == "3");
+  } else {
+    CHECK(cache.Incr(key).status().IsNotFound());
+    CHECK(cache.Decr(key).status().IsNotFound());
+  }
   REQUIRE(cache.Set(key, std::string("10")).ok());
   auto up = cache.Incr(key, 5);
   REQUIRE(up.ok());
@@ -69,7 +87,7 @@ TEST_CASE("incr and decr count on decimal text", "[conformance][counters]") {
   CHECK(cache.Get(key).value_or("") == "12");
 }
 
-TEST_CASE("counters at their limits: incr wraps at 2^64, decr stops at 0",
+TEST_CASE("counters at their limits: incr wraps at 2^64, decr stops at 0 (or signed)",
           "[conformance][counters]") {
   if (!Supports(Capability::kCounters)) {
     SUCCEED("no counters");
@@ -77,6 +95,19 @@ TEST_CASE("counters at their limits: incr wraps at 2^64, decr stops at 0",
   }
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("counter-limits");
+  if (SignedCounters()) {
+    // Signed 64-bit: an overflow is refused and changes nothing; decr goes
+    // below 0, the result coming back as its two's complement.
+    REQUIRE(cache.Set(key, std::string("9223372036854775807")).ok());
+    CHECK(cache.Incr(key, 1).status().IsInvalidArgument());
+    CHECK(cache.Get(key).value_or("") == "9223372036854775807");
+    REQUIRE(cache.Set(key, std::string("5")).ok());
+    auto below = cache.Decr(key, 7);
+    REQUIRE(below.ok());
+    CHECK(static_cast<std::int64_t>(*below) == -2);
+    CHECK(cache.Get(key).value_or("") == "-2");
+    return;
+  }
   REQUIRE(cache.Set(key, std::string("18446744073709551615")).ok());
   auto wrapped = cache.Incr(key, 1);
   REQUIRE(wrapped.ok());
