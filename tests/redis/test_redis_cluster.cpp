@@ -121,11 +121,13 @@ TEST_CASE("10,000 keys spread over every master and read back", "[redis][cluster
 }
 
 TEST_CASE("every operation works in cluster mode through the plugin", "[redis][cluster]") {
-  auto config = cachet::Config::Parse(
-      "[cache]\nbackend = redis\nnamespace = multi:\n"
-      "[redis]\nmode = cluster\nservers = " +
-          SharedCluster().seeds() + "\n",
-      "cluster test");
+  const int resp = GENERATE(2, 3);
+  CAPTURE(resp);
+  const std::string r = std::to_string(resp);
+  auto config = cachet::Config::Parse("[cache]\nbackend = redis\nnamespace = multi" + r +
+                                          ":\n[redis]\nmode = cluster\nresp = " + r +
+                                          "\nservers = " + SharedCluster().seeds() + "\n",
+                                      "cluster test");
   REQUIRE(config.ok());
   auto opened = cachet::Cache::Open(std::move(config).value());
   REQUIRE(opened.ok());
