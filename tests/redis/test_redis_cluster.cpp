@@ -81,6 +81,17 @@ std::vector<Operation> Gets(const std::vector<std::string>& keys) {
 
 std::string NodeId(int port) { return RedisCluster::Cli(port, "cluster myid"); }
 
+// How many CLUSTER SHARDS calls every node has served since its stats were reset.
+long ShardsCalls() {
+  long calls = 0;
+  for (const auto& node : SharedCluster().nodes()) {
+    std::string stats = RedisCluster::Cli(node->port(), "info commandstats");
+    std::size_t at = stats.find("cmdstat_cluster|shards:calls=");
+    if (at != std::string::npos) calls += std::stol(stats.substr(at + 29));
+  }
+  return calls;
+}
+
 }  // namespace
 
 TEST_CASE("10,000 keys spread over every master and read back", "[redis][cluster]") {
@@ -240,6 +251,9 @@ TEST_CASE("a reshard under a running reader: every value found, no error", "[red
 
   std::vector<int> masters = SharedCluster().MasterPorts();
   REQUIRE(masters.size() >= 2);
+  for (const auto& node : SharedCluster().nodes())
+    RedisCluster::Cli(node->port(), "config resetstat");
+  const auto started = std::chrono::steady_clock::now();
   std::string from = NodeId(masters[0]), to = NodeId(masters[1]);
   std::string out = RedisCluster::Cli(
       masters[0], "--cluster reshard 127.0.0.1:" + std::to_string(masters[0]) + " --cluster-from " +
@@ -247,6 +261,15 @@ TEST_CASE("a reshard under a running reader: every value found, no error", "[red
                       " --cluster-slots 1500 --cluster-yes --cluster-pipeline 20");
   stop = true;
   reader.join();
+  // Thousands of MOVED replies, yet the slot map was reloaded at most once per
+  // cluster_refresh_interval_ms (1 s), plus the one in flight at the start.
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started)
+          .count();
+  const long reloads = ShardsCalls();
+  INFO("slot map reloads: " << reloads << " in " << seconds << " s");
+  CHECK(reloads >= 1);  // the MOVED replies did ask for a reload
+  CHECK(reloads <= seconds + 2);
   INFO("reshard output tail: " << out.substr(out.size() > 1500 ? out.size() - 1500 : 0));
   CHECK(out.find("ERR") == std::string::npos);
   INFO("first problem: " << first_problem);
