@@ -172,7 +172,21 @@ Status ServerProcess::Kill() {
   return s;
 }
 
-Status ServerProcess::Pause() { return Signal(SIGSTOP); }
+// SIGSTOP is delivered asynchronously: without waiting for the stop, a request
+// sent right after Pause() could still be answered. The server is our child, so
+// waitpid(WUNTRACED) reports the moment it has stopped (bounded: 5 s).
+Status ServerProcess::Pause() {
+  Status s = Signal(SIGSTOP);
+  if (!s.ok()) return s;
+  for (int i = 0; i < 500; ++i) {
+    int status = 0;
+    const pid_t r = waitpid(pid_, &status, WUNTRACED | WNOHANG);
+    if (r == pid_ && WIFSTOPPED(status)) return Status::OK();
+    if (r < 0) return Status::IoError(std::string("waitpid: ") + std::strerror(errno));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return Status::Timeout("server did not stop within 5 s of SIGSTOP");
+}
 
 Status ServerProcess::Resume() { return Signal(SIGCONT); }
 
