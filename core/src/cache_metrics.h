@@ -2,7 +2,9 @@
 //
 // Counting must cost next to nothing on the hot path, so every counter is an
 // independent relaxed atomic and each operation's counters sit on their own
-// cache line. A snapshot is therefore not one instant: counters of a call in
+// cache line. Threads write to one of kStripes copies of the table (picked once
+// per thread), so threads sharing a Cache do not fight over the same cache lines;
+// a snapshot sums the stripes. A snapshot is therefore not one instant: counters of a call in
 // progress may be partly applied. That is fine for monitoring, which is all
 // metrics are for. Thread-safe.
 #pragma once
@@ -52,7 +54,13 @@ class MetricsTable {
     std::atomic<std::uint64_t> max_latency_ns{0};
   };
 
-  std::array<Counters, static_cast<std::size_t>(CacheOp::kCount)> counters_;
+  static constexpr std::size_t kStripes = 8;
+  using Row = std::array<Counters, static_cast<std::size_t>(CacheOp::kCount)>;
+
+  // The stripe of the calling thread: threads are numbered as they first count.
+  static std::size_t ThisThreadStripe() noexcept;
+
+  std::array<Row, kStripes> stripes_;
 };
 
 }  // namespace cachet
