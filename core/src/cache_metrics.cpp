@@ -24,14 +24,17 @@ std::size_t MetricsTable::ThisThreadStripe() noexcept {
   return stripe;
 }
 
-void MetricsTable::Add(CacheOp op, const OutcomeTally& tally, std::uint64_t latency_ns) noexcept {
+void MetricsTable::Add(CacheOp op, const OutcomeTally& tally,
+                       std::optional<std::uint64_t> latency_ns) noexcept {
   Counters& c = stripes_[ThisThreadStripe()][static_cast<std::size_t>(op)];
   c.calls.fetch_add(1, kRelaxed);
   if (tally.hits != 0) c.hits.fetch_add(tally.hits, kRelaxed);
   if (tally.misses != 0) c.misses.fetch_add(tally.misses, kRelaxed);
   if (tally.errors != 0) c.errors.fetch_add(tally.errors, kRelaxed);
-  c.total_latency_ns.fetch_add(latency_ns, kRelaxed);
-  RaiseTo(c.max_latency_ns, latency_ns);
+  if (!latency_ns) return;
+  c.timed_calls.fetch_add(1, kRelaxed);
+  c.total_latency_ns.fetch_add(*latency_ns, kRelaxed);
+  RaiseTo(c.max_latency_ns, *latency_ns);
 }
 
 Metrics MetricsTable::Snapshot() const noexcept {
@@ -43,6 +46,7 @@ Metrics MetricsTable::Snapshot() const noexcept {
       out[i].hits += c.hits.load(kRelaxed);
       out[i].misses += c.misses.load(kRelaxed);
       out[i].errors += c.errors.load(kRelaxed);
+      out[i].timed_calls += c.timed_calls.load(kRelaxed);
       out[i].total_latency_ns += c.total_latency_ns.load(kRelaxed);
       out[i].max_latency_ns = std::max(out[i].max_latency_ns, c.max_latency_ns.load(kRelaxed));
     }
@@ -57,6 +61,7 @@ void MetricsTable::Reset() noexcept {
       c.hits.store(0, kRelaxed);
       c.misses.store(0, kRelaxed);
       c.errors.store(0, kRelaxed);
+      c.timed_calls.store(0, kRelaxed);
       c.total_latency_ns.store(0, kRelaxed);
       c.max_latency_ns.store(0, kRelaxed);
     }

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "cachet/cache.h"
 #include "cachet/status.h"
@@ -39,8 +40,9 @@ struct OutcomeTally {
 
 class MetricsTable {
  public:
-  // One call of `op` that took `latency_ns`, with the outcomes of its keys.
-  void Add(CacheOp op, const OutcomeTally& tally, std::uint64_t latency_ns) noexcept;
+  // One call of `op` with the outcomes of its keys, and how long it took if it
+  // was one of the timed calls.
+  void Add(CacheOp op, const OutcomeTally& tally, std::optional<std::uint64_t> latency_ns) noexcept;
   Metrics Snapshot() const noexcept;
   void Reset() noexcept;
 
@@ -50,6 +52,7 @@ class MetricsTable {
     std::atomic<std::uint64_t> hits{0};
     std::atomic<std::uint64_t> misses{0};
     std::atomic<std::uint64_t> errors{0};
+    std::atomic<std::uint64_t> timed_calls{0};
     std::atomic<std::uint64_t> total_latency_ns{0};
     std::atomic<std::uint64_t> max_latency_ns{0};
   };

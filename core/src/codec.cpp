@@ -261,6 +261,19 @@ Status Codec::Decode(const Item& item, std::string* out) const {
   return Status::OK();
 }
 
+Status Codec::Decode(Item&& item, std::string* out) const {
+  ValueLayout layout;
+  std::string_view payload;
+  Status s = Unwrap(item, options_, &layout, &payload);
+  if (!s.ok()) return s;
+  if (payload.data() == item.value.data() && payload.size() == item.value.size()) {
+    *out = std::move(item.value);
+  } else {
+    out->assign(payload);
+  }
+  return Status::OK();
+}
+
 Status Codec::Decode(const Item& item, std::int64_t* out) const {
   return DecodeInteger(item, options_, out);
 }

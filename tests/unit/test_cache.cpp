@@ -249,6 +249,24 @@ TEST_CASE("metrics count calls, hits, misses and errors per operation", "[cache]
   CHECK(MetricsOf(m, CacheOp::kRemove).errors == 1);
 }
 
+TEST_CASE("latency is timed on the first call of a thread, then one call in sixteen",
+          "[cache][metrics]") {
+  auto cache = MakeCache(std::make_shared<RecordingBackend>());
+  // A fresh thread, so the sample starts at its first call whatever ran before.
+  constexpr int kCalls = 100;
+  std::thread reader([&] {
+    for (int i = 0; i < kCalls; ++i) (void)cache->Get("absent");
+  });
+  reader.join();
+  const cachet::OpMetrics m = MetricsOf(cache->metrics(), CacheOp::kGet);
+  CHECK(m.calls == kCalls);
+  CHECK(m.misses == kCalls);
+  // Calls 0, 16, 32, 48, 64, 80 and 96.
+  CHECK(m.timed_calls == 7);
+  CHECK(m.max_latency_ns <= m.total_latency_ns);
+  CHECK(MetricsOf(cache->metrics(), CacheOp::kSet).timed_calls == 0);
+}
+
 TEST_CASE("metrics off counts nothing", "[cache][metrics]") {
   auto cache = MakeCache(std::make_shared<RecordingBackend>(), CacheOptions{"", Ttl{0}, false});
   CHECK(cache->Get("absent").miss());

@@ -328,6 +328,26 @@ TEST_CASE("compression starts at the threshold", "[codec]") {
   CHECK(item.value.size() < 100);
 }
 
+TEST_CASE("decoding a moved item takes its bytes, or decompresses them", "[codec]") {
+  const auto codec = MakeCodec(FlagsProfile::kCachet, "zlib", "json", 100, 0.2);
+  Item plain;
+  REQUIRE(codec->Encode(Compressible(50), &plain).ok());
+  std::string out = "previous contents";
+  REQUIRE(codec->Decode(std::move(plain), &out).ok());
+  CHECK(out == Compressible(50));
+
+  Item packed;
+  REQUIRE(codec->Encode(Compressible(5000), &packed).ok());
+  REQUIRE(packed.flags == 1u << 8);
+  REQUIRE(codec->Decode(std::move(packed), &out).ok());
+  CHECK(out == Compressible(5000));
+
+  Item corrupt{"not zlib at all", 1u << 8, 0};
+  out = "kept";
+  CHECK(codec->Decode(std::move(corrupt), &out).code() == cachet::StatusCode::kCorruption);
+  CHECK(out == "kept");
+}
+
 TEST_CASE("compression is kept only when it saves enough", "[codec]") {
   Item item;
   // Random bytes do not compress: stored as they are.

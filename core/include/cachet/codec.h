@@ -80,6 +80,9 @@ class CACHET_EXPORT Codec {
   // read (a Perl Storable or Python pickle value), naming the flag.
   // Integers also read from raw decimal text (what incr and other clients write).
   Status Decode(const Item& item, std::string* out) const;
+  // The same, taking the item's bytes instead of copying them when no compression
+  // was applied: the Cache's reads use it, saving an allocation and a copy per value.
+  Status Decode(Item&& item, std::string* out) const;
   Status Decode(const Item& item, std::int64_t* out) const;
   Status Decode(const Item& item, std::uint64_t* out) const;
   Status Decode(const Item& item, double* out) const;
