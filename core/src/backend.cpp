@@ -68,6 +68,7 @@ Status Backend::GetAndTouch(std::string_view, Ttl, Item*) {
   return UnsupportedOperation("get_and_touch");
 }
 Status Backend::Flush() { return UnsupportedOperation("flush"); }
+Status Backend::Gets(std::string_view key, Item* out) { return Get(key, out); }
 Status Backend::Stats(StatsMap*) { return UnsupportedOperation("stats"); }
 Status Backend::Extension(std::string_view command, std::span<const std::string>,
                           std::vector<std::string>*) {

@@ -131,8 +131,15 @@ Cache::~Cache() = default;
 
 Status Cache::GetItem(std::string_view key, Item* out, CacheOp op) {
   const auto start = StartTimer(options_.metrics);
-  Status s = key.empty() ? EmptyKeyError()
-                         : backend_->Get(PrefixedKey(options_.key_namespace, key).view(), out);
+  Status s;
+  if (key.empty()) {
+    s = EmptyKeyError();
+  } else {
+    const PrefixedKey full_key(options_.key_namespace, key);
+    // Gets asks for the CAS token, which some stores (Redis) compute only on request.
+    s = op == CacheOp::kGets ? backend_->Gets(full_key.view(), out)
+                             : backend_->Get(full_key.view(), out);
+  }
   Record(op, s, start);
   return s;
 }

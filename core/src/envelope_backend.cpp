@@ -108,7 +108,7 @@ Status EnvelopeBackend::Open(std::string_view key, Item* item) {
 }
 
 Status EnvelopeBackend::ReadOpened(std::string_view key, Item* raw, Opened* opened) {
-  Status s = inner_->Get(key, raw);
+  Status s = inner_->Gets(key, raw);  // the rewrite needs the token
   if (!s.ok()) return s;
   Item copy = *raw;
   s = Open(key, &copy);
@@ -155,6 +155,14 @@ Status EnvelopeBackend::Rewrite(std::string_view key, const Mutation& mutate, Op
 
 Status EnvelopeBackend::Get(std::string_view key, Item* out) {
   Status s = inner_->Get(key, out);
+  if (!s.ok()) return s;
+  return Open(key, out);
+}
+
+// The token is that of the stored bytes, header included, which is what a
+// later kCas store compares against.
+Status EnvelopeBackend::Gets(std::string_view key, Item* out) {
+  Status s = inner_->Gets(key, out);
   if (!s.ok()) return s;
   return Open(key, out);
 }

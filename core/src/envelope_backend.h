@@ -29,6 +29,7 @@ class EnvelopeBackend final : public Backend {
   Capabilities emulated() const noexcept { return emulated_; }
 
   Status Get(std::string_view key, Item* out) override;
+  Status Gets(std::string_view key, Item* out) override;
   Status Store(StoreMode mode, std::string_view key, ItemView item,
                const WriteOptions& options) override;
   Status Remove(std::string_view key) override { return inner_->Remove(key); }

@@ -117,7 +117,8 @@ class CACHET_EXPORT Backend {
   virtual Capabilities capabilities() const noexcept = 0;
 
   // Reads `key` into `*out` (value, flags, cas). kNotFound on a miss.
-  // `out` may be reused across calls so its buffer is recycled.
+  // `out` may be reused across calls so its buffer is recycled. A store whose
+  // token costs work on every read may leave cas 0 here and fill it in Gets().
   virtual Status Get(std::string_view key, Item* out) = 0;
 
   virtual Status Store(StoreMode mode, std::string_view key, ItemView item,
@@ -148,6 +149,11 @@ class CACHET_EXPORT Backend {
   // Tokyo Tyrant's prefix listing). The plugin documents its commands.
   virtual Status Extension(std::string_view command, std::span<const std::string> args,
                            std::vector<std::string>* reply);
+
+  // Get() with the CAS token filled in, for a compare-and-swap to follow. The
+  // default is Get(); Redis derives its token from the value's bytes and
+  // computes it only here, so plain reads do not pay for it.
+  virtual Status Gets(std::string_view key, Item* out);
 
  protected:
   // kUnsupported naming this store and `operation`.
