@@ -1,8 +1,9 @@
 // The server-side scripts behind operations Redis has no single command for.
 //
-// Each runs atomically on the server and keeps the key's TTL. Append and prepend
+// Each runs atomically on the server. Append, prepend and the counter keep the
+// key's TTL; cas sets the TTL it is given, as a SET does. Append and prepend
 // answer 1 when the key was changed and 0 when it was missing (kNotStored), like
-// memcached's.
+// memcached's. Every `sha1` is checked against its source by test_redis_sha1.
 #pragma once
 
 #include <string_view>
@@ -24,6 +25,24 @@ inline constexpr LuaScript kPrependScript{
     "local v = redis.call('GET', KEYS[1]) if not v then return 0 end "
     "redis.call('SET', KEYS[1], ARGV[1] .. v, 'KEEPTTL') return 1",
     "c1973650bf4cd252edbeb7839900f337cbe228a6"};
+
+// Compare-and-swap on a value's bytes. Redis keeps no version beside a plain
+// string, so a value's token is derived from the value itself: the first 16 hex
+// digits of its SHA-1 (cas_token.h computes the same on the client), never all
+// zeros. ARGV[1] is the expected token in that form, ARGV[2] the new value,
+// ARGV[3] the TTL in ms ("0": none, and an old TTL is dropped, as by SET).
+// Answers 1 when stored, 0 when the token no longer matches, false (a nil
+// reply) for a missing key. A value rewritten with the same bytes keeps its
+// token (ABA): the swap then succeeds, which is harmless for a cache since the
+// bytes it replaces are exactly those the caller read.
+inline constexpr LuaScript kCasScript{
+    "local v = redis.call('GET', KEYS[1]) if not v then return false end "
+    "local t = string.sub(redis.sha1hex(v), 1, 16) "
+    "if t == '0000000000000000' then t = '0000000000000001' end "
+    "if t ~= ARGV[1] then return 0 end "
+    "if ARGV[3] == '0' then redis.call('SET', KEYS[1], ARGV[2]) "
+    "else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end return 1",
+    "62de37113defc752747a10cf054ab6fd9897c565"};
 
 // memcached's counters, exactly: unsigned 64-bit decimal text, incr wrapping at
 // 2^64, decr stopping at 0, false (a nil reply) for a missing key, an error for a

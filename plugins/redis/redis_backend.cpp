@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "cas_token.h"
 #include "cluster_router.h"
 #include "redis_commands.h"
 #include "redis_replies.h"
@@ -42,6 +43,20 @@ RedisBackend::RedisBackend(RedisOptions options)
   }
 }
 
+template <class Encode>
+Status RedisBackend::RunScript(std::string_view key, const Encode& encode,
+                               const ReplyFn& on_reply) {
+  std::string& request = RequestBuffer();
+  encode(&request, false);
+  Status s = RunOnKey(key, request, on_reply);
+  if (!IsNoScript(s)) return s;
+  // The server does not know the script yet (first use, restart, SCRIPT FLUSH):
+  // EVAL sends it in full and caches it for the next EVALSHA.
+  std::string& retry = RequestBuffer();
+  encode(&retry, true);
+  return RunOnKey(key, retry, on_reply);
+}
+
 Status RedisBackend::Get(std::string_view key, Item* out) {
   std::string& request = RequestBuffer();
   AppendGet(&request, key);
@@ -50,30 +65,37 @@ Status RedisBackend::Get(std::string_view key, Item* out) {
   });
 }
 
+// The token is computed here only, not in Get(): hashing every value read
+// would cost plain reads a pass over their bytes.
+Status RedisBackend::Gets(std::string_view key, Item* out) {
+  Status s = Get(key, out);
+  if (s.ok()) out->cas = CasTokenOf(out->value);
+  return s;
+}
+
 Status RedisBackend::Store(StoreMode mode, std::string_view key, ItemView item,
                            const WriteOptions& options) {
   if (mode == StoreMode::kAppend || mode == StoreMode::kPrepend) {
-    return RunScript(mode, key, item.value);
+    return RunScript(
+        key,
+        [&](std::string* out, bool by_source) {
+          AppendScript(out, mode, key, item.value, by_source);
+        },
+        [](RespValue reply, std::string_view where) {
+          return ReadOneOrZero(reply, where, Status::NotStored());
+        });
   }
-  if (mode == StoreMode::kCas) return UnsupportedOperation("cas");
+  if (mode == StoreMode::kCas) {
+    return RunScript(
+        key,
+        [&](std::string* out, bool by_source) {
+          AppendCas(out, key, item.value, item.cas, options.ttl, by_source);
+        },
+        ReadCasOutcome);
+  }
   std::string& request = RequestBuffer();
   AppendSet(&request, mode, key, item.value, options.ttl);
   return RunOnKey(key, request, ReadStored);
-}
-
-Status RedisBackend::RunScript(StoreMode mode, std::string_view key, std::string_view value) {
-  auto on_reply = [](RespValue reply, std::string_view where) {
-    return ReadOneOrZero(reply, where, Status::NotStored());
-  };
-  std::string& request = RequestBuffer();
-  AppendScript(&request, mode, key, value, false);
-  Status s = RunOnKey(key, request, on_reply);
-  if (!IsNoScript(s)) return s;
-  // The server does not know the script yet (first use, restart, SCRIPT FLUSH):
-  // EVAL sends it in full and caches it for the next EVALSHA.
-  std::string& retry = RequestBuffer();
-  AppendScript(&retry, mode, key, value, true);
-  return RunOnKey(key, retry, on_reply);
 }
 
 Status RedisBackend::Remove(std::string_view key) {
@@ -89,16 +111,14 @@ Status RedisBackend::Counter(bool increment, std::string_view key, std::uint64_t
   if (options_.counters == CounterMode::kNative) {
     if (Status s = CheckCounterDelta(delta); !s.ok()) return s;
   }
-  auto on_reply = [value](RespValue reply, std::string_view where) {
-    return ReadCounter(reply, where, value);
-  };
-  std::string& request = RequestBuffer();
-  AppendCounter(&request, options_.counters, increment, key, delta, false);
-  Status s = RunOnKey(key, request, on_reply);
-  if (!IsNoScript(s)) return s;
-  std::string& retry = RequestBuffer();
-  AppendCounter(&retry, options_.counters, increment, key, delta, true);
-  return RunOnKey(key, retry, on_reply);
+  return RunScript(
+      key,
+      [&](std::string* out, bool by_source) {
+        AppendCounter(out, options_.counters, increment, key, delta, by_source);
+      },
+      [value](RespValue reply, std::string_view where) {
+        return ReadCounter(reply, where, value);
+      });
 }
 
 Status RedisBackend::Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) {

@@ -17,7 +17,12 @@
 // kInvalidArgument. `counters = memcached` behaves as memcached's, through a
 // script: unsigned 64-bit, wrapping, decr stopping at 0, a missing key
 // kNotFound. Extension("counters") answers which ("redis" or "memcached").
-// CAS is not offered (Redis has no version tokens).
+// CAS: a value's token is the first 64 bits of the SHA-1 of its bytes
+// (cas_token.h), so any string has one and values stay raw. Gets() is GET plus
+// that hash on the client (Get() leaves cas 0, so plain reads never pay for it);
+// a cas store runs the cas script (lua_scripts.h), which compares the token and
+// SETs atomically: kExists when it changed, kNotFound when the key is gone.
+// Identical bytes share a token (ABA; docs/redis.md).
 // Redis has no flags: the core's envelope (envelope.h) wraps this backend.
 //
 // In cluster mode the database is always 0 (Redis Cluster has no SELECT), flush
@@ -60,10 +65,10 @@ struct RedisOptions {
 
 class RedisBackend final : public Backend {
  public:
-  static constexpr Capabilities kCapabilities{Capability::kNativeTtl,   Capability::kAppendPrepend,
-                                              Capability::kTouch,       Capability::kCounters,
-                                              Capability::kFlush,       Capability::kStats,
-                                              Capability::kGetAndTouch, Capability::kPipelining};
+  static constexpr Capabilities kCapabilities{
+      Capability::kNativeTtl,   Capability::kAppendPrepend, Capability::kTouch,
+      Capability::kCounters,    Capability::kFlush,         Capability::kStats,
+      Capability::kGetAndTouch, Capability::kPipelining,    Capability::kCas};
 
   // Commands in flight per server: a batch is sent in rounds of at most this
   // many, so neither side's socket buffers fill up with unread replies.
@@ -83,6 +88,8 @@ class RedisBackend final : public Backend {
   Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override;
   Status Touch(std::string_view key, Ttl ttl) override;
   Status GetAndTouch(std::string_view key, Ttl ttl, Item* out) override;
+  // Get() plus the value's CAS token (cas_token.h); Get() itself leaves cas 0.
+  Status Gets(std::string_view key, Item* out) override;
   // FLUSHDB on every server; the first error, if any.
   Status Flush() override;
   // INFO of every server; names prefixed with "host:port " when there are several.
@@ -102,8 +109,11 @@ class RedisBackend final : public Backend {
     return router_->RunOnKey(key, request, on_reply);
   }
   Status Counter(bool increment, std::string_view key, std::uint64_t delta, std::uint64_t* value);
-  // Append or prepend by EVALSHA, falling back to EVAL on NOSCRIPT.
-  Status RunScript(StoreMode mode, std::string_view key, std::string_view value);
+  // A script call about `key` by EVALSHA, sent again with EVAL on NOSCRIPT.
+  // `encode(std::string* out, bool by_source)` appends the call by SHA, or in
+  // full when by_source. A template, so the hot counter path allocates nothing.
+  template <class Encode>
+  Status RunScript(std::string_view key, const Encode& encode, const ReplyFn& on_reply);
 
   RedisOptions options_;
   RedisSession session_;

@@ -9,10 +9,13 @@ namespace cachet::redis {
 
 namespace {
 
-bool IsScript(const Operation& op) {
+// Append and prepend, whose script answers 1 or 0 (kNotStored).
+bool IsAppendOrPrepend(const Operation& op) {
   return op.kind == OpKind::kStore &&
          (op.mode == StoreMode::kAppend || op.mode == StoreMode::kPrepend);
 }
+
+bool IsCas(const Operation& op) { return op.kind == OpKind::kStore && op.mode == StoreMode::kCas; }
 
 // Encodes `op`; false when it is settled without a command.
 bool Encode(Operation& op, CounterMode counters, std::string* out) {
@@ -21,11 +24,9 @@ bool Encode(Operation& op, CounterMode counters, std::string* out) {
       AppendGet(out, op.key);
       return true;
     case OpKind::kStore:
-      if (op.mode == StoreMode::kCas) {
-        op.status = Status::Unsupported("redis does not support cas");
-        return false;
-      }
-      if (IsScript(op)) {
+      if (IsCas(op)) {
+        AppendCas(out, op.key, op.item.value, op.item.cas, op.ttl, false);
+      } else if (IsAppendOrPrepend(op)) {
         AppendScript(out, op.mode, op.key, op.item.value, false);
       } else {
         AppendSet(out, op.mode, op.key, op.item.value, op.ttl);
@@ -55,8 +56,9 @@ Status Apply(Operation& op, RespValue reply, std::string_view where) {
     case OpKind::kGet:
       return ReadValue(reply, where, &op.result);
     case OpKind::kStore:
-      return IsScript(op) ? ReadOneOrZero(reply, where, Status::NotStored())
-                          : ReadStored(reply, where);
+      if (IsCas(op)) return ReadCasOutcome(reply, where);
+      return IsAppendOrPrepend(op) ? ReadOneOrZero(reply, where, Status::NotStored())
+                                   : ReadStored(reply, where);
     case OpKind::kRemove:
       return ReadOneOrZero(reply, where, Status::NotFound());
     case OpKind::kIncr:

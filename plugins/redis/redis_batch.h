@@ -2,8 +2,11 @@
 //
 // Add() encodes each operation as one command into the request; as a
 // net::ReplyReader it then parses the replies as they arrive (no I/O of its own)
-// and writes each one's outcome into its Operation, in order. Operations that
-// need no round trip (cas, which Redis cannot do) are settled at Add() time.
+// and writes each one's outcome into its Operation, in order. Append, prepend,
+// cas and memcached-style counters are script calls by SHA in the same round
+// trip; those answered NOSCRIPT are listed for the caller to repeat one by one
+// (which sends the script in full). Operations that need no round trip (a
+// counter delta Redis cannot take) are settled at Add() time.
 // Settle() marks the operations whose replies never came with the exchange's
 // error, so a dead server is an error, never a miss.
 // Operations answered with a cluster redirection (MOVED, ASK, TRYAGAIN,

@@ -3,6 +3,7 @@
 
 #include <limits>
 
+#include "cas_token.h"
 #include "lua_scripts.h"
 #include "resp_encoder.h"
 
@@ -30,6 +31,18 @@ void AppendScript(std::string* out, StoreMode mode, std::string_view key, std::s
     command.Arg("EVALSHA").Arg(script.sha1);
   }
   command.Arg(std::int64_t{1}).Arg(key).Arg(value);
+}
+
+void AppendCas(std::string* out, std::string_view key, std::string_view value, std::uint64_t token,
+               Ttl ttl, bool by_source) {
+  RespCommand command(out, 7);
+  if (by_source) {
+    command.Arg("EVAL").Arg(kCasScript.source);
+  } else {
+    command.Arg("EVALSHA").Arg(kCasScript.sha1);
+  }
+  const std::int64_t ttl_ms = ttl.count() > 0 ? static_cast<std::int64_t>(ttl.count()) : 0;
+  command.Arg(std::int64_t{1}).Arg(key).Arg(CasTokenText(token)).Arg(value).Arg(ttl_ms);
 }
 
 void AppendDel(std::string* out, std::string_view key) { RespCommand(out, 2).Arg("DEL").Arg(key); }

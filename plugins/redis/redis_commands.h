@@ -18,6 +18,11 @@ void AppendSet(std::string* out, StoreMode mode, std::string_view key, std::stri
 // REQUIRES: mode is kAppend or kPrepend.
 void AppendScript(std::string* out, StoreMode mode, std::string_view key, std::string_view value,
                   bool by_source);
+// EVALSHA (by_source false) or EVAL of the cas script: store `value` if the
+// value under `key` still has `token` (cas_token.h). `ttl` as for SET: 0 (or
+// less) stores it without expiry.
+void AppendCas(std::string* out, std::string_view key, std::string_view value, std::uint64_t token,
+               Ttl ttl, bool by_source);
 void AppendDel(std::string* out, std::string_view key);
 enum class CounterMode : std::uint8_t {
   kMemcached,  // the counter script: unsigned, wrapping, missing key not found

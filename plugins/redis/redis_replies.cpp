@@ -59,6 +59,11 @@ Status ReadCounter(RespValue reply, std::string_view where, std::uint64_t* value
   return Status::OK();
 }
 
+Status ReadCasOutcome(RespValue reply, std::string_view where) {
+  if (reply.IsNull()) return Status::NotFound();
+  return ReadOneOrZero(reply, where, Status::Exists());
+}
+
 Status ReadNotError(RespValue reply, std::string_view where) {
   return ErrorOr(reply, where, Status::OK());
 }

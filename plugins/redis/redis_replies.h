@@ -1,7 +1,7 @@
 // How Redis replies become Statuses and values: the one mapping table of the
 // plugin, shared by single calls and pipelined batches.
 //   nil reply            -> kNotFound (a miss), or kNotStored after SET NX/XX
-//   integer 0 (DEL, PEXPIRE, scripts) -> kNotFound / kNotStored
+//   integer 0 (DEL, PEXPIRE, scripts) -> kNotFound / kNotStored (kExists for cas)
 //   error reply          -> StatusFromError (redis_session.h)
 //   any other type where a specific one was expected -> kProtocolError
 #pragma once
@@ -23,6 +23,8 @@ Status ReadOneOrZero(RespValue reply, std::string_view where, Status on_zero);
 // INCRBY / DECRBY: the new value, negative ones as two's complement; the
 // counter script: the new value as decimal text, nil for a missing key.
 Status ReadCounter(RespValue reply, std::string_view where, std::uint64_t* value);
+// The cas script: 1 stored, 0 kExists (the token changed), nil kNotFound.
+Status ReadCasOutcome(RespValue reply, std::string_view where);
 // Any reply but an error is success.
 Status ReadNotError(RespValue reply, std::string_view where);
 
