@@ -17,14 +17,6 @@ std::uint32_t LoadBigEndian(const std::uint8_t* p) {
          std::uint32_t{p[3]};
 }
 
-// The round function and constant of FIPS 180-4 section 4.1.1 / 4.2.1, by round.
-std::uint32_t RoundMix(int round, std::uint32_t b, std::uint32_t c, std::uint32_t d) {
-  if (round < 20) return ((b & c) | (~b & d)) + 0x5a827999u;
-  if (round < 40) return (b ^ c ^ d) + 0x6ed9eba1u;
-  if (round < 60) return ((b & c) | (b & d) | (c & d)) + 0x8f1bbcdcu;
-  return (b ^ c ^ d) + 0xca62c1d6u;
-}
-
 class Sha1State {
  public:
   void Compress(const std::uint8_t* block) {
@@ -32,14 +24,21 @@ class Sha1State {
     for (int t = 0; t < 16; ++t) w[t] = LoadBigEndian(block + 4 * t);
     for (int t = 16; t < 80; ++t) w[t] = RotateLeft(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1);
     std::uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4];
-    for (int t = 0; t < 80; ++t) {
-      const std::uint32_t next = RotateLeft(a, 5) + RoundMix(t, b, c, d) + e + w[t];
+    // One round: the five words shift along, `mixed` being the round's function
+    // of b, c and d plus its constant (FIPS 180-4 sections 4.1.1 and 4.2.1).
+    auto round = [&](std::uint32_t mixed, std::uint32_t word) {
+      const std::uint32_t next = RotateLeft(a, 5) + mixed + e + word;
       e = d;
       d = c;
       c = RotateLeft(b, 30);
       b = a;
       a = next;
-    }
+    };
+    // Four loops of 20 rather than one choosing the function each round.
+    for (int t = 0; t < 20; ++t) round((d ^ (b & (c ^ d))) + 0x5a827999u, w[t]);
+    for (int t = 20; t < 40; ++t) round((b ^ c ^ d) + 0x6ed9eba1u, w[t]);
+    for (int t = 40; t < 60; ++t) round(((b & c) | (d & (b | c))) + 0x8f1bbcdcu, w[t]);
+    for (int t = 60; t < 80; ++t) round((b ^ c ^ d) + 0xca62c1d6u, w[t]);
     h_[0] += a;
     h_[1] += b;
     h_[2] += c;
