@@ -145,6 +145,20 @@ std::int64_t ConfigSection::GetInt(std::string_view key) const {
   return value == nullptr ? 0 : ParseIntOption(value->value).value_or(0);
 }
 
+Status ConfigSection::GetIntInRange(std::string_view key, std::int64_t low, std::int64_t high,
+                                    std::int64_t* out) const {
+  const std::int64_t value = GetInt(key);
+  if (value < low || value > high) {
+    const ConfigValue* found = Find(key);
+    return Status::ConfigError((found == nullptr ? std::string() : Where(*found)) + "[" + name_ +
+                               "] " + std::string(key) + " = " + std::to_string(value) +
+                               ": must be between " + std::to_string(low) + " and " +
+                               std::to_string(high));
+  }
+  *out = value;
+  return Status::OK();
+}
+
 bool ConfigSection::GetBool(std::string_view key) const {
   const ConfigValue* value = Find(key);
   return value != nullptr && ParseBoolOption(value->value).value_or(false);

@@ -2,11 +2,10 @@
 #include "cachet/plugin.h"
 
 #include <cstdint>
-#include <exception>
 #include <memory>
-#include <new>
 #include <string>
 
+#include "cachet/net/pool_config.h"
 #include "memcached_backend.h"
 
 namespace cachet::memcached {
@@ -41,35 +40,13 @@ constexpr OptionSpec kOptions[] = {
     {"pool_size", OptionType::kInt, "8", "idle connections kept per server"},
 };
 
-Status ReadBounded(const ConfigSection& section, const char* key, std::int64_t low,
-                   std::int64_t high, std::int64_t* out) {
-  const std::int64_t value = section.GetInt(key);
-  if (value < low || value > high) {
-    return Status::ConfigError("[memcached] " + std::string(key) + " = " + std::to_string(value) +
-                               ": must be between " + std::to_string(low) + " and " +
-                               std::to_string(high));
-  }
-  *out = value;
-  return Status::OK();
-}
-
 Status ReadNumbers(const ConfigSection& section, MemcachedOptions* o) {
-  constexpr std::int64_t kHour = 3600 * 1000;
-  std::int64_t connect = 0, io = 0, limit = 0, retry = 0, max_item = 0, pool = 0, points = 0;
-  Status s = ReadBounded(section, "connect_timeout_ms", 1, kHour, &connect);
-  if (s.ok()) s = ReadBounded(section, "io_timeout_ms", 1, kHour, &io);
-  if (s.ok()) s = ReadBounded(section, "failure_limit", 1, 1000000, &limit);
-  if (s.ok()) s = ReadBounded(section, "retry_timeout_ms", 0, kHour, &retry);
-  if (s.ok()) s = ReadBounded(section, "max_item_size", 1, 1024 * 1024 * 1024, &max_item);
-  if (s.ok()) s = ReadBounded(section, "pool_size", 0, 4096, &pool);
-  if (s.ok()) s = ReadBounded(section, "ketama_points", 1, 100000, &points);
+  std::int64_t max_item = 0, points = 0;
+  Status s = net::ReadServerPoolOptions(section, &o->pool);
+  if (s.ok()) s = section.GetIntInRange("max_item_size", 1, 1024 * 1024 * 1024, &max_item);
+  if (s.ok()) s = section.GetIntInRange("ketama_points", 1, 100000, &points);
   if (!s.ok()) return s;
-  o->pool.connection.connect_timeout = std::chrono::milliseconds(connect);
-  o->pool.connection.io_timeout = std::chrono::milliseconds(io);
-  o->pool.failure_limit = static_cast<std::uint32_t>(limit);
-  o->pool.retry_timeout = std::chrono::milliseconds(retry);
   o->max_item_size = static_cast<std::size_t>(max_item);
-  o->pool.pool_size = static_cast<std::size_t>(pool);
   o->ketama_points = static_cast<std::uint32_t>(points);
   return Status::OK();
 }
@@ -85,7 +62,6 @@ Status ReadOptions(const ConfigSection& section, MemcachedOptions* o) {
   if (!kind.ok()) return kind.status();
   o->distribution = *kind;
   o->protocol = section.GetString("protocol") == "text" ? Protocol::kText : Protocol::kMeta;
-  o->pool.failover = section.GetBool("failover");
   o->binary_keys = section.GetBool("binary_keys");
   if (o->binary_keys && o->protocol != Protocol::kMeta) {
     return Status::ConfigError("[memcached] binary_keys = true needs protocol = meta");
@@ -95,18 +71,12 @@ Status ReadOptions(const ConfigSection& section, MemcachedOptions* o) {
 
 Status CreateMemcachedBackend(const PluginContext& context,
                               std::unique_ptr<Backend>* out) noexcept {
-  try {
+  return GuardedCreate("memcached", [&] {
     MemcachedOptions options;
     if (Status s = ReadOptions(context.options, &options); !s.ok()) return s;
     *out = std::make_unique<MemcachedBackend>(std::move(options));
     return Status::OK();
-  } catch (const std::bad_alloc&) {
-    return Status::PluginError("memcached: out of memory creating the backend");
-  } catch (const std::exception& e) {
-    return Status::PluginError(std::string("memcached: ") + e.what());
-  } catch (...) {
-    return Status::PluginError("memcached: unknown error creating the backend");
-  }
+  });
 }
 
 constexpr PluginDescriptor kDescriptor{

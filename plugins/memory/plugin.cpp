@@ -2,9 +2,7 @@
 #include "cachet/plugin.h"
 
 #include <cstdint>
-#include <exception>
 #include <memory>
-#include <new>
 #include <string>
 
 #include "memory_backend.h"
@@ -27,12 +25,8 @@ constexpr OptionSpec kOptions[] = {
 // Reads an integer option and checks it lies in [low, high].
 Status ReadBounded(const ConfigSection& section, const char* key, std::int64_t low,
                    std::int64_t high, std::size_t* out) {
-  const std::int64_t value = section.GetInt(key);
-  if (value < low || value > high) {
-    return Status::ConfigError("[memory] " + std::string(key) + " = " + std::to_string(value) +
-                               ": must be between " + std::to_string(low) + " and " +
-                               std::to_string(high));
-  }
+  std::int64_t value = 0;
+  if (Status s = section.GetIntInRange(key, low, high, &value); !s.ok()) return s;
   *out = static_cast<std::size_t>(value);
   return Status::OK();
 }
@@ -54,7 +48,7 @@ Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
 }
 
 Status CreateMemoryBackend(const PluginContext& context, std::unique_ptr<Backend>* out) noexcept {
-  try {
+  return GuardedCreate("memory", [&] {
     MemoryStoreOptions options;
     if (Status s = ReadOptions(context.options, &options); !s.ok()) return s;
     *out = std::make_unique<MemoryBackend>(options);
@@ -63,13 +57,7 @@ Status CreateMemoryBackend(const PluginContext& context, std::unique_ptr<Backend
                             options.shards);
     }
     return Status::OK();
-  } catch (const std::bad_alloc&) {
-    return Status::PluginError("memory: out of memory creating the store");
-  } catch (const std::exception& e) {
-    return Status::PluginError(std::string("memory: ") + e.what());
-  } catch (...) {
-    return Status::PluginError("memory: unknown error creating the store");
-  }
+  });
 }
 
 constexpr PluginDescriptor kDescriptor{

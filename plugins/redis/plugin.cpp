@@ -2,11 +2,10 @@
 #include "cachet/plugin.h"
 
 #include <cstdint>
-#include <exception>
 #include <memory>
-#include <new>
 #include <string>
 
+#include "cachet/net/pool_config.h"
 #include "redis_backend.h"
 
 namespace cachet::redis {
@@ -52,23 +51,11 @@ constexpr OptionSpec kOptions[] = {
      "attempt up to ten times this"},
 };
 
-Status ReadBounded(const ConfigSection& section, const char* key, std::int64_t low,
-                   std::int64_t high, std::int64_t* out) {
-  const std::int64_t value = section.GetInt(key);
-  if (value < low || value > high) {
-    return Status::ConfigError("[redis] " + std::string(key) + " = " + std::to_string(value) +
-                               ": must be between " + std::to_string(low) + " and " +
-                               std::to_string(high));
-  }
-  *out = value;
-  return Status::OK();
-}
-
 Status ReadClusterNumbers(const ConfigSection& section, ClusterSettings* cluster) {
   std::int64_t refresh = 0, redirects = 0, wait = 0;
-  Status s = ReadBounded(section, "cluster_refresh_interval_ms", 0, 3600 * 1000, &refresh);
-  if (s.ok()) s = ReadBounded(section, "cluster_max_redirects", 1, 1000, &redirects);
-  if (s.ok()) s = ReadBounded(section, "cluster_retry_wait_ms", 0, 60 * 1000, &wait);
+  Status s = section.GetIntInRange("cluster_refresh_interval_ms", 0, 3600 * 1000, &refresh);
+  if (s.ok()) s = section.GetIntInRange("cluster_max_redirects", 1, 1000, &redirects);
+  if (s.ok()) s = section.GetIntInRange("cluster_retry_wait_ms", 0, 60 * 1000, &wait);
   if (!s.ok()) return s;
   cluster->refresh_interval = std::chrono::milliseconds(refresh);
   cluster->max_redirects = static_cast<std::uint32_t>(redirects);
@@ -77,22 +64,12 @@ Status ReadClusterNumbers(const ConfigSection& section, ClusterSettings* cluster
 }
 
 Status ReadNumbers(const ConfigSection& section, RedisOptions* o) {
-  constexpr std::int64_t kHour = 3600 * 1000;
-  std::int64_t connect = 0, io = 0, limit = 0, retry = 0, pool = 0, db = 0, max_value = 0;
-  Status s = ReadBounded(section, "connect_timeout_ms", 1, kHour, &connect);
-  if (s.ok()) s = ReadBounded(section, "io_timeout_ms", 1, kHour, &io);
-  if (s.ok()) s = ReadBounded(section, "failure_limit", 1, 1000000, &limit);
-  if (s.ok()) s = ReadBounded(section, "retry_timeout_ms", 0, kHour, &retry);
-  if (s.ok()) s = ReadBounded(section, "pool_size", 0, 4096, &pool);
-  if (s.ok()) s = ReadBounded(section, "db", 0, 1000000, &db);
-  if (s.ok()) s = ReadBounded(section, "max_value_size", 1, std::int64_t{1} << 32, &max_value);
+  std::int64_t db = 0, max_value = 0;
+  Status s = net::ReadServerPoolOptions(section, &o->pool);
+  if (s.ok()) s = section.GetIntInRange("db", 0, 1000000, &db);
+  if (s.ok()) s = section.GetIntInRange("max_value_size", 1, std::int64_t{1} << 32, &max_value);
   if (s.ok()) s = ReadClusterNumbers(section, &o->cluster);
   if (!s.ok()) return s;
-  o->pool.connection.connect_timeout = std::chrono::milliseconds(connect);
-  o->pool.connection.io_timeout = std::chrono::milliseconds(io);
-  o->pool.failure_limit = static_cast<std::uint32_t>(limit);
-  o->pool.retry_timeout = std::chrono::milliseconds(retry);
-  o->pool.pool_size = static_cast<std::size_t>(pool);
   o->session.db = db;
   o->session.limits.max_bulk_length = static_cast<std::size_t>(max_value);
   return Status::OK();
@@ -128,18 +105,12 @@ Status ReadOptions(const ConfigSection& section, RedisOptions* o) {
 }
 
 Status CreateRedisBackend(const PluginContext& context, std::unique_ptr<Backend>* out) noexcept {
-  try {
+  return GuardedCreate("redis", [&] {
     RedisOptions options;
     if (Status s = ReadOptions(context.options, &options); !s.ok()) return s;
     *out = std::make_unique<RedisBackend>(std::move(options));
     return Status::OK();
-  } catch (const std::bad_alloc&) {
-    return Status::PluginError("redis: out of memory creating the backend");
-  } catch (const std::exception& e) {
-    return Status::PluginError(std::string("redis: ") + e.what());
-  } catch (...) {
-    return Status::PluginError("redis: unknown error creating the backend");
-  }
+  });
 }
 
 constexpr PluginDescriptor kDescriptor{

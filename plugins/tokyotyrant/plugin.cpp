@@ -2,11 +2,10 @@
 #include "cachet/plugin.h"
 
 #include <cstdint>
-#include <exception>
 #include <memory>
-#include <new>
 #include <string>
 
+#include "cachet/net/pool_config.h"
 #include "tt_backend.h"
 
 namespace cachet::tokyotyrant {
@@ -39,35 +38,13 @@ constexpr OptionSpec kOptions[] = {
      "append as putcat, which creates a missing key (see docs/tokyotyrant.md)"},
 };
 
-Status ReadBounded(const ConfigSection& section, const char* key, std::int64_t low,
-                   std::int64_t high, std::int64_t* out) {
-  const std::int64_t value = section.GetInt(key);
-  if (value < low || value > high) {
-    return Status::ConfigError("[tokyotyrant] " + std::string(key) + " = " + std::to_string(value) +
-                               ": must be between " + std::to_string(low) + " and " +
-                               std::to_string(high));
-  }
-  *out = value;
-  return Status::OK();
-}
-
 Status ReadNumbers(const ConfigSection& section, TokyoTyrantOptions* o) {
-  constexpr std::int64_t kHour = 3600 * 1000;
-  std::int64_t connect = 0, io = 0, limit = 0, retry = 0, pool = 0, points = 0, item = 0, mget = 0;
-  Status s = ReadBounded(section, "connect_timeout_ms", 1, kHour, &connect);
-  if (s.ok()) s = ReadBounded(section, "io_timeout_ms", 1, kHour, &io);
-  if (s.ok()) s = ReadBounded(section, "failure_limit", 1, 1000000, &limit);
-  if (s.ok()) s = ReadBounded(section, "retry_timeout_ms", 0, kHour, &retry);
-  if (s.ok()) s = ReadBounded(section, "pool_size", 0, 4096, &pool);
-  if (s.ok()) s = ReadBounded(section, "ketama_points", 1, 100000, &points);
-  if (s.ok()) s = ReadBounded(section, "max_item_size", 1, kMaxFieldSize, &item);
-  if (s.ok()) s = ReadBounded(section, "mget_max_keys", 1, kMaxItems, &mget);
+  std::int64_t points = 0, item = 0, mget = 0;
+  Status s = net::ReadServerPoolOptions(section, &o->pool);
+  if (s.ok()) s = section.GetIntInRange("ketama_points", 1, 100000, &points);
+  if (s.ok()) s = section.GetIntInRange("max_item_size", 1, kMaxFieldSize, &item);
+  if (s.ok()) s = section.GetIntInRange("mget_max_keys", 1, kMaxItems, &mget);
   if (!s.ok()) return s;
-  o->pool.connection.connect_timeout = std::chrono::milliseconds(connect);
-  o->pool.connection.io_timeout = std::chrono::milliseconds(io);
-  o->pool.failure_limit = static_cast<std::uint32_t>(limit);
-  o->pool.retry_timeout = std::chrono::milliseconds(retry);
-  o->pool.pool_size = static_cast<std::size_t>(pool);
   o->ketama_points = static_cast<std::uint32_t>(points);
   o->max_item_size = static_cast<std::size_t>(item);
   o->mget_max_keys = static_cast<std::size_t>(mget);
@@ -85,7 +62,6 @@ Status ReadOptions(const ConfigSection& section, TokyoTyrantOptions* o) {
       net::ParseDistributionKind(section.GetString("distribution"));
   if (!kind.ok()) return kind.status();
   o->distribution = *kind;
-  o->pool.failover = section.GetBool("failover");
   o->addint_counters = section.GetBool("addint_counters");
   o->putcat_append = section.GetBool("putcat_append");
   return ReadNumbers(section, o);
@@ -93,18 +69,12 @@ Status ReadOptions(const ConfigSection& section, TokyoTyrantOptions* o) {
 
 Status CreateTokyoTyrantBackend(const PluginContext& context,
                                 std::unique_ptr<Backend>* out) noexcept {
-  try {
+  return GuardedCreate("tokyotyrant", [&] {
     TokyoTyrantOptions options;
     if (Status s = ReadOptions(context.options, &options); !s.ok()) return s;
     *out = std::make_unique<TokyoTyrantBackend>(std::move(options));
     return Status::OK();
-  } catch (const std::bad_alloc&) {
-    return Status::PluginError("tokyotyrant: out of memory creating the backend");
-  } catch (const std::exception& e) {
-    return Status::PluginError(std::string("tokyotyrant: ") + e.what());
-  } catch (...) {
-    return Status::PluginError("tokyotyrant: unknown error creating the backend");
-  }
+  });
 }
 
 constexpr PluginDescriptor kDescriptor{

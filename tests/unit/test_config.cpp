@@ -255,3 +255,17 @@ TEST_CASE("a validated section keeps its schema after the caller's copy is gone"
   CHECK(std::string(vault.schema()[0].name) == "pin");
   CHECK(config.Render() == "[vault]\npin = ********\n");
 }
+
+TEST_CASE("an integer out of bounds names its line, section, value and bounds", "[config]") {
+  Config config = MustParse("[memcached]\nio_timeout_ms = 0\n");
+  REQUIRE(config.Validate("memcached", kMemcachedOptions).ok());
+  const cachet::ConfigSection& section = *config.section("memcached");
+  std::int64_t value = 42;
+  const cachet::Status status = section.GetIntInRange("io_timeout_ms", 1, 3600000, &value);
+  REQUIRE(status.IsConfigError());
+  CHECK(status.message() == "shop.conf:2: [memcached] io_timeout_ms = 0: must be between 1 and "
+                            "3600000");
+  CHECK(value == 42);
+  REQUIRE(section.GetIntInRange("io_timeout_ms", 0, 10, &value).ok());
+  CHECK(value == 0);
+}

@@ -67,6 +67,10 @@ class CACHET_EXPORT ConfigSection {
   // is the type's zero value.
   std::string GetString(std::string_view key) const;
   std::int64_t GetInt(std::string_view key) const;
+  // GetInt, checked to lie in [low, high]; otherwise kConfigError naming where the
+  // value came from: "file:line: [section] key = value: must be between low and high".
+  Status GetIntInRange(std::string_view key, std::int64_t low, std::int64_t high,
+                       std::int64_t* out) const;
   bool GetBool(std::string_view key) const;
   double GetDouble(std::string_view key) const;
   std::vector<std::string> GetList(std::string_view key) const;

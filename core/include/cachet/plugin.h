@@ -18,8 +18,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
@@ -80,6 +82,24 @@ struct PluginDescriptor {
 
 // The signature of the entry point. Keep this the only spelling of it.
 using PluginEntryPointFn = const PluginDescriptor*() noexcept;
+
+// The body of a factory: runs `create` (a callable answering a Status) and turns
+// any exception it throws into kPluginError naming the store, so that none
+// crosses the plugin boundary. For example:
+//   return GuardedCreate("mystore", [&] { ...; *out = std::make_unique<...>(...); return
+//   Status::OK(); });
+template <class Create>
+Status GuardedCreate(std::string_view store, Create&& create) noexcept {
+  try {
+    return create();
+  } catch (const std::bad_alloc&) {
+    return Status::PluginError(std::string(store) + ": out of memory creating the backend");
+  } catch (const std::exception& e) {
+    return Status::PluginError(std::string(store) + ": " + e.what());
+  } catch (...) {
+    return Status::PluginError(std::string(store) + ": unknown error creating the backend");
+  }
+}
 
 #define CACHET_DEFINE_PLUGIN(descriptor)                                     \
   extern "C" CACHET_PLUGIN_EXPORT const ::cachet::PluginDescriptor*         \
