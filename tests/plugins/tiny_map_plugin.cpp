@@ -43,12 +43,10 @@ class TinyMapBackend final : public cachet::Backend {
 
 cachet::Status CreateTinyMap(const cachet::PluginContext&,
                              std::unique_ptr<cachet::Backend>* out) noexcept {
-  try {
+  return cachet::GuardedCreate("tiny-map", [out] {
     *out = std::make_unique<TinyMapBackend>();
     return cachet::Status::OK();
-  } catch (const std::exception& e) {
-    return cachet::Status::Internal(e.what());
-  }
+  });
 }
 
 const cachet::OptionSpec kOptions[] = {

@@ -42,12 +42,10 @@ class NotebookBackend final : public cachet::Backend {
 
 cachet::Status CreateNotebook(const cachet::PluginContext&,
                               std::unique_ptr<cachet::Backend>* out) noexcept {
-  try {
+  return cachet::GuardedCreate("notebook", [out] {
     *out = std::make_unique<NotebookBackend>();
     return cachet::Status::OK();
-  } catch (const std::exception& e) {
-    return cachet::Status::Internal(e.what());
-  }
+  });
 }
 
 const cachet::PluginDescriptor kDescriptor = {
