@@ -76,22 +76,6 @@ void MetaBatch::Add(Operation& op) {
 
 void MetaBatch::Finish() { AppendMetaNoop(request_); }
 
-Status MetaBatch::Consume(net::ReadBuffer& buffer) {
-  for (;;) {
-    if (done_) {
-      if (buffer.empty()) return Status::OK();
-      return Status::ProtocolError("memcached: bytes after MN");
-    }
-    Reply reply;
-    ParseResult parsed = parser_.Parse(buffer.data(), &reply);
-    if (parsed.outcome == ParseOutcome::kNeedMore) return Status::OK();
-    if (parsed.outcome == ParseOutcome::kError) return parsed.error;
-    Status s = OnReply(reply);
-    buffer.Consume(parsed.consumed);
-    if (!s.ok()) return s;
-  }
-}
-
 Status MetaBatch::OnReply(const Reply& reply) {
   if (reply.kind == ReplyKind::kMetaNoop) {
     done_ = true;

@@ -29,7 +29,6 @@ class MetaBatch final : public ServerBatch {
   void Finish() override;
   void Settle(const Status& transport) override;
 
-  Status Consume(net::ReadBuffer& buffer) override;
   bool done() const noexcept override { return done_; }
 
  private:
@@ -39,7 +38,10 @@ class MetaBatch final : public ServerBatch {
     bool answered;  // a reply arrived for it
   };
 
-  Status OnReply(const Reply& reply);
+  ParseResult ParseReply(std::string_view input, Reply* reply) const override {
+    return parser_.Parse(input, reply);
+  }
+  Status OnReply(const Reply& reply) override;
   Status OnTokenReply(const Reply& reply);
   Status OnUntokenedError(const Reply& reply);
 

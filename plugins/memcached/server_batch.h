@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "cachet/backend.h"
@@ -44,7 +45,16 @@ class ServerBatch : public net::ReplyReader {
 
   const net::RequestBuffer& request() const noexcept { return request_; }
 
+  // The reply loop both protocols share: parses complete replies off the front
+  // of `buffer` and hands each to OnReply() until done() or more bytes are needed.
+  Status Consume(net::ReadBuffer& buffer) final;
+
  protected:
+  // One reply from the front of `input` (the protocol's parser).
+  virtual ParseResult ParseReply(std::string_view input, Reply* reply) const = 0;
+  // Routes one parsed reply to its operation; an error drops the connection.
+  virtual Status OnReply(const Reply& reply) = 0;
+
   ParserLimits limits_;
   net::RequestBuffer request_;
   bool poisoned_ = false;

@@ -90,22 +90,6 @@ void TextBatch::Add(Operation& op) {
 
 void TextBatch::Finish() { CloseGetsLine(); }
 
-Status TextBatch::Consume(net::ReadBuffer& buffer) {
-  for (;;) {
-    if (done()) {
-      if (buffer.empty()) return Status::OK();
-      return Status::ProtocolError("memcached: bytes after the last expected reply");
-    }
-    Reply reply;
-    ParseResult parsed = parser_.Parse(buffer.data(), &reply);
-    if (parsed.outcome == ParseOutcome::kNeedMore) return Status::OK();
-    if (parsed.outcome == ParseOutcome::kError) return parsed.error;
-    Status s = OnReply(reply);
-    buffer.Consume(parsed.consumed);
-    if (!s.ok()) return s;
-  }
-}
-
 Status TextBatch::OnReply(const Reply& reply) {
   if (reply.kind == ReplyKind::kError || reply.kind == ReplyKind::kClientError) {
     poisoned_ = true;

@@ -23,7 +23,6 @@ class TextBatch final : public ServerBatch {
   void Finish() override;
   void Settle(const Status& transport) override;
 
-  Status Consume(net::ReadBuffer& buffer) override;
   bool done() const noexcept override { return next_ == expected_.size(); }
 
  private:
@@ -35,7 +34,10 @@ class TextBatch final : public ServerBatch {
   };
 
   void CloseGetsLine();
-  Status OnReply(const Reply& reply);
+  ParseResult ParseReply(std::string_view input, Reply* reply) const override {
+    return parser_.Parse(input, reply);
+  }
+  Status OnReply(const Reply& reply) override;
   Status OnRetrievalReply(Expected& group, const Reply& reply);
   Status OnSingleReply(Operation& op, const Reply& reply);
 
