@@ -47,6 +47,22 @@ TEST_CASE("keys are checked before anything is sent", "[memcached][keys]") {
   CHECK(CheckKey(std::string(187, '\0'), true).IsInvalidArgument());
 }
 
+TEST_CASE("every byte value at every position of a key is judged alike", "[memcached][keys]") {
+  // The check reads eight bytes at a time: each byte is tried at each offset of
+  // a 20-byte key (two whole words and a tail), among neighbours that are
+  // allowed, including bytes of 0x80 and up.
+  for (int byte = 0; byte < 256; ++byte) {
+    const bool forbidden = byte <= 0x20 || byte == 0x7f;
+    for (std::size_t at = 0; at < 20; ++at) {
+      std::string key(20, 'k');
+      key[(at + 1) % 20] = '\xff';
+      key[at] = static_cast<char>(byte);
+      INFO("byte " << byte << " at " << at);
+      CHECK(CheckKey(key, false).IsInvalidArgument() == forbidden);
+    }
+  }
+}
+
 TEST_CASE("text requests", "[memcached][request]") {
   RequestBuffer b;
   AppendTextStore(b, StoreMode::kSet, "k", ItemView("hello", 7), 30, false);
