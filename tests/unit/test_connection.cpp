@@ -1,11 +1,16 @@
 // Connection, ServerAddress, ReadBuffer, ServerPool and FanOut against real and
 // deliberately absent servers on loopback.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "cachet/net/connection.h"
 #include "cachet/net/fan_out.h"
@@ -47,6 +52,39 @@ Status RoundTrip(Connection& c, std::string_view request, std::string* line) {
   *line = reader.line;
   return e.status;
 }
+
+// A loopback port whose connects never complete: a listener with a backlog of 0
+// whose one queue slot is taken by a connection it never accepts, so the kernel
+// drops every further SYN. Closes its sockets when destroyed.
+class BlackHole {
+ public:
+  BlackHole() {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+    REQUIRE(::listen(listener_, 0) == 0);
+    socklen_t len = sizeof(addr);
+    REQUIRE(::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port_ = ntohs(addr.sin_port);
+    // The filler's handshake completes (the queue has one slot); wait for it, bounded.
+    filler_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    (void)::connect(filler_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    pollfd pfd{filler_, POLLOUT, 0};
+    REQUIRE(::poll(&pfd, 1, 2000) == 1);
+  }
+  ~BlackHole() {
+    ::close(filler_);
+    ::close(listener_);
+  }
+  int port() const { return port_; }
+
+ private:
+  int listener_ = -1;
+  int filler_ = -1;
+  int port_ = 0;
+};
 
 }  // namespace
 
@@ -239,6 +277,52 @@ TEST_CASE("fan-out reaches several servers in one call", "[fan_out]") {
   CHECK(ex[0].status.ok());
   CHECK(ra.line.rfind("VERSION", 0) == 0);
   CHECK(ex[1].status.IsUnavailable());
+}
+
+TEST_CASE("fan-out connects to every server at once", "[fan_out]") {
+  if (!test::HaveMemcached()) return;
+  auto live = test::StartMemcached();
+  REQUIRE(live.ok());
+  BlackHole hole;
+  const ConnectionOptions options{milliseconds(300), milliseconds(5000)};
+  Connection good(Loopback((*live)->port()), options);
+  Connection lost1(Loopback(hole.port()), options);
+  Connection lost2(Loopback(hole.port()), options);
+  std::string request = "version\r\n";
+  LineReader readers[3];
+  Exchange ex[3];
+  Connection* connections[3] = {&lost1, &good, &lost2};
+  for (int i = 0; i < 3; ++i) {
+    ex[i].connection = connections[i];
+    ex[i].reader = &readers[i];
+    ex[i].request.push_back({request.data(), request.size()});
+  }
+  RunExchanges(ex, Clock::now() + milliseconds(5000));
+  CHECK(ex[1].status.ok());
+  CHECK(readers[1].line.rfind("VERSION", 0) == 0);
+  for (int i : {0, 2}) {
+    INFO(ex[i].status.ToString());
+    CHECK(ex[i].status.IsTimeout());
+    CHECK(ex[i].status.message().find("connect timed out") != std::string::npos);
+    CHECK_FALSE(connections[i]->connected());
+  }
+  // Both connects began together: one after the other, the second would have
+  // started only when the first gave up, a whole connect timeout later.
+  const auto apart = lost2.connect_deadline() - lost1.connect_deadline();
+  CHECK(apart < options.connect_timeout / 2);
+}
+
+TEST_CASE("a split connect reports a refused port and tries no further", "[connection]") {
+  Connection c(Loopback(test::FindFreeLoopbackPort()), {});
+  Status s = c.StartConnect();
+  for (int i = 0; s.ok() && c.connecting() && i < 100; ++i) {
+    pollfd pfd{c.fd(), POLLOUT, 0};
+    REQUIRE(::poll(&pfd, 1, 1000) == 1);
+    s = c.ContinueConnect();
+  }
+  CHECK(s.IsUnavailable());
+  CHECK_FALSE(c.connected());
+  CHECK_FALSE(c.connecting());
 }
 
 }  // namespace cachet::net

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace cachet::net {
@@ -64,7 +65,11 @@ Connection::Connection(Connection&& other) noexcept
       options_(other.options_),
       fd_(std::exchange(other.fd_, -1)),
       owner_pid_(other.owner_pid_),
-      buffer_(std::move(other.buffer_)) {}
+      buffer_(std::move(other.buffer_)),
+      connecting_(std::exchange(other.connecting_, false)),
+      addresses_(std::move(other.addresses_)),
+      next_address_(std::exchange(other.next_address_, 0)),
+      connect_deadline_(other.connect_deadline_) {}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
@@ -74,6 +79,10 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
     owner_pid_ = other.owner_pid_;
     buffer_ = std::move(other.buffer_);
+    connecting_ = std::exchange(other.connecting_, false);
+    addresses_ = std::move(other.addresses_);
+    next_address_ = std::exchange(other.next_address_, 0);
+    connect_deadline_ = other.connect_deadline_;
   }
   return *this;
 }
@@ -86,6 +95,9 @@ void Connection::Close() noexcept {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   buffer_.Clear();
+  connecting_ = false;
+  addresses_.clear();
+  next_address_ = 0;
 }
 
 std::string Connection::Describe(std::string_view what) const {
@@ -108,6 +120,17 @@ Status Connection::WaitFor(short events, Deadline deadline, std::string_view wha
 }
 
 Status Connection::Connect() {
+  Status s = StartConnect();
+  while (s.ok() && connecting()) {
+    s = WaitFor(POLLOUT, connect_deadline_, "connect");
+    if (s.ok()) s = ContinueConnect();
+  }
+  if (!s.ok()) Close();
+  return s;
+}
+
+Status Connection::StartConnect() {
+  if (connected()) return Status::OK();
   Close();
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -117,29 +140,61 @@ Status Connection::Connect() {
   std::string port = std::to_string(address_.port);
   int rc = getaddrinfo(HostForResolver(address_.host).c_str(), port.c_str(), &hints, &found);
   if (rc != 0) return Status::Unavailable(Describe(std::string("resolve: ") + gai_strerror(rc)));
-  Status last = Status::Unavailable(Describe("no address"));
-  const Deadline deadline = Clock::now() + options_.connect_timeout;
   for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
-    fd_ = ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (ai->ai_addrlen > sizeof(sockaddr_storage)) continue;
+    SocketAddress address{};
+    std::memcpy(&address.storage, ai->ai_addr, ai->ai_addrlen);
+    address.length = ai->ai_addrlen;
+    addresses_.push_back(address);
+  }
+  freeaddrinfo(found);
+  connect_deadline_ = Clock::now() + options_.connect_timeout;
+  return TryNextAddress();
+}
+
+Status Connection::TryNextAddress() {
+  Status last = Status::Unavailable(Describe("no address"));
+  while (next_address_ < addresses_.size()) {
+    const SocketAddress& address = addresses_[next_address_++];
+    const auto* sa = reinterpret_cast<const sockaddr*>(&address.storage);
+    fd_ = ::socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd_ < 0) {
       last = Status::IoError(Describe(std::string("socket: ") + strerror(errno)));
       continue;
     }
-    if (::connect(fd_, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS) {
-      last = WaitFor(POLLOUT, deadline, "connect");
-      int error = 0;
-      socklen_t len = sizeof(error);
-      if (last.ok() && getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &len) == 0 && error != 0) {
-        last = Status::Unavailable(Describe(std::string("connect: ") + strerror(error)));
-      }
-    } else {
-      last = Status::Unavailable(Describe(std::string("connect: ") + strerror(errno)));
+    if (::connect(fd_, sa, address.length) == 0) return Established();
+    if (errno == EINPROGRESS) {
+      connecting_ = true;
+      return Status::OK();
     }
-    if (last.ok()) break;
-    Close();
+    last = Status::Unavailable(Describe(std::string("connect: ") + strerror(errno)));
+    ::close(fd_);
+    fd_ = -1;
   }
-  freeaddrinfo(found);
-  if (!last.ok()) return last;
+  return last;
+}
+
+Status Connection::ContinueConnect() {
+  if (!connecting_) {
+    return connected() ? Status::OK() : Status::Unavailable(Describe("not connecting"));
+  }
+  int error = 0;
+  socklen_t len = sizeof(error);
+  if (getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &len) != 0) error = errno;
+  if (error == 0) return Established();
+  Status failed = Status::Unavailable(Describe(std::string("connect: ") + strerror(error)));
+  ::close(fd_);
+  fd_ = -1;
+  connecting_ = false;
+  if (next_address_ >= addresses_.size()) return failed;
+  Status next = TryNextAddress();
+  return next.ok() ? next : failed;
+}
+
+Status Connection::Established() {
+  connecting_ = false;
+  addresses_.clear();
+  next_address_ = 0;
   int one = 1;
   setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   owner_pid_ = CurrentProcessId();

@@ -1,5 +1,5 @@
-// FanOut: one poll() loop that writes requests to and reads replies from several
-// servers at once.
+// FanOut: one poll() loop that connects to, writes requests to and reads replies
+// from several servers at once.
 #include "cachet/net/fan_out.h"
 
 #include <poll.h>
@@ -45,19 +45,41 @@ void Read(Progress& p) {
   if (p.exchange->reader->done()) p.active = false;
 }
 
+// Rounded up, so that a wait never ends just before its deadline and spins.
 int MillisUntil(Deadline deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
   return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, INT_MAX));
 }
 
+// Begins the exchange: connects (without waiting, so that every server's connect
+// runs at once) and writes what the socket takes.
 void Start(Exchange& e, Progress* p) {
   *p = {&e, e.request.data(), static_cast<int>(e.request.size()), true};
-  e.status = e.connection->EnsureConnected();
-  if (!e.status.ok()) {
-    p->active = false;
-    return;
-  }
-  Write(*p);
+  e.status = e.connection->StartConnect();
+  if (!e.status.ok()) return Fail(*p, std::move(e.status));
+  if (!e.connection->connecting()) Write(*p);
+}
+
+// The socket of a connecting exchange polled writable (or failed).
+void Connected(Progress& p) {
+  Connection& c = *p.exchange->connection;
+  Status s = c.ContinueConnect();
+  if (!s.ok()) return Fail(p, std::move(s));
+  if (!c.connecting()) Write(p);
+}
+
+// When this exchange gives up: its connect timeout while connecting (but never
+// after the batch's deadline), the batch's deadline afterwards.
+Deadline DeadlineOf(const Progress& p, Deadline batch) {
+  const Connection& c = *p.exchange->connection;
+  return c.connecting() ? std::min(c.connect_deadline(), batch) : batch;
+}
+
+// An exchange whose deadline passed with nothing to do: timeout.
+void Expire(Progress& p) {
+  Connection& c = *p.exchange->connection;
+  Fail(p, Status::Timeout(c.Describe(c.connecting() ? "connect timed out"
+                                                    : "no reply within the I/O timeout")));
 }
 
 }  // namespace
@@ -69,26 +91,35 @@ void RunLoop(std::span<Exchange> exchanges, Deadline deadline, Progress* progres
   for (std::size_t i = 0; i < exchanges.size(); ++i) Start(exchanges[i], &progress[i]);
   for (;;) {
     std::size_t waiting = 0;
+    Deadline next = deadline;
     for (std::size_t i = 0; i < exchanges.size(); ++i) {
       const Progress& p = progress[i];
-      short events = p.unsent_count > 0 ? POLLIN | POLLOUT : POLLIN;
+      const bool connecting = p.active && p.exchange->connection->connecting();
+      short events = connecting ? POLLOUT : p.unsent_count > 0 ? POLLIN | POLLOUT : POLLIN;
       fds[i] = {p.active ? p.exchange->connection->fd() : -1, events, 0};
-      waiting += p.active ? 1 : 0;
+      if (!p.active) continue;
+      ++waiting;
+      next = std::min(next, DeadlineOf(p, deadline));
     }
     if (waiting == 0) return;
-    int rc = ::poll(fds, exchanges.size(), MillisUntil(deadline));
+    int rc = ::poll(fds, exchanges.size(), MillisUntil(next));
     if (rc < 0 && errno == EINTR) continue;
+    const int poll_errno = errno;
+    const Deadline now = Clock::now();
     for (std::size_t i = 0; i < exchanges.size(); ++i) {
       Progress& p = progress[i];
       if (!p.active) continue;
       Connection& c = *p.exchange->connection;
-      if (rc == 0) {
-        Fail(p, Status::Timeout(c.Describe("no reply within the I/O timeout")));
-      } else if (rc < 0) {
-        Fail(p, Status::IoError(c.Describe(std::string("poll: ") + strerror(errno))));
+      const short revents = rc > 0 ? fds[i].revents : 0;
+      if (rc < 0) {
+        Fail(p, Status::IoError(c.Describe(std::string("poll: ") + strerror(poll_errno))));
+      } else if (revents == 0) {
+        if (now >= DeadlineOf(p, deadline)) Expire(p);
+      } else if (c.connecting()) {
+        Connected(p);
       } else {
-        if (fds[i].revents & POLLOUT) Write(p);
-        if (p.active && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) Read(p);
+        if (revents & POLLOUT) Write(p);
+        if (p.active && (revents & (POLLIN | POLLHUP | POLLERR))) Read(p);
       }
     }
   }

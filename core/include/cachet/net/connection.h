@@ -2,7 +2,9 @@
 //
 // RAII and move-only: the socket closes with the object. Sockets are non-blocking;
 // every wait is a poll() bounded by a deadline, so a stalled server costs at most
-// the I/O timeout. TCP_NODELAY is set because requests are small and latency
+// the I/O timeout. Connecting can also be split in two (StartConnect, then
+// ContinueConnect when the socket polls writable), so that FanOut connects to
+// several servers at once instead of one after another. TCP_NODELAY is set because requests are small and latency
 // matters. Writes gather several buffers with writev; reads land in a reusable
 // ReadBuffer.
 //
@@ -18,10 +20,14 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <sys/socket.h>
+
 #include <chrono>
+#include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cachet/export.h"
 #include "cachet/net/endpoint.h"
@@ -57,6 +63,18 @@ class CACHET_EXPORT Connection {
   bool connected() const noexcept { return fd_ >= 0 && owner_pid_ == CurrentProcessId(); }
   // Connects if not connected(): kUnavailable (refused, unresolvable) or kTimeout.
   Status EnsureConnected();
+
+  // Connecting without waiting. StartConnect resolves the address and begins a
+  // non-blocking connect: kOk when connected() already or when the connect is under
+  // way (connecting()); an error when no address could even be tried. Once the
+  // socket polls writable, ContinueConnect finishes it: kOk and connected(), or kOk
+  // and connecting() again when that address failed and the next one the name
+  // resolved to is being tried, or kUnavailable when none is left. Past
+  // connect_deadline() the caller gives up (kTimeout) and closes.
+  Status StartConnect();
+  Status ContinueConnect();
+  bool connecting() const noexcept { return connecting_; }
+  Deadline connect_deadline() const noexcept { return connect_deadline_; }
   // Closes the socket and forgets unread bytes; the next use reconnects.
   void Close() noexcept;
 
@@ -83,7 +101,16 @@ class CACHET_EXPORT Connection {
   std::string Describe(std::string_view what) const;
 
  private:
+  // One address the server's name resolved to.
+  struct SocketAddress {
+    sockaddr_storage storage;
+    socklen_t length;
+  };
+
   Status Connect();
+  // Begins a connect to the next untried address of addresses_.
+  Status TryNextAddress();
+  Status Established();
   Status WaitFor(short events, Deadline deadline, std::string_view what);
 
   ServerAddress address_;
@@ -91,6 +118,11 @@ class CACHET_EXPORT Connection {
   int fd_ = -1;
   pid_t owner_pid_ = 0;
   ReadBuffer buffer_;
+  // The connect in progress: the addresses still to try and when to give up.
+  bool connecting_ = false;
+  std::vector<SocketAddress> addresses_;
+  std::size_t next_address_ = 0;
+  Deadline connect_deadline_{};
 };
 
 }  // namespace cachet::net
