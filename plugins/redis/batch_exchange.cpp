@@ -28,9 +28,15 @@ bool RunBatches(std::span<const BatchTarget> targets, const RedisSession& sessio
   std::vector<net::Exchange> exchanges;
   std::vector<const BatchTarget*> running;
   leases.reserve(targets.size());
+  // Every server's connect starts before any handshake waits on one, so a server
+  // whose connect hangs does not hold the others back by its connect timeout.
   for (const BatchTarget& target : targets) {
     leases.push_back(target.pool->Acquire(target.server));
-    net::Connection& connection = leases.back().connection();
+    if (!leases.back()->connected()) (void)leases.back()->StartConnect();
+  }
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const BatchTarget& target = targets[i];
+    net::Connection& connection = leases[i].connection();
     if (Status s = session.Prepare(connection); !s.ok()) {
       target.batch->Settle(s);
       // Wrong credentials say nothing about the server's health.

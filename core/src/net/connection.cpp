@@ -119,8 +119,9 @@ Status Connection::WaitFor(short events, Deadline deadline, std::string_view wha
   }
 }
 
+// Finishes a connect already under way (StartConnect), or makes one.
 Status Connection::Connect() {
-  Status s = StartConnect();
+  Status s = connecting_ ? Status::OK() : StartConnect();
   while (s.ok() && connecting()) {
     s = WaitFor(POLLOUT, connect_deadline_, "connect");
     if (s.ok()) s = ContinueConnect();

@@ -61,7 +61,8 @@ class CACHET_EXPORT Connection {
 
   // True when a socket is open and was opened by this process.
   bool connected() const noexcept { return fd_ >= 0 && owner_pid_ == CurrentProcessId(); }
-  // Connects if not connected(): kUnavailable (refused, unresolvable) or kTimeout.
+  // Connects if not connected(), finishing a connect StartConnect began:
+  // kUnavailable (refused, unresolvable) or kTimeout.
   Status EnsureConnected();
 
   // Connecting without waiting. StartConnect resolves the address and begins a
