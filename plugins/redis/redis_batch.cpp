@@ -2,8 +2,10 @@
 #include "redis_batch.h"
 
 #include "cluster_slots.h"
+#include "lua_scripts.h"
 #include "redis_commands.h"
 #include "redis_replies.h"
+#include "resp_encoder.h"
 
 namespace cachet::redis {
 
@@ -16,6 +18,22 @@ bool IsAppendOrPrepend(const Operation& op) {
 }
 
 bool IsCas(const Operation& op) { return op.kind == OpKind::kStore && op.mode == StoreMode::kCas; }
+
+// The script `op` runs as, or null for a plain command.
+const LuaScript* ScriptOf(const Operation& op, CounterMode counters) {
+  switch (op.kind) {
+    case OpKind::kStore:
+      if (op.mode == StoreMode::kAppend) return &kAppendScript;
+      if (op.mode == StoreMode::kPrepend) return &kPrependScript;
+      if (op.mode == StoreMode::kCas) return &kCasScript;
+      return nullptr;
+    case OpKind::kIncr:
+    case OpKind::kDecr:
+      return counters == CounterMode::kMemcached ? &kCounterScript : nullptr;
+    default:
+      return nullptr;
+  }
+}
 
 // Encodes `op`; false when it is settled without a command.
 bool Encode(Operation& op, CounterMode counters, std::string* out) {
@@ -82,7 +100,21 @@ void RedisBatch::NoteError(Operation& op, std::string_view error) {
 }
 
 void RedisBatch::Add(Operation& op) {
+  if (const LuaScript* script = ScriptOf(op, counters_)) LoadScriptOnce(*script);
   if (Encode(op, counters_, &request_)) sent_.push_back(&op);
+}
+
+// A server that lacks the script would answer NOSCRIPT to every call of it, and
+// those calls would then run one by one after the batch, out of order with the
+// batch's later operations on the same keys. SCRIPT LOAD ahead of the first
+// call keeps the whole batch in one round trip and in order.
+void RedisBatch::LoadScriptOnce(const LuaScript& script) {
+  for (const LuaScript* loaded : loaded_) {
+    if (loaded == &script) return;
+  }
+  loaded_.push_back(&script);
+  AppendCommand(&request_, {"SCRIPT", "LOAD", script.source});
+  sent_.push_back(nullptr);  // its reply, the SHA, is not an operation's
 }
 
 Status RedisBatch::Consume(net::ReadBuffer& buffer) {
@@ -99,9 +131,13 @@ Status RedisBatch::Consume(net::ReadBuffer& buffer) {
     RespValue reply = parser_.reply().root();
     // Out-of-band RESP3 pushes are not replies to our commands.
     if (reply.type() != RespType::kPush) {
-      Operation& op = *sent_[next_++];
-      op.status = Apply(op, reply, where_);
-      if (reply.IsError()) NoteError(op, reply.text());
+      Operation* op = sent_[next_++];
+      // A SCRIPT LOAD (null) answers the SHA; had it failed, the calls after it
+      // answer NOSCRIPT and are repeated.
+      if (op != nullptr) {
+        op->status = Apply(*op, reply, where_);
+        if (reply.IsError()) NoteError(*op, reply.text());
+      }
     }
     buffer.Consume(parser_.consumed());
   }
@@ -110,6 +146,7 @@ Status RedisBatch::Consume(net::ReadBuffer& buffer) {
 
 void RedisBatch::Settle(const Status& status) {
   for (std::size_t i = next_; i < sent_.size(); ++i) {
+    if (sent_[i] == nullptr) continue;  // a SCRIPT LOAD
     sent_[i]->status = status.ok() ? Status::IoError("redis " + where_ + ": no reply") : status;
   }
 }

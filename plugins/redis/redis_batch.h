@@ -4,9 +4,11 @@
 // net::ReplyReader it then parses the replies as they arrive (no I/O of its own)
 // and writes each one's outcome into its Operation, in order. Append, prepend,
 // cas and memcached-style counters are script calls by SHA in the same round
-// trip; those answered NOSCRIPT are listed for the caller to repeat one by one
-// (which sends the script in full). Operations that need no round trip (a
-// counter delta Redis cannot take) are settled at Add() time.
+// trip, each script preceded once by a SCRIPT LOAD so that a server without it
+// still runs the batch whole and in order; calls answered NOSCRIPT all the same
+// are listed for the caller to repeat one by one (which sends the script in
+// full). Operations that need no round trip (a counter delta Redis cannot take)
+// are settled at Add() time.
 // Settle() marks the operations whose replies never came with the exchange's
 // error, so a dead server is an error, never a miss.
 // Operations answered with a cluster redirection (MOVED, ASK, TRYAGAIN,
@@ -21,6 +23,7 @@
 
 #include "cachet/backend.h"
 #include "cachet/net/fan_out.h"
+#include "lua_scripts.h"
 #include "redis_commands.h"
 #include "resp_parser.h"
 
@@ -52,11 +55,14 @@ class RedisBatch final : public net::ReplyReader {
  private:
   // Lists an operation answered with an error the caller acts on.
   void NoteError(Operation& op, std::string_view error);
+  // Puts SCRIPT LOAD of `script` in the request unless this batch already has.
+  void LoadScriptOnce(const LuaScript& script);
 
   std::string where_;
   RespParser parser_;
   std::string request_;
-  std::vector<Operation*> sent_;
+  std::vector<Operation*> sent_;  // in request order; null for a SCRIPT LOAD
+  std::vector<const LuaScript*> loaded_;
   std::vector<Operation*> needs_script_;
   std::vector<Redirected> redirected_;
   std::size_t next_ = 0;

@@ -70,7 +70,11 @@ TEST_CASE("every operation maps onto Redis, in RESP2 and RESP3", "[redis][integr
     CHECK(backend->Store(StoreMode::kPrepend, "missing", ItemView("x"), {}).IsNotStored());
     REQUIRE(backend->Get("k", &item).ok());
     CHECK(item.value == "<v2>");
-    CHECK(backend->Store(StoreMode::kCas, "k", ItemView("x"), {}).IsUnsupported());
+    // Cas by the value's token (test_redis_cas covers it in depth); token 0 never matches.
+    CHECK(backend->Store(StoreMode::kCas, "k", ItemView("x"), {}).IsExists());
+    REQUIRE(backend->Gets("k", &item).ok());
+    CHECK(backend->Store(StoreMode::kCas, "k", ItemView(item.value, 0, item.cas), {}).ok());
+    CHECK(backend->Store(StoreMode::kCas, "gone", ItemView("x", 0, item.cas), {}).IsNotFound());
 
     std::uint64_t counter = 0;
     REQUIRE(backend->Store(StoreMode::kSet, "n", ItemView("10"), {}).ok());
@@ -119,7 +123,7 @@ TEST_CASE("the script hashes are the SHA-1 of their source", "[redis][integratio
   auto server = cachet::test::StartRedis();
   REQUIRE(server.ok());
   for (const auto* script : {&cachet::redis::kAppendScript, &cachet::redis::kPrependScript,
-                             &cachet::redis::kCounterScript}) {
+                             &cachet::redis::kCasScript, &cachet::redis::kCounterScript}) {
     std::string sha = RedisCli(**server, "SCRIPT LOAD \"" + std::string(script->source) + "\"");
     CHECK(sha == script->sha1);
   }

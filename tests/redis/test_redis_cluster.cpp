@@ -13,6 +13,7 @@
 
 #include "cachet/cache.h"
 #include "cachet/config.h"
+#include "cas_token.h"
 #include "cluster_router.h"
 #include "cluster_slots.h"
 #include "redis_backend.h"
@@ -165,6 +166,47 @@ TEST_CASE("every operation works in cluster mode through the plugin", "[redis][c
   auto removed = cache.RemoveMulti({"m3", "m4", "m5", "never-set"});
   CHECK(removed[0].ok());
   CHECK(removed[3].IsNotFound());
+}
+
+TEST_CASE("cas across slots: single calls and a batch, with the script cache flushed",
+          "[redis][cluster]") {
+  auto backend = ConnectCluster();
+  std::vector<std::string> keys = Keys("cas:", 300);
+  std::vector<Operation> sets = Sets(keys);
+  backend->Execute(sets);
+  for (const Operation& op : sets) REQUIRE(op.status.ok());
+  // Every node has to load the script again, which each node's share does.
+  for (int port : SharedCluster().MasterPorts()) {
+    REQUIRE(RedisCluster::Cli(port, "script flush") == "OK");
+  }
+  std::vector<std::string> values;
+  for (const std::string& key : keys) values.push_back("swapped-" + key);
+  std::vector<Operation> swaps(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    swaps[i].kind = OpKind::kStore;
+    swaps[i].mode = StoreMode::kCas;
+    swaps[i].key = keys[i];
+    // Even keys with their current token (each value is its key), odd ones stale.
+    const std::string& expected = i % 2 == 0 ? keys[i] : values[i];
+    swaps[i].item = ItemView(values[i], 0, cachet::redis::CasTokenOf(expected));
+  }
+  backend->Execute(swaps);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    CAPTURE(keys[i]);
+    REQUIRE((i % 2 == 0 ? swaps[i].status.ok() : swaps[i].status.IsExists()));
+  }
+  std::vector<Operation> gets = Gets(keys);
+  backend->Execute(gets);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    REQUIRE(gets[i].status.ok());
+    REQUIRE(gets[i].result.value == (i % 2 == 0 ? values[i] : keys[i]));
+  }
+
+  Item item;
+  REQUIRE(backend->Gets("cas:1", &item).ok());
+  REQUIRE(backend->Store(StoreMode::kCas, "cas:1", ItemView("single", 0, item.cas), {}).ok());
+  CHECK(backend->Store(StoreMode::kCas, "cas:1", ItemView("again", 0, item.cas), {}).IsExists());
+  CHECK(backend->Store(StoreMode::kCas, "cas:none", ItemView("x", 0, item.cas), {}).IsNotFound());
 }
 
 TEST_CASE("a slot in migration: ASK is followed without a map change, then MOVED",
