@@ -63,7 +63,7 @@ ParseResult MetaReplyParser::Parse(std::string_view input, Reply* reply) const {
   ParseResult found = FindLine(input, limits_.max_line, &line);
   if (found.outcome != ParseOutcome::kReply) return found;
   *reply = Reply{};
-  if (ParseErrorLine(line, reply)) return found;
+  if (ParseErrorLine(line, reply)) return Complete(found.consumed);
   std::string_view rest = line;
   std::string_view code = NextToken(&rest);
   if (!LookupCode(code, &reply->kind)) return Garbage("unexpected meta reply", line);
@@ -72,10 +72,8 @@ ParseResult MetaReplyParser::Parse(std::string_view input, Reply* reply) const {
     return Garbage("malformed VA line", line);
   }
   if (!ParseFlags(rest, reply)) return Garbage("malformed meta flags", line);
-  if (reply->kind != ReplyKind::kMetaValue) return found;
-  ParseResult result;
-  ReadDataBlock(input, found.consumed, size, limits_, &reply->data, &result);
-  return result;
+  if (reply->kind != ReplyKind::kMetaValue) return Complete(found.consumed);
+  return ReadDataBlock(input, found.consumed, size, limits_, &reply->data);
 }
 
 }  // namespace cachet::memcached

@@ -1,8 +1,6 @@
 // Shared pieces of the memcached reply parsers.
 #include "reply_line.h"
 
-#include <charconv>
-
 #include "printable.h"
 
 namespace cachet::memcached {
@@ -18,27 +16,7 @@ ParseResult FindLine(std::string_view input, std::size_t max_line, std::string_v
   }
   if (newline - 1 > max_line) return Garbage("reply line too long", input);
   *line = input.substr(0, newline - 1);
-  return {ParseOutcome::kReply, newline + 1, Status::OK()};
-}
-
-std::string_view NextToken(std::string_view* rest) {
-  std::size_t space = rest->find(' ');
-  std::string_view token = rest->substr(0, space);
-  *rest = space == std::string_view::npos ? std::string_view() : rest->substr(space + 1);
-  return token;
-}
-
-bool ParseU64(std::string_view text, std::uint64_t* out) {
-  if (text.empty()) return false;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && ptr == text.data() + text.size();
-}
-
-bool ParseU32(std::string_view text, std::uint32_t* out) {
-  std::uint64_t wide = 0;
-  if (!ParseU64(text, &wide) || wide > UINT32_MAX) return false;
-  *out = static_cast<std::uint32_t>(wide);
-  return true;
+  return Complete(newline + 1);
 }
 
 bool ParseErrorLine(std::string_view line, Reply* reply) {
@@ -57,26 +35,21 @@ bool ParseErrorLine(std::string_view line, Reply* reply) {
   return true;
 }
 
-void ReadDataBlock(std::string_view input, std::size_t offset, std::uint64_t size,
-                   const ParserLimits& limits, std::string_view* data, ParseResult* result) {
+ParseResult ReadDataBlock(std::string_view input, std::size_t offset, std::uint64_t size,
+                          const ParserLimits& limits, std::string_view* data) {
   if (size > limits.max_value) {
-    *result = {ParseOutcome::kError, 0,
-               Status::TooLarge("memcached: a " + std::to_string(size) +
-                                "-byte value is over max_item_size (" +
-                                std::to_string(limits.max_value) + ")")};
-    return;
+    return {ParseOutcome::kError, 0,
+            Status::TooLarge("memcached: a " + std::to_string(size) +
+                             "-byte value is over max_item_size (" +
+                             std::to_string(limits.max_value) + ")")};
   }
   const std::size_t end = offset + static_cast<std::size_t>(size);
-  if (input.size() < end + 2) {
-    *result = {};
-    return;
-  }
+  if (input.size() < end + 2) return {};
   if (input[end] != '\r' || input[end + 1] != '\n') {
-    *result = Garbage("data block not ended by \\r\\n", input.substr(end, 16));
-    return;
+    return Garbage("data block not ended by \\r\\n", input.substr(end, 16));
   }
   *data = input.substr(offset, static_cast<std::size_t>(size));
-  *result = {ParseOutcome::kReply, end + 2, Status::OK()};
+  return Complete(end + 2);
 }
 
 ParseResult Garbage(std::string_view what, std::string_view bytes) {

@@ -60,12 +60,14 @@ ParseResult TextReplyParser::Parse(std::string_view input, Reply* reply) const {
   if (found.outcome != ParseOutcome::kReply) return found;
   *reply = Reply{};
   if (line.starts_with("VALUE ")) return ParseValue(input, line.substr(6), found.consumed, reply);
-  if (ParseFixed(line, reply) || ParseErrorLine(line, reply) || ParseStatOrVersion(line, reply)) {
-    return found;
-  }
-  if (ParseU64(line, &reply->number)) {
+  // incr/decr answer a bare number; a digit can start no other reply line.
+  const bool digit = !line.empty() && line[0] >= '0' && line[0] <= '9';
+  if (digit && ParseU64(line, &reply->number)) {
     reply->kind = ReplyKind::kNumber;
-    return found;
+    return Complete(found.consumed);
+  }
+  if (ParseFixed(line, reply) || ParseErrorLine(line, reply) || ParseStatOrVersion(line, reply)) {
+    return Complete(found.consumed);
   }
   return Garbage("unexpected reply", line);
 }
@@ -80,9 +82,7 @@ ParseResult TextReplyParser::ParseValue(std::string_view input, std::string_view
             ParseU64(NextToken(&rest), &size);
   if (ok && !rest.empty()) ok = ParseU64(NextToken(&rest), &reply->cas) && rest.empty();
   if (!ok) return Garbage("malformed VALUE line", args);
-  ParseResult result;
-  ReadDataBlock(input, line_end, size, limits_, &reply->data, &result);
-  return result;
+  return ReadDataBlock(input, line_end, size, limits_, &reply->data);
 }
 
 }  // namespace cachet::memcached

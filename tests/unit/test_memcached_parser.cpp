@@ -68,6 +68,14 @@ TEST_CASE("text: one-line replies", "[memcached][parser]") {
   Reply n = ParseWhole(parser, "18446744073709551615\r\n");
   CHECK(n.kind == ReplyKind::kNumber);
   CHECK(n.number == 18446744073709551615ull);
+  CHECK(ParseWhole(parser, "9999999999999999999\r\n").number == 9999999999999999999ull);
+  CHECK(ParseWhole(parser, "0\r\n").number == 0);
+  // One past the largest 64-bit number, and a digit too many, are no numbers.
+  for (std::string_view bad : {"18446744073709551616\r\n", "99999999999999999999\r\n",
+                               "100000000000000000000\r\n", "12a\r\n"}) {
+    Reply r;
+    CHECK(parser.Parse(bad, &r).outcome == ParseOutcome::kError);
+  }
   Reply v = ParseWhole(parser, "VERSION 1.6.18\r\n");
   CHECK(v.kind == ReplyKind::kVersion);
   CHECK(v.text == "1.6.18");
