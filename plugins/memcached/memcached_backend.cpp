@@ -82,36 +82,41 @@ void MemcachedBackend::ReportHealth(std::size_t server, const Status& transport)
   }
 }
 
-void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settings) {
-  Scratch& s = Scratch::For(*this);
-  for (Operation& op : ops) {
-    op.status = Check(op);
-    if (!op.status.ok()) continue;
-    Result<std::size_t> server = pool_.Route(op.key);
-    if (!server.ok()) {
-      op.status = server.status();
-      continue;
-    }
-    s.by_server[*server].push_back(&op);
+bool MemcachedBackend::CheckAndRoute(Operation& op, std::size_t* server) const {
+  op.status = Check(op);
+  if (!op.status.ok()) return false;
+  // One live server needs no placement, nor a Result to carry it.
+  if (pool_.size() == 1 && pool_.Available(0)) {
+    *server = 0;
+    return true;
   }
-  for (std::size_t server = 0; server < s.by_server.size(); ++server) {
-    std::vector<Operation*>& mine = s.by_server[server];
-    if (mine.empty()) continue;
-    if (!s.batches[server]) s.batches[server] = NewBatch();
-    ServerBatch& batch = *s.batches[server];
-    batch.Reset(settings);
-    for (Operation* op : mine) batch.Add(*op);
-    batch.Finish();
-    mine.clear();
-    s.leases.push_back(pool_.Acquire(server));
-    s.servers.push_back(server);
-    // Exchanges are kept, not cleared, so their iovec vectors keep their capacity.
-    if (s.used == s.exchanges.size()) s.exchanges.emplace_back();
-    net::Exchange& e = s.exchanges[s.used++];
-    e.connection = &s.leases.back().connection();
-    batch.request().Iovecs(&e.request);
-    e.reader = &batch;
+  Result<std::size_t> routed = pool_.Route(op.key);
+  if (!routed.ok()) {
+    op.status = routed.status();
+    return false;
   }
+  *server = *routed;
+  return true;
+}
+
+void MemcachedBackend::AddExchange(Scratch& s, std::size_t server, std::span<Operation* const> ops,
+                                   const BatchSettings& settings) {
+  if (!s.batches[server]) s.batches[server] = NewBatch();
+  ServerBatch& batch = *s.batches[server];
+  batch.Reset(settings);
+  for (Operation* op : ops) batch.Add(*op);
+  batch.Finish();
+  s.leases.push_back(pool_.Acquire(server));
+  s.servers.push_back(server);
+  // Exchanges are kept, not cleared, so their iovec vectors keep their capacity.
+  if (s.used == s.exchanges.size()) s.exchanges.emplace_back();
+  net::Exchange& e = s.exchanges[s.used++];
+  e.connection = &s.leases.back().connection();
+  batch.request().Iovecs(&e.request);
+  e.reader = &batch;
+}
+
+void MemcachedBackend::RunExchanges(Scratch& s) {
   if (s.used == 0) return;
   std::span<net::Exchange> exchanges(s.exchanges.data(), s.used);
   net::RunExchanges(exchanges, net::Clock::now() + options_.pool.connection.io_timeout);
@@ -126,8 +131,29 @@ void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settin
   s.leases.clear();  // connections go back to the pool
 }
 
+void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settings) {
+  Scratch& s = Scratch::For(*this);
+  for (Operation& op : ops) {
+    std::size_t server = 0;
+    if (CheckAndRoute(op, &server)) s.by_server[server].push_back(&op);
+  }
+  for (std::size_t server = 0; server < s.by_server.size(); ++server) {
+    std::vector<Operation*>& mine = s.by_server[server];
+    if (mine.empty()) continue;
+    AddExchange(s, server, mine, settings);
+    mine.clear();
+  }
+  RunExchanges(s);
+}
+
 Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings) {
-  Run({&op, 1}, settings);
+  // One operation needs no grouping by server: straight to its exchange.
+  std::size_t server = 0;
+  if (!CheckAndRoute(op, &server)) return op.status;
+  Scratch& s = Scratch::For(*this);
+  Operation* const one[] = {&op};
+  AddExchange(s, server, one, settings);
+  RunExchanges(s);
   return op.status;
 }
 

@@ -75,6 +75,13 @@ class MemcachedBackend final : public Backend {
   struct Scratch;
 
   Status Check(const Operation& op) const;
+  // Check() and the pool's route: false (op.status says why) if it goes nowhere.
+  bool CheckAndRoute(Operation& op, std::size_t* server) const;
+  // Adds one server's batch of `ops` to this call's exchanges.
+  void AddExchange(Scratch& s, std::size_t server, std::span<Operation* const> ops,
+                   const BatchSettings& settings);
+  // Runs the exchanges added, settles their operations, returns the connections.
+  void RunExchanges(Scratch& s);
   Status RunOne(Operation& op, const BatchSettings& settings);
   void Run(std::span<Operation> ops, const BatchSettings& settings);
   // Sends a text command to every server; `on_reply` sees each server's lines.

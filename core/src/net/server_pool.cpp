@@ -54,6 +54,9 @@ Result<std::size_t> ServerPool::Route(std::string_view key) const {
 
 ServerPool::Lease ServerPool::Acquire(std::size_t server) {
   Server& s = *servers_[server];
+  if (Connection* spare = s.spare.exchange(nullptr, std::memory_order_acquire)) {
+    return Lease(this, server, std::unique_ptr<Connection>(spare));
+  }
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (!s.idle.empty()) {
@@ -67,10 +70,16 @@ ServerPool::Lease ServerPool::Acquire(std::size_t server) {
 
 void ServerPool::Release(std::size_t server, std::unique_ptr<Connection> connection) {
   // A closed connection (after an error) or one from before a fork is dropped.
-  if (!connection->connected()) return;
+  if (!connection->connected() || options_.pool_size == 0) return;
   Server& s = *servers_[server];
+  Connection* empty = nullptr;
+  if (s.spare.compare_exchange_strong(empty, connection.get(), std::memory_order_release,
+                                      std::memory_order_relaxed)) {
+    (void)connection.release();  // the spare slot owns it now
+    return;
+  }
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.idle.size() < options_.pool_size) s.idle.push_back(std::move(connection));
+  if (s.idle.size() + 1 < options_.pool_size) s.idle.push_back(std::move(connection));
 }
 
 ServerPool::Lease::~Lease() {

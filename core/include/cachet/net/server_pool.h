@@ -90,9 +90,13 @@ class CACHET_EXPORT ServerPool {
  private:
   struct Server {
     explicit Server(ServerAddress a) : address(std::move(a)) {}
+    ~Server() { delete spare.load(); }
     ServerAddress address;
+    // One idle connection (owned) outside the mutex: a thread's steady acquire
+    // and release are then two atomic exchanges, not two lock/unlock pairs.
+    std::atomic<Connection*> spare{nullptr};
     std::mutex mutex;  // guards idle
-    std::vector<std::unique_ptr<Connection>> idle;
+    std::vector<std::unique_ptr<Connection>> idle;  // at most pool_size - 1
     std::atomic<std::uint32_t> failures{0};
     std::atomic<std::int64_t> dead_until_ns{0};  // steady clock
   };
