@@ -11,7 +11,7 @@
 namespace cachet::memcached {
 namespace {
 
-constexpr OptionSpec kOptions[] = {
+constexpr OptionSpec kOwnOptions[] = {
     {"servers", OptionType::kList, "127.0.0.1:11211",
      "servers as host:port[:weight], comma-separated; the port defaults to 11211"},
     {"distribution", OptionType::kString, "ketama",
@@ -24,21 +24,13 @@ constexpr OptionSpec kOptions[] = {
      "wire protocol: text (the faster on multi-key reads, measured) or meta (quiet batches "
      "that still report errors; needed for binary_keys)",
      false, false, "text|meta"},
-    {"connect_timeout_ms", OptionType::kInt, "250", "connect timeout in milliseconds"},
-    {"io_timeout_ms", OptionType::kInt, "1000",
-     "deadline of one request and its replies, in milliseconds"},
-    {"failure_limit", OptionType::kInt, "2",
-     "consecutive failures after which a server is marked dead"},
-    {"retry_timeout_ms", OptionType::kInt, "2000",
-     "how long a dead server rests before it is tried again, in milliseconds"},
-    {"failover", OptionType::kBool, "false",
-     "send a dead server's keys to the next live server (off: they fail as unavailable)"},
     {"binary_keys", OptionType::kBool, "false",
      "allow any bytes in keys, sent base64-encoded (meta protocol only; 186 bytes at most)"},
     {"max_item_size", OptionType::kInt, "1048576",
      "largest value in bytes written or read; larger ones are refused with too_large"},
-    {"pool_size", OptionType::kInt, "8", "idle connections kept per server"},
 };
+constexpr auto kOptions = net::JoinOptionSpecs(
+    net::JoinOptionSpecs(kOwnOptions, net::kServerPoolOptionSpecs), net::kFailoverOptionSpec);
 
 Status ReadNumbers(const ConfigSection& section, MemcachedOptions* o) {
   std::int64_t max_item = 0, points = 0;
@@ -52,15 +44,9 @@ Status ReadNumbers(const ConfigSection& section, MemcachedOptions* o) {
 }
 
 Status ReadOptions(const ConfigSection& section, MemcachedOptions* o) {
-  std::vector<std::string> servers = section.GetList("servers");
-  Result<std::vector<net::ServerAddress>> parsed = net::ParseServerList(servers, 11211);
-  if (!parsed.ok())
-    return Status::ConfigError("[memcached] servers: " + std::string(parsed.status().message()));
-  o->servers = std::move(*parsed);
-  Result<net::DistributionKind> kind =
-      net::ParseDistributionKind(section.GetString("distribution"));
-  if (!kind.ok()) return kind.status();
-  o->distribution = *kind;
+  if (Status s = net::ReadServers(section, 11211, &o->servers, &o->distribution); !s.ok()) {
+    return s;
+  }
   o->protocol = section.GetString("protocol") == "text" ? Protocol::kText : Protocol::kMeta;
   o->binary_keys = section.GetBool("binary_keys");
   if (o->binary_keys && o->protocol != Protocol::kMeta) {
@@ -86,8 +72,8 @@ constexpr PluginDescriptor kDescriptor{
     CACHET_VERSION_STRING,
     "memcached pools over the text or meta protocol, placed like libmemcached or the Perl "
     "clients",
-    kOptions,
-    sizeof(kOptions) / sizeof(kOptions[0]),
+    kOptions.data(),
+    kOptions.size(),
     MemcachedBackend::kCapabilities.bits(),
     &CreateMemcachedBackend,
 };

@@ -11,7 +11,7 @@
 namespace cachet::redis {
 namespace {
 
-constexpr OptionSpec kOptions[] = {
+constexpr OptionSpec kOwnOptions[] = {
     {"mode", OptionType::kString, "standalone",
      "standalone (independent servers) or cluster (a Redis Cluster; servers are seed nodes)", false,
      false, "standalone|cluster"},
@@ -32,14 +32,6 @@ constexpr OptionSpec kOptions[] = {
      "or memcached (unsigned 64-bit, wrapping, a missing key is not found; a server-side "
      "script)",
      false, false, "redis|memcached"},
-    {"connect_timeout_ms", OptionType::kInt, "250", "connect timeout in milliseconds"},
-    {"io_timeout_ms", OptionType::kInt, "1000",
-     "deadline of one request and its replies, in milliseconds"},
-    {"failure_limit", OptionType::kInt, "2",
-     "consecutive failures after which a server is marked dead"},
-    {"retry_timeout_ms", OptionType::kInt, "2000",
-     "how long a dead server rests before it is tried again, in milliseconds"},
-    {"pool_size", OptionType::kInt, "8", "idle connections kept per server"},
     {"max_value_size", OptionType::kInt, "536870912",
      "largest reply bulk string accepted, in bytes (Redis' own proto-max-bulk-len)"},
     {"cluster_refresh_interval_ms", OptionType::kInt, "1000",
@@ -50,6 +42,7 @@ constexpr OptionSpec kOptions[] = {
      "cluster: first wait before retrying after TRYAGAIN or CLUSTERDOWN; grows with each "
      "attempt up to ten times this"},
 };
+constexpr auto kOptions = net::JoinOptionSpecs(kOwnOptions, net::kServerPoolOptionSpecs);
 
 Status ReadClusterNumbers(const ConfigSection& section, ClusterSettings* cluster) {
   std::int64_t refresh = 0, redirects = 0, wait = 0;
@@ -76,16 +69,9 @@ Status ReadNumbers(const ConfigSection& section, RedisOptions* o) {
 }
 
 Status ReadOptions(const ConfigSection& section, RedisOptions* o) {
-  Result<std::vector<net::ServerAddress>> parsed =
-      net::ParseServerList(section.GetList("servers"), 6379);
-  if (!parsed.ok()) {
-    return Status::ConfigError("[redis] servers: " + std::string(parsed.status().message()));
+  if (Status s = net::ReadServers(section, 6379, &o->servers, &o->distribution); !s.ok()) {
+    return s;
   }
-  o->servers = std::move(*parsed);
-  Result<net::DistributionKind> kind =
-      net::ParseDistributionKind(section.GetString("distribution"));
-  if (!kind.ok()) return kind.status();
-  o->distribution = *kind;
   o->session.resp = static_cast<int>(section.GetInt("resp"));
   o->session.username = section.GetString("username");
   o->session.password = section.GetString("password");
@@ -119,8 +105,8 @@ constexpr PluginDescriptor kDescriptor{
     "redis",
     CACHET_VERSION_STRING,
     "Redis servers or a Redis Cluster over RESP2 or RESP3, with AUTH, SELECT and scripts",
-    kOptions,
-    sizeof(kOptions) / sizeof(kOptions[0]),
+    kOptions.data(),
+    kOptions.size(),
     RedisBackend::kCapabilities.bits(),
     &CreateRedisBackend,
 };

@@ -11,23 +11,13 @@
 namespace cachet::tokyotyrant {
 namespace {
 
-constexpr OptionSpec kOptions[] = {
+constexpr OptionSpec kOwnOptions[] = {
     {"servers", OptionType::kList, "127.0.0.1:1978",
      "servers as host:port[:weight], comma-separated; the port defaults to 1978"},
     {"distribution", OptionType::kString, "ketama",
      "key placement over several servers: ketama, modula, cache-memcached, cmf-ketama", false,
      false, "ketama|modula|cache-memcached|cmf-ketama"},
     {"ketama_points", OptionType::kInt, "160", "points per unit of weight for cmf-ketama"},
-    {"connect_timeout_ms", OptionType::kInt, "250", "connect timeout in milliseconds"},
-    {"io_timeout_ms", OptionType::kInt, "1000",
-     "deadline of one request and its replies, in milliseconds"},
-    {"failure_limit", OptionType::kInt, "2",
-     "consecutive failures after which a server is marked dead"},
-    {"retry_timeout_ms", OptionType::kInt, "2000",
-     "how long a dead server rests before it is tried again, in milliseconds"},
-    {"failover", OptionType::kBool, "false",
-     "send a dead server's keys to the next live server (off: they fail as unavailable)"},
-    {"pool_size", OptionType::kInt, "8", "idle connections kept per server"},
     {"max_item_size", OptionType::kInt, "268435456",
      "largest value in bytes; larger ones are refused with too_large (protocol limit 256 MiB)"},
     {"mget_max_keys", OptionType::kInt, "1048576",
@@ -37,6 +27,8 @@ constexpr OptionSpec kOptions[] = {
     {"putcat_append", OptionType::kBool, "false",
      "append as putcat, which creates a missing key (see docs/tokyotyrant.md)"},
 };
+constexpr auto kOptions = net::JoinOptionSpecs(
+    net::JoinOptionSpecs(kOwnOptions, net::kServerPoolOptionSpecs), net::kFailoverOptionSpec);
 
 Status ReadNumbers(const ConfigSection& section, TokyoTyrantOptions* o) {
   std::int64_t points = 0, item = 0, mget = 0;
@@ -52,16 +44,9 @@ Status ReadNumbers(const ConfigSection& section, TokyoTyrantOptions* o) {
 }
 
 Status ReadOptions(const ConfigSection& section, TokyoTyrantOptions* o) {
-  Result<std::vector<net::ServerAddress>> parsed =
-      net::ParseServerList(section.GetList("servers"), 1978);
-  if (!parsed.ok()) {
-    return Status::ConfigError("[tokyotyrant] servers: " + std::string(parsed.status().message()));
+  if (Status s = net::ReadServers(section, 1978, &o->servers, &o->distribution); !s.ok()) {
+    return s;
   }
-  o->servers = std::move(*parsed);
-  Result<net::DistributionKind> kind =
-      net::ParseDistributionKind(section.GetString("distribution"));
-  if (!kind.ok()) return kind.status();
-  o->distribution = *kind;
   o->addint_counters = section.GetBool("addint_counters");
   o->putcat_append = section.GetBool("putcat_append");
   return ReadNumbers(section, o);
@@ -83,8 +68,8 @@ constexpr PluginDescriptor kDescriptor{
     "tokyotyrant",
     CACHET_VERSION_STRING,
     "Tokyo Tyrant servers on one ring over the binary protocol (TTL and flags emulated)",
-    kOptions,
-    sizeof(kOptions) / sizeof(kOptions[0]),
+    kOptions.data(),
+    kOptions.size(),
     TokyoTyrantBackend::kCapabilities.bits(),
     &CreateTokyoTyrantBackend,
 };

@@ -6,6 +6,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "cachet/config.h"
 #include "cachet/net/pool_config.h"
@@ -81,4 +82,47 @@ TEST_CASE("a factory's exceptions become plugin errors naming the store", "[plug
   CHECK(oom.message() == "mystore: out of memory creating the backend");
   const Status odd = cachet::GuardedCreate("mystore", []() -> Status { throw 7; });
   CHECK(odd.message() == "mystore: unknown error creating the backend");
+}
+
+TEST_CASE("a plugin's own options and the shared ones join into one schema", "[net][config]") {
+  static constexpr OptionSpec kOwn[] = {
+      {"servers", OptionType::kList, "127.0.0.1:1", "servers"},
+  };
+  constexpr auto joined = cachet::net::JoinOptionSpecs(
+      cachet::net::JoinOptionSpecs(kOwn, cachet::net::kServerPoolOptionSpecs),
+      cachet::net::kFailoverOptionSpec);
+  static_assert(joined.size() == 7);
+  CHECK(std::string(joined[0].name) == "servers");
+  CHECK(std::string(joined[1].name) == "connect_timeout_ms");
+  CHECK(std::string(joined[6].name) == "failover");
+}
+
+TEST_CASE("servers and distribution are read, bad entries named", "[net][config]") {
+  static constexpr OptionSpec kSchema[] = {
+      {"servers", OptionType::kList, "127.0.0.1", "servers"},
+      {"distribution", OptionType::kString, "ketama", "placement", false, false,
+       "ketama|modula"},
+  };
+  auto config = Config::Parse("[store]\nservers = 10.0.0.1, 10.0.0.2:99:3\n"
+                              "distribution = modula\n",
+                              "store.conf");
+  REQUIRE(config.ok());
+  REQUIRE(config->Validate("store", kSchema).ok());
+  std::vector<cachet::net::ServerAddress> servers;
+  cachet::net::DistributionKind kind = cachet::net::DistributionKind::kKetama;
+  REQUIRE(cachet::net::ReadServers(*config->section("store"), 4242, &servers, &kind).ok());
+  REQUIRE(servers.size() == 2);
+  CHECK(servers[0].port == 4242);
+  CHECK(servers[1].port == 99);
+  CHECK(servers[1].weight == 3);
+  CHECK(kind == cachet::net::DistributionKind::kModula);
+
+  auto bad = Config::Parse("[store]\nservers = 10.0.0.1:notaport\n", "store.conf");
+  REQUIRE(bad.ok());
+  REQUIRE(bad->Validate("store", kSchema).ok());
+  servers.clear();
+  const Status status = cachet::net::ReadServers(*bad->section("store"), 4242, &servers, &kind);
+  REQUIRE(status.IsConfigError());
+  CHECK(std::string(status.message()).rfind("[store] servers: ", 0) == 0);
+  CHECK(servers.empty());
 }

@@ -1,8 +1,11 @@
-// ReadServerPoolOptions: the shared network options of a store's config section.
+// ReadServerPoolOptions and ReadServers: the shared network options of a store's
+// config section.
 #include "cachet/net/pool_config.h"
 
 #include <chrono>
 #include <cstdint>
+#include <string>
+#include <utility>
 
 namespace cachet::net {
 
@@ -21,6 +24,21 @@ Status ReadServerPoolOptions(const ConfigSection& section, ServerPoolOptions* ou
   out->retry_timeout = std::chrono::milliseconds(retry);
   out->pool_size = static_cast<std::size_t>(pool);
   if (section.Find("failover") != nullptr) out->failover = section.GetBool("failover");
+  return Status::OK();
+}
+
+Status ReadServers(const ConfigSection& section, std::uint16_t default_port,
+                   std::vector<ServerAddress>* servers, DistributionKind* distribution) {
+  Result<std::vector<ServerAddress>> parsed =
+      ParseServerList(section.GetList("servers"), default_port);
+  if (!parsed.ok()) {
+    return Status::ConfigError("[" + section.name() + "] servers: " +
+                               std::string(parsed.status().message()));
+  }
+  Result<DistributionKind> kind = ParseDistributionKind(section.GetString("distribution"));
+  if (!kind.ok()) return kind.status();
+  *servers = std::move(*parsed);
+  *distribution = *kind;
   return Status::OK();
 }
 
