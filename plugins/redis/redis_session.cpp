@@ -1,6 +1,8 @@
 // Connecting, the handshake, and reading pipelined replies for one Redis server.
 #include "redis_session.h"
 
+#include <sys/uio.h>
+
 #include <string>
 
 #include "resp_encoder.h"
@@ -21,6 +23,17 @@ RespParser& ThreadParser(const RespLimits& limits) {
   return parser;
 }
 
+// One non-blocking send covers any request that fits the socket buffer (nearly
+// all of them) without building WriteAll's gather list; a rest waits for room.
+Status WriteRequest(net::Connection& connection, std::string_view request, net::Deadline deadline) {
+  iovec piece{const_cast<char*>(request.data()), request.size()};
+  iovec* iov = &piece;
+  int count = 1;
+  if (Status s = connection.WriteSome(&iov, &count); !s.ok() || count == 0) return s;
+  std::string_view rest[] = {{static_cast<const char*>(piece.iov_base), piece.iov_len}};
+  return connection.WriteAll(rest, deadline);
+}
+
 }  // namespace
 
 Status StatusFromError(std::string_view error, std::string_view where) {
@@ -36,11 +49,10 @@ Status StatusFromError(std::string_view error, std::string_view where) {
 }
 
 Status RedisSession::Exchange(net::Connection& connection, std::string_view request,
-                              std::size_t reply_count, const ReplyHandler& on_reply) const {
+                              std::size_t reply_count, ReplyHandler on_reply) const {
   if (Status s = Prepare(connection); !s.ok()) return s;
   net::Deadline deadline = connection.IoDeadline();
-  std::string_view pieces[] = {request};
-  Status s = connection.WriteAll(pieces, deadline);
+  Status s = WriteRequest(connection, request, deadline);
   if (s.ok()) s = ReadReplies(connection, reply_count, deadline, on_reply);
   if (!s.ok()) connection.Close();
   return s;
@@ -101,13 +113,19 @@ Status RedisSession::Handshake(net::Connection& connection) const {
 }
 
 Status RedisSession::ReadReplies(net::Connection& connection, std::size_t reply_count,
-                                 net::Deadline deadline, const ReplyHandler& on_reply) const {
+                                 net::Deadline deadline, ReplyHandler on_reply) const {
   RespParser& parser = ThreadParser(settings_.limits);
-  parser.Reset();
+  // A previous exchange may have stopped in the middle of a reply or on an error.
+  if (!parser.idle()) parser.Reset();
   net::ReadBuffer& buffer = connection.buffer();
   std::size_t index = 0;
   // Each round either completes a reply or reads more bytes before the deadline.
   while (index < reply_count) {
+    // Nothing to parse yet (the usual state right after sending): read first.
+    if (buffer.empty()) {
+      if (Status s = connection.ReadMore(deadline); !s.ok()) return s;
+      continue;
+    }
     switch (parser.Parse(buffer.data())) {
       case RespParser::Outcome::kReply:
         // Out-of-band RESP3 pushes are not replies to our commands.

@@ -14,12 +14,12 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <string>
 #include <string_view>
 
 #include "cachet/net/connection.h"
 #include "cachet/status.h"
+#include "function_ref.h"
 #include "resp_parser.h"
 
 namespace cachet::redis {
@@ -35,7 +35,8 @@ struct SessionSettings {
 
 // Called with each reply in order; a non-ok Status is that reply's outcome and is
 // kept, but does not stop the reading (the replies must all be read anyway).
-using ReplyHandler = std::function<void(std::size_t index, RespValue reply)>;
+// Called only while Exchange() runs, so a reference to the caller's lambda does.
+using ReplyHandler = FunctionRef<void(std::size_t index, RespValue reply)>;
 
 class RedisSession {
  public:
@@ -43,7 +44,7 @@ class RedisSession {
 
   // Sends `request` (`reply_count` commands) and reads every reply.
   Status Exchange(net::Connection& connection, std::string_view request, std::size_t reply_count,
-                  const ReplyHandler& on_reply) const;
+                  ReplyHandler on_reply) const;
 
   // Connects and runs the handshake if `connection` is not connected; for
   // callers that drive the connection themselves (net::RunExchanges).
@@ -54,7 +55,7 @@ class RedisSession {
  private:
   Status Handshake(net::Connection& connection) const;
   Status ReadReplies(net::Connection& connection, std::size_t reply_count, net::Deadline deadline,
-                     const ReplyHandler& on_reply) const;
+                     ReplyHandler on_reply) const;
 
   SessionSettings settings_;
 };
