@@ -14,12 +14,17 @@ StandaloneRouter::StandaloneRouter(std::vector<net::ServerAddress> servers,
                                    const RedisSession& session, CounterMode counters)
     : session_(session),
       counters_(counters),
-      pool_(servers, net::Distribution::Create(distribution, servers), pool) {}
+      pool_(servers, net::Distribution::Create(distribution, servers), pool) {
+  where_.reserve(pool_.size());
+  for (std::size_t server = 0; server < pool_.size(); ++server) {
+    where_.push_back(pool_.address(server).HostPort());
+  }
+}
 
 Status StandaloneRouter::RunOnServer(std::size_t server, std::string_view request,
                                      const ReplyFn& on_reply) {
   net::ServerPool::Lease lease = pool_.Acquire(server);
-  std::string where = pool_.address(server).HostPort();
+  const std::string& where = where_[server];
   Status result;
   Status transport =
       session_.Exchange(lease.connection(), request, 1,
@@ -62,8 +67,7 @@ void StandaloneRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
     }
     auto& batch = batches[*server];
     if (!batch) {
-      batch = std::make_unique<RedisBatch>(pool_.address(*server).HostPort(),
-                                           session_.settings().limits, counters_);
+      batch = std::make_unique<RedisBatch>(where_[*server], session_.settings().limits, counters_);
     }
     batch->Add(op);
   }

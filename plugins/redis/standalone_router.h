@@ -5,6 +5,7 @@
 // is split by server and sent to all of them at once. Thread-safe.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "cachet/net/server_pool.h"
@@ -30,6 +31,7 @@ class StandaloneRouter final : public CommandRouter {
   const RedisSession& session_;
   CounterMode counters_;
   net::ServerPool pool_;
+  std::vector<std::string> where_;  // "host:port" of each server, for replies and errors
 };
 
 }  // namespace cachet::redis
