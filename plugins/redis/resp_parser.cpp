@@ -15,6 +15,20 @@ namespace {
 // Strict decimal: optional '-', digits only, no overflow.
 bool ParseInt64(std::string_view text, std::int64_t* value) {
   if (text.empty()) return false;
+  // Up to 18 digits cannot overflow, so the short numbers of nearly every
+  // reply (lengths, counts, counters) take a plain loop.
+  const bool negative = text.front() == '-';
+  if (text.size() - negative <= 18) {
+    if (text.size() == std::size_t{negative}) return false;
+    std::int64_t number = 0;
+    for (std::size_t i = negative; i < text.size(); ++i) {
+      const unsigned digit = static_cast<unsigned char>(text[i]) - unsigned{'0'};
+      if (digit > 9) return false;
+      number = number * 10 + static_cast<std::int64_t>(digit);
+    }
+    *value = negative ? -number : number;
+    return true;
+  }
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, *value);
   return ec == std::errc() && ptr == end;
@@ -76,7 +90,10 @@ void RespParser::StartReply() {
 
 RespParser::Outcome RespParser::Parse(std::string_view input) {
   if (state_ == State::kFailed) return Outcome::kError;
-  if (state_ != State::kInReply) StartReply();
+  if (state_ != State::kInReply) {
+    if (ParseWholeScalar(input)) return Outcome::kReply;
+    StartReply();
+  }
   // Every kAdvanced step consumes at least one byte of `input`, so this loop ends.
   while (!root_done_) {
     Step step = payload_end_ != 0 ? FinishPayload(input) : ParseLine(input);
@@ -87,6 +104,60 @@ RespParser::Outcome RespParser::Parse(std::string_view input) {
   reply_.bytes_ = input.substr(0, position_);
   wanted_ = 0;
   return Outcome::kReply;
+}
+
+// Most replies are one complete bulk string, integer or status line (GET, SET,
+// INCR, each reply of a pipeline): this reads such a reply straight into a
+// single node. Anything else, incomplete, oversized or malformed returns false
+// with nothing changed, and the general state machine takes it (and words any
+// error), so both paths accept exactly the same input.
+bool RespParser::ParseWholeScalar(std::string_view input) {
+  if (input.size() < 4 || limits_.max_nodes == 0) return false;
+  const char kind = input[0];
+  if (kind != '$' && kind != ':' && kind != '+' && kind != '-') return false;
+  const std::size_t searched = std::min(input.size(), limits_.max_line_length + 3);
+  const void* found = std::memchr(input.data() + 1, '\n', searched - 1);
+  if (found == nullptr) return false;
+  const std::size_t newline =
+      static_cast<std::size_t>(static_cast<const char*>(found) - input.data());
+  if (newline < 2 || input[newline - 1] != '\r') return false;
+  const std::string_view body = input.substr(1, newline - 2);
+  if (body.size() > limits_.max_line_length) return false;
+  RespNode node;
+  node.end = 1;
+  std::size_t end = newline + 1;
+  if (kind == '$') {
+    std::int64_t length = 0;
+    if (!ParseInt64(body, &length) || length < -1) return false;
+    if (length == -1) {
+      node.type = RespType::kNull;
+    } else {
+      if (static_cast<std::uint64_t>(length) > limits_.max_bulk_length) return false;
+      const auto size = static_cast<std::size_t>(length);
+      if (input.size() - end < size + 2) return false;
+      if (input[end + size] != '\r' || input[end + size + 1] != '\n') return false;
+      node.type = RespType::kBulkString;
+      node.offset = end;
+      node.length = size;
+      end += size + 2;
+    }
+  } else if (kind == ':') {
+    if (!ParseInt64(body, &node.integer)) return false;
+    node.type = RespType::kInteger;
+    node.offset = 1;
+    node.length = body.size();
+  } else {
+    node.type = kind == '+' ? RespType::kSimpleString : RespType::kError;
+    node.offset = 1;
+    node.length = body.size();
+  }
+  reply_.nodes_.clear();
+  reply_.nodes_.push_back(node);
+  reply_.bytes_ = input.substr(0, end);
+  position_ = end;
+  wanted_ = 0;
+  state_ = State::kDone;
+  return true;
 }
 
 RespParser::Step RespParser::ParseLine(std::string_view input) {

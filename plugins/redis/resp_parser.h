@@ -59,6 +59,8 @@ class RespParser {
 
   // Forgets any partial reply and error: for a fresh connection.
   void Reset();
+  // True between replies: nothing partial and no error, so Reset() is not needed.
+  bool idle() const noexcept { return state_ == State::kStart || state_ == State::kDone; }
 
  private:
   enum class State : std::uint8_t { kStart, kInReply, kDone, kFailed };
@@ -72,6 +74,8 @@ class RespParser {
   enum class Step : std::uint8_t { kAdvanced, kNeedMore, kFailed };
 
   void StartReply();
+  // The common whole scalar reply in one pass; false leaves it to the general path.
+  bool ParseWholeScalar(std::string_view input);
   Step ParseLine(std::string_view input);
   Step ParseHeader(char kind, std::string_view body, std::size_t body_offset);
   Step FinishPayload(std::string_view input);
