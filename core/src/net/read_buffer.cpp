@@ -6,6 +6,14 @@
 
 namespace cachet::net {
 
+namespace {
+
+// Unread bytes are moved to the front only while they are at most this
+// fraction of the buffer; more than that, and the buffer grows instead.
+constexpr std::size_t kCompactFraction = 8;
+
+}  // namespace
+
 void ReadBuffer::Consume(std::size_t n) noexcept {
   begin_ += n;
   // An emptied buffer restarts at the front, so the common case never moves bytes.
@@ -13,17 +21,31 @@ void ReadBuffer::Consume(std::size_t n) noexcept {
 }
 
 char* ReadBuffer::PrepareWrite(std::size_t min_free) {
-  if (storage_.size() - end_ < min_free && begin_ > 0) {
-    std::memmove(storage_.data(), storage_.data() + begin_, end_ - begin_);
-    end_ -= begin_;
+  if (writable() >= min_free) return storage_.data() + end_;
+  const std::size_t unread = size();
+  // Moving a few unread bytes to the front is cheap. A large reply arriving in
+  // pieces is different: it would be moved again every time the space ran out,
+  // so the buffer grows instead, which makes those moves rare (and it keeps
+  // its size for the next large reply).
+  if (begin_ > 0 && unread <= storage_.size() / kCompactFraction &&
+      storage_.size() - unread >= min_free) {
+    std::memmove(storage_.data(), storage_.data() + begin_, unread);
     begin_ = 0;
+    end_ = unread;
+    return storage_.data() + end_;
   }
-  if (storage_.size() - end_ < min_free) {
-    // Growth doubles, so a large value costs a logarithmic number of resizes.
-    std::size_t wanted = std::max(end_ + min_free, storage_.size() * 2);
-    storage_.resize(wanted);
-  }
+  // Doubling, so a large value costs a logarithmic number of growths.
+  Grow(std::max(unread + min_free, storage_.size() * 2));
   return storage_.data() + end_;
+}
+
+void ReadBuffer::Grow(std::size_t capacity) {
+  std::string bigger(capacity, '\0');
+  // Only the unread bytes are worth keeping.
+  if (!empty()) std::memcpy(bigger.data(), storage_.data() + begin_, size());
+  end_ = size();
+  begin_ = 0;
+  storage_.swap(bigger);
 }
 
 }  // namespace cachet::net

@@ -2,7 +2,9 @@
 //
 // One growable buffer per connection, reused for every reply so steady-state
 // reads allocate nothing. Parsers see data() and report how much they consumed;
-// the unread tail is moved to the front only when space runs out. Not
+// when space runs out, a small unread tail is moved to the front, and a large
+// one (a big reply arriving in pieces) makes the buffer grow instead, so big
+// replies are not moved over and over. The buffer keeps its largest size. Not
 // thread-safe: it belongs to one Connection.
 #pragma once
 
@@ -35,6 +37,9 @@ class CACHET_EXPORT ReadBuffer {
   void Clear() noexcept { begin_ = end_ = 0; }
 
  private:
+  // Reallocates to `capacity` bytes with the unread bytes at the front.
+  void Grow(std::size_t capacity);
+
   std::string storage_;
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
