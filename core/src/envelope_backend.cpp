@@ -2,6 +2,7 @@
 // See envelope_backend.h for the contract and docs/value-format.md for the bytes.
 #include "envelope_backend.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 #include <vector>
@@ -362,6 +363,15 @@ bool EnvelopeBackend::Pipelineable(const Operation& op) const {
 }
 
 void EnvelopeBackend::RunPipelined(std::span<Operation> run) {
+  // Without stores there is nothing to pack: the inner store works on the
+  // caller's operations themselves, which spares a copy of each one.
+  const bool has_store = std::any_of(run.begin(), run.end(),
+                                     [](const Operation& op) { return op.kind == OpKind::kStore; });
+  if (!has_store) {
+    inner_->Execute(run);
+    for (Operation& op : run) FinishPipelined(op);
+    return;
+  }
   std::vector<Operation> inner_ops(run.begin(), run.end());
   std::vector<std::string> buffers(run.size());  // never resized: views stay valid
   for (std::size_t i = 0; i < run.size(); ++i) {
@@ -380,14 +390,18 @@ void EnvelopeBackend::RunPipelined(std::span<Operation> run) {
     Operation& op = run[i];
     op.status = std::move(inner_ops[i].status);
     op.counter = inner_ops[i].counter;
-    if (op.kind == OpKind::kGet) {
-      op.result = std::move(inner_ops[i].result);
-      if (op.status.ok()) op.status = Open(op.key, &op.result);
-    } else if ((op.kind == OpKind::kIncr || op.kind == OpKind::kDecr) &&
-               op.status.IsInvalidArgument()) {
-      op.status = CounterOnEnvelope(op.kind == OpKind::kIncr, op.key, op.delta, &op.counter,
-                                    std::move(op.status));
-    }
+    if (op.kind == OpKind::kGet) op.result = std::move(inner_ops[i].result);
+    FinishPipelined(op);
+  }
+}
+
+void EnvelopeBackend::FinishPipelined(Operation& op) {
+  if (op.kind == OpKind::kGet) {
+    if (op.status.ok()) op.status = Open(op.key, &op.result);
+  } else if ((op.kind == OpKind::kIncr || op.kind == OpKind::kDecr) &&
+             op.status.IsInvalidArgument()) {
+    op.status = CounterOnEnvelope(op.kind == OpKind::kIncr, op.key, op.delta, &op.counter,
+                                  std::move(op.status));
   }
 }
 

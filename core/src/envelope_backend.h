@@ -84,6 +84,8 @@ class EnvelopeBackend final : public Backend {
 
   bool Pipelineable(const Operation& op) const;
   void RunPipelined(std::span<Operation> run);
+  // Opens a pipelined read's value, or retries a counter on an enveloped value.
+  void FinishPipelined(Operation& op);
 
   std::shared_ptr<Backend> inner_;
   bool native_flags_;
