@@ -24,7 +24,7 @@ Status ReplyError(const redisReply* r) {
   return Status::IoError("hiredis: " + std::string(r->str, r->len));
 }
 
-class HiredisClient : public Client {
+class HiredisClient : public PeerClient {
  public:
   explicit HiredisClient(Context c) : c_(std::move(c)) {}
 
@@ -50,22 +50,6 @@ class HiredisClient : public Client {
     return Counter("DECR", key, value);
   }
   Status GetMulti(const std::vector<std::string>& keys, std::size_t* hits) override;
-  Status GetJson(std::string_view key, Json* doc) override {
-    Status status = Get(key, &text_);
-    return status.ok() ? ParseJson(text_, doc) : status;
-  }
-  Status SetJson(std::string_view key, const Json& doc) override {
-    Status status = SerializeJson(doc, &text_);
-    return status.ok() ? Set(key, text_) : status;
-  }
-  Status GetCompressed(std::string_view key, std::string* value) override {
-    Status status = Get(key, &text_);
-    return status.ok() ? ZstdDecompress(text_, value) : status;
-  }
-  Status SetCompressed(std::string_view key, std::string_view value) override {
-    Status status = ZstdCompress(value, &text_);
-    return status.ok() ? Set(key, text_) : status;
-  }
   Status IncrPipelined(std::string_view key, std::size_t count) override;
   Status IncrNoreply(std::string_view) override {
     return Status::Unsupported("redis has no noreply");
@@ -102,7 +86,6 @@ class HiredisClient : public Client {
   }
 
   Context c_;
-  std::string text_;
   std::vector<const char*> argv_;
   std::vector<std::size_t> lengths_;
 };

@@ -34,7 +34,7 @@ Result<Handle> Open(const std::string& server, bool noreply) {
   return mc;
 }
 
-class LibmemcachedClient : public Client {
+class LibmemcachedClient : public PeerClient {
  public:
   LibmemcachedClient(Handle mc, Handle noreply) : mc_(std::move(mc)), noreply_(std::move(noreply)) {
     // One result reused by every fetch, as a careful libmemcached user does.
@@ -71,22 +71,6 @@ class LibmemcachedClient : public Client {
     return ToStatus(mc_.get(), memcached_decrement(mc_.get(), key.data(), key.size(), 1, value));
   }
   Status GetMulti(const std::vector<std::string>& keys, std::size_t* hits) override;
-  Status GetJson(std::string_view key, Json* doc) override {
-    Status status = Get(key, &text_);
-    return status.ok() ? ParseJson(text_, doc) : status;
-  }
-  Status SetJson(std::string_view key, const Json& doc) override {
-    Status status = SerializeJson(doc, &text_);
-    return status.ok() ? Set(key, text_) : status;
-  }
-  Status GetCompressed(std::string_view key, std::string* value) override {
-    Status status = Get(key, &text_);
-    return status.ok() ? ZstdDecompress(text_, value) : status;
-  }
-  Status SetCompressed(std::string_view key, std::string_view value) override {
-    Status status = ZstdCompress(value, &text_);
-    return status.ok() ? Set(key, text_) : status;
-  }
   Status IncrPipelined(std::string_view, std::size_t) override {
     return Status::Unsupported("libmemcached has no pipelined incr with replies");
   }
@@ -100,7 +84,6 @@ class LibmemcachedClient : public Client {
   Handle mc_;
   Handle noreply_;  // a second connection with MEMCACHED_BEHAVIOR_NOREPLY
   memcached_result_st result_;
-  std::string text_;
   std::vector<const char*> key_pointers_;
   std::vector<std::size_t> key_lengths_;
 };
