@@ -12,11 +12,9 @@ std::uint64_t CasTokenOf(std::string_view value) {
   return token == 0 ? 1 : token;
 }
 
-std::string CasTokenText(std::uint64_t token) {
+CasTokenText::CasTokenText(std::uint64_t token) {
   static constexpr char kHexDigits[] = "0123456789abcdef";
-  std::string text(16, '0');
-  for (int i = 15; i >= 0; --i, token >>= 4) text[i] = kHexDigits[token & 0x0f];
-  return text;
+  for (int i = 15; i >= 0; --i, token >>= 4) digits_[i] = kHexDigits[token & 0x0f];
 }
 
 }  // namespace cachet::redis

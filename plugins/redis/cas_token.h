@@ -8,14 +8,23 @@
 // tokens: see the ABA note in docs/redis.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <string>
 #include <string_view>
 
 namespace cachet::redis {
 
 std::uint64_t CasTokenOf(std::string_view value);
-// The token as the cas script receives it: 16 lowercase hex digits.
-std::string CasTokenText(std::uint64_t token);
+
+// The token as the cas script receives it: 16 lowercase hex digits, kept inline
+// (a std::string of 16 characters would allocate on every cas).
+class CasTokenText {
+ public:
+  explicit CasTokenText(std::uint64_t token);
+  std::string_view view() const noexcept { return {digits_.data(), digits_.size()}; }
+
+ private:
+  std::array<char, 16> digits_;
+};
 
 }  // namespace cachet::redis

@@ -42,7 +42,7 @@ void AppendCas(std::string* out, std::string_view key, std::string_view value, s
     command.Arg("EVALSHA").Arg(kCasScript.sha1);
   }
   const std::int64_t ttl_ms = ttl.count() > 0 ? static_cast<std::int64_t>(ttl.count()) : 0;
-  command.Arg(std::int64_t{1}).Arg(key).Arg(CasTokenText(token)).Arg(value).Arg(ttl_ms);
+  command.Arg(std::int64_t{1}).Arg(key).Arg(CasTokenText(token).view()).Arg(value).Arg(ttl_ms);
 }
 
 void AppendDel(std::string* out, std::string_view key) { RespCommand(out, 2).Arg("DEL").Arg(key); }
