@@ -54,19 +54,26 @@ RespCommand& RespCommand::Arg(std::string_view bytes) {
   return *this;
 }
 
-RespCommand& RespCommand::Arg(std::int64_t number) {
+// A number's digits go straight after its header, in the same single append.
+template <class Number>
+RespCommand& RespCommand::AppendNumber(Number number) {
+  ++written_;
   char digits[24];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, number);
-  (void)ec;
-  return Arg(std::string_view(digits, static_cast<std::size_t>(end - digits)));
+  const std::size_t length =
+      static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, number).ptr - digits);
+  char whole[24 + sizeof digits + 2];
+  char* end = WriteHeader(whole, '$', length);
+  std::memcpy(end, digits, length);
+  end += length;
+  *end++ = '\r';
+  *end++ = '\n';
+  out_->append(whole, static_cast<std::size_t>(end - whole));
+  return *this;
 }
 
-RespCommand& RespCommand::Arg(std::uint64_t number) {
-  char digits[24];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, number);
-  (void)ec;
-  return Arg(std::string_view(digits, static_cast<std::size_t>(end - digits)));
-}
+RespCommand& RespCommand::Arg(std::int64_t number) { return AppendNumber(number); }
+
+RespCommand& RespCommand::Arg(std::uint64_t number) { return AppendNumber(number); }
 
 void AppendCommand(std::string* out, std::initializer_list<std::string_view> args) {
   AppendAll(out, args);

@@ -30,6 +30,9 @@ class RespCommand {
   std::size_t written() const noexcept { return written_; }
 
  private:
+  template <class Number>
+  RespCommand& AppendNumber(Number number);
+
   std::string* out_;
   std::size_t written_ = 0;
 };
