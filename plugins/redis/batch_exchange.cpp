@@ -10,13 +10,23 @@ namespace cachet::redis {
 
 namespace {
 
-net::Exchange MakeExchange(net::Connection& connection, RedisBatch& batch) {
-  const std::string& request = batch.request();
+net::Exchange MakeExchange(net::Connection& connection, const BatchTarget& target) {
+  const std::string& request =
+      target.mget != nullptr ? target.mget->request() : target.batch->request();
   net::Exchange exchange;
   exchange.connection = &connection;
   exchange.request.push_back(iovec{const_cast<char*>(request.data()), request.size()});
-  exchange.reader = &batch;
+  exchange.reader = target.mget != nullptr ? static_cast<net::ReplyReader*>(target.mget)
+                                           : static_cast<net::ReplyReader*>(target.batch);
   return exchange;
+}
+
+void Settle(const BatchTarget& target, const Status& status) {
+  if (target.mget != nullptr) {
+    target.mget->Settle(status);
+  } else {
+    target.batch->Settle(status);
+  }
 }
 
 }  // namespace
@@ -38,19 +48,19 @@ bool RunBatches(std::span<const BatchTarget> targets, const RedisSession& sessio
     const BatchTarget& target = targets[i];
     net::Connection& connection = leases[i].connection();
     if (Status s = session.Prepare(connection); !s.ok()) {
-      target.batch->Settle(s);
+      Settle(target, s);
       // Wrong credentials say nothing about the server's health.
       if (!s.IsAuthFailed()) target.pool->ReportFailure(target.server);
       all_ok = false;
       continue;
     }
-    exchanges.push_back(MakeExchange(connection, *target.batch));
+    exchanges.push_back(MakeExchange(connection, target));
     running.push_back(&target);
   }
   if (!exchanges.empty()) net::RunExchanges(exchanges, net::Clock::now() + io_timeout);
   for (std::size_t i = 0; i < exchanges.size(); ++i) {
     const BatchTarget& target = *running[i];
-    target.batch->Settle(exchanges[i].status);
+    Settle(target, exchanges[i].status);
     if (exchanges[i].status.ok()) {
       target.pool->ReportSuccess(target.server);
     } else {

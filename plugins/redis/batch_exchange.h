@@ -13,15 +13,18 @@
 #include <span>
 
 #include "cachet/net/server_pool.h"
+#include "mget_batch.h"
 #include "redis_batch.h"
 #include "redis_session.h"
 
 namespace cachet::redis {
 
+// One server's share: a mixed batch, or (standalone reads only) an MGET.
 struct BatchTarget {
   net::ServerPool* pool = nullptr;  // borrowed
   std::size_t server = 0;           // index in `pool`
-  RedisBatch* batch = nullptr;      // borrowed; not empty
+  RedisBatch* batch = nullptr;      // borrowed; not empty; or null when `mget` is set
+  MgetBatch* mget = nullptr;        // borrowed; sealed, not empty
 };
 
 // True when every exchange completed (whatever the replies said); false when at

@@ -1,10 +1,12 @@
 // Routing over standalone servers: a distribution picks the server of each key.
 #include "standalone_router.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
 #include "batch_exchange.h"
+#include "mget_batch.h"
 #include "redis_batch.h"
 
 namespace cachet::redis {
@@ -58,6 +60,12 @@ Status StandaloneRouter::RunOnEachServer(std::string_view request, const EachSer
 }
 
 void StandaloneRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
+  const bool only_reads = std::all_of(ops.begin(), ops.end(),
+                                      [](const Operation& op) { return op.kind == OpKind::kGet; });
+  if (only_reads && ops.size() > 1) {
+    RunReads(ops);
+    return;
+  }
   std::vector<std::unique_ptr<RedisBatch>> batches(pool_.size());
   for (Operation& op : ops) {
     Result<std::size_t> server = pool_.Route(op.key);
@@ -83,6 +91,28 @@ void StandaloneRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
     if (!batch) continue;
     for (Operation* op : batch->needs_script()) ExecuteOne(backend, *op);
   }
+}
+
+// A batch of reads: each server's keys in one MGET, all servers at once.
+void StandaloneRouter::RunReads(std::span<Operation> ops) {
+  std::vector<std::unique_ptr<MgetBatch>> batches(pool_.size());
+  for (Operation& op : ops) {
+    Result<std::size_t> server = pool_.Route(op.key);
+    if (!server.ok()) {
+      op.status = server.status();
+      continue;
+    }
+    auto& batch = batches[*server];
+    if (!batch) batch = std::make_unique<MgetBatch>(where_[*server], session_.settings().limits);
+    batch->Add(op);
+  }
+  std::vector<BatchTarget> targets;
+  for (std::size_t server = 0; server < batches.size(); ++server) {
+    if (!batches[server] || batches[server]->empty()) continue;
+    batches[server]->Seal();
+    targets.push_back({&pool_, server, nullptr, batches[server].get()});
+  }
+  (void)RunBatches(targets, session_, pool_.options().connection.io_timeout);
 }
 
 }  // namespace cachet::redis

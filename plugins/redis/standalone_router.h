@@ -2,7 +2,8 @@
 //
 // A net::ServerPool holds the servers, their pooled connections and health; a
 // key goes to the server its distribution (ketama by default) names, and a batch
-// is split by server and sent to all of them at once. Thread-safe.
+// is split by server and sent to all of them at once; a batch of gets only goes
+// as one MGET per server (see mget_batch.h). Thread-safe.
 #pragma once
 
 #include <string>
@@ -27,6 +28,8 @@ class StandaloneRouter final : public CommandRouter {
 
  private:
   Status RunOnServer(std::size_t server, std::string_view request, const ReplyFn& on_reply);
+  // A batch of gets only: one MGET per server instead of one GET per key.
+  void RunReads(std::span<Operation> ops);
 
   const RedisSession& session_;
   CounterMode counters_;

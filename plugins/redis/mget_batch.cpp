@@ -1,0 +1,107 @@
+// Reading a batch of gets as one MGET (see mget_batch.h).
+#include "mget_batch.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <system_error>
+
+#include "redis_replies.h"
+#include "redis_session.h"
+#include "resp_encoder.h"
+
+namespace cachet::redis {
+
+void MgetBatch::Seal() {
+  RespCommand command(&request_, reads_.size() + 1);
+  command.Arg("MGET");
+  for (const Operation* op : reads_) command.Arg(op->key);
+}
+
+Status MgetBatch::ConsumeInstead(net::ReadBuffer& buffer, bool* complete) {
+  switch (parser_.Parse(buffer.data())) {
+    case RespParser::Outcome::kNeedMore:
+      return Status::OK();
+    case RespParser::Outcome::kError:
+      return Status::ProtocolError("redis " + where_ + ": " +
+                                   std::string(parser_.error().message()));
+    case RespParser::Outcome::kReply:
+      break;
+  }
+  RespValue reply = parser_.reply().root();
+  // Out-of-band RESP3 pushes are not the reply: the array is still to come.
+  if (reply.type() == RespType::kPush) {
+    buffer.Consume(parser_.consumed());
+    return Status::OK();
+  }
+  if (!reply.IsError()) {
+    return Status::ProtocolError("redis " + where_ + ": MGET answered with a " +
+                                 std::string(RespTypeName(reply.type())) + " reply");
+  }
+  const Status error = StatusFromError(reply.text(), where_);
+  buffer.Consume(parser_.consumed());
+  for (Operation* op : reads_) op->status = error;
+  answered_ = reads_.size();
+  *complete = true;
+  return Status::OK();
+}
+
+Status MgetBatch::ConsumeHeader(net::ReadBuffer& buffer, bool* complete) {
+  const std::string_view data = buffer.data();
+  if (data.empty()) return Status::OK();
+  if (data.front() != '*') return ConsumeInstead(buffer, complete);
+  const std::size_t searched = std::min(data.size(), limits_.max_line_length + 3);
+  const void* found = std::memchr(data.data(), '\n', searched);
+  if (found == nullptr) {
+    if (searched < data.size()) {
+      return Status::ProtocolError("redis " + where_ + ": MGET reply header too long");
+    }
+    return Status::OK();  // the rest of the line is still to come
+  }
+  const auto newline = static_cast<std::size_t>(static_cast<const char*>(found) - data.data());
+  std::size_t count = 0;
+  const char* digits_end = data.data() + newline - 1;
+  auto [end, ec] = std::from_chars(data.data() + 1, digits_end, count);
+  if (newline < 3 || data[newline - 1] != '\r' || ec != std::errc() || end != digits_end ||
+      count != reads_.size()) {
+    return Status::ProtocolError("redis " + where_ + ": MGET of " + std::to_string(reads_.size()) +
+                                 " keys answered with a bad array header");
+  }
+  buffer.Consume(newline + 1);
+  *complete = true;
+  return Status::OK();
+}
+
+Status MgetBatch::Consume(net::ReadBuffer& buffer) {
+  // Each round reads the header (or an error in its place), skips a push, or
+  // stops to wait for more bytes.
+  while (!header_read_) {
+    const std::size_t before = buffer.size();
+    if (Status s = ConsumeHeader(buffer, &header_read_); !s.ok()) return s;
+    if (!header_read_ && buffer.size() == before) return Status::OK();
+  }
+  // Each element is a bulk string or a nil: read like a reply of its own.
+  while (answered_ < reads_.size()) {
+    switch (parser_.Parse(buffer.data())) {
+      case RespParser::Outcome::kNeedMore:
+        return Status::OK();
+      case RespParser::Outcome::kError:
+        return Status::ProtocolError("redis " + where_ + ": " +
+                                     std::string(parser_.error().message()));
+      case RespParser::Outcome::kReply:
+        break;
+    }
+    Operation& op = *reads_[answered_++];
+    op.status = ReadValue(parser_.reply().root(), where_, &op.result);
+    buffer.Consume(parser_.consumed());
+  }
+  return Status::OK();
+}
+
+void MgetBatch::Settle(const Status& status) {
+  for (std::size_t i = answered_; i < reads_.size(); ++i) {
+    reads_[i]->status = status.ok() ? Status::IoError("redis " + where_ + ": no reply") : status;
+  }
+}
+
+}  // namespace cachet::redis

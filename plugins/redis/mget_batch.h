@@ -1,0 +1,60 @@
+// MgetBatch: one server's share of a batch made only of reads, sent as one MGET.
+//
+// For small values most of a server's work per key is running a command, so
+// one MGET of N keys is far cheaper for it than N pipelined GETs (and for the
+// client, one reply header instead of N). The reply, an array of bulk strings
+// and nils, is read as it arrives: the array header first, then each element as
+// a reply of its own, so a large reply never has to be in the buffer whole and
+// every value is handed to its operation at once.
+// An error reply instead of the array settles every read with that error.
+// One difference from GET: MGET answers nil, where GET answers WRONGTYPE, for a
+// key that holds another Redis type (a list, a hash...), so such a key is a miss
+// in a get_multi. Not used in cluster mode (MGET would need one slot).
+// Not thread-safe: one batch per server per call.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cachet/backend.h"
+#include "cachet/net/fan_out.h"
+#include "resp_parser.h"
+
+namespace cachet::redis {
+
+class MgetBatch final : public net::ReplyReader {
+ public:
+  MgetBatch(std::string where, RespLimits limits)
+      : where_(std::move(where)), limits_(limits), parser_(limits) {}
+
+  // REQUIRES: op.kind == OpKind::kGet, and Seal() not called yet.
+  void Add(Operation& op) { reads_.push_back(&op); }
+  // Encodes the MGET of every added key; call once, after the last Add().
+  void Seal();
+  const std::string& request() const noexcept { return request_; }
+  bool empty() const noexcept { return reads_.empty(); }
+
+  Status Consume(net::ReadBuffer& buffer) override;
+  bool done() const noexcept override { return answered_ == reads_.size(); }
+
+  // After the exchange: `status` of the exchange for reads left unanswered.
+  void Settle(const Status& status);
+
+ private:
+  // The array header (or an error in its place). Sets *complete when read.
+  Status ConsumeHeader(net::ReadBuffer& buffer, bool* complete);
+  // A whole non-array reply in place of the array: an error for every read.
+  Status ConsumeInstead(net::ReadBuffer& buffer, bool* complete);
+
+  std::string where_;
+  RespLimits limits_;
+  RespParser parser_;
+  std::string request_;
+  std::vector<Operation*> reads_;
+  bool header_read_ = false;
+  std::size_t answered_ = 0;
+};
+
+}  // namespace cachet::redis
