@@ -17,9 +17,15 @@ bool StartsWithWord(std::string_view text, std::string_view word) {
   return text.starts_with(word) && (text.size() == word.size() || text[word.size()] == ' ');
 }
 
-// Nothing is allocated per exchange once these have grown.
+// Nothing is allocated per exchange once these have grown. One thread may serve
+// several backends, each with its own limits: the parser takes the caller's.
 RespParser& ThreadParser(const RespLimits& limits) {
   thread_local RespParser parser(limits);
+  thread_local RespLimits applied = limits;
+  if (!(applied == limits)) {
+    parser.set_limits(limits);
+    applied = limits;
+  }
   return parser;
 }
 

@@ -63,7 +63,10 @@ std::string Quoted(std::string_view text) {
 
 }  // namespace
 
-RespParser::RespParser(RespLimits limits) : limits_(limits) {
+RespParser::RespParser(RespLimits limits) { set_limits(limits); }
+
+void RespParser::set_limits(const RespLimits& limits) {
+  limits_ = limits;
   // Node counts are stored in 32 bits.
   limits_.max_elements = std::min<std::size_t>(limits_.max_elements, UINT32_MAX / 2);
   limits_.max_nodes = std::min<std::size_t>(limits_.max_nodes, UINT32_MAX - 1);

@@ -37,6 +37,8 @@ struct RespLimits {
   std::size_t max_depth = 16;                // nested aggregates
   std::size_t max_elements = 1u << 20;       // children of one aggregate
   std::size_t max_nodes = 4u << 20;          // nodes in one reply
+
+  bool operator==(const RespLimits&) const = default;
 };
 
 class RespParser {
@@ -44,6 +46,10 @@ class RespParser {
   enum class Outcome : std::uint8_t { kNeedMore, kReply, kError };
 
   explicit RespParser(RespLimits limits = {});
+
+  // The limits for the next reply on. REQUIRES: between replies (idle()).
+  void set_limits(const RespLimits& limits);
+  const RespLimits& limits() const noexcept { return limits_; }
 
   // REQUIRES: `input` begins at the current reply and holds every byte passed
   // before since the last kReply or Reset(), unchanged.

@@ -264,3 +264,26 @@ TEST_CASE("counters = redis (the default) uses INCRBY's signed semantics", "[red
   CHECK(static_cast<std::int64_t>(counter) == -2);
   CHECK(backend.Incr("fresh", std::uint64_t{1} << 63, &counter).IsInvalidArgument());
 }
+
+TEST_CASE("two backends in one thread keep their own reply size limits", "[redis][integration]") {
+  auto server = cachet::test::StartRedis();
+  REQUIRE(server.ok());
+  auto roomy = Connect(**server);
+  RedisOptions tight_options;
+  tight_options.servers.push_back(*cachet::net::ParseServerAddress((*server)->address(), 6379));
+  tight_options.session.limits.max_bulk_length = 100;
+  RedisBackend tight(std::move(tight_options));
+  const std::string big(1000, 'b');
+  REQUIRE(roomy->Store(StoreMode::kSet, "big", ItemView(big), {}).ok());
+  // Each read in turn, in both orders: the parser this thread shares must apply
+  // the limit of the backend that is reading.
+  for (int round = 0; round < 2; ++round) {
+    Item item;
+    REQUIRE(roomy->Get("big", &item).ok());
+    CHECK(item.value == big);
+    cachet::Status refused = tight.Get("big", &item);
+    INFO(refused.ToString());
+    CHECK(refused.IsError());
+    CHECK_FALSE(refused.IsNotFound());
+  }
+}
