@@ -82,6 +82,27 @@ void Expire(Progress& p) {
                                                     : "no reply within the I/O timeout")));
 }
 
+// A lone exchange whose request went out whole (a single operation, nearly
+// always): its replies are awaited with ReadMore, one blocking recv() when they
+// arrive at once, instead of poll() and recv(). False when the poll loop is
+// needed (a connect under way, or a request the socket did not take at once).
+bool AwaitAlone(Progress& p, Deadline deadline) {
+  if (!p.active) return true;
+  Connection& c = *p.exchange->connection;
+  if (c.connecting() || p.unsent_count > 0) return false;
+  while (p.active) {
+    Status s = c.ReadMore(deadline);
+    if (s.ok()) s = p.exchange->reader->Consume(c.buffer());
+    if (!s.ok()) {
+      Fail(p, s.IsTimeout() ? Status::Timeout(c.Describe("no reply within the I/O timeout"))
+                            : std::move(s));
+    } else if (p.exchange->reader->done()) {
+      p.active = false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 namespace {
@@ -89,6 +110,7 @@ namespace {
 // The loop itself, over caller-provided scratch of exchanges.size() entries.
 void RunLoop(std::span<Exchange> exchanges, Deadline deadline, Progress* progress, pollfd* fds) {
   for (std::size_t i = 0; i < exchanges.size(); ++i) Start(exchanges[i], &progress[i]);
+  if (exchanges.size() == 1 && AwaitAlone(progress[0], deadline)) return;
   for (;;) {
     std::size_t waiting = 0;
     Deadline next = deadline;

@@ -1,8 +1,8 @@
 // Connection: one TCP connection to one server, with deadlines.
 //
-// RAII and move-only: the socket closes with the object. Sockets are non-blocking;
-// every wait is a poll() bounded by a deadline, so a stalled server costs at most
-// the I/O timeout. Connecting can also be split in two (StartConnect, then
+// RAII and move-only: the socket closes with the object. Every wait is bounded by
+// a deadline (a poll(), or the socket's own receive timeout of io_timeout for the
+// first read after a request), so a stalled server costs at most the I/O timeout. Connecting can also be split in two (StartConnect, then
 // ContinueConnect when the socket polls writable), so that FanOut connects to
 // several servers at once instead of one after another. TCP_NODELAY is set because requests are small and latency
 // matters. Writes gather several buffers with writev; reads land in a reusable
@@ -92,7 +92,8 @@ class CACHET_EXPORT Connection {
   // One non-blocking read into buffer(): kOk (maybe nothing read, if none was
   // ready), kIoError when the peer closed or failed.
   Status ReadSome();
-  // Waits until readable, then ReadSome(). kTimeout at `deadline`.
+  // Waits until something was read. kTimeout at `deadline` (early in an exchange,
+  // when the socket's receive timeout ends by then, one blocking recv does both).
   Status ReadMore(Deadline deadline);
 
   ReadBuffer& buffer() noexcept { return buffer_; }
@@ -112,6 +113,8 @@ class CACHET_EXPORT Connection {
   // Begins a connect to the next untried address of addresses_.
   Status TryNextAddress();
   Status Established();
+  // One recv() that waits up to the socket's receive timeout (io_timeout).
+  Status ReadBlocking();
   Status WaitFor(short events, Deadline deadline, std::string_view what);
 
   ServerAddress address_;
