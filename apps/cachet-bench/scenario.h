@@ -19,7 +19,8 @@
 
 namespace cachet::bench {
 
-struct ScenarioState {
+// Aligned to a cache line for the same reason as Tally: each thread has its own.
+struct alignas(64) ScenarioState {
   std::string key_prefix;  // "cb<target>.<thread>:"
   const Payloads* payloads = nullptr;
   std::size_t key_count = 100;    // --keys: keys that get/set-like scenarios rotate through

@@ -21,7 +21,9 @@ struct SliceLimits {
   const std::atomic<bool>* stop = nullptr;  // set by Ctrl-C: end the slice early
 };
 
-struct Tally {
+// Aligned to a cache line: each thread counts into its own, and neighbours in a
+// vector must not share a line the other thread writes (false sharing).
+struct alignas(64) Tally {
   std::uint64_t iterations = 0;
   std::uint64_t failures = 0;
   Status first_failure;

@@ -20,6 +20,7 @@
 #include "cachet/backend.h"
 #include "cachet/item.h"
 #include "cachet/status.h"
+#include "shard_lock.h"
 #include "entry_table.h"
 #include "memory_entry.h"
 
@@ -83,7 +84,7 @@ class alignas(64) MemoryShard {
   void EvictOver(const MemoryEntry* keep);
   static void CopyOut(const MemoryEntry& entry, Item* out);
 
-  mutable std::mutex mutex_;
+  mutable ShardLock mutex_;
   const ShardLimits limits_;
   EntryTable table_;
   LruList lru_;
