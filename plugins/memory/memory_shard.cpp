@@ -26,15 +26,31 @@ std::int64_t SteadyNowMs() noexcept {
 }
 
 Status MemoryShard::Get(KeyRef key, Item* out) {
-  std::lock_guard lock(mutex_);
-  MemoryEntry* entry = FindLive(key);
-  if (entry == nullptr) {
-    ++counters_.get_misses;
-    return Status::NotFound();
+  // A small value is copied to the stack under the lock and into `out` after it:
+  // `out` may need memory, and calling the allocator under the lock kept other
+  // threads waiting for as long as malloc took.
+  char small[kStackCopy];
+  std::size_t small_size = 0;
+  {
+    std::lock_guard lock(mutex_);
+    MemoryEntry* entry = FindLive(key);
+    if (entry == nullptr) {
+      ++counters_.get_misses;
+      return Status::NotFound();
+    }
+    ++counters_.get_hits;
+    entry->referenced = true;
+    const std::string_view value = entry->value();
+    if (value.size() > sizeof(small) || out->value.capacity() >= value.size()) {
+      CopyOut(*entry, out);
+      return Status::OK();
+    }
+    std::memcpy(small, value.data(), value.size());
+    small_size = value.size();
+    out->flags = entry->flags;
+    out->cas = entry->cas;
   }
-  ++counters_.get_hits;
-  entry->referenced = true;
-  CopyOut(*entry, out);
+  out->value.assign(small, small_size);
   return Status::OK();
 }
 

@@ -83,6 +83,8 @@ class alignas(64) MemoryShard {
   // Drops the least recently used entries, never `keep`, until the budget holds.
   void EvictOver(const MemoryEntry* keep);
   static void CopyOut(const MemoryEntry& entry, Item* out);
+  // Values up to this size are read out through the stack (see Get).
+  static constexpr std::size_t kStackCopy = 512;
 
   mutable ShardLock mutex_;
   const ShardLimits limits_;
