@@ -18,6 +18,8 @@ using cachet::WriteOptions;
 using cachet::redis::RedisBackend;
 using cachet::redis::RedisOptions;
 
+using cachet::test::RedisCli;
+
 namespace {
 
 std::unique_ptr<RedisBackend> Connect(const cachet::test::ServerProcess& server, int resp = 2,
@@ -32,19 +34,6 @@ std::unique_ptr<RedisBackend> Connect(const cachet::test::ServerProcess& server,
   // native INCRBY default has a test of its own below.
   options.counters = cachet::redis::CounterMode::kMemcached;
   return std::make_unique<RedisBackend>(std::move(options));
-}
-
-// Output of a redis-cli command line, trailing newline removed.
-std::string RedisCli(const cachet::test::ServerProcess& server, const std::string& args) {
-  std::string command = "redis-cli -p " + std::to_string(server.port()) + " " + args;
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char chunk[256];
-  for (std::size_t n; (n = fread(chunk, 1, sizeof chunk, pipe)) > 0;) out.append(chunk, n);
-  pclose(pipe);
-  if (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
 }
 
 }  // namespace

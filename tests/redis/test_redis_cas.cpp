@@ -38,6 +38,8 @@ using cachet::redis::CasTokenText;
 using cachet::redis::RedisBackend;
 using cachet::redis::RedisOptions;
 
+using cachet::test::RedisCli;
+
 namespace {
 
 Status MapCasReply(std::string_view bytes) {
@@ -66,19 +68,6 @@ std::unique_ptr<RedisBackend> Connect(const cachet::test::ServerProcess& server,
   options.servers.push_back(*parsed);
   options.session.resp = resp;
   return std::make_unique<RedisBackend>(std::move(options));
-}
-
-// Output of a redis-cli command line, trailing newline removed.
-std::string RedisCli(const cachet::test::ServerProcess& server, const std::string& args) {
-  std::string command = "redis-cli -p " + std::to_string(server.port()) + " " + args;
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char chunk[256];
-  for (std::size_t n; (n = fread(chunk, 1, sizeof chunk, pipe)) > 0;) out.append(chunk, n);
-  pclose(pipe);
-  if (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
 }
 
 Status Cas(RedisBackend& backend, std::string_view key, std::string_view value, std::uint64_t token,

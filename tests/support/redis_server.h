@@ -14,4 +14,8 @@ namespace cachet::test {
 
 Result<std::unique_ptr<ServerProcess>> StartRedis(std::vector<std::string> extra_args = {});
 
+// What `redis-cli -p PORT ARGS` prints for `server`, its trailing newline removed
+// ("" if redis-cli could not be run). `args` is passed through the shell.
+std::string RedisCli(const ServerProcess& server, const std::string& args);
+
 }  // namespace cachet::test
