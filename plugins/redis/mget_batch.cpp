@@ -19,15 +19,8 @@ void MgetBatch::Seal() {
 }
 
 Status MgetBatch::ConsumeInstead(net::ReadBuffer& buffer, bool* complete) {
-  switch (parser_.Parse(buffer.data())) {
-    case RespParser::Outcome::kNeedMore:
-      return Status::OK();
-    case RespParser::Outcome::kError:
-      return Status::ProtocolError("redis " + where_ + ": " +
-                                   std::string(parser_.error().message()));
-    case RespParser::Outcome::kReply:
-      break;
-  }
+  bool ready = false;
+  if (Status s = NextReply(parser_, buffer.data(), where_, &ready); !s.ok() || !ready) return s;
   RespValue reply = parser_.reply().root();
   // Out-of-band RESP3 pushes are not the reply: the array is still to come.
   if (reply.type() == RespType::kPush) {
@@ -82,15 +75,8 @@ Status MgetBatch::Consume(net::ReadBuffer& buffer) {
   }
   // Each element is a bulk string or a nil: read like a reply of its own.
   while (answered_ < reads_.size()) {
-    switch (parser_.Parse(buffer.data())) {
-      case RespParser::Outcome::kNeedMore:
-        return Status::OK();
-      case RespParser::Outcome::kError:
-        return Status::ProtocolError("redis " + where_ + ": " +
-                                     std::string(parser_.error().message()));
-      case RespParser::Outcome::kReply:
-        break;
-    }
+    bool ready = false;
+    if (Status s = NextReply(parser_, buffer.data(), where_, &ready); !s.ok() || !ready) return s;
     Operation& op = *reads_[answered_++];
     op.status = ReadValue(parser_.reply().root(), where_, &op.result);
     buffer.Consume(parser_.consumed());

@@ -119,15 +119,8 @@ void RedisBatch::LoadScriptOnce(const LuaScript& script) {
 
 Status RedisBatch::Consume(net::ReadBuffer& buffer) {
   while (next_ < sent_.size()) {
-    switch (parser_.Parse(buffer.data())) {
-      case RespParser::Outcome::kNeedMore:
-        return Status::OK();
-      case RespParser::Outcome::kError:
-        return Status::ProtocolError("redis " + where_ + ": " +
-                                     std::string(parser_.error().message()));
-      case RespParser::Outcome::kReply:
-        break;
-    }
+    bool ready = false;
+    if (Status s = NextReply(parser_, buffer.data(), where_, &ready); !s.ok() || !ready) return s;
     RespValue reply = parser_.reply().root();
     // Out-of-band RESP3 pushes are not replies to our commands.
     if (reply.type() != RespType::kPush) {

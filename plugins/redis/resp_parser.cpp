@@ -389,4 +389,22 @@ RespParser::Step RespParser::NeedMore(std::size_t wanted) {
   return Step::kNeedMore;
 }
 
+Status NextReply(RespParser& parser, std::string_view input, std::string_view where,
+                 bool* ready) {
+  *ready = false;
+  switch (parser.Parse(input)) {
+    case RespParser::Outcome::kNeedMore:
+      return Status::OK();
+    case RespParser::Outcome::kReply:
+      *ready = true;
+      return Status::OK();
+    case RespParser::Outcome::kError:
+      break;
+  }
+  std::string message =
+      "redis " + std::string(where) + ": " + std::string(parser.error().message());
+  return parser.error().code() == StatusCode::kTooLarge ? Status::TooLarge(message)
+                                                        : Status::ProtocolError(message);
+}
+
 }  // namespace cachet::redis

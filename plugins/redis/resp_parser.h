@@ -106,4 +106,11 @@ class RespParser {
   Status error_;
 };
 
+// One parsing step over `input` for a batch's reader: ok with *ready true when
+// parser.reply() holds a whole reply, ok with *ready false when more bytes are
+// needed, or the parser's failure naming `where` ("redis host:port: ..."):
+// too_large past a limit, protocol_error for bytes that are not RESP.
+Status NextReply(RespParser& parser, std::string_view input, std::string_view where,
+                 bool* ready);
+
 }  // namespace cachet::redis

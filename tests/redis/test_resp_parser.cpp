@@ -278,3 +278,27 @@ TEST_CASE("random garbage never crashes and never overreads", "[resp]") {
   CHECK(replies > 10);
   CHECK(errors > 1000);
 }
+
+TEST_CASE("a batch's parsing step says ready, wants more, or fails naming the server",
+          "[resp]") {
+  RespLimits limits;
+  limits.max_bulk_length = 10;
+  bool ready = true;
+  RespParser partial(limits);
+  REQUIRE(cachet::redis::NextReply(partial, "$3\r\nab", "127.0.0.1:1", &ready).ok());
+  CHECK_FALSE(ready);
+  REQUIRE(cachet::redis::NextReply(partial, "$3\r\nabc\r\n", "127.0.0.1:1", &ready).ok());
+  CHECK(ready);
+  CHECK(partial.reply().root().text() == "abc");
+
+  RespParser big(limits);
+  cachet::Status too_large = cachet::redis::NextReply(big, "$11\r\n", "127.0.0.1:1", &ready);
+  CHECK(too_large.IsTooLarge());
+  CHECK(too_large.message().rfind("redis 127.0.0.1:1: ", 0) == 0);
+  CHECK_FALSE(ready);
+
+  RespParser garbage(limits);
+  cachet::Status bad = cachet::redis::NextReply(garbage, "?what\r\n", "127.0.0.1:1", &ready);
+  CHECK(bad.code() == cachet::StatusCode::kProtocolError);
+  CHECK_FALSE(ready);
+}
