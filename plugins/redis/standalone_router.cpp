@@ -3,13 +3,38 @@
 
 #include <algorithm>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "batch_exchange.h"
 #include "mget_batch.h"
 #include "redis_batch.h"
 
 namespace cachet::redis {
+
+namespace {
+
+// One batch per server that `ops` route to, made by `make(server)` on first use;
+// an operation whose key cannot be routed gets that status instead.
+template <class Batch, class Make>
+std::vector<std::unique_ptr<Batch>> SplitByServer(std::span<Operation> ops, net::ServerPool& pool,
+                                                  Make make) {
+  std::vector<std::unique_ptr<Batch>> batches(pool.size());
+  for (Operation& op : ops) {
+    Result<std::size_t> server = pool.Route(op.key);
+    if (!server.ok()) {
+      op.status = server.status();
+      continue;
+    }
+    std::unique_ptr<Batch>& batch = batches[*server];
+    if (!batch) batch = make(*server);
+    batch->Add(op);
+  }
+  return batches;
+}
+
+}  // namespace
 
 StandaloneRouter::StandaloneRouter(std::vector<net::ServerAddress> servers,
                                    net::DistributionKind distribution, net::ServerPoolOptions pool,
@@ -66,19 +91,9 @@ void StandaloneRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
     RunReads(ops);
     return;
   }
-  std::vector<std::unique_ptr<RedisBatch>> batches(pool_.size());
-  for (Operation& op : ops) {
-    Result<std::size_t> server = pool_.Route(op.key);
-    if (!server.ok()) {
-      op.status = server.status();
-      continue;
-    }
-    auto& batch = batches[*server];
-    if (!batch) {
-      batch = std::make_unique<RedisBatch>(where_[*server], session_.settings().limits, counters_);
-    }
-    batch->Add(op);
-  }
+  auto batches = SplitByServer<RedisBatch>(ops, pool_, [&](std::size_t server) {
+    return std::make_unique<RedisBatch>(where_[server], session_.settings().limits, counters_);
+  });
   std::vector<BatchTarget> targets;
   for (std::size_t server = 0; server < batches.size(); ++server) {
     if (batches[server] && !batches[server]->empty()) {
@@ -95,17 +110,9 @@ void StandaloneRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
 
 // A batch of reads: each server's keys in one MGET, all servers at once.
 void StandaloneRouter::RunReads(std::span<Operation> ops) {
-  std::vector<std::unique_ptr<MgetBatch>> batches(pool_.size());
-  for (Operation& op : ops) {
-    Result<std::size_t> server = pool_.Route(op.key);
-    if (!server.ok()) {
-      op.status = server.status();
-      continue;
-    }
-    auto& batch = batches[*server];
-    if (!batch) batch = std::make_unique<MgetBatch>(where_[*server], session_.settings().limits);
-    batch->Add(op);
-  }
+  auto batches = SplitByServer<MgetBatch>(ops, pool_, [&](std::size_t server) {
+    return std::make_unique<MgetBatch>(where_[server], session_.settings().limits);
+  });
   std::vector<BatchTarget> targets;
   for (std::size_t server = 0; server < batches.size(); ++server) {
     if (!batches[server] || batches[server]->empty()) continue;
