@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "redis_backend.h"
+#include "support/server_process.h"
 
 using cachet::Item;
 using cachet::redis::RedisBackend;
@@ -45,15 +46,8 @@ class FakeNode {
   using Answer = std::function<std::string(const std::string& request)>;
 
   explicit FakeNode(Answer answer) : answer_(std::move(answer)) {
-    listener_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    REQUIRE(bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-    REQUIRE(listen(listener_, 8) == 0);
-    REQUIRE(getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-    port_ = ntohs(address.sin_port);
+    listener_ = cachet::test::ListenOnLoopback(8, &port_);
+    REQUIRE(listener_ >= 0);
     thread_ = std::thread([this] { Serve(); });
   }
   ~FakeNode() {

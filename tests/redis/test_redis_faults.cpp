@@ -67,15 +67,8 @@ std::string Run(const std::string& command) {
 class FakeServer {
  public:
   explicit FakeServer(std::string first_reply) : first_reply_(std::move(first_reply)) {
-    listener_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    REQUIRE(bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-    REQUIRE(listen(listener_, 4) == 0);
-    REQUIRE(getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-    port_ = ntohs(address.sin_port);
+    listener_ = cachet::test::ListenOnLoopback(4, &port_);
+    REQUIRE(listener_ >= 0);
     thread_ = std::thread([this] { Serve(); });
   }
   ~FakeServer() {

@@ -59,15 +59,12 @@ Status RoundTrip(Connection& c, std::string_view request, std::string* line) {
 class BlackHole {
  public:
   BlackHole() {
-    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    listener_ = test::ListenOnLoopback(0, &port_);
+    REQUIRE(listener_ >= 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-    REQUIRE(::listen(listener_, 0) == 0);
-    socklen_t len = sizeof(addr);
-    REQUIRE(::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-    port_ = ntohs(addr.sin_port);
+    addr.sin_port = htons(static_cast<std::uint16_t>(port_));
     // The filler's handshake completes (the queue has one slot); wait for it, bounded.
     filler_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     (void)::connect(filler_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
