@@ -2,69 +2,118 @@
 #include "entry_table.h"
 
 #include <new>
-#include <utility>
 
 namespace cachet::memory {
 
+namespace {
+constexpr auto kRelaxed = std::memory_order_relaxed;
+}  // namespace
+
+EntryTable::BucketArray* EntryTable::BucketArray::Create(std::size_t count) noexcept {
+  auto* buckets = new (std::nothrow) BucketArray;
+  if (buckets == nullptr) return nullptr;
+  // Value-initialized: every head starts as nullptr.
+  buckets->heads.reset(new (std::nothrow) std::atomic<MemoryEntry*>[count]());
+  if (buckets->heads == nullptr) {
+    delete buckets;
+    return nullptr;
+  }
+  buckets->mask = count - 1;
+  return buckets;
+}
+
+void EntryTable::BucketArray::DestroyRetired(Retirable* block) noexcept {
+  delete static_cast<BucketArray*>(block);
+}
+
+EntryTable::EntryTable(Limbo& limbo) : limbo_(limbo) {
+  BucketArray* buckets = BucketArray::Create(kInitialBuckets);
+  if (buckets == nullptr) throw std::bad_alloc();
+  buckets_.store(buckets);
+}
+
+EntryTable::~EntryTable() {
+  // No reader is left when the table goes, so the entries are freed at once.
+  BucketArray* buckets = buckets_.load();
+  for (std::size_t i = 0; i <= buckets->mask; ++i) {
+    MemoryEntry* e = buckets->heads[i].load(kRelaxed);
+    while (e != nullptr) {
+      MemoryEntry* next = e->chain_next.load(kRelaxed);
+      MemoryEntry::Destroy(e);
+      e = next;
+    }
+  }
+  delete buckets;
+}
+
 void EntryTable::Insert(MemoryEntry* entry) noexcept {
   GrowIfFull();
-  MemoryEntry** head = HeadOf(entry);
-  entry->chain_next = *head;
-  *head = entry;
+  std::atomic<MemoryEntry*>& head = HeadOf(entry);
+  entry->chain_next.store(head.load(kRelaxed), kRelaxed);
+  head.store(entry);  // publishes the entry, fully built, to readers
   ++size_;
 }
 
 void EntryTable::Detach(MemoryEntry* entry) noexcept {
-  for (MemoryEntry** link = HeadOf(entry); *link != nullptr; link = &(*link)->chain_next) {
-    if (*link == entry) {
-      *link = entry->chain_next;
-      entry->chain_next = nullptr;
+  // The entry keeps its own link: a reader standing on it still reaches the rest.
+  std::atomic<MemoryEntry*>* link = &HeadOf(entry);
+  for (MemoryEntry* e = link->load(kRelaxed); e != nullptr; e = link->load(kRelaxed)) {
+    if (e == entry) {
+      link->store(entry->chain_next.load(kRelaxed));
       --size_;
       return;
     }
+    link = &e->chain_next;
   }
 }
 
 void EntryTable::Replace(MemoryEntry* entry, MemoryEntry* replacement) noexcept {
-  for (MemoryEntry** link = HeadOf(entry); *link != nullptr; link = &(*link)->chain_next) {
-    if (*link == entry) {
-      replacement->chain_next = entry->chain_next;
-      *link = replacement;
-      entry->chain_next = nullptr;
+  std::atomic<MemoryEntry*>* link = &HeadOf(entry);
+  for (MemoryEntry* e = link->load(kRelaxed); e != nullptr; e = link->load(kRelaxed)) {
+    if (e == entry) {
+      replacement->chain_next.store(entry->chain_next.load(kRelaxed), kRelaxed);
+      link->store(replacement);
       return;
     }
+    link = &e->chain_next;
   }
 }
 
-void EntryTable::Clear() noexcept {
-  for (MemoryEntry*& head : buckets_) {
-    while (head != nullptr) {
-      MemoryEntry* next = head->chain_next;
-      MemoryEntry::Destroy(head);
-      head = next;
+void EntryTable::RetireAll() noexcept {
+  BucketArray* buckets = buckets_.load(kRelaxed);
+  for (std::size_t i = 0; i <= buckets->mask; ++i) {
+    MemoryEntry* e = buckets->heads[i].exchange(nullptr);
+    while (e != nullptr) {
+      MemoryEntry* next = e->chain_next.load(kRelaxed);
+      limbo_.Retire(e, e->charge(), &MemoryEntry::DestroyRetired);
+      e = next;
     }
   }
   size_ = 0;
 }
 
 void EntryTable::GrowIfFull() noexcept {
-  if (size_ < buckets_.size()) return;
-  std::vector<MemoryEntry*> bigger;
-  try {
-    bigger.resize(buckets_.size() * 2, nullptr);
-  } catch (const std::bad_alloc&) {
-    return;
-  }
-  const std::size_t mask = bigger.size() - 1;
-  for (MemoryEntry* head : buckets_) {
-    while (head != nullptr) {
-      MemoryEntry* next = head->chain_next;
-      head->chain_next = bigger[head->hash & mask];
-      bigger[head->hash & mask] = head;
-      head = next;
+  BucketArray* old = buckets_.load(kRelaxed);
+  if (size_ <= old->mask) return;
+  BucketArray* bigger = BucketArray::Create((old->mask + 1) * 2);
+  if (bigger == nullptr) return;
+  // Moving entries rewrites their links, so a reader walking a chain meanwhile
+  // may miss an entry; the odd generation tells it not to trust a miss.
+  layout_.fetch_add(1);
+  for (std::size_t i = 0; i <= old->mask; ++i) {
+    MemoryEntry* e = old->heads[i].load(kRelaxed);
+    while (e != nullptr) {
+      MemoryEntry* next = e->chain_next.load(kRelaxed);
+      std::atomic<MemoryEntry*>& head = bigger->heads[e->hash & bigger->mask];
+      e->chain_next.store(head.load(kRelaxed));
+      head.store(e, kRelaxed);
+      e = next;
     }
   }
-  buckets_ = std::move(bigger);
+  buckets_.store(bigger);
+  layout_.fetch_add(1);
+  limbo_.Retire(old, (old->mask + 1) * sizeof(std::atomic<MemoryEntry*>),
+                &BucketArray::DestroyRetired);
 }
 
 }  // namespace cachet::memory

@@ -69,6 +69,7 @@ Status MemoryBackend::Stats(StatsMap* out) {
   *out = {
       {"curr_items", std::to_string(s.items)},
       {"bytes", std::to_string(s.bytes)},
+      {"reclaiming_bytes", std::to_string(s.reclaiming_bytes)},
       {"limit_maxbytes", std::to_string(o.max_bytes)},
       {"get_hits", std::to_string(s.get_hits)},
       {"get_misses", std::to_string(s.get_misses)},

@@ -4,31 +4,39 @@
 // An entry is one heap block: this header followed by the key bytes and then the
 // value bytes, so a hit touches the bucket, the header and the bytes beside it
 // and nothing else. The links of the hash chain and the LRU list are inside the
-// entry (intrusive), so neither structure allocates. A value that outgrows its
-// block moves to a new block (EntryTable::Replace). Neither type is synchronized:
-// the shard's mutex guards both.
+// entry (intrusive), so neither structure allocates.
+//
+// Readers take no lock, so an entry is immutable once published in the table:
+// its key, value, flags and CAS never change. A write builds a new entry, puts it
+// in the old one's place and retires the old one (Limbo). Only three fields change
+// in place, and they are atomics: the chain link (readers follow it), the expiry
+// (touch) and the referenced mark (reads). The LRU links are the writers' alone,
+// under the shard's lock, as is LruList.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <new>
 #include <string_view>
 
+#include "limbo.h"
+
 namespace cachet::memory {
 
-struct MemoryEntry {
-  MemoryEntry* chain_next = nullptr;  // next entry in the same hash bucket
+struct MemoryEntry : Retirable {
+  std::atomic<MemoryEntry*> chain_next{nullptr};  // next entry in the same hash bucket
   MemoryEntry* newer = nullptr;       // towards the most recently used end
   MemoryEntry* older = nullptr;       // towards the eviction end
   std::uint64_t hash = 0;
   std::uint64_t cas = 0;
-  std::int64_t expires_at_ms = 0;  // steady clock milliseconds; 0: never
+  std::atomic<std::int64_t> expires_at_ms{0};  // steady clock milliseconds; 0: never
   std::size_t key_size = 0;
   std::size_t value_size = 0;
   std::size_t capacity = 0;  // bytes after the header, for key and value
   std::uint32_t flags = 0;
-  bool referenced = false;  // read since it last moved in the LRU list
+  std::atomic<bool> referenced{false};  // read since it last moved in the LRU list
 
   // A block for `key` with room for a value of `value_capacity` bytes; the
   // value is empty. nullptr when memory runs out.
@@ -47,6 +55,10 @@ struct MemoryEntry {
     entry->~MemoryEntry();
     ::operator delete(entry);
   }
+  // Destroy, for a retired entry (Limbo).
+  static void DestroyRetired(Retirable* block) noexcept {
+    Destroy(static_cast<MemoryEntry*>(block));
+  }
 
   char* bytes() noexcept { return reinterpret_cast<char*>(this + 1); }
   const char* bytes() const noexcept { return reinterpret_cast<const char*>(this + 1); }
@@ -58,8 +70,20 @@ struct MemoryEntry {
   // What the entry costs the shard's budget: its block plus an allowance for
   // the allocator's header and the bucket pointer.
   std::size_t charge() const noexcept { return sizeof(MemoryEntry) + capacity + 24; }
+  std::int64_t expiry() const noexcept { return expires_at_ms.load(std::memory_order_relaxed); }
+  void set_expiry(std::int64_t at_ms) noexcept {
+    expires_at_ms.store(at_ms, std::memory_order_relaxed);
+  }
   bool ExpiredAt(std::int64_t now_ms) const noexcept {
-    return expires_at_ms != 0 && now_ms >= expires_at_ms;
+    const std::int64_t at = expiry();
+    return at != 0 && now_ms >= at;
+  }
+  // A read marks the entry only when the mark is missing, so readers of a hot
+  // entry do not keep writing its cache line.
+  void MarkReferenced() noexcept {
+    if (!referenced.load(std::memory_order_relaxed)) {
+      referenced.store(true, std::memory_order_relaxed);
+    }
   }
 };
 

@@ -26,31 +26,36 @@ std::int64_t SteadyNowMs() noexcept {
 }
 
 Status MemoryShard::Get(KeyRef key, Item* out) {
-  // A small value is copied to the stack under the lock and into `out` after it:
-  // `out` may need memory, and calling the allocator under the lock kept other
-  // threads waiting for as long as malloc took.
-  char small[kStackCopy];
-  std::size_t small_size = 0;
   {
-    std::lock_guard lock(mutex_);
-    MemoryEntry* entry = FindLive(key);
-    if (entry == nullptr) {
-      ++counters_.get_misses;
+    ReadEpochs::Section section(epochs_);
+    const std::uint64_t layout = table_.layout();
+    MemoryEntry* entry = table_.Find(key.key, key.hash);
+    if (entry != nullptr) {
+      // Reading the clock costs more than the lookup, so only entries with a TTL pay it.
+      if (entry->expiry() == 0 || !entry->ExpiredAt(SteadyNowMs())) {
+        entry->MarkReferenced();
+        CopyOut(*entry, out);
+        section.CountHit();
+        return Status::OK();
+      }
+    } else if (layout % 2 == 0 && table_.layout() == layout) {
+      section.CountMiss();
       return Status::NotFound();
     }
-    ++counters_.get_hits;
-    entry->referenced = true;
-    const std::string_view value = entry->value();
-    if (value.size() > sizeof(small) || out->value.capacity() >= value.size()) {
-      CopyOut(*entry, out);
-      return Status::OK();
-    }
-    std::memcpy(small, value.data(), value.size());
-    small_size = value.size();
-    out->flags = entry->flags;
-    out->cas = entry->cas;
   }
-  out->value.assign(small, small_size);
+  return GetLocked(key, out);
+}
+
+Status MemoryShard::GetLocked(KeyRef key, Item* out) {
+  std::lock_guard lock(mutex_);
+  MemoryEntry* entry = FindLive(key);
+  if (entry == nullptr) {
+    epochs_.CountMiss();
+    return Status::NotFound();
+  }
+  epochs_.CountHit();
+  entry->MarkReferenced();
+  CopyOut(*entry, out);
   return Status::OK();
 }
 
@@ -58,12 +63,12 @@ Status MemoryShard::GetAndTouch(KeyRef key, Ttl ttl, Item* out) {
   std::lock_guard lock(mutex_);
   MemoryEntry* entry = FindLive(key);
   if (entry == nullptr) {
-    ++counters_.get_misses;
+    epochs_.CountMiss();
     return Status::NotFound();
   }
-  ++counters_.get_hits;
-  entry->expires_at_ms = ExpiryFor(ttl);
-  entry->referenced = true;
+  epochs_.CountHit();
+  entry->set_expiry(ExpiryFor(ttl));
+  entry->MarkReferenced();
   CopyOut(*entry, out);
   return Status::OK();
 }
@@ -89,7 +94,12 @@ Status MemoryShard::Store(StoreMode mode, KeyRef key, ItemView item, Ttl ttl) {
       if (entry->cas != item.cas) return Status::Exists();
       break;
   }
-  return entry == nullptr ? StoreNew(key, item, ttl) : Overwrite(entry, item, ttl);
+  if (entry == nullptr) return StoreNew(key, item, ttl);
+  if (Status s = CheckFits(entry->key_size, item.value.size()); !s.ok()) return s;
+  entry = Rewrite(entry, item.value, {}, item.flags, ExpiryFor(ttl));
+  if (entry == nullptr) return OutOfMemory();
+  EvictOver(entry);
+  return Status::OK();
 }
 
 Status MemoryShard::Remove(KeyRef key) {
@@ -104,8 +114,8 @@ Status MemoryShard::Touch(KeyRef key, Ttl ttl) {
   std::lock_guard lock(mutex_);
   MemoryEntry* entry = FindLive(key);
   if (entry == nullptr) return Status::NotFound();
-  entry->expires_at_ms = ExpiryFor(ttl);
-  entry->referenced = true;
+  entry->set_expiry(ExpiryFor(ttl));
+  entry->MarkReferenced();
   return Status::OK();
 }
 
@@ -121,10 +131,9 @@ Status MemoryShard::AddToCounter(KeyRef key, std::uint64_t delta, bool increment
   }
   const std::uint64_t next = ApplyDelta(current, delta, increment);
   char digits[kCounterDigits];
-  entry = SetValue(entry, FormatCounter(next, digits));
-  if (entry == nullptr) return OutOfMemory();
-  entry->cas = next_cas_++;
-  entry->referenced = true;
+  if (Rewrite(entry, FormatCounter(next, digits), {}, entry->flags, entry->expiry()) == nullptr) {
+    return OutOfMemory();
+  }
   *value = next;
   return Status::OK();
 }
@@ -132,22 +141,23 @@ Status MemoryShard::AddToCounter(KeyRef key, std::uint64_t delta, bool increment
 void MemoryShard::Flush() {
   std::lock_guard lock(mutex_);
   lru_.Clear();
-  table_.Clear();
+  table_.RetireAll();
   bytes_ = 0;
 }
 
-ShardStats MemoryShard::stats() const {
+ShardStats MemoryShard::stats() {
   std::lock_guard lock(mutex_);
+  limbo_.FreeReclaimable();
   ShardStats out = counters_;
   out.items = table_.size();
   out.bytes = bytes_;
+  out.reclaiming_bytes = limbo_.bytes();
   return out;
 }
 
 MemoryEntry* MemoryShard::FindLive(KeyRef key) {
   MemoryEntry* entry = table_.Find(key.key, key.hash);
-  // Reading the clock costs more than the lookup, so only entries with a TTL pay it.
-  if (entry != nullptr && entry->expires_at_ms != 0 && entry->ExpiredAt(SteadyNowMs())) {
+  if (entry != nullptr && entry->expiry() != 0 && entry->ExpiredAt(SteadyNowMs())) {
     ++counters_.expired;
     Erase(entry);
     return nullptr;
@@ -163,24 +173,11 @@ Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl) {
   entry->value_size = item.value.size();
   entry->flags = item.flags;
   entry->cas = next_cas_++;
-  entry->expires_at_ms = ExpiryFor(ttl);
+  entry->set_expiry(ExpiryFor(ttl));
   table_.Insert(entry);
   lru_.PushNewest(entry);
   bytes_ += entry->charge();
   ++counters_.total_items;
-  EvictOver(entry);
-  return Status::OK();
-}
-
-Status MemoryShard::Overwrite(MemoryEntry* entry, ItemView item, Ttl ttl) {
-  if (Status s = CheckFits(entry->key_size, item.value.size()); !s.ok()) return s;
-  entry = SetValue(entry, item.value);
-  if (entry == nullptr) return OutOfMemory();
-  entry->flags = item.flags;
-  entry->cas = next_cas_++;
-  entry->expires_at_ms = ExpiryFor(ttl);
-  entry->referenced = false;
-  lru_.MoveToNewest(entry);
   EvictOver(entry);
   return Status::OK();
 }
@@ -192,56 +189,32 @@ Status MemoryShard::Concatenate(MemoryEntry* entry, std::string_view bytes, bool
                             " bytes, over max_item_size " + std::to_string(limits_.max_item_size));
   }
   if (Status s = CheckFits(entry->key_size, new_size); !s.ok()) return s;
-  if (new_size > entry->value_capacity()) {
-    // Room to spare, so a run of appends moves the value only now and then.
-    const std::size_t roomy = std::min(new_size + new_size / 2, limits_.max_item_size);
-    entry = Regrow(entry, roomy, /*keep_value=*/true);
-    if (entry == nullptr) return OutOfMemory();
-  }
-  char* value = entry->value_data();
-  if (after) {
-    std::memcpy(value + entry->value_size, bytes.data(), bytes.size());
-  } else {
-    std::memmove(value + bytes.size(), value, entry->value_size);
-    std::memcpy(value, bytes.data(), bytes.size());
-  }
-  entry->value_size = new_size;
-  entry->cas = next_cas_++;
-  lru_.MoveToNewest(entry);
+  const std::string_view old = entry->value();
+  entry = after ? Rewrite(entry, old, bytes, entry->flags, entry->expiry())
+                : Rewrite(entry, bytes, old, entry->flags, entry->expiry());
+  if (entry == nullptr) return OutOfMemory();
   EvictOver(entry);
   return Status::OK();
 }
 
-MemoryEntry* MemoryShard::SetValue(MemoryEntry* entry, std::string_view value) {
-  // A value that shrank a lot gives its block back rather than hold the room.
-  const bool oversized =
-      entry->value_capacity() > 256 && value.size() < entry->value_capacity() / 2;
-  if (value.size() > entry->value_capacity() || oversized) {
-    MemoryEntry* moved = Regrow(entry, value.size(), /*keep_value=*/false);
-    if (moved == nullptr) return nullptr;
-    entry = moved;
-  }
-  std::memmove(entry->value_data(), value.data(), value.size());
-  entry->value_size = value.size();
-  return entry;
-}
-
-MemoryEntry* MemoryShard::Regrow(MemoryEntry* entry, std::size_t value_capacity, bool keep_value) {
-  MemoryEntry* moved = MemoryEntry::Create(entry->hash, entry->key(), value_capacity);
-  if (moved == nullptr) return nullptr;
-  if (keep_value) {
-    std::memcpy(moved->value_data(), entry->value_data(), entry->value_size);
-    moved->value_size = entry->value_size;
-  }
-  moved->flags = entry->flags;
-  moved->cas = entry->cas;
-  moved->expires_at_ms = entry->expires_at_ms;
-  moved->referenced = entry->referenced;
-  table_.Replace(entry, moved);
-  lru_.Substitute(entry, moved);
-  bytes_ = bytes_ - entry->charge() + moved->charge();
-  MemoryEntry::Destroy(entry);
-  return moved;
+MemoryEntry* MemoryShard::Rewrite(MemoryEntry* entry, std::string_view first,
+                                  std::string_view second, std::uint32_t flags,
+                                  std::int64_t expires_at_ms) {
+  const std::size_t size = first.size() + second.size();
+  MemoryEntry* fresh = MemoryEntry::Create(entry->hash, entry->key(), size);
+  if (fresh == nullptr) return nullptr;
+  std::memcpy(fresh->value_data(), first.data(), first.size());
+  std::memcpy(fresh->value_data() + first.size(), second.data(), second.size());
+  fresh->value_size = size;
+  fresh->flags = flags;
+  fresh->cas = next_cas_++;
+  fresh->set_expiry(expires_at_ms);
+  table_.Replace(entry, fresh);
+  lru_.Substitute(entry, fresh);
+  lru_.MoveToNewest(fresh);
+  bytes_ = bytes_ - entry->charge() + fresh->charge();
+  limbo_.Retire(entry, entry->charge(), &MemoryEntry::DestroyRetired);
+  return fresh;
 }
 
 Status MemoryShard::CheckFits(std::size_t key_size, std::size_t value_size) const {
@@ -256,7 +229,7 @@ void MemoryShard::Erase(MemoryEntry* entry) {
   lru_.Unlink(entry);
   table_.Detach(entry);
   bytes_ -= entry->charge();
-  MemoryEntry::Destroy(entry);
+  limbo_.Retire(entry, entry->charge(), &MemoryEntry::DestroyRetired);
 }
 
 void MemoryShard::EvictOver(const MemoryEntry* keep) {
@@ -269,8 +242,8 @@ void MemoryShard::EvictOver(const MemoryEntry* keep) {
     MemoryEntry* victim = lru_.oldest();
     if (victim == nullptr || victim == keep) return;
     const bool expired = victim->ExpiredAt(now_ms);
-    if (victim->referenced && !expired) {
-      victim->referenced = false;
+    if (victim->referenced.load(std::memory_order_relaxed) && !expired) {
+      victim->referenced.store(false, std::memory_order_relaxed);
       lru_.MoveToNewest(victim);
       continue;
     }

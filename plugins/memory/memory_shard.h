@@ -1,8 +1,11 @@
 // MemoryShard: one lock's worth of the memory store: a hash table of entries,
-// their LRU list, a byte budget and a CAS counter.
+// their LRU list, a byte budget, a CAS counter and the limbo of unlinked entries.
 //
-// Every method takes the shard's mutex for its whole duration, so each operation
-// is atomic with respect to the others on the same shard. Recency is kept the
+// Writers take the shard's lock for their whole duration, so writes are atomic
+// with respect to each other. Get takes no lock: it reads inside a ReadEpochs
+// section, and entries never change once published (a write publishes a new
+// entry and retires the old one), so a reader sees an item as it was either
+// before or after any write, never half of one. Recency is kept the
 // CLOCK way: a read only marks its entry as referenced (no list surgery on the
 // hot path); eviction starts at the least recently written end and gives a
 // referenced entry a second chance by moving it to the newest end. Expired
@@ -20,9 +23,11 @@
 #include "cachet/backend.h"
 #include "cachet/item.h"
 #include "cachet/status.h"
-#include "shard_lock.h"
 #include "entry_table.h"
+#include "limbo.h"
 #include "memory_entry.h"
+#include "read_epochs.h"
+#include "shard_lock.h"
 
 namespace cachet::memory {
 
@@ -34,7 +39,8 @@ struct ShardLimits {
 struct ShardStats {
   std::uint64_t items = 0;
   std::uint64_t bytes = 0;
-  std::uint64_t get_hits = 0;
+  std::uint64_t reclaiming_bytes = 0;  // unlinked, waiting for readers to move on
+  std::uint64_t get_hits = 0;          // kept by the store (ReadEpochs), not by shards
   std::uint64_t get_misses = 0;
   std::uint64_t evictions = 0;    // live entries dropped for room
   std::uint64_t expired = 0;      // expired entries reclaimed
@@ -52,7 +58,8 @@ std::int64_t SteadyNowMs() noexcept;
 
 class alignas(64) MemoryShard {
  public:
-  explicit MemoryShard(ShardLimits limits) : limits_(limits) {}
+  MemoryShard(ShardLimits limits, ReadEpochs& epochs)
+      : epochs_(epochs), limits_(limits), limbo_(epochs), table_(limbo_) {}
   MemoryShard(const MemoryShard&) = delete;
   MemoryShard& operator=(const MemoryShard&) = delete;
 
@@ -63,36 +70,36 @@ class alignas(64) MemoryShard {
   Status Touch(KeyRef key, Ttl ttl);
   Status AddToCounter(KeyRef key, std::uint64_t delta, bool increment, std::uint64_t* value);
   void Flush();
-  ShardStats stats() const;
+  ShardStats stats();
 
  private:
+  // Get's way when the lock-free read cannot decide: an expired entry to remove,
+  // or a miss while the table was growing.
+  Status GetLocked(KeyRef key, Item* out);
   // The live entry under `key`, or nullptr; an expired one is removed on the way.
   MemoryEntry* FindLive(KeyRef key);
   Status StoreNew(KeyRef key, ItemView item, Ttl ttl);
-  Status Overwrite(MemoryEntry* entry, ItemView item, Ttl ttl);
   Status Concatenate(MemoryEntry* entry, std::string_view bytes, bool after);
-  // Replaces the value bytes, moving the entry to a bigger block if needed.
-  // Returns the entry's (possibly new) address, or nullptr when out of memory.
-  MemoryEntry* SetValue(MemoryEntry* entry, std::string_view value);
-  // Moves `entry` to a block with room for `value_capacity` value bytes, with
-  // its value when `keep_value` (else empty). nullptr, and `entry` untouched,
-  // when out of memory.
-  MemoryEntry* Regrow(MemoryEntry* entry, std::size_t value_capacity, bool keep_value);
+  // Publishes a new entry for `entry`'s key, with the value `first` + `second`,
+  // these flags and expiry and a new CAS, in `entry`'s place as the most recently
+  // used, and retires `entry`. nullptr, and `entry` untouched, when out of memory.
+  MemoryEntry* Rewrite(MemoryEntry* entry, std::string_view first, std::string_view second,
+                       std::uint32_t flags, std::int64_t expires_at_ms);
   Status CheckFits(std::size_t key_size, std::size_t value_size) const;
   void Erase(MemoryEntry* entry);
   // Drops the least recently used entries, never `keep`, until the budget holds.
   void EvictOver(const MemoryEntry* keep);
   static void CopyOut(const MemoryEntry& entry, Item* out);
-  // Values up to this size are read out through the stack (see Get).
-  static constexpr std::size_t kStackCopy = 512;
 
+  ReadEpochs& epochs_;  // the store's, shared by its shards
   mutable ShardLock mutex_;
   const ShardLimits limits_;
+  Limbo limbo_;  // before table_: the table retires into it
   EntryTable table_;
   LruList lru_;
   std::size_t bytes_ = 0;
   std::uint64_t next_cas_ = 1;
-  ShardStats counters_;  // items and bytes are filled in by stats()
+  ShardStats counters_;  // evictions, expired, total_items; stats() fills in the rest
 };
 
 }  // namespace cachet::memory

@@ -7,7 +7,7 @@ MemoryStore::MemoryStore(const MemoryStoreOptions& options) : options_(options) 
   const ShardLimits limits{options.max_bytes / options.shards, options.max_item_size};
   shards_.reserve(options.shards);
   for (std::size_t i = 0; i < options.shards; ++i) {
-    shards_.push_back(std::make_unique<MemoryShard>(limits));
+    shards_.push_back(std::make_unique<MemoryShard>(limits, epochs_));
   }
 }
 
@@ -15,18 +15,19 @@ void MemoryStore::Flush() {
   for (auto& shard : shards_) shard->Flush();
 }
 
-ShardStats MemoryStore::TotalStats() const {
+ShardStats MemoryStore::TotalStats() {
   ShardStats total;
   for (const auto& shard : shards_) {
     const ShardStats s = shard->stats();
     total.items += s.items;
     total.bytes += s.bytes;
-    total.get_hits += s.get_hits;
-    total.get_misses += s.get_misses;
+    total.reclaiming_bytes += s.reclaiming_bytes;
     total.evictions += s.evictions;
     total.expired += s.expired;
     total.total_items += s.total_items;
   }
+  total.get_hits = epochs_.hits();
+  total.get_misses = epochs_.misses();
   return total;
 }
 

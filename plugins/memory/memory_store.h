@@ -3,8 +3,8 @@
 // The byte budget is split evenly between the shards; each shard evicts on its
 // own, so a key's neighbours in other shards never pay for it. A key is hashed
 // once: the high bits pick the shard, the low bits the bucket inside it.
-// Thread-safe: the shards lock themselves, and the shard list never changes
-// after construction.
+// Thread-safe: the shards lock themselves for writes, reads run in the store's
+// ReadEpochs, and the shard list never changes after construction.
 #pragma once
 
 #include <cstddef>
@@ -38,11 +38,12 @@ class MemoryStore {
 
   void Flush();
   // The shards' counters, summed.
-  ShardStats TotalStats() const;
+  ShardStats TotalStats();
   const MemoryStoreOptions& options() const noexcept { return options_; }
 
  private:
   MemoryStoreOptions options_;
+  ReadEpochs epochs_;  // before shards_, which use it until they are gone
   std::vector<std::unique_ptr<MemoryShard>> shards_;
 };
 

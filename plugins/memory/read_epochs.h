@@ -1,0 +1,87 @@
+// ReadEpochs: lets the memory store's readers run without taking a lock, by
+// telling writers when a block they unlinked can no longer be in any reader's hands.
+//
+// A reader announces itself for the length of one lookup (a Section); a writer
+// that unlinks an entry does not free it but tags it with the current epoch and
+// hands it to its shard's Limbo. The epoch only advances from E to E+1 when no
+// reader is still inside a section announced under the other parity, so a block
+// retired during epoch E is free of readers once the epoch reaches E+2:
+//   - a reader that found the block entered before it was unlinked;
+//   - the advance E+1 -> E+2 checked, after the unlink, that no reader of E's
+//     parity remained, and the advance E -> E+1 did the same for the other parity
+//     (or for a reader announced even earlier, an advance before it did).
+// A reader re-reads the epoch after announcing itself and starts again if it
+// moved, so its announcement always names an epoch that was current while it was
+// in; every access to the epoch, the announcements and the links readers follow is
+// sequentially consistent, which is what the argument above relies on.
+//
+// Announcements are counters, two per slot (one per parity), and each thread
+// writes the slot it was given when it first read: threads do not share the cache
+// lines they write, so readers on different cores do not slow each other down.
+// More threads than slots share slots, which is still correct. The slot also
+// carries the thread's hit and miss counts, for the same reason.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace cachet::memory {
+
+class ReadEpochs {
+ public:
+  static constexpr std::size_t kSlots = 32;
+
+  struct alignas(64) Slot {
+    std::atomic<std::uint64_t> readers[2] = {0, 0};
+    std::atomic<std::uint64_t> hits{0};
+    std::atomic<std::uint64_t> misses{0};
+  };
+
+  // One reader's stay: while it lives, nothing unlinked after it began is freed.
+  class Section {
+   public:
+    explicit Section(ReadEpochs& epochs) noexcept;
+    ~Section() {
+      slot_.readers[parity_].fetch_sub(1);
+      if (both_) slot_.readers[parity_ ^ 1].fetch_sub(1);
+    }
+    Section(const Section&) = delete;
+    Section& operator=(const Section&) = delete;
+
+    void CountHit() noexcept { slot_.hits.fetch_add(1, std::memory_order_relaxed); }
+    void CountMiss() noexcept { slot_.misses.fetch_add(1, std::memory_order_relaxed); }
+
+   private:
+    Slot& slot_;
+    unsigned parity_ = 0;
+    bool both_ = false;  // announced in both parities (see the constructor)
+  };
+
+  ReadEpochs() = default;
+  ReadEpochs(const ReadEpochs&) = delete;
+  ReadEpochs& operator=(const ReadEpochs&) = delete;
+
+  std::uint64_t current() const noexcept { return epoch_.load(); }
+  // Whether a block retired while the epoch was `retired_in` can be freed.
+  bool Reclaimable(std::uint64_t retired_in) const noexcept { return current() >= retired_in + 2; }
+  // Moves to the next epoch if no reader remains in the previous one's parity;
+  // false when one does (try again later) or another thread advanced first.
+  bool TryAdvance() noexcept;
+
+  // Hit and miss counts summed over the slots (not one instant: see metrics).
+  std::uint64_t hits() const noexcept;
+  std::uint64_t misses() const noexcept;
+  // Counts from a writer, which holds no Section.
+  void CountHit() noexcept { ThisThreadSlot().hits.fetch_add(1, std::memory_order_relaxed); }
+  void CountMiss() noexcept { ThisThreadSlot().misses.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  Slot& ThisThreadSlot() noexcept;
+
+  alignas(64) std::atomic<std::uint64_t> epoch_{0};
+  std::array<Slot, kSlots> slots_;
+};
+
+}  // namespace cachet::memory

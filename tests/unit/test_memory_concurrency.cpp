@@ -1,0 +1,188 @@
+// The memory store under threads: reads take no lock, so these tests run readers
+// beside writers that overwrite, grow, remove and flush, and check that a reader
+// only ever sees whole values that were written, never misses a key that is
+// there, and that unlinked entries are given back. Run under ASan (the sanitizer
+// preset), a read of a freed entry fails them outright.
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cachet/cache.h"
+#include "cachet/config.h"
+
+using cachet::Cache;
+using cachet::Config;
+
+namespace {
+
+std::unique_ptr<Cache> OpenMemory(const std::string& memory_section) {
+  auto config = Config::Parse("[cache]\nbackend = memory\nmetrics = false\n[memory]\n" +
+                                  memory_section,
+                              "memory-concurrency-test.conf");
+  REQUIRE(config.ok());
+  auto cache = Cache::Open(std::move(config).value());
+  INFO(cache.status().ToString());
+  REQUIRE(cache.ok());
+  return std::move(cache).value();
+}
+
+// A value that proves itself whole: "<key>/<round>/" followed by `round % 300`
+// copies of the round's last digit, so lengths vary (entries are rebuilt at new
+// sizes) and a torn read (two rounds mixed) cannot pass Whole().
+std::string ValueFor(const std::string& key, int round) {
+  const char digit = static_cast<char>('0' + round % 10);
+  return key + "/" + std::to_string(round) + "/" + std::string(round % 300, digit);
+}
+
+bool Whole(const std::string& key, const std::string& value) {
+  const std::string prefix = key + "/";
+  if (value.compare(0, prefix.size(), prefix) != 0) return false;
+  const std::size_t slash = value.find('/', prefix.size());
+  if (slash == std::string::npos) return false;
+  const int round = std::stoi(value.substr(prefix.size(), slash - prefix.size()));
+  return value == ValueFor(key, round);
+}
+
+std::string KeyName(int i) { return "key-" + std::to_string(i); }
+
+// Holds each thread until all `count` have arrived, so they really run together
+// (bounded: after enough yields a thread goes on alone).
+void WaitForAll(std::atomic<int>& arrived, int count) {
+  ++arrived;
+  for (int spin = 0; spin < 1000000 && arrived.load() < count; ++spin) std::this_thread::yield();
+}
+
+std::uint64_t StatOf(Cache& cache, const std::string& name) {
+  auto stats = cache.Stats();
+  REQUIRE(stats.ok());
+  for (const auto& [key, value] : *stats) {
+    if (key == name) return std::stoull(value);
+  }
+  FAIL("no statistic " << name);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("memory readers see whole values while writers rewrite, remove and flush",
+          "[memory][threads]") {
+  auto cache = OpenMemory("shards = 2\n");
+  constexpr int kKeys = 64;
+  constexpr int kRounds = 3000;
+  std::atomic<int> torn{0};
+  std::atomic<int> hits{0};
+  std::atomic<bool> writing{true};
+  std::atomic<int> arrived{0};
+  for (int i = 0; i < kKeys; ++i) REQUIRE(cache->Set(KeyName(i), ValueFor(KeyName(i), i)).ok());
+
+  auto writer = [&](int first_round) {
+    WaitForAll(arrived, 4);
+    for (int round = first_round; round < kRounds; round += 2) {
+      const std::string key = KeyName(round % kKeys);
+      if (round % 97 == 0) {
+        (void)cache->Remove(key);
+      } else if (round == kRounds / 2 + 1) {
+        (void)cache->Flush();
+      } else {
+        (void)cache->Set(key, ValueFor(key, round));
+      }
+    }
+  };
+  auto reader = [&] {
+    WaitForAll(arrived, 4);
+    // Bounded: at most this many passes, fewer if the writers finish first.
+    for (int pass = 0; pass < 400 && (pass < 20 || writing.load()); ++pass) {
+      for (int i = 0; i < kKeys; ++i) {
+        const std::string key = KeyName(i);
+        auto found = cache->Get(key);
+        if (!found.hit()) continue;
+        ++hits;
+        if (!Whole(key, *found)) ++torn;
+      }
+    }
+  };
+
+  std::vector<std::thread> threads;
+  threads.emplace_back(writer, 0);
+  threads.emplace_back(writer, 1);
+  threads.emplace_back(reader);
+  threads.emplace_back(reader);
+  threads[0].join();
+  threads[1].join();
+  writing = false;
+  threads[2].join();
+  threads[3].join();
+
+  CHECK(torn.load() == 0);
+  CHECK(hits.load() > 0);
+  // After the writers, every key holds the last value written to it, whole.
+  for (int i = 0; i < kKeys; ++i) {
+    auto found = cache->Get(KeyName(i));
+    if (found.hit()) CHECK(Whole(KeyName(i), *found));
+  }
+}
+
+TEST_CASE("memory readers never miss a present key while the table grows", "[memory][threads]") {
+  // One shard, so every insert grows the same table (1024 buckets at first,
+  // doubled whenever entries outnumber them: several growths below).
+  auto cache = OpenMemory("shards = 1\nmax_bytes = 268435456\n");
+  constexpr int kStable = 50;
+  for (int i = 0; i < kStable; ++i) REQUIRE(cache->Set("stable-" + std::to_string(i), "s").ok());
+  std::atomic<bool> inserting{true};
+  std::atomic<int> misses{0};
+  std::atomic<int> reads{0};
+  std::atomic<int> arrived{0};
+
+  std::thread inserter([&] {
+    WaitForAll(arrived, 2);
+    for (int i = 0; i < 40000; ++i) (void)cache->Set(KeyName(i), "v");
+    inserting = false;
+  });
+  std::thread reader([&] {
+    WaitForAll(arrived, 2);
+    for (int pass = 0; pass < 100000 && inserting.load(); ++pass) {
+      const std::string key = "stable-" + std::to_string(pass % kStable);
+      ++reads;
+      if (!cache->Get(key).hit()) ++misses;
+    }
+  });
+  inserter.join();
+  reader.join();
+
+  CHECK(misses.load() == 0);
+  CHECK(reads.load() > 0);
+  CHECK(StatOf(*cache, "curr_items") == 40000 + kStable);
+}
+
+TEST_CASE("memory gives overwritten entries back once no reader holds them", "[memory]") {
+  auto cache = OpenMemory("shards = 1\n");
+  const std::string big(10000, 'b');
+  for (int i = 0; i < 2000; ++i) REQUIRE(cache->Set("k", big + std::to_string(i)).ok());
+  // 2000 rewrites retired ~20 MB; what still waits is a few blocks' worth.
+  const std::uint64_t waiting = StatOf(*cache, "reclaiming_bytes");
+  CHECK(waiting < 64 * big.size());
+  CHECK(StatOf(*cache, "curr_items") == 1);
+  CHECK(cache->Get("k").value_or("") == big + "1999");
+}
+
+TEST_CASE("memory counts hits and misses of every thread", "[memory][threads]") {
+  auto cache = OpenMemory("");
+  REQUIRE(cache->Set("here", "1").ok());
+  constexpr int kThreads = 4;
+  constexpr int kReads = 1000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kReads; ++i) {
+        (void)cache->Get("here");
+        (void)cache->Get("absent");
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(StatOf(*cache, "get_hits") == kThreads * kReads);
+  CHECK(StatOf(*cache, "get_misses") == kThreads * kReads);
+}
