@@ -22,10 +22,6 @@ EntryTable::BucketArray* EntryTable::BucketArray::Create(std::size_t count) noex
   return buckets;
 }
 
-void EntryTable::BucketArray::DestroyRetired(Retirable* block) noexcept {
-  delete static_cast<BucketArray*>(block);
-}
-
 EntryTable::EntryTable(Limbo& limbo) : limbo_(limbo) {
   BucketArray* buckets = BucketArray::Create(kInitialBuckets);
   if (buckets == nullptr) throw std::bad_alloc();
@@ -85,7 +81,7 @@ void EntryTable::RetireAll() noexcept {
     MemoryEntry* e = buckets->heads[i].exchange(nullptr);
     while (e != nullptr) {
       MemoryEntry* next = e->chain_next.load(kRelaxed);
-      limbo_.Retire(e, e->charge(), &MemoryEntry::DestroyRetired);
+      limbo_.Retire(e);
       e = next;
     }
   }
@@ -112,8 +108,7 @@ void EntryTable::GrowIfFull() noexcept {
   }
   buckets_.store(bigger);
   layout_.fetch_add(1);
-  limbo_.Retire(old, (old->mask + 1) * sizeof(std::atomic<MemoryEntry*>),
-                &BucketArray::DestroyRetired);
+  limbo_.Retire(old, (old->mask + 1) * sizeof(std::atomic<MemoryEntry*>));
 }
 
 }  // namespace cachet::memory

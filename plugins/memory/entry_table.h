@@ -58,13 +58,12 @@ class EntryTable {
  private:
   static constexpr std::size_t kInitialBuckets = 1024;
 
-  struct BucketArray : Retirable {
+  struct BucketArray final : RetiredArray {
     std::size_t mask = 0;
     std::unique_ptr<std::atomic<MemoryEntry*>[]> heads;
 
     // nullptr when memory runs out.
     static BucketArray* Create(std::size_t count) noexcept;
-    static void DestroyRetired(Retirable* block) noexcept;
   };
 
   std::atomic<MemoryEntry*>& HeadOf(const MemoryEntry* entry) noexcept {

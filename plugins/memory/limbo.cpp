@@ -1,26 +1,40 @@
-// Limbo: retiring unlinked blocks and freeing them once the epoch allows.
+// Limbo: retiring unlinked entries and arrays, and freeing them once the epoch allows.
 #include "limbo.h"
+
+#include <limits>
 
 namespace cachet::memory {
 
-Limbo::~Limbo() {
-  while (oldest_ != nullptr) FreeOldest();
+Limbo::~Limbo() { FreeAll(); }
+
+// The epoch is read after the block was unlinked (the unlinking stores and this
+// load are sequentially consistent), which the reclamation rule requires.
+void Limbo::Retire(MemoryEntry* entry) noexcept {
+  entry->retired_in = epochs_.current();
+  entry->newer = nullptr;
+  if (newest_entry_ == nullptr) {
+    oldest_entry_ = entry;
+  } else {
+    newest_entry_->newer = entry;
+  }
+  newest_entry_ = entry;
+  Retired(entry->charge());
 }
 
-void Limbo::Retire(Retirable* block, std::size_t bytes, Retirable::Destroyer destroy) noexcept {
-  // The epoch is read after the block was unlinked (the unlinking stores and this
-  // load are sequentially consistent), which the reclamation rule requires.
-  block->retired_in = epochs_.current();
-  block->retired_bytes = bytes;
-  block->destroy = destroy;
-  block->retired_next = nullptr;
-  if (newest_ == nullptr) {
-    oldest_ = block;
+void Limbo::Retire(RetiredArray* array, std::size_t bytes) noexcept {
+  array->retired_in = epochs_.current();
+  array->retired_bytes = bytes;
+  array->retired_next = nullptr;
+  if (newest_array_ == nullptr) {
+    oldest_array_ = array;
   } else {
-    newest_->retired_next = block;
+    newest_array_->retired_next = array;
   }
-  newest_ = block;
-  ++blocks_;
+  newest_array_ = array;
+  Retired(bytes);
+}
+
+void Limbo::Retired(std::size_t bytes) noexcept {
   bytes_ += bytes;
   ++blocks_since_advance_;
   bytes_since_advance_ += bytes;
@@ -33,16 +47,36 @@ void Limbo::Retire(Retirable* block, std::size_t bytes, Retirable::Destroyer des
 }
 
 void Limbo::FreeReclaimable() noexcept {
-  while (oldest_ != nullptr && epochs_.Reclaimable(oldest_->retired_in)) FreeOldest();
+  while (oldest_entry_ != nullptr && epochs_.Reclaimable(oldest_entry_->retired_in)) {
+    MemoryEntry* entry = oldest_entry_;
+    oldest_entry_ = entry->newer;
+    if (oldest_entry_ == nullptr) newest_entry_ = nullptr;
+    bytes_ -= entry->charge();
+    MemoryEntry::Destroy(entry);
+  }
+  while (oldest_array_ != nullptr && epochs_.Reclaimable(oldest_array_->retired_in)) {
+    RetiredArray* array = oldest_array_;
+    oldest_array_ = array->retired_next;
+    if (oldest_array_ == nullptr) newest_array_ = nullptr;
+    bytes_ -= array->retired_bytes;
+    delete array;
+  }
 }
 
-void Limbo::FreeOldest() noexcept {
-  Retirable* block = oldest_;
-  oldest_ = block->retired_next;
-  if (oldest_ == nullptr) newest_ = nullptr;
-  --blocks_;
-  bytes_ -= block->retired_bytes;
-  block->destroy(block);
+void Limbo::FreeAll() noexcept {
+  while (oldest_entry_ != nullptr) {
+    MemoryEntry* entry = oldest_entry_;
+    oldest_entry_ = entry->newer;
+    MemoryEntry::Destroy(entry);
+  }
+  while (oldest_array_ != nullptr) {
+    RetiredArray* array = oldest_array_;
+    oldest_array_ = array->retired_next;
+    delete array;
+  }
+  newest_entry_ = nullptr;
+  newest_array_ = nullptr;
+  bytes_ = 0;
 }
 
 }  // namespace cachet::memory

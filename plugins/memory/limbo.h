@@ -1,31 +1,36 @@
-// Limbo: the blocks one shard has unlinked, kept until no reader can hold them.
+// Limbo: what one shard has unlinked, kept until no reader can hold it.
 //
 // Readers of the memory store take no lock (see ReadEpochs), so a writer that
 // unlinks an entry, or a bucket array the table outgrew, cannot free it at once:
 // a reader may be looking at it. The writer retires it here instead, tagged with
 // the epoch of the moment it was unlinked, and the limbo frees it once the epoch
-// is two further on. Blocks wait in the order they were retired, so the oldest are
-// always the first that may go. Every few retirements (or bytes' worth) the limbo
-// tries to advance the epoch itself, so memory comes back while writes go on.
-// Bytes waiting here are not charged to the shard's budget: they are on their way
-// out. Not synchronized: the shard's lock guards it.
+// is two further on. Things wait in the order they were retired, so the oldest
+// are always the first that may go. Every few retirements (or bytes' worth) the
+// limbo tries to advance the epoch itself, so memory comes back while writes go
+// on. Bytes waiting here are not charged to the shard's budget: they are on their
+// way out. Not synchronized: the shard's lock guards it.
+//
+// Entries wait on a list threaded through their own LRU link (an unlinked entry
+// is in no LRU list), so retiring one costs no memory; the rare bucket arrays wait
+// on a list of their own.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "memory_entry.h"
 #include "read_epochs.h"
 
 namespace cachet::memory {
 
-// What a retirable block carries for the limbo; MemoryEntry and BucketArray start with it.
-struct Retirable {
-  using Destroyer = void (*)(Retirable*) noexcept;
+// A block other than an entry that may be retired: the limbo destroys it through
+// the virtual destructor.
+struct RetiredArray {
+  virtual ~RetiredArray() = default;
 
-  Retirable* retired_next = nullptr;
+  RetiredArray* retired_next = nullptr;
   std::uint64_t retired_in = 0;  // the epoch when it was unlinked
   std::size_t retired_bytes = 0;
-  Destroyer destroy = nullptr;
 };
 
 class Limbo {
@@ -36,12 +41,13 @@ class Limbo {
   Limbo(const Limbo&) = delete;
   Limbo& operator=(const Limbo&) = delete;
 
-  // Takes an unlinked block of `bytes` bytes, to be freed with `destroy`.
-  void Retire(Retirable* block, std::size_t bytes, Retirable::Destroyer destroy) noexcept;
-  // Frees the blocks no reader can hold any more.
+  // Takes an entry unlinked from the table and the LRU list.
+  void Retire(MemoryEntry* entry) noexcept;
+  // Takes an array of `bytes` bytes that readers may still be reading.
+  void Retire(RetiredArray* array, std::size_t bytes) noexcept;
+  // Frees what no reader can hold any more.
   void FreeReclaimable() noexcept;
 
-  std::size_t blocks() const noexcept { return blocks_; }
   std::size_t bytes() const noexcept { return bytes_; }
 
  private:
@@ -49,12 +55,15 @@ class Limbo {
   static constexpr std::size_t kAdvanceEveryBlocks = 8;
   static constexpr std::size_t kAdvanceEveryBytes = std::size_t{256} << 10;
 
-  void FreeOldest() noexcept;
+  // Counts a retirement, now and then advancing the epoch; frees what it can.
+  void Retired(std::size_t bytes) noexcept;
+  void FreeAll() noexcept;
 
   ReadEpochs& epochs_;
-  Retirable* oldest_ = nullptr;
-  Retirable* newest_ = nullptr;
-  std::size_t blocks_ = 0;
+  MemoryEntry* oldest_entry_ = nullptr;  // linked through MemoryEntry::newer
+  MemoryEntry* newest_entry_ = nullptr;
+  RetiredArray* oldest_array_ = nullptr;
+  RetiredArray* newest_array_ = nullptr;
   std::size_t bytes_ = 0;
   std::size_t blocks_since_advance_ = 0;
   std::size_t bytes_since_advance_ = 0;

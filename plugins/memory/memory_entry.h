@@ -21,13 +21,12 @@
 #include <new>
 #include <string_view>
 
-#include "limbo.h"
-
 namespace cachet::memory {
 
-struct MemoryEntry : Retirable {
+struct MemoryEntry {
   std::atomic<MemoryEntry*> chain_next{nullptr};  // next entry in the same hash bucket
-  MemoryEntry* newer = nullptr;       // towards the most recently used end
+  MemoryEntry* newer = nullptr;       // towards the most recently used end; once
+                                      // retired, the next entry in the Limbo
   MemoryEntry* older = nullptr;       // towards the eviction end
   std::uint64_t hash = 0;
   std::uint64_t cas = 0;
@@ -37,6 +36,7 @@ struct MemoryEntry : Retirable {
   std::size_t capacity = 0;  // bytes after the header, for key and value
   std::uint32_t flags = 0;
   std::atomic<bool> referenced{false};  // read since it last moved in the LRU list
+  std::uint64_t retired_in = 0;         // the epoch it was unlinked in (Limbo)
 
   // A block for `key` with room for a value of `value_capacity` bytes; the
   // value is empty. nullptr when memory runs out.
@@ -54,10 +54,6 @@ struct MemoryEntry : Retirable {
   static void Destroy(MemoryEntry* entry) noexcept {
     entry->~MemoryEntry();
     ::operator delete(entry);
-  }
-  // Destroy, for a retired entry (Limbo).
-  static void DestroyRetired(Retirable* block) noexcept {
-    Destroy(static_cast<MemoryEntry*>(block));
   }
 
   char* bytes() noexcept { return reinterpret_cast<char*>(this + 1); }

@@ -213,7 +213,7 @@ MemoryEntry* MemoryShard::Rewrite(MemoryEntry* entry, std::string_view first,
   lru_.Substitute(entry, fresh);
   lru_.MoveToNewest(fresh);
   bytes_ = bytes_ - entry->charge() + fresh->charge();
-  limbo_.Retire(entry, entry->charge(), &MemoryEntry::DestroyRetired);
+  limbo_.Retire(entry);
   return fresh;
 }
 
@@ -229,7 +229,7 @@ void MemoryShard::Erase(MemoryEntry* entry) {
   lru_.Unlink(entry);
   table_.Detach(entry);
   bytes_ -= entry->charge();
-  limbo_.Retire(entry, entry->charge(), &MemoryEntry::DestroyRetired);
+  limbo_.Retire(entry);
 }
 
 void MemoryShard::EvictOver(const MemoryEntry* keep) {

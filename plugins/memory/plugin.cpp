@@ -15,7 +15,7 @@ constexpr OptionSpec kOptions[] = {
      "memory budget in bytes: keys, values and per-item overhead; least recently used "
      "items are evicted above it"},
     {"shards", OptionType::kInt, "16",
-     "independent locks the keys are spread over (1..1024); more shards, less contention"},
+     "independent write locks the keys are spread over (1..1024); reads take no lock"},
     {"max_item_size", OptionType::kInt, "1048576",
      "largest value in bytes; a bigger one is refused with too_large"},
     {"max_key_size", OptionType::kInt, "250",
