@@ -55,15 +55,38 @@ class Limbo {
   static constexpr std::size_t kAdvanceEveryBlocks = 8;
   static constexpr std::size_t kAdvanceEveryBytes = std::size_t{256} << 10;
 
+  // A first-in, first-out list linked through each element's member `Next`.
+  template <class T, T* T::*Next>
+  struct Queue {
+    T* oldest = nullptr;
+    T* newest = nullptr;
+
+    void Push(T* element) noexcept {
+      element->*Next = nullptr;
+      if (newest == nullptr) {
+        oldest = element;
+      } else {
+        newest->*Next = element;
+      }
+      newest = element;
+    }
+    T* Pop() noexcept {
+      T* element = oldest;
+      oldest = element->*Next;
+      if (oldest == nullptr) newest = nullptr;
+      return element;
+    }
+  };
+
   // Counts a retirement, now and then advancing the epoch; frees what it can.
   void Retired(std::size_t bytes) noexcept;
-  void FreeAll() noexcept;
+  // Frees from the front of both queues while `may_free(retired_in)` says so.
+  template <class Predicate>
+  void FreeWhile(Predicate may_free) noexcept;
 
   ReadEpochs& epochs_;
-  MemoryEntry* oldest_entry_ = nullptr;  // linked through MemoryEntry::newer
-  MemoryEntry* newest_entry_ = nullptr;
-  RetiredArray* oldest_array_ = nullptr;
-  RetiredArray* newest_array_ = nullptr;
+  Queue<MemoryEntry, &MemoryEntry::newer> entries_;
+  Queue<RetiredArray, &RetiredArray::retired_next> arrays_;
   std::size_t bytes_ = 0;
   std::size_t blocks_since_advance_ = 0;
   std::size_t bytes_since_advance_ = 0;

@@ -48,27 +48,17 @@ Status MemoryShard::Get(KeyRef key, Item* out) {
 
 Status MemoryShard::GetLocked(KeyRef key, Item* out) {
   std::lock_guard lock(mutex_);
-  MemoryEntry* entry = FindLive(key);
-  if (entry == nullptr) {
-    epochs_.CountMiss();
-    return Status::NotFound();
-  }
-  epochs_.CountHit();
-  entry->MarkReferenced();
+  MemoryEntry* entry = FindForRead(key);
+  if (entry == nullptr) return Status::NotFound();
   CopyOut(*entry, out);
   return Status::OK();
 }
 
 Status MemoryShard::GetAndTouch(KeyRef key, Ttl ttl, Item* out) {
   std::lock_guard lock(mutex_);
-  MemoryEntry* entry = FindLive(key);
-  if (entry == nullptr) {
-    epochs_.CountMiss();
-    return Status::NotFound();
-  }
-  epochs_.CountHit();
+  MemoryEntry* entry = FindForRead(key);
+  if (entry == nullptr) return Status::NotFound();
   entry->set_expiry(ExpiryFor(ttl));
-  entry->MarkReferenced();
   CopyOut(*entry, out);
   return Status::OK();
 }
@@ -162,6 +152,17 @@ MemoryEntry* MemoryShard::FindLive(KeyRef key) {
     Erase(entry);
     return nullptr;
   }
+  return entry;
+}
+
+MemoryEntry* MemoryShard::FindForRead(KeyRef key) {
+  MemoryEntry* entry = FindLive(key);
+  if (entry == nullptr) {
+    epochs_.CountMiss();
+    return nullptr;
+  }
+  epochs_.CountHit();
+  entry->MarkReferenced();
   return entry;
 }
 

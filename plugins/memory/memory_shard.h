@@ -78,6 +78,8 @@ class alignas(64) MemoryShard {
   Status GetLocked(KeyRef key, Item* out);
   // The live entry under `key`, or nullptr; an expired one is removed on the way.
   MemoryEntry* FindLive(KeyRef key);
+  // FindLive for a read under the lock: counts the hit or miss and marks the entry.
+  MemoryEntry* FindForRead(KeyRef key);
   Status StoreNew(KeyRef key, ItemView item, Ttl ttl);
   Status Concatenate(MemoryEntry* entry, std::string_view bytes, bool after);
   // Publishes a new entry for `entry`'s key, with the value `first` + `second`,
