@@ -124,6 +124,24 @@ class CACHET_EXPORT Cache {
                                std::optional<Ttl> ttl = std::nullopt);
   std::vector<Status> RemoveMulti(const std::vector<std::string>& keys);
 
+  // Batch reads into the caller's buffers, for loops that read many values
+  // again and again. After the call `statuses` and the output vector have
+  // keys.size() entries that follow `keys`: ok for a hit, not_found for a miss,
+  // anything else an error (and an empty value). The strings already in the
+  // output vector are written in place, so they keep their capacity from call to
+  // call: once they have grown to the values' sizes, a loop that passes the same
+  // vectors allocates nothing per call, and a store that reads values straight
+  // into them copies each value once. The namespace applies as for GetMulti; keys
+  // on different servers are fetched at once. Not counted in metrics() yet.
+  //
+  // GetItemsInto hands back the stored Items (bytes, flags and cas) as the codec
+  // left them. GetMultiInto decodes each hit to its string value, as
+  // GetMulti<std::string> does; a raw string (flags 0) costs no decoding at all.
+  void GetItemsInto(std::span<const std::string_view> keys, std::vector<Item>* items,
+                    std::vector<Status>* statuses);
+  void GetMultiInto(std::span<const std::string_view> keys, std::vector<std::string>* values,
+                    std::vector<Status>* statuses);
+
   Status Flush();
   Result<StatsMap> Stats();
 
