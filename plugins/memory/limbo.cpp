@@ -5,7 +5,8 @@
 namespace cachet::memory {
 
 Limbo::~Limbo() {
-  FreeWhile([](std::uint64_t) { return true; });
+  FreeWhile([](std::uint64_t) { return true; }, /*keep_spares=*/false);
+  for (std::size_t i = 0; i < spare_count_; ++i) MemoryEntry::Destroy(spares_[i]);
 }
 
 // The epoch is read after the block was unlinked (the unlinking stores and this
@@ -36,15 +37,32 @@ void Limbo::Retired(std::size_t bytes) noexcept {
 }
 
 void Limbo::FreeReclaimable() noexcept {
-  FreeWhile([this](std::uint64_t retired_in) { return epochs_.Reclaimable(retired_in); });
+  FreeWhile([this](std::uint64_t retired_in) { return epochs_.Reclaimable(retired_in); },
+            /*keep_spares=*/true);
+}
+
+MemoryEntry* Limbo::TakeSpare(std::size_t bytes) noexcept {
+  for (std::size_t i = spare_count_; i > 0; --i) {
+    MemoryEntry* spare = spares_[i - 1];
+    // Room enough, and not so much more that the budget pays for air.
+    if (spare->capacity >= bytes && spare->capacity - bytes <= bytes / 4 + 32) {
+      spares_[i - 1] = spares_[--spare_count_];
+      return spare;
+    }
+  }
+  return nullptr;
 }
 
 template <class Predicate>
-void Limbo::FreeWhile(Predicate may_free) noexcept {
+void Limbo::FreeWhile(Predicate may_free, bool keep_spares) noexcept {
   while (entries_.oldest != nullptr && may_free(entries_.oldest->retired_in)) {
     MemoryEntry* entry = entries_.Pop();
     bytes_ -= entry->charge();
-    MemoryEntry::Destroy(entry);
+    if (keep_spares && spare_count_ < kSpares && entry->capacity <= kLargestSpare) {
+      spares_[spare_count_++] = entry;
+    } else {
+      MemoryEntry::Destroy(entry);
+    }
   }
   while (arrays_.oldest != nullptr && may_free(arrays_.oldest->retired_in)) {
     RetiredArray* array = arrays_.Pop();

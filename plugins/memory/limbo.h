@@ -12,9 +12,12 @@
 //
 // Entries wait on a list threaded through their own LRU link (an unlinked entry
 // is in no LRU list), so retiring one costs no memory; the rare bucket arrays wait
-// on a list of their own.
+// on a list of their own. Since every write builds a new entry, the limbo keeps a
+// few small freed entries as spares for the next writes, which then skip the
+// allocator (and the freed entry its free); spares are not charged either.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -47,6 +50,9 @@ class Limbo {
   void Retire(RetiredArray* array, std::size_t bytes) noexcept;
   // Frees what no reader can hold any more.
   void FreeReclaimable() noexcept;
+  // A freed entry with room for `bytes` bytes of key and value (and not much
+  // more), to be rebuilt with MemoryEntry::Recycle; nullptr if none fits.
+  MemoryEntry* TakeSpare(std::size_t bytes) noexcept;
 
   std::size_t bytes() const noexcept { return bytes_; }
 
@@ -54,6 +60,9 @@ class Limbo {
   // An attempt to advance the epoch after this many retirements or bytes.
   static constexpr std::size_t kAdvanceEveryBlocks = 8;
   static constexpr std::size_t kAdvanceEveryBytes = std::size_t{256} << 10;
+  // Spares: how many, and the largest room (key and value bytes) worth keeping.
+  static constexpr std::size_t kSpares = 8;
+  static constexpr std::size_t kLargestSpare = 4096;
 
   // A first-in, first-out list linked through each element's member `Next`.
   template <class T, T* T::*Next>
@@ -80,13 +89,16 @@ class Limbo {
 
   // Counts a retirement, now and then advancing the epoch; frees what it can.
   void Retired(std::size_t bytes) noexcept;
-  // Frees from the front of both queues while `may_free(retired_in)` says so.
+  // Frees from the front of both queues while `may_free(retired_in)` says so,
+  // keeping spares when `keep_spares`.
   template <class Predicate>
-  void FreeWhile(Predicate may_free) noexcept;
+  void FreeWhile(Predicate may_free, bool keep_spares) noexcept;
 
   ReadEpochs& epochs_;
   Queue<MemoryEntry, &MemoryEntry::newer> entries_;
   Queue<RetiredArray, &RetiredArray::retired_next> arrays_;
+  std::array<MemoryEntry*, kSpares> spares_{};
+  std::size_t spare_count_ = 0;
   std::size_t bytes_ = 0;
   std::size_t blocks_since_advance_ = 0;
   std::size_t bytes_since_advance_ = 0;

@@ -44,16 +44,29 @@ struct MemoryEntry {
                              std::size_t value_capacity) noexcept {
     void* block = ::operator new(sizeof(MemoryEntry) + key.size() + value_capacity, std::nothrow);
     if (block == nullptr) return nullptr;
-    auto* entry = new (block) MemoryEntry;
-    entry->hash = hash;
-    entry->key_size = key.size();
-    entry->capacity = key.size() + value_capacity;
-    std::memcpy(entry->bytes(), key.data(), key.size());
-    return entry;
+    return Build(block, hash, key, key.size() + value_capacity);
+  }
+  // Makes the block of a freed entry (no reader can hold it) a new, empty entry
+  // for `key`, keeping its room. REQUIRES: room for the key.
+  static MemoryEntry* Recycle(MemoryEntry* freed, std::uint64_t hash,
+                              std::string_view key) noexcept {
+    const std::size_t capacity = freed->capacity;
+    freed->~MemoryEntry();
+    return Build(freed, hash, key, capacity);
   }
   static void Destroy(MemoryEntry* entry) noexcept {
     entry->~MemoryEntry();
     ::operator delete(entry);
+  }
+
+  static MemoryEntry* Build(void* block, std::uint64_t hash, std::string_view key,
+                            std::size_t capacity) noexcept {
+    auto* entry = new (block) MemoryEntry;
+    entry->hash = hash;
+    entry->key_size = key.size();
+    entry->capacity = capacity;
+    std::memcpy(entry->bytes(), key.data(), key.size());
+    return entry;
   }
 
   char* bytes() noexcept { return reinterpret_cast<char*>(this + 1); }

@@ -168,7 +168,7 @@ MemoryEntry* MemoryShard::FindForRead(KeyRef key) {
 
 Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl) {
   if (Status s = CheckFits(key.key.size(), item.value.size()); !s.ok()) return s;
-  MemoryEntry* entry = MemoryEntry::Create(key.hash, key.key, item.value.size());
+  MemoryEntry* entry = NewEntry(key.hash, key.key, item.value.size());
   if (entry == nullptr) return OutOfMemory();
   std::memcpy(entry->value_data(), item.value.data(), item.value.size());
   entry->value_size = item.value.size();
@@ -181,6 +181,14 @@ Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl) {
   ++counters_.total_items;
   EvictOver(entry);
   return Status::OK();
+}
+
+MemoryEntry* MemoryShard::NewEntry(std::uint64_t hash, std::string_view key,
+                                   std::size_t value_size) {
+  if (MemoryEntry* spare = limbo_.TakeSpare(key.size() + value_size)) {
+    return MemoryEntry::Recycle(spare, hash, key);
+  }
+  return MemoryEntry::Create(hash, key, value_size);
 }
 
 Status MemoryShard::Concatenate(MemoryEntry* entry, std::string_view bytes, bool after) {
@@ -202,7 +210,7 @@ MemoryEntry* MemoryShard::Rewrite(MemoryEntry* entry, std::string_view first,
                                   std::string_view second, std::uint32_t flags,
                                   std::int64_t expires_at_ms) {
   const std::size_t size = first.size() + second.size();
-  MemoryEntry* fresh = MemoryEntry::Create(entry->hash, entry->key(), size);
+  MemoryEntry* fresh = NewEntry(entry->hash, entry->key(), size);
   if (fresh == nullptr) return nullptr;
   std::memcpy(fresh->value_data(), first.data(), first.size());
   std::memcpy(fresh->value_data() + first.size(), second.data(), second.size());

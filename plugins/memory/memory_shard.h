@@ -81,6 +81,9 @@ class alignas(64) MemoryShard {
   // FindLive for a read under the lock: counts the hit or miss and marks the entry.
   MemoryEntry* FindForRead(KeyRef key);
   Status StoreNew(KeyRef key, ItemView item, Ttl ttl);
+  // An empty entry for `key` with room for `value_size` bytes: a spare from the
+  // limbo if one fits, else a new block. nullptr when out of memory.
+  MemoryEntry* NewEntry(std::uint64_t hash, std::string_view key, std::size_t value_size);
   Status Concatenate(MemoryEntry* entry, std::string_view bytes, bool after);
   // Publishes a new entry for `entry`'s key, with the value `first` + `second`,
   // these flags and expiry and a new CAS, in `entry`'s place as the most recently
