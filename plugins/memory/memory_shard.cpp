@@ -170,7 +170,9 @@ Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl) {
   if (Status s = CheckFits(key.key.size(), item.value.size()); !s.ok()) return s;
   MemoryEntry* entry = NewEntry(key.hash, key.key, item.value.size());
   if (entry == nullptr) return OutOfMemory();
-  std::memcpy(entry->value_data(), item.value.data(), item.value.size());
+  if (!item.value.empty()) {
+    std::memcpy(entry->value_data(), item.value.data(), item.value.size());
+  }
   entry->value_size = item.value.size();
   entry->flags = item.flags;
   entry->cas = next_cas_++;
@@ -212,8 +214,11 @@ MemoryEntry* MemoryShard::Rewrite(MemoryEntry* entry, std::string_view first,
   const std::size_t size = first.size() + second.size();
   MemoryEntry* fresh = NewEntry(entry->hash, entry->key(), size);
   if (fresh == nullptr) return nullptr;
-  std::memcpy(fresh->value_data(), first.data(), first.size());
-  std::memcpy(fresh->value_data() + first.size(), second.data(), second.size());
+  // memcpy must not see the null data() of an empty view, even for 0 bytes.
+  if (!first.empty()) std::memcpy(fresh->value_data(), first.data(), first.size());
+  if (!second.empty()) {
+    std::memcpy(fresh->value_data() + first.size(), second.data(), second.size());
+  }
   fresh->value_size = size;
   fresh->flags = flags;
   fresh->cas = next_cas_++;
