@@ -41,6 +41,10 @@ class MetaBatch final : public ServerBatch {
   ParseResult ParseReply(std::string_view input, Reply* reply) const override {
     return parser_.Parse(input, reply);
   }
+  bool ValueHeader(std::string_view input, Reply* reply, std::size_t* data_offset,
+                   std::uint64_t* size) const override {
+    return parser_.ValueHeader(input, reply, data_offset, size);
+  }
   Status OnReply(const Reply& reply) override;
   Status OnTokenReply(const Reply& reply);
   Status OnUntokenedError(const Reply& reply);

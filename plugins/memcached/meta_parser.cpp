@@ -76,4 +76,18 @@ ParseResult MetaReplyParser::Parse(std::string_view input, Reply* reply) const {
   return ReadDataBlock(input, found.consumed, size, limits_, &reply->data);
 }
 
+bool MetaReplyParser::ValueHeader(std::string_view input, Reply* reply, std::size_t* data_offset,
+                                  std::uint64_t* size) const {
+  std::string_view line;
+  if (FindLine(input, limits_.max_line, &line).outcome != ParseOutcome::kReply) return false;
+  if (!line.starts_with("VA ")) return false;
+  *reply = Reply{};
+  reply->kind = ReplyKind::kMetaValue;
+  std::string_view rest = line.substr(3);
+  if (!ParseU64(NextToken(&rest), size) || !ParseFlags(rest, reply)) return false;
+  if (*size > limits_.max_value) return false;
+  *data_offset = line.size() + 2;
+  return true;
+}
+
 }  // namespace cachet::memcached

@@ -18,6 +18,12 @@ class MetaReplyParser {
   explicit MetaReplyParser(ParserLimits limits = {}) : limits_(limits) {}
   ParseResult Parse(std::string_view input, Reply* reply) const;
 
+  // True when `input` begins with a whole, well-formed VA line whose data block
+  // is within the limits, whatever of the data has arrived: fills the reply's
+  // flags, where the data starts and its size (see TextReplyParser).
+  bool ValueHeader(std::string_view input, Reply* reply, std::size_t* data_offset,
+                   std::uint64_t* size) const;
+
  private:
   ParserLimits limits_;
 };

@@ -5,13 +5,17 @@ namespace cachet::memcached {
 
 Status ServerBatch::Consume(net::ReadBuffer& buffer) {
   for (;;) {
+    if (direct_.active()) {
+      bool whole = false;
+      if (Status s = ContinueDirect(buffer, &whole); !s.ok() || !whole) return s;
+    }
     if (done()) {
       if (buffer.empty()) return Status::OK();
       return Status::ProtocolError("memcached: bytes after the last expected reply");
     }
     Reply reply;
     ParseResult parsed = ParseReply(buffer.data(), &reply);
-    if (parsed.outcome == ParseOutcome::kNeedMore) return Status::OK();
+    if (parsed.outcome == ParseOutcome::kNeedMore) return StartDirect(buffer);
     if (parsed.outcome == ParseOutcome::kError) return parsed.error;
     Status s = OnReply(reply);
     // Consumed only now: the reply's views point into the buffer.
@@ -20,11 +24,50 @@ Status ServerBatch::Consume(net::ReadBuffer& buffer) {
   }
 }
 
-void FillItem(Operation& op, const Reply& reply) {
-  // assign() reuses the capacity of the caller's Item.
-  op.result.value.assign(reply.data.data(), reply.data.size());
+Status ServerBatch::StartDirect(net::ReadBuffer& buffer) {
+  Reply reply;
+  std::size_t offset = 0;
+  std::uint64_t size = 0;
+  if (done() || !ValueHeader(buffer.data(), &reply, &offset, &size) ||
+      !net::DirectValue::Worthwhile(buffer, offset, size)) {
+    return Status::OK();
+  }
+  routing_direct_ = true;
+  direct_op_ = nullptr;
+  Status s = OnReply(reply);
+  routing_direct_ = false;
+  if (!s.ok()) return s;
+  if (direct_op_ == nullptr) {
+    return Status::ProtocolError("memcached: a large value for an operation that reads none");
+  }
+  direct_.Start(buffer, offset, static_cast<std::size_t>(size), &direct_op_->result.value);
+  return Status::OK();
+}
+
+Status ServerBatch::ContinueDirect(net::ReadBuffer& buffer, bool* done) {
+  Status s = direct_.Continue(buffer, done);
+  if (!s.ok()) return Status::ProtocolError("memcached: " + std::string(s.message()));
+  if (*done) direct_op_->status = Status::OK();
+  return Status::OK();
+}
+
+void ServerBatch::ResetDirect() noexcept {
+  direct_.Reset();
+  direct_op_ = nullptr;
+  routing_direct_ = false;
+}
+
+void ServerBatch::FillItem(Operation& op, const Reply& reply) {
   op.result.flags = reply.flags;
   op.result.cas = reply.cas;
+  if (routing_direct_) {
+    // Until the data is whole, a failed exchange must not leave a hit behind.
+    direct_op_ = &op;
+    op.status = Status::IoError("memcached: the connection failed inside a value");
+    return;
+  }
+  // assign() reuses the capacity of the caller's Item.
+  op.result.value.assign(reply.data.data(), reply.data.size());
   op.status = Status::OK();
 }
 

@@ -7,6 +7,11 @@
 // because the exchange failed take that failure; nothing is guessed. One class
 // per protocol (text_batch.h, meta_batch.h). Reused across batches by Reset(),
 // so steady-state batches allocate nothing. Not thread-safe.
+//
+// A large value whose data is still to come when its header line has arrived is
+// received straight into its operation's string (net::DirectValue): the
+// operation is routed by the header alone, and its status stays an error until
+// the whole data block and its "\r\n" are in.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +19,7 @@
 #include <vector>
 
 #include "cachet/backend.h"
+#include "cachet/net/direct_value.h"
 #include "cachet/net/fan_out.h"
 #include "cachet/net/request_buffer.h"
 #include "reply.h"
@@ -52,15 +58,33 @@ class ServerBatch : public net::ReplyReader {
  protected:
   // One reply from the front of `input` (the protocol's parser).
   virtual ParseResult ParseReply(std::string_view input, Reply* reply) const = 0;
+  // A value's header line at the front of `input`, whatever of its data has
+  // arrived (the protocol's parser): false for anything else.
+  virtual bool ValueHeader(std::string_view input, Reply* reply, std::size_t* data_offset,
+                           std::uint64_t* size) const = 0;
   // Routes one parsed reply to its operation; an error drops the connection.
   virtual Status OnReply(const Reply& reply) = 0;
+  // Forgets a value left half-read by an earlier exchange. Reset() calls it.
+  void ResetDirect() noexcept;
+
+  // Stores a value reply into `op`: its bytes are copied into op's buffer, or,
+  // for a reply routed by its header alone, will be received into it.
+  void FillItem(Operation& op, const Reply& reply);
 
   ParserLimits limits_;
   net::RequestBuffer request_;
   bool poisoned_ = false;
-};
 
-// Stores a value reply into an operation (value bytes copied into its buffer).
-void FillItem(Operation& op, const Reply& reply);
+ private:
+  // Routes a large value by its header and has its data received direct; ok
+  // and nothing done when the front of `buffer` is no such value.
+  Status StartDirect(net::ReadBuffer& buffer);
+  // Waits for a direct value's data; true in *done once it is whole.
+  Status ContinueDirect(net::ReadBuffer& buffer, bool* done);
+
+  net::DirectValue direct_;
+  Operation* direct_op_ = nullptr;  // the operation the direct value is for
+  bool routing_direct_ = false;     // OnReply is routing a header without its data
+};
 
 }  // namespace cachet::memcached

@@ -41,6 +41,7 @@ void TextBatch::Reset(const BatchSettings& settings) {
   next_ = 0;
   gets_open_ = false;
   poisoned_ = false;
+  ResetDirect();
 }
 
 void TextBatch::CloseGetsLine() {

@@ -72,17 +72,37 @@ ParseResult TextReplyParser::Parse(std::string_view input, Reply* reply) const {
   return Garbage("unexpected reply", line);
 }
 
-ParseResult TextReplyParser::ParseValue(std::string_view input, std::string_view args,
-                                        std::size_t line_end, Reply* reply) const {
+namespace {
+
+// "<key> <flags> <bytes> [<cas>]", the arguments of a VALUE line.
+bool ParseValueArgs(std::string_view args, Reply* reply, std::uint64_t* size) {
   std::string_view rest = args;
   reply->kind = ReplyKind::kValue;
   reply->key = NextToken(&rest);
-  std::uint64_t size = 0;
   bool ok = !reply->key.empty() && ParseU32(NextToken(&rest), &reply->flags) &&
-            ParseU64(NextToken(&rest), &size);
+            ParseU64(NextToken(&rest), size);
   if (ok && !rest.empty()) ok = ParseU64(NextToken(&rest), &reply->cas) && rest.empty();
-  if (!ok) return Garbage("malformed VALUE line", args);
+  return ok;
+}
+
+}  // namespace
+
+ParseResult TextReplyParser::ParseValue(std::string_view input, std::string_view args,
+                                        std::size_t line_end, Reply* reply) const {
+  std::uint64_t size = 0;
+  if (!ParseValueArgs(args, reply, &size)) return Garbage("malformed VALUE line", args);
   return ReadDataBlock(input, line_end, size, limits_, &reply->data);
+}
+
+bool TextReplyParser::ValueHeader(std::string_view input, Reply* reply, std::size_t* data_offset,
+                                  std::uint64_t* size) const {
+  std::string_view line;
+  if (FindLine(input, limits_.max_line, &line).outcome != ParseOutcome::kReply) return false;
+  if (!line.starts_with("VALUE ")) return false;
+  *reply = Reply{};
+  if (!ParseValueArgs(line.substr(6), reply, size) || *size > limits_.max_value) return false;
+  *data_offset = line.size() + 2;
+  return true;
 }
 
 }  // namespace cachet::memcached

@@ -18,6 +18,13 @@ class TextReplyParser {
   explicit TextReplyParser(ParserLimits limits = {}) : limits_(limits) {}
   ParseResult Parse(std::string_view input, Reply* reply) const;
 
+  // True when `input` begins with a whole, well-formed VALUE line whose data
+  // block is within the limits, whatever of the data has arrived: fills the
+  // reply's key, flags and cas, where the data starts and its size. For a
+  // reader that receives large data blocks directly (net::DirectValue).
+  bool ValueHeader(std::string_view input, Reply* reply, std::size_t* data_offset,
+                   std::uint64_t* size) const;
+
  private:
   ParseResult ParseValue(std::string_view input, std::string_view args, std::size_t line_end,
                          Reply* reply) const;

@@ -20,8 +20,37 @@ void ReadBuffer::Consume(std::size_t n) noexcept {
   if (begin_ == end_) begin_ = end_ = 0;
 }
 
+std::size_t ReadBuffer::writable() const noexcept {
+  if (owed_ > 0) return owed_;
+  const std::size_t free = storage_.size() - end_;
+  return after_direct_ ? std::min(free, kPeekAfterDirect) : free;
+}
+
+void ReadBuffer::Commit(std::size_t n) noexcept {
+  after_direct_ = false;
+  if (owed_ == 0) {
+    end_ += n;
+    return;
+  }
+  direct_ += n;
+  owed_ -= n;
+  // The next reply's header follows the value: a short receive fetches it (and
+  // the start of its data), so a large value after it can go direct too.
+  if (owed_ == 0) {
+    direct_ = nullptr;
+    after_direct_ = true;
+  }
+}
+
+void ReadBuffer::ReceiveInto(char* dest, std::size_t size) noexcept {
+  direct_ = size > 0 ? dest : nullptr;
+  owed_ = size;
+  after_direct_ = false;
+}
+
 char* ReadBuffer::PrepareWrite(std::size_t min_free) {
-  if (writable() >= min_free) return storage_.data() + end_;
+  if (owed_ > 0) return direct_;
+  if (storage_.size() - end_ >= min_free) return storage_.data() + end_;
   const std::size_t unread = size();
   // Moving a few unread bytes to the front is cheap. A large reply arriving in
   // pieces is different: it would be moved again every time the space ran out,

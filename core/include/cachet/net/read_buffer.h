@@ -6,6 +6,14 @@
 // one (a big reply arriving in pieces) makes the buffer grow instead, so big
 // replies are not moved over and over. The buffer keeps its largest size. Not
 // thread-safe: it belongs to one Connection.
+//
+// Direct reads: a reader that knows the next bytes of the stream are a large
+// value's data can have them received straight into the value's own string
+// (ReceiveInto, see direct_value.h), so they are not copied out of this buffer
+// afterwards. Receives then go to that destination until the bytes owed have
+// come, and the receive right after one takes only a few bytes (kPeekAfterDirect),
+// enough for the next reply's header, so that a stream of large values is read
+// mostly direct rather than a buffer-load at a time.
 #pragma once
 
 #include <cstddef>
@@ -29,12 +37,28 @@ class CACHET_EXPORT ReadBuffer {
   void Consume(std::size_t n) noexcept;
 
   // A writable region of at least `min_free` bytes after the data; call
-  // Commit() with what was actually written into it.
+  // Commit() with what was actually written into it. While a direct read is
+  // owed bytes, the region is the rest of its destination instead.
   char* PrepareWrite(std::size_t min_free);
-  std::size_t writable() const noexcept { return storage_.size() - end_; }
-  void Commit(std::size_t n) noexcept { end_ += n; }
+  std::size_t writable() const noexcept;
+  void Commit(std::size_t n) noexcept;
 
-  void Clear() noexcept { begin_ = end_ = 0; }
+  // The next `size` bytes received go to `dest`, not into this buffer.
+  // REQUIRES: empty(); `dest` holds `size` bytes and outlives the receives (a
+  // Clear(), which a connection's Close() makes, forgets it).
+  void ReceiveInto(char* dest, std::size_t size) noexcept;
+  // Bytes a direct read still waits for; 0 when none is under way.
+  std::size_t owed() const noexcept { return owed_; }
+
+  void Clear() noexcept {
+    begin_ = end_ = 0;
+    direct_ = nullptr;
+    owed_ = 0;
+    after_direct_ = false;
+  }
+
+  // How much the receive right after a direct read takes at most.
+  static constexpr std::size_t kPeekAfterDirect = 4096;
 
  private:
   // Reallocates to `capacity` bytes with the unread bytes at the front.
@@ -43,6 +67,9 @@ class CACHET_EXPORT ReadBuffer {
   std::string storage_;
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
+  char* direct_ = nullptr;     // where a direct read's next bytes go
+  std::size_t owed_ = 0;       // how many it still waits for
+  bool after_direct_ = false;  // the next receive peeks (kPeekAfterDirect)
 };
 
 }  // namespace cachet::net
