@@ -4,7 +4,6 @@
 #include "cachet/cache.h"
 
 #include <array>
-#include <optional>
 #include <utility>
 
 #include "cache_metrics.h"
@@ -15,8 +14,6 @@ namespace cachet {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // How long a thread waits for another thread's loader before loading itself.
 // Generous on purpose: a slow loader should be waited for, a hung one must not
 // block its waiters for good.
@@ -24,24 +21,23 @@ constexpr std::chrono::seconds kLoadWaitLimit{10};
 
 Status EmptyKeyError() { return Status::InvalidArgument("empty key"); }
 
-// Reading the clock is the dearest part of a metric, so only a sample of the
-// calls is timed: the first of each thread, then one in kLatencySampleEvery.
-// An untimed call starts at the zero time point, which no real reading returns.
-Clock::time_point StartTimer(bool metrics) {
-  thread_local std::uint32_t calls_since_timed = 0;
-  if (!metrics) return Clock::time_point{};
-  const bool timed = calls_since_timed == 0;
-  if (++calls_since_timed == OpMetrics::kLatencySampleEvery) calls_since_timed = 0;
-  return timed ? Clock::now() : Clock::time_point{};
-}
+// Counts one call in the Cache's metrics, when they are on.
+class CallCounter {
+ public:
+  CallCounter(bool enabled, MetricsTable& table, CacheOp op) noexcept
+      : table_(enabled ? &table : nullptr) {
+    if (table_ != nullptr) call_ = table_->Begin(op);
+  }
+  // `outcome`: the call's Status, or the OutcomeTally of a batch.
+  template <class Outcome>
+  void Finish(const Outcome& outcome) const noexcept {
+    if (table_ != nullptr) table_->Finish(call_, outcome);
+  }
 
-// The latency of a call that StartTimer timed, or nullopt for an untimed one.
-std::optional<std::uint64_t> NanosecondsSince(Clock::time_point start) {
-  if (start == Clock::time_point{}) return std::nullopt;
-  const auto elapsed = Clock::now() - start;
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
-}
+ private:
+  MetricsTable* table_;
+  MetricsTable::Call call_{};
+};
 
 // The full keys of a batch, joined into one buffer so a batch allocates once.
 // A view into `storage` stays valid because the buffer is sized up front.
@@ -130,7 +126,7 @@ Cache::Cache(std::shared_ptr<Backend> backend, std::shared_ptr<const Codec> code
 Cache::~Cache() = default;
 
 Status Cache::GetItem(std::string_view key, Item* out, CacheOp op) {
-  const auto start = StartTimer(options_.metrics);
+  const CallCounter counter(options_.metrics, state_->metrics, op);
   Status s;
   if (key.empty()) {
     s = EmptyKeyError();
@@ -140,18 +136,18 @@ Status Cache::GetItem(std::string_view key, Item* out, CacheOp op) {
     s = op == CacheOp::kGets ? backend_->Gets(full_key.view(), out)
                              : backend_->Get(full_key.view(), out);
   }
-  Record(op, s, start);
+  counter.Finish(s);
   return s;
 }
 
 Status Cache::StoreItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
                         CacheOp op) {
-  const auto start = StartTimer(options_.metrics);
+  const CallCounter counter(options_.metrics, state_->metrics, op);
   const WriteOptions write{EffectiveTtl(ttl)};
   Status s = key.empty() ? EmptyKeyError()
                          : backend_->Store(mode, PrefixedKey(options_.key_namespace, key).view(),
                                            item, write);
-  Record(op, s, start);
+  counter.Finish(s);
   return s;
 }
 
@@ -166,57 +162,57 @@ Status Cache::Prepend(std::string_view key, std::string_view bytes) {
 }
 
 Status Cache::Remove(std::string_view key) {
-  const auto start = StartTimer(options_.metrics);
+  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kRemove);
   Status s = key.empty() ? EmptyKeyError()
                          : backend_->Remove(PrefixedKey(options_.key_namespace, key).view());
-  Record(CacheOp::kRemove, s, start);
+  counter.Finish(s);
   return s;
 }
 
 Result<std::uint64_t> Cache::Incr(std::string_view key, std::uint64_t delta) {
-  const auto start = StartTimer(options_.metrics);
+  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kIncr);
   std::uint64_t value = 0;
   Status s = key.empty()
                  ? EmptyKeyError()
                  : backend_->Incr(PrefixedKey(options_.key_namespace, key).view(), delta, &value);
-  Record(CacheOp::kIncr, s, start);
+  counter.Finish(s);
   if (!s.ok()) return s;
   return value;
 }
 
 Result<std::uint64_t> Cache::Decr(std::string_view key, std::uint64_t delta) {
-  const auto start = StartTimer(options_.metrics);
+  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kDecr);
   std::uint64_t value = 0;
   Status s = key.empty()
                  ? EmptyKeyError()
                  : backend_->Decr(PrefixedKey(options_.key_namespace, key).view(), delta, &value);
-  Record(CacheOp::kDecr, s, start);
+  counter.Finish(s);
   if (!s.ok()) return s;
   return value;
 }
 
 Status Cache::Touch(std::string_view key, Ttl ttl) {
-  const auto start = StartTimer(options_.metrics);
+  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kTouch);
   Status s = key.empty() ? EmptyKeyError()
                          : backend_->Touch(PrefixedKey(options_.key_namespace, key).view(), ttl);
-  Record(CacheOp::kTouch, s, start);
+  counter.Finish(s);
   return s;
 }
 
 std::vector<Status> Cache::RemoveMulti(const std::vector<std::string>& keys) {
-  const auto start = StartTimer(options_.metrics);
+  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kRemoveMulti);
   const std::vector<std::string_view> views = Views(keys);
   BatchPlan plan;
   PlanBatch(options_.key_namespace, views, OpKind::kRemove, &plan);
   backend_->Execute(plan.batch);
   const OutcomeTally tally = CollectStatuses(&plan);
-  if (options_.metrics) state_->metrics.Add(CacheOp::kRemoveMulti, tally, NanosecondsSince(start));
+  counter.Finish(tally);
   return std::move(plan.statuses);
 }
 
 std::vector<Status> Cache::GetItems(const std::vector<std::string>& keys,
                                     std::vector<Item>* items) {
-  const auto start = StartTimer(options_.metrics);
+  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kGetMulti);
   const std::vector<std::string_view> views = Views(keys);
   BatchPlan plan;
   PlanBatch(options_.key_namespace, views, OpKind::kGet, &plan);
@@ -227,13 +223,13 @@ std::vector<Status> Cache::GetItems(const std::vector<std::string>& keys,
     if (plan.batch[j].status.ok()) (*items)[plan.slots[j]] = std::move(plan.batch[j].result);
   }
   const OutcomeTally tally = CollectStatuses(&plan);
-  if (options_.metrics) state_->metrics.Add(CacheOp::kGetMulti, tally, NanosecondsSince(start));
+  counter.Finish(tally);
   return std::move(plan.statuses);
 }
 
 std::vector<Status> Cache::StoreItems(std::span<const std::string_view> keys,
                                       std::span<const Item> items, std::optional<Ttl> ttl) {
-  const auto start = StartTimer(options_.metrics);
+  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kSetMulti);
   BatchPlan plan;
   PlanBatch(options_.key_namespace, keys, OpKind::kStore, &plan);
   const Ttl effective = EffectiveTtl(ttl);
@@ -245,22 +241,22 @@ std::vector<Status> Cache::StoreItems(std::span<const std::string_view> keys,
   }
   backend_->Execute(plan.batch);
   const OutcomeTally tally = CollectStatuses(&plan);
-  if (options_.metrics) state_->metrics.Add(CacheOp::kSetMulti, tally, NanosecondsSince(start));
+  counter.Finish(tally);
   return std::move(plan.statuses);
 }
 
 Status Cache::Flush() {
-  const auto start = StartTimer(options_.metrics);
+  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kFlush);
   Status s = backend_->Flush();
-  Record(CacheOp::kFlush, s, start);
+  counter.Finish(s);
   return s;
 }
 
 Result<StatsMap> Cache::Stats() {
-  const auto start = StartTimer(options_.metrics);
+  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kStats);
   StatsMap stats;
   Status s = backend_->Stats(&stats);
-  Record(CacheOp::kStats, s, start);
+  counter.Finish(s);
   if (!s.ok()) return s;
   return stats;
 }
@@ -273,11 +269,5 @@ bool Cache::BeginLoad(const std::string& key) { return state_->loads.Begin(key);
 
 void Cache::FinishLoad(const std::string& key) { state_->loads.Finish(key); }
 
-void Cache::Record(CacheOp op, const Status& status, Clock::time_point start) {
-  if (!options_.metrics) return;
-  OutcomeTally tally;
-  tally.Count(status);
-  state_->metrics.Add(op, tally, NanosecondsSince(start));
-}
 
 }  // namespace cachet

@@ -7,13 +7,17 @@
 // a snapshot sums the stripes. A snapshot is therefore not one instant: counters of a call in
 // progress may be partly applied. That is fine for monitoring, which is all
 // metrics are for. Thread-safe.
+//
+// A call is counted in two steps: Begin() before it runs (which reads this
+// thread's state once: its stripe, and whether this call is one of the timed
+// ones) and Finish() with its outcome.
 #pragma once
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 
 #include "cachet/cache.h"
 #include "cachet/status.h"
@@ -39,13 +43,6 @@ struct OutcomeTally {
 };
 
 class MetricsTable {
- public:
-  // One call of `op` with the outcomes of its keys, and how long it took if it
-  // was one of the timed calls.
-  void Add(CacheOp op, const OutcomeTally& tally, std::optional<std::uint64_t> latency_ns) noexcept;
-  Metrics Snapshot() const noexcept;
-  void Reset() noexcept;
-
  private:
   struct alignas(64) Counters {
     std::atomic<std::uint64_t> calls{0};
@@ -57,11 +54,32 @@ class MetricsTable {
     std::atomic<std::uint64_t> max_latency_ns{0};
   };
 
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // One call being counted: where its counters are, and when it started if it
+  // is one of the timed calls (the zero time point, which no clock reading
+  // returns, if not).
+  struct Call {
+    Counters* counters;
+    Clock::time_point start;
+  };
+
+  // Reading the clock is the dearest part of a metric, so only a sample of the
+  // calls is timed: the first of each thread, then one in kLatencySampleEvery.
+  Call Begin(CacheOp op) noexcept;
+  // The end of a single-key call, and of a batch with the outcomes of its keys.
+  void Finish(const Call& call, const Status& status) noexcept;
+  void Finish(const Call& call, const OutcomeTally& tally) noexcept;
+
+  Metrics Snapshot() const noexcept;
+  void Reset() noexcept;
+
+ private:
   static constexpr std::size_t kStripes = 8;
   using Row = std::array<Counters, static_cast<std::size_t>(CacheOp::kCount)>;
 
-  // The stripe of the calling thread: threads are numbered as they first count.
-  static std::size_t ThisThreadStripe() noexcept;
+  static void RecordLatency(Counters& c, Clock::time_point start) noexcept;
 
   std::array<Row, kStripes> stripes_;
 };

@@ -182,6 +182,20 @@ Status Codec::Encode(std::string_view bytes, Item* out) const {
   return FinishEncoding(options_, compressor_.get(), {ValueKind::kBytes}, out);
 }
 
+Status Codec::EncodeView(std::string_view bytes, ItemView* out) const {
+  *out = ItemView(bytes, FlagsFor(options_.flags_profile, {ValueKind::kBytes}));
+  if (compressor_ == nullptr || bytes.size() < options_.compress_threshold) return Status::OK();
+  std::string& compressed = EncodeScratch();
+  Status s = compressor_->Compress(bytes, &compressed);
+  if (!s.ok()) return s;
+  if (WorthKeeping(bytes.size(), compressed.size(), options_.compress_min_savings)) {
+    ValueLayout layout{ValueKind::kBytes};
+    layout.compressor_id = compressor_->id();
+    *out = ItemView(compressed, FlagsFor(options_.flags_profile, layout));
+  }
+  return Status::OK();
+}
+
 Status Codec::Encode(std::int64_t v, Item* out) const {
   FormatInteger(v, &out->value);
   return FinishEncoding(options_, compressor_.get(), {ValueKind::kInteger}, out);
@@ -262,6 +276,11 @@ Status Codec::Decode(const Item& item, std::string* out) const {
 }
 
 Status Codec::Decode(Item&& item, std::string* out) const {
+  // Flags 0 are uncompressed bytes in every profile: nothing to read or undo.
+  if (item.flags == 0) {
+    *out = std::move(item.value);
+    return Status::OK();
+  }
   ValueLayout layout;
   std::string_view payload;
   Status s = Unwrap(item, options_, &layout, &payload);

@@ -3,14 +3,15 @@
 // The Cache hands the store full keys ("shop:" + "cart:42"); callers never see
 // the prefix. Joining happens on every operation, so the result lives in a small
 // buffer inside this object (on the caller's stack) and only a key longer than
-// that buffer allocates. Without a prefix the caller's key is used as it is.
-// The view points into this object: it must not outlive it, and the object is
-// neither copyable nor movable for that reason.
+// that buffer allocates. Without a prefix the caller's key is used as it is, and
+// the object costs a branch: the buffer is left uninitialised and nothing needs
+// destroying. The view points into this object: it must not outlive it, and the
+// object is neither copyable nor movable for that reason.
 #pragma once
 
 #include <cstddef>
 #include <cstring>
-#include <string>
+#include <memory>
 #include <string_view>
 
 namespace cachet {
@@ -20,17 +21,9 @@ class PrefixedKey {
   PrefixedKey(std::string_view prefix, std::string_view key) {
     if (prefix.empty()) {
       view_ = key;
-      return;
+    } else {
+      Join(prefix, key);
     }
-    const std::size_t size = prefix.size() + key.size();
-    char* dst = inline_;
-    if (size > kInlineSize) {
-      spill_.resize(size);
-      dst = spill_.data();
-    }
-    std::memcpy(dst, prefix.data(), prefix.size());
-    std::memcpy(dst + prefix.size(), key.data(), key.size());
-    view_ = std::string_view(dst, size);
   }
   PrefixedKey(const PrefixedKey&) = delete;
   PrefixedKey& operator=(const PrefixedKey&) = delete;
@@ -41,9 +34,21 @@ class PrefixedKey {
   // memcached keys are at most 250 bytes, so nearly every real key fits.
   static constexpr std::size_t kInlineSize = 256;
 
-  char inline_[kInlineSize];
-  std::string spill_;
+  void Join(std::string_view prefix, std::string_view key) {
+    const std::size_t size = prefix.size() + key.size();
+    char* dst = inline_;
+    if (size > kInlineSize) {
+      spill_ = std::make_unique_for_overwrite<char[]>(size);
+      dst = spill_.get();
+    }
+    std::memcpy(dst, prefix.data(), prefix.size());
+    std::memcpy(dst + prefix.size(), key.data(), key.size());
+    view_ = std::string_view(dst, size);
+  }
+
   std::string_view view_;
+  std::unique_ptr<char[]> spill_;  // only for a key longer than inline_
+  char inline_[kInlineSize];
 };
 
 }  // namespace cachet

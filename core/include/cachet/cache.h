@@ -182,7 +182,6 @@ class CACHET_EXPORT Cache {
   bool BeginLoad(const std::string& key);
   void FinishLoad(const std::string& key);
 
-  void Record(CacheOp op, const Status& status, std::chrono::steady_clock::time_point start);
   Ttl EffectiveTtl(std::optional<Ttl> ttl) const { return ttl ? *ttl : options_.default_ttl; }
 
   struct State;  // namespacing buffers, metrics counters, in-flight loads
@@ -197,11 +196,13 @@ class CACHET_EXPORT Cache {
 template <class T>
 Lookup<T> Cache::Get(std::string_view key) {
   Item item;
-  Status s = GetItem(key, &item, CacheOp::kGet);
-  if (!s.ok()) return Lookup<T>::FromStatus(std::move(s));
+  if (Status s = GetItem(key, &item, CacheOp::kGet); !s.ok()) {
+    return Lookup<T>::FromStatus(std::move(s));
+  }
   T value{};
-  s = codec_->Decode(std::move(item), &value);
-  if (!s.ok()) return Lookup<T>::FromStatus(std::move(s));
+  if (Status s = codec_->Decode(std::move(item), &value); !s.ok()) {
+    return Lookup<T>::FromStatus(std::move(s));
+  }
   return Lookup<T>::Hit(std::move(value));
 }
 
@@ -239,11 +240,20 @@ decltype(auto) CodecArg(const T& value) {
 template <class T>
 Status Cache::StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const T& value,
                          std::uint64_t cas, std::optional<Ttl> ttl) {
-  Item item;
-  Status s = codec_->Encode(detail::CodecArg(value), &item);
-  if (!s.ok()) return s;
-  item.cas = cas;
-  return StoreItem(mode, key, item, ttl, op);
+  if constexpr (std::is_same_v<decltype(detail::CodecArg(value)), std::string_view>) {
+    // Strings are stored from the caller's bytes, without a copy into an Item.
+    ItemView view;
+    Status s = codec_->EncodeView(detail::CodecArg(value), &view);
+    if (!s.ok()) return s;
+    view.cas = cas;
+    return StoreItem(mode, key, view, ttl, op);
+  } else {
+    Item item;
+    Status s = codec_->Encode(detail::CodecArg(value), &item);
+    if (!s.ok()) return s;
+    item.cas = cas;
+    return StoreItem(mode, key, item, ttl, op);
+  }
 }
 
 template <class T>

@@ -73,6 +73,12 @@ class CACHET_EXPORT Codec {
   Status Encode(const char* bytes, Item* out) const {
     return Encode(std::string_view(bytes), out);
   }
+  // Raw bytes as Encode(std::string_view, Item*) would store them, without copying
+  // them into an Item: when no compression applies (flags 0), `*out` views
+  // `bytes` itself; a compressed form is kept in a buffer of the calling thread
+  // that the next encoding on that thread replaces. The Cache's writes of
+  // strings use it, saving a copy of every value they store.
+  Status EncodeView(std::string_view bytes, ItemView* out) const;
 
   // Each Decode reads what the flags say was written. kCorruption for bytes that
   // do not decode, kInvalidArgument when the stored kind cannot become the asked

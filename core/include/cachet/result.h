@@ -43,7 +43,7 @@ class [[nodiscard]] Result {
 template <class T>
 class [[nodiscard]] Lookup {
  public:
-  static Lookup Hit(T value) { return Lookup(Status::OK(), std::move(value)); }
+  static Lookup Hit(T value) { return Lookup(std::in_place, std::move(value)); }
   static Lookup Miss() { return Lookup(Status::NotFound(), std::nullopt); }
   // A not_found status is a miss; any other non-ok status is an error.
   static Lookup FromStatus(Status status) {
@@ -71,6 +71,8 @@ class [[nodiscard]] Lookup {
  private:
   Lookup(Status status, std::optional<T> value)
       : status_(std::move(status)), value_(std::move(value)) {}
+  // A hit built in place: one move of the value, no Status to move.
+  Lookup(std::in_place_t, T&& value) : value_(std::in_place, std::move(value)) {}
 
   Status status_;
   std::optional<T> value_;
