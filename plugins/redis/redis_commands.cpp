@@ -1,7 +1,11 @@
 // Encoding cachet operations as Redis commands.
 #include "redis_commands.h"
 
+#include <array>
+#include <charconv>
+#include <cstring>
 #include <limits>
+#include <span>
 
 #include "cas_token.h"
 #include "lua_scripts.h"
@@ -9,16 +13,96 @@
 
 namespace cachet::redis {
 
-void AppendGet(std::string* out, std::string_view key) { RespCommand(out, 2).Arg("GET").Arg(key); }
+namespace {
+
+// The commands of single-key operations (GET, SET of a small value, INCRBY) are
+// assembled whole on the stack and appended to the request in one call: each
+// of RespCommand's appends, one per argument, costs a capacity check and a
+// copy call, which is most of the encoding of a short command. The bytes are
+// the same either way.
+constexpr std::size_t kStackCommand = 512;
+// '$' or '*', 20 digits, CRLF after the length and after the bytes.
+constexpr std::size_t kHeaderBound = 25;
+
+// Lengths are nearly always one or two digits: those skip to_chars' digit count.
+char* WriteLength(char* at, std::size_t length) {
+  if (length < 10) {
+    *at = static_cast<char>('0' + length);
+    return at + 1;
+  }
+  if (length < 100) {
+    at[0] = static_cast<char>('0' + length / 10);
+    at[1] = static_cast<char>('0' + length % 10);
+    return at + 2;
+  }
+  return std::to_chars(at, at + 20, length).ptr;
+}
+
+char* WriteHeader(char* at, char kind, std::size_t length) {
+  *at++ = kind;
+  at = WriteLength(at, length);
+  *at++ = '\r';
+  *at++ = '\n';
+  return at;
+}
+
+// Appends the command made of `args` and returns true, or appends nothing and
+// returns false when it would not fit the stack buffer.
+bool AppendOnStack(std::string* out, std::span<const std::string_view> args) {
+  std::size_t bound = kHeaderBound;
+  for (std::string_view arg : args) bound += kHeaderBound + arg.size();
+  if (bound > kStackCommand) return false;
+  char buffer[kStackCommand];
+  char* at = WriteHeader(buffer, '*', args.size());
+  for (std::string_view arg : args) {
+    at = WriteHeader(at, '$', arg.size());
+    std::memcpy(at, arg.data(), arg.size());
+    at += arg.size();
+    *at++ = '\r';
+    *at++ = '\n';
+  }
+  out->append(buffer, static_cast<std::size_t>(at - buffer));
+  return true;
+}
+
+// The command made of `args`, on the stack when it fits.
+void AppendArgs(std::string* out, std::span<const std::string_view> args) {
+  if (AppendOnStack(out, args)) return;
+  RespCommand command(out, args.size());
+  for (std::string_view arg : args) command.Arg(arg);
+}
+
+// Decimal text of a number argument, kept in this object.
+class NumberText {
+ public:
+  explicit NumberText(std::int64_t number)
+      : size_(static_cast<std::size_t>(std::to_chars(digits_, digits_ + 20, number).ptr - digits_)) {
+  }
+  std::string_view view() const noexcept { return std::string_view(digits_, size_); }
+
+ private:
+  char digits_[20];
+  std::size_t size_;
+};
+
+}  // namespace
+
+void AppendGet(std::string* out, std::string_view key) {
+  const std::string_view args[] = {"GET", key};
+  AppendArgs(out, args);
+}
 
 void AppendSet(std::string* out, StoreMode mode, std::string_view key, std::string_view value,
                Ttl ttl) {
-  bool has_ttl = ttl.count() > 0;
-  bool conditional = mode != StoreMode::kSet;
-  RespCommand command(out, 3 + (has_ttl ? 2 : 0) + (conditional ? 1 : 0));
-  command.Arg("SET").Arg(key).Arg(value);
-  if (has_ttl) command.Arg("PX").Arg(static_cast<std::int64_t>(ttl.count()));
-  if (conditional) command.Arg(mode == StoreMode::kAdd ? "NX" : "XX");
+  const NumberText ttl_ms(static_cast<std::int64_t>(ttl.count()));
+  std::array<std::string_view, 6> args{"SET", key, value};
+  std::size_t count = 3;
+  if (ttl.count() > 0) {
+    args[count++] = "PX";
+    args[count++] = ttl_ms.view();
+  }
+  if (mode != StoreMode::kSet) args[count++] = mode == StoreMode::kAdd ? "NX" : "XX";
+  AppendArgs(out, std::span<const std::string_view>(args.data(), count));
 }
 
 void AppendScript(std::string* out, StoreMode mode, std::string_view key, std::string_view value,
@@ -50,10 +134,9 @@ void AppendDel(std::string* out, std::string_view key) { RespCommand(out, 2).Arg
 void AppendCounter(std::string* out, CounterMode mode, bool increment, std::string_view key,
                    std::uint64_t delta, bool by_source) {
   if (mode == CounterMode::kNative) {
-    RespCommand(out, 3)
-        .Arg(increment ? "INCRBY" : "DECRBY")
-        .Arg(key)
-        .Arg(static_cast<std::int64_t>(delta));
+    const NumberText by(static_cast<std::int64_t>(delta));
+    const std::string_view args[] = {increment ? "INCRBY" : "DECRBY", key, by.view()};
+    AppendArgs(out, args);
     return;
   }
   RespCommand command(out, 6);
