@@ -75,8 +75,19 @@ Status MgetBatch::Consume(net::ReadBuffer& buffer) {
   }
   // Each element is a bulk string or a nil: read like a reply of its own.
   while (answered_ < reads_.size()) {
+    if (direct_.active()) {
+      bool whole = false;
+      if (Status s = direct_.Continue(buffer, where_, &whole); !s.ok() || !whole) return s;
+      ++answered_;
+      continue;
+    }
     bool ready = false;
-    if (Status s = NextReply(parser_, buffer.data(), where_, &ready); !s.ok() || !ready) return s;
+    if (Status s = NextReply(parser_, buffer.data(), where_, &ready); !s.ok()) return s;
+    if (!ready) {
+      // A large value still mostly to come is read direct; else wait for bytes.
+      if (direct_.Start(buffer, parser_, *reads_[answered_], where_)) continue;
+      return Status::OK();
+    }
     Operation& op = *reads_[answered_++];
     op.status = ReadValue(parser_.reply().root(), where_, &op.result);
     buffer.Consume(parser_.consumed());

@@ -5,7 +5,8 @@
 // client, one reply header instead of N). The reply, an array of bulk strings
 // and nils, is read as it arrives: the array header first, then each element as
 // a reply of its own, so a large reply never has to be in the buffer whole and
-// every value is handed to its operation at once.
+// every value is handed to its operation at once; a large value's data is
+// received straight into its operation's string (direct_bulk.h).
 // An error reply instead of the array settles every read with that error.
 // One difference from GET: MGET answers nil, where GET answers WRONGTYPE, for a
 // key that holds another Redis type (a list, a hash...), so such a key is a miss
@@ -20,6 +21,7 @@
 
 #include "cachet/backend.h"
 #include "cachet/net/fan_out.h"
+#include "direct_bulk.h"
 #include "resp_parser.h"
 
 namespace cachet::redis {
@@ -51,6 +53,7 @@ class MgetBatch final : public net::ReplyReader {
   std::string where_;
   RespLimits limits_;
   RespParser parser_;
+  DirectBulk direct_;
   std::string request_;
   std::vector<Operation*> reads_;
   bool header_read_ = false;

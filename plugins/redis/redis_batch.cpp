@@ -119,8 +119,22 @@ void RedisBatch::LoadScriptOnce(const LuaScript& script) {
 
 Status RedisBatch::Consume(net::ReadBuffer& buffer) {
   while (next_ < sent_.size()) {
+    if (direct_.active()) {
+      bool whole = false;
+      if (Status s = direct_.Continue(buffer, where_, &whole); !s.ok() || !whole) return s;
+      ++next_;
+      continue;
+    }
     bool ready = false;
-    if (Status s = NextReply(parser_, buffer.data(), where_, &ready); !s.ok() || !ready) return s;
+    if (Status s = NextReply(parser_, buffer.data(), where_, &ready); !s.ok()) return s;
+    if (!ready) {
+      // A GET's large value still mostly to come is read direct.
+      Operation* op = sent_[next_];
+      if (op != nullptr && op->kind == OpKind::kGet && direct_.Start(buffer, parser_, *op, where_)) {
+        continue;
+      }
+      return Status::OK();
+    }
     RespValue reply = parser_.reply().root();
     // Out-of-band RESP3 pushes are not replies to our commands.
     if (reply.type() != RespType::kPush) {

@@ -23,6 +23,7 @@
 
 #include "cachet/backend.h"
 #include "cachet/net/fan_out.h"
+#include "direct_bulk.h"
 #include "lua_scripts.h"
 #include "redis_commands.h"
 #include "resp_parser.h"
@@ -60,6 +61,7 @@ class RedisBatch final : public net::ReplyReader {
 
   std::string where_;
   RespParser parser_;
+  DirectBulk direct_;  // a GET's large value, received straight into its string
   std::string request_;
   std::vector<Operation*> sent_;  // in request order; null for a SCRIPT LOAD
   std::vector<const LuaScript*> loaded_;

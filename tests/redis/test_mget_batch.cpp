@@ -1,6 +1,7 @@
 // MgetBatch without a server: the MGET it sends, and its reply read in pieces
 // split at every offset, an error reply in place of the array, a wrong header,
 // and reads left unanswered.
+#include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -92,4 +93,78 @@ TEST_CASE("reads an MGET reply did not reach are settled with the exchange's err
   CHECK(reads.ops[0].status.ok());
   CHECK(reads.ops[1].status.IsNotFound());
   CHECK(reads.ops[2].status.IsTimeout());
+}
+
+namespace {
+
+// Delivers `bytes` as a connection does: each receive takes at most `chunk`
+// bytes and what the buffer's writable region (or a direct read) allows, and
+// the batch consumes after each.
+Status Deliver(ReadBuffer& buffer, MgetBatch& batch, std::string_view bytes, std::size_t chunk) {
+  // Bounded: every round moves at least one byte.
+  const std::size_t rounds = bytes.size();
+  for (std::size_t round = 0; !bytes.empty() && round < rounds; ++round) {
+    char* at = buffer.PrepareWrite(chunk);
+    const std::size_t n = std::min({buffer.writable(), chunk, bytes.size()});
+    std::memcpy(at, bytes.data(), n);
+    buffer.Commit(n);
+    bytes.remove_prefix(n);
+    if (Status s = batch.Consume(buffer); !s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+std::string Bulk(const std::string& value) {
+  return "$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
+}
+
+}  // namespace
+
+TEST_CASE("large MGET values are received straight into the reads' strings", "[mget][direct]") {
+  std::string big_a(100 * 1024, 'a');
+  std::string big_c(70 * 1024, 'c');
+  for (std::size_t i = 0; i < big_a.size(); i += 97) big_a[i] = static_cast<char>(i % 251);
+  const std::string reply = "*3\r\n" + Bulk(big_a) + "$-1\r\n" + Bulk(big_c);
+  for (std::size_t chunk : {1000, 4096, 65536, 300000}) {
+    INFO("chunk " << chunk);
+    Reads reads;
+    // The first read's buffer is reused as it is: same size, no reallocation.
+    reads.ops[0].result.value.assign(big_a.size(), '?');
+    const char* reused = reads.ops[0].result.value.data();
+    ReadBuffer buffer;
+    REQUIRE(Deliver(buffer, reads.batch, reply, chunk).ok());
+    REQUIRE(reads.batch.done());
+    CHECK(buffer.empty());
+    CHECK(buffer.owed() == 0);
+    CHECK(reads.ops[0].status.ok());
+    CHECK(reads.ops[0].result.value == big_a);
+    CHECK(static_cast<const void*>(reads.ops[0].result.value.data()) ==
+          static_cast<const void*>(reused));
+    CHECK(reads.ops[1].status.IsNotFound());
+    CHECK(reads.ops[2].status.ok());
+    CHECK(reads.ops[2].result.value == big_c);
+  }
+}
+
+TEST_CASE("a large value cut short or badly ended is never a hit", "[mget][direct]") {
+  const std::string big(64 * 1024, 'v');
+  const std::string whole = "*3\r\n" + Bulk(big) + "$-1\r\n$-1\r\n";
+  SECTION("the connection fails inside the value") {
+    Reads reads;
+    ReadBuffer buffer;
+    REQUIRE(Deliver(buffer, reads.batch, std::string_view(whole).substr(0, 30000), 4096).ok());
+    CHECK(buffer.owed() > 0);
+    reads.batch.Settle(Status::IoError("closed"));
+    CHECK_FALSE(reads.ops[0].status.ok());
+    CHECK_FALSE(reads.ops[1].status.ok());
+  }
+  SECTION("the data is not followed by CRLF") {
+    Reads reads;
+    ReadBuffer buffer;
+    std::string bad = whole;
+    bad[4 + 8 + big.size()] = 'X';  // "*3\r\n" "$65536\r\n" then the data, then CR
+    const Status s = Deliver(buffer, reads.batch, bad, 4096);
+    CHECK(s.IsProtocolError());
+    CHECK_FALSE(reads.ops[0].status.ok());
+  }
 }
