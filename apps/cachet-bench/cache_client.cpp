@@ -39,9 +39,11 @@ Status CacheClient::Decr(std::string_view key, std::uint64_t* value) {
 
 Status CacheClient::GetMulti(const std::vector<std::string>& keys, std::size_t* hits) {
   *hits = 0;
-  for (const Lookup<std::string>& found : cache_->GetMulti<std::string>(keys)) {
-    if (found.error()) return found.status();
-    if (found.hit()) ++*hits;
+  multi_keys_.assign(keys.begin(), keys.end());
+  cache_->GetMultiInto(multi_keys_, &multi_values_, &multi_statuses_);
+  for (const Status& status : multi_statuses_) {
+    if (status.IsError()) return status;
+    if (status.ok()) ++*hits;
   }
   return Status::OK();
 }

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "cachet/cache.h"
@@ -39,6 +41,11 @@ class CacheClient : public Client {
   std::shared_ptr<Cache> compressing_;
   std::string backend_key_;       // reused: no allocation per operation
   std::vector<Operation> batch_;  // reused by IncrPipelined
+  // GetMulti's answers, kept from call to call as an application reading in a
+  // loop keeps them, so the values' buffers are reused rather than reallocated.
+  std::vector<std::string_view> multi_keys_;
+  std::vector<std::string> multi_values_;
+  std::vector<Status> multi_statuses_;
 };
 
 }  // namespace cachet::bench
