@@ -1,6 +1,7 @@
 // Fuzz target: the memcached text and meta reply parsers on arbitrary bytes.
 // Each reply they accept must lie inside the input, and parsing must end in
-// need-more or an error within a bounded number of replies.
+// need-more or an error within a bounded number of replies. A value header the
+// batches read large values direct from must lie inside the input too.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -30,6 +31,17 @@ void ParseAll(const Parser& parser, std::string_view input) {
   std::abort();  // more replies than bytes: a parser consumed nothing
 }
 
+// A value header (what a direct read is started from) must lie inside the
+// input, and its size within the limit.
+template <class Parser>
+void CheckValueHeader(const Parser& parser, std::string_view input, std::size_t max_value) {
+  cachet::memcached::Reply reply;
+  std::size_t offset = 0;
+  std::uint64_t size = 0;
+  if (!parser.ValueHeader(input, &reply, &offset, &size)) return;
+  if (offset == 0 || offset > input.size() || size > max_value) std::abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -37,5 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   cachet::memcached::ParserLimits limits{256, 4096};
   ParseAll(cachet::memcached::TextReplyParser(limits), input);
   ParseAll(cachet::memcached::MetaReplyParser(limits), input);
+  CheckValueHeader(cachet::memcached::TextReplyParser(limits), input, limits.max_value);
+  CheckValueHeader(cachet::memcached::MetaReplyParser(limits), input, limits.max_value);
   return 0;
 }

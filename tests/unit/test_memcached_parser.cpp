@@ -178,4 +178,30 @@ TEST_CASE("meta: a VA over the value limit is too_large", "[memcached][parser]")
   CHECK(ParseGarbage(parser, "VA 5 O1\r\n").IsTooLarge());
 }
 
+TEST_CASE("value headers are found before their data has arrived", "[memcached][parser]") {
+  const TextReplyParser text(ParserLimits{2048, 1000});
+  const MetaReplyParser meta(ParserLimits{2048, 1000});
+  Reply reply;
+  std::size_t offset = 0;
+  std::uint64_t size = 0;
+  REQUIRE(text.ValueHeader("VALUE key 5 900 77\r\nabc", &reply, &offset, &size));
+  CHECK(reply.key == "key");
+  CHECK(reply.flags == 5);
+  CHECK(reply.cas == 77);
+  CHECK(offset == 20);
+  CHECK(size == 900);
+  REQUIRE(meta.ValueHeader("VA 900 f3 O12\r\n", &reply, &offset, &size));
+  CHECK(reply.flags == 3);
+  CHECK(reply.opaque == 12);
+  CHECK(offset == 15);
+  CHECK(size == 900);
+  // An incomplete line, another reply, a malformed line or a value over the limit: no header.
+  CHECK_FALSE(text.ValueHeader("VALUE key 5 900", &reply, &offset, &size));
+  CHECK_FALSE(text.ValueHeader("END\r\n", &reply, &offset, &size));
+  CHECK_FALSE(text.ValueHeader("VALUE key x 900\r\n", &reply, &offset, &size));
+  CHECK_FALSE(text.ValueHeader("VALUE key 0 1001\r\n", &reply, &offset, &size));
+  CHECK_FALSE(meta.ValueHeader("VA 1001\r\n", &reply, &offset, &size));
+  CHECK_FALSE(meta.ValueHeader("HD O1\r\n", &reply, &offset, &size));
+}
+
 }  // namespace cachet::memcached
