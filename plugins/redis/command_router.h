@@ -7,18 +7,19 @@
 // threads at once.
 #pragma once
 
-#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "cachet/backend.h"
+#include "function_ref.h"
 #include "resp_reply.h"
 
 namespace cachet::redis {
 
 // Maps the one reply of a command to the call's Status. `where` is "host:port".
-using ReplyFn = std::function<Status(RespValue reply, std::string_view where)>;
+// A reference, called only while the router's call runs (see function_ref.h).
+using ReplyFn = FunctionRef<Status(RespValue reply, std::string_view where)>;
 
 class CommandRouter {
  public:
@@ -36,7 +37,7 @@ class CommandRouter {
   // other. `on_reply` gets a "host:port " prefix for names when there are
   // several servers, "" otherwise. The first error, if any.
   using EachServerFn =
-      std::function<Status(RespValue reply, std::string_view where, const std::string& prefix)>;
+      FunctionRef<Status(RespValue reply, std::string_view where, const std::string& prefix)>;
   virtual Status RunOnEachServer(std::string_view request, const EachServerFn& on_reply) = 0;
 
   // Runs a batch of at most RedisBackend::kMaxInFlight operations per server,

@@ -23,19 +23,38 @@ class FunctionRef<R(Args...)> {
   requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
            std::is_invocable_r_v<R, F&, Args...>) FunctionRef(F&& callable)
   noexcept  // NOLINT: converting, like std::function
-      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(callable)))),
-        call_(&CallThrough<std::remove_reference_t<F>>) {}
-
-  R operator()(Args... args) const { return call_(object_, std::forward<Args>(args)...); }
-
- private:
-  template <class F>
-  static R CallThrough(void* object, Args... args) {
-    return (*static_cast<F*>(object))(std::forward<Args>(args)...);
+  {
+    using Callable = std::remove_reference_t<F>;
+    if constexpr (std::is_function_v<Callable>) {
+      // A function named directly: keep its address (function pointers convert
+      // to each other and back, not to void*).
+      target_.function = reinterpret_cast<void (*)()>(&callable);
+      call_ = &CallFunction<Callable>;
+    } else {
+      target_.object = const_cast<void*>(static_cast<const void*>(std::addressof(callable)));
+      call_ = &CallObject<Callable>;
+    }
   }
 
-  void* object_;
-  R (*call_)(void*, Args...);
+  R operator()(Args... args) const { return call_(target_, std::forward<Args>(args)...); }
+
+ private:
+  union Target {
+    void* object;
+    void (*function)();
+  };
+
+  template <class F>
+  static R CallObject(Target target, Args... args) {
+    return (*static_cast<F*>(target.object))(std::forward<Args>(args)...);
+  }
+  template <class F>
+  static R CallFunction(Target target, Args... args) {
+    return reinterpret_cast<F*>(target.function)(std::forward<Args>(args)...);
+  }
+
+  Target target_;
+  R (*call_)(Target, Args...);
 };
 
 }  // namespace cachet::redis
