@@ -83,8 +83,11 @@ void MemcachedBackend::ReportHealth(std::size_t server, const Status& transport)
 }
 
 bool MemcachedBackend::CheckAndRoute(Operation& op, std::size_t* server) const {
-  op.status = Check(op);
-  if (!op.status.ok()) return false;
+  Status checked = Check(op);
+  if (!checked.ok()) {
+    op.status = std::move(checked);
+    return false;
+  }
   // One live server needs no placement, nor a Result to carry it.
   if (pool_.size() == 1 && pool_.Available(0)) {
     *server = 0;
@@ -146,36 +149,32 @@ void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settin
   RunExchanges(s);
 }
 
-Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings) {
+Status MemcachedBackend::RunBatchOfOne(Operation& op, std::size_t server,
+                                       const BatchSettings& settings, Item* hit) {
   // One operation needs no grouping by server: straight to its exchange.
-  std::size_t server = 0;
-  if (!CheckAndRoute(op, &server)) return op.status;
   Scratch& s = Scratch::For(*this);
   Operation* const one[] = {&op};
+  // The batch fills op.result; the caller's Item lends its buffer there.
+  if (hit != &op.result) std::swap(op.result, *hit);
   AddExchange(s, server, one, settings);
   RunExchanges(s);
-  return op.status;
+  if (hit != &op.result) std::swap(op.result, *hit);
+  return std::move(op.status);
 }
 
 Status MemcachedBackend::Get(std::string_view key, Item* out) {
   Operation op;
   op.kind = OpKind::kGet;
   op.key = key;
-  // The caller's Item lends its buffer, so repeated reads reuse one allocation.
-  std::swap(op.result, *out);
-  Status s = RunOne(op, {options_.binary_keys});
-  std::swap(op.result, *out);
-  return s;
+  // The caller's Item takes the hit, so repeated reads reuse one allocation.
+  return RunOne(op, {options_.binary_keys}, out);
 }
 
 Status MemcachedBackend::GetAndTouch(std::string_view key, Ttl ttl, Item* out) {
   Operation op;
   op.kind = OpKind::kGet;
   op.key = key;
-  std::swap(op.result, *out);
-  Status s = RunOne(op, {options_.binary_keys, true, ttl});
-  std::swap(op.result, *out);
-  return s;
+  return RunOne(op, {options_.binary_keys, true, ttl}, out);
 }
 
 Status MemcachedBackend::Store(StoreMode mode, std::string_view key, ItemView item,
@@ -187,14 +186,14 @@ Status MemcachedBackend::Store(StoreMode mode, std::string_view key, ItemView it
   op.item = item;
   op.ttl = options.ttl;
   op.noreply = options.noreply;
-  return RunOne(op, {options_.binary_keys});
+  return RunOne(op, {options_.binary_keys}, &op.result);
 }
 
 Status MemcachedBackend::Remove(std::string_view key) {
   Operation op;
   op.kind = OpKind::kRemove;
   op.key = key;
-  return RunOne(op, {options_.binary_keys});
+  return RunOne(op, {options_.binary_keys}, &op.result);
 }
 
 Status MemcachedBackend::Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) {
@@ -202,7 +201,7 @@ Status MemcachedBackend::Incr(std::string_view key, std::uint64_t delta, std::ui
   op.kind = OpKind::kIncr;
   op.key = key;
   op.delta = delta;
-  Status s = RunOne(op, {options_.binary_keys});
+  Status s = RunOne(op, {options_.binary_keys}, &op.result);
   if (s.ok() && value != nullptr) *value = op.counter;
   return s;
 }
@@ -212,7 +211,7 @@ Status MemcachedBackend::Decr(std::string_view key, std::uint64_t delta, std::ui
   op.kind = OpKind::kDecr;
   op.key = key;
   op.delta = delta;
-  Status s = RunOne(op, {options_.binary_keys});
+  Status s = RunOne(op, {options_.binary_keys}, &op.result);
   if (s.ok() && value != nullptr) *value = op.counter;
   return s;
 }
@@ -222,7 +221,7 @@ Status MemcachedBackend::Touch(std::string_view key, Ttl ttl) {
   op.kind = OpKind::kTouch;
   op.key = key;
   op.ttl = ttl;
-  return RunOne(op, {options_.binary_keys});
+  return RunOne(op, {options_.binary_keys}, &op.result);
 }
 
 void MemcachedBackend::Execute(std::span<Operation> batch) { Run(batch, {options_.binary_keys}); }

@@ -4,8 +4,11 @@
 // Layering: net::Connection -> net::ServerPool (placement, health, pooled
 // connections) -> this backend, which checks keys and sizes before anything is
 // sent, splits a batch by server, and runs every server's share at once through
-// net::RunExchanges. The protocols live in text_batch / meta_batch (encoding in
-// *_request, parsing in *_parser); replies map to Status in reply_status.
+// net::RunExchanges. A single operation on a connected text-protocol connection
+// skips the batch machinery: its command is built on the stack and its reply
+// read by SingleTextReader (memcached_single.cpp). The protocols live in
+// text_batch / meta_batch (encoding in *_request, parsing in *_parser); replies
+// map to Status in reply_status.
 //
 // Thread-safe: threads share one backend; each call borrows pooled connections.
 #pragma once
@@ -82,7 +85,14 @@ class MemcachedBackend final : public Backend {
                    const BatchSettings& settings);
   // Runs the exchanges added, settles their operations, returns the connections.
   void RunExchanges(Scratch& s);
-  Status RunOne(Operation& op, const BatchSettings& settings);
+  // One operation: checked, routed, then sent alone (memcached_single.cpp). A
+  // hit's item goes to `*hit`: op.result, or an Item the caller lends.
+  Status RunOne(Operation& op, const BatchSettings& settings, Item* hit);
+  // The single-operation path of the text protocol, on a connected lease.
+  Status RunTextSingle(Operation& op, std::size_t server, net::ServerPool::Lease& lease,
+                       const BatchSettings& settings, Item* hit);
+  // One operation through the batch machinery: connects, the meta protocol.
+  Status RunBatchOfOne(Operation& op, std::size_t server, const BatchSettings& settings, Item* hit);
   void Run(std::span<Operation> ops, const BatchSettings& settings);
   // Sends a text command to every server; `on_reply` sees each server's lines.
   Status RunOnEveryServer(

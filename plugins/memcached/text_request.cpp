@@ -23,13 +23,15 @@ std::string_view StoreCommand(StoreMode mode) {
   return "set ";
 }
 
-void EndCommand(RequestBuffer& out, bool noreply) {
+template <class Out>
+void EndCommand(Out& out, bool noreply) {
   out.Append(noreply ? std::string_view(" noreply\r\n") : std::string_view("\r\n"));
 }
 
 }  // namespace
 
-void AppendSigned(RequestBuffer& out, std::int64_t value) {
+template <class Out>
+void AppendSigned(Out& out, std::int64_t value) {
   if (value < 0) {
     out.Append('-');
     out.AppendDecimal(static_cast<std::uint64_t>(-(value + 1)) + 1);
@@ -38,7 +40,8 @@ void AppendSigned(RequestBuffer& out, std::int64_t value) {
   }
 }
 
-void BeginTextRetrieval(RequestBuffer& out, bool touch, std::int64_t exptime) {
+template <class Out>
+void BeginTextRetrieval(Out& out, bool touch, std::int64_t exptime) {
   if (touch) {
     out.Append("gats ");
     AppendSigned(out, exptime);
@@ -47,14 +50,19 @@ void BeginTextRetrieval(RequestBuffer& out, bool touch, std::int64_t exptime) {
   }
 }
 
-void AppendTextKey(RequestBuffer& out, std::string_view key) {
+template <class Out>
+void AppendTextKey(Out& out, std::string_view key) {
   out.Append(' ');
   out.Append(key);
 }
 
-void EndTextLine(RequestBuffer& out) { out.Append("\r\n"); }
+template <class Out>
+void EndTextLine(Out& out) {
+  out.Append("\r\n");
+}
 
-void AppendTextStore(RequestBuffer& out, StoreMode mode, std::string_view key, ItemView item,
+template <class Out>
+void AppendTextStore(Out& out, StoreMode mode, std::string_view key, ItemView item,
                      std::int64_t exptime, bool noreply) {
   out.Append(StoreCommand(mode));
   out.Append(key);
@@ -73,14 +81,16 @@ void AppendTextStore(RequestBuffer& out, StoreMode mode, std::string_view key, I
   out.Append("\r\n");
 }
 
-void AppendTextDelete(RequestBuffer& out, std::string_view key, bool noreply) {
+template <class Out>
+void AppendTextDelete(Out& out, std::string_view key, bool noreply) {
   out.Append("delete ");
   out.Append(key);
   EndCommand(out, noreply);
 }
 
-void AppendTextArithmetic(RequestBuffer& out, bool decrement, std::string_view key,
-                          std::uint64_t delta, bool noreply) {
+template <class Out>
+void AppendTextArithmetic(Out& out, bool decrement, std::string_view key, std::uint64_t delta,
+                          bool noreply) {
   out.Append(decrement ? "decr " : "incr ");
   out.Append(key);
   out.Append(' ');
@@ -88,7 +98,8 @@ void AppendTextArithmetic(RequestBuffer& out, bool decrement, std::string_view k
   EndCommand(out, noreply);
 }
 
-void AppendTextTouch(RequestBuffer& out, std::string_view key, std::int64_t exptime, bool noreply) {
+template <class Out>
+void AppendTextTouch(Out& out, std::string_view key, std::int64_t exptime, bool noreply) {
   out.Append("touch ");
   out.Append(key);
   out.Append(' ');
@@ -96,9 +107,27 @@ void AppendTextTouch(RequestBuffer& out, std::string_view key, std::int64_t expt
   EndCommand(out, noreply);
 }
 
-void AppendTextCommand(RequestBuffer& out, std::string_view command) {
+template <class Out>
+void AppendTextCommand(Out& out, std::string_view command) {
   out.Append(command);
   out.Append("\r\n");
 }
+
+// The two request builders every encoder serves.
+#define CACHET_TEXT_ENCODERS_FOR(Out)                                                             \
+  template void BeginTextRetrieval(Out&, bool, std::int64_t);                                     \
+  template void AppendTextKey(Out&, std::string_view);                                            \
+  template void EndTextLine(Out&);                                                                \
+  template void AppendTextStore(Out&, StoreMode, std::string_view, ItemView, std::int64_t, bool); \
+  template void AppendTextDelete(Out&, std::string_view, bool);                                   \
+  template void AppendTextArithmetic(Out&, bool, std::string_view, std::uint64_t, bool);          \
+  template void AppendTextTouch(Out&, std::string_view, std::int64_t, bool);                      \
+  template void AppendTextCommand(Out&, std::string_view);                                        \
+  template void AppendSigned(Out&, std::int64_t);
+
+CACHET_TEXT_ENCODERS_FOR(RequestBuffer)
+CACHET_TEXT_ENCODERS_FOR(CommandLine)
+
+#undef CACHET_TEXT_ENCODERS_FOR
 
 }  // namespace cachet::memcached

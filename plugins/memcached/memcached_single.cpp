@@ -1,0 +1,81 @@
+// MemcachedBackend's single-operation path: one command built on the stack,
+// sent alone, its reply read by the quick recognizers.
+//
+// A single get, set or incr is most of what applications send, and the batch
+// machinery (per-thread scratch, per-server lists, a growable request, the poll
+// loop's bookkeeping, a tokenizing parser) cost more than the round trip's own
+// work. This path keeps every rule of the batch path: keys and sizes are checked
+// first, the pool routes and keeps health, the exchange has the same deadline,
+// and any reply out of the ordinary goes to the batch reader (SingleTextReader).
+// It takes over only when the connection is already up; connecting, and the
+// meta protocol, go through the batch machinery as before.
+#include <utility>
+
+#include "command_line.h"
+#include "exptime.h"
+#include "memcached_backend.h"
+#include "single_exchange.h"
+#include "single_text_reader.h"
+#include "text_request.h"
+
+namespace cachet::memcached {
+
+namespace {
+
+// The text command of one operation, as TextBatch::Add writes it.
+void AppendTextOperation(CommandLine& line, const Operation& op, const BatchSettings& settings) {
+  const std::int64_t exptime = ExptimeFor(op.ttl);
+  switch (op.kind) {
+    case OpKind::kGet:
+      BeginTextRetrieval(line, settings.touch_on_get, ExptimeFor(settings.get_touch_ttl));
+      AppendTextKey(line, op.key);
+      EndTextLine(line);
+      break;
+    case OpKind::kStore:
+      AppendTextStore(line, op.mode, op.key, op.item, exptime, op.noreply);
+      break;
+    case OpKind::kRemove:
+      AppendTextDelete(line, op.key, op.noreply);
+      break;
+    case OpKind::kIncr:
+    case OpKind::kDecr:
+      AppendTextArithmetic(line, op.kind == OpKind::kDecr, op.key, op.delta, op.noreply);
+      break;
+    case OpKind::kTouch:
+      AppendTextTouch(line, op.key, exptime, op.noreply);
+      break;
+  }
+}
+
+}  // namespace
+
+Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, Item* hit) {
+  std::size_t server = 0;
+  if (!CheckAndRoute(op, &server)) return std::move(op.status);
+  if (options_.protocol == Protocol::kText) {
+    net::ServerPool::Lease lease = pool_.Acquire(server);
+    if (lease->connected()) return RunTextSingle(op, server, lease, settings, hit);
+  }
+  return RunBatchOfOne(op, server, settings, hit);
+}
+
+Status MemcachedBackend::RunTextSingle(Operation& op, std::size_t server,
+                                       net::ServerPool::Lease& lease, const BatchSettings& settings,
+                                       Item* hit) {
+  CommandLine line;
+  AppendTextOperation(line, op, settings);
+  // Keys are checked and values bounded, so a line always fits; should one not,
+  // the batch path sends it.
+  if (line.overflowed()) return RunBatchOfOne(op, server, settings, hit);
+  iovec request[3];
+  const int pieces = line.Iovecs(request);
+  SingleTextReader reader(op, hit, settings, limits_);
+  const net::Deadline deadline = net::Clock::now() + options_.pool.connection.io_timeout;
+  Status transport = RunSingleExchange(lease.connection(), request, pieces, reader, deadline);
+  reader.Settle(transport);
+  ReportHealth(server, transport);
+  if (reader.poisoned()) lease->Close();
+  return std::move(op.status);
+}
+
+}  // namespace cachet::memcached
