@@ -64,3 +64,38 @@ TEST_CASE("a read buffer does not move large replies arriving in pieces over and
   }
   CHECK(moved < received / 10);
 }
+
+TEST_CASE("a direct read receives into its destination, then peeks at the next header",
+          "[read_buffer]") {
+  ReadBuffer buffer;
+  Receive(buffer, "header\r\n", 64);
+  buffer.Consume(8);
+  std::string value(10, '?');
+  buffer.ReceiveInto(value.data(), value.size());
+  CHECK(buffer.owed() == 10);
+  // Receives land in the destination and never in the buffer.
+  char* at = buffer.PrepareWrite(65536);
+  CHECK(at == value.data());
+  CHECK(buffer.writable() == 10);
+  std::memcpy(at, "0123", 4);
+  buffer.Commit(4);
+  CHECK(buffer.empty());
+  CHECK(buffer.owed() == 6);
+  at = buffer.PrepareWrite(65536);
+  CHECK(at == value.data() + 4);
+  std::memcpy(at, "456789", 6);
+  buffer.Commit(6);
+  CHECK(value == "0123456789");
+  CHECK(buffer.owed() == 0);
+  // The next receive is a short one, then reads are full size again.
+  buffer.PrepareWrite(65536);
+  CHECK(buffer.writable() == ReadBuffer::kPeekAfterDirect);
+  buffer.Commit(0);
+  CHECK(buffer.writable() >= 65536);
+
+  // A Clear() (a closed connection) forgets a direct read under way.
+  buffer.ReceiveInto(value.data(), value.size());
+  buffer.Clear();
+  CHECK(buffer.owed() == 0);
+  CHECK(buffer.PrepareWrite(16) != value.data());
+}
