@@ -37,18 +37,45 @@ QuickOutcome Expect(std::string_view input, std::size_t* pos, std::string_view e
   return QuickOutcome::kDone;
 }
 
-// A decimal from `*pos` up to the first non-digit, which is left at *pos.
+// Expect() for a literal: when the input holds all of it, the comparison has a
+// constant size, which the compiler turns into a load and compare or two.
+template <std::size_t N>
+QuickOutcome ExpectLiteral(std::string_view input, std::size_t* pos, const char (&literal)[N]) {
+  constexpr std::size_t kLength = N - 1;
+  if (input.size() - *pos < kLength) return Expect(input, pos, literal);
+  if (std::memcmp(input.data() + *pos, literal, kLength) != 0) return QuickOutcome::kUnusual;
+  *pos += kLength;
+  return QuickOutcome::kDone;
+}
+
+bool IsDigit(char c) { return static_cast<unsigned char>(c) - unsigned{'0'} <= 9; }
+
+// A decimal of 1 to 20 digits from `*pos`, without overflow, up to the first
+// non-digit, which is left at *pos: what ParseU64 accepts, read in one pass.
 QuickOutcome ReadNumber(std::string_view input, std::size_t* pos, std::uint64_t* value) {
-  const std::size_t start = *pos;
-  std::size_t end = start;
-  while (end < input.size() && end - start <= kMaxDigits &&
-         static_cast<unsigned char>(input[end]) - unsigned{'0'} <= 9) {
-    ++end;
+  const char* const begin = input.data() + *pos;
+  const char* const end = input.data() + input.size();
+  // 19 digits always fit in 64 bits; only a 20th can overflow.
+  const std::size_t left = static_cast<std::size_t>(end - begin);
+  const char* const safe_end = left > kMaxDigits - 1 ? begin + kMaxDigits - 1 : end;
+  const char* at = begin;
+  std::uint64_t number = 0;
+  for (; at != safe_end && IsDigit(*at); ++at) {
+    number = number * 10 + static_cast<unsigned>(*at - '0');
   }
-  if (end - start > kMaxDigits) return QuickOutcome::kUnusual;
-  if (end == input.size()) return QuickOutcome::kNeedMore;
-  if (!ParseU64(input.substr(start, end - start), value)) return QuickOutcome::kUnusual;
-  *pos = end;
+  if (at == safe_end && at != end && IsDigit(*at)) {
+    const unsigned digit = static_cast<unsigned>(*at - '0');
+    if (__builtin_mul_overflow(number, 10u, &number) ||
+        __builtin_add_overflow(number, digit, &number)) {
+      return QuickOutcome::kUnusual;
+    }
+    ++at;
+  }
+  if (at == end) return QuickOutcome::kNeedMore;
+  // No digit at all, or a 21st one.
+  if (at == begin || IsDigit(*at)) return QuickOutcome::kUnusual;
+  *value = number;
+  *pos += static_cast<std::size_t>(at - begin);
   return QuickOutcome::kDone;
 }
 
@@ -68,7 +95,7 @@ QuickOutcome ReadValueNumbers(std::string_view input, std::size_t* pos, QuickRep
     if (step != QuickOutcome::kDone) return step;
   }
   reply->flags = static_cast<std::uint32_t>(flags);
-  return Expect(input, pos, "\r\n");
+  return ExpectLiteral(input, pos, "\r\n");
 }
 
 // The data block of `size` bytes from `start`, then "\r\n" and "END\r\n", which
@@ -77,11 +104,11 @@ QuickReply ReadDataAndEnd(std::string_view input, std::size_t start, std::uint64
                           QuickReply reply) {
   if (input.size() - start < size + 2) return Outcome(QuickOutcome::kNeedMore);
   std::size_t pos = start + static_cast<std::size_t>(size);
-  QuickOutcome step = Expect(input, &pos, "\r\n");
+  QuickOutcome step = ExpectLiteral(input, &pos, "\r\n");
   if (step != QuickOutcome::kDone) return Outcome(step);
   // A whole value whose END is still to come is the batch reader's: it keeps
   // the hit even if the END never arrives, and this must decide alike.
-  if (Expect(input, &pos, "END\r\n") != QuickOutcome::kDone || pos != input.size()) {
+  if (ExpectLiteral(input, &pos, "END\r\n") != QuickOutcome::kDone || pos != input.size()) {
     return Outcome(QuickOutcome::kUnusual);
   }
   reply.outcome = QuickOutcome::kDone;
@@ -127,13 +154,13 @@ QuickReply QuickTextRetrieval(std::string_view input, std::string_view key,
                               const ParserLimits& limits) {
   std::size_t pos = 0;
   if (!input.empty() && input[0] == 'E') {
-    QuickOutcome end = Expect(input, &pos, "END\r\n");
+    QuickOutcome end = ExpectLiteral(input, &pos, "END\r\n");
     if (end == QuickOutcome::kDone && pos != input.size()) return Outcome(QuickOutcome::kUnusual);
     return end == QuickOutcome::kDone ? Done(StatusCode::kNotFound) : Outcome(end);
   }
-  QuickOutcome step = Expect(input, &pos, "VALUE ");
+  QuickOutcome step = ExpectLiteral(input, &pos, "VALUE ");
   if (step == QuickOutcome::kDone) step = Expect(input, &pos, key);
-  if (step == QuickOutcome::kDone) step = Expect(input, &pos, " ");
+  if (step == QuickOutcome::kDone) step = ExpectLiteral(input, &pos, " ");
   QuickReply reply;
   std::uint64_t size = 0;
   if (step == QuickOutcome::kDone) step = ReadValueNumbers(input, &pos, &reply, &size);
