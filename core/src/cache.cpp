@@ -21,24 +21,6 @@ constexpr std::chrono::seconds kLoadWaitLimit{10};
 
 Status EmptyKeyError() { return Status::InvalidArgument("empty key"); }
 
-// Counts one call in the Cache's metrics, when they are on.
-class CallCounter {
- public:
-  CallCounter(bool enabled, MetricsTable& table, CacheOp op) noexcept
-      : table_(enabled ? &table : nullptr) {
-    if (table_ != nullptr) call_ = table_->Begin(op);
-  }
-  // `outcome`: the call's Status, or the OutcomeTally of a batch.
-  template <class Outcome>
-  void Finish(const Outcome& outcome) const noexcept {
-    if (table_ != nullptr) table_->Finish(call_, outcome);
-  }
-
- private:
-  MetricsTable* table_;
-  MetricsTable::Call call_{};
-};
-
 // The full keys of a batch, joined into one buffer so a batch allocates once.
 // A view into `storage` stays valid because the buffer is sized up front.
 std::vector<std::string_view> FullKeys(std::string_view prefix,
@@ -126,7 +108,7 @@ Cache::Cache(std::shared_ptr<Backend> backend, std::shared_ptr<const Codec> code
 Cache::~Cache() = default;
 
 Status Cache::GetItem(std::string_view key, Item* out, CacheOp op) {
-  const CallCounter counter(options_.metrics, state_->metrics, op);
+  const CallCounter counter(metrics_table(), op);
   Status s;
   if (key.empty()) {
     s = EmptyKeyError();
@@ -142,7 +124,7 @@ Status Cache::GetItem(std::string_view key, Item* out, CacheOp op) {
 
 Status Cache::StoreItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
                         CacheOp op) {
-  const CallCounter counter(options_.metrics, state_->metrics, op);
+  const CallCounter counter(metrics_table(), op);
   const WriteOptions write{EffectiveTtl(ttl)};
   Status s = key.empty() ? EmptyKeyError()
                          : backend_->Store(mode, PrefixedKey(options_.key_namespace, key).view(),
@@ -162,7 +144,7 @@ Status Cache::Prepend(std::string_view key, std::string_view bytes) {
 }
 
 Status Cache::Remove(std::string_view key) {
-  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kRemove);
+  const CallCounter counter(metrics_table(), CacheOp::kRemove);
   Status s = key.empty() ? EmptyKeyError()
                          : backend_->Remove(PrefixedKey(options_.key_namespace, key).view());
   counter.Finish(s);
@@ -170,7 +152,7 @@ Status Cache::Remove(std::string_view key) {
 }
 
 Result<std::uint64_t> Cache::Incr(std::string_view key, std::uint64_t delta) {
-  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kIncr);
+  const CallCounter counter(metrics_table(), CacheOp::kIncr);
   std::uint64_t value = 0;
   Status s = key.empty()
                  ? EmptyKeyError()
@@ -181,7 +163,7 @@ Result<std::uint64_t> Cache::Incr(std::string_view key, std::uint64_t delta) {
 }
 
 Result<std::uint64_t> Cache::Decr(std::string_view key, std::uint64_t delta) {
-  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kDecr);
+  const CallCounter counter(metrics_table(), CacheOp::kDecr);
   std::uint64_t value = 0;
   Status s = key.empty()
                  ? EmptyKeyError()
@@ -192,7 +174,7 @@ Result<std::uint64_t> Cache::Decr(std::string_view key, std::uint64_t delta) {
 }
 
 Status Cache::Touch(std::string_view key, Ttl ttl) {
-  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kTouch);
+  const CallCounter counter(metrics_table(), CacheOp::kTouch);
   Status s = key.empty() ? EmptyKeyError()
                          : backend_->Touch(PrefixedKey(options_.key_namespace, key).view(), ttl);
   counter.Finish(s);
@@ -200,7 +182,7 @@ Status Cache::Touch(std::string_view key, Ttl ttl) {
 }
 
 std::vector<Status> Cache::RemoveMulti(const std::vector<std::string>& keys) {
-  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kRemoveMulti);
+  const CallCounter counter(metrics_table(), CacheOp::kRemoveMulti);
   const std::vector<std::string_view> views = Views(keys);
   BatchPlan plan;
   PlanBatch(options_.key_namespace, views, OpKind::kRemove, &plan);
@@ -212,7 +194,7 @@ std::vector<Status> Cache::RemoveMulti(const std::vector<std::string>& keys) {
 
 std::vector<Status> Cache::GetItems(const std::vector<std::string>& keys,
                                     std::vector<Item>* items) {
-  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kGetMulti);
+  const CallCounter counter(metrics_table(), CacheOp::kGetMulti);
   const std::vector<std::string_view> views = Views(keys);
   BatchPlan plan;
   PlanBatch(options_.key_namespace, views, OpKind::kGet, &plan);
@@ -229,7 +211,7 @@ std::vector<Status> Cache::GetItems(const std::vector<std::string>& keys,
 
 std::vector<Status> Cache::StoreItems(std::span<const std::string_view> keys,
                                       std::span<const Item> items, std::optional<Ttl> ttl) {
-  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kSetMulti);
+  const CallCounter counter(metrics_table(), CacheOp::kSetMulti);
   BatchPlan plan;
   PlanBatch(options_.key_namespace, keys, OpKind::kStore, &plan);
   const Ttl effective = EffectiveTtl(ttl);
@@ -246,19 +228,23 @@ std::vector<Status> Cache::StoreItems(std::span<const std::string_view> keys,
 }
 
 Status Cache::Flush() {
-  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kFlush);
+  const CallCounter counter(metrics_table(), CacheOp::kFlush);
   Status s = backend_->Flush();
   counter.Finish(s);
   return s;
 }
 
 Result<StatsMap> Cache::Stats() {
-  const CallCounter counter(options_.metrics, state_->metrics, CacheOp::kStats);
+  const CallCounter counter(metrics_table(), CacheOp::kStats);
   StatsMap stats;
   Status s = backend_->Stats(&stats);
   counter.Finish(s);
   if (!s.ok()) return s;
   return stats;
+}
+
+MetricsTable* Cache::metrics_table() noexcept {
+  return options_.metrics ? &state_->metrics : nullptr;
 }
 
 Metrics Cache::metrics() const { return state_->metrics.Snapshot(); }

@@ -10,9 +10,7 @@
 // The Operations themselves live in a per-thread scratch that is reused from
 // call to call, so a warm loop allocates nothing at all.
 //
-// Metrics: these calls are not counted yet. The counters live in Cache::State,
-// which only cache.cpp can see; counting a batch needs a private
-// Cache::RecordBatch(op, statuses, start) defined there.
+// Both count in metrics() as get_multi, like GetMulti.
 #include <cstddef>
 #include <span>
 #include <string>
@@ -21,6 +19,7 @@
 #include <vector>
 
 #include "cachet/cache.h"
+#include "cache_metrics.h"
 
 namespace cachet {
 
@@ -102,6 +101,7 @@ void ClearValue(Item* item) {
 
 void Cache::GetItemsInto(std::span<const std::string_view> keys, std::vector<Item>* items,
                          std::vector<Status>* statuses) {
+  const CallCounter counter(metrics_table(), CacheOp::kGetMulti);
   items->resize(keys.size());
   statuses->resize(keys.size());
   ReadScratch& scratch = ThisThreadScratch();
@@ -117,10 +117,13 @@ void Cache::GetItemsInto(std::span<const std::string_view> keys, std::vector<Ite
     (*statuses)[slot] = std::move(op.status);
     op.key = {};
   }
+  OutcomeTally tally;
   for (std::size_t i = 0; i < keys.size(); ++i) {
+    tally.Count((*statuses)[i]);
     if (!(*statuses)[i].ok()) ClearValue(&(*items)[i]);
   }
   scratch.Release();
+  counter.Finish(tally);
 }
 
 void Cache::GetMultiInto(std::span<const std::string_view> keys,

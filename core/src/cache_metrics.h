@@ -84,4 +84,21 @@ class MetricsTable {
   std::array<Row, kStripes> stripes_;
 };
 
+// Counts one call in a Cache's metrics; a null table (metrics off) counts nothing.
+class CallCounter {
+ public:
+  CallCounter(MetricsTable* table, CacheOp op) noexcept : table_(table) {
+    if (table_ != nullptr) call_ = table_->Begin(op);
+  }
+  // `outcome`: the call's Status, or the OutcomeTally of a batch.
+  template <class Outcome>
+  void Finish(const Outcome& outcome) const noexcept {
+    if (table_ != nullptr) table_->Finish(call_, outcome);
+  }
+
+ private:
+  MetricsTable* table_;
+  MetricsTable::Call call_{};
+};
+
 }  // namespace cachet

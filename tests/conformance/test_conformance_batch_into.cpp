@@ -32,6 +32,21 @@ std::vector<std::string_view> Views(const std::vector<std::string>& keys) {
   return std::vector<std::string_view>(keys.begin(), keys.end());
 }
 
+TEST_CASE("get_multi_into counts in metrics as one get_multi", "[conformance][into]") {
+  Cache& cache = SharedCache();
+  std::vector<std::string> keys = StoreKeys(cache, "into-metrics", 3, "v");
+  keys.push_back(UniqueKey("into-metrics-absent"));
+  const std::size_t get_multi = static_cast<std::size_t>(CacheOp::kGetMulti);
+  const OpMetrics before = cache.metrics()[get_multi];
+  std::vector<std::string> values;
+  std::vector<Status> statuses;
+  cache.GetMultiInto(Views(keys), &values, &statuses);
+  const OpMetrics after = cache.metrics()[get_multi];
+  CHECK(after.calls == before.calls + 1);
+  CHECK(after.hits == before.hits + 3);
+  CHECK(after.misses == before.misses + 1);
+}
+
 TEST_CASE("get_items_into answers what get_multi answers, in key order", "[conformance][into]") {
   Cache& cache = SharedCache();
   std::vector<std::string> keys = StoreKeys(cache, "into", 10, "value-");

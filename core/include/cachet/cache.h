@@ -65,6 +65,8 @@ struct CacheOptions {
   bool metrics = true;        // count calls and time them
 };
 
+class MetricsTable;  // the counters behind metrics() (internal)
+
 template <class T>
 struct Versioned {
   T value;
@@ -132,7 +134,7 @@ class CACHET_EXPORT Cache {
   // call: once they have grown to the values' sizes, a loop that passes the same
   // vectors allocates nothing per call, and a store that reads values straight
   // into them copies each value once. The namespace applies as for GetMulti; keys
-  // on different servers are fetched at once. Not counted in metrics() yet.
+  // on different servers are fetched at once. Counted in metrics() as get_multi.
   //
   // GetItemsInto hands back the stored Items (bytes, flags and cas) as the codec
   // left them. GetMultiInto decodes each hit to its string value, as
@@ -183,6 +185,9 @@ class CACHET_EXPORT Cache {
   void FinishLoad(const std::string& key);
 
   Ttl EffectiveTtl(std::optional<Ttl> ttl) const { return ttl ? *ttl : options_.default_ttl; }
+
+  // The metrics' counters, or nullptr when metrics are off.
+  MetricsTable* metrics_table() noexcept;
 
   struct State;  // namespacing buffers, metrics counters, in-flight loads
   std::shared_ptr<Backend> backend_;
