@@ -34,17 +34,25 @@ bool WordHasForbiddenByte(std::uint64_t x) {
 
 bool IsForbiddenByte(unsigned char c) { return c <= 0x20 || c == 0x7f; }
 
-bool HasForbiddenByte(std::string_view key) {
-  std::size_t i = 0;
-  for (; i + 8 <= key.size(); i += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, key.data() + i, sizeof(word));
-    if (WordHasForbiddenByte(word)) return true;
+bool WordAtHasForbiddenByte(std::string_view key, std::size_t at) noexcept {
+  std::uint64_t word;
+  std::memcpy(&word, key.data() + at, sizeof(word));
+  return WordHasForbiddenByte(word);
+}
+
+bool HasForbiddenByte(std::string_view key) noexcept {
+  if (key.size() < 8) {
+    for (char c : key) {
+      if (IsForbiddenByte(static_cast<unsigned char>(c))) return true;
+    }
+    return false;
   }
-  for (; i < key.size(); ++i) {
-    if (IsForbiddenByte(static_cast<unsigned char>(key[i]))) return true;
+  for (std::size_t i = 0; i + 8 <= key.size(); i += 8) {
+    if (WordAtHasForbiddenByte(key, i)) return true;
   }
-  return false;
+  // The last eight bytes as one word, overlapping the words before: the
+  // question is whether any byte is forbidden, which asking twice cannot change.
+  return key.size() % 8 != 0 && WordAtHasForbiddenByte(key, key.size() - 8);
 }
 
 Status ForbiddenByteError(std::string_view key) {
@@ -60,6 +68,12 @@ Status ForbiddenByteError(std::string_view key) {
 }
 
 }  // namespace
+
+bool KeyIsValid(std::string_view key, bool binary_keys) noexcept {
+  if (key.empty()) return false;
+  if (binary_keys) return Base64Length(key.size()) <= kMaxKeyLength;
+  return key.size() <= kMaxKeyLength && !HasForbiddenByte(key);
+}
 
 Status CheckKey(std::string_view key, bool binary_keys) {
   if (key.empty()) return Status::InvalidArgument("memcached key is empty");

@@ -22,4 +22,8 @@ constexpr std::size_t Base64Length(std::size_t raw) { return (raw + 2) / 3 * 4; 
 // ok, or kInvalidArgument naming the key and its problem.
 Status CheckKey(std::string_view key, bool binary_keys);
 
+// Whether CheckKey would say ok, without building a Status: the common case
+// costs no Status, and CheckKey is called for the message only when it fails.
+bool KeyIsValid(std::string_view key, bool binary_keys) noexcept;
+
 }  // namespace cachet::memcached

@@ -83,9 +83,11 @@ void MemcachedBackend::ReportHealth(std::size_t server, const Status& transport)
 }
 
 bool MemcachedBackend::CheckAndRoute(Operation& op, std::size_t* server) const {
-  Status checked = Check(op);
-  if (!checked.ok()) {
-    op.status = std::move(checked);
+  // Check() builds a Status even for a valid operation; the usual case asks
+  // the same questions without one, and Check() then only words the problem.
+  const bool fits = op.kind != OpKind::kStore || op.item.value.size() <= options_.max_item_size;
+  if (!fits || !KeyIsValid(op.key, options_.binary_keys)) {
+    op.status = Check(op);
     return false;
   }
   // One live server needs no placement, nor a Result to carry it.

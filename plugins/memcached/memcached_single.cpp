@@ -70,8 +70,10 @@ Status MemcachedBackend::RunTextSingle(Operation& op, std::size_t server,
   iovec request[3];
   const int pieces = line.Iovecs(request);
   SingleTextReader reader(op, hit, settings, limits_);
-  const net::Deadline deadline = net::Clock::now() + options_.pool.connection.io_timeout;
-  Status transport = RunSingleExchange(lease.connection(), request, pieces, reader, deadline);
+  const net::Clock::time_point start = net::Clock::now();
+  const net::Deadline deadline = start + options_.pool.connection.io_timeout;
+  Status transport =
+      RunSingleExchange(lease.connection(), request, pieces, reader, start, deadline);
   reader.Settle(transport);
   ReportHealth(server, transport);
   if (reader.poisoned()) lease->Close();

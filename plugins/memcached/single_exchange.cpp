@@ -24,10 +24,12 @@ Status NoReply(const net::Connection& connection) {
 }
 
 // Sends every piece. The socket takes a single operation's request at once but
-// for a large value, which may have to wait for room.
-Status SendWhole(net::Connection& connection, iovec* request, int count, net::Deadline deadline) {
+// for a large value, which may have to wait for room; *waited says whether it did.
+Status SendWhole(net::Connection& connection, iovec* request, int count, net::Deadline deadline,
+                 bool* waited) {
   Status s = connection.WriteSome(&request, &count);
   while (s.ok() && count > 0) {
+    *waited = true;
     pollfd pfd{connection.fd(), POLLOUT, 0};
     const int rc = ::poll(&pfd, 1, MillisUntil(deadline));
     if (rc == 0) return NoReply(connection);
@@ -39,19 +41,36 @@ Status SendWhole(net::Connection& connection, iovec* request, int count, net::De
   return s;
 }
 
+// Reads until the reader is done. Each step returns its own Status rather than
+// assigning one Status over and over: the usual exchange then moves none.
+Status ReceiveReply(net::Connection& connection, net::ReplyReader& reader,
+                    net::Clock::time_point start, net::Deadline deadline, bool fresh) {
+  // Right after a send that did not wait, the exchange is still at `start`: the
+  // first read decides between a blocking recv and poll() with that reading.
+  for (bool first = fresh; !reader.done(); first = false) {
+    Status read = first ? connection.ReadMore(deadline, start) : connection.ReadMore(deadline);
+    if (read.IsTimeout()) return NoReply(connection);
+    if (!read.ok()) return read;
+    Status consumed = reader.Consume(connection.buffer());
+    if (!consumed.ok()) return consumed;
+  }
+  return Status::OK();
+}
+
+Status Exchange(net::Connection& connection, iovec* request, int count, net::ReplyReader& reader,
+                net::Clock::time_point start, net::Deadline deadline) {
+  bool waited = false;
+  Status sent = SendWhole(connection, request, count, deadline, &waited);
+  if (!sent.ok()) return sent;
+  return ReceiveReply(connection, reader, start, deadline, !waited);
+}
+
 }  // namespace
 
 Status RunSingleExchange(net::Connection& connection, iovec* request, int count,
-                         net::ReplyReader& reader, net::Deadline deadline) {
-  Status s = SendWhole(connection, request, count, deadline);
-  while (s.ok() && !reader.done()) {
-    s = connection.ReadMore(deadline);
-    if (s.ok()) {
-      s = reader.Consume(connection.buffer());
-    } else if (s.IsTimeout()) {
-      s = NoReply(connection);
-    }
-  }
+                         net::ReplyReader& reader, net::Clock::time_point start,
+                         net::Deadline deadline) {
+  Status s = Exchange(connection, request, count, reader, start, deadline);
   if (!s.ok()) connection.Close();
   return s;
 }

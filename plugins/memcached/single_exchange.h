@@ -17,8 +17,11 @@
 namespace cachet::memcached {
 
 // REQUIRES: connection.connected(). `request` holds `count` pieces, which are
-// advanced as they are sent. Returns ok once `reader` is done.
+// advanced as they are sent. `start` is the clock reading `deadline` was computed
+// from, just before the call (one reading serves the whole exchange). Returns ok
+// once `reader` is done.
 Status RunSingleExchange(net::Connection& connection, iovec* request, int count,
-                         net::ReplyReader& reader, net::Deadline deadline);
+                         net::ReplyReader& reader, net::Clock::time_point start,
+                         net::Deadline deadline);
 
 }  // namespace cachet::memcached

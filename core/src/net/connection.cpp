@@ -279,11 +279,13 @@ Status Connection::ReadSome() {
   }
 }
 
-Status Connection::ReadMore(Deadline deadline) {
+Status Connection::ReadMore(Deadline deadline) { return ReadMore(deadline, Clock::now()); }
+
+Status Connection::ReadMore(Deadline deadline, Clock::time_point now) {
   // The kernel's receive timeout is io_timeout: a blocking recv may wait that long,
   // which is within the deadline (give or take kBlockingSlack) only early in an
   // exchange. Later, or for a shorter deadline, poll() keeps it exact.
-  if (Clock::now() + options_.io_timeout <= deadline + kBlockingSlack) return ReadBlocking();
+  if (now + options_.io_timeout <= deadline + kBlockingSlack) return ReadBlocking();
   Status s = WaitFor(POLLIN, deadline, "read");
   if (!s.ok()) return s;
   return ReadSome();

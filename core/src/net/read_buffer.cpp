@@ -14,24 +14,7 @@ constexpr std::size_t kCompactFraction = 8;
 
 }  // namespace
 
-void ReadBuffer::Consume(std::size_t n) noexcept {
-  begin_ += n;
-  // An emptied buffer restarts at the front, so the common case never moves bytes.
-  if (begin_ == end_) begin_ = end_ = 0;
-}
-
-std::size_t ReadBuffer::writable() const noexcept {
-  if (owed_ > 0) return owed_;
-  const std::size_t free = storage_.size() - end_;
-  return after_direct_ ? std::min(free, kPeekAfterDirect) : free;
-}
-
-void ReadBuffer::Commit(std::size_t n) noexcept {
-  after_direct_ = false;
-  if (owed_ == 0) {
-    end_ += n;
-    return;
-  }
+void ReadBuffer::CommitDirect(std::size_t n) noexcept {
   direct_ += n;
   owed_ -= n;
   // The next reply's header follows the value: a short receive fetches it (and

@@ -95,6 +95,9 @@ class CACHET_EXPORT Connection {
   // Waits until something was read. kTimeout at `deadline` (early in an exchange,
   // when the socket's receive timeout ends by then, one blocking recv does both).
   Status ReadMore(Deadline deadline);
+  // ReadMore for a caller that read the clock a moment ago (an exchange that has
+  // just begun): `now` is that reading, so one exchange needs only one.
+  Status ReadMore(Deadline deadline, Clock::time_point now);
 
   ReadBuffer& buffer() noexcept { return buffer_; }
   int fd() const noexcept { return fd_; }

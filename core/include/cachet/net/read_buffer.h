@@ -34,14 +34,30 @@ class CACHET_EXPORT ReadBuffer {
   bool empty() const noexcept { return begin_ == end_; }
 
   // Drops `n` bytes from the front. REQUIRES: n <= size().
-  void Consume(std::size_t n) noexcept;
+  void Consume(std::size_t n) noexcept {
+    begin_ += n;
+    // An emptied buffer restarts at the front, so the common case never moves bytes.
+    if (begin_ == end_) begin_ = end_ = 0;
+  }
 
   // A writable region of at least `min_free` bytes after the data; call
   // Commit() with what was actually written into it. While a direct read is
   // owed bytes, the region is the rest of its destination instead.
   char* PrepareWrite(std::size_t min_free);
-  std::size_t writable() const noexcept;
-  void Commit(std::size_t n) noexcept;
+  // Inline, as Consume: every receive calls them.
+  std::size_t writable() const noexcept {
+    if (owed_ > 0) return owed_;
+    const std::size_t free = storage_.size() - end_;
+    return after_direct_ && free > kPeekAfterDirect ? kPeekAfterDirect : free;
+  }
+  void Commit(std::size_t n) noexcept {
+    after_direct_ = false;
+    if (owed_ == 0) {
+      end_ += n;
+    } else {
+      CommitDirect(n);
+    }
+  }
 
   // The next `size` bytes received go to `dest`, not into this buffer.
   // REQUIRES: empty(); `dest` holds `size` bytes and outlives the receives (a
@@ -63,6 +79,8 @@ class CACHET_EXPORT ReadBuffer {
  private:
   // Reallocates to `capacity` bytes with the unread bytes at the front.
   void Grow(std::size_t capacity);
+  // Commit() while a direct read is owed bytes.
+  void CommitDirect(std::size_t n) noexcept;
 
   std::string storage_;
   std::size_t begin_ = 0;
