@@ -23,16 +23,17 @@ namespace cachet::memcached {
 namespace {
 
 // The text command of one operation, as TextBatch::Add writes it.
+// An exptime is worked out only for the commands that send one.
 void AppendTextOperation(CommandLine& line, const Operation& op, const BatchSettings& settings) {
-  const std::int64_t exptime = ExptimeFor(op.ttl);
   switch (op.kind) {
     case OpKind::kGet:
-      BeginTextRetrieval(line, settings.touch_on_get, ExptimeFor(settings.get_touch_ttl));
+      BeginTextRetrieval(line, settings.touch_on_get,
+                         settings.touch_on_get ? ExptimeFor(settings.get_touch_ttl) : 0);
       AppendTextKey(line, op.key);
       EndTextLine(line);
       break;
     case OpKind::kStore:
-      AppendTextStore(line, op.mode, op.key, op.item, exptime, op.noreply);
+      AppendTextStore(line, op.mode, op.key, op.item, ExptimeFor(op.ttl), op.noreply);
       break;
     case OpKind::kRemove:
       AppendTextDelete(line, op.key, op.noreply);
@@ -42,7 +43,7 @@ void AppendTextOperation(CommandLine& line, const Operation& op, const BatchSett
       AppendTextArithmetic(line, op.kind == OpKind::kDecr, op.key, op.delta, op.noreply);
       break;
     case OpKind::kTouch:
-      AppendTextTouch(line, op.key, exptime, op.noreply);
+      AppendTextTouch(line, op.key, ExptimeFor(op.ttl), op.noreply);
       break;
   }
 }

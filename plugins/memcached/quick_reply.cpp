@@ -52,7 +52,9 @@ bool IsDigit(char c) { return static_cast<unsigned char>(c) - unsigned{'0'} <= 9
 
 // A decimal of 1 to 20 digits from `*pos`, without overflow, up to the first
 // non-digit, which is left at *pos: what ParseU64 accepts, read in one pass.
-QuickOutcome ReadNumber(std::string_view input, std::size_t* pos, std::uint64_t* value) {
+// Inlined into each of its few callers: a reply's three numbers are short, and
+// a call's register saving cost as much as reading their digits.
+[[gnu::always_inline]] inline QuickOutcome ReadNumber(std::string_view input, std::size_t* pos, std::uint64_t* value) {
   const char* const begin = input.data() + *pos;
   const char* const end = input.data() + input.size();
   // 19 digits always fit in 64 bits; only a 20th can overflow.
