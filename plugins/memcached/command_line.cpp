@@ -4,6 +4,11 @@
 namespace cachet::memcached {
 
 void CommandLine::AppendDecimal(std::uint64_t value) noexcept {
+  // One digit (a delta of 1, flags and exptime 0, the usual case) is one byte.
+  if (value < 10) {
+    Append(static_cast<char>('0' + value));
+    return;
+  }
   // Digits are produced backwards into a small array, then appended in order.
   char digits[20];
   std::size_t count = 0;
