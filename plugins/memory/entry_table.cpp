@@ -50,29 +50,28 @@ void EntryTable::Insert(MemoryEntry* entry) noexcept {
   ++size_;
 }
 
-void EntryTable::Detach(MemoryEntry* entry) noexcept {
-  // The entry keeps its own link: a reader standing on it still reaches the rest.
+std::atomic<MemoryEntry*>* EntryTable::LinkTo(const MemoryEntry* entry) noexcept {
   std::atomic<MemoryEntry*>* link = &HeadOf(entry);
   for (MemoryEntry* e = link->load(kRelaxed); e != nullptr; e = link->load(kRelaxed)) {
-    if (e == entry) {
-      link->store(entry->chain_next.load(kRelaxed));
-      --size_;
-      return;
-    }
+    if (e == entry) return link;
     link = &e->chain_next;
   }
+  return nullptr;
+}
+
+void EntryTable::Detach(MemoryEntry* entry) noexcept {
+  std::atomic<MemoryEntry*>* link = LinkTo(entry);
+  if (link == nullptr) return;
+  // The entry keeps its own link: a reader standing on it still reaches the rest.
+  link->store(entry->chain_next.load(kRelaxed));
+  --size_;
 }
 
 void EntryTable::Replace(MemoryEntry* entry, MemoryEntry* replacement) noexcept {
-  std::atomic<MemoryEntry*>* link = &HeadOf(entry);
-  for (MemoryEntry* e = link->load(kRelaxed); e != nullptr; e = link->load(kRelaxed)) {
-    if (e == entry) {
-      replacement->chain_next.store(entry->chain_next.load(kRelaxed), kRelaxed);
-      link->store(replacement);
-      return;
-    }
-    link = &e->chain_next;
-  }
+  std::atomic<MemoryEntry*>* link = LinkTo(entry);
+  if (link == nullptr) return;
+  replacement->chain_next.store(entry->chain_next.load(kRelaxed), kRelaxed);
+  link->store(replacement);  // publishes the replacement, fully built, to readers
 }
 
 void EntryTable::RetireAll() noexcept {

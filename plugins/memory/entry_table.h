@@ -70,6 +70,9 @@ class EntryTable {
     BucketArray* buckets = buckets_.load(std::memory_order_relaxed);
     return buckets->heads[entry->hash & buckets->mask];
   }
+  // The link that points at `entry` (its bucket's head or its predecessor's
+  // chain link), or nullptr if it is not in the table.
+  std::atomic<MemoryEntry*>* LinkTo(const MemoryEntry* entry) noexcept;
   // Doubles the buckets once there are more entries than buckets. When memory
   // runs out the table keeps its size: chains grow longer, nothing is lost.
   void GrowIfFull() noexcept;

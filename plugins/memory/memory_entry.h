@@ -74,7 +74,6 @@ struct MemoryEntry {
   std::string_view key() const noexcept { return {bytes(), key_size}; }
   std::string_view value() const noexcept { return {bytes() + key_size, value_size}; }
   char* value_data() noexcept { return bytes() + key_size; }
-  std::size_t value_capacity() const noexcept { return capacity - key_size; }
 
   // What the entry costs the shard's budget: its block plus an allowance for
   // the allocator's header and the bucket pointer.

@@ -1,7 +1,6 @@
 // MemoryShard: the operations of the memory store on one shard, under its lock.
 #include "memory_shard.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -14,6 +13,11 @@ namespace {
 
 // The absolute expiry of an item written now with `ttl`; 0 when it never expires.
 std::int64_t ExpiryFor(Ttl ttl) { return ttl.count() == 0 ? 0 : SteadyNowMs() + ttl.count(); }
+
+// Reading the clock costs more than the lookup, so only entries with a TTL pay it.
+bool ExpiredNow(const MemoryEntry& entry) {
+  return entry.expiry() != 0 && entry.ExpiredAt(SteadyNowMs());
+}
 
 Status OutOfMemory() { return Status::Internal("memory: out of memory"); }
 
@@ -31,8 +35,7 @@ Status MemoryShard::Get(KeyRef key, Item* out) {
     const std::uint64_t layout = table_.layout();
     MemoryEntry* entry = table_.Find(key.key, key.hash);
     if (entry != nullptr) {
-      // Reading the clock costs more than the lookup, so only entries with a TTL pay it.
-      if (entry->expiry() == 0 || !entry->ExpiredAt(SteadyNowMs())) {
+      if (!ExpiredNow(*entry)) {
         entry->MarkReferenced();
         CopyOut(*entry, out);
         section.CountHit();
@@ -147,7 +150,7 @@ ShardStats MemoryShard::stats() {
 
 MemoryEntry* MemoryShard::FindLive(KeyRef key) {
   MemoryEntry* entry = table_.Find(key.key, key.hash);
-  if (entry != nullptr && entry->expiry() != 0 && entry->ExpiredAt(SteadyNowMs())) {
+  if (entry != nullptr && ExpiredNow(*entry)) {
     ++counters_.expired;
     Erase(entry);
     return nullptr;

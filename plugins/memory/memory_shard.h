@@ -97,7 +97,7 @@ class alignas(64) MemoryShard {
   static void CopyOut(const MemoryEntry& entry, Item* out);
 
   ReadEpochs& epochs_;  // the store's, shared by its shards
-  mutable ShardLock mutex_;
+  ShardLock mutex_;
   const ShardLimits limits_;
   Limbo limbo_;  // before table_: the table retires into it
   EntryTable table_;

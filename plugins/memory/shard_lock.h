@@ -1,10 +1,10 @@
 // ShardLock: the lock of one memory-store shard.
 //
-// A shard's critical sections are a hash lookup and a copy of a small value, far
-// shorter than putting a thread to sleep and waking it. A plain mutex sends the
-// loser of a collision into the kernel (futex wait and wake, measured at a third
-// of a contended get); this one spins briefly first (glibc's adaptive mutex), so a
-// collision usually costs a few hundred cycles instead. Meets BasicLockable, for
+// Only writes take it (reads take no lock, see ReadEpochs), and a write's critical
+// section is a hash lookup and a copy of the value, far shorter than putting a
+// thread to sleep and waking it. A plain mutex sends the loser of a collision
+// into the kernel (futex wait and wake); this one spins briefly first (glibc's
+// adaptive mutex), so a collision usually costs a few hundred cycles instead. Meets BasicLockable, for
 // std::lock_guard.
 #pragma once
 
