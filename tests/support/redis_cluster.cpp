@@ -1,7 +1,6 @@
 // RedisCluster: starting, joining, checking and tearing down a loopback Redis Cluster.
 #include "support/redis_cluster.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -33,14 +32,8 @@ bool Contains(const std::string& text, const std::string& part) {
 
 std::string RedisCluster::Cli(int port, const std::string& args) {
   // `timeout` bounds a redis-cli that would otherwise wait on a stalled node.
-  std::string command =
-      "timeout 60 redis-cli -h 127.0.0.1 -p " + std::to_string(port) + " " + args + " 2>&1";
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char chunk[4096];
-  for (std::size_t n; (n = fread(chunk, 1, sizeof chunk, pipe)) > 0;) out.append(chunk, n);
-  pclose(pipe);
+  std::string out = CommandOutput("timeout 60 redis-cli -h 127.0.0.1 -p " + std::to_string(port) +
+                                  " " + args + " 2>&1");
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   return out;
 }

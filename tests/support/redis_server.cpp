@@ -1,8 +1,6 @@
 // RedisServer: the argv of a loopback-only, diskless redis-server for tests.
 #include "support/redis_server.h"
 
-#include <cstdio>
-
 namespace cachet::test {
 
 Result<std::unique_ptr<ServerProcess>> StartRedis(std::vector<std::string> extra_args) {
@@ -17,13 +15,8 @@ Result<std::unique_ptr<ServerProcess>> StartRedis(std::vector<std::string> extra
 }
 
 std::string RedisCli(const ServerProcess& server, const std::string& args) {
-  const std::string command = "redis-cli -p " + std::to_string(server.port()) + " " + args;
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char chunk[256];
-  for (std::size_t n; (n = fread(chunk, 1, sizeof chunk, pipe)) > 0;) out.append(chunk, n);
-  pclose(pipe);
+  std::string out =
+      CommandOutput("redis-cli -p " + std::to_string(server.port()) + " " + args);
   if (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -87,6 +88,16 @@ int FindFreeLoopbackPort() {
   }
   close(fd);
   return port;
+}
+
+std::string CommandOutput(const std::string& shell_command) {
+  std::string out;
+  FILE* pipe = popen(shell_command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char chunk[4096];
+  for (std::size_t n; (n = fread(chunk, 1, sizeof chunk, pipe)) > 0;) out.append(chunk, n);
+  pclose(pipe);
+  return out;
 }
 
 int ListenOnLoopback(int backlog, int* port) {

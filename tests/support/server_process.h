@@ -27,6 +27,10 @@ namespace cachet::test {
 // A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then closed).
 int FindFreeLoopbackPort();
 
+// Everything `shell_command` prints on its standard output, as it printed it
+// ("" if it could not be run). Tests use it to drive redis-cli.
+std::string CommandOutput(const std::string& shell_command);
+
 // A socket listening on 127.0.0.1 at a port the kernel picked, for in-test fake
 // servers: its descriptor, with the port in *port; -1 if it could not be made.
 int ListenOnLoopback(int backlog, int* port);
