@@ -284,26 +284,33 @@ Status Connection::ReadMore(Deadline deadline) { return ReadMore(deadline, Clock
 Status Connection::ReadMore(Deadline deadline, Clock::time_point now) {
   // The kernel's receive timeout is io_timeout: a blocking recv may wait that long,
   // which is within the deadline (give or take kBlockingSlack) only early in an
-  // exchange. Later, or for a shorter deadline, poll() keeps it exact.
-  if (now + options_.io_timeout <= deadline + kBlockingSlack) return ReadBlocking();
+  // exchange. Later, or for a shorter deadline, poll() keeps it exact. A zero
+  // io_timeout would be no receive timeout at all, so it always polls.
+  if (options_.io_timeout.count() > 0 && now + options_.io_timeout <= deadline + kBlockingSlack) {
+    return ReadBlocking(deadline);
+  }
+  return PollThenRead(deadline);
+}
+
+Status Connection::PollThenRead(Deadline deadline) {
   Status s = WaitFor(POLLIN, deadline, "read");
   if (!s.ok()) return s;
   return ReadSome();
 }
 
-Status Connection::ReadBlocking() {
+Status Connection::ReadBlocking(Deadline deadline) {
   char* dest = buffer_.PrepareWrite(kReadChunk);
-  for (;;) {
-    ssize_t got = ::recv(fd_, dest, buffer_.writable(), 0);
-    if (got > 0) {
-      buffer_.Commit(static_cast<std::size_t>(got));
-      return Status::OK();
-    }
-    if (got == 0) return Status::IoError(Describe("connection closed by the server"));
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Timeout(Describe("read timed out"));
-    return Status::IoError(Describe(std::string("recv: ") + strerror(errno)));
+  ssize_t got = ::recv(fd_, dest, buffer_.writable(), 0);
+  if (got > 0) {
+    buffer_.Commit(static_cast<std::size_t>(got));
+    return Status::OK();
   }
+  if (got == 0) return Status::IoError(Describe("connection closed by the server"));
+  // Another blocking recv would wait a whole io_timeout again, so signals
+  // arriving in a row could hold the call past its deadline: poll() instead.
+  if (errno == EINTR) return PollThenRead(deadline);
+  if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Timeout(Describe("read timed out"));
+  return Status::IoError(Describe(std::string("recv: ") + strerror(errno)));
 }
 
 }  // namespace cachet::net

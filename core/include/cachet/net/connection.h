@@ -116,8 +116,11 @@ class CACHET_EXPORT Connection {
   // Begins a connect to the next untried address of addresses_.
   Status TryNextAddress();
   Status Established();
-  // One recv() that waits up to the socket's receive timeout (io_timeout).
-  Status ReadBlocking();
+  // One recv() that waits up to the socket's receive timeout (io_timeout); if a
+  // signal interrupts it, the rest of the wait is poll()'s, up to `deadline`.
+  Status ReadBlocking(Deadline deadline);
+  // Waits for bytes with poll() up to `deadline`, then reads what came.
+  Status PollThenRead(Deadline deadline);
   Status WaitFor(short events, Deadline deadline, std::string_view what);
 
   ServerAddress address_;
