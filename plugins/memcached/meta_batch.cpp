@@ -134,6 +134,7 @@ Status MetaBatch::OnUntokenedError(const Reply& reply) {
 }
 
 void MetaBatch::Settle(const Status& transport) {
+  SettleDirect(transport);
   if (transport.ok()) return;
   for (Slot& slot : slots_) {
     if (!slot.answered) slot.op->status = transport;

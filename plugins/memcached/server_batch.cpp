@@ -57,6 +57,10 @@ void ServerBatch::ResetDirect() noexcept {
   routing_direct_ = false;
 }
 
+void ServerBatch::SettleDirect(const Status& transport) {
+  if (!transport.ok() && direct_.active() && direct_op_ != nullptr) direct_op_->status = transport;
+}
+
 void ServerBatch::FillItem(Operation& op, const Reply& reply) {
   op.result.flags = reply.flags;
   op.result.cas = reply.cas;

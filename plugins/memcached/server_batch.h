@@ -66,6 +66,9 @@ class ServerBatch : public net::ReplyReader {
   virtual Status OnReply(const Reply& reply) = 0;
   // Forgets a value left half-read by an earlier exchange. Reset() calls it.
   void ResetDirect() noexcept;
+  // A value still being received when the exchange failed gets the exchange's
+  // status, as an unanswered operation would. Settle() calls it first.
+  void SettleDirect(const Status& transport);
 
   // Stores a value reply into `op`: its bytes are copied into op's buffer, or,
   // for a reply routed by its header alone, will be received into it.

@@ -145,6 +145,7 @@ void TextBatch::Settle(const Status& transport) {
   // noreply commands were sent; with the text protocol their outcome is unknown
   // unless the connection failed.
   for (Operation* op : noreply_) op->status = transport;
+  SettleDirect(transport);
   if (transport.ok()) return;
   for (std::size_t e = next_; e < expected_.size(); ++e) {
     const Expected& group = expected_[e];
