@@ -28,6 +28,9 @@ namespace {
 // A batch larger than this gives its scratch back after the call, so that one
 // huge batch does not pin its memory in the thread for good.
 constexpr std::size_t kKeptOperations = 4096;
+// A buffer the thread would keep between calls (one a decoded value replaced)
+// is only kept up to this size, so big values do not stay pinned in the thread.
+constexpr std::size_t kKeptBufferBytes = std::size_t{64} << 10;
 
 // What a batch read needs besides the caller's vectors, kept per thread.
 // Between calls every Operation's result is empty: the caller's strings are
@@ -144,7 +147,11 @@ void Cache::GetMultiInto(std::span<const std::string_view> keys,
       value.swap(items[i].value);
       value.clear();
     }
-    items[i].value.clear();
+    if (items[i].value.capacity() > kKeptBufferBytes) {
+      std::string().swap(items[i].value);
+    } else {
+      items[i].value.clear();
+    }
   }
   if (items.size() > kKeptOperations) std::vector<Item>().swap(items);
 }
