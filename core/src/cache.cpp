@@ -6,6 +6,7 @@
 #include <array>
 #include <utility>
 
+#include "batch_plan.h"
 #include "cache_metrics.h"
 #include "load_coordinator.h"
 #include "prefixed_key.h"
@@ -20,62 +21,6 @@ namespace {
 constexpr std::chrono::seconds kLoadWaitLimit{10};
 
 Status EmptyKeyError() { return Status::InvalidArgument("empty key"); }
-
-// The full keys of a batch, joined into one buffer so a batch allocates once.
-// A view into `storage` stays valid because the buffer is sized up front.
-std::vector<std::string_view> FullKeys(std::string_view prefix,
-                                       std::span<const std::string_view> keys,
-                                       std::string* storage) {
-  std::vector<std::string_view> full(keys.begin(), keys.end());
-  if (prefix.empty()) return full;
-  std::size_t total = 0;
-  for (std::string_view key : keys) total += prefix.size() + key.size();
-  storage->reserve(total);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    const std::size_t begin = storage->size();
-    storage->append(prefix).append(keys[i]);
-    full[i] = std::string_view(storage->data() + begin, prefix.size() + keys[i].size());
-  }
-  return full;
-}
-
-// One Operation of `kind` per non-empty key. Empty keys get kInvalidArgument in
-// `statuses` and no operation; `slots[j]` is the key position of batch[j].
-struct BatchPlan {
-  std::string key_storage;
-  std::vector<Operation> batch;
-  std::vector<std::size_t> slots;
-  std::vector<Status> statuses;
-};
-
-void PlanBatch(std::string_view prefix, std::span<const std::string_view> keys, OpKind kind,
-               BatchPlan* plan) {
-  const std::vector<std::string_view> full = FullKeys(prefix, keys, &plan->key_storage);
-  plan->statuses.resize(keys.size());
-  plan->batch.reserve(keys.size());
-  plan->slots.reserve(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (keys[i].empty()) {
-      plan->statuses[i] = EmptyKeyError();
-      continue;
-    }
-    Operation op;
-    op.kind = kind;
-    op.key = full[i];
-    plan->batch.push_back(std::move(op));
-    plan->slots.push_back(i);
-  }
-}
-
-// Moves each operation's status to its key's position and counts the outcomes.
-OutcomeTally CollectStatuses(BatchPlan* plan) {
-  for (std::size_t j = 0; j < plan->batch.size(); ++j) {
-    plan->statuses[plan->slots[j]] = std::move(plan->batch[j].status);
-  }
-  OutcomeTally tally;
-  for (const Status& s : plan->statuses) tally.Count(s);
-  return tally;
-}
 
 std::vector<std::string_view> Views(const std::vector<std::string>& keys) {
   return std::vector<std::string_view>(keys.begin(), keys.end());
@@ -184,47 +129,53 @@ Status Cache::Touch(std::string_view key, Ttl ttl) {
 std::vector<Status> Cache::RemoveMulti(const std::vector<std::string>& keys) {
   const CallCounter counter(metrics_table(), CacheOp::kRemoveMulti);
   const std::vector<std::string_view> views = Views(keys);
+  std::vector<Status> statuses(keys.size());
+  OutcomeTally tally;
   BatchPlan plan;
-  PlanBatch(options_.key_namespace, views, OpKind::kRemove, &plan);
-  backend_->Execute(plan.batch);
-  const OutcomeTally tally = CollectStatuses(&plan);
+  plan.Plan(options_.key_namespace, views, OpKind::kRemove, statuses, &tally);
+  backend_->Execute(plan.operations());
+  plan.CollectStatuses(statuses, &tally);
   counter.Finish(tally);
-  return std::move(plan.statuses);
+  return statuses;
 }
 
 std::vector<Status> Cache::GetItems(const std::vector<std::string>& keys,
                                     std::vector<Item>* items) {
   const CallCounter counter(metrics_table(), CacheOp::kGetMulti);
   const std::vector<std::string_view> views = Views(keys);
+  std::vector<Status> statuses(keys.size());
+  OutcomeTally tally;
   BatchPlan plan;
-  PlanBatch(options_.key_namespace, views, OpKind::kGet, &plan);
-  backend_->Execute(plan.batch);
+  plan.Plan(options_.key_namespace, views, OpKind::kGet, statuses, &tally);
+  backend_->Execute(plan.operations());
   items->clear();
   items->resize(keys.size());
-  for (std::size_t j = 0; j < plan.batch.size(); ++j) {
-    if (plan.batch[j].status.ok()) (*items)[plan.slots[j]] = std::move(plan.batch[j].result);
+  for (std::size_t j = 0; j < plan.size(); ++j) {
+    if (plan.op(j).status.ok()) (*items)[plan.slot(j)] = std::move(plan.op(j).result);
   }
-  const OutcomeTally tally = CollectStatuses(&plan);
+  plan.CollectStatuses(statuses, &tally);
   counter.Finish(tally);
-  return std::move(plan.statuses);
+  return statuses;
 }
 
 std::vector<Status> Cache::StoreItems(std::span<const std::string_view> keys,
                                       std::span<const Item> items, std::optional<Ttl> ttl) {
   const CallCounter counter(metrics_table(), CacheOp::kSetMulti);
+  std::vector<Status> statuses(keys.size());
+  OutcomeTally tally;
   BatchPlan plan;
-  PlanBatch(options_.key_namespace, keys, OpKind::kStore, &plan);
+  plan.Plan(options_.key_namespace, keys, OpKind::kStore, statuses, &tally);
   const Ttl effective = EffectiveTtl(ttl);
-  for (std::size_t j = 0; j < plan.batch.size(); ++j) {
-    Operation& op = plan.batch[j];
+  for (std::size_t j = 0; j < plan.size(); ++j) {
+    Operation& op = plan.op(j);
     op.mode = StoreMode::kSet;
-    op.item = ItemView(items[plan.slots[j]]);
+    op.item = ItemView(items[plan.slot(j)]);
     op.ttl = effective;
   }
-  backend_->Execute(plan.batch);
-  const OutcomeTally tally = CollectStatuses(&plan);
+  backend_->Execute(plan.operations());
+  plan.CollectStatuses(statuses, &tally);
   counter.Finish(tally);
-  return std::move(plan.statuses);
+  return statuses;
 }
 
 Status Cache::Flush() {

@@ -3,12 +3,13 @@
 // GetMulti returns new strings on every call, which the caller then frees: for
 // large values that is the dearest part of the call (the allocator hands the
 // freed memory back to the kernel and the next call faults it in again). These
-// reads swap each of the caller's strings into its Operation before the store
-// runs the batch, so a store that assigns the value (rather than replacing the
-// string) writes into capacity the caller already owns, and swap it back after.
+// reads lend each of the caller's strings to its Operation while the store runs
+// the batch, so a store that assigns the value (rather than replacing the
+// string) writes into capacity the caller already owns, and take it back after.
 //
-// The Operations themselves live in a per-thread scratch that is reused from
-// call to call, so a warm loop allocates nothing at all.
+// The Operations live in a plan kept per thread and reused from call to call, so
+// a warm loop allocates nothing at all. Between calls every kept Operation's
+// result is empty: the store writes into the caller's buffer, never the plan's.
 //
 // Both count in metrics() as get_multi, like GetMulti.
 #include <cstddef>
@@ -18,87 +19,95 @@
 #include <utility>
 #include <vector>
 
-#include "cachet/cache.h"
+#include "batch_plan.h"
 #include "cache_metrics.h"
+#include "cachet/cache.h"
 
 namespace cachet {
 
 namespace {
 
-// A batch larger than this gives its scratch back after the call, so that one
-// huge batch does not pin its memory in the thread for good.
-constexpr std::size_t kKeptOperations = 4096;
-// A buffer the thread would keep between calls (one a decoded value replaced)
-// is only kept up to this size, so big values do not stay pinned in the thread.
-constexpr std::size_t kKeptBufferBytes = std::size_t{64} << 10;
+// Not inlined on purpose: inlined, the compiler recomputes a thread_local's
+// address (a __tls_get_addr call in a shared library) at every use in the loops.
+[[gnu::noinline]] BatchPlan& ThisThreadPlan() {
+  thread_local BatchPlan plan;
+  return plan;
+}
 
-// What a batch read needs besides the caller's vectors, kept per thread.
-// Between calls every Operation's result is empty: the caller's strings are
-// swapped in for a call and out again after it.
-struct ReadScratch {
-  std::string key_storage;         // the namespaced keys, joined
-  std::vector<Operation> batch;    // one get per non-empty key
-  std::vector<std::size_t> slots;  // slots[j]: the key position of batch[j]
-  std::size_t size = 0;            // operations in use by this call
+// Runs one batch read. `reader` says how the caller's outputs meet the
+// Operations: Lend(result, slot) before the store runs, Collect(result, slot,
+// status) after it (which may turn a hit into an error, for an undecodable
+// value), and Clear(slot) for a key that got no Operation.
+template <class Reader>
+void ReadBatch(Backend& backend, std::string_view prefix, std::span<const std::string_view> keys,
+               std::vector<Status>* statuses, Reader& reader, OutcomeTally* tally) {
+  statuses->resize(keys.size());
+  BatchPlan& plan = ThisThreadPlan();
+  plan.Plan(prefix, keys, OpKind::kGet, *statuses, tally);
+  if (plan.size() != keys.size()) {
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i].empty()) reader.Clear(i);
+    }
+  }
+  for (std::size_t j = 0; j < plan.size(); ++j) reader.Lend(plan.op(j).result, plan.slot(j));
+  backend.Execute(plan.operations());
+  Status* out = statuses->data();
+  for (std::size_t j = 0; j < plan.size(); ++j) {
+    Operation& op = plan.op(j);
+    const std::size_t slot = plan.slot(j);
+    out[slot] = std::move(op.status);
+    tally->Count(out[slot]);  // the store's outcome, as GetMulti counts it
+    reader.Collect(op.result, slot, out[slot]);
+  }
+  plan.ReleaseIfLarge();
+}
 
-  std::span<Operation> operations() { return std::span<Operation>(batch.data(), size); }
-  void Release() {
-    if (batch.size() <= kKeptOperations) return;
-    std::vector<Operation>().swap(batch);
-    std::vector<std::size_t>().swap(slots);
-    std::string().swap(key_storage);
+// GetItemsInto: the caller's Items are swapped in whole and handed back as the
+// store left them. The plan's own (empty) Item waits in the caller's slot meanwhile.
+struct ItemReader {
+  Item* items;
+
+  void Lend(Item& result, std::size_t slot) {
+    std::swap(result, items[slot]);
+    result.flags = 0;
+    result.cas = 0;
+  }
+  void Collect(Item& result, std::size_t slot, const Status& status) {
+    std::swap(result, items[slot]);
+    if (!status.ok()) Clear(slot);
+  }
+  // A miss or an error leaves no stale bytes behind, but keeps the capacity.
+  void Clear(std::size_t slot) {
+    items[slot].value.clear();
+    items[slot].flags = 0;
+    items[slot].cas = 0;
   }
 };
 
-ReadScratch& ThisThreadScratch() {
-  thread_local ReadScratch scratch;
-  return scratch;
-}
+// GetMultiInto: only the caller's strings are lent. A raw value (flags 0) is
+// back in the caller's string by the swap alone; any other is decoded into it.
+struct ValueReader {
+  std::string* values;
+  const Codec* codec;
 
-// The keys with the namespace in front, joined into one buffer that is sized
-// up front, so the views into it stay valid; without a namespace, the keys.
-std::string_view FullKey(std::string_view prefix, std::string_view key, std::string* storage) {
-  if (prefix.empty()) return key;
-  const std::size_t begin = storage->size();
-  storage->append(prefix).append(key);
-  return std::string_view(storage->data() + begin, prefix.size() + key.size());
-}
-
-void ReserveKeys(std::string_view prefix, std::span<const std::string_view> keys,
-                 std::string* storage) {
-  storage->clear();
-  if (prefix.empty()) return;
-  std::size_t total = 0;
-  for (std::string_view key : keys) total += prefix.size() + key.size();
-  storage->reserve(total);
-}
-
-// One get per non-empty key; an empty key's status is invalid_argument at once.
-void PlanReads(std::string_view prefix, std::span<const std::string_view> keys,
-               ReadScratch* scratch, std::vector<Status>* statuses) {
-  ReserveKeys(prefix, keys, &scratch->key_storage);
-  if (scratch->batch.size() < keys.size()) scratch->batch.resize(keys.size());
-  scratch->slots.resize(keys.size());
-  scratch->size = 0;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (keys[i].empty()) {
-      (*statuses)[i] = Status::InvalidArgument("empty key");
-      continue;
-    }
-    Operation& op = scratch->batch[scratch->size];
-    op.kind = OpKind::kGet;
-    op.key = FullKey(prefix, keys[i], &scratch->key_storage);
-    op.status = Status::OK();
-    scratch->slots[scratch->size++] = i;
+  void Lend(Item& result, std::size_t slot) {
+    result.value.swap(values[slot]);
+    result.flags = 0;
+    result.cas = 0;
   }
-}
-
-// A miss or an error leaves no stale bytes behind, but keeps the capacity.
-void ClearValue(Item* item) {
-  item->value.clear();
-  item->flags = 0;
-  item->cas = 0;
-}
+  void Collect(Item& result, std::size_t slot, Status& status) {
+    std::string& value = values[slot];
+    value.swap(result.value);
+    if (!status.ok()) {
+      value.clear();
+      return;
+    }
+    if (result.flags == 0) return;
+    status = codec->Decode(Item{std::move(value), result.flags, result.cas}, &value);
+    if (!status.ok()) value.clear();
+  }
+  void Clear(std::size_t slot) { values[slot].clear(); }
+};
 
 }  // namespace
 
@@ -106,54 +115,20 @@ void Cache::GetItemsInto(std::span<const std::string_view> keys, std::vector<Ite
                          std::vector<Status>* statuses) {
   const CallCounter counter(metrics_table(), CacheOp::kGetMulti);
   items->resize(keys.size());
-  statuses->resize(keys.size());
-  ReadScratch& scratch = ThisThreadScratch();
-  PlanReads(options_.key_namespace, keys, &scratch, statuses);
-  for (std::size_t j = 0; j < scratch.size; ++j) {
-    std::swap(scratch.batch[j].result, (*items)[scratch.slots[j]]);
-  }
-  backend_->Execute(scratch.operations());
-  for (std::size_t j = 0; j < scratch.size; ++j) {
-    Operation& op = scratch.batch[j];
-    const std::size_t slot = scratch.slots[j];
-    std::swap(op.result, (*items)[slot]);
-    (*statuses)[slot] = std::move(op.status);
-    op.key = {};
-  }
+  ItemReader reader{items->data()};
   OutcomeTally tally;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    tally.Count((*statuses)[i]);
-    if (!(*statuses)[i].ok()) ClearValue(&(*items)[i]);
-  }
-  scratch.Release();
+  ReadBatch(*backend_, options_.key_namespace, keys, statuses, reader, &tally);
   counter.Finish(tally);
 }
 
 void Cache::GetMultiInto(std::span<const std::string_view> keys,
                          std::vector<std::string>* values, std::vector<Status>* statuses) {
-  // The strings travel inside Items: each value's buffer goes in as the Item's,
-  // and the decoded value comes back out of it (a raw one is moved, not copied).
-  thread_local std::vector<Item> items;
+  const CallCounter counter(metrics_table(), CacheOp::kGetMulti);
   values->resize(keys.size());
-  items.resize(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i) items[i].value.swap((*values)[i]);
-  GetItemsInto(keys, &items, statuses);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    std::string& value = (*values)[i];
-    Status& status = (*statuses)[i];
-    if (status.ok()) status = codec_->Decode(std::move(items[i]), &value);
-    // An undecodable value, a miss or an error: the caller's buffer goes back.
-    if (!status.ok()) {
-      value.swap(items[i].value);
-      value.clear();
-    }
-    if (items[i].value.capacity() > kKeptBufferBytes) {
-      std::string().swap(items[i].value);
-    } else {
-      items[i].value.clear();
-    }
-  }
-  if (items.size() > kKeptOperations) std::vector<Item>().swap(items);
+  ValueReader reader{values->data(), codec_.get()};
+  OutcomeTally tally;
+  ReadBatch(*backend_, options_.key_namespace, keys, statuses, reader, &tally);
+  counter.Finish(tally);
 }
 
 }  // namespace cachet

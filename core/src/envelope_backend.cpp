@@ -397,7 +397,13 @@ void EnvelopeBackend::RunPipelined(std::span<Operation> run) {
 
 void EnvelopeBackend::FinishPipelined(Operation& op) {
   if (op.kind == OpKind::kGet) {
-    if (op.status.ok()) op.status = Open(op.key, &op.result);
+    if (!op.status.ok()) return;
+    // Most values are stored raw: nothing to open, and no Status to assign.
+    if (!op.result.value.starts_with(kEnvelopeMagic)) {
+      if (!native_flags_) op.result.flags = 0;
+      return;
+    }
+    op.status = Open(op.key, &op.result);
   } else if ((op.kind == OpKind::kIncr || op.kind == OpKind::kDecr) &&
              op.status.IsInvalidArgument()) {
     op.status = CounterOnEnvelope(op.kind == OpKind::kIncr, op.key, op.delta, &op.counter,
