@@ -1,10 +1,14 @@
-// Cache writes of strings, which go through Codec::EncodeView: raw bytes stored
-// without a copy, compressed ones with the flags that say so, and both read back
-// as written.
+// Cache strings through the codec: writes go through Codec::EncodeView (raw
+// bytes stored without a copy, compressed ones with the flags that say so), and
+// read back as written, one by one and by the batch reads into buffers, which
+// decode each value in the caller's string.
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "cachet/cache.h"
 
@@ -17,9 +21,11 @@ using cachet::CodecOptions;
 using cachet::FlagsProfile;
 using cachet::Item;
 using cachet::ItemView;
+using cachet::OpMetrics;
 using cachet::Status;
 using cachet::StoreMode;
 using cachet::WriteOptions;
+using cachet::CacheOp;
 
 namespace {
 
@@ -42,6 +48,7 @@ class MapBackend : public Backend {
     return items_.erase(std::string(key)) == 1 ? Status::OK() : Status::NotFound();
   }
   const Item& stored(const std::string& key) { return items_.at(key); }
+  void Put(const std::string& key, Item item) { items_[key] = std::move(item); }
 
  private:
   std::map<std::string, Item> items_;
@@ -101,4 +108,47 @@ TEST_CASE("EncodeView stores what Encode stores", "[unit][codec]") {
     CHECK(view.value == item.value);
     CHECK(view.flags == item.flags);
   }
+}
+
+TEST_CASE("GetMultiInto decodes each value into the caller's string", "[unit][cache]") {
+  auto backend = std::make_shared<MapBackend>();
+  Cache cache(backend, ZlibCodec(FlagsProfile::kCachet), CacheOptions{"ns:", {}, true});
+  const std::string big(4096, 'x');
+  REQUIRE(cache.Set("raw", std::string("short")).ok());
+  REQUIRE(cache.Set("zipped", big).ok());
+  REQUIRE(cache.Set("number", std::int64_t{42}).ok());
+  REQUIRE(backend->stored("ns:zipped").flags != 0);
+  // Bytes whose flags say zlib but which are not: they must not decode.
+  Item corrupt = backend->stored("ns:zipped");
+  corrupt.value = "not zlib at all";
+  backend->Put("ns:corrupt", corrupt);
+
+  const std::vector<std::string_view> keys = {"raw", "zipped", "corrupt", "", "absent", "number"};
+  // Stale bytes in every buffer: none may survive into the answer.
+  std::vector<std::string> values(keys.size(), std::string(100, '?'));
+  std::vector<Status> statuses;
+  const std::size_t get_multi = static_cast<std::size_t>(CacheOp::kGetMulti);
+  const OpMetrics before = cache.metrics()[get_multi];
+  for (int round = 0; round < 2; ++round) {
+    cache.GetMultiInto(keys, &values, &statuses);
+    REQUIRE(statuses.size() == keys.size());
+    CHECK(statuses[0].ok());
+    CHECK(values[0] == "short");
+    CHECK(statuses[1].ok());
+    CHECK(values[1] == big);
+    CHECK(statuses[2].IsCorruption());
+    CHECK(values[2].empty());
+    CHECK(statuses[3].IsInvalidArgument());
+    CHECK(values[3].empty());
+    CHECK(statuses[4].IsNotFound());
+    CHECK(values[4].empty());
+    CHECK(statuses[5].ok());
+    CHECK(values[5] == "42");
+  }
+  // Metrics count what the store answered: the corrupt value was a hit there.
+  const OpMetrics after = cache.metrics()[get_multi];
+  CHECK(after.calls == before.calls + 2);
+  CHECK(after.hits == before.hits + 8);
+  CHECK(after.misses == before.misses + 2);
+  CHECK(after.errors == before.errors + 2);
 }
