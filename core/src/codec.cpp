@@ -159,18 +159,30 @@ bool WorthKeeping(std::size_t original, std::size_t compressed, double min_savin
   return static_cast<double>(original - compressed) >= min_savings * static_cast<double>(original);
 }
 
+// Compresses `bytes` into this thread's EncodeScratch() when the codec has a
+// compressor, the value reaches the threshold and the saving is worth keeping;
+// then `*compressed` is true and `layout` records the compressor.
+Status CompressIfWorthIt(const CodecOptions& options, const Compressor* compressor,
+                         std::string_view bytes, ValueLayout* layout, bool* compressed) {
+  *compressed = false;
+  if (compressor == nullptr || bytes.size() < options.compress_threshold) return Status::OK();
+  std::string& scratch = EncodeScratch();
+  Status s = compressor->Compress(bytes, &scratch);
+  if (!s.ok()) return s;
+  if (WorthKeeping(bytes.size(), scratch.size(), options.compress_min_savings)) {
+    layout->compressor_id = compressor->id();
+    *compressed = true;
+  }
+  return Status::OK();
+}
+
 // Compresses `item->value` when the options say so and sets the flags for `layout`.
 Status FinishEncoding(const CodecOptions& options, const Compressor* compressor, ValueLayout layout,
                       Item* item) {
-  if (compressor != nullptr && item->value.size() >= options.compress_threshold) {
-    std::string& compressed = EncodeScratch();
-    Status s = compressor->Compress(item->value, &compressed);
-    if (!s.ok()) return s;
-    if (WorthKeeping(item->value.size(), compressed.size(), options.compress_min_savings)) {
-      item->value.swap(compressed);
-      layout.compressor_id = compressor->id();
-    }
-  }
+  bool compressed = false;
+  Status s = CompressIfWorthIt(options, compressor, item->value, &layout, &compressed);
+  if (!s.ok()) return s;
+  if (compressed) item->value.swap(EncodeScratch());
   item->flags = FlagsFor(options.flags_profile, layout);
   return Status::OK();
 }
@@ -183,16 +195,12 @@ Status Codec::Encode(std::string_view bytes, Item* out) const {
 }
 
 Status Codec::EncodeView(std::string_view bytes, ItemView* out) const {
-  *out = ItemView(bytes, FlagsFor(options_.flags_profile, {ValueKind::kBytes}));
-  if (compressor_ == nullptr || bytes.size() < options_.compress_threshold) return Status::OK();
-  std::string& compressed = EncodeScratch();
-  Status s = compressor_->Compress(bytes, &compressed);
+  ValueLayout layout{ValueKind::kBytes};
+  bool compressed = false;
+  Status s = CompressIfWorthIt(options_, compressor_.get(), bytes, &layout, &compressed);
   if (!s.ok()) return s;
-  if (WorthKeeping(bytes.size(), compressed.size(), options_.compress_min_savings)) {
-    ValueLayout layout{ValueKind::kBytes};
-    layout.compressor_id = compressor_->id();
-    *out = ItemView(compressed, FlagsFor(options_.flags_profile, layout));
-  }
+  const std::string_view stored = compressed ? std::string_view(EncodeScratch()) : bytes;
+  *out = ItemView(stored, FlagsFor(options_.flags_profile, layout));
   return Status::OK();
 }
 
