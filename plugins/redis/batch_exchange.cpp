@@ -2,6 +2,7 @@
 #include "batch_exchange.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cachet/net/fan_out.h"
@@ -11,8 +12,8 @@ namespace cachet::redis {
 namespace {
 
 net::Exchange MakeExchange(net::Connection& connection, const BatchTarget& target) {
-  const std::string& request =
-      target.mget != nullptr ? target.mget->request() : target.batch->request();
+  const std::string_view request =
+      target.mget != nullptr ? target.mget->request() : std::string_view(target.batch->request());
   net::Exchange exchange;
   exchange.connection = &connection;
   exchange.request.push_back(iovec{const_cast<char*>(request.data()), request.size()});

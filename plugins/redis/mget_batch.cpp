@@ -4,18 +4,40 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <memory>
 #include <system_error>
 
 #include "redis_replies.h"
 #include "redis_session.h"
 #include "resp_encoder.h"
+#include "whole_bulk.h"
 
 namespace cachet::redis {
 
+namespace {
+
+// `*status` made ok or a plain miss, as Status::OK() / Status::NotFound() would
+// make it, without building and moving a Status when it already is one (as it
+// is for an Operation reused from the last call).
+void SetOutcome(Status* status, StatusCode code) {
+  if (status->code() == code && status->message().empty()) return;
+  *status = code == StatusCode::kOk ? Status::OK() : Status::NotFound();
+}
+
+}  // namespace
+
+// The request is sized once and written straight into uninitialized memory:
+// appending key by key would check capacity and copy through a scratch buffer
+// each time, and a std::string sized up front would first fill itself.
 void MgetBatch::Seal() {
-  RespCommand command(&request_, reads_.size() + 1);
-  command.Arg("MGET");
-  for (const Operation* op : reads_) command.Arg(op->key);
+  constexpr std::string_view kCommand = "MGET";
+  std::size_t size = ArrayHeaderSize(reads_.size() + 1) + BulkArgSize(kCommand.size());
+  for (const Operation* op : reads_) size += BulkArgSize(op->key.size());
+  request_ = std::make_unique_for_overwrite<char[]>(size);
+  char* at = WriteArrayHeader(request_.get(), reads_.size() + 1);
+  at = WriteBulkArg(at, kCommand);
+  for (const Operation* op : reads_) at = WriteBulkArg(at, op->key);
+  request_size_ = size;
 }
 
 Status MgetBatch::ConsumeInstead(net::ReadBuffer& buffer, bool* complete) {
@@ -73,8 +95,11 @@ Status MgetBatch::Consume(net::ReadBuffer& buffer) {
     if (Status s = ConsumeHeader(buffer, &header_read_); !s.ok()) return s;
     if (!header_read_ && buffer.size() == before) return Status::OK();
   }
-  // Each element is a bulk string or a nil: read like a reply of its own.
+  // Each element is a bulk string or a nil.
   while (answered_ < reads_.size()) {
+    // Whole elements are read straight off; the parser takes the rest.
+    if (parser_.idle() && !direct_.active()) ConsumeWholeElements(buffer);
+    if (answered_ == reads_.size()) break;
     if (direct_.active()) {
       bool whole = false;
       if (Status s = direct_.Continue(buffer, where_, &whole); !s.ok() || !whole) return s;
@@ -93,6 +118,26 @@ Status MgetBatch::Consume(net::ReadBuffer& buffer) {
     buffer.Consume(parser_.consumed());
   }
   return Status::OK();
+}
+
+void MgetBatch::ConsumeWholeElements(net::ReadBuffer& buffer) {
+  const std::string_view data = buffer.data();
+  std::size_t used = 0;
+  WholeBulk element;
+  while (answered_ < reads_.size() && ReadWholeBulk(data.substr(used), limits_, &element)) {
+    Operation& op = *reads_[answered_++];
+    used += element.size;
+    // As ReadValue does: a nil is a miss that leaves the item alone.
+    if (element.nil) {
+      SetOutcome(&op.status, StatusCode::kNotFound);
+      continue;
+    }
+    op.result.value.assign(element.data);
+    op.result.flags = 0;
+    op.result.cas = 0;
+    SetOutcome(&op.status, StatusCode::kOk);
+  }
+  buffer.Consume(used);
 }
 
 void MgetBatch::Settle(const Status& status) {

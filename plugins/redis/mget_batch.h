@@ -3,10 +3,12 @@
 // For small values most of a server's work per key is running a command, so
 // one MGET of N keys is far cheaper for it than N pipelined GETs (and for the
 // client, one reply header instead of N). The reply, an array of bulk strings
-// and nils, is read as it arrives: the array header first, then each element as
-// a reply of its own, so a large reply never has to be in the buffer whole and
-// every value is handed to its operation at once; a large value's data is
-// received straight into its operation's string (direct_bulk.h).
+// and nils, is read as it arrives: the array header first, then each element,
+// so a large reply never has to be in the buffer whole and every value is
+// handed to its operation at once. An element already whole in the buffer is
+// read straight off (whole_bulk.h); any other is read by the parser as a reply
+// of its own; a large value's data is received straight into its operation's
+// string (direct_bulk.h).
 // An error reply instead of the array settles every read with that error.
 // One difference from GET: MGET answers nil, where GET answers WRONGTYPE, for a
 // key that holds another Redis type (a list, a hash...), so such a key is a miss
@@ -15,6 +17,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,7 +38,8 @@ class MgetBatch final : public net::ReplyReader {
   void Add(Operation& op) { reads_.push_back(&op); }
   // Encodes the MGET of every added key; call once, after the last Add().
   void Seal();
-  const std::string& request() const noexcept { return request_; }
+  // The encoded MGET, once sealed.
+  std::string_view request() const noexcept { return {request_.get(), request_size_}; }
   bool empty() const noexcept { return reads_.empty(); }
 
   Status Consume(net::ReadBuffer& buffer) override;
@@ -49,12 +53,17 @@ class MgetBatch final : public net::ReplyReader {
   Status ConsumeHeader(net::ReadBuffer& buffer, bool* complete);
   // A whole non-array reply in place of the array: an error for every read.
   Status ConsumeInstead(net::ReadBuffer& buffer, bool* complete);
+  // Answers reads from the whole bulk strings and nils at the front of `buffer`
+  // (whole_bulk.h), stopping at the first element it leaves to the parser.
+  // REQUIRES: the header read, the parser idle and no direct read under way.
+  void ConsumeWholeElements(net::ReadBuffer& buffer);
 
   std::string where_;
   RespLimits limits_;
   RespParser parser_;
   DirectBulk direct_;
-  std::string request_;
+  std::unique_ptr<char[]> request_;
+  std::size_t request_size_ = 0;
   std::vector<Operation*> reads_;
   bool header_read_ = false;
   std::size_t answered_ = 0;

@@ -7,10 +7,12 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cachet/backend.h"
 #include "cachet/net/read_buffer.h"
 #include "mget_batch.h"
+#include "resp_encoder.h"
 
 using cachet::Operation;
 using cachet::OpKind;
@@ -167,4 +169,181 @@ TEST_CASE("a large value cut short or badly ended is never a hit", "[mget][direc
     CHECK(s.IsProtocolError());
     CHECK_FALSE(reads.ops[0].status.ok());
   }
+}
+
+namespace {
+
+// Reads of keys of many sizes, around the encoder's small-copy and digit steps.
+struct ManyReads {
+  std::vector<std::string> keys;
+  std::vector<Operation> ops;
+  MgetBatch batch;
+
+  explicit ManyReads(std::size_t count, cachet::redis::RespLimits limits = {})
+      : ops(count), batch("127.0.0.1:6379", limits) {
+    for (std::size_t i = 0; i < count; ++i) keys.push_back(std::string(i % 40, 'k') + "#");
+    for (std::size_t i = 0; i < count; ++i) {
+      ops[i].kind = OpKind::kGet;
+      ops[i].key = keys[i];
+      batch.Add(ops[i]);
+    }
+    batch.Seal();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("an MGET of many keys of every size encodes as the general encoder does", "[mget]") {
+  for (std::size_t count : {1, 9, 10, 99, 100, 120}) {
+    INFO(count << " keys");
+    ManyReads reads(count);
+    std::vector<std::string_view> args = {"MGET"};
+    args.insert(args.end(), reads.keys.begin(), reads.keys.end());
+    std::string expected;
+    cachet::redis::AppendCommand(&expected, args);
+    CHECK(reads.batch.request() == expected);
+  }
+  SECTION("long keys") {
+    Operation op;
+    const std::string key(1234, 'L');
+    op.key = key;
+    MgetBatch batch("127.0.0.1:6379", {});
+    batch.Add(op);
+    batch.Seal();
+    CHECK(batch.request() == "*2\r\n$4\r\nMGET\r\n$1234\r\n" + key + "\r\n");
+  }
+}
+
+TEST_CASE("MGET replies with RESP3 nils, empty values and CRLF inside values, split anywhere",
+          "[mget]") {
+  const std::string reply = "*5\r\n_\r\n$0\r\n\r\n$4\r\na\r\nb\r\n$-1\r\n$3\r\nxyz\r\n";
+  for (std::size_t split = 0; split <= reply.size(); ++split) {
+    INFO("split at " << split);
+    ManyReads reads(5);
+    ReadBuffer buffer;
+    Append(buffer, std::string_view(reply).substr(0, split));
+    REQUIRE(reads.batch.Consume(buffer).ok());
+    Append(buffer, std::string_view(reply).substr(split));
+    REQUIRE(reads.batch.Consume(buffer).ok());
+    REQUIRE(reads.batch.done());
+    CHECK(buffer.empty());
+    CHECK(reads.ops[0].status.IsNotFound());
+    CHECK(reads.ops[1].status.ok());
+    CHECK(reads.ops[1].result.value.empty());
+    CHECK(reads.ops[2].status.ok());
+    CHECK(reads.ops[2].result.value == "a\r\nb");
+    CHECK(reads.ops[3].status.IsNotFound());
+    CHECK(reads.ops[4].status.ok());
+    CHECK(reads.ops[4].result.value == "xyz");
+  }
+}
+
+TEST_CASE("an MGET reply delivered a byte at a time reads every element", "[mget]") {
+  std::string reply = "*100\r\n";
+  for (std::size_t i = 0; i < 100; ++i) {
+    reply += i % 3 == 0 ? std::string("$-1\r\n") : Bulk(std::string(i, 'v'));
+  }
+  ManyReads reads(100);
+  ReadBuffer buffer;
+  REQUIRE(Deliver(buffer, reads.batch, reply, 1).ok());
+  REQUIRE(reads.batch.done());
+  for (std::size_t i = 0; i < 100; ++i) {
+    INFO("key " << i);
+    if (i % 3 == 0) {
+      CHECK(reads.ops[i].status.IsNotFound());
+    } else {
+      CHECK(reads.ops[i].status.ok());
+      CHECK(reads.ops[i].result.value == std::string(i, 'v'));
+    }
+  }
+}
+
+TEST_CASE("reused operations end with a plain outcome, as single reads give", "[mget]") {
+  Reads reads;
+  // Left from an earlier call: outcomes with messages, a value with flags and a token.
+  reads.ops[0].status = Status::Timeout("read timed out");
+  reads.ops[0].result.value = "old value, longer than the new";
+  reads.ops[0].result.flags = 7;
+  reads.ops[0].result.cas = 99;
+  reads.ops[1].status = Status::NotFound("with a message");
+  reads.ops[1].result.value = "kept";
+  reads.ops[2].status = Status::NotFound();
+  ReadBuffer buffer;
+  Append(buffer, "*3\r\n$1\r\nx\r\n$-1\r\n$2\r\nyz\r\n");
+  REQUIRE(reads.batch.Consume(buffer).ok());
+  REQUIRE(reads.batch.done());
+  CHECK(reads.ops[0].status.ok());
+  CHECK(reads.ops[0].status.message().empty());
+  CHECK(reads.ops[0].result.value == "x");
+  CHECK(reads.ops[0].result.flags == 0);
+  CHECK(reads.ops[0].result.cas == 0);
+  CHECK(reads.ops[1].status.IsNotFound());
+  CHECK(reads.ops[1].status.message().empty());
+  CHECK(reads.ops[1].result.value == "kept");  // a miss leaves the item alone
+  CHECK(reads.ops[2].status.ok());
+  CHECK(reads.ops[2].result.value == "yz");
+}
+
+TEST_CASE("an error inside the MGET array is that read's error only", "[mget]") {
+  const std::string reply = "*3\r\n$1\r\nx\r\n-WRONGTYPE Operation against a key\r\n$1\r\ny\r\n";
+  for (std::size_t split = 0; split <= reply.size(); ++split) {
+    INFO("split at " << split);
+    Reads reads;
+    ReadBuffer buffer;
+    Append(buffer, std::string_view(reply).substr(0, split));
+    REQUIRE(reads.batch.Consume(buffer).ok());
+    Append(buffer, std::string_view(reply).substr(split));
+    REQUIRE(reads.batch.Consume(buffer).ok());
+    REQUIRE(reads.batch.done());
+    CHECK(buffer.empty());
+    CHECK(reads.ops[0].result.value == "x");
+    CHECK(reads.ops[1].status.IsInvalidArgument());
+    CHECK(reads.ops[1].status.message().find("WRONGTYPE") != std::string_view::npos);
+    CHECK(reads.ops[2].status.ok());
+    CHECK(reads.ops[2].result.value == "y");
+  }
+}
+
+TEST_CASE("a bad element in the MGET array fails the exchange; earlier reads keep values",
+          "[mget]") {
+  struct Case {
+    const char* element;
+    bool too_large;
+  };
+  const Case cases[] = {{"$-2\r\n", false},
+                        {"$x\r\nab\r\n", false},
+                        {"$2\r\nabc\r\n", false},
+                        {"$2\nab\r\n", false},
+                        {"?\r\n", false},
+                        {"$9\r\n123456789\r\n", true},
+                        {"$99999999999999999999\r\n", false}};
+  for (const Case& c : cases) {
+    INFO(c.element);
+    cachet::redis::RespLimits limits;
+    limits.max_bulk_length = 8;
+    ManyReads reads(3, limits);
+    ReadBuffer buffer;
+    Append(buffer, std::string("*3\r\n$1\r\nx\r\n") + c.element + "$1\r\ny\r\n");
+    const Status s = reads.batch.Consume(buffer);
+    CHECK(s.IsTooLarge() == c.too_large);
+    CHECK(s.IsProtocolError() == !c.too_large);
+    CHECK_FALSE(reads.batch.done());
+    CHECK(reads.ops[0].status.ok());
+    CHECK(reads.ops[0].result.value == "x");
+    reads.batch.Settle(s);
+    CHECK(reads.ops[1].status.code() == s.code());
+    CHECK(reads.ops[2].status.code() == s.code());
+  }
+}
+
+TEST_CASE("an MGET answered with more elements than keys stops at the keys", "[mget]") {
+  // The header is checked against the count, so a reply with extra elements
+  // after a matching header cannot happen; bytes after the last element are the
+  // next reply's and stay in the buffer.
+  Reads reads;
+  ReadBuffer buffer;
+  Append(buffer, "*3\r\n$1\r\nx\r\n$-1\r\n$2\r\nyz\r\n$1\r\nq\r\n");
+  REQUIRE(reads.batch.Consume(buffer).ok());
+  CHECK(reads.batch.done());
+  CHECK(buffer.data() == "$1\r\nq\r\n");
 }
