@@ -21,39 +21,56 @@ Status BadKey(std::string_view key, const std::string& problem) {
 // instruction per byte. The classic zero-byte tests: for bytes under 0x80,
 // (x - n) & ~x has the high bit set exactly when x < n; bytes of 0x80 and up,
 // which memcached accepts, are masked out by ~x. Either test is exact about
-// whether some byte matches (not about which).
+// whether some byte matches (not about which), so the words of a key are
+// tested together: their results are or-ed and looked at once.
 constexpr std::uint64_t kOnes = 0x0101010101010101;
 constexpr std::uint64_t kHighBits = 0x8080808080808080;
 
-bool WordHasForbiddenByte(std::uint64_t x) {
-  const std::uint64_t below_0x21 = (x - kOnes * 0x21) & ~x & kHighBits;
+// Nonzero when some byte of `x` is forbidden.
+std::uint64_t ForbiddenBits(std::uint64_t x) {
+  const std::uint64_t below_0x21 = (x - kOnes * 0x21) & ~x;
   const std::uint64_t del = x ^ (kOnes * 0x7f);
-  const std::uint64_t is_del = (del - kOnes) & ~del & kHighBits;
-  return (below_0x21 | is_del) != 0;
+  const std::uint64_t is_del = (del - kOnes) & ~del;
+  return (below_0x21 | is_del) & kHighBits;
 }
 
 bool IsForbiddenByte(unsigned char c) { return c <= 0x20 || c == 0x7f; }
 
-bool WordAtHasForbiddenByte(std::string_view key, std::size_t at) noexcept {
-  std::uint64_t word;
-  std::memcpy(&word, key.data() + at, sizeof(word));
-  return WordHasForbiddenByte(word);
+template <class Word>
+Word LoadAt(const char* at) {
+  Word word;
+  std::memcpy(&word, at, sizeof(word));
+  return word;
 }
 
+// Four to seven bytes: two four-byte words, which overlap, tested as one.
+bool ShortKeyHasForbiddenByte(const char* key, std::size_t size) {
+  const std::uint64_t low = LoadAt<std::uint32_t>(key);
+  const std::uint64_t high = LoadAt<std::uint32_t>(key + size - 4);
+  return ForbiddenBits(low | high << 32) != 0;
+}
+
+}  // namespace
+
 bool HasForbiddenByte(std::string_view key) noexcept {
-  if (key.size() < 8) {
+  const char* const bytes = key.data();
+  const std::size_t size = key.size();
+  if (size < 4) {
     for (char c : key) {
       if (IsForbiddenByte(static_cast<unsigned char>(c))) return true;
     }
     return false;
   }
-  for (std::size_t i = 0; i + 8 <= key.size(); i += 8) {
-    if (WordAtHasForbiddenByte(key, i)) return true;
-  }
+  if (size < 8) return ShortKeyHasForbiddenByte(bytes, size);
   // The last eight bytes as one word, overlapping the words before: the
   // question is whether any byte is forbidden, which asking twice cannot change.
-  return key.size() % 8 != 0 && WordAtHasForbiddenByte(key, key.size() - 8);
+  std::uint64_t found = ForbiddenBits(LoadAt<std::uint64_t>(bytes + size - 8));
+  for (std::size_t i = 0; i + 8 < size; i += 8)
+    found |= ForbiddenBits(LoadAt<std::uint64_t>(bytes + i));
+  return found != 0;
 }
+
+namespace {
 
 Status ForbiddenByteError(std::string_view key) {
   for (std::size_t i = 0; i < key.size(); ++i) {
@@ -68,12 +85,6 @@ Status ForbiddenByteError(std::string_view key) {
 }
 
 }  // namespace
-
-bool KeyIsValid(std::string_view key, bool binary_keys) noexcept {
-  if (key.empty()) return false;
-  if (binary_keys) return Base64Length(key.size()) <= kMaxKeyLength;
-  return key.size() <= kMaxKeyLength && !HasForbiddenByte(key);
-}
 
 Status CheckKey(std::string_view key, bool binary_keys) {
   if (key.empty()) return Status::InvalidArgument("memcached key is empty");

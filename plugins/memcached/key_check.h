@@ -22,8 +22,17 @@ constexpr std::size_t Base64Length(std::size_t raw) { return (raw + 2) / 3 * 4; 
 // ok, or kInvalidArgument naming the key and its problem.
 Status CheckKey(std::string_view key, bool binary_keys);
 
+// Whether a text key holds a byte memcached would misread: a space, a control
+// byte or DEL.
+bool HasForbiddenByte(std::string_view key) noexcept;
+
 // Whether CheckKey would say ok, without building a Status: the common case
 // costs no Status, and CheckKey is called for the message only when it fails.
-bool KeyIsValid(std::string_view key, bool binary_keys) noexcept;
+// Inline: every key of every batch asks.
+inline bool KeyIsValid(std::string_view key, bool binary_keys) noexcept {
+  if (key.empty()) return false;
+  if (binary_keys) return Base64Length(key.size()) <= kMaxKeyLength;
+  return key.size() <= kMaxKeyLength && !HasForbiddenByte(key);
+}
 
 }  // namespace cachet::memcached

@@ -82,19 +82,28 @@ void MemcachedBackend::ReportHealth(std::size_t server, const Status& transport)
   }
 }
 
-bool MemcachedBackend::CheckAndRoute(Operation& op, std::size_t* server) const {
+bool MemcachedBackend::Fits(Operation& op) const {
   // Check() builds a Status even for a valid operation; the usual case asks
   // the same questions without one, and Check() then only words the problem.
   const bool fits = op.kind != OpKind::kStore || op.item.value.size() <= options_.max_item_size;
-  if (!fits || !KeyIsValid(op.key, options_.binary_keys)) {
-    op.status = Check(op);
-    return false;
-  }
+  if (fits && KeyIsValid(op.key, options_.binary_keys)) return true;
+  op.status = Check(op);
+  return false;
+}
+
+bool MemcachedBackend::LoneLiveServer() const { return pool_.size() == 1 && pool_.Available(0); }
+
+bool MemcachedBackend::CheckAndRoute(Operation& op, std::size_t* server) const {
+  if (!Fits(op)) return false;
   // One live server needs no placement, nor a Result to carry it.
-  if (pool_.size() == 1 && pool_.Available(0)) {
+  if (LoneLiveServer()) {
     *server = 0;
     return true;
   }
+  return Route(op, server);
+}
+
+bool MemcachedBackend::Route(Operation& op, std::size_t* server) const {
   Result<std::size_t> routed = pool_.Route(op.key);
   if (!routed.ok()) {
     op.status = routed.status();
@@ -138,9 +147,18 @@ void MemcachedBackend::RunExchanges(Scratch& s) {
 
 void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settings) {
   Scratch& s = Scratch::For(*this);
-  for (Operation& op : ops) {
-    std::size_t server = 0;
-    if (CheckAndRoute(op, &server)) s.by_server[server].push_back(&op);
+  // Whether the one server is live is asked once for the whole batch, which
+  // goes out as one exchange anyway.
+  if (LoneLiveServer()) {
+    std::vector<Operation*>& all = s.by_server[0];
+    for (Operation& op : ops) {
+      if (Fits(op)) all.push_back(&op);
+    }
+  } else {
+    for (Operation& op : ops) {
+      std::size_t server = 0;
+      if (Fits(op) && Route(op, &server)) s.by_server[server].push_back(&op);
+    }
   }
   for (std::size_t server = 0; server < s.by_server.size(); ++server) {
     std::vector<Operation*>& mine = s.by_server[server];

@@ -78,7 +78,13 @@ class MemcachedBackend final : public Backend {
   struct Scratch;
 
   Status Check(const Operation& op) const;
-  // Check() and the pool's route: false (op.status says why) if it goes nowhere.
+  // Check() without a Status unless it fails: false, and op.status says why.
+  bool Fits(Operation& op) const;
+  // True when the pool is one server and it is live: every key goes there.
+  bool LoneLiveServer() const;
+  // The pool's route: false (op.status says why) if it goes nowhere.
+  bool Route(Operation& op, std::size_t* server) const;
+  // Fits() and the route: false (op.status says why) if it goes nowhere.
   bool CheckAndRoute(Operation& op, std::size_t* server) const;
   // Adds one server's batch of `ops` to this call's exchanges.
   void AddExchange(Scratch& s, std::size_t server, std::span<Operation* const> ops,

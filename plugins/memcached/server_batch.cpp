@@ -9,6 +9,7 @@ Status ServerBatch::Consume(net::ReadBuffer& buffer) {
       bool whole = false;
       if (Status s = ContinueDirect(buffer, &whole); !s.ok() || !whole) return s;
     }
+    TakeUsualReplies(buffer);
     if (done()) {
       if (buffer.empty()) return Status::OK();
       return Status::ProtocolError("memcached: bytes after the last expected reply");
@@ -62,16 +63,23 @@ void ServerBatch::SettleDirect(const Status& transport) {
 }
 
 void ServerBatch::FillItem(Operation& op, const Reply& reply) {
-  op.result.flags = reply.flags;
-  op.result.cas = reply.cas;
-  if (routing_direct_) {
-    // Until the data is whole, a failed exchange must not leave a hit behind.
-    direct_op_ = &op;
-    op.status = Status::IoError("memcached: the connection failed inside a value");
+  if (!routing_direct_) {
+    StoreHit(op, reply.data, reply.flags, reply.cas);
     return;
   }
+  op.result.flags = reply.flags;
+  op.result.cas = reply.cas;
+  // Until the data is whole, a failed exchange must not leave a hit behind.
+  direct_op_ = &op;
+  op.status = Status::IoError("memcached: the connection failed inside a value");
+}
+
+void ServerBatch::StoreHit(Operation& op, std::string_view data, std::uint32_t flags,
+                           std::uint64_t cas) {
+  op.result.flags = flags;
+  op.result.cas = cas;
   // assign() reuses the capacity of the caller's Item.
-  op.result.value.assign(reply.data.data(), reply.data.size());
+  op.result.value.assign(data.data(), data.size());
   op.status = Status::OK();
 }
 

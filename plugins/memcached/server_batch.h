@@ -64,6 +64,10 @@ class ServerBatch : public net::ReplyReader {
                            std::uint64_t* size) const = 0;
   // Routes one parsed reply to its operation; an error drops the connection.
   virtual Status OnReply(const Reply& reply) = 0;
+  // Takes the replies a protocol can recognize without its general parser off
+  // the front of `buffer`, whole ones only, each routed exactly as the parser and
+  // OnReply() would route it; anything else is left to them. None by default.
+  virtual void TakeUsualReplies(net::ReadBuffer& buffer) { (void)buffer; }
   // Forgets a value left half-read by an earlier exchange. Reset() calls it.
   void ResetDirect() noexcept;
   // A value still being received when the exchange failed gets the exchange's
@@ -73,6 +77,9 @@ class ServerBatch : public net::ReplyReader {
   // Stores a value reply into `op`: its bytes are copied into op's buffer, or,
   // for a reply routed by its header alone, will be received into it.
   void FillItem(Operation& op, const Reply& reply);
+  // A whole hit: its bytes are copied into op's buffer.
+  static void StoreHit(Operation& op, std::string_view data, std::uint32_t flags,
+                       std::uint64_t cas);
 
   ParserLimits limits_;
   net::RequestBuffer request_;

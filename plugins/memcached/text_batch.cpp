@@ -3,6 +3,7 @@
 #include "text_batch.h"
 
 #include "exptime.h"
+#include "quick_reply.h"
 #include "reply_status.h"
 #include "text_request.h"
 
@@ -46,6 +47,9 @@ void TextBatch::Reset(const BatchSettings& settings) {
 
 void TextBatch::CloseGetsLine() {
   if (!gets_open_) return;
+  // The keys go out together, once the line is whole: one append for all.
+  const Expected& group = expected_.back();
+  AppendTextKeys(request_, std::span(ops_).subspan(group.first_op, group.op_count), keys_);
   EndTextLine(request_);
   gets_open_ = false;
 }
@@ -57,7 +61,6 @@ void TextBatch::Add(Operation& op) {
       expected_.push_back({ops_.size(), 0, true});
       gets_open_ = true;
     }
-    AppendTextKey(request_, op.key);
     ops_.push_back(&op);
     ++expected_.back().op_count;
     return;
@@ -100,6 +103,25 @@ Status TextBatch::OnReply(const Reply& reply) {
   Status s = OnSingleReply(*ops_[current.first_op], reply);
   ++next_;
   return s;
+}
+
+void TextBatch::TakeUsualReplies(net::ReadBuffer& buffer) {
+  // Each hit is for the first key still open in its group, so the key is
+  // compared rather than scanned for; a miss, an END or anything unusual stops
+  // here and goes through the general parser and OnReply().
+  while (next_ < expected_.size()) {
+    Expected& group = expected_[next_];
+    if (!group.retrieval || group.op_count == 0) return;
+    Operation& op = *ops_[group.first_op];
+    std::size_t consumed = 0;
+    const QuickReply hit = QuickTextValue(buffer.data(), op.key, limits_, &consumed);
+    if (hit.outcome != QuickOutcome::kDone) return;
+    StoreHit(op, hit.data, hit.flags, hit.cas);
+    ++group.first_op;
+    --group.op_count;
+    // Consumed only now: the data viewed the buffer.
+    buffer.Consume(consumed);
+  }
 }
 
 Status TextBatch::OnRetrievalReply(Expected& group, const Reply& reply) {

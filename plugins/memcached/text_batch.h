@@ -7,6 +7,7 @@
 // noreply loses errors).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "server_batch.h"
@@ -42,6 +43,9 @@ class TextBatch final : public ServerBatch {
     return parser_.ValueHeader(input, reply, data_offset, size);
   }
   Status OnReply(const Reply& reply) override;
+  // The hits of a gets line that come for the very key expected next, read
+  // with QuickTextValue (quick_reply.h): the usual case of a batch read.
+  void TakeUsualReplies(net::ReadBuffer& buffer) override;
   Status OnRetrievalReply(Expected& group, const Reply& reply);
   Status OnSingleReply(Operation& op, const Reply& reply);
 
@@ -50,6 +54,7 @@ class TextBatch final : public ServerBatch {
   std::vector<Operation*> ops_;  // in request order
   std::vector<Operation*> noreply_;
   std::vector<Expected> expected_;
+  std::string keys_;  // the keys of a gets line; kept for its capacity
   std::size_t next_ = 0;
   bool gets_open_ = false;
 };

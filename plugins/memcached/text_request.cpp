@@ -1,6 +1,8 @@
 // Text protocol request encoding.
 #include "text_request.h"
 
+#include <cstring>
+
 namespace cachet::memcached {
 
 namespace {
@@ -54,6 +56,19 @@ template <class Out>
 void AppendTextKey(Out& out, std::string_view key) {
   out.Append(' ');
   out.Append(key);
+}
+
+void AppendTextKeys(RequestBuffer& out, std::span<Operation* const> ops, std::string& scratch) {
+  std::size_t size = 0;
+  for (const Operation* op : ops) size += 1 + op->key.size();
+  scratch.resize(size);
+  char* at = scratch.data();
+  for (const Operation* op : ops) {
+    *at++ = ' ';
+    std::memcpy(at, op->key.data(), op->key.size());
+    at += op->key.size();
+  }
+  out.Append(scratch);
 }
 
 template <class Out>

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string>
 #include <string_view>
 
 #include "cachet/backend.h"
@@ -22,6 +24,9 @@ template <class Out>
 void AppendTextKey(Out& out, std::string_view key);
 template <class Out>
 void EndTextLine(Out& out);
+// AppendTextKey() for every key of `ops` at once: they are gathered in
+// `scratch` (which keeps its capacity from call to call) and appended as one.
+void AppendTextKeys(RequestBuffer& out, std::span<Operation* const> ops, std::string& scratch);
 
 // set/add/replace/append/prepend/cas <key> <flags> <exptime> <bytes> [<cas>] [noreply]
 template <class Out>

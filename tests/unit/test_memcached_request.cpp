@@ -63,6 +63,26 @@ TEST_CASE("every byte value at every position of a key is judged alike", "[memca
   }
 }
 
+TEST_CASE("keys of every length up to three words are judged alike", "[memcached][keys]") {
+  // Shorter keys are read four or eight bytes at a time in overlapping words:
+  // each length, a forbidden byte at each position, and an allowed neighbour.
+  for (std::size_t length = 1; length <= 24; ++length) {
+    const std::string allowed(length, '\x80');
+    CHECK(CheckKey(allowed, false).ok());
+    for (std::size_t at = 0; at < length; ++at) {
+      for (const char byte : {'\0', '\x1f', ' ', '\x7f'}) {
+        std::string key = allowed;
+        key[at] = byte;
+        INFO("length " << length << ", byte " << int{byte} << " at " << at);
+        CHECK(CheckKey(key, false).IsInvalidArgument());
+      }
+      std::string key = allowed;
+      key[at] = '!';
+      CHECK(CheckKey(key, false).ok());
+    }
+  }
+}
+
 TEST_CASE("text requests", "[memcached][request]") {
   RequestBuffer b;
   AppendTextStore(b, StoreMode::kSet, "k", ItemView("hello", 7), 30, false);

@@ -1,0 +1,264 @@
+// The text batch reader without a server: a gets line's replies, fed whole,
+// split in two at every offset and byte by byte, route each hit to its key,
+// find the misses, and refuse a VALUE for a key that was not asked for, lying
+// lengths and garbage alike, however the bytes arrive. Hits for the key
+// expected next are read without the general parser (QuickTextValue), so these
+// cases pin down that it decides exactly as the parser would.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "cachet/net/read_buffer.h"
+#include "quick_reply.h"
+#include "text_batch.h"
+
+namespace cachet::memcached {
+namespace {
+
+const ParserLimits kLimits{2048, 1024 * 1024};
+
+// What became of one operation.
+struct OpOutcome {
+  std::string status;
+  std::string value;
+  std::uint32_t flags = 0;
+  std::uint64_t cas = 0;
+
+  // A protocol error's message quotes the bytes at hand, which depend on how
+  // they arrived; its code does not.
+  bool operator==(const OpOutcome& other) const {
+    const std::string_view kProtocolError = "protocol_error";
+    const bool both_protocol_errors =
+        status.starts_with(kProtocolError) && other.status.starts_with(kProtocolError);
+    return (both_protocol_errors || status == other.status) && value == other.value &&
+           flags == other.flags && cas == other.cas;
+  }
+};
+
+// What became of a batch of gets: the stream's status and each operation's.
+struct BatchOutcome {
+  bool done = false;
+  StatusCode stream = StatusCode::kOk;
+  std::vector<OpOutcome> ops;
+
+  bool operator==(const BatchOutcome&) const = default;
+};
+
+std::string Flatten(const net::RequestBuffer& buffer) {
+  std::vector<iovec> iovs;
+  buffer.Iovecs(&iovs);
+  std::string out;
+  for (const iovec& v : iovs) out.append(static_cast<const char*>(v.iov_base), v.iov_len);
+  return out;
+}
+
+void Append(net::ReadBuffer& buffer, std::string_view bytes) {
+  char* dest = buffer.PrepareWrite(bytes.size() + 1);
+  bytes.copy(dest, bytes.size());
+  buffer.Commit(bytes.size());
+}
+
+// Gets `keys` in one batch and feeds it `reply` in the pieces `cuts` makes
+// (offsets into the reply, ascending), stopping at the first error as the
+// exchange would; then settles as the backend does.
+BatchOutcome Run(const std::vector<std::string>& keys, std::string_view reply,
+                 const std::vector<std::size_t>& cuts) {
+  std::deque<Operation> ops(keys.size());
+  TextBatch batch(kLimits);
+  batch.Reset({});
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ops[i].kind = OpKind::kGet;
+    ops[i].key = keys[i];
+    ops[i].result.value = "left over";
+    batch.Add(ops[i]);
+  }
+  batch.Finish();
+  net::ReadBuffer buffer;
+  Status stream;
+  std::size_t from = 0;
+  for (std::size_t i = 0; i <= cuts.size() && stream.ok(); ++i) {
+    const std::size_t to = i < cuts.size() ? cuts[i] : reply.size();
+    Append(buffer, reply.substr(from, to - from));
+    from = to;
+    stream = batch.Consume(buffer);
+  }
+  BatchOutcome out;
+  out.done = batch.done();
+  out.stream = stream.code();
+  batch.Settle(out.done || !stream.ok() ? stream : Status::Timeout("cut short"));
+  for (const Operation& op : ops) {
+    OpOutcome o{op.status.ToString(), "", 0, 0};
+    if (op.status.ok()) o = {o.status, op.result.value, op.result.flags, op.result.cas};
+    out.ops.push_back(o);
+  }
+  return out;
+}
+
+// Runs `reply` whole, then split in two at every offset, then a byte at a time,
+// and checks every way gives the same outcome; returns it.
+BatchOutcome AnyHowSplit(const std::vector<std::string>& keys, const std::string& reply) {
+  const BatchOutcome whole = Run(keys, reply, {});
+  for (std::size_t cut = 0; cut <= reply.size(); ++cut) {
+    INFO("reply '" << reply << "' cut at " << cut);
+    CHECK(Run(keys, reply, {cut}) == whole);
+  }
+  std::vector<std::size_t> every;
+  for (std::size_t cut = 1; cut < reply.size(); ++cut) every.push_back(cut);
+  INFO("reply '" << reply << "' a byte at a time");
+  CHECK(Run(keys, reply, every) == whole);
+  return whole;
+}
+
+OpOutcome Hit(std::string value, std::uint32_t flags, std::uint64_t cas) {
+  return {Status::OK().ToString(), std::move(value), flags, cas};
+}
+
+OpOutcome Miss() { return {Status::NotFound().ToString(), "", 0, 0}; }
+
+}  // namespace
+
+TEST_CASE("text batch: a gets line's keys go out as one line", "[memcached][batch]") {
+  std::deque<Operation> ops(4);
+  const char* keys[] = {"a", "bb", "k", "ccc"};
+  TextBatch batch(kLimits);
+  batch.Reset({});
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    ops[i].kind = i == 2 ? OpKind::kRemove : OpKind::kGet;
+    ops[i].key = keys[i];
+    batch.Add(ops[i]);
+  }
+  batch.Finish();
+  CHECK(Flatten(batch.request()) == "gets a bb\r\ndelete k\r\ngets ccc\r\n");
+  // A reused batch sends only its new keys, however long the last line was.
+  batch.Reset({false, true, std::chrono::seconds(10)});
+  batch.Add(ops[1]);
+  batch.Finish();
+  CHECK(Flatten(batch.request()) == "gats 10 bb\r\n");
+}
+
+TEST_CASE("text batch: hits go to their keys, the keys skipped are misses", "[memcached][batch]") {
+  const std::vector<std::string> keys = {"a", "bb", "ccc", "dddddddddddddddd0"};
+  BatchOutcome out = AnyHowSplit(
+      keys,
+      "VALUE a 1 1 5\r\nx\r\nVALUE ccc 3 2 7\r\nyz\r\nVALUE dddddddddddddddd0 0 0\r\n\r\nEND\r\n");
+  CHECK(out.done);
+  CHECK(out.stream == StatusCode::kOk);
+  CHECK(out.ops == std::vector<OpOutcome>{Hit("x", 1, 5), Miss(), Hit("yz", 3, 7), Hit("", 0, 0)});
+
+  // Data holding "\r\n" and "VALUE", the widest numbers, leading zeros.
+  out = AnyHowSplit({"a", "b"},
+                    "VALUE a 4294967295 9 18446744073709551615\r\nVALUE b\r\n\r\n"
+                    "VALUE b 007 2 00000000000000000009\r\nok\r\nEND\r\n");
+  CHECK(out.stream == StatusCode::kOk);
+  CHECK(out.ops == std::vector<OpOutcome>{Hit("VALUE b\r\n", 4294967295u, 18446744073709551615u),
+                                          Hit("ok", 7, 9)});
+
+  // A key that begins like another is not taken for it.
+  out = AnyHowSplit({"a", "ab"}, "VALUE ab 0 1\r\nx\r\nEND\r\n");
+  CHECK(out.stream == StatusCode::kOk);
+  CHECK(out.ops == std::vector<OpOutcome>{Miss(), Hit("x", 0, 0)});
+
+  // The general parser has always let a space end the size; so does the batch.
+  out = AnyHowSplit({"a"}, "VALUE a 0 1 \r\nx\r\nEND\r\n");
+  CHECK(out.ops == std::vector<OpOutcome>{Hit("x", 0, 0)});
+
+  out = AnyHowSplit({"a", "b"}, "END\r\n");
+  CHECK(out.ops == std::vector<OpOutcome>{Miss(), Miss()});
+}
+
+TEST_CASE("text batch: a VALUE for a key not asked for is a protocol error", "[memcached][batch]") {
+  const std::vector<std::string> strays = {
+      "VALUE zz 0 1\r\nx\r\nEND\r\n", "VALUE a 0 1\r\nx\r\nVALUE a 0 1\r\nx\r\nEND\r\n",
+      "VALUE b 0 1\r\nx\r\nVALUE a 0 1\r\nx\r\nEND\r\n", "VALUE ab 0 1\r\nx\r\nEND\r\n",
+      "VALUE A 0 1\r\nx\r\nEND\r\n"};
+  for (const std::string& reply : strays) {
+    INFO(reply);
+    CHECK(AnyHowSplit({"a", "b"}, reply).stream == StatusCode::kProtocolError);
+  }
+  // The hit before the stray VALUE is kept; the keys it skipped were misses.
+  const BatchOutcome out = AnyHowSplit({"a", "b"}, "VALUE a 0 1\r\nx\r\nVALUE zz 0 1\r\ny\r\n");
+  CHECK(out.stream == StatusCode::kProtocolError);
+  CHECK(out.ops == std::vector<OpOutcome>{Hit("x", 0, 0), Miss()});
+}
+
+TEST_CASE("text batch: lying lengths and garbage are protocol errors", "[memcached][batch]") {
+  const std::vector<std::string> garbage = {
+      "VALUE a 0 3\r\nx\r\nEND\r\n",                        // longer than the data
+      "VALUE a 0 0\r\nx\r\nEND\r\n",                        // shorter
+      "VALUE a 0 2\r\nx\r\nEND\r\n",                        // one byte short
+      "VALUE a 0 1\r\nx\nEND\r\n",                          // data not ended by \r\n
+      "VALUE a x 1\r\nx\r\nEND\r\n",                        // no flags
+      "VALUE a 0 -1\r\nx\r\nEND\r\n",                       // a sign
+      "VALUE a 0 1 2 3\r\nx\r\nEND\r\n",                    // a fourth number
+      "VALUE a  0 1\r\nx\r\nEND\r\n",                       // two spaces
+      "VALUE a 0  1\r\nx\r\nEND\r\n",                       //
+      "VALUE a 0 1\nx\r\nEND\r\n",                          // a bare \n
+      "VALUE a 4294967296 1\r\nx\r\nEND\r\n",               // flags over 32 bits
+      "VALUE a 0 1 18446744073709551616\r\nx\r\nEND\r\n",   // cas over 64 bits
+      "VALUE a 0 1 000000000000000000001\r\nx\r\nEND\r\n",  // 21 digits
+      "VALUE a 0 18446744073709551616\r\nx\r\nEND\r\n",     // size over 64 bits
+      "VALUE a 0 1\rx\r\nEND\r\n",                          // a bare \r
+      "VALUE a\r\nx\r\nEND\r\n",                            // no numbers
+      "VALUE\r\nEND\r\n",                                   //
+      "value a 0 1\r\nx\r\nEND\r\n",                        // lower case
+      "VALUE a 0 1\r\nx\r\nEND\r\nEND\r\n",                 // bytes after the last
+      "STORED\r\n",                                         // no retrieval reply
+  };
+  for (const std::string& reply : garbage) {
+    INFO(reply);
+    const BatchOutcome out = AnyHowSplit({"a"}, reply);
+    CHECK(out.stream == StatusCode::kProtocolError);
+    if (reply.ends_with("END\r\nEND\r\n")) continue;  // the hit itself was whole
+    CHECK(out.ops[0].status.find("protocol_error") != std::string::npos);
+  }
+  // A value over max_item_size is too_large, not read.
+  CHECK(AnyHowSplit({"a"}, "VALUE a 0 1048577\r\n").stream == StatusCode::kTooLarge);
+}
+
+TEST_CASE("text batch: an error line ends the group with the server's word", "[memcached][batch]") {
+  const BatchOutcome out =
+      AnyHowSplit({"a", "b"}, "VALUE a 0 1\r\nx\r\nSERVER_ERROR out of memory\r\n");
+  CHECK(out.stream == StatusCode::kOk);
+  CHECK(out.ops[0] == Hit("x", 0, 0));
+  CHECK(out.ops[1].status.find("out of memory") != std::string::npos);
+}
+
+TEST_CASE("text batch: QuickTextValue reads one hit for the key expected", "[memcached][batch]") {
+  std::size_t consumed = 0;
+  QuickReply hit = QuickTextValue("VALUE key 5 3 9\r\nabc\r\nEND\r\n", "key", kLimits, &consumed);
+  CHECK(hit.outcome == QuickOutcome::kDone);
+  CHECK(hit.data == "abc");
+  CHECK(hit.flags == 5);
+  CHECK(hit.cas == 9);
+  CHECK(consumed == 22);
+  const std::string whole = "VALUE key 5 3\r\nabc\r\n";
+  for (std::size_t cut = 0; cut < whole.size(); ++cut) {
+    INFO("cut at " << cut);
+    CHECK(QuickTextValue(whole.substr(0, cut), "key", kLimits, &consumed).outcome ==
+          QuickOutcome::kNeedMore);
+    // Within the line, a byte that does not belong there is no prefix.
+    if (cut < 15) {
+      CHECK(QuickTextValue(whole.substr(0, cut) + "#", "key", kLimits, &consumed).outcome ==
+            QuickOutcome::kUnusual);
+    }
+  }
+  CHECK(QuickTextValue(whole, "kez", kLimits, &consumed).outcome == QuickOutcome::kUnusual);
+  CHECK(QuickTextValue(whole, "ke", kLimits, &consumed).outcome == QuickOutcome::kUnusual);
+  CHECK(QuickTextValue(whole, "key ", kLimits, &consumed).outcome == QuickOutcome::kUnusual);
+  // Keys of every length, differing in any one byte, are told apart.
+  for (std::size_t length = 1; length <= 40; ++length) {
+    const std::string key(length, 'k');
+    const std::string reply = "VALUE " + key + " 0 1\r\nx\r\n";
+    CHECK(QuickTextValue(reply, key, kLimits, &consumed).outcome == QuickOutcome::kDone);
+    for (std::size_t at = 0; at < length; ++at) {
+      std::string other = key;
+      other[at] = 'j';
+      INFO("length " << length << ", byte " << at);
+      CHECK(QuickTextValue(reply, other, kLimits, &consumed).outcome == QuickOutcome::kUnusual);
+    }
+  }
+}
+
+}  // namespace cachet::memcached
