@@ -34,6 +34,8 @@ class MgetBatch final : public net::ReplyReader {
   MgetBatch(std::string where, RespLimits limits)
       : where_(std::move(where)), limits_(limits), parser_(limits) {}
 
+  // Room for `reads` reads, so that adding them does not grow the list as it goes.
+  void Reserve(std::size_t reads) { reads_.reserve(reads); }
   // REQUIRES: op.kind == OpKind::kGet, and Seal() not called yet.
   void Add(Operation& op) { reads_.push_back(&op); }
   // Encodes the MGET of every added key; call once, after the last Add().

@@ -35,6 +35,9 @@ class RedisBatch final : public net::ReplyReader {
   RedisBatch(std::string where, RespLimits limits, CounterMode counters)
       : where_(std::move(where)), parser_(limits), counters_(counters) {}
 
+  // Room for `operations` operations, so that adding them does not grow the
+  // list as it goes (a SCRIPT LOAD takes a place of its own).
+  void Reserve(std::size_t operations) { sent_.reserve(operations); }
   void Add(Operation& op);
   const std::string& request() const noexcept { return request_; }
   bool empty() const noexcept { return sent_.empty(); }

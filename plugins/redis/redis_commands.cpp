@@ -24,28 +24,6 @@ constexpr std::size_t kStackCommand = 512;
 // '$' or '*', 20 digits, CRLF after the length and after the bytes.
 constexpr std::size_t kHeaderBound = 25;
 
-// Lengths are nearly always one or two digits: those skip to_chars' digit count.
-char* WriteLength(char* at, std::size_t length) {
-  if (length < 10) {
-    *at = static_cast<char>('0' + length);
-    return at + 1;
-  }
-  if (length < 100) {
-    at[0] = static_cast<char>('0' + length / 10);
-    at[1] = static_cast<char>('0' + length % 10);
-    return at + 2;
-  }
-  return std::to_chars(at, at + 20, length).ptr;
-}
-
-char* WriteHeader(char* at, char kind, std::size_t length) {
-  *at++ = kind;
-  at = WriteLength(at, length);
-  *at++ = '\r';
-  *at++ = '\n';
-  return at;
-}
-
 // Appends the command made of `args` and returns true, or appends nothing and
 // returns false when it would not fit the stack buffer.
 bool AppendOnStack(std::string* out, std::span<const std::string_view> args) {
@@ -53,14 +31,8 @@ bool AppendOnStack(std::string* out, std::span<const std::string_view> args) {
   for (std::string_view arg : args) bound += kHeaderBound + arg.size();
   if (bound > kStackCommand) return false;
   char buffer[kStackCommand];
-  char* at = WriteHeader(buffer, '*', args.size());
-  for (std::string_view arg : args) {
-    at = WriteHeader(at, '$', arg.size());
-    std::memcpy(at, arg.data(), arg.size());
-    at += arg.size();
-    *at++ = '\r';
-    *at++ = '\n';
-  }
+  char* at = WriteArrayHeader(buffer, args.size());
+  for (std::string_view arg : args) at = WriteBulkArg(at, arg);
   out->append(buffer, static_cast<std::size_t>(at - buffer));
   return true;
 }
@@ -76,8 +48,8 @@ void AppendArgs(std::string* out, std::span<const std::string_view> args) {
 class NumberText {
  public:
   explicit NumberText(std::int64_t number)
-      : size_(static_cast<std::size_t>(std::to_chars(digits_, digits_ + 20, number).ptr - digits_)) {
-  }
+      : size_(
+            static_cast<std::size_t>(std::to_chars(digits_, digits_ + 20, number).ptr - digits_)) {}
   std::string_view view() const noexcept { return std::string_view(digits_, size_); }
 
  private:

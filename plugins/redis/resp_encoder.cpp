@@ -2,7 +2,6 @@
 #include "resp_encoder.h"
 
 #include <charconv>
-#include <cstring>
 
 namespace cachet::redis {
 
@@ -12,15 +11,6 @@ namespace {
 // their header on the stack and appended in one call; each append to a string
 // costs a capacity check and a copy call, so one instead of five matters.
 constexpr std::size_t kSmallArgument = 96;
-
-// "<kind><length>\r\n" at `at`; returns the end. `at` has room for 24 bytes.
-char* WriteHeader(char* at, char kind, std::size_t length) {
-  *at++ = kind;
-  at = std::to_chars(at, at + 21, length).ptr;  // 21 bytes hold any 64-bit number
-  *at++ = '\r';
-  *at++ = '\n';
-  return at;
-}
 
 template <class Range>
 void AppendAll(std::string* out, const Range& args) {
@@ -32,25 +22,21 @@ void AppendAll(std::string* out, const Range& args) {
 
 RespCommand::RespCommand(std::string* out, std::size_t argument_count) : out_(out) {
   char header[24];
-  out_->append(header, static_cast<std::size_t>(WriteHeader(header, '*', argument_count) - header));
+  out_->append(header, static_cast<std::size_t>(WriteArrayHeader(header, argument_count) - header));
 }
 
 RespCommand& RespCommand::Arg(std::string_view bytes) {
   ++written_;
   char small[24 + kSmallArgument + 2];
-  char* end = WriteHeader(small, '$', bytes.size());
   if (bytes.size() > kSmallArgument) {
     // A large value is appended straight from the caller's bytes.
+    char* end = resp_detail::WriteLengthLine(small, '$', bytes.size());
     out_->append(small, static_cast<std::size_t>(end - small))
         .append(bytes.data(), bytes.size())
         .append("\r\n", 2);
     return *this;
   }
-  if (!bytes.empty()) std::memcpy(end, bytes.data(), bytes.size());
-  end += bytes.size();
-  *end++ = '\r';
-  *end++ = '\n';
-  out_->append(small, static_cast<std::size_t>(end - small));
+  out_->append(small, static_cast<std::size_t>(WriteBulkArg(small, bytes) - small));
   return *this;
 }
 
@@ -62,11 +48,7 @@ RespCommand& RespCommand::AppendNumber(Number number) {
   const std::size_t length =
       static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, number).ptr - digits);
   char whole[24 + sizeof digits + 2];
-  char* end = WriteHeader(whole, '$', length);
-  std::memcpy(end, digits, length);
-  end += length;
-  *end++ = '\r';
-  *end++ = '\n';
+  char* end = WriteBulkArg(whole, std::string_view(digits, length));
   out_->append(whole, static_cast<std::size_t>(end - whole));
   return *this;
 }

@@ -21,6 +21,19 @@ template <class Batch, class Make>
 std::vector<std::unique_ptr<Batch>> SplitByServer(std::span<Operation> ops, net::ServerPool& pool,
                                                   Make make) {
   std::vector<std::unique_ptr<Batch>> batches(pool.size());
+  if (pool.size() == 1 && !ops.empty()) {
+    // With one server the route does not depend on the key (that server, or
+    // its error when it is resting), so it is asked once for the whole batch.
+    Result<std::size_t> server = pool.Route(ops.front().key);
+    if (!server.ok()) {
+      for (Operation& op : ops) op.status = server.status();
+      return batches;
+    }
+    batches[*server] = make(*server);
+    batches[*server]->Reserve(ops.size());
+    for (Operation& op : ops) batches[*server]->Add(op);
+    return batches;
+  }
   for (Operation& op : ops) {
     Result<std::size_t> server = pool.Route(op.key);
     if (!server.ok()) {

@@ -196,3 +196,37 @@ TEST_CASE("a wrong password is auth_failed and is never shown", "[redis][faults]
   CHECK(get.find(secret) == std::string::npos);
   std::remove(config_path.c_str());
 }
+
+TEST_CASE("a lone server at rest makes every operation of a batch unavailable", "[redis][faults]") {
+  auto server = cachet::test::StartRedis();
+  REQUIRE(server.ok());
+  const int port = (*server)->port();
+  REQUIRE((*server)->Stop().ok());
+  for (bool failover : {false, true}) {
+    INFO("failover " << failover);
+    RedisOptions options;
+    options.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(port), 1});
+    options.pool.connection.io_timeout = kIoTimeout;
+    options.pool.failure_limit = 1;
+    options.pool.retry_timeout = std::chrono::minutes(10);  // rests for the whole test
+    options.pool.failover = failover;
+    RedisBackend backend(std::move(options));
+    Item item;
+    CHECK(backend.Get("k", &item).IsError());  // the one failure that puts it to rest
+
+    std::vector<cachet::Operation> reads(3);
+    for (auto& op : reads) op.key = "k";
+    std::vector<cachet::Operation> mixed(2);
+    mixed[0].kind = cachet::OpKind::kStore;
+    mixed[0].key = "k";
+    mixed[0].item = ItemView("w");
+    mixed[1].key = "k";
+    for (auto* batch : {&reads, &mixed}) {
+      backend.Execute(*batch);
+      for (auto& op : *batch) {
+        CHECK(op.status.IsUnavailable());
+        CHECK(op.status.message().find("marked dead") != std::string_view::npos);
+      }
+    }
+  }
+}

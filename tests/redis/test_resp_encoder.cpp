@@ -1,5 +1,6 @@
 // RESP command encoding: exact bytes, binary safety, and a round trip through the parser.
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,4 +55,37 @@ TEST_CASE("an encoded command parses back to its arguments", "[resp]") {
   REQUIRE(root.size() == args.size());
   std::size_t i = 0;
   for (auto value : root) CHECK(value.text() == args[i++]);
+}
+
+TEST_CASE("arguments written into a buffer sized up front match the appended encoding", "[resp]") {
+  std::vector<std::size_t> lengths;
+  for (std::size_t n = 0; n <= 130; ++n) lengths.push_back(n);
+  for (std::size_t n : {999, 1000, 1001, 9999, 10000, 123456}) lengths.push_back(n);
+  for (std::size_t length : lengths) {
+    INFO("length " << length);
+    std::string bytes(length, 'b');
+    for (std::size_t i = 0; i < length; ++i) bytes[i] = static_cast<char>('a' + i % 26);
+    std::string appended;
+    RespCommand(&appended, 1).Arg(bytes);
+    const std::string_view expected = std::string_view(appended).substr(4);  // past "*1\r\n"
+    std::string written(cachet::redis::BulkArgSize(length) + 8, '#');
+    char* end = cachet::redis::WriteBulkArg(written.data(), bytes);
+    CHECK(static_cast<std::size_t>(end - written.data()) == cachet::redis::BulkArgSize(length));
+    CHECK(std::string_view(written.data(), expected.size()) == expected);
+    CHECK(written.substr(expected.size()) == std::string(8, '#'));  // nothing past the end
+  }
+}
+
+TEST_CASE("array headers written in place have their stated size", "[resp]") {
+  for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{9}, std::size_t{10},
+                            std::size_t{99}, std::size_t{100}, std::size_t{101}, std::size_t{999},
+                            std::size_t{1000}, std::size_t{1000000}, std::size_t{9999999999},
+                            std::size_t{10000000000000000000u}, SIZE_MAX}) {
+    INFO("count " << count);
+    const std::string expected = "*" + std::to_string(count) + "\r\n";
+    char header[32];
+    char* end = cachet::redis::WriteArrayHeader(header, count);
+    CHECK(std::string_view(header, static_cast<std::size_t>(end - header)) == expected);
+    CHECK(cachet::redis::ArrayHeaderSize(count) == expected.size());
+  }
 }
