@@ -16,12 +16,11 @@ namespace cachet::redis {
 
 namespace {
 
-// `*status` made ok or a plain miss, as Status::OK() / Status::NotFound() would
-// make it, without building and moving a Status when it already is one (as it
-// is for an Operation reused from the last call).
-void SetOutcome(Status* status, StatusCode code) {
-  if (status->code() == code && status->message().empty()) return;
-  *status = code == StatusCode::kOk ? Status::OK() : Status::NotFound();
+// True when `status` is what Status::OK() / Status::NotFound() make for `code`:
+// an Operation reused from the last call often already holds its outcome, and
+// then building and moving a new Status is work for nothing.
+bool IsPlain(const Status& status, StatusCode code) {
+  return status.code() == code && status.message().empty();
 }
 
 }  // namespace
@@ -124,18 +123,23 @@ void MgetBatch::ConsumeWholeElements(net::ReadBuffer& buffer) {
   const std::string_view data = buffer.data();
   std::size_t used = 0;
   WholeBulk element;
-  while (answered_ < reads_.size() && ReadWholeBulk(data.substr(used), limits_, &element)) {
+  // `used` never passes the end: each element read lies inside `data`.
+  while (answered_ < reads_.size() &&
+         ReadWholeBulk({data.data() + used, data.size() - used}, limits_, &element)) {
     Operation& op = *reads_[answered_++];
     used += element.size;
     // As ReadValue does: a nil is a miss that leaves the item alone.
     if (element.nil) {
-      SetOutcome(&op.status, StatusCode::kNotFound);
+      if (!IsPlain(op.status, StatusCode::kNotFound)) op.status = Status::NotFound();
       continue;
     }
-    op.result.value.assign(element.data);
+    // As assign() does, in fewer steps: assign() also allows for the source
+    // lying inside the string itself, which it never does here.
+    op.result.value.clear();
+    op.result.value.append(element.data);
     op.result.flags = 0;
     op.result.cas = 0;
-    SetOutcome(&op.status, StatusCode::kOk);
+    if (!IsPlain(op.status, StatusCode::kOk)) op.status = Status::OK();
   }
   buffer.Consume(used);
 }
