@@ -65,6 +65,8 @@ bool HasForbiddenByte(std::string_view key) noexcept {
   // The last eight bytes as one word, overlapping the words before: the
   // question is whether any byte is forbidden, which asking twice cannot change.
   std::uint64_t found = ForbiddenBits(LoadAt<std::uint64_t>(bytes + size - 8));
+  // Up to 16 bytes, the usual key, that and the first word are all.
+  if (size <= 16) return (found | ForbiddenBits(LoadAt<std::uint64_t>(bytes))) != 0;
   for (std::size_t i = 0; i + 8 < size; i += 8)
     found |= ForbiddenBits(LoadAt<std::uint64_t>(bytes + i));
   return found != 0;

@@ -179,7 +179,7 @@ Status MemcachedBackend::RunBatchOfOne(Operation& op, std::size_t server,
   AddExchange(s, server, one, settings);
   RunExchanges(s);
   if (hit != &op.result) std::swap(op.result, *hit);
-  return std::move(op.status);
+  return TakeStatus(op.status);
 }
 
 Status MemcachedBackend::Get(std::string_view key, Item* out) {

@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cachet/backend.h"
@@ -39,6 +40,13 @@ struct MemcachedOptions {
   std::size_t max_item_size = 1024 * 1024;  // values larger are refused (too_large)
   std::uint32_t ketama_points = 160;        // cmf-ketama points per unit of weight
 };
+
+// An operation's outcome, to return: an ok one is made anew rather than moved,
+// since moving a Status copies its (empty) message with a memcpy call.
+inline Status TakeStatus(Status& status) {
+  if (status.ok() && status.message().empty()) return Status::OK();
+  return std::move(status);
+}
 
 class MemcachedBackend final : public Backend {
  public:

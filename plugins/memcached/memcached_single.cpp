@@ -52,7 +52,7 @@ void AppendTextOperation(CommandLine& line, const Operation& op, const BatchSett
 
 Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, Item* hit) {
   std::size_t server = 0;
-  if (!CheckAndRoute(op, &server)) return std::move(op.status);
+  if (!CheckAndRoute(op, &server)) return TakeStatus(op.status);
   if (options_.protocol == Protocol::kText) {
     net::ServerPool::Lease lease = pool_.Acquire(server);
     if (lease->connected()) return RunTextSingle(op, server, lease, settings, hit);
@@ -78,7 +78,7 @@ Status MemcachedBackend::RunTextSingle(Operation& op, std::size_t server,
   reader.Settle(transport);
   ReportHealth(server, transport);
   if (reader.poisoned()) lease->Close();
-  return std::move(op.status);
+  return TakeStatus(op.status);
 }
 
 }  // namespace cachet::memcached

@@ -23,46 +23,61 @@ Status NoReply(const net::Connection& connection) {
   return Status::Timeout(connection.Describe("no reply within the I/O timeout"));
 }
 
+// The steps below report a failure through `*failure` and return false, so
+// that the usual exchange moves no Status: a move copies the (empty) message
+// with a memcpy call. Both are inlined into RunSingleExchange, whose one frame
+// serves the whole exchange.
+
 // Sends every piece. The socket takes a single operation's request at once but
 // for a large value, which may have to wait for room; *waited says whether it did.
-Status SendWhole(net::Connection& connection, iovec* request, int count, net::Deadline deadline,
-                 bool* waited) {
+[[gnu::always_inline]] inline bool SendWhole(net::Connection& connection, iovec* request, int count,
+                                             net::Deadline deadline, bool* waited,
+                                             Status* failure) {
   Status s = connection.WriteSome(&request, &count);
   while (s.ok() && count > 0) {
     *waited = true;
     pollfd pfd{connection.fd(), POLLOUT, 0};
     const int rc = ::poll(&pfd, 1, MillisUntil(deadline));
-    if (rc == 0) return NoReply(connection);
+    if (rc == 0) {
+      *failure = NoReply(connection);
+      return false;
+    }
     if (rc < 0 && errno != EINTR) {
-      return Status::IoError(connection.Describe(std::string("poll: ") + strerror(errno)));
+      *failure = Status::IoError(connection.Describe(std::string("poll: ") + strerror(errno)));
+      return false;
     }
     s = connection.WriteSome(&request, &count);
   }
-  return s;
+  if (s.ok()) return true;
+  *failure = std::move(s);
+  return false;
 }
 
-// Reads until the reader is done. Each step returns its own Status rather than
-// assigning one Status over and over: the usual exchange then moves none.
-Status ReceiveReply(net::Connection& connection, net::ReplyReader& reader,
-                    net::Clock::time_point start, net::Deadline deadline, bool fresh) {
+// Reads until the reader is done.
+[[gnu::always_inline]] inline bool ReceiveReply(net::Connection& connection,
+                                                net::ReplyReader& reader,
+                                                net::Clock::time_point start,
+                                                net::Deadline deadline, bool fresh,
+                                                Status* failure) {
   // Right after a send that did not wait, the exchange is still at `start`: the
   // first read decides between a blocking recv and poll() with that reading.
   for (bool first = fresh; !reader.done(); first = false) {
     Status read = first ? connection.ReadMore(deadline, start) : connection.ReadMore(deadline);
-    if (read.IsTimeout()) return NoReply(connection);
-    if (!read.ok()) return read;
+    if (read.IsTimeout()) {
+      *failure = NoReply(connection);
+      return false;
+    }
+    if (!read.ok()) {
+      *failure = std::move(read);
+      return false;
+    }
     Status consumed = reader.Consume(connection.buffer());
-    if (!consumed.ok()) return consumed;
+    if (!consumed.ok()) {
+      *failure = std::move(consumed);
+      return false;
+    }
   }
-  return Status::OK();
-}
-
-Status Exchange(net::Connection& connection, iovec* request, int count, net::ReplyReader& reader,
-                net::Clock::time_point start, net::Deadline deadline) {
-  bool waited = false;
-  Status sent = SendWhole(connection, request, count, deadline, &waited);
-  if (!sent.ok()) return sent;
-  return ReceiveReply(connection, reader, start, deadline, !waited);
+  return true;
 }
 
 }  // namespace
@@ -70,9 +85,15 @@ Status Exchange(net::Connection& connection, iovec* request, int count, net::Rep
 Status RunSingleExchange(net::Connection& connection, iovec* request, int count,
                          net::ReplyReader& reader, net::Clock::time_point start,
                          net::Deadline deadline) {
-  Status s = Exchange(connection, request, count, reader, start, deadline);
-  if (!s.ok()) connection.Close();
-  return s;
+  // Every path returns this one object, so it is built in the caller's place.
+  Status outcome;
+  bool waited = false;
+  if (SendWhole(connection, request, count, deadline, &waited, &outcome) &&
+      ReceiveReply(connection, reader, start, deadline, !waited, &outcome)) {
+    return outcome;
+  }
+  connection.Close();
+  return outcome;
 }
 
 }  // namespace cachet::memcached

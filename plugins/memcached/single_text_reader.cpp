@@ -52,7 +52,7 @@ Status SingleTextReader::Fallback(net::ReadBuffer& buffer) {
   return batch_->Consume(buffer);
 }
 
-void SingleTextReader::Settle(const Status& transport) {
+void SingleTextReader::SettleUnusual(const Status& transport) {
   if (batch_) {
     batch_->Settle(transport);
     if (hit_ != &op_.result) std::swap(op_.result, *hit_);

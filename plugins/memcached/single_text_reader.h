@@ -30,13 +30,18 @@ class SingleTextReader final : public net::ReplyReader {
 
   // After the exchange, as ServerBatch::Settle: an operation left without a
   // reply takes the exchange's failure; a noreply one takes its outcome.
-  void Settle(const Status& transport);
+  // Inline: after a usual reply there is nothing to do.
+  void Settle(const Status& transport) {
+    if (batch_ || op_.noreply || (!done_ && !transport.ok())) SettleUnusual(transport);
+  }
   // True when the reply may have left the connection out of step.
   bool poisoned() const noexcept { return batch_ && batch_->poisoned(); }
 
  private:
   // Hands the reply to the batch reader, from the bytes it begins with.
   Status Fallback(net::ReadBuffer& buffer);
+  // Settle() after an unusual reply, a noreply command or a failed exchange.
+  void SettleUnusual(const Status& transport);
 
   Operation& op_;
   Item* hit_;
