@@ -39,13 +39,7 @@ struct QuickReply {
   std::uint64_t cas = 0;              // kDone after a hit (gets, gats)
 };
 
-// One whole hit for `key` at the front of `input`, as a gets reply holds one
-// per key found: "VALUE <key> <flags> <bytes> [<cas>]\r\n", the data and its
-// "\r\n". kDone with the data, flags and cas, and in *consumed the bytes it
-// spans; whatever follows is not looked at. kNeedMore while it is incomplete;
-// kUnusual for anything else, a VALUE for another key included.
-QuickReply QuickTextValue(std::string_view input, std::string_view key, const ParserLimits& limits,
-                          std::size_t* consumed);
+// QuickTextValue(), one hit of a gets reply, is in quick_value.h.
 
 // The reply to "gets <key>" or "gats <exptime> <key>".
 QuickReply QuickTextRetrieval(std::string_view input, std::string_view key,

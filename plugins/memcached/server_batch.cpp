@@ -74,13 +74,4 @@ void ServerBatch::FillItem(Operation& op, const Reply& reply) {
   op.status = Status::IoError("memcached: the connection failed inside a value");
 }
 
-void ServerBatch::StoreHit(Operation& op, std::string_view data, std::uint32_t flags,
-                           std::uint64_t cas) {
-  op.result.flags = flags;
-  op.result.cas = cas;
-  // assign() reuses the capacity of the caller's Item.
-  op.result.value.assign(data.data(), data.size());
-  op.status = Status::OK();
-}
-
 }  // namespace cachet::memcached

@@ -77,9 +77,16 @@ class ServerBatch : public net::ReplyReader {
   // Stores a value reply into `op`: its bytes are copied into op's buffer, or,
   // for a reply routed by its header alone, will be received into it.
   void FillItem(Operation& op, const Reply& reply);
-  // A whole hit: its bytes are copied into op's buffer.
+  // A whole hit: its bytes are copied into op's buffer. Inline: a batch read
+  // stores one per key.
   static void StoreHit(Operation& op, std::string_view data, std::uint32_t flags,
-                       std::uint64_t cas);
+                       std::uint64_t cas) {
+    op.result.flags = flags;
+    op.result.cas = cas;
+    // assign() reuses the capacity of the caller's Item.
+    op.result.value.assign(data.data(), data.size());
+    op.status = Status::OK();
+  }
 
   ParserLimits limits_;
   net::RequestBuffer request_;

@@ -3,7 +3,7 @@
 #include "text_batch.h"
 
 #include "exptime.h"
-#include "quick_reply.h"
+#include "quick_value.h"
 #include "reply_status.h"
 #include "text_request.h"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cachet/net/read_buffer.h"
-#include "quick_reply.h"
+#include "quick_value.h"
 #include "text_batch.h"
 
 namespace cachet::memcached {
