@@ -7,12 +7,15 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <deque>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "cachet/net/read_buffer.h"
 #include "quick_value.h"
+#include "reply_status.h"
 #include "text_batch.h"
+#include "text_parser.h"
 
 namespace cachet::memcached {
 namespace {
@@ -117,6 +120,62 @@ OpOutcome Hit(std::string value, std::uint32_t flags, std::uint64_t cas) {
 
 OpOutcome Miss() { return {Status::NotFound().ToString(), "", 0, 0}; }
 
+// What the batch should make of `reply`, worked out with the general parser
+// alone: hits in request order, the keys skipped are misses, END or an error
+// line closes the group, anything else is a protocol error. Codes only.
+BatchOutcome Reference(const std::vector<std::string>& keys, std::string_view reply) {
+  TextReplyParser parser(kLimits);
+  BatchOutcome out;
+  out.ops.assign(keys.size(), OpOutcome{});
+  std::size_t next = 0;
+  auto close = [&](const Status& status) {
+    for (; next < keys.size(); ++next) out.ops[next].status = status.ToString();
+  };
+  for (std::size_t guard = 0; guard <= reply.size(); ++guard) {
+    Reply r;
+    ParseResult parsed = parser.Parse(reply, &r);
+    if (parsed.outcome == ParseOutcome::kNeedMore) break;
+    if (parsed.outcome == ParseOutcome::kError) {
+      out.stream = parsed.error.code();
+      break;
+    }
+    reply.remove_prefix(parsed.consumed);
+    if (r.kind == ReplyKind::kEnd || IsErrorReply(r.kind)) {
+      close(r.kind == ReplyKind::kEnd ? Status::NotFound() : StatusFromReply(r));
+      out.done = true;
+      if (!reply.empty()) out.stream = StatusCode::kProtocolError;
+      break;
+    }
+    while (r.kind == ReplyKind::kValue && next < keys.size() && keys[next] != r.key) {
+      out.ops[next++] = Miss();
+    }
+    if (r.kind != ReplyKind::kValue || next == keys.size()) {
+      out.stream = StatusCode::kProtocolError;
+      break;
+    }
+    out.ops[next++] = Hit(std::string(r.data), r.flags, r.cas);
+  }
+  // Unanswered operations take the exchange's failure, as Settle() gives it.
+  const Status failure = out.stream == StatusCode::kOk ? Status::Timeout("cut short")
+                                                       : Status::FromCode(out.stream, "");
+  if (!out.done) close(failure);
+  return out;
+}
+
+// Codes, values, flags and cas; messages are not compared.
+bool SameCodes(const BatchOutcome& a, const BatchOutcome& b) {
+  if (a.done != b.done || a.stream != b.stream || a.ops.size() != b.ops.size()) return false;
+  for (std::size_t i = 0; i < a.ops.size(); ++i) {
+    const std::string_view code_a = std::string_view(a.ops[i].status).substr(0, 9);
+    const std::string_view code_b = std::string_view(b.ops[i].status).substr(0, 9);
+    if (code_a != code_b || a.ops[i].value != b.ops[i].value || a.ops[i].flags != b.ops[i].flags ||
+        a.ops[i].cas != b.ops[i].cas) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 TEST_CASE("text batch: a gets line's keys go out as one line", "[memcached][batch]") {
@@ -189,6 +248,8 @@ TEST_CASE("text batch: lying lengths and garbage are protocol errors", "[memcach
       "VALUE a 0 0\r\nx\r\nEND\r\n",                        // shorter
       "VALUE a 0 2\r\nx\r\nEND\r\n",                        // one byte short
       "VALUE a 0 1\r\nx\nEND\r\n",                          // data not ended by \r\n
+      "VALUE a  1 5\r\nx\r\nEND\r\n",                       // no flags, the rest well formed
+      "VALUE a 0  1\r\n\r\nEND\r\n",                        // no size, the rest well formed
       "VALUE a x 1\r\nx\r\nEND\r\n",                        // no flags
       "VALUE a 0 -1\r\nx\r\nEND\r\n",                       // a sign
       "VALUE a 0 1 2 3\r\nx\r\nEND\r\n",                    // a fourth number
@@ -258,6 +319,34 @@ TEST_CASE("text batch: QuickTextValue reads one hit for the key expected", "[mem
       INFO("length " << length << ", byte " << at);
       CHECK(QuickTextValue(reply, other, kLimits, &consumed).outcome == QuickOutcome::kUnusual);
     }
+  }
+}
+
+TEST_CASE("text batch: mutated replies are judged as the general parser judges them",
+          "[memcached][batch]") {
+  // A valid reply, then thousands of copies with bytes changed, cut short or
+  // split anywhere: the batch (which reads usual hits without the parser) must
+  // agree with the reference built on the parser alone. A fixed seed keeps
+  // every run the same.
+  const std::vector<std::string> keys = {"k1", "key2", "k3", "a-longer-key-04"};
+  const std::string valid =
+      "VALUE k1 0 2 11\r\nab\r\nVALUE k3 7 0\r\n\r\n"
+      "VALUE a-longer-key-04 4294967295 5 18446744073709551615\r\nx\r\ny\r\nEND\r\n";
+  REQUIRE(SameCodes(Run(keys, valid, {}), Reference(keys, valid)));
+  const std::string alphabet = "0123456789 \r\nVALUEND-k14y";
+  std::mt19937 random(20261130);
+  for (int trial = 0; trial < 10000; ++trial) {
+    std::string reply = valid;
+    const int changes = 1 + static_cast<int>(random() % 3);
+    for (int c = 0; c < changes; ++c) {
+      reply[random() % reply.size()] = alphabet[random() % alphabet.size()];
+    }
+    if (random() % 4 == 0) reply.resize(random() % reply.size());
+    const std::size_t cut = random() % (reply.size() + 1);
+    INFO("reply '" << reply << "' cut at " << cut);
+    const BatchOutcome expected = Reference(keys, reply);
+    CHECK(SameCodes(Run(keys, reply, {}), expected));
+    CHECK(SameCodes(Run(keys, reply, {cut}), expected));
   }
 }
 
