@@ -2,7 +2,8 @@
 // from a server (the cluster slot map, MOVED/ASK). Any bytes, parsed whole and
 // then fed in two pieces, must give the same replies, each inside the input,
 // every node's text inside its reply; parsing ends in need-more or an error
-// within a bounded number of replies.
+// within a bounded number of replies. Whatever the MGET element reader
+// (whole_bulk.h) takes at the start of a reply, the parser reads the same way.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 
 #include "cluster_slots.h"
 #include "resp_parser.h"
+#include "whole_bulk.h"
 
 namespace redis = cachet::redis;
 
@@ -59,10 +61,14 @@ std::vector<std::string> ParseAll(std::string_view input, std::size_t split, boo
   for (std::size_t guard = 0; guard <= input.size(); ++guard) {
     std::string_view rest = input.substr(offset);
     std::size_t visible = split > offset ? split - offset : rest.size();
+    redis::WholeBulk element;
+    const bool whole = redis::ReadWholeBulk(rest.substr(0, visible), SmallLimits(), &element);
     redis::RespParser::Outcome outcome = parser.Parse(rest.substr(0, visible));
     if (outcome == redis::RespParser::Outcome::kNeedMore && visible < rest.size()) {
       outcome = parser.Parse(rest);
     }
+    // An element the fast reader took whole is one the parser reads.
+    Check(!whole || outcome == redis::RespParser::Outcome::kReply);
     if (outcome == redis::RespParser::Outcome::kError) {
       Check(parser.error().IsProtocolError() || parser.error().IsTooLarge());
       *failed = true;
@@ -72,6 +78,11 @@ std::vector<std::string> ParseAll(std::string_view input, std::size_t split, boo
     Check(parser.consumed() > 0 && parser.consumed() <= rest.size());
     const redis::RespReply& reply = parser.reply();
     Check(reply.bytes().size() == parser.consumed());
+    if (whole) {
+      Check(element.size == parser.consumed());
+      Check(element.nil == reply.root().IsNull());
+      Check(element.data == reply.root().text());
+    }
     std::size_t visited = 0;
     Walk(reply.root(), rest.substr(0, parser.consumed()), &visited);
     redis::SlotMap map;
