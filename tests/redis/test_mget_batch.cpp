@@ -43,6 +43,18 @@ void Append(ReadBuffer& buffer, std::string_view bytes) {
   buffer.Commit(bytes.size());
 }
 
+// Feeds `reply` to `batch` in two pieces cut at `split`, and checks that the
+// batch is done with every byte consumed.
+void ConsumeSplit(MgetBatch& batch, std::string_view reply, std::size_t split) {
+  ReadBuffer buffer;
+  Append(buffer, reply.substr(0, split));
+  REQUIRE(batch.Consume(buffer).ok());
+  Append(buffer, reply.substr(split));
+  REQUIRE(batch.Consume(buffer).ok());
+  REQUIRE(batch.done());
+  CHECK(buffer.empty());
+}
+
 }  // namespace
 
 TEST_CASE("a batch of gets is one MGET", "[mget]") {
@@ -54,13 +66,7 @@ TEST_CASE("an MGET reply split at every offset gives every read its value or mis
   const std::string reply = "*3\r\n$1\r\nx\r\n$-1\r\n$2\r\nyz\r\n";
   for (std::size_t split = 0; split <= reply.size(); ++split) {
     Reads reads;
-    ReadBuffer buffer;
-    Append(buffer, std::string_view(reply).substr(0, split));
-    REQUIRE(reads.batch.Consume(buffer).ok());
-    Append(buffer, std::string_view(reply).substr(split));
-    REQUIRE(reads.batch.Consume(buffer).ok());
-    REQUIRE(reads.batch.done());
-    CHECK(buffer.empty());
+    ConsumeSplit(reads.batch, reply, split);
     CHECK(reads.ops[0].status.ok());
     CHECK(reads.ops[0].result.value == "x");
     CHECK(reads.ops[1].status.IsNotFound());
@@ -220,13 +226,7 @@ TEST_CASE("MGET replies with RESP3 nils, empty values and CRLF inside values, sp
   for (std::size_t split = 0; split <= reply.size(); ++split) {
     INFO("split at " << split);
     ManyReads reads(5);
-    ReadBuffer buffer;
-    Append(buffer, std::string_view(reply).substr(0, split));
-    REQUIRE(reads.batch.Consume(buffer).ok());
-    Append(buffer, std::string_view(reply).substr(split));
-    REQUIRE(reads.batch.Consume(buffer).ok());
-    REQUIRE(reads.batch.done());
-    CHECK(buffer.empty());
+    ConsumeSplit(reads.batch, reply, split);
     CHECK(reads.ops[0].status.IsNotFound());
     CHECK(reads.ops[1].status.ok());
     CHECK(reads.ops[1].result.value.empty());
@@ -289,13 +289,7 @@ TEST_CASE("an error inside the MGET array is that read's error only", "[mget]") 
   for (std::size_t split = 0; split <= reply.size(); ++split) {
     INFO("split at " << split);
     Reads reads;
-    ReadBuffer buffer;
-    Append(buffer, std::string_view(reply).substr(0, split));
-    REQUIRE(reads.batch.Consume(buffer).ok());
-    Append(buffer, std::string_view(reply).substr(split));
-    REQUIRE(reads.batch.Consume(buffer).ok());
-    REQUIRE(reads.batch.done());
-    CHECK(buffer.empty());
+    ConsumeSplit(reads.batch, reply, split);
     CHECK(reads.ops[0].result.value == "x");
     CHECK(reads.ops[1].status.IsInvalidArgument());
     CHECK(reads.ops[1].status.message().find("WRONGTYPE") != std::string_view::npos);
