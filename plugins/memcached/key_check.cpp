@@ -15,33 +15,10 @@ Status BadKey(std::string_view key, const std::string& problem) {
   return Status::InvalidArgument("memcached key '" + Printable(key) + "' " + problem);
 }
 
-// Eight bytes at a time, "any byte below 0x21, or equal to 0x7f" (space, the
-// control bytes, DEL: what memcached would read as a separator or what could end
-// a command line). Every key is checked, so a valid key should cost about one
-// instruction per byte. The classic zero-byte tests: for bytes under 0x80,
-// (x - n) & ~x has the high bit set exactly when x < n; bytes of 0x80 and up,
-// which memcached accepts, are masked out by ~x. Either test is exact about
-// whether some byte matches (not about which), so the words of a key are
-// tested together: their results are or-ed and looked at once.
-constexpr std::uint64_t kOnes = 0x0101010101010101;
-constexpr std::uint64_t kHighBits = 0x8080808080808080;
-
-// Nonzero when some byte of `x` is forbidden.
-std::uint64_t ForbiddenBits(std::uint64_t x) {
-  const std::uint64_t below_0x21 = (x - kOnes * 0x21) & ~x;
-  const std::uint64_t del = x ^ (kOnes * 0x7f);
-  const std::uint64_t is_del = (del - kOnes) & ~del;
-  return (below_0x21 | is_del) & kHighBits;
-}
+using key_check_detail::ForbiddenBits;
+using key_check_detail::LoadAt;
 
 bool IsForbiddenByte(unsigned char c) { return c <= 0x20 || c == 0x7f; }
-
-template <class Word>
-Word LoadAt(const char* at) {
-  Word word;
-  std::memcpy(&word, at, sizeof(word));
-  return word;
-}
 
 // Four to seven bytes: two four-byte words, which overlap, tested as one.
 bool ShortKeyHasForbiddenByte(const char* key, std::size_t size) {

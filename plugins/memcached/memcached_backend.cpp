@@ -15,10 +15,6 @@ namespace {
 
 std::atomic<std::uint64_t> g_next_backend_id{1};
 
-bool IsTransportFailure(const Status& s) {
-  return s.IsTimeout() || s.IsUnavailable() || s.IsIoError() || s.IsProtocolError();
-}
-
 }  // namespace
 
 // Per-thread working memory of Run(), reused so a steady stream of operations
@@ -72,35 +68,6 @@ Status MemcachedBackend::Check(const Operation& op) const {
                             std::to_string(options_.max_item_size) + ")");
   }
   return Status::OK();
-}
-
-void MemcachedBackend::ReportHealth(std::size_t server, const Status& transport) {
-  if (IsTransportFailure(transport)) {
-    pool_.ReportFailure(server);
-  } else {
-    pool_.ReportSuccess(server);
-  }
-}
-
-bool MemcachedBackend::Fits(Operation& op) const {
-  // Check() builds a Status even for a valid operation; the usual case asks
-  // the same questions without one, and Check() then only words the problem.
-  const bool fits = op.kind != OpKind::kStore || op.item.value.size() <= options_.max_item_size;
-  if (fits && KeyIsValid(op.key, options_.binary_keys)) return true;
-  op.status = Check(op);
-  return false;
-}
-
-bool MemcachedBackend::LoneLiveServer() const { return pool_.size() == 1 && pool_.Available(0); }
-
-bool MemcachedBackend::CheckAndRoute(Operation& op, std::size_t* server) const {
-  if (!Fits(op)) return false;
-  // One live server needs no placement, nor a Result to carry it.
-  if (LoneLiveServer()) {
-    *server = 0;
-    return true;
-  }
-  return Route(op, server);
 }
 
 bool MemcachedBackend::Route(Operation& op, std::size_t* server) const {

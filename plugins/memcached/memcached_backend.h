@@ -24,6 +24,7 @@
 
 #include "cachet/backend.h"
 #include "cachet/net/server_pool.h"
+#include "key_check.h"
 #include "reply.h"
 #include "server_batch.h"
 
@@ -99,12 +100,11 @@ class MemcachedBackend final : public Backend {
                    const BatchSettings& settings);
   // Runs the exchanges added, settles their operations, returns the connections.
   void RunExchanges(Scratch& s);
-  // One operation: checked, routed, then sent alone (memcached_single.cpp). A
-  // hit's item goes to `*hit`: op.result, or an Item the caller lends.
+  // One operation: checked, routed, then sent alone (memcached_single.cpp): on
+  // a connected text-protocol connection by the single-operation path, else
+  // through the batch machinery. A hit's item goes to `*hit`: op.result, or an
+  // Item the caller lends.
   Status RunOne(Operation& op, const BatchSettings& settings, Item* hit);
-  // The single-operation path of the text protocol, on a connected lease.
-  Status RunTextSingle(Operation& op, std::size_t server, net::ServerPool::Lease& lease,
-                       const BatchSettings& settings, Item* hit);
   // One operation through the batch machinery: connects, the meta protocol.
   Status RunBatchOfOne(Operation& op, std::size_t server, const BatchSettings& settings, Item* hit);
   void Run(std::span<Operation> ops, const BatchSettings& settings);
@@ -122,5 +122,42 @@ class MemcachedBackend final : public Backend {
   ParserLimits limits_;
   net::ServerPool pool_;
 };
+
+// The checks and the route every operation asks for, inline: a single
+// operation's call should not pay a call for each question.
+
+inline bool MemcachedBackend::Fits(Operation& op) const {
+  // Check() builds a Status even for a valid operation; the usual case asks
+  // the same questions without one, and Check() then only words the problem.
+  const bool fits = op.kind != OpKind::kStore || op.item.value.size() <= options_.max_item_size;
+  if (fits && KeyIsValid(op.key, options_.binary_keys)) [[likely]] return true;
+  op.status = Check(op);
+  return false;
+}
+
+inline bool MemcachedBackend::LoneLiveServer() const {
+  return pool_.size() == 1 && pool_.Available(0);
+}
+
+inline bool MemcachedBackend::CheckAndRoute(Operation& op, std::size_t* server) const {
+  if (!Fits(op)) return false;
+  // One live server needs no placement, nor a Result to carry it.
+  if (LoneLiveServer()) {
+    *server = 0;
+    return true;
+  }
+  return Route(op, server);
+}
+
+inline void MemcachedBackend::ReportHealth(std::size_t server, const Status& transport) {
+  // A timeout, a refusal, a broken connection or bytes that do not parse count
+  // against the server; an exchange that went through counts for it.
+  if (transport.IsTimeout() || transport.IsUnavailable() || transport.IsIoError() ||
+      transport.IsProtocolError()) {
+    pool_.ReportFailure(server);
+  } else {
+    pool_.ReportSuccess(server);
+  }
+}
 
 }  // namespace cachet::memcached

@@ -39,13 +39,11 @@ struct QuickReply {
   std::uint64_t cas = 0;              // kDone after a hit (gets, gats)
 };
 
-// QuickTextValue(), one hit of a gets reply, is in quick_value.h.
-
 // The reply to "gets <key>" or "gats <exptime> <key>".
 QuickReply QuickTextRetrieval(std::string_view input, std::string_view key,
                               const ParserLimits& limits);
 
-// The one-line reply to a store, delete, incr/decr or touch.
-QuickReply QuickTextLine(std::string_view input, OpKind kind, const ParserLimits& limits);
+// Inline, in quick_value.h: QuickTextValue(), one hit of a gets reply, and
+// QuickTextLine(), the one-line reply to a store, delete, incr/decr or touch.
 
 }  // namespace cachet::memcached

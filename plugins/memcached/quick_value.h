@@ -1,8 +1,9 @@
-// QuickTextValue: one whole hit of a gets reply for the key expected, read in
-// one pass (see quick_reply.h). Inline, with its helpers, because a batch read
-// calls it once per key: a call per hit cost as much as reading the hit's
-// numbers. The helpers are shared with the other quick recognizers
-// (quick_reply.cpp). No I/O, no state.
+// The inline quick recognizers (see quick_reply.h): QuickTextValue, one whole
+// hit of a gets reply for the key expected, read in one pass, and QuickTextLine,
+// the one-line reply to a single command. Inline, with their helpers, because a
+// batch read calls the first once per key and every single command the second:
+// a call cost as much as the reading itself. The helpers are shared with the
+// other quick recognizers (quick_reply.cpp). No I/O, no state.
 #pragma once
 
 #include <cstddef>
@@ -161,7 +162,59 @@ inline QuickOutcome ReadDataBlockAt(std::string_view input, std::size_t* pos, st
   return QuickOutcome::kDone;
 }
 
+// Whether `input` is exactly `line` (which ends in "\r\n"): a size check and
+// a word or two compared, since the literal's length is a constant.
+template <std::size_t N>
+[[gnu::always_inline]] inline bool IsWholeLine(std::string_view input, const char (&line)[N]) {
+  return input.size() == N - 1 && SameBytes(input.data(), line, N - 1);
+}
+
+// QuickTextLine() when `input` is no usual reply: wait while the general reader
+// would wait too, that is while no line has ended and the input is within a
+// line's limit; anything else is the general reader's to judge.
+inline QuickReply LineNotUsual(std::string_view input, const ParserLimits& limits) {
+  if (input.find('\n') != std::string_view::npos || input.size() > limits.max_line + 1) {
+    return Outcome(QuickOutcome::kUnusual);
+  }
+  return Outcome(QuickOutcome::kNeedMore);
+}
+
 }  // namespace quick_detail
+
+// The one-line reply to a store, delete, incr/decr or touch, whole in `input`
+// and nothing after it: the command's success first, then NOT_FOUND.
+[[gnu::always_inline]] inline QuickReply QuickTextLine(std::string_view input, OpKind kind,
+                                                      const ParserLimits& limits) {
+  using quick_detail::Done;
+  using quick_detail::IsWholeLine;
+  switch (kind) {
+    case OpKind::kStore:
+      if (IsWholeLine(input, "STORED\r\n")) return Done(StatusCode::kOk);
+      if (IsWholeLine(input, "NOT_STORED\r\n")) return Done(StatusCode::kNotStored);
+      if (IsWholeLine(input, "EXISTS\r\n")) return Done(StatusCode::kExists);
+      break;
+    case OpKind::kRemove:
+      if (IsWholeLine(input, "DELETED\r\n")) return Done(StatusCode::kOk);
+      break;
+    case OpKind::kTouch:
+      if (IsWholeLine(input, "TOUCHED\r\n")) return Done(StatusCode::kOk);
+      break;
+    case OpKind::kIncr:
+    case OpKind::kDecr: {
+      const std::size_t size = input.size();
+      QuickReply reply = Done(StatusCode::kOk);
+      if (size > 2 && input[size - 2] == '\r' && input[size - 1] == '\n' &&
+          ParseU64(input.substr(0, size - 2), &reply.number)) {
+        return reply;
+      }
+      break;
+    }
+    case OpKind::kGet:
+      break;
+  }
+  if (IsWholeLine(input, "NOT_FOUND\r\n")) return Done(StatusCode::kNotFound);
+  return quick_detail::LineNotUsual(input, limits);
+}
 
 // One whole hit for `key` at the front of `input`, as a gets reply holds one
 // per key found: "VALUE <key> <flags> <bytes> [<cas>]\r\n", the data and its

@@ -2,26 +2,86 @@
 //
 // What FanOut does for a lone exchange (fan_out.h), without the bookkeeping it
 // needs for several at once: the request is sent whole (nearly always one
-// sendmsg), then the reply is awaited with Connection::ReadMore, one blocking
-// recv while the I/O timeout allows it. The same outcomes and messages as
-// FanOut: a stalled server is a timeout saying "no reply within the I/O
-// timeout"; any failure closes the connection.
+// send), then the reply is awaited with Connection::ReadMore, one blocking recv
+// while the I/O timeout allows it. The same outcomes and messages as FanOut: a
+// stalled server is a timeout saying "no reply within the I/O timeout"; any
+// failure closes the connection.
+//
+// Inline, over the reader's own type: the usual exchange, one send, one recv and
+// a reply read whole, is then one function with no Status built but the
+// outcome. Waiting for room to send, and every failure, are out of line.
 #pragma once
 
 #include <sys/uio.h>
 
+#include <string_view>
+#include <utility>
+
 #include "cachet/net/connection.h"
-#include "cachet/net/fan_out.h"
 #include "cachet/status.h"
 
 namespace cachet::memcached {
 
+namespace single_exchange_detail {
+
+// Sends what the first send left (a request of one piece), or the whole request
+// of several pieces, waiting for room until `deadline`; *waited says whether it
+// had to. False (and *failure says why) if that failed.
+bool SendRest(net::Connection& connection, iovec* request, int count, net::Deadline deadline,
+              bool* waited, Status* failure);
+
+// The failure of a read: a timeout is the exchange's "no reply within the I/O
+// timeout".
+Status ReadFailure(const net::Connection& connection, Status read);
+
+}  // namespace single_exchange_detail
+
 // REQUIRES: connection.connected(). `request` holds `count` pieces, which are
 // advanced as they are sent. `start` is the clock reading `deadline` was computed
-// from, just before the call (one reading serves the whole exchange). Returns ok
-// once `reader` is done.
-Status RunSingleExchange(net::Connection& connection, iovec* request, int count,
-                         net::ReplyReader& reader, net::Clock::time_point start,
-                         net::Deadline deadline);
+// from, just before the call (one reading serves the whole exchange). `reader`
+// has Consume(ReadBuffer&) and done(), as a net::ReplyReader. Returns ok once
+// `reader` is done.
+template <class Reader>
+[[gnu::always_inline]] inline Status RunSingleExchange(net::Connection& connection, iovec* request, int count, Reader& reader,
+                         net::Clock::time_point start, net::Deadline deadline) {
+  // Every path returns this one object, so it is built in the caller's place.
+  Status outcome;
+  // The usual request is one piece, which the socket takes at once.
+  bool sent = false;
+  if (count == 1) {
+    std::string_view rest(static_cast<const char*>(request->iov_base), request->iov_len);
+    Status written = connection.WriteSome(&rest);
+    if (!written.ok()) {
+      outcome = std::move(written);
+      connection.Close();
+      return outcome;
+    }
+    sent = rest.empty();
+    request->iov_base = const_cast<char*>(rest.data());
+    request->iov_len = rest.size();
+  }
+  bool waited = false;
+  if (!sent && !single_exchange_detail::SendRest(connection, request, count, deadline, &waited,
+                                                 &outcome)) {
+    connection.Close();
+    return outcome;
+  }
+  // Right after a send that did not wait, the exchange is still at `start`: the
+  // first read decides between a blocking recv and poll() with that reading.
+  for (bool fresh = !waited; !reader.done(); fresh = false) {
+    Status read = fresh ? connection.ReadMore(deadline, start) : connection.ReadMore(deadline);
+    if (!read.ok()) {
+      outcome = single_exchange_detail::ReadFailure(connection, std::move(read));
+      break;
+    }
+    Status consumed = reader.Consume(connection.buffer());
+    if (!consumed.ok()) {
+      outcome = std::move(consumed);
+      break;
+    }
+  }
+  if (!outcome.ok()) connection.Close();
+  return outcome;
+}
 
 }  // namespace cachet::memcached

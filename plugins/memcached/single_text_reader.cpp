@@ -3,7 +3,6 @@
 
 #include <utility>
 
-#include "quick_reply.h"
 
 namespace cachet::memcached {
 
@@ -14,31 +13,13 @@ constexpr std::size_t kLargePartialReply = 4096;
 
 }  // namespace
 
-Status SingleTextReader::Consume(net::ReadBuffer& buffer) {
-  if (batch_) return batch_->Consume(buffer);
-  const QuickReply quick = op_.kind == OpKind::kGet
-                               ? QuickTextRetrieval(buffer.data(), op_.key, limits_)
-                               : QuickTextLine(buffer.data(), op_.kind, limits_);
-  if (quick.outcome == QuickOutcome::kNeedMore) {
+Status SingleTextReader::NotUsualYet(net::ReadBuffer& buffer, QuickOutcome outcome) {
+  if (outcome == QuickOutcome::kNeedMore) {
     // A large value arriving in pieces is the batch reader's: it can receive
     // the rest straight into the item (net::DirectValue) instead of copying it.
     return buffer.size() < kLargePartialReply ? Status::OK() : Fallback(buffer);
   }
-  if (quick.outcome == QuickOutcome::kUnusual) return Fallback(buffer);
-  if (quick.code != StatusCode::kOk) {
-    op_.status = Status::FromCode(quick.code, {});
-  } else if (op_.kind == OpKind::kGet) {
-    // assign() reuses the capacity of the caller's Item.
-    hit_->value.assign(quick.data.data(), quick.data.size());
-    hit_->flags = quick.flags;
-    hit_->cas = quick.cas;
-  } else {
-    op_.counter = quick.number;
-  }
-  // Consumed only now: the data viewed the buffer.
-  buffer.Consume(buffer.size());
-  done_ = true;
-  return Status::OK();
+  return Fallback(buffer);
 }
 
 Status SingleTextReader::Fallback(net::ReadBuffer& buffer) {

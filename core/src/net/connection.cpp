@@ -27,18 +27,11 @@
 
 namespace cachet::net {
 
+std::atomic<pid_t> detail::g_process_id{0};
+
 namespace {
 
-std::atomic<pid_t> g_process_id{0};
-
-void RefreshProcessId() { g_process_id.store(getpid(), std::memory_order_relaxed); }
-
-// Reads want room for a good chunk: large values arrive in few syscalls.
-constexpr std::size_t kReadChunk = 64 * 1024;
-
-// How far a blocking read may overrun an exchange's deadline: ReadMore blocks in
-// recv() only while the socket's io_timeout ends at most this long after it.
-constexpr std::chrono::milliseconds kBlockingSlack{5};
+void RefreshProcessId() { detail::g_process_id.store(getpid(), std::memory_order_relaxed); }
 
 int MillisUntil(Deadline deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -53,9 +46,7 @@ std::string HostForResolver(const std::string& host) {
 
 }  // namespace
 
-pid_t CurrentProcessId() noexcept {
-  pid_t pid = g_process_id.load(std::memory_order_relaxed);
-  if (pid != 0) return pid;
+pid_t detail::FirstProcessId() noexcept {
   // The child handler keeps the cache right after fork(), so a hot-path check
   // costs a load instead of a getpid() system call.
   static const bool registered = [] {
@@ -64,7 +55,7 @@ pid_t CurrentProcessId() noexcept {
   }();
   (void)registered;
   RefreshProcessId();
-  return g_process_id.load(std::memory_order_relaxed);
+  return detail::g_process_id.load(std::memory_order_relaxed);
 }
 
 Connection::Connection(ServerAddress address, ConnectionOptions options)
@@ -222,7 +213,27 @@ Status Connection::Established() {
   return Status::OK();
 }
 
+Status Connection::SendFailed() const {
+  if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) return Status::OK();
+  return Status::IoError(Describe(std::string("send: ") + strerror(errno)));
+}
+
+Status Connection::WriteOnePiece(iovec** iov, int* count) {
+  std::string_view rest(static_cast<const char*>((*iov)->iov_base), (*iov)->iov_len);
+  Status s = WriteSome(&rest);
+  if (rest.empty()) {
+    ++*iov;
+    *count = 0;
+  } else {
+    (*iov)->iov_base = const_cast<char*>(rest.data());
+    (*iov)->iov_len = rest.size();
+  }
+  return s;
+}
+
 Status Connection::WriteSome(iovec** iov, int* count) {
+  // One piece (most requests) needs no message header nor a walk over pieces.
+  if (*count == 1) return WriteOnePiece(iov, count);
   while (*count > 0) {
     msghdr msg{};
     msg.msg_iov = *iov;
@@ -281,30 +292,13 @@ Status Connection::ReadSome() {
 
 Status Connection::ReadMore(Deadline deadline) { return ReadMore(deadline, Clock::now()); }
 
-Status Connection::ReadMore(Deadline deadline, Clock::time_point now) {
-  // The kernel's receive timeout is io_timeout: a blocking recv may wait that long,
-  // which is within the deadline (give or take kBlockingSlack) only early in an
-  // exchange. Later, or for a shorter deadline, poll() keeps it exact. A zero
-  // io_timeout would be no receive timeout at all, so it always polls.
-  if (options_.io_timeout.count() > 0 && now + options_.io_timeout <= deadline + kBlockingSlack) {
-    return ReadBlocking(deadline);
-  }
-  return PollThenRead(deadline);
-}
-
 Status Connection::PollThenRead(Deadline deadline) {
   Status s = WaitFor(POLLIN, deadline, "read");
   if (!s.ok()) return s;
   return ReadSome();
 }
 
-Status Connection::ReadBlocking(Deadline deadline) {
-  char* dest = buffer_.PrepareWrite(kReadChunk);
-  ssize_t got = ::recv(fd_, dest, buffer_.writable(), 0);
-  if (got > 0) {
-    buffer_.Commit(static_cast<std::size_t>(got));
-    return Status::OK();
-  }
+Status Connection::ReadBlockingFailed(ssize_t got, Deadline deadline) {
   if (got == 0) return Status::IoError(Describe("connection closed by the server"));
   // Another blocking recv would wait a whole io_timeout again, so signals
   // arriving in a row could hold the call past its deadline: poll() instead.

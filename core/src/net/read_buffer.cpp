@@ -31,7 +31,7 @@ void ReadBuffer::ReceiveInto(char* dest, std::size_t size) noexcept {
   after_direct_ = false;
 }
 
-char* ReadBuffer::PrepareWrite(std::size_t min_free) {
+char* ReadBuffer::MakeRoom(std::size_t min_free) {
   if (owed_ > 0) return direct_;
   if (storage_.size() - end_ >= min_free) return storage_.data() + end_;
   const std::size_t unread = size();

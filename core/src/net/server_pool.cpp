@@ -52,32 +52,40 @@ Result<std::size_t> ServerPool::Route(std::string_view key) const {
   return next;
 }
 
-ServerPool::Lease ServerPool::Acquire(std::size_t server) {
-  Server& s = *servers_[server];
-  if (Connection* spare = s.spare.exchange(nullptr, std::memory_order_acquire)) {
-    return Lease(this, server, std::unique_ptr<Connection>(spare));
-  }
+namespace {
+
+// Acquire() when the spare slot is empty: an idle connection, or a new one.
+// Out of line, so that the usual acquire saves no registers for it.
+template <class Server>
+[[gnu::noinline]] Connection* IdleOrNew(Server& s, const ConnectionOptions& options) {
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (!s.idle.empty()) {
-      std::unique_ptr<Connection> c = std::move(s.idle.back());
+      Connection* c = s.idle.back().release();
       s.idle.pop_back();
-      return Lease(this, server, std::move(c));
+      return c;
     }
   }
-  return Lease(this, server, std::make_unique<Connection>(s.address, options_.connection));
+  return new Connection(s.address, options);
+}
+
+}  // namespace
+
+ServerPool::Lease ServerPool::Acquire(std::size_t server) {
+  Server& s = *servers_[server];
+  Connection* c = s.spare.exchange(nullptr, std::memory_order_acquire);
+  if (c == nullptr) c = IdleOrNew(s, options_.connection);
+  return Lease(this, server, std::unique_ptr<Connection>(c));
 }
 
 void ServerPool::Release(std::size_t server, std::unique_ptr<Connection> connection) {
   // A closed connection (after an error) or one from before a fork is dropped.
   if (!connection->connected() || options_.pool_size == 0) return;
   Server& s = *servers_[server];
-  Connection* empty = nullptr;
-  if (s.spare.compare_exchange_strong(empty, connection.get(), std::memory_order_release,
-                                      std::memory_order_relaxed)) {
-    (void)connection.release();  // the spare slot owns it now
-    return;
-  }
+  // One exchange: this connection takes the spare slot, and one that was there
+  // already (another thread's) goes to the idle list instead.
+  connection.reset(s.spare.exchange(connection.release(), std::memory_order_acq_rel));
+  if (!connection) return;
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.idle.size() + 1 < options_.pool_size) s.idle.push_back(std::move(connection));
 }

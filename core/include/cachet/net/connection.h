@@ -22,6 +22,7 @@
 
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <span>
@@ -44,8 +45,19 @@ struct ConnectionOptions {
   std::chrono::milliseconds io_timeout{1000};
 };
 
-// The current process id, cached and refreshed in forked children.
-CACHET_EXPORT pid_t CurrentProcessId() noexcept;
+namespace detail {
+// CurrentProcessId()'s cache: 0 until first asked, then refreshed in children.
+CACHET_EXPORT extern std::atomic<pid_t> g_process_id;
+// Fills the cache (and arranges its refresh after fork) on first use.
+CACHET_EXPORT pid_t FirstProcessId() noexcept;
+}  // namespace detail
+
+// The current process id, cached and refreshed in forked children. Inline:
+// every use of a connection asks, and the cached answer is one load.
+inline pid_t CurrentProcessId() noexcept {
+  const pid_t pid = detail::g_process_id.load(std::memory_order_relaxed);
+  return pid != 0 ? pid : detail::FirstProcessId();
+}
 
 class CACHET_EXPORT Connection {
  public:
@@ -89,6 +101,14 @@ class CACHET_EXPORT Connection {
   // kOk with *count == 0 when all was sent; kOk with bytes left when the socket
   // is full (wait for POLLOUT); an error when the connection failed.
   Status WriteSome(iovec** iov, int* count);
+  // WriteSome() of one piece, with one send(): advances `*rest` past what was
+  // sent. Inline: a single operation's request is nearly always taken whole.
+  Status WriteSome(std::string_view* rest) {
+    const ssize_t sent = ::send(fd_, rest->data(), rest->size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent < 0) return SendFailed();
+    rest->remove_prefix(static_cast<std::size_t>(sent));
+    return Status::OK();
+  }
   // One non-blocking read into buffer(): kOk (maybe nothing read, if none was
   // ready), kIoError when the peer closed or failed.
   Status ReadSome();
@@ -97,7 +117,17 @@ class CACHET_EXPORT Connection {
   Status ReadMore(Deadline deadline);
   // ReadMore for a caller that read the clock a moment ago (an exchange that has
   // just begun): `now` is that reading, so one exchange needs only one.
-  Status ReadMore(Deadline deadline, Clock::time_point now);
+  // Inline, as the blocking read's usual case: one exchange's read is one recv.
+  Status ReadMore(Deadline deadline, Clock::time_point now) {
+    // The kernel's receive timeout is io_timeout: a blocking recv may wait that
+    // long, which is within the deadline (give or take kBlockingSlack) only early
+    // in an exchange. Later, or for a shorter deadline, poll() keeps it exact. A
+    // zero io_timeout would be no receive timeout at all, so it always polls.
+    if (options_.io_timeout.count() > 0 && now + options_.io_timeout <= deadline + kBlockingSlack) {
+      return ReadBlocking(deadline);
+    }
+    return PollThenRead(deadline);
+  }
 
   ReadBuffer& buffer() noexcept { return buffer_; }
   int fd() const noexcept { return fd_; }
@@ -116,9 +146,28 @@ class CACHET_EXPORT Connection {
   // Begins a connect to the next untried address of addresses_.
   Status TryNextAddress();
   Status Established();
+  // Reads want room for a good chunk: large values arrive in few syscalls.
+  static constexpr std::size_t kReadChunk = 64 * 1024;
+  // How far a blocking read may overrun an exchange's deadline: ReadMore blocks
+  // in recv() only while the socket's io_timeout ends at most this long after it.
+  static constexpr std::chrono::milliseconds kBlockingSlack{5};
+
+  // A failed send(), from its errno: ok when the socket was only full (or the
+  // call interrupted), so the caller waits for room; kIoError otherwise.
+  Status SendFailed() const;
+  // WriteSome() of one iovec, through the one-piece WriteSome().
+  Status WriteOnePiece(iovec** iov, int* count);
   // One recv() that waits up to the socket's receive timeout (io_timeout); if a
   // signal interrupts it, the rest of the wait is poll()'s, up to `deadline`.
-  Status ReadBlocking(Deadline deadline);
+  Status ReadBlocking(Deadline deadline) {
+    char* dest = buffer_.PrepareWrite(kReadChunk);
+    const ssize_t got = ::recv(fd_, dest, buffer_.writable(), 0);
+    if (got <= 0) return ReadBlockingFailed(got, deadline);
+    buffer_.Commit(static_cast<std::size_t>(got));
+    return Status::OK();
+  }
+  // ReadBlocking() after a recv() that returned `got` <= 0.
+  Status ReadBlockingFailed(ssize_t got, Deadline deadline);
   // Waits for bytes with poll() up to `deadline`, then reads what came.
   Status PollThenRead(Deadline deadline);
   Status WaitFor(short events, Deadline deadline, std::string_view what);

@@ -42,8 +42,12 @@ class CACHET_EXPORT ReadBuffer {
 
   // A writable region of at least `min_free` bytes after the data; call
   // Commit() with what was actually written into it. While a direct read is
-  // owed bytes, the region is the rest of its destination instead.
-  char* PrepareWrite(std::size_t min_free);
+  // owed bytes, the region is the rest of its destination instead. Inline: the
+  // usual receive finds the room there already.
+  char* PrepareWrite(std::size_t min_free) {
+    if (owed_ == 0 && storage_.size() - end_ >= min_free) return storage_.data() + end_;
+    return MakeRoom(min_free);
+  }
   // Inline, as Consume: every receive calls them.
   std::size_t writable() const noexcept {
     if (owed_ > 0) return owed_;
@@ -77,6 +81,8 @@ class CACHET_EXPORT ReadBuffer {
   static constexpr std::size_t kPeekAfterDirect = 4096;
 
  private:
+  // PrepareWrite() when a direct read is owed bytes or the room is short.
+  char* MakeRoom(std::size_t min_free);
   // Reallocates to `capacity` bytes with the unread bytes at the front.
   void Grow(std::size_t capacity);
   // Commit() while a direct read is owed bytes.
