@@ -32,11 +32,7 @@ void CommandLine::AppendValue(std::string_view value) noexcept {
   reference_offset_ = size_;
 }
 
-int CommandLine::Iovecs(iovec (&out)[3]) noexcept {
-  if (reference_.empty()) {
-    out[0] = {bytes_, size_};
-    return 1;
-  }
+int CommandLine::ReferencedIovecs(iovec (&out)[3]) noexcept {
   out[0] = {bytes_, reference_offset_};
   out[1] = {const_cast<char*>(reference_.data()), reference_.size()};
   out[2] = {bytes_ + reference_offset_, size_ - reference_offset_};

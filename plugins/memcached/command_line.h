@@ -53,13 +53,23 @@ class CommandLine {
   bool overflowed() const noexcept { return overflowed_; }
 
   // The request as up to three pieces: the text before a referenced value, the
-  // value, the text after it. Returns how many pieces.
-  int Iovecs(iovec (&out)[3]) noexcept;
+  // value, the text after it. Returns how many pieces. Inline: a single
+  // command's line is nearly always the one piece.
+  int Iovecs(iovec (&out)[3]) noexcept {
+    if (reference_.empty()) {
+      out[0] = {bytes_, size_};
+      return 1;
+    }
+    return ReferencedIovecs(out);
+  }
 
   // The text part only (tests): a referenced value is not included.
   std::string_view text() const noexcept { return std::string_view(bytes_, size_); }
 
  private:
+  // Iovecs() of a line with a referenced value.
+  int ReferencedIovecs(iovec (&out)[3]) noexcept;
+
   // memcpy, but a piece of 4 to 16 bytes (a key, most often) is copied inline
   // in two overlapping words rather than through a library call.
   static void CopyShort(char* to, const char* from, std::size_t size) noexcept {

@@ -70,6 +70,11 @@ Status MemcachedBackend::Check(const Operation& op) const {
   return Status::OK();
 }
 
+bool MemcachedBackend::Refuse(Operation& op) const {
+  op.status = Check(op);
+  return false;
+}
+
 bool MemcachedBackend::Route(Operation& op, std::size_t* server) const {
   Result<std::size_t> routed = pool_.Route(op.key);
   if (!routed.ok()) {

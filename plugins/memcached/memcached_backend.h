@@ -89,6 +89,9 @@ class MemcachedBackend final : public Backend {
   Status Check(const Operation& op) const;
   // Check() without a Status unless it fails: false, and op.status says why.
   bool Fits(Operation& op) const;
+  // Fits() for an operation that does not: op.status = Check(op), and false.
+  // Out of line, so that the usual case inlines no Status assignment.
+  bool Refuse(Operation& op) const;
   // True when the pool is one server and it is live: every key goes there.
   bool LoneLiveServer() const;
   // The pool's route: false (op.status says why) if it goes nowhere.
@@ -130,16 +133,15 @@ inline bool MemcachedBackend::Fits(Operation& op) const {
   // Check() builds a Status even for a valid operation; the usual case asks
   // the same questions without one, and Check() then only words the problem.
   const bool fits = op.kind != OpKind::kStore || op.item.value.size() <= options_.max_item_size;
-  if (fits && KeyIsValid(op.key, options_.binary_keys)) [[likely]] return true;
-  op.status = Check(op);
-  return false;
+  if (fits && KeyIsValid(op.key, options_.binary_keys)) return true;
+  return Refuse(op);
 }
 
 inline bool MemcachedBackend::LoneLiveServer() const {
   return pool_.size() == 1 && pool_.Available(0);
 }
 
-inline bool MemcachedBackend::CheckAndRoute(Operation& op, std::size_t* server) const {
+[[gnu::always_inline]] inline bool MemcachedBackend::CheckAndRoute(Operation& op, std::size_t* server) const {
   if (!Fits(op)) return false;
   // One live server needs no placement, nor a Result to carry it.
   if (LoneLiveServer()) {

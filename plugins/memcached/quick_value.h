@@ -184,7 +184,7 @@ inline QuickReply LineNotUsual(std::string_view input, const ParserLimits& limit
 // The one-line reply to a store, delete, incr/decr or touch, whole in `input`
 // and nothing after it: the command's success first, then NOT_FOUND.
 [[gnu::always_inline]] inline QuickReply QuickTextLine(std::string_view input, OpKind kind,
-                                                      const ParserLimits& limits) {
+                                                       const ParserLimits& limits) {
   using quick_detail::Done;
   using quick_detail::IsWholeLine;
   switch (kind) {

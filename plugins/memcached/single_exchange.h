@@ -42,8 +42,10 @@ Status ReadFailure(const net::Connection& connection, Status read);
 // has Consume(ReadBuffer&) and done(), as a net::ReplyReader. Returns ok once
 // `reader` is done.
 template <class Reader>
-[[gnu::always_inline]] inline Status RunSingleExchange(net::Connection& connection, iovec* request, int count, Reader& reader,
-                         net::Clock::time_point start, net::Deadline deadline) {
+[[gnu::always_inline]] inline Status RunSingleExchange(net::Connection& connection, iovec* request,
+                                                       int count, Reader& reader,
+                                                       net::Clock::time_point start,
+                                                       net::Deadline deadline) {
   // Every path returns this one object, so it is built in the caller's place.
   Status outcome;
   // The usual request is one piece, which the socket takes at once.
@@ -61,8 +63,8 @@ template <class Reader>
     request->iov_len = rest.size();
   }
   bool waited = false;
-  if (!sent && !single_exchange_detail::SendRest(connection, request, count, deadline, &waited,
-                                                 &outcome)) {
+  if (!sent &&
+      !single_exchange_detail::SendRest(connection, request, count, deadline, &waited, &outcome)) {
     connection.Close();
     return outcome;
   }

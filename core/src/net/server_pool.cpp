@@ -78,20 +78,26 @@ ServerPool::Lease ServerPool::Acquire(std::size_t server) {
   return Lease(this, server, std::unique_ptr<Connection>(c));
 }
 
+// What ~Lease does not: keeping a connection the spare slot gave back (another
+// thread's, returned first) in the idle list, or dropping one.
 void ServerPool::Release(std::size_t server, std::unique_ptr<Connection> connection) {
   // A closed connection (after an error) or one from before a fork is dropped.
   if (!connection->connected() || options_.pool_size == 0) return;
   Server& s = *servers_[server];
-  // One exchange: this connection takes the spare slot, and one that was there
-  // already (another thread's) goes to the idle list instead.
-  connection.reset(s.spare.exchange(connection.release(), std::memory_order_acq_rel));
-  if (!connection) return;
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.idle.size() + 1 < options_.pool_size) s.idle.push_back(std::move(connection));
 }
 
 ServerPool::Lease::~Lease() {
-  if (connection_) pool_->Release(server_, std::move(connection_));
+  if (!connection_) return;
+  // The usual return is one exchange, here: the connection takes the spare
+  // slot, and one that was there already goes to Release() instead.
+  if (connection_->connected() && pool_->options_.pool_size != 0) {
+    Server& s = *pool_->servers_[server_];
+    connection_.reset(s.spare.exchange(connection_.release(), std::memory_order_acq_rel));
+    if (!connection_) return;
+  }
+  pool_->Release(server_, std::move(connection_));
 }
 
 void ServerPool::ReportSuccess(std::size_t server) noexcept {
