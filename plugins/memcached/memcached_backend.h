@@ -141,7 +141,8 @@ inline bool MemcachedBackend::LoneLiveServer() const {
   return pool_.size() == 1 && pool_.Available(0);
 }
 
-[[gnu::always_inline]] inline bool MemcachedBackend::CheckAndRoute(Operation& op, std::size_t* server) const {
+[[gnu::always_inline]] inline bool MemcachedBackend::CheckAndRoute(Operation& op,
+                                                                   std::size_t* server) const {
   if (!Fits(op)) return false;
   // One live server needs no placement, nor a Result to carry it.
   if (LoneLiveServer()) {

@@ -101,7 +101,9 @@ Status TextBatch::OnReply(const Reply& reply) {
   Expected& current = expected_[next_];
   if (current.retrieval) return OnRetrievalReply(current, reply);
   Status s = OnSingleReply(*ops_[current.first_op], reply);
-  ++next_;
+  // A reply that does not fit leaves its operation unanswered: Settle() gives it
+  // the exchange's protocol error, rather than an ok it never had.
+  if (s.ok()) ++next_;
   return s;
 }
 

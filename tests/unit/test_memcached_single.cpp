@@ -287,6 +287,34 @@ TEST_CASE("single: the single reader and the batch reader agree, at every offset
   for (const auto& [kind, reply] : lines) AgreeAtEveryOffset(kind, "k", reply);
 }
 
+TEST_CASE("single: a usual reply with any one byte changed is judged as the batch reader judges it",
+          "[memcached][single]") {
+  // The usual lines are compared a word at a time, the words overlapping: a
+  // change anywhere, in the first or the last word or where they overlap, must
+  // make the line unusual (or another usual line), never the one it resembles.
+  const std::vector<std::pair<OpKind, std::string>> lines = {
+      {OpKind::kStore, "STORED\r\n"},     {OpKind::kStore, "NOT_STORED\r\n"},
+      {OpKind::kStore, "EXISTS\r\n"},     {OpKind::kRemove, "DELETED\r\n"},
+      {OpKind::kRemove, "NOT_FOUND\r\n"}, {OpKind::kTouch, "TOUCHED\r\n"},
+      {OpKind::kIncr, "12345\r\n"},
+  };
+  for (const auto& [kind, line] : lines) {
+    for (std::size_t at = 0; at < line.size(); ++at) {
+      for (const char change : {'\x01', ' ', '\x7f'}) {
+        std::string changed = line;
+        changed[at] = static_cast<char>(changed[at] ^ change);
+        INFO("'" << line << "' changed at " << at);
+        // A changed digit is another number; any other change is no usual line.
+        const QuickReply quick = QuickTextLine(changed, kind, kLimits);
+        if (kind != OpKind::kIncr || changed[at] < '0' || changed[at] > '9') {
+          CHECK(quick.outcome != QuickOutcome::kDone);
+        }
+        CheckSame(ThroughSingle(kind, "k", changed), ThroughBatch(kind, "k", changed));
+      }
+    }
+  }
+}
+
 TEST_CASE("single: a noreply command expects nothing and takes the exchange's outcome",
           "[memcached][single]") {
   Operation op = MakeOp(OpKind::kStore, "k");

@@ -1,0 +1,246 @@
+// The single-operation path of the text protocol against a scripted fake
+// memcached: replies split at every byte, garbage, error lines, replies that do
+// not fit the command, and a stalled server, each judged by the status the call
+// returns and by whether the connection was kept or dropped.
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "memcached_backend.h"
+#include "support/server_process.h"
+
+namespace cachet::memcached::test {
+namespace {
+
+// One reply of the script: sent in two writes split at `cut` (a short pause
+// between them, so the client likely reads the first part alone), or, for a
+// stall, not at all: the server then waits for the client to hang up.
+struct Step {
+  std::string reply;
+  std::size_t cut = 0;
+  bool stall = false;
+};
+
+// A fake memcached on a loopback port that answers each request it receives
+// with the script's next step, whatever the request; a store's data line is
+// read with its command line. A connection the client closes is followed by the
+// next one it makes. Every wait is bounded by a poll timeout.
+class ScriptedServer {
+ public:
+  explicit ScriptedServer(std::vector<Step> script) : script_(std::move(script)) {
+    listener_ = cachet::test::ListenOnLoopback(4, &port_);
+    REQUIRE(listener_ >= 0);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~ScriptedServer() {
+    thread_.join();
+    ::close(listener_);
+  }
+  int port() const { return port_; }
+  // How many connections were accepted, once the script has been played.
+  int connections() const { return connections_.load(); }
+
+ private:
+  static bool Readable(int fd) {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, 3000) == 1;
+  }
+
+  // Takes one line off the front of `*pending`, reading more as needed: false
+  // when the client hung up (or nothing came for 3 s).
+  static bool NextLine(int fd, std::string* pending, std::string* line) {
+    for (int reads = 0; reads < 1000; ++reads) {
+      const std::size_t end = pending->find("\r\n");
+      if (end != std::string::npos) {
+        *line = pending->substr(0, end);
+        pending->erase(0, end + 2);
+        return true;
+      }
+      char chunk[4096];
+      const ssize_t n = Readable(fd) ? ::read(fd, chunk, sizeof chunk) : 0;
+      if (n <= 0) return false;
+      pending->append(chunk, static_cast<std::size_t>(n));
+    }
+    return false;
+  }
+
+  static void Send(int fd, std::string_view bytes) {
+    // A client that went away is no concern of this fake.
+    [[maybe_unused]] ssize_t written = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  }
+
+  // Plays steps on one connection until the script ends or the client hangs up.
+  void ServeConnection(int fd, std::size_t* next) {
+    std::string pending;
+    std::string line;
+    while (*next < script_.size() && NextLine(fd, &pending, &line)) {
+      if (line.starts_with("set ") && !NextLine(fd, &pending, &line)) return;
+      const Step& step = script_[(*next)++];
+      if (step.stall) {
+        // The client gives up after its I/O timeout and closes the connection.
+        while (NextLine(fd, &pending, &line)) {
+        }
+        return;
+      }
+      const std::string_view reply = step.reply;
+      Send(fd, reply.substr(0, step.cut));
+      if (step.cut < reply.size()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        Send(fd, reply.substr(step.cut));
+      }
+    }
+  }
+
+  void Serve() {
+    std::size_t next = 0;
+    for (int accepted = 0; accepted < 100 && next < script_.size() && Readable(listener_);
+         ++accepted) {
+      const int fd = ::accept(listener_, nullptr, nullptr);
+      if (fd < 0) continue;
+      ++connections_;
+      ServeConnection(fd, &next);
+      ::close(fd);
+    }
+  }
+
+  std::vector<Step> script_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<int> connections_{0};
+  std::thread thread_;
+};
+
+std::unique_ptr<MemcachedBackend> Connect(int port) {
+  MemcachedOptions options;
+  options.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(port), 1});
+  options.protocol = Protocol::kText;
+  options.pool.connection.io_timeout = std::chrono::milliseconds(300);
+  // No rest after failures: every call here goes to the server.
+  options.pool.retry_timeout = std::chrono::milliseconds(0);
+  return std::make_unique<MemcachedBackend>(std::move(options));
+}
+
+// `reply` at every split, cut = 1 .. size - 1.
+void AddEverySplit(std::vector<Step>* script, const std::string& reply) {
+  for (std::size_t cut = 1; cut < reply.size(); ++cut) script->push_back({reply, cut});
+}
+
+}  // namespace
+
+TEST_CASE("single: a reply split at any byte is read whole, on one connection",
+          "[memcached][single]") {
+  const std::string deleted = "DELETED\r\n";
+  const std::string not_found = "NOT_FOUND\r\n";
+  const std::string counter = "18446744073709551615\r\n";
+  const std::string stored = "STORED\r\n";
+  const std::string hit = "VALUE k 7 5 99\r\nhello\r\nEND\r\n";
+  // The first call connects, through the batch path; the rest are single ones.
+  std::vector<Step> script = {{deleted, deleted.size()}};
+  for (const std::string& reply : {deleted, not_found, counter, stored, hit}) {
+    AddEverySplit(&script, reply);
+  }
+  ScriptedServer server(script);
+  auto backend = Connect(server.port());
+  REQUIRE(backend->Remove("k").ok());
+  for (std::size_t cut = 1; cut < deleted.size(); ++cut) {
+    INFO("DELETED cut at " << cut);
+    CHECK(backend->Remove("k").ok());
+  }
+  for (std::size_t cut = 1; cut < not_found.size(); ++cut) {
+    INFO("NOT_FOUND cut at " << cut);
+    CHECK(backend->Remove("k").IsNotFound());
+  }
+  for (std::size_t cut = 1; cut < counter.size(); ++cut) {
+    INFO("counter cut at " << cut);
+    std::uint64_t value = 0;
+    CHECK(backend->Incr("k", 1, &value).ok());
+    CHECK(value == 18446744073709551615u);
+  }
+  for (std::size_t cut = 1; cut < stored.size(); ++cut) {
+    INFO("STORED cut at " << cut);
+    CHECK(backend->Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
+  }
+  for (std::size_t cut = 1; cut < hit.size(); ++cut) {
+    INFO("hit cut at " << cut);
+    Item item;
+    REQUIRE(backend->Get("k", &item).ok());
+    CHECK(item.value == "hello");
+    CHECK(item.flags == 7);
+    CHECK(item.cas == 99);
+  }
+  backend.reset();
+  CHECK(server.connections() == 1);
+}
+
+TEST_CASE("single: garbage and replies that do not fit are protocol errors and drop the connection",
+          "[memcached][single]") {
+  // Each bad reply is followed by a good one, which the next call reads on a
+  // new connection: nothing of the bad reply is left to be misread.
+  const std::vector<std::string> bad = {
+      "DELETEX\r\n", "DELETED\r\r\n",  "DELETEDX\n", "DELETED\n\n",
+      "ELETED\r\n",  "NOT_FOUNDX\r\n", "STORED\r\n", "12\r\n",
+      "DELETED\n",   "ERROR\r\n",      "\r\n",       "CLIENT_ERROR bad command line format\r\n",
+  };
+  const std::string deleted = "DELETED\r\n";
+  std::vector<Step> script = {{deleted, deleted.size()}};
+  for (const std::string& reply : bad) {
+    script.push_back({reply, reply.size() / 2});
+    script.push_back({deleted, deleted.size()});
+  }
+  ScriptedServer server(script);
+  auto backend = Connect(server.port());
+  REQUIRE(backend->Remove("k").ok());
+  for (const std::string& reply : bad) {
+    INFO("reply '" << reply << "'");
+    const Status s = backend->Remove("k");
+    INFO("status " << s.ToString());
+    if (reply.starts_with("CLIENT_ERROR")) {
+      CHECK(s.IsInvalidArgument());
+    } else {
+      CHECK(s.IsProtocolError());
+    }
+    CHECK(backend->Remove("k").ok());
+  }
+  backend.reset();
+  CHECK(server.connections() == 1 + static_cast<int>(bad.size()));
+}
+
+TEST_CASE("single: a server error is the operation's, and the connection is kept",
+          "[memcached][single]") {
+  const std::string deleted = "DELETED\r\n";
+  const std::string busy = "SERVER_ERROR out of memory\r\n";
+  const std::string too_large = "SERVER_ERROR object too large for cache\r\n";
+  ScriptedServer server(
+      {{deleted, deleted.size()}, {busy, 3}, {too_large, 20}, {deleted, deleted.size()}});
+  auto backend = Connect(server.port());
+  REQUIRE(backend->Remove("k").ok());
+  CHECK(backend->Remove("k").IsIoError());
+  CHECK(backend->Store(StoreMode::kSet, "k", ItemView("v"), {}).IsTooLarge());
+  CHECK(backend->Remove("k").ok());
+  backend.reset();
+  CHECK(server.connections() == 1);
+}
+
+TEST_CASE("single: a stalled reply is a timeout, and the next call reconnects",
+          "[memcached][single]") {
+  const std::string deleted = "DELETED\r\n";
+  ScriptedServer server({{deleted, deleted.size()}, {"", 0, true}, {deleted, 4}});
+  auto backend = Connect(server.port());
+  REQUIRE(backend->Remove("k").ok());
+  const Status stalled = backend->Remove("k");
+  CHECK(stalled.IsTimeout());
+  CHECK(stalled.message().find("no reply within the I/O timeout") != std::string_view::npos);
+  CHECK(backend->Remove("k").ok());
+  backend.reset();
+  CHECK(server.connections() == 2);
+}
+
+}  // namespace cachet::memcached::test
