@@ -22,30 +22,17 @@ namespace cachet::memcached {
 
 namespace {
 
-// The text command of one operation, as TextBatch::Add writes it.
-// An exptime is worked out only for the commands that send one.
+// The text command of one operation, as TextBatch::Add writes it: a get is a
+// retrieval line of its own key.
 void AppendTextOperation(CommandLine& line, const Operation& op, const BatchSettings& settings) {
-  switch (op.kind) {
-    case OpKind::kGet:
-      BeginTextRetrieval(line, settings.touch_on_get,
-                         settings.touch_on_get ? ExptimeFor(settings.get_touch_ttl) : 0);
-      AppendTextKey(line, op.key);
-      EndTextLine(line);
-      break;
-    case OpKind::kStore:
-      AppendTextStore(line, op.mode, op.key, op.item, ExptimeFor(op.ttl), op.noreply);
-      break;
-    case OpKind::kRemove:
-      AppendTextDelete(line, op.key, op.noreply);
-      break;
-    case OpKind::kIncr:
-    case OpKind::kDecr:
-      AppendTextArithmetic(line, op.kind == OpKind::kDecr, op.key, op.delta, op.noreply);
-      break;
-    case OpKind::kTouch:
-      AppendTextTouch(line, op.key, ExptimeFor(op.ttl), op.noreply);
-      break;
+  if (op.kind != OpKind::kGet) {
+    AppendTextUpdate(line, op);
+    return;
   }
+  BeginTextRetrieval(line, settings.touch_on_get,
+                     settings.touch_on_get ? ExptimeFor(settings.get_touch_ttl) : 0);
+  AppendTextKey(line, op.key);
+  EndTextLine(line);
 }
 
 }  // namespace

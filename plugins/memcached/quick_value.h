@@ -13,6 +13,8 @@
 
 #include "quick_reply.h"
 #include "reply_line.h"
+#include "reply_status.h"
+#include "text_parser.h"
 
 namespace cachet::memcached {
 
@@ -58,32 +60,7 @@ template <std::size_t N>
   return QuickOutcome::kDone;
 }
 
-template <class Word>
-inline Word Load(const char* at) {
-  Word word;
-  std::memcpy(&word, at, sizeof(word));
-  return word;
-}
-
-// Whether the `n` bytes at `a` and `b` are equal. Inline, a word at a time: a
-// key is compared once per hit, and a memcmp call costs more than the compare
-// of a short key itself. The last word may overlap the one before it.
-[[gnu::always_inline]] inline bool SameBytes(const char* a, const char* b, std::size_t n) {
-  if (n >= 8) {
-    for (std::size_t i = 0; i + 8 <= n; i += 8) {
-      if (Load<std::uint64_t>(a + i) != Load<std::uint64_t>(b + i)) return false;
-    }
-    return n % 8 == 0 || Load<std::uint64_t>(a + n - 8) == Load<std::uint64_t>(b + n - 8);
-  }
-  if (n >= 4) {
-    return Load<std::uint32_t>(a) == Load<std::uint32_t>(b) &&
-           Load<std::uint32_t>(a + n - 4) == Load<std::uint32_t>(b + n - 4);
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
+using reply_line_detail::SameBytes;
 
 // "VALUE <key> " at the front of `input`: kDone with *pos past it, kNeedMore
 // for a prefix of it, kUnusual for anything else.
@@ -162,13 +139,6 @@ inline QuickOutcome ReadDataBlockAt(std::string_view input, std::size_t* pos, st
   return QuickOutcome::kDone;
 }
 
-// Whether `input` is exactly `line` (which ends in "\r\n"): a size check and
-// a word or two compared, since the literal's length is a constant.
-template <std::size_t N>
-[[gnu::always_inline]] inline bool IsWholeLine(std::string_view input, const char (&line)[N]) {
-  return input.size() == N - 1 && SameBytes(input.data(), line, N - 1);
-}
-
 // QuickTextLine() when `input` is no usual reply: wait while the general reader
 // would wait too, that is while no line has ended and the input is within a
 // line's limit; anything else is the general reader's to judge.
@@ -182,38 +152,26 @@ inline QuickReply LineNotUsual(std::string_view input, const ParserLimits& limit
 }  // namespace quick_detail
 
 // The one-line reply to a store, delete, incr/decr or touch, whole in `input`
-// and nothing after it: the command's success first, then NOT_FOUND.
+// and nothing after it: a fixed reply line the command may get (the general
+// parser's and batch reader's own rules: FixedTextReply, TextReplyFits,
+// CodeOfKind), or an incr/decr's number.
 [[gnu::always_inline]] inline QuickReply QuickTextLine(std::string_view input, OpKind kind,
                                                        const ParserLimits& limits) {
-  using quick_detail::Done;
-  using quick_detail::IsWholeLine;
-  switch (kind) {
-    case OpKind::kStore:
-      if (IsWholeLine(input, "STORED\r\n")) return Done(StatusCode::kOk);
-      if (IsWholeLine(input, "NOT_STORED\r\n")) return Done(StatusCode::kNotStored);
-      if (IsWholeLine(input, "EXISTS\r\n")) return Done(StatusCode::kExists);
-      break;
-    case OpKind::kRemove:
-      if (IsWholeLine(input, "DELETED\r\n")) return Done(StatusCode::kOk);
-      break;
-    case OpKind::kTouch:
-      if (IsWholeLine(input, "TOUCHED\r\n")) return Done(StatusCode::kOk);
-      break;
-    case OpKind::kIncr:
-    case OpKind::kDecr: {
-      const std::size_t size = input.size();
-      QuickReply reply = Done(StatusCode::kOk);
-      if (size > 2 && input[size - 2] == '\r' && input[size - 1] == '\n' &&
-          ParseU64(input.substr(0, size - 2), &reply.number)) {
-        return reply;
-      }
-      break;
-    }
-    case OpKind::kGet:
-      break;
+  const std::size_t size = input.size();
+  if (size < 2 || input[size - 2] != '\r' || input[size - 1] != '\n') {
+    return quick_detail::LineNotUsual(input, limits);
   }
-  if (IsWholeLine(input, "NOT_FOUND\r\n")) return Done(StatusCode::kNotFound);
-  return quick_detail::LineNotUsual(input, limits);
+  const std::string_view line = input.substr(0, size - 2);
+  ReplyKind reply = ReplyKind::kNumber;
+  QuickReply quick = quick_detail::Done(StatusCode::kOk);
+  // A line that is no fixed reply may be a number (kNumber), as the general
+  // parser reads it; whether the reply fits the command is asked once.
+  if ((!FixedTextReply(line, &reply) && !ParseU64(line, &quick.number)) ||
+      !TextReplyFits(kind, reply)) {
+    return quick_detail::Outcome(QuickOutcome::kUnusual);
+  }
+  quick.code = CodeOfKind(reply);
+  return quick;
 }
 
 // One whole hit for `key` at the front of `input`, as a gets reply holds one

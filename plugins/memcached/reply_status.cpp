@@ -7,33 +7,6 @@ namespace cachet::memcached {
 
 namespace {
 
-struct Row {
-  ReplyKind kind;
-  StatusCode code;
-};
-
-constexpr Row kTable[] = {
-    {ReplyKind::kValue, StatusCode::kOk},
-    {ReplyKind::kEnd, StatusCode::kNotFound},
-    {ReplyKind::kStored, StatusCode::kOk},
-    {ReplyKind::kNotStored, StatusCode::kNotStored},
-    {ReplyKind::kExists, StatusCode::kExists},
-    {ReplyKind::kNotFound, StatusCode::kNotFound},
-    {ReplyKind::kDeleted, StatusCode::kOk},
-    {ReplyKind::kTouched, StatusCode::kOk},
-    {ReplyKind::kOk, StatusCode::kOk},
-    {ReplyKind::kNumber, StatusCode::kOk},
-    {ReplyKind::kVersion, StatusCode::kOk},
-    {ReplyKind::kStat, StatusCode::kOk},
-    {ReplyKind::kMetaValue, StatusCode::kOk},
-    {ReplyKind::kMetaHeader, StatusCode::kOk},
-    {ReplyKind::kMetaMiss, StatusCode::kNotFound},
-    {ReplyKind::kMetaNoop, StatusCode::kOk},
-    {ReplyKind::kError, StatusCode::kProtocolError},
-    {ReplyKind::kClientError, StatusCode::kInvalidArgument},
-    {ReplyKind::kServerError, StatusCode::kIoError},
-};
-
 StatusCode CodeOf(const Reply& reply) {
   // The one refinement: the server's "object too large" is a size limit, not an
   // I/O failure.
@@ -41,10 +14,7 @@ StatusCode CodeOf(const Reply& reply) {
       reply.text.find("too large") != std::string_view::npos) {
     return StatusCode::kTooLarge;
   }
-  for (const Row& row : kTable) {
-    if (row.kind == reply.kind) return row.code;
-  }
-  return StatusCode::kInternal;
+  return CodeOfKind(reply.kind);
 }
 
 }  // namespace

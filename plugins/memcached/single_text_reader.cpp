@@ -3,7 +3,6 @@
 
 #include <utility>
 
-
 namespace cachet::memcached {
 
 namespace {

@@ -9,30 +9,6 @@
 
 namespace cachet::memcached {
 
-namespace {
-
-// The reply kinds a single-line command may answer (errors aside); anything
-// else means the stream is out of step.
-bool Expects(OpKind kind, ReplyKind reply) {
-  switch (kind) {
-    case OpKind::kStore:
-      return reply == ReplyKind::kStored || reply == ReplyKind::kNotStored ||
-             reply == ReplyKind::kExists || reply == ReplyKind::kNotFound;
-    case OpKind::kRemove:
-      return reply == ReplyKind::kDeleted || reply == ReplyKind::kNotFound;
-    case OpKind::kIncr:
-    case OpKind::kDecr:
-      return reply == ReplyKind::kNumber || reply == ReplyKind::kNotFound;
-    case OpKind::kTouch:
-      return reply == ReplyKind::kTouched || reply == ReplyKind::kNotFound;
-    case OpKind::kGet:
-      return false;
-  }
-  return false;
-}
-
-}  // namespace
-
 void TextBatch::Reset(const BatchSettings& settings) {
   settings_ = settings;
   request_.Clear();
@@ -66,24 +42,7 @@ void TextBatch::Add(Operation& op) {
     return;
   }
   CloseGetsLine();
-  const std::int64_t exptime = ExptimeFor(op.ttl);
-  switch (op.kind) {
-    case OpKind::kStore:
-      AppendTextStore(request_, op.mode, op.key, op.item, exptime, op.noreply);
-      break;
-    case OpKind::kRemove:
-      AppendTextDelete(request_, op.key, op.noreply);
-      break;
-    case OpKind::kIncr:
-    case OpKind::kDecr:
-      AppendTextArithmetic(request_, op.kind == OpKind::kDecr, op.key, op.delta, op.noreply);
-      break;
-    case OpKind::kTouch:
-      AppendTextTouch(request_, op.key, exptime, op.noreply);
-      break;
-    case OpKind::kGet:
-      break;
-  }
+  AppendTextUpdate(request_, op);
   if (op.noreply) {
     noreply_.push_back(&op);
   } else {
@@ -157,7 +116,7 @@ Status TextBatch::OnRetrievalReply(Expected& group, const Reply& reply) {
 }
 
 Status TextBatch::OnSingleReply(Operation& op, const Reply& reply) {
-  if (!IsErrorReply(reply.kind) && !Expects(op.kind, reply.kind)) {
+  if (!IsErrorReply(reply.kind) && !TextReplyFits(op.kind, reply.kind)) {
     return Status::ProtocolError("memcached: a reply that does not fit the command");
   }
   op.status = StatusFromReply(reply);

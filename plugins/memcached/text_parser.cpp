@@ -7,32 +7,6 @@ namespace cachet::memcached {
 
 namespace {
 
-struct FixedLine {
-  std::string_view text;
-  ReplyKind kind;
-};
-
-constexpr FixedLine kFixedLines[] = {
-    {"END", ReplyKind::kEnd},
-    {"STORED", ReplyKind::kStored},
-    {"NOT_STORED", ReplyKind::kNotStored},
-    {"EXISTS", ReplyKind::kExists},
-    {"NOT_FOUND", ReplyKind::kNotFound},
-    {"DELETED", ReplyKind::kDeleted},
-    {"TOUCHED", ReplyKind::kTouched},
-    {"OK", ReplyKind::kOk},
-};
-
-bool ParseFixed(std::string_view line, Reply* reply) {
-  for (const FixedLine& f : kFixedLines) {
-    if (line == f.text) {
-      reply->kind = f.kind;
-      return true;
-    }
-  }
-  return false;
-}
-
 bool ParseStatOrVersion(std::string_view line, Reply* reply) {
   std::string_view rest = line;
   std::string_view word = NextToken(&rest);
@@ -66,7 +40,8 @@ ParseResult TextReplyParser::Parse(std::string_view input, Reply* reply) const {
     reply->kind = ReplyKind::kNumber;
     return Complete(found.consumed);
   }
-  if (ParseFixed(line, reply) || ParseErrorLine(line, reply) || ParseStatOrVersion(line, reply)) {
+  if (FixedTextReply(line, &reply->kind) || ParseErrorLine(line, reply) ||
+      ParseStatOrVersion(line, reply)) {
     return Complete(found.consumed);
   }
   return Garbage("unexpected reply", line);

@@ -9,9 +9,73 @@
 
 #include <string_view>
 
+#include "cachet/backend.h"
 #include "reply.h"
+#include "reply_line.h"
 
 namespace cachet::memcached {
+
+// The fixed reply lines (without "\r\n"): END, STORED, NOT_STORED, EXISTS,
+// NOT_FOUND, DELETED, TOUCHED, OK. True and `*kind` for one of them; `*kind`
+// is left alone otherwise. Inline,
+// by length, a word or two compared: the general parser and the quick
+// recognizer of a single command (quick_value.h) both ask.
+namespace text_parser_detail {
+
+// Whether the line at `at` is `text` (the caller checked its length): the
+// literal's length is a constant, so this is a word or two compared.
+template <std::size_t N>
+[[gnu::always_inline]] inline bool IsFixed(const char* at, const char (&text)[N], ReplyKind which,
+                                           ReplyKind* kind) {
+  if (!reply_line_detail::SameBytes(at, text, N - 1)) return false;
+  *kind = which;
+  return true;
+}
+
+}  // namespace text_parser_detail
+
+[[gnu::always_inline]] inline bool FixedTextReply(std::string_view line, ReplyKind* kind) {
+  using text_parser_detail::IsFixed;
+  const char* const at = line.data();
+  switch (line.size()) {
+    case 2:
+      return IsFixed(at, "OK", ReplyKind::kOk, kind);
+    case 3:
+      return IsFixed(at, "END", ReplyKind::kEnd, kind);
+    case 6:
+      return IsFixed(at, "STORED", ReplyKind::kStored, kind) ||
+             IsFixed(at, "EXISTS", ReplyKind::kExists, kind);
+    case 7:
+      return IsFixed(at, "DELETED", ReplyKind::kDeleted, kind) ||
+             IsFixed(at, "TOUCHED", ReplyKind::kTouched, kind);
+    case 9:
+      return IsFixed(at, "NOT_FOUND", ReplyKind::kNotFound, kind);
+    case 10:
+      return IsFixed(at, "NOT_STORED", ReplyKind::kNotStored, kind);
+    default:
+      return false;
+  }
+}
+
+// The replies a single-line text command may get, errors aside; anything else
+// means the stream is out of step. The success a command expects comes first.
+inline bool TextReplyFits(OpKind command, ReplyKind reply) {
+  switch (command) {
+    case OpKind::kStore:
+      return reply == ReplyKind::kStored || reply == ReplyKind::kNotStored ||
+             reply == ReplyKind::kExists || reply == ReplyKind::kNotFound;
+    case OpKind::kRemove:
+      return reply == ReplyKind::kDeleted || reply == ReplyKind::kNotFound;
+    case OpKind::kIncr:
+    case OpKind::kDecr:
+      return reply == ReplyKind::kNumber || reply == ReplyKind::kNotFound;
+    case OpKind::kTouch:
+      return reply == ReplyKind::kTouched || reply == ReplyKind::kNotFound;
+    case OpKind::kGet:
+      return false;
+  }
+  return false;
+}
 
 class TextReplyParser {
  public:

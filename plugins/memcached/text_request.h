@@ -13,6 +13,7 @@
 #include "cachet/backend.h"
 #include "cachet/net/request_buffer.h"
 #include "command_line.h"
+#include "exptime.h"
 
 namespace cachet::memcached {
 
@@ -44,6 +45,12 @@ void AppendTextTouch(Out& out, std::string_view key, std::int64_t exptime, bool 
 template <class Out>
 void AppendTextCommand(Out& out, std::string_view command);
 
+// The command of one operation other than a get (a batch gathers the keys of
+// its gets into one line): the one switch from an operation to its command,
+// for a batch and a single operation alike.
+template <class Out>
+void AppendTextUpdate(Out& out, const Operation& op);
+
 // Shared with the meta encoder: a signed decimal.
 template <class Out>
 void AppendSigned(Out& out, std::int64_t value);
@@ -73,7 +80,7 @@ inline std::string_view StoreCommand(StoreMode mode) {
 // Two appends of a literal each rather than one of either: a literal's length
 // is a constant, so its copy is a store or two.
 template <class Out>
-void EndCommand(Out& out, bool noreply) {
+[[gnu::always_inline]] inline void EndCommand(Out& out, bool noreply) {
   if (noreply) {
     out.Append(" noreply\r\n");
   } else {
@@ -164,6 +171,30 @@ template <class Out>
 void AppendTextCommand(Out& out, std::string_view command) {
   out.Append(command);
   out.Append("\r\n");
+}
+
+// Always inline: a single operation's line is then built with its literals'
+// lengths known and without a call.
+template <class Out>
+[[gnu::always_inline]] inline void AppendTextUpdate(Out& out, const Operation& op) {
+  // An exptime is worked out only for the commands that send one.
+  switch (op.kind) {
+    case OpKind::kStore:
+      AppendTextStore(out, op.mode, op.key, op.item, ExptimeFor(op.ttl), op.noreply);
+      break;
+    case OpKind::kRemove:
+      AppendTextDelete(out, op.key, op.noreply);
+      break;
+    case OpKind::kIncr:
+    case OpKind::kDecr:
+      AppendTextArithmetic(out, op.kind == OpKind::kDecr, op.key, op.delta, op.noreply);
+      break;
+    case OpKind::kTouch:
+      AppendTextTouch(out, op.key, ExptimeFor(op.ttl), op.noreply);
+      break;
+    case OpKind::kGet:
+      break;
+  }
 }
 
 }  // namespace cachet::memcached

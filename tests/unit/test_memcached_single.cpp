@@ -285,6 +285,18 @@ TEST_CASE("single: the single reader and the batch reader agree, at every offset
       {OpKind::kStore, "STORED\n"},
   };
   for (const auto& [kind, reply] : lines) AgreeAtEveryOffset(kind, "k", reply);
+  // A counter of every width: as long as each fixed reply line, too.
+  std::string digits;
+  for (int width = 1; width <= 21; ++width) {
+    digits += static_cast<char>('0' + width % 10);
+    AgreeAtEveryOffset(OpKind::kIncr, "k", digits + "\r\n");
+    const QuickReply quick = QuickTextLine(digits + "\r\n", OpKind::kIncr, kLimits);
+    if (width < 20) {
+      REQUIRE(quick.outcome == QuickOutcome::kDone);
+      CHECK(quick.code == StatusCode::kOk);
+      CHECK(quick.number == std::stoull(digits));
+    }
+  }
 }
 
 TEST_CASE("single: a usual reply with any one byte changed is judged as the batch reader judges it",
