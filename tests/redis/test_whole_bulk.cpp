@@ -87,7 +87,8 @@ TEST_CASE("whole bulk strings and nils are read with their sizes", "[resp][mget]
   CHECK(element.size == 10);
 
   const std::string big(12345, 'v');
-  REQUIRE(ReadWholeBulk(Bulk(big), limits, &element));
+  const std::string big_reply = Bulk(big);  // the element points into it
+  REQUIRE(ReadWholeBulk(big_reply, limits, &element));
   CHECK(element.data == big);
   // Leading zeros are a length like any other, as the parser reads them.
   REQUIRE(ReadWholeBulk("$003\r\nabc\r\n", limits, &element));

@@ -231,7 +231,9 @@ TEST_CASE("tt server: stat is name-tab-value lines", "[ttserver]") {
   const std::string head = c.Roundtrip(Hex("c8 88"), 5);
   REQUIRE(head.size() == 5);
   CHECK(head[0] == 0);
-  const std::uint32_t len = ntohl(*reinterpret_cast<const std::uint32_t*>(head.data() + 1));
+  std::uint32_t wire_len = 0;  // unaligned in the reply: copied, not cast
+  std::memcpy(&wire_len, head.data() + 1, sizeof wire_len);
+  const std::uint32_t len = ntohl(wire_len);
   const std::string text = c.Read(len);
   CHECK(text.starts_with("version\t1.1.41\n"));
   CHECK(text.find("\nrnum\t0\n") != std::string::npos);
