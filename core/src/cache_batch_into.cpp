@@ -51,13 +51,11 @@ void ReadBatch(Backend& backend, std::string_view prefix, std::span<const std::s
   }
   for (std::size_t j = 0; j < plan.size(); ++j) reader.Lend(plan.op(j).result, plan.slot(j));
   backend.Execute(plan.operations());
-  Status* out = statuses->data();
+  // The store's outcomes are counted, as GetMulti counts them, before decoding.
+  plan.CollectStatuses(*statuses, tally);
   for (std::size_t j = 0; j < plan.size(); ++j) {
-    Operation& op = plan.op(j);
     const std::size_t slot = plan.slot(j);
-    out[slot] = std::move(op.status);
-    tally->Count(out[slot]);  // the store's outcome, as GetMulti counts it
-    reader.Collect(op.result, slot, out[slot]);
+    reader.Collect(plan.op(j).result, slot, (*statuses)[slot]);
   }
   plan.ReleaseIfLarge();
 }

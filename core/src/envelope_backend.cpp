@@ -90,11 +90,7 @@ EnvelopeBackend::Packed EnvelopeBackend::Pack(ItemView item, Ttl ttl, std::strin
   return packed;
 }
 
-Status EnvelopeBackend::Open(std::string_view key, Item* item) {
-  if (!HasEnvelope(item->value)) {
-    if (!native_flags_) item->flags = 0;
-    return Status::OK();
-  }
+Status EnvelopeBackend::OpenEnveloped(std::string_view key, Item* item) {
   EnvelopeHeader header;
   std::string_view payload;
   Status s = DecodeEnvelope(item->value, &header, &payload);
@@ -398,12 +394,9 @@ void EnvelopeBackend::RunPipelined(std::span<Operation> run) {
 void EnvelopeBackend::FinishPipelined(Operation& op) {
   if (op.kind == OpKind::kGet) {
     if (!op.status.ok()) return;
-    // Most values are stored raw: nothing to open, and no Status to assign.
-    if (!op.result.value.starts_with(kEnvelopeMagic)) {
-      if (!native_flags_) op.result.flags = 0;
-      return;
-    }
-    op.status = Open(op.key, &op.result);
+    // Most values are stored raw and open as ok: only a failure is assigned.
+    Status opened = Open(op.key, &op.result);
+    if (!opened.ok()) op.status = std::move(opened);
   } else if ((op.kind == OpKind::kIncr || op.kind == OpKind::kDecr) &&
              op.status.IsInvalidArgument()) {
     op.status = CounterOnEnvelope(op.kind == OpKind::kIncr, op.key, op.delta, &op.counter,

@@ -15,6 +15,7 @@
 
 #include "cachet/backend.h"
 #include "cachet/envelope.h"
+#include "envelope_format.h"
 
 namespace cachet {
 
@@ -62,8 +63,17 @@ class EnvelopeBackend final : public Backend {
 
   Packed Pack(ItemView item, Ttl ttl, std::string* buffer) const;
   // Strips the envelope from `*item` after a read. kNotFound (and a lazy removal)
-  // for an expired value, kCorruption for a damaged header.
-  Status Open(std::string_view key, Item* item);
+  // for an expired value, kCorruption for a damaged header. Inline: most values
+  // are stored raw, and every read of a batch asks.
+  Status Open(std::string_view key, Item* item) {
+    if (!item->value.starts_with(kEnvelopeMagic)) {
+      if (!native_flags_) item->flags = 0;
+      return Status::OK();
+    }
+    return OpenEnveloped(key, item);
+  }
+  // Open() of a value that starts with the envelope's magic bytes.
+  Status OpenEnveloped(std::string_view key, Item* item);
   // Reads the inner item and opens it into `*opened` (header flags kept apart).
   Status ReadOpened(std::string_view key, Item* raw, Opened* opened);
   // Read, change, write back with CAS, retrying a bounded number of times on conflict.
