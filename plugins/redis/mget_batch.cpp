@@ -2,6 +2,7 @@
 #include "mget_batch.h"
 
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <cstring>
 #include <memory>
@@ -36,6 +37,7 @@ void MgetBatch::Seal() {
   char* at = WriteArrayHeader(request_.get(), reads_.size() + 1);
   at = WriteBulkArg(at, kCommand);
   for (const Operation* op : reads_) at = WriteBulkArg(at, op->key);
+  assert(at == request_.get() + size);  // the sizes and the writers agree
   request_size_ = size;
 }
 
@@ -133,12 +135,7 @@ void MgetBatch::ConsumeWholeElements(net::ReadBuffer& buffer) {
       if (!IsPlain(op.status, StatusCode::kNotFound)) op.status = Status::NotFound();
       continue;
     }
-    // As assign() does, in fewer steps: assign() also allows for the source
-    // lying inside the string itself, which it never does here.
-    op.result.value.clear();
-    op.result.value.append(element.data);
-    op.result.flags = 0;
-    op.result.cas = 0;
+    StoreValue(element.data, &op.result);
     if (!IsPlain(op.status, StatusCode::kOk)) op.status = Status::OK();
   }
   buffer.Consume(used);

@@ -3,7 +3,6 @@
 
 #include <array>
 #include <charconv>
-#include <cstring>
 #include <limits>
 #include <span>
 

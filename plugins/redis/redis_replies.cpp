@@ -27,14 +27,10 @@ Status Unexpected(RespValue reply, std::string_view where) {
 Status ReadValue(RespValue reply, std::string_view where, Item* out) {
   if (reply.IsNull()) return Status::NotFound();
   if (!reply.IsString()) return Unexpected(reply, where);
-  // clear() and append() are assign() without its allowance for a source
-  // inside the string, which a reply's bytes never are: fewer steps per read.
-  out->value.clear();
-  out->value.append(reply.text());
-  out->flags = 0;
-  out->cas = 0;
+  StoreValue(reply.text(), out);
   return Status::OK();
 }
+
 
 Status ReadStored(RespValue reply, std::string_view where) {
   if (reply.IsNull()) return Status::NotStored();

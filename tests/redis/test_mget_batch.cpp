@@ -199,14 +199,15 @@ struct ManyReads {
 
 }  // namespace
 
-TEST_CASE("an MGET of many keys of every size encodes as the general encoder does", "[mget]") {
+TEST_CASE("an MGET of many keys of every size is the RESP array of its keys", "[mget]") {
   for (std::size_t count : {1, 9, 10, 99, 100, 120}) {
     INFO(count << " keys");
     ManyReads reads(count);
-    std::vector<std::string_view> args = {"MGET"};
-    args.insert(args.end(), reads.keys.begin(), reads.keys.end());
-    std::string expected;
-    cachet::redis::AppendCommand(&expected, args);
+    // Built by hand, not by the encoders the batch shares.
+    std::string expected = "*" + std::to_string(count + 1) + "\r\n$4\r\nMGET\r\n";
+    for (const std::string& key : reads.keys) {
+      expected += "$" + std::to_string(key.size()) + "\r\n" + key + "\r\n";
+    }
     CHECK(reads.batch.request() == expected);
   }
   SECTION("long keys") {
@@ -330,7 +331,7 @@ TEST_CASE("a bad element in the MGET array fails the exchange; earlier reads kee
   }
 }
 
-TEST_CASE("an MGET answered with more elements than keys stops at the keys", "[mget]") {
+TEST_CASE("bytes after the MGET reply's last element stay in the buffer", "[mget]") {
   // The header is checked against the count, so a reply with extra elements
   // after a matching header cannot happen; bytes after the last element are the
   // next reply's and stay in the buffer.

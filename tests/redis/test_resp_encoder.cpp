@@ -57,7 +57,7 @@ TEST_CASE("an encoded command parses back to its arguments", "[resp]") {
   for (auto value : root) CHECK(value.text() == args[i++]);
 }
 
-TEST_CASE("arguments written into a buffer sized up front match the appended encoding", "[resp]") {
+TEST_CASE("arguments written into a buffer sized up front are RESP bulk strings", "[resp]") {
   std::vector<std::size_t> lengths;
   for (std::size_t n = 0; n <= 130; ++n) lengths.push_back(n);
   for (std::size_t n : {999, 1000, 1001, 9999, 10000, 123456}) lengths.push_back(n);
@@ -65,9 +65,8 @@ TEST_CASE("arguments written into a buffer sized up front match the appended enc
     INFO("length " << length);
     std::string bytes(length, 'b');
     for (std::size_t i = 0; i < length; ++i) bytes[i] = static_cast<char>('a' + i % 26);
-    std::string appended;
-    RespCommand(&appended, 1).Arg(bytes);
-    const std::string_view expected = std::string_view(appended).substr(4);  // past "*1\r\n"
+    // Built by hand, not by an encoder: the writers must produce RESP itself.
+    const std::string expected = "$" + std::to_string(length) + "\r\n" + bytes + "\r\n";
     std::string written(cachet::redis::BulkArgSize(length) + 8, '#');
     char* end = cachet::redis::WriteBulkArg(written.data(), bytes);
     CHECK(static_cast<std::size_t>(end - written.data()) == cachet::redis::BulkArgSize(length));
