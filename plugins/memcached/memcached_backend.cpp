@@ -71,7 +71,11 @@ Status MemcachedBackend::Check(const Operation& op) const {
 }
 
 bool MemcachedBackend::Refuse(Operation& op) const {
-  op.status = Check(op);
+  // Fits() and Check() state the same rules; were they ever to disagree, the
+  // operation fails plainly instead of passing as ok without being sent.
+  Status refused = Check(op);
+  op.status = refused.ok() ? Status::Internal("memcached: operation refused without a reason")
+                           : std::move(refused);
   return false;
 }
 
