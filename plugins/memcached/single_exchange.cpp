@@ -27,9 +27,8 @@ Status NoReply(const net::Connection& connection) {
 
 bool SendRest(net::Connection& connection, iovec* request, int count, net::Deadline deadline,
               bool* waited, Status* failure) {
-  // A request of several pieces (a large value) has not been offered yet; one
-  // piece was, and the socket was full.
-  Status s = count > 1 ? connection.WriteSome(&request, &count) : Status::OK();
+  // The first send was taken in part: the socket is full.
+  Status s;
   while (s.ok() && count > 0) {
     *waited = true;
     pollfd pfd{connection.fd(), POLLOUT, 0};

@@ -24,9 +24,8 @@ namespace cachet::memcached {
 
 namespace single_exchange_detail {
 
-// Sends what the first send left (a request of one piece), or the whole request
-// of several pieces, waiting for room until `deadline`; *waited says whether it
-// had to. False (and *failure says why) if that failed.
+// Sends what the first send left, waiting for room until `deadline`; *waited
+// says whether it had to. False (and *failure says why) if that failed.
 bool SendRest(net::Connection& connection, iovec* request, int count, net::Deadline deadline,
               bool* waited, Status* failure);
 
@@ -49,21 +48,14 @@ template <class Reader>
   // Every path returns this one object, so it is built in the caller's place.
   Status outcome;
   // The usual request is one piece, which the socket takes at once.
-  bool sent = false;
-  if (count == 1) {
-    std::string_view rest(static_cast<const char*>(request->iov_base), request->iov_len);
-    Status written = connection.WriteSome(&rest);
-    if (!written.ok()) {
-      outcome = std::move(written);
-      connection.Close();
-      return outcome;
-    }
-    sent = rest.empty();
-    request->iov_base = const_cast<char*>(rest.data());
-    request->iov_len = rest.size();
+  Status written = connection.WriteSome(&request, &count);
+  if (!written.ok()) {
+    outcome = std::move(written);
+    connection.Close();
+    return outcome;
   }
   bool waited = false;
-  if (!sent &&
+  if (count > 0 &&
       !single_exchange_detail::SendRest(connection, request, count, deadline, &waited, &outcome)) {
     connection.Close();
     return outcome;

@@ -218,22 +218,7 @@ Status Connection::SendFailed() const {
   return Status::IoError(Describe(std::string("send: ") + strerror(errno)));
 }
 
-Status Connection::WriteOnePiece(iovec** iov, int* count) {
-  std::string_view rest(static_cast<const char*>((*iov)->iov_base), (*iov)->iov_len);
-  Status s = WriteSome(&rest);
-  if (rest.empty()) {
-    ++*iov;
-    *count = 0;
-  } else {
-    (*iov)->iov_base = const_cast<char*>(rest.data());
-    (*iov)->iov_len = rest.size();
-  }
-  return s;
-}
-
-Status Connection::WriteSome(iovec** iov, int* count) {
-  // One piece (most requests) needs no message header nor a walk over pieces.
-  if (*count == 1) return WriteOnePiece(iov, count);
+Status Connection::WritePieces(iovec** iov, int* count) {
   while (*count > 0) {
     msghdr msg{};
     msg.msg_iov = *iov;
@@ -242,8 +227,7 @@ Status Connection::WriteSome(iovec** iov, int* count) {
     ssize_t sent = ::sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::OK();
-      return Status::IoError(Describe(std::string("send: ") + strerror(errno)));
+      return SendFailed();  // ok when the socket is only full
     }
     auto left = static_cast<std::size_t>(sent);
     while (*count > 0 && left >= (*iov)->iov_len) {

@@ -99,8 +99,11 @@ class CACHET_EXPORT Connection {
 
   // One non-blocking writev: advances `*iov`/`*count` past what was sent.
   // kOk with *count == 0 when all was sent; kOk with bytes left when the socket
-  // is full (wait for POLLOUT); an error when the connection failed.
-  Status WriteSome(iovec** iov, int* count);
+  // is full (wait for POLLOUT); an error when the connection failed. Inline for
+  // one piece (most requests): one send(), no message header nor walk over pieces.
+  Status WriteSome(iovec** iov, int* count) {
+    return *count == 1 ? WriteOnePiece(iov, count) : WritePieces(iov, count);
+  }
   // WriteSome() of one piece, with one send(): advances `*rest` past what was
   // sent. Inline: a single operation's request is nearly always taken whole.
   Status WriteSome(std::string_view* rest) {
@@ -156,7 +159,20 @@ class CACHET_EXPORT Connection {
   // call interrupted), so the caller waits for room; kIoError otherwise.
   Status SendFailed() const;
   // WriteSome() of one iovec, through the one-piece WriteSome().
-  Status WriteOnePiece(iovec** iov, int* count);
+  Status WriteOnePiece(iovec** iov, int* count) {
+    std::string_view rest(static_cast<const char*>((*iov)->iov_base), (*iov)->iov_len);
+    Status s = WriteSome(&rest);
+    if (rest.empty()) {
+      ++*iov;
+      *count = 0;
+    } else {
+      (*iov)->iov_base = const_cast<char*>(rest.data());
+      (*iov)->iov_len = rest.size();
+    }
+    return s;
+  }
+  // WriteSome() of several pieces, with sendmsg().
+  Status WritePieces(iovec** iov, int* count);
   // One recv() that waits up to the socket's receive timeout (io_timeout); if a
   // signal interrupts it, the rest of the wait is poll()'s, up to `deadline`.
   Status ReadBlocking(Deadline deadline) {
