@@ -34,7 +34,7 @@ std::vector<std::string> SplitTabs(const std::string& line) {
 }
 
 VectorTable ReadVectors(const std::string& file) {
-  std::ifstream in(std::string(CACHET_SHARED_DIR) + "/vectors/" + file);
+  std::ifstream in(std::string(CACHET_SOURCE_DIR) + "/tests/data/vectors/" + file);
   REQUIRE(in.good());
   VectorTable table;
   std::string line;

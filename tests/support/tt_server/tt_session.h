@@ -1,5 +1,5 @@
 // TtSession: one client connection of the test server, speaking Tokyo Tyrant's
-// binary protocol as ttserver 1.1.41 does (../shared/PROTOCOLS.md).
+// binary protocol as ttserver 1.1.41 does (docs/tokyotyrant.md).
 //
 // Requests are read one after another and answered in order. putnr answers
 // nothing. A request with a negative or over-limit size (256 MiB) or item count
