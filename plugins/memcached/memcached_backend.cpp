@@ -109,11 +109,11 @@ void MemcachedBackend::AddExchange(Scratch& s, std::size_t server, std::span<Ope
 void MemcachedBackend::RunExchanges(Scratch& s) {
   if (s.used == 0) return;
   std::span<net::Exchange> exchanges(s.exchanges.data(), s.used);
-  net::RunExchanges(exchanges, net::Clock::now() + options_.pool.connection.io_timeout);
+  net::RunExchanges(exchanges, net::Clock::now() + options_.pool.connection.request_timeout);
   for (std::size_t i = 0; i < exchanges.size(); ++i) {
     ServerBatch& batch = *s.batches[s.servers[i]];
     batch.Settle(s.exchanges[i].status);
-    ReportHealth(s.servers[i], s.exchanges[i].status);
+    pool_.Report(s.servers[i], *s.exchanges[i].connection, s.exchanges[i].status);
     if (batch.poisoned()) s.exchanges[i].connection->Close();
   }
   s.used = 0;
@@ -239,11 +239,11 @@ Status MemcachedBackend::RunOnEveryServer(
     exchanges[server].request.push_back({request.data(), request.size()});
     exchanges[server].reader = &readers.back();
   }
-  net::RunExchanges(exchanges, net::Clock::now() + options_.pool.connection.io_timeout);
+  net::RunExchanges(exchanges, net::Clock::now() + options_.pool.connection.request_timeout);
   Status first_error;
   for (std::size_t server = 0; server < pool_.size(); ++server) {
     Status s = exchanges[server].status;
-    ReportHealth(server, s);
+    pool_.Report(server, leases[server].connection(), s);
     if (s.ok()) s = readers[server].outcome();
     if (s.ok()) {
       on_reply(server, readers[server].lines());

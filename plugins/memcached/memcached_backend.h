@@ -118,7 +118,6 @@ class MemcachedBackend final : public Backend {
                                const std::vector<std::pair<std::string, std::string>>& lines)>&
           on_reply);
   std::unique_ptr<ServerBatch> NewBatch() const;
-  void ReportHealth(std::size_t server, const Status& transport);
 
   const std::uint64_t id_;  // unique per backend, keys the per-thread scratch
   MemcachedOptions options_;
@@ -150,17 +149,6 @@ inline bool MemcachedBackend::LoneLiveServer() const {
     return true;
   }
   return Route(op, server);
-}
-
-inline void MemcachedBackend::ReportHealth(std::size_t server, const Status& transport) {
-  // A timeout, a refusal, a broken connection or bytes that do not parse count
-  // against the server; an exchange that went through counts for it.
-  if (transport.IsTimeout() || transport.IsUnavailable() || transport.IsIoError() ||
-      transport.IsProtocolError()) {
-    pool_.ReportFailure(server);
-  } else {
-    pool_.ReportSuccess(server);
-  }
 }
 
 }  // namespace cachet::memcached

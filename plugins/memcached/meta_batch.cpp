@@ -136,8 +136,10 @@ Status MetaBatch::OnUntokenedError(const Reply& reply) {
 void MetaBatch::Settle(const Status& transport) {
   SettleDirect(transport);
   if (transport.ok()) return;
+  // A stream out of step may have paired any reply with the wrong command:
+  // after a protocol error no answer of the exchange stands.
   for (Slot& slot : slots_) {
-    if (!slot.answered) slot.op->status = transport;
+    if (!slot.answered || transport.IsProtocolError()) slot.op->status = transport;
   }
 }
 

@@ -32,7 +32,7 @@ bool SendRest(net::Connection& connection, iovec* request, int count, net::Deadl
   while (s.ok() && count > 0) {
     *waited = true;
     pollfd pfd{connection.fd(), POLLOUT, 0};
-    const int rc = ::poll(&pfd, 1, MillisUntil(deadline));
+    const int rc = ::poll(&pfd, 1, MillisUntil(connection.WaitEnd(deadline)));
     if (rc == 0) {
       *failure = NoReply(connection);
       return false;
@@ -50,6 +50,11 @@ bool SendRest(net::Connection& connection, iovec* request, int count, net::Deadl
 
 Status ReadFailure(const net::Connection& connection, Status read) {
   return read.IsTimeout() ? NoReply(connection) : read;
+}
+
+Status UnaskedBytes(const net::Connection& connection) {
+  return Status::ProtocolError(connection.Describe(
+      std::to_string(connection.buffer().size()) + " bytes after the reply, unasked for"));
 }
 
 }  // namespace cachet::memcached::single_exchange_detail

@@ -33,11 +33,16 @@ bool SendRest(net::Connection& connection, iovec* request, int count, net::Deadl
 // timeout".
 Status ReadFailure(const net::Connection& connection, Status read);
 
+// The protocol error of bytes left over after the reply.
+Status UnaskedBytes(const net::Connection& connection);
+
 }  // namespace single_exchange_detail
 
 // REQUIRES: connection.connected(). `request` holds `count` pieces, which are
-// advanced as they are sent. `start` is the clock reading `deadline` was computed
-// from, just before the call (one reading serves the whole exchange). `reader`
+// advanced as they are sent. `start` is the clock reading `deadline` (the call's
+// end) was computed from, just before the call (one reading serves the whole
+// exchange). Each wait for the server ends after the connection's io_timeout of
+// silence, or at `deadline`. `reader`
 // has Consume(ReadBuffer&) and done(), as a net::ReplyReader. Returns ok once
 // `reader` is done.
 template <class Reader>
@@ -73,6 +78,10 @@ template <class Reader>
       outcome = std::move(consumed);
       break;
     }
+  }
+  // Bytes after the reply are nobody's answer: the connection is not reused.
+  if (outcome.ok() && !connection.buffer().empty()) {
+    outcome = single_exchange_detail::UnaskedBytes(connection);
   }
   if (!outcome.ok()) connection.Close();
   return outcome;

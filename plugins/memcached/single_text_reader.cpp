@@ -40,7 +40,11 @@ void SingleTextReader::SettleUnusual(const Status& transport) {
   }
   // With the text protocol a noreply command's outcome is unknown unless the
   // connection failed.
-  if (op_.noreply || (!done_ && !transport.ok())) op_.status = transport;
+  // After a protocol error (a reply too many included) the reply that was read
+  // may not be this command's.
+  if (op_.noreply || (!done_ && !transport.ok()) || transport.IsProtocolError()) {
+    op_.status = transport;
+  }
 }
 
 }  // namespace cachet::memcached

@@ -60,7 +60,7 @@ class SingleTextReader final {
   // reply takes the exchange's failure; a noreply one takes its outcome.
   // Inline: after a usual reply there is nothing to do.
   void Settle(const Status& transport) {
-    if (batch_ || op_.noreply || (!done_ && !transport.ok())) SettleUnusual(transport);
+    if (batch_ || op_.noreply || !transport.ok()) SettleUnusual(transport);
   }
   // True when the reply may have left the connection out of step.
   bool poisoned() const noexcept { return batch_ && batch_->poisoned(); }

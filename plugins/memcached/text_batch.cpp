@@ -130,6 +130,12 @@ void TextBatch::Settle(const Status& transport) {
   for (Operation* op : noreply_) op->status = transport;
   SettleDirect(transport);
   if (transport.ok()) return;
+  // A stream out of step may have paired any reply with the wrong command:
+  // after a protocol error no answer of the exchange stands.
+  if (transport.IsProtocolError()) {
+    for (Operation* op : ops_) op->status = transport;
+    return;
+  }
   for (std::size_t e = next_; e < expected_.size(); ++e) {
     const Expected& group = expected_[e];
     for (std::size_t i = 0; i < group.op_count; ++i) ops_[group.first_op + i]->status = transport;

@@ -33,7 +33,7 @@ void Settle(const BatchTarget& target, const Status& status) {
 }  // namespace
 
 bool RunBatches(std::span<const BatchTarget> targets, const RedisSession& session,
-                std::chrono::milliseconds io_timeout) {
+                net::Deadline deadline) {
   bool all_ok = true;
   std::vector<net::ServerPool::Lease> leases;
   std::vector<net::Exchange> exchanges;
@@ -43,31 +43,26 @@ bool RunBatches(std::span<const BatchTarget> targets, const RedisSession& sessio
   // whose connect hangs does not hold the others back by its connect timeout.
   for (const BatchTarget& target : targets) {
     leases.push_back(target.pool->Acquire(target.server));
-    if (!leases.back()->connected()) (void)leases.back()->StartConnect();
+    if (!leases.back()->connected()) (void)leases.back()->StartConnect(deadline);
   }
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const BatchTarget& target = targets[i];
     net::Connection& connection = leases[i].connection();
-    if (Status s = session.Prepare(connection); !s.ok()) {
+    if (Status s = session.Prepare(connection, deadline); !s.ok()) {
       Settle(target, s);
-      // Wrong credentials say nothing about the server's health.
-      if (!s.IsAuthFailed()) target.pool->ReportFailure(target.server);
+      target.pool->Report(target.server, connection, s);
       all_ok = false;
       continue;
     }
     exchanges.push_back(MakeExchange(connection, target));
     running.push_back(&target);
   }
-  if (!exchanges.empty()) net::RunExchanges(exchanges, net::Clock::now() + io_timeout);
+  if (!exchanges.empty()) net::RunExchanges(exchanges, deadline);
   for (std::size_t i = 0; i < exchanges.size(); ++i) {
     const BatchTarget& target = *running[i];
     Settle(target, exchanges[i].status);
-    if (exchanges[i].status.ok()) {
-      target.pool->ReportSuccess(target.server);
-    } else {
-      target.pool->ReportFailure(target.server);
-      all_ok = false;
-    }
+    target.pool->Report(target.server, *exchanges[i].connection, exchanges[i].status);
+    if (!exchanges[i].status.ok()) all_ok = false;
   }
   return all_ok;
 }

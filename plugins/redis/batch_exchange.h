@@ -29,7 +29,8 @@ struct BatchTarget {
 
 // True when every exchange completed (whatever the replies said); false when at
 // least one server failed to connect, timed out or sent a malformed reply.
+// `deadline` is the call's end.
 bool RunBatches(std::span<const BatchTarget> targets, const RedisSession& session,
-                std::chrono::milliseconds io_timeout);
+                net::Deadline deadline);
 
 }  // namespace cachet::redis

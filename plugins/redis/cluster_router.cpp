@@ -34,15 +34,17 @@ ClusterRouter::ClusterRouter(ClusterSettings settings, net::ServerPoolOptions po
                              const RedisSession& session, CounterMode counters)
     : session_(session), counters_(counters), topology_(std::move(settings), pool, session) {}
 
-void ClusterRouter::WaitBeforeRetry(std::uint32_t attempt) const {
+void ClusterRouter::WaitBeforeRetry(std::uint32_t attempt, net::Deadline deadline) const {
   // Linear growth, capped at ten times the first wait: a short hiccup costs
-  // little, and a long outage is bounded by max_redirects attempts.
+  // little, and a long outage is bounded by max_redirects attempts and by the
+  // call's deadline.
   const auto wait = topology_.settings().retry_wait * std::min<std::uint32_t>(attempt + 1, 10);
-  std::this_thread::sleep_for(wait);
+  std::this_thread::sleep_until(std::min(net::Clock::now() + wait, deadline));
 }
 
 ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_view request,
-                                                bool asking, const ReplyFn& on_reply) {
+                                                bool asking, net::Deadline deadline,
+                                                const ReplyFn& on_reply) {
   Attempt attempt;
   net::ServerPool& pool = topology_.pool(node);
   if (!pool.Available(0)) {
@@ -51,17 +53,18 @@ ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_vi
     return attempt;
   }
   net::ServerPool::Lease lease = pool.Acquire(0);
-  if (Status s = session_.Prepare(lease.connection()); !s.ok()) {
+  if (Status s = session_.Prepare(lease.connection(), deadline); !s.ok()) {
     // Wrong credentials say nothing about the node's health, and retrying
     // elsewhere would not help.
     attempt.unreachable = !s.IsAuthFailed();
-    if (attempt.unreachable) pool.ReportFailure(0);
+    pool.Report(0, lease.connection(), s);
     attempt.status = s;
     return attempt;
   }
   const std::string& where = topology_.where(node);
   Status transport = session_.Exchange(lease.connection(), asking ? WithAsking(request) : request,
-                                       asking ? 2 : 1, [&](std::size_t index, RespValue reply) {
+                                       asking ? 2 : 1, deadline,
+                                       [&](std::size_t index, RespValue reply) {
                                          if (asking && index == 0) return;  // ASKING's +OK
                                          if (reply.IsError())
                                            attempt.redirect = ClassifyClusterError(reply.text());
@@ -71,14 +74,14 @@ ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_vi
                                          }
                                          attempt.status = on_reply(reply, where);
                                        });
+  pool.Report(0, lease.connection(), transport);
+  // A reply of the wrong kind for the command: the stream may be out of step.
+  if (attempt.status.IsProtocolError()) lease->Close();
   if (!transport.ok()) {
-    pool.ReportFailure(0);
     attempt.status = transport;
     attempt.redirect = ClusterErrorKind::kNone;
-    topology_.RefreshIfIdle();
-    return attempt;
+    topology_.RefreshIfIdle(deadline);
   }
-  pool.ReportSuccess(0);
   return attempt;
 }
 
@@ -86,27 +89,33 @@ Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
                                const ReplyFn& on_reply) {
   const std::uint16_t slot = KeySlot(key);
   const std::uint32_t attempts = std::max<std::uint32_t>(topology_.settings().max_redirects, 1);
+  const net::Deadline deadline = CallDeadline();
   std::size_t ask_node = kNoNode;
   Status last;
   for (std::uint32_t attempt = 0; attempt < attempts; ++attempt) {
+    if (attempt > 0 && net::Clock::now() >= deadline) {
+      return Status::Timeout("redis cluster: slot " + std::to_string(slot) +
+                             ": no answer within the request timeout after " +
+                             std::to_string(attempt) + " attempts; last: " + last.ToString());
+    }
     std::size_t node = ask_node != kNoNode ? ask_node : topology_.NodeFor(slot);
     if (node == kNoNode) {
-      Status loaded = topology_.Refresh();
+      Status loaded = topology_.Refresh(deadline);
       if (loaded.IsAuthFailed()) return loaded;
       node = topology_.NodeFor(slot);
     }
     if (node == kNoNode) {
       last = NoNodeFor(slot);
-      WaitBeforeRetry(attempt);
+      WaitBeforeRetry(attempt, deadline);
       continue;
     }
-    Attempt result = RunOnNode(node, request, ask_node != kNoNode, on_reply);
+    Attempt result = RunOnNode(node, request, ask_node != kNoNode, deadline, on_reply);
     ask_node = kNoNode;
     if (result.redirect == ClusterErrorKind::kNone) {
       if (!result.unreachable) return result.status;
       last = result.status;
-      (void)topology_.Refresh();
-      WaitBeforeRetry(attempt);
+      (void)topology_.Refresh(deadline);
+      WaitBeforeRetry(attempt, deadline);
       continue;
     }
     const std::string& where = topology_.where(node);
@@ -121,25 +130,27 @@ Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
         continue;
       }
       topology_.Moved(redirect->slot, redirect->node);
-      topology_.RefreshIfIdle();
+      topology_.RefreshIfIdle(deadline);
       continue;
     }
-    WaitBeforeRetry(attempt);  // TRYAGAIN, CLUSTERDOWN
+    WaitBeforeRetry(attempt, deadline);  // TRYAGAIN, CLUSTERDOWN
   }
   return Status::Unavailable("redis cluster: slot " + std::to_string(slot) + ": gave up after " +
                              std::to_string(attempts) + " attempts; last: " + last.ToString());
 }
 
 Status ClusterRouter::RunOnEachServer(std::string_view request, const EachServerFn& on_reply) {
+  const net::Deadline deadline = CallDeadline();
   std::vector<std::size_t> primaries = topology_.Primaries();
   if (primaries.empty()) {
-    if (Status s = topology_.Refresh(); !s.ok()) return s;
+    if (Status s = topology_.Refresh(deadline); !s.ok()) return s;
     primaries = topology_.Primaries();
   }
   Status first;
   for (std::size_t node : primaries) {
     std::string prefix = primaries.size() > 1 ? topology_.where(node) + " " : "";
-    Attempt result = RunOnNode(node, request, false, [&](RespValue reply, std::string_view where) {
+    Attempt result = RunOnNode(node, request, false, deadline,
+                               [&](RespValue reply, std::string_view where) {
       return on_reply(reply, where, prefix);
     });
     Status s = result.redirect == ClusterErrorKind::kNone
@@ -151,7 +162,8 @@ Status ClusterRouter::RunOnEachServer(std::string_view request, const EachServer
 }
 
 std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
-                                                std::vector<Operation*>* one_by_one) {
+                                                std::vector<Operation*>* one_by_one,
+                                                net::Deadline deadline) {
   std::vector<std::unique_ptr<RedisBatch>> batches;
   bool refreshed = false;
   for (Operation* op : ops) {
@@ -159,7 +171,7 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
     std::size_t node = topology_.NodeFor(slot);
     if (node == kNoNode && !refreshed) {
       refreshed = true;
-      (void)topology_.Refresh();
+      (void)topology_.Refresh(deadline);
       node = topology_.NodeFor(slot);
     }
     if (node == kNoNode) {
@@ -179,8 +191,8 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
       targets.push_back({&topology_.pool(node), 0, batches[node].get()});
     }
   }
-  if (!RunBatches(targets, session_, topology_.pool_options().connection.io_timeout)) {
-    topology_.RefreshIfIdle();  // a node may have failed over
+  if (!RunBatches(targets, session_, deadline)) {
+    topology_.RefreshIfIdle(deadline);  // a node may have failed over
   }
   std::vector<Operation*> again;
   for (std::size_t node = 0; node < batches.size(); ++node) {
@@ -196,7 +208,7 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
       }
     }
   }
-  if (!again.empty()) topology_.RefreshIfIdle();
+  if (!again.empty()) topology_.RefreshIfIdle(deadline);
   return again;
 }
 
@@ -206,8 +218,9 @@ void ClusterRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
   for (Operation& op : ops) pending.push_back(&op);
   std::vector<Operation*> one_by_one;
   const std::uint32_t rounds = std::max<std::uint32_t>(topology_.settings().max_redirects, 1);
+  const net::Deadline deadline = CallDeadline();
   for (std::uint32_t round = 0; round < rounds && !pending.empty(); ++round) {
-    pending = RunRound(pending, &one_by_one);
+    pending = RunRound(pending, &one_by_one, deadline);
   }
   for (Operation* op : pending) {
     op->status = Status::Unavailable("redis cluster: slot " + std::to_string(KeySlot(op->key)) +

@@ -52,12 +52,17 @@ class ClusterRouter final : public CommandRouter {
     bool unreachable = false;  // failed before anything was sent
   };
   Attempt RunOnNode(std::size_t node, std::string_view request, bool asking,
-                    const ReplyFn& on_reply);
-  // Sleeps before retry number `attempt` (TRYAGAIN, CLUSTERDOWN, a lost node).
-  void WaitBeforeRetry(std::uint32_t attempt) const;
+                    net::Deadline deadline, const ReplyFn& on_reply);
+  // Sleeps before retry number `attempt` (TRYAGAIN, CLUSTERDOWN, a lost node),
+  // never past `deadline`.
+  void WaitBeforeRetry(std::uint32_t attempt, net::Deadline deadline) const;
   // One round of a batch; returns the operations to send again.
   std::vector<Operation*> RunRound(std::span<Operation* const> ops,
-                                   std::vector<Operation*>* one_by_one);
+                                   std::vector<Operation*>* one_by_one, net::Deadline deadline);
+  // The end of a call that begins now (request_timeout).
+  net::Deadline CallDeadline() const {
+    return net::Clock::now() + topology_.pool_options().connection.request_timeout;
+  }
 
   const RedisSession& session_;
   CounterMode counters_;

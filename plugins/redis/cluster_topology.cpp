@@ -86,9 +86,13 @@ void ClusterTopology::Moved(std::uint16_t slot, const ClusterNode& node) {
   owner_[slot % kSlotCount] = static_cast<std::uint16_t>(index);
 }
 
-Status ClusterTopology::Refresh() {
+Status ClusterTopology::Refresh(net::Deadline deadline) {
   const net::Clock::time_point asked = net::Clock::now();
-  std::lock_guard lock(refresh_mutex_);
+  std::unique_lock lock(refresh_mutex_, deadline);
+  if (!lock.owns_lock()) {
+    return Status::Timeout("redis cluster: the slot map was still being reloaded when the "
+                           "request timeout ran out");
+  }
   // Single flight: whoever waited for a reload takes its outcome.
   if (last_finished_ >= asked) return last_status_;
   if (last_started_ != net::Clock::time_point{} &&
@@ -96,17 +100,17 @@ Status ClusterTopology::Refresh() {
     return last_status_;
   }
   last_started_ = net::Clock::now();
-  last_status_ = Reload();
+  last_status_ = Reload(deadline);
   last_finished_ = net::Clock::now();
   return last_status_;
 }
 
-void ClusterTopology::RefreshIfIdle() {
+void ClusterTopology::RefreshIfIdle(net::Deadline deadline) {
   {
     std::unique_lock probe(refresh_mutex_, std::try_to_lock);
     if (!probe.owns_lock()) return;
   }
-  (void)Refresh();
+  (void)Refresh(deadline);
 }
 
 std::vector<std::size_t> ClusterTopology::Candidates() {
@@ -123,11 +127,15 @@ std::vector<std::size_t> ClusterTopology::Candidates() {
   return order;
 }
 
-Status ClusterTopology::Reload() {
+Status ClusterTopology::Reload(net::Deadline deadline) {
   Status last = Status::Unavailable("redis cluster: no node is known");
   for (std::size_t node : Candidates()) {
+    if (net::Clock::now() >= deadline) {
+      return Status::Timeout("redis cluster: the request timeout ran out while loading the slot "
+                             "map; last: " + std::string(last.message()));
+    }
     SlotMap map;
-    Status s = LoadFrom(node, &map);
+    Status s = LoadFrom(node, &map, deadline);
     if (s.ok() && map.covered_slots() > 0) {
       Install(map);
       return Status::OK();
@@ -139,7 +147,7 @@ Status ClusterTopology::Reload() {
                              std::string(last.message()));
 }
 
-Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map) {
+Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map, net::Deadline deadline) {
   net::ServerPool& node_pool = pool(node);
   net::ServerPool::Lease lease = node_pool.Acquire(0);
   const std::string host = node_pool.address(0).host;
@@ -147,7 +155,8 @@ Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map) {
   AppendCommand(&request, {"CLUSTER", "SHARDS"});
   Status parsed;
   bool no_shards = false;
-  Status s = session_.Exchange(lease.connection(), request, 1, [&](std::size_t, RespValue reply) {
+  Status s = session_.Exchange(lease.connection(), request, 1, deadline,
+                               [&](std::size_t, RespValue reply) {
     if (reply.IsError()) {
       no_shards = true;  // older than 7.0: ask for SLOTS instead
       return;
@@ -157,17 +166,14 @@ Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map) {
   if (s.ok() && no_shards) {
     request.clear();
     AppendCommand(&request, {"CLUSTER", "SLOTS"});
-    s = session_.Exchange(lease.connection(), request, 1, [&](std::size_t, RespValue reply) {
+    s = session_.Exchange(lease.connection(), request, 1, deadline,
+                          [&](std::size_t, RespValue reply) {
       parsed = reply.IsError() ? StatusFromError(reply.text(), where(node))
                                : SlotMap::FromSlots(reply, host, map);
     });
   }
-  if (!s.ok()) {
-    if (!s.IsAuthFailed()) node_pool.ReportFailure(0);
-    return s;
-  }
-  node_pool.ReportSuccess(0);
-  return parsed;
+  node_pool.Report(0, lease.connection(), s);
+  return s.ok() ? parsed : s;
 }
 
 void ClusterTopology::Install(const SlotMap& map) {

@@ -63,18 +63,20 @@ class ClusterTopology {
 
   // Reloads the slot map unless a reload finished since this call began (then
   // its outcome is returned) or the last one started less than refresh_interval
-  // ago. kUnavailable when no node answered.
-  Status Refresh();
+  // ago. kUnavailable when no node answered; kTimeout when `deadline` (the
+  // calling operation's end) passed first, waiting for another thread's reload
+  // included.
+  Status Refresh(net::Deadline deadline);
   // Refresh() only if no other thread is reloading right now; never waits.
-  void RefreshIfIdle();
+  void RefreshIfIdle(net::Deadline deadline);
 
   const ClusterSettings& settings() const noexcept { return settings_; }
   const net::ServerPoolOptions& pool_options() const noexcept { return pool_options_; }
 
  private:
   struct Node;
-  Status Reload();
-  Status LoadFrom(std::size_t node, SlotMap* map);
+  Status Reload(net::Deadline deadline);
+  Status LoadFrom(std::size_t node, SlotMap* map, net::Deadline deadline);
   void Install(const SlotMap& map);
   std::vector<std::size_t> Candidates();
 
@@ -86,7 +88,7 @@ class ClusterTopology {
   std::vector<std::unique_ptr<Node>> nodes_;
   std::array<std::uint16_t, kSlotCount> owner_;
 
-  std::mutex refresh_mutex_;  // held while reloading; guards the three below
+  std::timed_mutex refresh_mutex_;  // held while reloading; guards the three below
   net::Clock::time_point last_started_{};
   net::Clock::time_point last_finished_{};
   Status last_status_;

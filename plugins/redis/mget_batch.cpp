@@ -117,6 +117,8 @@ Status MgetBatch::Consume(net::ReadBuffer& buffer) {
     Operation& op = *reads_[answered_++];
     op.status = ReadValue(parser_.reply().root(), where_, &op.result);
     buffer.Consume(parser_.consumed());
+    // An element that is no value: the reply is not an MGET's.
+    if (op.status.IsProtocolError()) return op.status;
   }
   return Status::OK();
 }
@@ -142,7 +144,10 @@ void MgetBatch::ConsumeWholeElements(net::ReadBuffer& buffer) {
 }
 
 void MgetBatch::Settle(const Status& status) {
-  for (std::size_t i = answered_; i < reads_.size(); ++i) {
+  // After a protocol error (a reply too many included) no element can be
+  // trusted to be the value of the key at its position.
+  const std::size_t first = status.IsProtocolError() ? 0 : answered_;
+  for (std::size_t i = first; i < reads_.size(); ++i) {
     reads_[i]->status = status.ok() ? Status::IoError("redis " + where_ + ": no reply") : status;
   }
 }

@@ -145,6 +145,12 @@ Status RedisBatch::Consume(net::ReadBuffer& buffer) {
         op->status = Apply(*op, reply, where_);
         if (reply.IsError()) NoteError(*op, reply.text());
       }
+      // A reply of the wrong kind for its command: the stream is out of step,
+      // and the exchange fails (Settle then voids every answer).
+      if (op != nullptr && !reply.IsError() && op->status.IsProtocolError()) {
+        buffer.Consume(parser_.consumed());
+        return op->status;
+      }
     }
     buffer.Consume(parser_.consumed());
   }
@@ -152,7 +158,10 @@ Status RedisBatch::Consume(net::ReadBuffer& buffer) {
 }
 
 void RedisBatch::Settle(const Status& status) {
-  for (std::size_t i = next_; i < sent_.size(); ++i) {
+  // Replies are paired with commands by position: after a protocol error (a
+  // reply too many included) any of them may be another command's.
+  const std::size_t first = status.IsProtocolError() ? 0 : next_;
+  for (std::size_t i = first; i < sent_.size(); ++i) {
     if (sent_[i] == nullptr) continue;  // a SCRIPT LOAD
     sent_[i]->status = status.ok() ? Status::IoError("redis " + where_ + ": no reply") : status;
   }

@@ -26,7 +26,9 @@ Status Unexpected(RespValue reply, std::string_view where) {
 
 Status ReadValue(RespValue reply, std::string_view where, Item* out) {
   if (reply.IsNull()) return Status::NotFound();
-  if (!reply.IsString()) return Unexpected(reply, where);
+  // A stored value always comes as a bulk string; a status line (+OK) is the
+  // answer to some other command, never a value.
+  if (reply.type() != RespType::kBulkString) return Unexpected(reply, where);
   StoreValue(reply.text(), out);
   return Status::OK();
 }

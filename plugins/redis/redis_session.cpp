@@ -60,24 +60,24 @@ Status StatusFromError(std::string_view error, std::string_view where) {
 }
 
 Status RedisSession::Exchange(net::Connection& connection, std::string_view request,
-                              std::size_t reply_count, ReplyHandler on_reply) const {
-  if (Status s = Prepare(connection); !s.ok()) return s;
-  net::Deadline deadline = connection.IoDeadline();
+                              std::size_t reply_count, net::Deadline deadline,
+                              ReplyHandler on_reply) const {
+  if (Status s = Prepare(connection, deadline); !s.ok()) return s;
   Status s = WriteRequest(connection, request, deadline);
   if (s.ok()) s = ReadReplies(connection, reply_count, deadline, on_reply);
   if (!s.ok()) connection.Close();
   return s;
 }
 
-Status RedisSession::Prepare(net::Connection& connection) const {
+Status RedisSession::Prepare(net::Connection& connection, net::Deadline deadline) const {
   if (connection.connected()) return Status::OK();
-  if (Status s = connection.EnsureConnected(); !s.ok()) return s;
-  Status s = Handshake(connection);
+  if (Status s = connection.EnsureConnected(deadline); !s.ok()) return s;
+  Status s = Handshake(connection, deadline);
   if (!s.ok()) connection.Close();
   return s;
 }
 
-Status RedisSession::Handshake(net::Connection& connection) const {
+Status RedisSession::Handshake(net::Connection& connection, net::Deadline deadline) const {
   std::string request;
   std::size_t commands = 0;
   bool has_password = !settings_.password.empty();
@@ -106,7 +106,6 @@ Status RedisSession::Handshake(net::Connection& connection) const {
     ++commands;
   }
   if (commands == 0) return Status::OK();
-  net::Deadline deadline = connection.IoDeadline();
   std::string_view pieces[] = {request};
   if (Status s = connection.WriteAll(pieces, deadline); !s.ok()) return s;
   Status first_error;
@@ -150,6 +149,22 @@ Status RedisSession::ReadReplies(net::Connection& connection, std::size_t reply_
       case RespParser::Outcome::kError:
         return Status::ProtocolError(connection.Describe(parser.error().message()));
     }
+  }
+  return CheckNothingFollows(connection, parser);
+}
+
+Status RedisSession::CheckNothingFollows(net::Connection& connection, RespParser& parser) const {
+  net::ReadBuffer& buffer = connection.buffer();
+  // Whole RESP3 pushes may follow the replies; anything else is a reply that
+  // nobody asked for, and the next request would read it as its own.
+  while (!buffer.empty()) {
+    if (parser.Parse(buffer.data()) != RespParser::Outcome::kReply ||
+        parser.reply().root().type() != RespType::kPush) {
+      parser.Reset();
+      return Status::ProtocolError(connection.Describe(
+          std::to_string(buffer.size()) + " bytes after the last reply, unasked for"));
+    }
+    buffer.Consume(parser.consumed());
   }
   return Status::OK();
 }

@@ -8,8 +8,10 @@
 // itself is never part of a message.
 //
 // Exchange() writes one buffer holding `reply_count` commands, then reads that
-// many replies in order and hands each to a callback. Any transport failure or
-// malformed reply closes the connection, so the next use starts clean.
+// many replies in order and hands each to a callback. Any transport failure,
+// malformed reply, or byte after the last reply (other than RESP3 pushes) closes
+// the connection, so the next use starts clean. Every wait ends after the
+// connection's io_timeout of silence, or at the call's deadline.
 // Stateless apart from its settings: safe to share between threads.
 #pragma once
 
@@ -42,20 +44,24 @@ class RedisSession {
  public:
   explicit RedisSession(SessionSettings settings) : settings_(std::move(settings)) {}
 
-  // Sends `request` (`reply_count` commands) and reads every reply.
+  // Sends `request` (`reply_count` commands) and reads every reply, by
+  // `deadline` (the call's end).
   Status Exchange(net::Connection& connection, std::string_view request, std::size_t reply_count,
-                  ReplyHandler on_reply) const;
+                  net::Deadline deadline, ReplyHandler on_reply) const;
 
-  // Connects and runs the handshake if `connection` is not connected; for
-  // callers that drive the connection themselves (net::RunExchanges).
-  Status Prepare(net::Connection& connection) const;
+  // Connects and runs the handshake if `connection` is not connected, by
+  // `deadline`; for callers that drive the connection themselves
+  // (net::RunExchanges).
+  Status Prepare(net::Connection& connection, net::Deadline deadline) const;
 
   const SessionSettings& settings() const noexcept { return settings_; }
 
  private:
-  Status Handshake(net::Connection& connection) const;
+  Status Handshake(net::Connection& connection, net::Deadline deadline) const;
   Status ReadReplies(net::Connection& connection, std::size_t reply_count, net::Deadline deadline,
                      ReplyHandler on_reply) const;
+  // kProtocolError when bytes other than whole RESP3 pushes follow the replies.
+  Status CheckNothingFollows(net::Connection& connection, RespParser& parser) const;
 
   SessionSettings settings_;
 };

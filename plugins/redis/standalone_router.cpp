@@ -67,14 +67,11 @@ Status StandaloneRouter::RunOnServer(std::size_t server, std::string_view reques
   const std::string& where = where_[server];
   Status result;
   Status transport =
-      session_.Exchange(lease.connection(), request, 1,
+      session_.Exchange(lease.connection(), request, 1, lease->CallDeadline(),
                         [&](std::size_t, RespValue reply) { result = on_reply(reply, where); });
-  // Wrong credentials say nothing about the server's health.
-  if (!transport.ok() && !transport.IsAuthFailed()) {
-    pool_.ReportFailure(server);
-    return transport;
-  }
-  pool_.ReportSuccess(server);
+  pool_.Report(server, lease.connection(), transport);
+  // A reply of the wrong kind for the command: the stream may be out of step.
+  if (result.IsProtocolError()) lease->Close();
   return transport.ok() ? result : transport;
 }
 
@@ -113,7 +110,7 @@ void StandaloneRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
       targets.push_back({&pool_, server, batches[server].get()});
     }
   }
-  (void)RunBatches(targets, session_, pool_.options().connection.io_timeout);
+  (void)RunBatches(targets, session_, CallDeadline());
   // Scripts the server had not cached yet run again one by one, which loads them.
   for (auto& batch : batches) {
     if (!batch) continue;
@@ -132,7 +129,7 @@ void StandaloneRouter::RunReads(std::span<Operation> ops) {
     batches[server]->Seal();
     targets.push_back({&pool_, server, nullptr, batches[server].get()});
   }
-  (void)RunBatches(targets, session_, pool_.options().connection.io_timeout);
+  (void)RunBatches(targets, session_, CallDeadline());
 }
 
 }  // namespace cachet::redis

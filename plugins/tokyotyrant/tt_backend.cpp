@@ -11,10 +11,6 @@
 namespace cachet::tokyotyrant {
 namespace {
 
-bool IsTransportFailure(const Status& s) {
-  return s.IsTimeout() || s.IsUnavailable() || s.IsIoError() || s.IsProtocolError();
-}
-
 // Reads exactly one reply of a known shape and hands it to a callback.
 class OneReplyReader : public net::ReplyReader {
  public:
@@ -129,14 +125,6 @@ Status TokyoTyrantBackend::Check(const Operation& op) const {
   return Status::InvalidArgument("tokyotyrant: unknown store mode");
 }
 
-void TokyoTyrantBackend::ReportHealth(std::size_t server, const Status& transport) {
-  if (IsTransportFailure(transport)) {
-    pool_.ReportFailure(server);
-  } else {
-    pool_.ReportSuccess(server);
-  }
-}
-
 void TokyoTyrantBackend::Run(std::span<Operation> ops) {
   Scratch& s = Scratch::For(*this);
   for (Operation& op : ops) {
@@ -167,11 +155,11 @@ void TokyoTyrantBackend::Run(std::span<Operation> ops) {
     e.reader = &batch;
   }
   if (s.exchanges.empty()) return;
-  net::RunExchanges(s.exchanges, net::Clock::now() + options_.pool.connection.io_timeout);
+  net::RunExchanges(s.exchanges, net::Clock::now() + options_.pool.connection.request_timeout);
   for (std::size_t i = 0; i < s.exchanges.size(); ++i) {
     TtServerBatch& batch = *s.batches[s.servers[i]];
     batch.Settle(s.exchanges[i].status);
-    ReportHealth(s.servers[i], s.exchanges[i].status);
+    pool_.Report(s.servers[i], *s.exchanges[i].connection, s.exchanges[i].status);
     if (batch.poisoned()) s.exchanges[i].connection->Close();
   }
   s.exchanges.clear();
@@ -246,8 +234,8 @@ Status TokyoTyrantBackend::RoundTrip(
   e.connection = &lease.connection();
   e.request.assign(1, iovec{const_cast<char*>(request.data()), request.size()});
   e.reader = &reader;
-  net::RunExchanges({&e, 1}, net::Clock::now() + options_.pool.connection.io_timeout);
-  ReportHealth(server, e.status);
+  net::RunExchanges({&e, 1}, net::Clock::now() + options_.pool.connection.request_timeout);
+  pool_.Report(server, lease.connection(), e.status);
   if (!e.status.ok()) {
     lease.connection().Close();  // whatever was half-read cannot be trusted
     return e.status;

@@ -68,7 +68,6 @@ class TokyoTyrantBackend final : public Backend {
   // One request to one server, its single reply handed to `on_reply`.
   Status RoundTrip(std::size_t server, const std::string& request, ReplyShape shape,
                    const std::function<Status(const Reply&, std::string_view)>& on_reply);
-  void ReportHealth(std::size_t server, const Status& transport);
 
   static std::uint64_t NextId();
 

@@ -190,7 +190,10 @@ void TtServerBatch::ApplyMget(const Expected& e, std::string_view buffer) {
 }
 
 void TtServerBatch::Settle(const Status& transport) {
-  for (std::size_t i = next_; i < expected_.size(); ++i) {
+  // Replies are paired with requests by position: after a protocol error (a
+  // reply too many included) any of them may be another request's.
+  const std::size_t first = transport.IsProtocolError() ? 0 : next_;
+  for (std::size_t i = first; i < expected_.size(); ++i) {
     const Expected& e = expected_[i];
     const Status failure =
         transport.ok() ? Status::ProtocolError("tokyotyrant: reply missing") : transport;

@@ -3,6 +3,7 @@
 // reader and a replica promoted while writes continue. One cluster serves the
 // whole executable (it is registered with CTest as one test), and the test cases
 // run in order: the reshard and the failover change the cluster for those after.
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -374,4 +375,50 @@ TEST_CASE("a replica promoted with CLUSTER FAILOVER while writes continue", "[re
     REQUIRE(backend->Get(key, &item).ok());
     REQUIRE(item.value == key);
   }
+}
+
+TEST_CASE("a stopped master: no call runs past request_timeout_ms", "[redis][cluster]") {
+  REQUIRE(SharedCluster().WaitUntilHealthy().ok());
+  RedisOptions options;
+  options.mode = RedisMode::kCluster;
+  const std::vector<std::string> listed = {SharedCluster().seeds()};
+  auto seeds = cachet::net::ParseServerList(listed, 6379);
+  REQUIRE(seeds.ok());
+  options.servers = *seeds;
+  options.pool.connection.io_timeout = std::chrono::milliseconds(400);
+  options.pool.connection.request_timeout = std::chrono::milliseconds(1000);
+  RedisBackend backend(std::move(options));
+  const std::vector<std::string> keys = Keys("stopped:", 30);
+  for (const std::string& key : keys) {
+    REQUIRE(backend.Store(StoreMode::kSet, key, ItemView(key), {}).ok());
+  }
+  const int stopped_port = SharedCluster().MasterPorts().front();
+  cachet::test::ServerProcess* stopped = nullptr;
+  for (const auto& node : SharedCluster().nodes()) {
+    if (node->port() == stopped_port) stopped = node.get();
+  }
+  REQUIRE(stopped != nullptr);
+  REQUIRE(stopped->Pause().ok());
+  int timeouts = 0;
+  std::chrono::steady_clock::duration longest{};
+  for (const std::string& key : keys) {
+    Item item;
+    const auto started = std::chrono::steady_clock::now();
+    cachet::Status s = backend.Get(key, &item);
+    longest = std::max(longest, std::chrono::steady_clock::now() - started);
+    if (s.ok()) {
+      CHECK(item.value == key);
+    } else {
+      INFO(key << ": " << s.ToString());
+      CHECK((s.IsTimeout() || s.IsUnavailable()));
+      timeouts += s.IsTimeout();
+    }
+  }
+  REQUIRE(stopped->Resume().ok());
+  INFO("longest call: "
+       << std::chrono::duration_cast<std::chrono::milliseconds>(longest).count() << " ms");
+  CHECK(timeouts > 0);  // some keys live on the stopped master
+  // request_timeout_ms, plus what one last wait may overrun it by.
+  CHECK(longest < std::chrono::milliseconds(1300));
+  CHECK(SharedCluster().WaitUntilHealthy().ok());
 }

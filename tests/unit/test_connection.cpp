@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <memory>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "cachet/net/fan_out.h"
 #include "cachet/net/server_pool.h"
 #include "support/memcached_server.h"
+#include "support/server_process.h"
 
 namespace cachet::net {
 namespace {
@@ -48,7 +51,7 @@ Status RoundTrip(Connection& c, std::string_view request, std::string* line) {
   e.request.push_back({const_cast<char*>(request.data()), request.size()});
   LineReader reader;
   e.reader = &reader;
-  RunExchanges({&e, 1}, c.IoDeadline());
+  RunExchanges({&e, 1}, c.CallDeadline());
   *line = reader.line;
   return e.status;
 }
@@ -253,6 +256,83 @@ TEST_CASE("pooled connections are reused", "[server_pool]") {
   CHECK(again->fd() == first_fd);
 }
 
+TEST_CASE("a pooled connection that heard anything while idle is not lent again",
+          "[server_pool]") {
+  int port = 0;
+  const int listener = test::ListenOnLoopback(4, &port);
+  REQUIRE(listener >= 0);
+  std::vector<ServerAddress> servers = {Loopback(port)};
+  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), {});
+  // Connects a lease, returns it to the pool, and hands back the server's end.
+  auto connect_one = [&] {
+    {
+      ServerPool::Lease lease = pool.Acquire(0);
+      REQUIRE(lease->EnsureConnected().ok());
+      CHECK_FALSE(lease->reused());
+    }
+    const int accepted = ::accept(listener, nullptr, nullptr);
+    REQUIRE(accepted >= 0);
+    return accepted;
+  };
+  const int quiet = connect_one();
+  {
+    ServerPool::Lease lease = pool.Acquire(0);
+    CHECK(lease->connected());
+    CHECK(lease->reused());
+  }
+  // Bytes nobody asked for: the connection is closed before it is lent.
+  REQUIRE(::send(quiet, "junk", 4, MSG_NOSIGNAL) == 4);
+  std::this_thread::sleep_for(milliseconds(50));
+  {
+    ServerPool::Lease lease = pool.Acquire(0);
+    CHECK_FALSE(lease->connected());
+  }
+  ::close(quiet);
+  // The server's close (an idle timeout, a restart): likewise.
+  const int closing = connect_one();
+  ::close(closing);
+  std::this_thread::sleep_for(milliseconds(50));
+  {
+    ServerPool::Lease lease = pool.Acquire(0);
+    CHECK_FALSE(lease->connected());
+  }
+  ::close(listener);
+}
+
+TEST_CASE("the health rule: an idle connection the server closed is no failure",
+          "[server_pool]") {
+  std::vector<ServerAddress> servers = {Loopback(1)};
+  ServerPoolOptions options;
+  options.failure_limit = 1;
+  options.retry_timeout = milliseconds(60000);
+  auto make_pool = [&] {
+    return std::make_unique<ServerPool>(
+        servers, Distribution::Create(DistributionKind::kModula, servers), options);
+  };
+  Connection fresh(Loopback(1), {});
+  Connection reused(Loopback(1), {});
+  reused.MarkReused();
+  const Status closed = Status::IoError("connection closed by the server");
+
+  auto pool = make_pool();
+  pool->Report(0, reused, closed);
+  CHECK(pool->Available(0));
+  pool->Report(0, reused, Status::AuthFailed("wrong password"));
+  CHECK(pool->Available(0));
+  pool->Report(0, reused, Status::Timeout("stalled"));
+  CHECK_FALSE(pool->Available(0));
+
+  pool = make_pool();
+  pool->Report(0, fresh, closed);
+  CHECK_FALSE(pool->Available(0));
+
+  pool = make_pool();
+  pool->Report(0, fresh, Status::ProtocolError("garbage"));
+  CHECK_FALSE(pool->Available(0));
+  pool->Report(0, fresh, Status::NotFound());  // a miss is an answer: the server is well
+  CHECK(pool->Available(0));
+}
+
 TEST_CASE("fan-out reaches several servers in one call", "[fan_out]") {
   if (!test::HaveMemcached()) return;
   auto a = test::StartMemcached();
@@ -270,7 +350,7 @@ TEST_CASE("fan-out reaches several servers in one call", "[fan_out]") {
   ex[1].reader = &rb;
   for (Exchange& e : ex) e.request.push_back({request.data(), request.size()});
   REQUIRE((*b)->Kill().ok());
-  RunExchanges(ex, ca.IoDeadline());
+  RunExchanges(ex, ca.CallDeadline());
   CHECK(ex[0].status.ok());
   CHECK(ra.line.rfind("VERSION", 0) == 0);
   CHECK(ex[1].status.IsUnavailable());

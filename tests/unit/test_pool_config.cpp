@@ -22,6 +22,7 @@ namespace {
 constexpr std::array kPoolOptions = {
     OptionSpec{"connect_timeout_ms", OptionType::kInt, "250", "connect timeout"},
     OptionSpec{"io_timeout_ms", OptionType::kInt, "1000", "io timeout"},
+    OptionSpec{"request_timeout_ms", OptionType::kInt, "0", "a whole call"},
     OptionSpec{"failure_limit", OptionType::kInt, "2", "failures before dead"},
     OptionSpec{"retry_timeout_ms", OptionType::kInt, "2000", "rest of a dead server"},
     OptionSpec{"pool_size", OptionType::kInt, "8", "idle connections per server"},
@@ -48,10 +49,19 @@ TEST_CASE("the shared network options fill the pool options", "[net][config]") {
               .ok());
   CHECK(options.connection.connect_timeout == std::chrono::milliseconds(5));
   CHECK(options.connection.io_timeout == std::chrono::milliseconds(6));
+  CHECK(options.connection.request_timeout == std::chrono::milliseconds(18));  // 3 x io
   CHECK(options.failure_limit == 7);
   CHECK(options.retry_timeout == std::chrono::milliseconds(8));
   CHECK(options.pool_size == 9);
   CHECK(options.failover);
+}
+
+TEST_CASE("request_timeout_ms bounds a call; 0 is three times io_timeout_ms", "[net][config]") {
+  cachet::net::ServerPoolOptions options;
+  REQUIRE(Read("[store]\nio_timeout_ms = 500\nrequest_timeout_ms = 700\n", false, &options).ok());
+  CHECK(options.connection.request_timeout == std::chrono::milliseconds(700));
+  REQUIRE(Read("[store]\n", false, &options).ok());
+  CHECK(options.connection.request_timeout == std::chrono::milliseconds(3000));
 }
 
 TEST_CASE("a store without failover keeps the pool's default", "[net][config]") {
@@ -91,10 +101,10 @@ TEST_CASE("a plugin's own options and the shared ones join into one schema", "[n
   constexpr auto joined = cachet::net::JoinOptionSpecs(
       cachet::net::JoinOptionSpecs(kOwn, cachet::net::kServerPoolOptionSpecs),
       cachet::net::kFailoverOptionSpec);
-  static_assert(joined.size() == 7);
+  static_assert(joined.size() == 8);
   CHECK(std::string(joined[0].name) == "servers");
   CHECK(std::string(joined[1].name) == "connect_timeout_ms");
-  CHECK(std::string(joined[6].name) == "failover");
+  CHECK(std::string(joined[7].name) == "failover");
 }
 
 TEST_CASE("servers and distribution are read, bad entries named", "[net][config]") {

@@ -67,6 +67,7 @@ Connection::Connection(Connection&& other) noexcept
       fd_(std::exchange(other.fd_, -1)),
       owner_pid_(other.owner_pid_),
       buffer_(std::move(other.buffer_)),
+      reused_(other.reused_),
       connecting_(std::exchange(other.connecting_, false)),
       addresses_(std::move(other.addresses_)),
       next_address_(std::exchange(other.next_address_, 0)),
@@ -80,6 +81,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
     owner_pid_ = other.owner_pid_;
     buffer_ = std::move(other.buffer_);
+    reused_ = other.reused_;
     connecting_ = std::exchange(other.connecting_, false);
     addresses_ = std::move(other.addresses_);
     next_address_ = std::exchange(other.next_address_, 0);
@@ -105,9 +107,20 @@ std::string Connection::Describe(std::string_view what) const {
   return address_.HostPort() + ": " + std::string(what);
 }
 
-Status Connection::EnsureConnected() {
+Status Connection::EnsureConnected(Deadline limit) {
   if (connected()) return Status::OK();
-  return Connect();
+  return Connect(limit);
+}
+
+bool Connection::QuietSinceLastUse() {
+  if (!connected() || !buffer_.empty()) return false;
+  char byte;
+  for (;;) {
+    // Nothing to read, and no end of stream: the only answer that keeps it.
+    const ssize_t got = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (got < 0 && errno == EINTR) continue;
+    return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
 }
 
 Status Connection::WaitFor(short events, Deadline deadline, std::string_view what) {
@@ -121,8 +134,8 @@ Status Connection::WaitFor(short events, Deadline deadline, std::string_view wha
 }
 
 // Finishes a connect already under way (StartConnect), or makes one.
-Status Connection::Connect() {
-  Status s = connecting_ ? Status::OK() : StartConnect();
+Status Connection::Connect(Deadline limit) {
+  Status s = connecting_ ? Status::OK() : StartConnect(limit);
   while (s.ok() && connecting()) {
     s = WaitFor(POLLOUT, connect_deadline_, "connect");
     if (s.ok()) s = ContinueConnect();
@@ -131,7 +144,7 @@ Status Connection::Connect() {
   return s;
 }
 
-Status Connection::StartConnect() {
+Status Connection::StartConnect(Deadline limit) {
   if (connected()) return Status::OK();
   Close();
   addrinfo hints{};
@@ -150,7 +163,7 @@ Status Connection::StartConnect() {
     addresses_.push_back(address);
   }
   freeaddrinfo(found);
-  connect_deadline_ = Clock::now() + options_.connect_timeout;
+  connect_deadline_ = std::min(Clock::now() + options_.connect_timeout, limit);
   return TryNextAddress();
 }
 
@@ -195,6 +208,7 @@ Status Connection::ContinueConnect() {
 
 Status Connection::Established() {
   connecting_ = false;
+  reused_ = false;
   addresses_.clear();
   next_address_ = 0;
   int one = 1;
@@ -254,7 +268,7 @@ Status Connection::WriteAll(std::span<const std::string_view> buffers, Deadline 
   for (;;) {
     Status s = WriteSome(&iov, &count);
     if (!s.ok() || count == 0) return s;
-    s = WaitFor(POLLOUT, deadline, "write");
+    s = WaitFor(POLLOUT, WaitEnd(deadline), "write");
     if (!s.ok()) return s;
   }
 }
@@ -277,7 +291,7 @@ Status Connection::ReadSome() {
 Status Connection::ReadMore(Deadline deadline) { return ReadMore(deadline, Clock::now()); }
 
 Status Connection::PollThenRead(Deadline deadline) {
-  Status s = WaitFor(POLLIN, deadline, "read");
+  Status s = WaitFor(POLLIN, WaitEnd(deadline), "read");
   if (!s.ok()) return s;
   return ReadSome();
 }

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <string>
 
 namespace cachet::net {
 
@@ -21,6 +22,7 @@ struct Progress {
   iovec* unsent;
   int unsent_count;
   bool active;
+  Deadline quiet_until;  // io_timeout after bytes last moved: then it has stalled
 };
 
 void Fail(Progress& p, Status status) {
@@ -29,20 +31,40 @@ void Fail(Progress& p, Status status) {
   p.active = false;
 }
 
+Status UnaskedBytes(const Connection& c) {
+  return Status::ProtocolError(
+      c.Describe(std::to_string(c.buffer().size()) + " bytes after the last reply, unasked for"));
+}
+
+// The exchange moved bytes at `now`: the server is not stalled.
+void Moved(Progress& p, Deadline now) {
+  p.quiet_until = now + p.exchange->connection->options().io_timeout;
+}
+
+// The reader has every reply it expects: bytes after them are nobody's answer,
+// so the connection cannot be trusted with another request.
+void Finish(Progress& p) {
+  Connection& c = *p.exchange->connection;
+  if (!c.buffer().empty()) return Fail(p, UnaskedBytes(c));
+  p.active = false;
+}
+
 // Sends what the socket takes now; finishes the exchange if nothing is expected.
-void Write(Progress& p) {
+void Write(Progress& p, Deadline now) {
   if (p.unsent_count == 0) return;
   Status s = p.exchange->connection->WriteSome(&p.unsent, &p.unsent_count);
   if (!s.ok()) return Fail(p, std::move(s));
-  if (p.unsent_count == 0 && p.exchange->reader->done()) p.active = false;
+  Moved(p, now);
+  if (p.unsent_count == 0 && p.exchange->reader->done()) Finish(p);
 }
 
-void Read(Progress& p) {
+void Read(Progress& p, Deadline now) {
   Connection& c = *p.exchange->connection;
   Status s = c.ReadSome();
   if (s.ok()) s = p.exchange->reader->Consume(c.buffer());
   if (!s.ok()) return Fail(p, std::move(s));
-  if (p.exchange->reader->done()) p.active = false;
+  Moved(p, now);
+  if (p.exchange->reader->done()) Finish(p);
 }
 
 // Rounded up, so that a wait never ends just before its deadline and spins.
@@ -53,33 +75,39 @@ int MillisUntil(Deadline deadline) {
 
 // Begins the exchange: connects (without waiting, so that every server's connect
 // runs at once) and writes what the socket takes.
-void Start(Exchange& e, Progress* p) {
-  *p = {&e, e.request.data(), static_cast<int>(e.request.size()), true};
-  e.status = e.connection->StartConnect();
+void Start(Exchange& e, Progress* p, Deadline batch) {
+  const Deadline now = Clock::now();
+  *p = {&e, e.request.data(), static_cast<int>(e.request.size()), true, {}};
+  Moved(*p, now);
+  e.status = e.connection->StartConnect(batch);
   if (!e.status.ok()) return Fail(*p, std::move(e.status));
-  if (!e.connection->connecting()) Write(*p);
+  if (!e.connection->connecting()) Write(*p, now);
 }
 
 // The socket of a connecting exchange polled writable (or failed).
-void Connected(Progress& p) {
+void Connected(Progress& p, Deadline now) {
   Connection& c = *p.exchange->connection;
   Status s = c.ContinueConnect();
   if (!s.ok()) return Fail(p, std::move(s));
-  if (!c.connecting()) Write(p);
+  if (c.connecting()) return;
+  Moved(p, now);
+  Write(p, now);
 }
 
-// When this exchange gives up: its connect timeout while connecting (but never
-// after the batch's deadline), the batch's deadline afterwards.
+// When this exchange gives up: its connect timeout while connecting, after
+// io_timeout of silence afterwards; never after the batch's deadline.
 Deadline DeadlineOf(const Progress& p, Deadline batch) {
   const Connection& c = *p.exchange->connection;
-  return c.connecting() ? std::min(c.connect_deadline(), batch) : batch;
+  return std::min(c.connecting() ? c.connect_deadline() : p.quiet_until, batch);
 }
 
 // An exchange whose deadline passed with nothing to do: timeout.
-void Expire(Progress& p) {
+void Expire(Progress& p, Deadline now, Deadline batch) {
   Connection& c = *p.exchange->connection;
-  Fail(p, Status::Timeout(c.Describe(c.connecting() ? "connect timed out"
-                                                    : "no reply within the I/O timeout")));
+  const char* why = now >= batch      ? "no reply within the request timeout"
+                    : c.connecting() ? "connect timed out"
+                                     : "no reply within the I/O timeout";
+  Fail(p, Status::Timeout(c.Describe(why)));
 }
 
 // A lone exchange whose request went out whole (a single operation, nearly
@@ -91,13 +119,14 @@ bool AwaitAlone(Progress& p, Deadline deadline) {
   Connection& c = *p.exchange->connection;
   if (c.connecting() || p.unsent_count > 0) return false;
   while (p.active) {
+    // ReadMore waits io_timeout at most, and never past the deadline.
     Status s = c.ReadMore(deadline);
     if (s.ok()) s = p.exchange->reader->Consume(c.buffer());
     if (!s.ok()) {
       Fail(p, s.IsTimeout() ? Status::Timeout(c.Describe("no reply within the I/O timeout"))
                             : std::move(s));
     } else if (p.exchange->reader->done()) {
-      p.active = false;
+      Finish(p);
     }
   }
   return true;
@@ -109,7 +138,7 @@ namespace {
 
 // The loop itself, over caller-provided scratch of exchanges.size() entries.
 void RunLoop(std::span<Exchange> exchanges, Deadline deadline, Progress* progress, pollfd* fds) {
-  for (std::size_t i = 0; i < exchanges.size(); ++i) Start(exchanges[i], &progress[i]);
+  for (std::size_t i = 0; i < exchanges.size(); ++i) Start(exchanges[i], &progress[i], deadline);
   if (exchanges.size() == 1 && AwaitAlone(progress[0], deadline)) return;
   for (;;) {
     std::size_t waiting = 0;
@@ -136,12 +165,12 @@ void RunLoop(std::span<Exchange> exchanges, Deadline deadline, Progress* progres
       if (rc < 0) {
         Fail(p, Status::IoError(c.Describe(std::string("poll: ") + strerror(poll_errno))));
       } else if (revents == 0) {
-        if (now >= DeadlineOf(p, deadline)) Expire(p);
+        if (now >= DeadlineOf(p, deadline)) Expire(p, now, deadline);
       } else if (c.connecting()) {
-        Connected(p);
+        Connected(p, now);
       } else {
-        if (revents & POLLOUT) Write(p);
-        if (p.active && (revents & (POLLIN | POLLHUP | POLLERR))) Read(p);
+        if (revents & POLLOUT) Write(p, now);
+        if (p.active && (revents & (POLLIN | POLLHUP | POLLERR))) Read(p, now);
       }
     }
   }

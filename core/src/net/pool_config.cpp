@@ -11,15 +11,17 @@ namespace cachet::net {
 
 Status ReadServerPoolOptions(const ConfigSection& section, ServerPoolOptions* out) {
   constexpr std::int64_t kHour = 3600 * 1000;
-  std::int64_t connect = 0, io = 0, limit = 0, retry = 0, pool = 0;
+  std::int64_t connect = 0, io = 0, request = 0, limit = 0, retry = 0, pool = 0;
   Status s = section.GetIntInRange("connect_timeout_ms", 1, kHour, &connect);
   if (s.ok()) s = section.GetIntInRange("io_timeout_ms", 1, kHour, &io);
+  if (s.ok()) s = section.GetIntInRange("request_timeout_ms", 0, kHour, &request);
   if (s.ok()) s = section.GetIntInRange("failure_limit", 1, 1000000, &limit);
   if (s.ok()) s = section.GetIntInRange("retry_timeout_ms", 0, kHour, &retry);
   if (s.ok()) s = section.GetIntInRange("pool_size", 0, 4096, &pool);
   if (!s.ok()) return s;
   out->connection.connect_timeout = std::chrono::milliseconds(connect);
   out->connection.io_timeout = std::chrono::milliseconds(io);
+  out->connection.request_timeout = std::chrono::milliseconds(request != 0 ? request : 3 * io);
   out->failure_limit = static_cast<std::uint32_t>(limit);
   out->retry_timeout = std::chrono::milliseconds(retry);
   out->pool_size = static_cast<std::size_t>(pool);

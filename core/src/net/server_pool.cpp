@@ -75,6 +75,13 @@ ServerPool::Lease ServerPool::Acquire(std::size_t server) {
   Server& s = *servers_[server];
   Connection* c = s.spare.exchange(nullptr, std::memory_order_acquire);
   if (c == nullptr) c = IdleOrNew(s, options_.connection);
+  // Whatever arrived while it was idle is nobody's reply; the borrower then
+  // connects anew instead of reading it as the answer to its request.
+  if (c->QuietSinceLastUse()) {
+    c->MarkReused();
+  } else {
+    c->Close();
+  }
   return Lease(this, server, std::unique_ptr<Connection>(c));
 }
 
@@ -98,6 +105,18 @@ ServerPool::Lease::~Lease() {
     if (!connection_) return;
   }
   pool_->Release(server_, std::move(connection_));
+}
+
+void ServerPool::Report(std::size_t server, const Connection& used,
+                        const Status& transport) noexcept {
+  if (transport.IsAuthFailed()) return;  // wrong credentials: nothing about health
+  const bool failed = transport.IsTimeout() || transport.IsUnavailable() ||
+                      transport.IsIoError() || transport.IsProtocolError();
+  if (!failed) return ReportSuccess(server);
+  // The server closed this connection while it was idle (or reset it): the
+  // next borrower connects anew, and the server may be perfectly well.
+  if (transport.IsIoError() && used.reused()) return;
+  ReportFailure(server);
 }
 
 void ServerPool::ReportSuccess(std::size_t server) noexcept {

@@ -1,10 +1,14 @@
 // Connection: one TCP connection to one server, with deadlines.
 //
-// RAII and move-only: the socket closes with the object. Every wait is bounded by
-// a deadline (a poll(), or the socket's own receive timeout of io_timeout for the
-// first read after a request), so a stalled server costs at most the I/O timeout. Connecting can also be split in two (StartConnect, then
-// ContinueConnect when the socket polls writable), so that FanOut connects to
-// several servers at once instead of one after another. TCP_NODELAY is set because requests are small and latency
+// RAII and move-only: the socket closes with the object. Two limits bound every
+// wait: io_timeout, the longest the server may stay silent (each wait for bytes or
+// for room to send ends io_timeout after it began, so a large value that keeps
+// arriving is never cut off), and the caller's deadline, the end of the whole call
+// (request_timeout after it began). A stalled server therefore costs at most the
+// I/O timeout, and a call at most its request timeout. Connecting can also be
+// split in two (StartConnect, then ContinueConnect when the socket polls
+// writable), so that FanOut connects to several servers at once instead of one
+// after another. TCP_NODELAY is set because requests are small and latency
 // matters. Writes gather several buffers with writev; reads land in a reusable
 // ReadBuffer.
 //
@@ -22,6 +26,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -41,8 +46,9 @@ using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
 
 struct ConnectionOptions {
-  std::chrono::milliseconds connect_timeout{250};
-  std::chrono::milliseconds io_timeout{1000};
+  std::chrono::milliseconds connect_timeout{250};  // one connect
+  std::chrono::milliseconds io_timeout{1000};      // the longest silence within a call
+  std::chrono::milliseconds request_timeout{3000};  // a whole call: connects, waits, retries
 };
 
 namespace detail {
@@ -74,8 +80,19 @@ class CACHET_EXPORT Connection {
   // True when a socket is open and was opened by this process.
   bool connected() const noexcept { return fd_ >= 0 && owner_pid_ == CurrentProcessId(); }
   // Connects if not connected(), finishing a connect StartConnect began:
-  // kUnavailable (refused, unresolvable) or kTimeout.
-  Status EnsureConnected();
+  // kUnavailable (refused, unresolvable) or kTimeout (connect_timeout, or `limit`
+  // when that comes first).
+  Status EnsureConnected(Deadline limit = Deadline::max());
+
+  // True when the connection may carry a new request: it is connected and
+  // nothing arrived while it sat idle. Bytes that nobody asked for (a late or
+  // extra reply) or the server's close (an idle timeout, a restart) make it
+  // false; the caller then closes it. One non-blocking peek.
+  bool QuietSinceLastUse();
+  // True when the connection served an earlier call before this one (it came
+  // from the pool); false once it is connected anew.
+  bool reused() const noexcept { return reused_; }
+  void MarkReused() noexcept { reused_ = true; }
 
   // Connecting without waiting. StartConnect resolves the address and begins a
   // non-blocking connect: kOk when connected() already or when the connect is under
@@ -83,18 +100,24 @@ class CACHET_EXPORT Connection {
   // socket polls writable, ContinueConnect finishes it: kOk and connected(), or kOk
   // and connecting() again when that address failed and the next one the name
   // resolved to is being tried, or kUnavailable when none is left. Past
-  // connect_deadline() the caller gives up (kTimeout) and closes.
-  Status StartConnect();
+  // connect_deadline() (connect_timeout from now, or `limit` when that comes
+  // first) the caller gives up (kTimeout) and closes.
+  Status StartConnect(Deadline limit = Deadline::max());
   Status ContinueConnect();
   bool connecting() const noexcept { return connecting_; }
   Deadline connect_deadline() const noexcept { return connect_deadline_; }
   // Closes the socket and forgets unread bytes; the next use reconnects.
   void Close() noexcept;
 
-  // Now + the I/O timeout: the deadline of one request/reply exchange.
-  Deadline IoDeadline() const { return Clock::now() + options_.io_timeout; }
+  // Now + the request timeout: the deadline of a call that begins now.
+  Deadline CallDeadline() const { return Clock::now() + options_.request_timeout; }
+  // The end of one wait for the server: io_timeout from now, or `deadline`.
+  Deadline WaitEnd(Deadline deadline) const {
+    return std::min(Clock::now() + options_.io_timeout, deadline);
+  }
 
-  // Writes every byte of every buffer before `deadline`.
+  // Writes every byte of every buffer before `deadline`, waiting for room at
+  // most io_timeout at a time.
   Status WriteAll(std::span<const std::string_view> buffers, Deadline deadline);
 
   // One non-blocking writev: advances `*iov`/`*count` past what was sent.
@@ -115,8 +138,10 @@ class CACHET_EXPORT Connection {
   // One non-blocking read into buffer(): kOk (maybe nothing read, if none was
   // ready), kIoError when the peer closed or failed.
   Status ReadSome();
-  // Waits until something was read. kTimeout at `deadline` (early in an exchange,
-  // when the socket's receive timeout ends by then, one blocking recv does both).
+  // Waits until something was read: kTimeout after io_timeout of silence, or at
+  // `deadline` (the call's end) if that comes first. While the call's end is
+  // further away than io_timeout, one blocking recv does it (the socket's own
+  // receive timeout is io_timeout).
   Status ReadMore(Deadline deadline);
   // ReadMore for a caller that read the clock a moment ago (an exchange that has
   // just begun): `now` is that reading, so one exchange needs only one.
@@ -133,6 +158,7 @@ class CACHET_EXPORT Connection {
   }
 
   ReadBuffer& buffer() noexcept { return buffer_; }
+  const ReadBuffer& buffer() const noexcept { return buffer_; }
   int fd() const noexcept { return fd_; }
 
   // "host:port: what went wrong".
@@ -145,7 +171,7 @@ class CACHET_EXPORT Connection {
     socklen_t length;
   };
 
-  Status Connect();
+  Status Connect(Deadline limit);
   // Begins a connect to the next untried address of addresses_.
   Status TryNextAddress();
   Status Established();
@@ -184,7 +210,8 @@ class CACHET_EXPORT Connection {
   }
   // ReadBlocking() after a recv() that returned `got` <= 0.
   Status ReadBlockingFailed(ssize_t got, Deadline deadline);
-  // Waits for bytes with poll() up to `deadline`, then reads what came.
+  // Waits for bytes with poll() for io_timeout, never past `deadline`, then
+  // reads what came.
   Status PollThenRead(Deadline deadline);
   Status WaitFor(short events, Deadline deadline, std::string_view what);
 
@@ -193,6 +220,7 @@ class CACHET_EXPORT Connection {
   int fd_ = -1;
   pid_t owner_pid_ = 0;
   ReadBuffer buffer_;
+  bool reused_ = false;
   // The connect in progress: the addresses still to try and when to give up.
   bool connecting_ = false;
   std::vector<SocketAddress> addresses_;

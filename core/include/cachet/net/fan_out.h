@@ -7,9 +7,9 @@
 // The protocol is the ReplyReader's business: it consumes complete replies from
 // the connection's buffer (no I/O of its own) and says when all have arrived.
 //
-// On any failure (connect, timeout, I/O, the reader's protocol error) that
-// exchange's connection is closed, its status says why, and the other exchanges
-// carry on. Not thread-safe per exchange; different threads run their own.
+// On any failure (connect, timeout, I/O, the reader's protocol error, bytes left
+// over after the last reply the reader expected) that exchange's connection is
+// closed, its status says why, and the other exchanges carry on. Not thread-safe per exchange; different threads run their own.
 #pragma once
 
 #include <sys/uio.h>
@@ -41,7 +41,10 @@ struct Exchange {
   Status status;                     // set by RunExchanges: ok or why it failed
 };
 
-// Runs every exchange to completion or until `deadline`.
+// Runs every exchange to completion or until `deadline` (the call's end, see
+// ConnectionOptions::request_timeout). An exchange whose server stays silent
+// for its connection's io_timeout (connect_timeout while connecting) times out
+// sooner; one that keeps receiving runs on.
 CACHET_EXPORT void RunExchanges(std::span<Exchange> exchanges, Deadline deadline);
 
 }  // namespace cachet::net

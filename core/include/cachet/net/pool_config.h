@@ -1,7 +1,7 @@
 // The options every network store shares: their schema and their reading.
 //
 // memcached, Redis and Tokyo Tyrant all take `servers` and `distribution`, and
-// connect_timeout_ms, io_timeout_ms, failure_limit, retry_timeout_ms and pool_size
+// connect_timeout_ms, io_timeout_ms, request_timeout_ms, failure_limit, retry_timeout_ms and pool_size
 // (plus, where keys may move to another server, failover) with the same meaning,
 // defaults and bounds. This is the one place that declares the timing and pool
 // options and turns them into ServerPoolOptions, so the three stores read them alike.
@@ -24,10 +24,14 @@ namespace cachet::net {
 // The schema entries of the timing and pool options, with ServerPoolOptions'
 // defaults. `failover` is not among them: only stores whose keys may move to
 // another server declare it (kFailoverOptionSpec).
-inline constexpr std::array<OptionSpec, 5> kServerPoolOptionSpecs = {{
+inline constexpr std::array<OptionSpec, 6> kServerPoolOptionSpecs = {{
     {"connect_timeout_ms", OptionType::kInt, "250", "connect timeout in milliseconds"},
     {"io_timeout_ms", OptionType::kInt, "1000",
-     "deadline of one request and its replies, in milliseconds"},
+     "the longest a server may stay silent within a call (a reply still arriving is "
+     "waited for), in milliseconds"},
+    {"request_timeout_ms", OptionType::kInt, "0",
+     "the longest one call may take, connects, redirects and retries included, in "
+     "milliseconds; 0: three times io_timeout_ms"},
     {"failure_limit", OptionType::kInt, "2",
      "consecutive failures after which a server is marked dead"},
     {"retry_timeout_ms", OptionType::kInt, "2000",

@@ -4,6 +4,12 @@
 // a small pool of idle connections per server so threads sharing one Backend each
 // get their own socket, and each server's health: after `failure_limit`
 // consecutive failures a server is dead for `retry_timeout`, then tried again.
+//
+// A pooled connection is checked before it is lent again: one that received
+// bytes while idle (a reply nobody asked for) or that the server closed (an idle
+// timeout, a restart) is closed, and the borrower connects anew. A connection
+// the server closed while it sat in the pool says nothing about the server's
+// health, so such a failure is not counted (Report).
 // With `failover`, keys of a dead server go to the next live server of the ring;
 // without it (the default, so a key never silently moves), they fail with
 // kUnavailable.
@@ -79,11 +85,17 @@ class CACHET_EXPORT ServerPool {
     std::unique_ptr<Connection> connection_;
   };
 
-  // A pooled (or new, unconnected) connection to `server`.
+  // A pooled connection to `server` that nothing disturbed while it was idle
+  // (Connection::reused() is then true), or a new, unconnected one.
   Lease Acquire(std::size_t server);
 
-  // Health bookkeeping, called by whoever used a Lease: a success resets the
-  // failure count; a failure (refused, timeout, I/O or protocol error) adds one.
+  // The one health rule, called by whoever used a connection of `server` with
+  // the outcome of its exchange (`transport`: ok, or why the exchange failed).
+  // A refusal, timeout, I/O or protocol error counts against the server, except
+  // an I/O error on a connection that was reused (the server closed it while it
+  // was idle); wrong credentials count neither way; anything else counts for it.
+  void Report(std::size_t server, const Connection& used, const Status& transport) noexcept;
+  // The two halves of Report: a success resets the failure count; a failure adds one.
   void ReportSuccess(std::size_t server) noexcept;
   void ReportFailure(std::size_t server) noexcept;
 

@@ -1,0 +1,332 @@
+// A connection's stream stays in step with its requests, on every network store:
+// a reply too many, bytes arriving while a connection is idle, or a reply of the
+// wrong kind fail that call and close the connection, so no later call reads
+// them as its own answer. Connections that the server closed while they were
+// idle (redis-server --timeout, memcached -o idle_timeout, a restart) are noticed
+// before use and cost no call. A reply that keeps arriving is waited for as long
+// as it makes progress (io_timeout), but never past request_timeout.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "memcached_backend.h"
+#include "redis_backend.h"
+#include "support/memcached_server.h"
+#include "support/redis_server.h"
+#include "support/scripted_server.h"
+#include "tt_backend.h"
+
+namespace {
+
+using cachet::Item;
+using cachet::ItemView;
+using cachet::Status;
+using cachet::StoreMode;
+using cachet::test::ScriptedServer;
+using cachet::test::ScriptStep;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kIoTimeout{300};
+
+cachet::net::ServerAddress Loopback(int port) {
+  return {"127.0.0.1", static_cast<std::uint16_t>(port), 1};
+}
+
+std::unique_ptr<cachet::redis::RedisBackend> RedisAt(int port, milliseconds io = kIoTimeout,
+                                                     milliseconds request = milliseconds(3000)) {
+  cachet::redis::RedisOptions options;
+  options.servers.push_back(Loopback(port));
+  options.pool.connection.io_timeout = io;
+  options.pool.connection.request_timeout = request;
+  // Bad replies count against the server; these tests go on with it at once.
+  options.pool.retry_timeout = milliseconds(0);
+  return std::make_unique<cachet::redis::RedisBackend>(std::move(options));
+}
+
+std::unique_ptr<cachet::memcached::MemcachedBackend> MemcachedAt(
+    int port, milliseconds io = kIoTimeout, milliseconds request = milliseconds(3000)) {
+  cachet::memcached::MemcachedOptions options;
+  options.servers.push_back(Loopback(port));
+  options.pool.connection.io_timeout = io;
+  options.pool.connection.request_timeout = request;
+  options.pool.retry_timeout = milliseconds(0);
+  return std::make_unique<cachet::memcached::MemcachedBackend>(std::move(options));
+}
+
+std::string Bulk(const std::string& value) {
+  return "$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
+}
+
+std::string Value(const std::string& key, const std::string& value) {
+  return "VALUE " + key + " 0 " + std::to_string(value.size()) + "\r\n" + value + "\r\nEND\r\n";
+}
+
+// Tokyo Tyrant's get and put, framed for the scripted server: the magic and
+// command bytes, 32-bit big-endian sizes, then the bytes.
+std::size_t TokyoTyrantRequest(std::string_view pending) {
+  auto size_at = [&](std::size_t at) {
+    return (std::uint32_t(std::uint8_t(pending[at])) << 24) |
+           (std::uint32_t(std::uint8_t(pending[at + 1])) << 16) |
+           (std::uint32_t(std::uint8_t(pending[at + 2])) << 8) | std::uint8_t(pending[at + 3]);
+  };
+  if (pending.size() < 6) return 0;
+  const bool put = std::uint8_t(pending[1]) == 0x10;
+  const std::size_t header = put ? 10 : 6;
+  if (pending.size() < header) return 0;
+  const std::size_t end = header + size_at(2) + (put ? size_at(6) : 0);
+  return pending.size() >= end ? end : 0;
+}
+
+std::string TokyoTyrantValue(const std::string& value) {
+  const auto n = static_cast<std::uint32_t>(value.size());
+  std::string reply(1, '\0');
+  for (int shift : {24, 16, 8, 0}) reply.push_back(static_cast<char>((n >> shift) & 0xff));
+  return reply + value;
+}
+
+}  // namespace
+
+TEST_CASE("Redis: a reply too many fails its call and is never read as the next one's",
+          "[stream][redis]") {
+  ScriptedServer server(cachet::test::RespRequests(),
+                        {{Bulk("A") + Bulk("WRONG")}, {Bulk("B")}, {"+OK\r\n+OK\r\n"}, {Bulk("C")}});
+  auto backend = RedisAt(server.port());
+  Item item;
+  Status extra = backend->Get("a", &item);
+  INFO(extra.ToString());
+  CHECK(extra.IsProtocolError());
+  REQUIRE(backend->Get("b", &item).ok());
+  CHECK(item.value == "B");
+  CHECK(backend->Store(StoreMode::kSet, "k", ItemView("v"), {}).IsProtocolError());
+  REQUIRE(backend->Get("c", &item).ok());
+  CHECK(item.value == "C");
+  CHECK(server.connections() == 3);
+}
+
+TEST_CASE("Redis: a status line is no value", "[stream][redis]") {
+  ScriptedServer server(cachet::test::RespRequests(), {{"+OK\r\n"}, {Bulk("v")}});
+  auto backend = RedisAt(server.port());
+  Item item;
+  Status s = backend->Get("k", &item);
+  INFO(s.ToString());
+  CHECK(s.IsProtocolError());
+  CHECK(item.value.empty());
+  REQUIRE(backend->Get("k", &item).ok());
+  CHECK(item.value == "v");
+}
+
+TEST_CASE("Redis: bytes that arrive while a connection is idle are nobody's reply",
+          "[stream][redis]") {
+  ScriptedServer server(cachet::test::RespRequests(),
+                        {{Bulk("A"), 0, {}, Bulk("WRONG"), milliseconds(50)}, {Bulk("B")}});
+  auto backend = RedisAt(server.port());
+  Item item;
+  REQUIRE(backend->Get("a", &item).ok());
+  CHECK(item.value == "A");
+  std::this_thread::sleep_for(milliseconds(300));
+  REQUIRE(backend->Get("b", &item).ok());
+  CHECK(item.value == "B");
+  CHECK(server.connections() == 2);
+}
+
+TEST_CASE("memcached: a reply too many, or late, is never read as the next one's",
+          "[stream][memcached]") {
+  ScriptedServer server(cachet::test::MemcachedTextRequests(),
+                        {{Value("a", "A") + Value("a", "WRONG")},
+                         {"STORED\r\nSTORED\r\n"},
+                         {Value("b", "B"), 0, {}, Value("c", "WRONG"), milliseconds(50)},
+                         {Value("c", "C")}});
+  auto backend = MemcachedAt(server.port());
+  Item item;
+  Status extra = backend->Get("a", &item);
+  INFO(extra.ToString());
+  CHECK(extra.IsProtocolError());
+  CHECK(backend->Store(StoreMode::kSet, "k", ItemView("v"), {}).IsProtocolError());
+  REQUIRE(backend->Get("b", &item).ok());
+  CHECK(item.value == "B");
+  std::this_thread::sleep_for(milliseconds(300));
+  REQUIRE(backend->Get("c", &item).ok());
+  CHECK(item.value == "C");
+  CHECK(server.connections() == 4);
+}
+
+TEST_CASE("memcached: a batch's reply too many fails the batch", "[stream][memcached]") {
+  ScriptedServer server(cachet::test::MemcachedTextRequests(),
+                        {{"VALUE a 0 1\r\nA\r\nVALUE b 0 1\r\nB\r\nEND\r\nEND\r\n"},
+                         {"VALUE a 0 1\r\nA\r\nEND\r\n"}});
+  auto backend = MemcachedAt(server.port());
+  std::vector<cachet::Operation> batch(2);
+  batch[0].key = "a";
+  batch[1].key = "b";
+  backend->Execute(batch);
+  for (const auto& op : batch) {
+    INFO(op.status.ToString());
+    CHECK(op.status.IsProtocolError());
+  }
+  Item item;
+  REQUIRE(backend->Get("a", &item).ok());
+  CHECK(item.value == "A");
+}
+
+TEST_CASE("Tokyo Tyrant: bytes that arrive while a connection is idle are nobody's reply",
+          "[stream][tokyotyrant]") {
+  ScriptedServer server(TokyoTyrantRequest, {{TokyoTyrantValue("A"), 0, {},
+                                              TokyoTyrantValue("WRONG"), milliseconds(50)},
+                                             {TokyoTyrantValue("B")}});
+  cachet::tokyotyrant::TokyoTyrantOptions options;
+  options.servers.push_back(Loopback(server.port()));
+  options.pool.connection.io_timeout = kIoTimeout;
+  cachet::tokyotyrant::TokyoTyrantBackend backend(std::move(options));
+  Item item;
+  REQUIRE(backend.Get("a", &item).ok());
+  CHECK(item.value == "A");
+  std::this_thread::sleep_for(milliseconds(300));
+  REQUIRE(backend.Get("b", &item).ok());
+  CHECK(item.value == "B");
+}
+
+TEST_CASE("a value that keeps arriving is read past io_timeout, but not past request_timeout",
+          "[stream][deadline]") {
+  const std::string value(200 * 1024, 'x');
+  // 20 pieces, 50 ms apart: a second in all, never silent for io_timeout.
+  const std::size_t piece = value.size() / 20 + 1;
+  SECTION("Redis") {
+    ScriptedServer server(cachet::test::RespRequests(),
+                          {{Bulk(value), piece, milliseconds(50)},
+                           {Bulk(value), piece, milliseconds(50)}});
+    auto backend = RedisAt(server.port());
+    Item item;
+    Status slow = backend->Get("k", &item);
+    INFO(slow.ToString());
+    REQUIRE(slow.ok());
+    CHECK(item.value == value);
+    auto hurried = RedisAt(server.port(), kIoTimeout, milliseconds(500));
+    const auto started = std::chrono::steady_clock::now();
+    Status cut = hurried->Get("k", &item);
+    const auto took = std::chrono::steady_clock::now() - started;
+    INFO(cut.ToString());
+    CHECK(cut.IsTimeout());
+    CHECK(took < milliseconds(900));
+  }
+  SECTION("memcached") {
+    ScriptedServer server(cachet::test::MemcachedTextRequests(),
+                          {{Value("k", value), piece, milliseconds(50)},
+                           {Value("k", value), piece, milliseconds(50)}});
+    auto backend = MemcachedAt(server.port());
+    Item item;
+    Status slow = backend->Get("k", &item);
+    INFO(slow.ToString());
+    REQUIRE(slow.ok());
+    CHECK(item.value == value);
+    auto hurried = MemcachedAt(server.port(), kIoTimeout, milliseconds(500));
+    const auto started = std::chrono::steady_clock::now();
+    Status cut = hurried->Get("k", &item);
+    const auto took = std::chrono::steady_clock::now() - started;
+    INFO(cut.ToString());
+    CHECK(cut.IsTimeout());
+    CHECK(took < milliseconds(900));
+  }
+}
+
+namespace {
+
+// `threads` threads each set and read back their own key `rounds` times, with
+// `idle` between rounds; returns the failures seen.
+template <class Backend>
+std::vector<std::string> RoundsWithIdleGaps(Backend& backend, int threads, int rounds,
+                                            milliseconds idle) {
+  std::vector<std::string> failures;
+  std::mutex mutex;
+  for (int round = 0; round < rounds; ++round) {
+    if (round > 0) std::this_thread::sleep_for(idle);
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t, round] {
+        const std::string key = "key" + std::to_string(t);
+        const std::string value = "v" + std::to_string(round);
+        Status set = backend.Store(StoreMode::kSet, key, ItemView(value), {});
+        Item item;
+        Status get = set.ok() ? backend.Get(key, &item) : set;
+        if (get.ok() && item.value != value) get = Status::Corruption("wrong value " + item.value);
+        if (!get.ok()) {
+          std::lock_guard lock(mutex);
+          failures.push_back("round " + std::to_string(round) + ": " + get.ToString());
+        }
+      });
+    }
+    for (auto& w : workers) w.join();
+  }
+  return failures;
+}
+
+}  // namespace
+
+TEST_CASE("connections a server closed while idle cost no call", "[stream][idle]") {
+  SECTION("redis-server --timeout 1") {
+    auto server = cachet::test::StartRedis({"--timeout", "1"});
+    REQUIRE(server.ok());
+    auto backend = RedisAt((*server)->port(), milliseconds(1000));
+    auto failures = RoundsWithIdleGaps(*backend, 4, 3, milliseconds(2500));
+    for (const auto& f : failures) UNSCOPED_INFO(f);
+    CHECK(failures.empty());
+  }
+  SECTION("memcached -o idle_timeout=1") {
+    auto server = cachet::test::StartMemcached({"-o", "idle_timeout=1"});
+    REQUIRE(server.ok());
+    auto backend = MemcachedAt((*server)->port(), milliseconds(1000));
+    auto failures = RoundsWithIdleGaps(*backend, 4, 3, milliseconds(3000));
+    for (const auto& f : failures) UNSCOPED_INFO(f);
+    CHECK(failures.empty());
+  }
+}
+
+TEST_CASE("a server restarted while the client was idle serves the next call",
+          "[stream][idle]") {
+  Item item;
+  SECTION("Redis") {
+    auto server = cachet::test::StartRedis();
+    REQUIRE(server.ok());
+    auto backend = RedisAt((*server)->port(), milliseconds(1000));
+    REQUIRE(backend->Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
+    REQUIRE((*server)->Restart().ok());
+    Status s = backend->Get("k", &item);
+    INFO(s.ToString());
+    CHECK(s.IsNotFound());  // diskless: the restart emptied it
+  }
+  SECTION("memcached") {
+    auto server = cachet::test::StartMemcached();
+    REQUIRE(server.ok());
+    auto backend = MemcachedAt((*server)->port(), milliseconds(1000));
+    REQUIRE(backend->Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
+    REQUIRE((*server)->Restart().ok());
+    Status s = backend->Get("k", &item);
+    INFO(s.ToString());
+    CHECK(s.IsNotFound());
+  }
+}
+
+TEST_CASE("Redis: a 100 MB value is written and read back with the default timeouts",
+          "[stream][redis][large]") {
+  auto server = cachet::test::StartRedis();
+  REQUIRE(server.ok());
+  cachet::redis::RedisOptions options;
+  options.servers.push_back(Loopback((*server)->port()));
+  cachet::redis::RedisBackend backend(std::move(options));
+  std::string value(100 * 1024 * 1024, 'v');
+  for (std::size_t i = 0; i < value.size(); i += 4096) value[i] = static_cast<char>('a' + i % 26);
+  Status set = backend.Store(StoreMode::kSet, "big", ItemView(value), {});
+  INFO(set.ToString());
+  REQUIRE(set.ok());
+  for (int read = 0; read < 3; ++read) {
+    Item item;
+    Status get = backend.Get("big", &item);
+    INFO(get.ToString());
+    REQUIRE(get.ok());
+    CHECK(item.value == value);
+  }
+}
