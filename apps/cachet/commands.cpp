@@ -129,8 +129,10 @@ int RunDecr(CommandContext& ctx, const Invocation& inv) { return RunCounter(ctx,
 int RunTouch(CommandContext& ctx, const Invocation& inv) {
   std::optional<std::uint64_t> seconds = ParseUnsigned(inv.args[1]);
   if (!seconds) return ReportUsage(ctx, "SECONDS must be 0 or more");
-  const Ttl ttl = std::chrono::duration_cast<Ttl>(
-      std::chrono::seconds(static_cast<std::chrono::seconds::rep>(*seconds)));
+  // Past the largest signed count the TTL saturates, like any far-off expiry.
+  const Ttl ttl = *seconds > static_cast<std::uint64_t>(Ttl::max().count())
+                      ? Ttl::max()
+                      : TtlFromSeconds(static_cast<std::int64_t>(*seconds));
   return ReportWrite(ctx, ctx.cache->Touch(inv.args[0], ttl), "TOUCHED");
 }
 

@@ -36,7 +36,7 @@ Result<Invocation> ToInvocation(const CommandSpec& spec, const po::variables_map
   if (vm.count("ttl")) {
     const long long seconds = vm["ttl"].as<long long>();
     if (seconds < 0) return Status::InvalidArgument("--ttl must be 0 or more seconds");
-    inv.ttl = std::chrono::duration_cast<Ttl>(std::chrono::seconds(seconds));
+    inv.ttl = TtlFromSeconds(seconds);
   }
   if (inv.help) return inv;
   Status count = CheckArgumentCount(spec, inv.args.size());

@@ -79,6 +79,12 @@ void Backend::Execute(std::span<Operation> batch) {
   for (Operation& op : batch) ExecuteOne(*this, op);
 }
 
+Status NegativeTtlError(std::string_view store) {
+  std::string msg(store);
+  msg += ": a TTL must not be negative (0 means no expiry)";
+  return Status::InvalidArgument(msg);
+}
+
 void ExecuteOne(Backend& backend, Operation& op) {
   switch (op.kind) {
     case OpKind::kGet:

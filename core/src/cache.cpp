@@ -71,9 +71,14 @@ Status Cache::StoreItem(StoreMode mode, std::string_view key, ItemView item, std
                         CacheOp op) {
   const CallCounter counter(metrics_table(), op);
   const WriteOptions write{EffectiveTtl(ttl)};
-  Status s = key.empty() ? EmptyKeyError()
-                         : backend_->Store(mode, PrefixedKey(options_.key_namespace, key).view(),
-                                           item, write);
+  Status s;
+  if (key.empty()) {
+    s = EmptyKeyError();
+  } else if (write.ttl.count() < 0) {
+    s = NegativeTtlError(backend_->name());  // refused here for every store alike
+  } else {
+    s = backend_->Store(mode, PrefixedKey(options_.key_namespace, key).view(), item, write);
+  }
   counter.Finish(s);
   return s;
 }
@@ -120,8 +125,14 @@ Result<std::uint64_t> Cache::Decr(std::string_view key, std::uint64_t delta) {
 
 Status Cache::Touch(std::string_view key, Ttl ttl) {
   const CallCounter counter(metrics_table(), CacheOp::kTouch);
-  Status s = key.empty() ? EmptyKeyError()
-                         : backend_->Touch(PrefixedKey(options_.key_namespace, key).view(), ttl);
+  Status s;
+  if (key.empty()) {
+    s = EmptyKeyError();
+  } else if (ttl.count() < 0) {
+    s = NegativeTtlError(backend_->name());
+  } else {
+    s = backend_->Touch(PrefixedKey(options_.key_namespace, key).view(), ttl);
+  }
   counter.Finish(s);
   return s;
 }
@@ -166,6 +177,14 @@ std::vector<Status> Cache::StoreItems(std::span<const std::string_view> keys,
   BatchPlan plan;
   plan.Plan(options_.key_namespace, keys, OpKind::kStore, statuses, &tally);
   const Ttl effective = EffectiveTtl(ttl);
+  if (effective.count() < 0) {
+    // Nothing is sent: every key gets the refusal (an empty key keeps its own).
+    const Status refused = NegativeTtlError(backend_->name());
+    for (std::size_t j = 0; j < plan.size(); ++j) plan.op(j).status = refused;
+    plan.CollectStatuses(statuses, &tally);
+    counter.Finish(tally);
+    return statuses;
+  }
   for (std::size_t j = 0; j < plan.size(); ++j) {
     Operation& op = plan.op(j);
     op.mode = StoreMode::kSet;
@@ -205,6 +224,5 @@ void Cache::ResetMetrics() { state_->metrics.Reset(); }
 bool Cache::BeginLoad(const std::string& key) { return state_->loads.Begin(key); }
 
 void Cache::FinishLoad(const std::string& key) { state_->loads.Finish(key); }
-
 
 }  // namespace cachet

@@ -58,7 +58,7 @@ Result<CacheOptions> ReadCacheOptions(const ConfigSection& cache) {
   options.key_namespace = cache.GetString("namespace");
   const std::int64_t ttl_seconds = cache.GetInt("default_ttl");
   if (ttl_seconds < 0) return Status::ConfigError("[cache] default_ttl must not be negative");
-  options.default_ttl = std::chrono::duration_cast<Ttl>(std::chrono::seconds(ttl_seconds));
+  options.default_ttl = TtlFromSeconds(ttl_seconds);
   options.metrics = cache.GetBool("metrics");
   return options;
 }

@@ -27,10 +27,11 @@ std::uint64_t NowMs() {
       std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch).count());
 }
 
-// 0 for no expiry; a negative TTL has already expired, as in memcached.
+// 0 for no expiry. The sum of two counts below 2^63 cannot wrap in 64 unsigned
+// bits, so even Ttl::max() is an expiry the header keeps exactly.
+// REQUIRES: ttl is not negative (the public calls refuse it first).
 std::uint64_t ExpiryFor(Ttl ttl) {
-  if (ttl.count() == 0) return 0;
-  if (ttl.count() < 0) return 1;
+  if (ttl.count() <= 0) return 0;
   return NowMs() + static_cast<std::uint64_t>(ttl.count());
 }
 
@@ -80,7 +81,9 @@ EnvelopeBackend::Packed EnvelopeBackend::Pack(ItemView item, Ttl ttl, std::strin
   Packed packed;
   packed.flags = native_flags_ ? item.flags : 0;
   packed.ttl = native_ttl_ ? ttl : Ttl{0};
-  if (header.flags == 0 && header.expires_at_ms == 0 && !HasEnvelope(item.value)) {
+  // A raw value that starts with the magic is enveloped too, so no value cachet
+  // stores raw ever starts with it (which keeps append's check cheap).
+  if (header.flags == 0 && header.expires_at_ms == 0 && !item.value.starts_with(kEnvelopeMagic)) {
     packed.value = item.value;
     return packed;
   }
@@ -90,15 +93,16 @@ EnvelopeBackend::Packed EnvelopeBackend::Pack(ItemView item, Ttl ttl, std::strin
   return packed;
 }
 
-Status EnvelopeBackend::OpenEnveloped(std::string_view key, Item* item) {
+Status EnvelopeBackend::OpenEnveloped(Item* item) {
   EnvelopeHeader header;
-  std::string_view payload;
-  Status s = DecodeEnvelope(item->value, &header, &payload);
-  if (!s.ok()) return s;
-  if (Expired(header)) {
-    (void)inner_->Remove(key);  // lazily: nothing else ever removes it
-    return Status::NotFound();
+  if (!ReadEnvelopeHeader(item->value, &header)) {
+    // The magic without a whole header: another program's bytes, read raw.
+    if (!native_flags_) item->flags = 0;
+    return Status::OK();
   }
+  // Expired: a miss, and the value stays where it is. Removing it here could
+  // remove a value another client wrote since the read; the next write replaces it.
+  if (Expired(header)) return Status::NotFound();
   if (!native_flags_) item->flags = header.flags;
   item->value.erase(0, kEnvelopeHeaderSize);
   return Status::OK();
@@ -108,7 +112,7 @@ Status EnvelopeBackend::ReadOpened(std::string_view key, Item* raw, Opened* open
   Status s = inner_->Gets(key, raw);  // the rewrite needs the token
   if (!s.ok()) return s;
   Item copy = *raw;
-  s = Open(key, &copy);
+  s = Open(&copy);
   if (!s.ok()) return s;
   opened->header.flags = copy.flags;
   opened->header.expires_at_ms = 0;
@@ -134,7 +138,7 @@ Status EnvelopeBackend::Rewrite(std::string_view key, const Mutation& mutate, Op
     std::string buffer;
     std::string_view stored = opened.payload;
     if (stored_header.flags != 0 || stored_header.expires_at_ms != 0 ||
-        HasEnvelope(opened.payload)) {
+        opened.payload.starts_with(kEnvelopeMagic)) {
       EncodeEnvelope(stored_header, opened.payload, &buffer);
       stored = buffer;
     }
@@ -153,7 +157,7 @@ Status EnvelopeBackend::Rewrite(std::string_view key, const Mutation& mutate, Op
 Status EnvelopeBackend::Get(std::string_view key, Item* out) {
   Status s = inner_->Get(key, out);
   if (!s.ok()) return s;
-  return Open(key, out);
+  return Open(out);
 }
 
 // The token is that of the stored bytes, header included, which is what a
@@ -161,7 +165,7 @@ Status EnvelopeBackend::Get(std::string_view key, Item* out) {
 Status EnvelopeBackend::Gets(std::string_view key, Item* out) {
   Status s = inner_->Gets(key, out);
   if (!s.ok()) return s;
-  return Open(key, out);
+  return Open(out);
 }
 
 Status EnvelopeBackend::StorePacked(StoreMode mode, std::string_view key, ItemView item,
@@ -174,6 +178,7 @@ Status EnvelopeBackend::StorePacked(StoreMode mode, std::string_view key, ItemVi
 
 Status EnvelopeBackend::Store(StoreMode mode, std::string_view key, ItemView item,
                               const WriteOptions& options) {
+  if (options.ttl.count() < 0) return NegativeTtlError(name());
   switch (mode) {
     case StoreMode::kSet:
     case StoreMode::kCas:
@@ -190,25 +195,42 @@ Status EnvelopeBackend::Store(StoreMode mode, std::string_view key, ItemView ite
   return Status::InvalidArgument("unknown store mode");
 }
 
-bool EnvelopeBackend::RemoveIfExpired(std::string_view key) {
+bool EnvelopeBackend::HoldsExpired(std::string_view key, std::uint64_t* cas) {
   Item raw;
-  if (!inner_->Get(key, &raw).ok() || !HasEnvelope(raw.value)) return false;
-  return Open(key, &raw).IsNotFound();  // Open removes an expired value
+  if (!inner_->Gets(key, &raw).ok() || !HasEnvelope(raw.value)) return false;
+  *cas = raw.cas;
+  return Open(&raw).IsNotFound();
+}
+
+Status EnvelopeBackend::OverwriteExpired(std::string_view key, ItemView item,
+                                         const WriteOptions& options, std::uint64_t cas) {
+  if (!inner_->capabilities().has(Capability::kCas)) {
+    // Without CAS a value written since the check could be overwritten; the add
+    // then behaves as if it came just after that write.
+    return StorePacked(StoreMode::kSet, key, item, options);
+  }
+  Status s = StorePacked(StoreMode::kCas, key, ItemView(item.value, item.flags, cas), options);
+  // Changed or removed since the check: present again, or absent with an add to do.
+  if (s.IsExists()) return Status::NotStored();
+  if (s.IsNotFound()) return StorePacked(StoreMode::kAdd, key, item, options);
+  return s;
 }
 
 Status EnvelopeBackend::Add(std::string_view key, ItemView item, const WriteOptions& options) {
   Status s = StorePacked(StoreMode::kAdd, key, item, options);
   // The inner store still holds values that expired in the envelope: an add over
-  // one of them must succeed.
-  if (s.IsNotStored() && !native_ttl_ && RemoveIfExpired(key)) {
-    s = StorePacked(StoreMode::kAdd, key, item, options);
+  // one of them must succeed, and it overwrites the expired value in place.
+  std::uint64_t cas = 0;
+  if (s.IsNotStored() && !native_ttl_ && HoldsExpired(key, &cas)) {
+    s = OverwriteExpired(key, item, options, cas);
   }
   return s;
 }
 
 Status EnvelopeBackend::Replace(std::string_view key, ItemView item, const WriteOptions& options) {
   // A value expired in the envelope is absent: replacing it must not store.
-  if (!native_ttl_ && RemoveIfExpired(key)) return Status::NotStored();
+  std::uint64_t cas = 0;
+  if (!native_ttl_ && HoldsExpired(key, &cas)) return Status::NotStored();
   return StorePacked(StoreMode::kReplace, key, item, options);
 }
 
@@ -219,7 +241,7 @@ Status EnvelopeBackend::Append(std::string_view key, ItemView item, const WriteO
     if (s.IsNotFound()) return Status::NotStored();
     if (!s.ok()) return s;
     const bool enveloped = HasEnvelope(raw.value);
-    if (enveloped && Open(key, &raw).IsNotFound()) return Status::NotStored();  // expired
+    if (enveloped && Open(&raw).IsNotFound()) return Status::NotStored();  // expired
     if (!enveloped && raw.value.size() < kEnvelopeMagic.size() &&
         (raw.value + std::string(item.value.substr(0, kEnvelopeMagic.size())))
             .starts_with(kEnvelopeMagic)) {
@@ -248,7 +270,7 @@ Status EnvelopeBackend::Prepend(std::string_view key, ItemView item, const Write
   if (s.IsNotFound()) return Status::NotStored();
   if (!s.ok()) return s;
   if (HasEnvelope(raw.value)) {
-    if (Open(key, &raw).IsNotFound()) return Status::NotStored();  // expired
+    if (Open(&raw).IsNotFound()) return Status::NotStored();  // expired
     return NotSafeWithoutCas(name(), "prepend");
   }
   if ((std::string(item.value) + raw.value.substr(0, kEnvelopeMagic.size()))
@@ -282,8 +304,8 @@ Status EnvelopeBackend::CounterOnEnvelope(bool incr, std::string_view key, std::
   Item raw;
   Status s = inner_->Get(key, &raw);
   if (!s.ok()) return s;
-  if (!HasEnvelope(raw.value)) return inner_status;  // a raw non-number: the store's answer
-  if (Open(key, &raw).IsNotFound()) return Status::NotFound();  // expired
+  if (!HasEnvelope(raw.value)) return inner_status;        // a raw non-number: the store's answer
+  if (Open(&raw).IsNotFound()) return Status::NotFound();  // expired
   if (!can_rewrite_) return NotSafeWithoutCas(name(), incr ? "incr" : "decr");
   std::uint64_t result = 0;
   s = Rewrite(key, [&](Opened& v) {
@@ -300,6 +322,7 @@ Status EnvelopeBackend::CounterOnEnvelope(bool incr, std::string_view key, std::
 }
 
 Status EnvelopeBackend::Touch(std::string_view key, Ttl ttl) {
+  if (ttl.count() < 0) return NegativeTtlError(name());
   if (native_ttl_) return inner_->Touch(key, ttl);
   if (!can_rewrite_) return UnsupportedOperation("touch (no native TTL and no CAS)");
   return Rewrite(key, [&](Opened& v) {
@@ -309,9 +332,10 @@ Status EnvelopeBackend::Touch(std::string_view key, Ttl ttl) {
 }
 
 Status EnvelopeBackend::GetAndTouch(std::string_view key, Ttl ttl, Item* out) {
+  if (ttl.count() < 0) return NegativeTtlError(name());
   if (native_ttl_) {
     Status s = inner_->GetAndTouch(key, ttl, out);
-    return s.ok() ? Open(key, out) : s;
+    return s.ok() ? Open(out) : s;
   }
   if (!can_rewrite_) return UnsupportedOperation("get_and_touch (no native TTL and no CAS)");
   Opened result;
@@ -332,6 +356,8 @@ Status EnvelopeBackend::GetAndTouch(std::string_view key, Ttl ttl, Item* out) {
 // ---- batches ----------------------------------------------------------------
 
 bool EnvelopeBackend::Pipelineable(const Operation& op) const {
+  // One by one, a negative TTL meets the refusal in Store() or Touch().
+  if (op.ttl.count() < 0) return false;
   switch (op.kind) {
     case OpKind::kGet:
     case OpKind::kRemove:
@@ -395,7 +421,7 @@ void EnvelopeBackend::FinishPipelined(Operation& op) {
   if (op.kind == OpKind::kGet) {
     if (!op.status.ok()) return;
     // Most values are stored raw and open as ok: only a failure is assigned.
-    Status opened = Open(op.key, &op.result);
+    Status opened = Open(&op.result);
     if (!opened.ok()) op.status = std::move(opened);
   } else if ((op.kind == OpKind::kIncr || op.kind == OpKind::kDecr) &&
              op.status.IsInvalidArgument()) {

@@ -62,18 +62,19 @@ class EnvelopeBackend final : public Backend {
   using Mutation = std::function<Status(Opened&)>;
 
   Packed Pack(ItemView item, Ttl ttl, std::string* buffer) const;
-  // Strips the envelope from `*item` after a read. kNotFound (and a lazy removal)
-  // for an expired value, kCorruption for a damaged header. Inline: most values
-  // are stored raw, and every read of a batch asks.
-  Status Open(std::string_view key, Item* item) {
+  // Strips the envelope from `*item` after a read. kNotFound for an expired
+  // value, which stays stored (a read never removes: the next write overwrites
+  // it). Bytes that start with the magic without a whole header are raw. Inline:
+  // most values are stored raw, and every read of a batch asks.
+  Status Open(Item* item) {
     if (!item->value.starts_with(kEnvelopeMagic)) {
       if (!native_flags_) item->flags = 0;
       return Status::OK();
     }
-    return OpenEnveloped(key, item);
+    return OpenEnveloped(item);
   }
   // Open() of a value that starts with the envelope's magic bytes.
-  Status OpenEnveloped(std::string_view key, Item* item);
+  Status OpenEnveloped(Item* item);
   // Reads the inner item and opens it into `*opened` (header flags kept apart).
   Status ReadOpened(std::string_view key, Item* raw, Opened* opened);
   // Read, change, write back with CAS, retrying a bounded number of times on conflict.
@@ -88,9 +89,13 @@ class EnvelopeBackend final : public Backend {
   Status Counter(bool incr, std::string_view key, std::uint64_t delta, std::uint64_t* value);
   Status CounterOnEnvelope(bool incr, std::string_view key, std::uint64_t delta,
                            std::uint64_t* value, Status inner_status);
-  // True if the inner store's result would be the value it expired: then it is
-  // removed and the caller treats the key as absent.
-  bool RemoveIfExpired(std::string_view key);
+  // True if the inner store holds a value expired in its envelope, whose stored
+  // token goes to `*cas`: the key is absent to cachet's callers.
+  bool HoldsExpired(std::string_view key, std::uint64_t* cas);
+  // Writes over a value expired in its envelope (an add's second chance): with
+  // CAS against `cas`, so a fresh value written meanwhile is never overwritten.
+  Status OverwriteExpired(std::string_view key, ItemView item, const WriteOptions& options,
+                          std::uint64_t cas);
 
   bool Pipelineable(const Operation& op) const;
   void RunPipelined(std::span<Operation> run);

@@ -7,16 +7,18 @@ namespace cachet::memcached {
 
 namespace {
 constexpr std::int64_t kRelativeLimitSeconds = 60 * 60 * 24 * 30;
+constexpr std::int64_t kLatestUnixTime = 2147483647;  // memcached's exptime is 32-bit signed
 }  // namespace
 
 std::int64_t ExptimeFor(Ttl ttl) {
   const std::int64_t ms = ttl.count();
-  if (ms == 0) return 0;
-  if (ms < 0) return -1;
-  const std::int64_t seconds = (ms + 999) / 1000;
+  if (ms <= 0) return 0;
+  // Rounded up without adding first, so Ttl::max() cannot overflow.
+  const std::int64_t seconds = ms / 1000 + (ms % 1000 != 0 ? 1 : 0);
   if (seconds <= kRelativeLimitSeconds) return seconds;
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  return std::chrono::duration_cast<std::chrono::seconds>(now).count() + seconds;
+  const auto since_epoch = std::chrono::system_clock::now().time_since_epoch();
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(since_epoch).count();
+  return seconds > kLatestUnixTime - now ? 0 : now + seconds;
 }
 
 }  // namespace cachet::memcached

@@ -8,8 +8,11 @@
 namespace cachet::memcached {
 
 // memcached reads up to 30 days as relative seconds and anything larger as an
-// absolute Unix time. 0 stays 0 (never expires); milliseconds round up to the
-// next second; a negative TTL is -1 (already expired).
+// absolute Unix time, which it keeps as a signed 32-bit number: an expiry past
+// 2^31-1 (January 2038) would be taken as long gone. 0 stays 0 (never expires);
+// milliseconds round up to the next second; a TTL whose expiry lies past that
+// limit is 0 too, the rule for any expiry a store cannot represent.
+// REQUIRES: ttl is not negative (MemcachedBackend refuses it first).
 std::int64_t ExptimeFor(Ttl ttl);
 
 }  // namespace cachet::memcached

@@ -67,6 +67,7 @@ Status MemcachedBackend::Check(const Operation& op) const {
                             " bytes is over max_item_size (" +
                             std::to_string(options_.max_item_size) + ")");
   }
+  if (op.ttl.count() < 0) return NegativeTtlError("memcached");
   return Status::OK();
 }
 
@@ -167,6 +168,7 @@ Status MemcachedBackend::Get(std::string_view key, Item* out) {
 }
 
 Status MemcachedBackend::GetAndTouch(std::string_view key, Ttl ttl, Item* out) {
+  if (ttl.count() < 0) return NegativeTtlError("memcached");
   Operation op;
   op.kind = OpKind::kGet;
   op.key = key;

@@ -131,7 +131,8 @@ class MemcachedBackend final : public Backend {
 inline bool MemcachedBackend::Fits(Operation& op) const {
   // Check() builds a Status even for a valid operation; the usual case asks
   // the same questions without one, and Check() then only words the problem.
-  const bool fits = op.kind != OpKind::kStore || op.item.value.size() <= options_.max_item_size;
+  const bool fits = (op.kind != OpKind::kStore || op.item.value.size() <= options_.max_item_size) &&
+                    op.ttl.count() >= 0;
   if (fits && KeyIsValid(op.key, options_.binary_keys)) return true;
   return Refuse(op);
 }

@@ -93,7 +93,7 @@ Status MemoryBackend::CheckKey(std::string_view key) const {
 }
 
 Status MemoryBackend::CheckTtl(Ttl ttl) const {
-  if (ttl.count() < 0) return Status::InvalidArgument("memory: negative ttl");
+  if (ttl.count() < 0) return NegativeTtlError("memory");
   return Status::OK();
 }
 

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "counter_text.h"
@@ -12,7 +13,13 @@ namespace cachet::memory {
 namespace {
 
 // The absolute expiry of an item written now with `ttl`; 0 when it never expires.
-std::int64_t ExpiryFor(Ttl ttl) { return ttl.count() == 0 ? 0 : SteadyNowMs() + ttl.count(); }
+// An expiry past the clock's range is none: the item outlives the process anyway.
+// REQUIRES: ttl is not negative (MemoryBackend refuses it).
+std::int64_t ExpiryFor(Ttl ttl) {
+  if (ttl.count() == 0) return 0;
+  const std::int64_t now = SteadyNowMs();
+  return ttl.count() > std::numeric_limits<std::int64_t>::max() - now ? 0 : now + ttl.count();
+}
 
 // Reading the clock costs more than the lookup, so only entries with a TTL pay it.
 bool ExpiredNow(const MemoryEntry& entry) {

@@ -76,6 +76,7 @@ Status RedisBackend::Gets(std::string_view key, Item* out) {
 
 Status RedisBackend::Store(StoreMode mode, std::string_view key, ItemView item,
                            const WriteOptions& options) {
+  if (options.ttl.count() < 0) return NegativeTtlError("redis");
   if (mode == StoreMode::kAppend || mode == StoreMode::kPrepend) {
     return RunScript(
         key,
@@ -133,15 +134,17 @@ Status RedisBackend::Decr(std::string_view key, std::uint64_t delta, std::uint64
 }
 
 Status RedisBackend::Touch(std::string_view key, Ttl ttl) {
+  if (ttl.count() < 0) return NegativeTtlError("redis");
   std::string& request = RequestBuffer();
   AppendTouch(&request, key, ttl);
   return RunOnKey(key, request, [ttl](RespValue reply, std::string_view where) {
-    if (ttl.count() > 0) return ReadOneOrZero(reply, where, Status::NotFound());
+    if (SendsExpiry(ttl)) return ReadOneOrZero(reply, where, Status::NotFound());
     return reply.IsNull() ? Status::NotFound() : ReadNotError(reply, where);
   });
 }
 
 Status RedisBackend::GetAndTouch(std::string_view key, Ttl ttl, Item* out) {
+  if (ttl.count() < 0) return NegativeTtlError("redis");
   std::string& request = RequestBuffer();
   AppendGetAndTouch(&request, key, ttl);
   return RunOnKey(key, request, [out](RespValue reply, std::string_view where) {

@@ -37,6 +37,10 @@ const LuaScript* ScriptOf(const Operation& op, CounterMode counters) {
 
 // Encodes `op`; false when it is settled without a command.
 bool Encode(Operation& op, CounterMode counters, std::string* out) {
+  if (op.ttl.count() < 0 && (op.kind == OpKind::kStore || op.kind == OpKind::kTouch)) {
+    op.status = NegativeTtlError("redis");
+    return false;
+  }
   switch (op.kind) {
     case OpKind::kGet:
       AppendGet(out, op.key);
@@ -83,7 +87,7 @@ Status Apply(Operation& op, RespValue reply, std::string_view where) {
     case OpKind::kDecr:
       return ReadCounter(reply, where, &op.counter);
     case OpKind::kTouch:
-      if (op.ttl.count() > 0) return ReadOneOrZero(reply, where, Status::NotFound());
+      if (SendsExpiry(op.ttl)) return ReadOneOrZero(reply, where, Status::NotFound());
       return reply.IsNull() ? Status::NotFound() : ReadNotError(reply, where);
   }
   return Status::Internal("unknown operation kind");
@@ -130,7 +134,8 @@ Status RedisBatch::Consume(net::ReadBuffer& buffer) {
     if (!ready) {
       // A GET's large value still mostly to come is read direct.
       Operation* op = sent_[next_];
-      if (op != nullptr && op->kind == OpKind::kGet && direct_.Start(buffer, parser_, *op, where_)) {
+      if (op != nullptr && op->kind == OpKind::kGet &&
+          direct_.Start(buffer, parser_, *op, where_)) {
         continue;
       }
       return Status::OK();

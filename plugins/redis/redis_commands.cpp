@@ -68,7 +68,7 @@ void AppendSet(std::string* out, StoreMode mode, std::string_view key, std::stri
   const NumberText ttl_ms(static_cast<std::int64_t>(ttl.count()));
   std::array<std::string_view, 6> args{"SET", key, value};
   std::size_t count = 3;
-  if (ttl.count() > 0) {
+  if (SendsExpiry(ttl)) {
     args[count++] = "PX";
     args[count++] = ttl_ms.view();
   }
@@ -96,7 +96,7 @@ void AppendCas(std::string* out, std::string_view key, std::string_view value, s
   } else {
     command.Arg("EVALSHA").Arg(kCasScript.sha1);
   }
-  const std::int64_t ttl_ms = ttl.count() > 0 ? static_cast<std::int64_t>(ttl.count()) : 0;
+  const std::int64_t ttl_ms = SendsExpiry(ttl) ? static_cast<std::int64_t>(ttl.count()) : 0;
   command.Arg(std::int64_t{1}).Arg(key).Arg(CasTokenText(token).view()).Arg(value).Arg(ttl_ms);
 }
 
@@ -120,7 +120,7 @@ void AppendCounter(std::string* out, CounterMode mode, bool increment, std::stri
 }
 
 void AppendTouch(std::string* out, std::string_view key, Ttl ttl) {
-  if (ttl.count() > 0) {
+  if (SendsExpiry(ttl)) {
     RespCommand(out, 3).Arg("PEXPIRE").Arg(key).Arg(static_cast<std::int64_t>(ttl.count()));
   } else {
     RespCommand(out, 3).Arg("GETEX").Arg(key).Arg("PERSIST");
@@ -128,7 +128,7 @@ void AppendTouch(std::string* out, std::string_view key, Ttl ttl) {
 }
 
 void AppendGetAndTouch(std::string* out, std::string_view key, Ttl ttl) {
-  if (ttl.count() > 0) {
+  if (SendsExpiry(ttl)) {
     RespCommand(out, 4).Arg("GETEX").Arg(key).Arg("PX").Arg(static_cast<std::int64_t>(ttl.count()));
   } else {
     RespCommand(out, 3).Arg("GETEX").Arg(key).Arg("PERSIST");

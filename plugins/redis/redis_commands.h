@@ -10,6 +10,17 @@
 
 namespace cachet::redis {
 
+// The longest TTL sent to Redis as an expiry. Redis adds its clock to the TTL
+// in a signed 64-bit count of milliseconds and refuses a sum that overflows;
+// 2^62 ms (146 million years) leaves room for any clock. A longer TTL is sent as
+// no expiry, the rule for an expiry a store cannot represent.
+inline constexpr std::int64_t kLongestTtlMs = std::int64_t{1} << 62;
+
+// True when `ttl` is sent as an expiry (PX, PEXPIRE); false when it is sent as
+// none (0, or longer than kLongestTtlMs). The encoders and the touch reply
+// readers ask the same question. REQUIRES: ttl is not negative.
+inline bool SendsExpiry(Ttl ttl) { return ttl.count() > 0 && ttl.count() <= kLongestTtlMs; }
+
 void AppendGet(std::string* out, std::string_view key);
 // SET key value [PX ms] [NX|XX]. REQUIRES: mode is kSet, kAdd or kReplace.
 void AppendSet(std::string* out, StoreMode mode, std::string_view key, std::string_view value,
@@ -19,8 +30,8 @@ void AppendSet(std::string* out, StoreMode mode, std::string_view key, std::stri
 void AppendScript(std::string* out, StoreMode mode, std::string_view key, std::string_view value,
                   bool by_source);
 // EVALSHA (by_source false) or EVAL of the cas script: store `value` if the
-// value under `key` still has `token` (cas_token.h). `ttl` as for SET: 0 (or
-// less) stores it without expiry.
+// value under `key` still has `token` (cas_token.h). `ttl` as for SET: one
+// SendsExpiry() refuses stores it without expiry.
 void AppendCas(std::string* out, std::string_view key, std::string_view value, std::uint64_t token,
                Ttl ttl, bool by_source);
 void AppendDel(std::string* out, std::string_view key);
@@ -33,10 +44,10 @@ enum class CounterMode : std::uint8_t {
 // counter script by EVALSHA (by_source false) or EVAL.
 void AppendCounter(std::string* out, CounterMode mode, bool increment, std::string_view key,
                    std::uint64_t delta, bool by_source);
-// PEXPIRE key ms, or GETEX key PERSIST for no TTL (PERSIST cannot tell a missing
-// key from one without a TTL).
+// PEXPIRE key ms, or GETEX key PERSIST when SendsExpiry() is false (PERSIST
+// cannot tell a missing key from one without a TTL).
 void AppendTouch(std::string* out, std::string_view key, Ttl ttl);
-// GETEX key PX ms, or GETEX key PERSIST.
+// GETEX key PX ms, or GETEX key PERSIST when SendsExpiry() is false.
 void AppendGetAndTouch(std::string* out, std::string_view key, Ttl ttl);
 
 // kInvalidArgument when `delta` does not fit Redis' signed 64-bit counters.

@@ -104,6 +104,7 @@ Status TokyoTyrantBackend::Check(const Operation& op) const {
     case OpKind::kStore:
       break;
   }
+  if (op.ttl.count() < 0) return NegativeTtlError("tokyotyrant");
   if (op.item.value.size() > options_.max_item_size) {
     return Status::TooLarge("tokyotyrant: a value of " + std::to_string(op.item.value.size()) +
                             " bytes is over max_item_size (" +

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "suite_support.h"
 
@@ -12,6 +14,16 @@ namespace {
 using std::chrono::seconds;
 
 constexpr std::chrono::milliseconds kExpiryWait{3000};
+
+// Far past memcached's 2038 limit for an absolute expiry (now + 400,000,000 s),
+// and the longest TTL there is: both must be stored and read back.
+const Ttl kPast2038 = seconds(400000000);
+const Ttl kLongest = Ttl::max();
+
+// The bytes stored under `key` (namespace added), read past the Cache.
+std::string FullKey(Cache& cache, const std::string& key) {
+  return cache.options().key_namespace + key;
+}
 
 TEST_CASE("an item with a 1 s TTL expires", "[conformance][ttl]") {
   Cache& cache = SharedCache();
@@ -68,6 +80,109 @@ TEST_CASE("get-and-touch reads the value and sets a new TTL", "[conformance][ttl
   REQUIRE(backend.GetAndTouch(full_key, seconds(1), &item).ok());
   CHECK(item.value == "seen");
   CHECK(GoneWithin(cache, key, kExpiryWait));
+}
+
+TEST_CASE("a TTL reaching past 2038, or Ttl::max(), keeps the item", "[conformance][ttl]") {
+  Cache& cache = SharedCache();
+  for (const Ttl ttl : {kPast2038, kLongest}) {
+    INFO("ttl " << ttl.count() << " ms");
+    const std::string key = UniqueKey("ttl-far");
+    REQUIRE(cache.Set(key, std::string("far"), ttl).ok());
+    CHECK(cache.Get(key).value_or("") == "far");
+    const std::string added = UniqueKey("ttl-far-add");
+    REQUIRE(cache.Add(added, std::string("far"), ttl).ok());
+    CHECK(cache.Get(added).value_or("") == "far");
+    const std::vector<std::pair<std::string, std::string>> entries = {
+        {UniqueKey("ttl-far-multi"), "far"}};
+    for (const Status& s : cache.SetMulti(entries, ttl)) CHECK(s.ok());
+    CHECK(cache.Get(entries[0].first).value_or("") == "far");
+  }
+}
+
+TEST_CASE("touch and get-and-touch with a far-off TTL keep the item", "[conformance][ttl]") {
+  Cache& cache = SharedCache();
+  Backend& backend = cache.backend();
+  for (const Ttl ttl : {kPast2038, kLongest}) {
+    INFO("ttl " << ttl.count() << " ms");
+    const std::string key = UniqueKey("touch-far");
+    REQUIRE(cache.Set(key, std::string("v"), seconds(600)).ok());
+    if (Supports(Capability::kTouch)) {
+      REQUIRE(cache.Touch(key, ttl).ok());
+      CHECK(cache.Get(key).hit());
+    }
+    if (Supports(Capability::kGetAndTouch)) {
+      Item item;
+      REQUIRE(backend.GetAndTouch(FullKey(cache, key), ttl, &item).ok());
+      CHECK(item.value == "v");
+      CHECK(cache.Get(key).hit());
+    }
+  }
+}
+
+TEST_CASE("a write with a negative TTL is invalid_argument and changes nothing",
+          "[conformance][ttl]") {
+  Cache& cache = SharedCache();
+  Backend& backend = cache.backend();
+  const Ttl negative{-1};
+  const std::string key = UniqueKey("ttl-negative");
+  REQUIRE(cache.Set(key, std::string("old"), Ttl{0}).ok());
+
+  CHECK(cache.Set(key, std::string("new"), negative).IsInvalidArgument());
+  CHECK(cache.Replace(key, std::string("new"), negative).IsInvalidArgument());
+  CHECK(cache.Add(key, std::string("new"), negative).IsInvalidArgument());
+  if (Supports(Capability::kCas)) {
+    auto versioned = cache.Gets<std::string>(key);
+    REQUIRE(versioned.hit());
+    CHECK(cache.Cas(key, std::string("new"), versioned.value().cas, negative).IsInvalidArgument());
+  }
+  const std::string absent = UniqueKey("ttl-negative-absent");
+  CHECK(cache.Add(absent, std::string("new"), negative).IsInvalidArgument());
+  CHECK(cache.Set(absent, std::string("new"), seconds(-5)).IsInvalidArgument());
+  CHECK(cache.SetMulti(std::vector<std::pair<std::string, std::string>>{{absent, "new"}}, negative)
+            .at(0)
+            .IsInvalidArgument());
+
+  // The same answer for a Backend used directly, one by one and in a batch.
+  const std::string full_key = FullKey(cache, key);
+  CHECK(backend.Store(StoreMode::kSet, full_key, ItemView("new"), WriteOptions{negative})
+            .IsInvalidArgument());
+  CHECK(backend.Store(StoreMode::kAppend, full_key, ItemView("new"), WriteOptions{negative})
+            .IsInvalidArgument());
+  std::vector<Operation> batch(2);
+  batch[0].kind = OpKind::kStore;
+  batch[0].key = full_key;
+  batch[0].item = ItemView("new");
+  batch[0].ttl = negative;
+  batch[1].kind = OpKind::kTouch;
+  batch[1].key = full_key;
+  batch[1].ttl = negative;
+  backend.Execute(batch);
+  CHECK(batch[0].status.IsInvalidArgument());
+  CHECK(batch[1].status.IsInvalidArgument());
+
+  CHECK(cache.Get(key).value_or("") == "old");
+  CHECK(cache.Get(absent).miss());
+}
+
+TEST_CASE("touch with a negative TTL is invalid_argument and keeps the TTL", "[conformance][ttl]") {
+  Cache& cache = SharedCache();
+  Backend& backend = cache.backend();
+  const Ttl negative{-1000};
+  const std::string forever = UniqueKey("touch-negative-none");
+  const std::string brief = UniqueKey("touch-negative-brief");
+  REQUIRE(cache.Set(forever, std::string("v"), Ttl{0}).ok());
+  REQUIRE(cache.Set(brief, std::string("v"), seconds(1)).ok());
+
+  CHECK(cache.Touch(forever, negative).IsInvalidArgument());
+  CHECK(cache.Touch(brief, negative).IsInvalidArgument());
+  Item item;
+  CHECK(backend.Touch(FullKey(cache, forever), negative).IsInvalidArgument());
+  CHECK(backend.GetAndTouch(FullKey(cache, forever), negative, &item).IsInvalidArgument());
+  CHECK(backend.GetAndTouch(FullKey(cache, brief), negative, &item).IsInvalidArgument());
+
+  // The item without a TTL is still there; the one with a TTL still expires.
+  CHECK(cache.Get(forever).hit());
+  CHECK(GoneWithin(cache, brief, kExpiryWait));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "cachet/envelope.h"
 #include "support/tt_server/tokyotyrant_server.h"
 #include "tt_backend.h"
 
@@ -418,6 +419,46 @@ TEST_CASE("tt backend: a reply that does not frame is a protocol error",
     Item item;
     CHECK(b.Get("k", &item).IsProtocolError());
   }
+}
+
+}  // namespace cachet::tokyotyrant
+
+namespace cachet::tokyotyrant {
+
+TEST_CASE("tt backend through the envelope: a read never deletes a record",
+          "[tokyotyrant][backend][envelope]") {
+  auto servers = StartServers(1);
+  auto plain = std::make_shared<TokyoTyrantBackend>(OptionsFor(servers));
+  std::shared_ptr<Backend> wrapped = WithEnvelope(plain);
+  REQUIRE(wrapped != plain);
+  Item item;
+
+  // What another client (tcrmgr put) may write: the magic, a version byte and
+  // an expiry in 1970, without the envelope's checksum. cachet reads it raw.
+  const std::string foreign(
+      "\xCA\xCE\x7E\x01\x00\x00\x00\x00\xE8\x03\x00\x00\x00\x00\x00\x00tcrmgr", 22);
+  REQUIRE(plain->Store(StoreMode::kSet, "foreign", ItemView(foreign), {}).ok());
+  REQUIRE(wrapped->Get("foreign", &item).ok());
+  CHECK(item.value == foreign);
+  REQUIRE(plain->Get("foreign", &item).ok());
+  CHECK(item.value == foreign);
+
+  // cachet's own envelope that has expired: a miss, and still on the server.
+  std::string expired;
+  EncodeEnvelope(EnvelopeHeader{0, 1000}, "stale", &expired);
+  REQUIRE(plain->Store(StoreMode::kSet, "expired", ItemView(expired), {}).ok());
+  CHECK(wrapped->Get("expired", &item).IsNotFound());
+  std::vector<Operation> batch{GetOp("expired")};
+  wrapped->Execute(batch);
+  CHECK(batch[0].status.IsNotFound());
+  REQUIRE(plain->Get("expired", &item).ok());
+  CHECK(item.value == expired);
+  CHECK(Rnum(*plain) == "2");
+
+  // The next write takes its place; an add counts it as absent.
+  REQUIRE(wrapped->Store(StoreMode::kAdd, "expired", ItemView("fresh"), {}).ok());
+  REQUIRE(wrapped->Get("expired", &item).ok());
+  CHECK(item.value == "fresh");
 }
 
 }  // namespace cachet::tokyotyrant

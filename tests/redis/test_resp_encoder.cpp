@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "redis_commands.h"
 #include "resp_encoder.h"
 #include "resp_parser.h"
 
@@ -12,6 +13,7 @@ using cachet::redis::AppendCommand;
 using cachet::redis::RespCommand;
 using cachet::redis::RespParser;
 using namespace std::string_view_literals;
+using cachet::Ttl;
 
 TEST_CASE("a command is an array of bulk strings", "[resp]") {
   std::string out;
@@ -86,5 +88,26 @@ TEST_CASE("array headers written in place have their stated size", "[resp]") {
     char* end = cachet::redis::WriteArrayHeader(header, count);
     CHECK(std::string_view(header, static_cast<std::size_t>(end - header)) == expected);
     CHECK(cachet::redis::ArrayHeaderSize(count) == expected.size());
+  }
+}
+
+TEST_CASE("a TTL Redis cannot add its clock to is sent as no expiry", "[resp][ttl]") {
+  using cachet::StoreMode;
+  using cachet::redis::kLongestTtlMs;
+  const Ttl longest{kLongestTtlMs};
+  std::string out;
+  cachet::redis::AppendSet(&out, StoreMode::kSet, "k", "v", longest);
+  CHECK(out == "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n$2\r\nPX\r\n$19\r\n" +
+                   std::to_string(kLongestTtlMs) + "\r\n");
+  for (const Ttl ttl : {longest + Ttl{1}, Ttl::max()}) {
+    out.clear();
+    cachet::redis::AppendSet(&out, StoreMode::kAdd, "k", "v", ttl);
+    CHECK(out == "*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n$2\r\nNX\r\n");
+    out.clear();
+    cachet::redis::AppendTouch(&out, "k", ttl);
+    CHECK(out == "*3\r\n$5\r\nGETEX\r\n$1\r\nk\r\n$7\r\nPERSIST\r\n");
+    out.clear();
+    cachet::redis::AppendGetAndTouch(&out, "k", ttl);
+    CHECK(out == "*3\r\n$5\r\nGETEX\r\n$1\r\nk\r\n$7\r\nPERSIST\r\n");
   }
 }

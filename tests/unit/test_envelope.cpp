@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "cachet/envelope.h"
 
@@ -162,10 +163,12 @@ const WriteOptions kOneHour{Ttl{std::chrono::hours(1)}};
 TEST_CASE("the envelope header has the documented bytes", "[envelope]") {
   std::string out = "pre";
   EncodeEnvelope(EnvelopeHeader{0x01020304u, 0x1122334455667788ull}, "abc", &out);
+  // The last four header bytes are zlib's CRC-32 of the first sixteen.
   const std::string expected(
-      "pre\xCA\xCE\x7E\x01\x04\x03\x02\x01\x88\x77\x66\x55\x44\x33\x22\x11"
+      "pre\xCA\xCE\x7E\x02\x04\x03\x02\x01\x88\x77\x66\x55\x44\x33\x22\x11"
+      "\x0D\x9D\x50\xB3"
       "abc",
-      22);
+      26);
   CHECK(out == expected);
   EnvelopeHeader header;
   std::string_view value;
@@ -181,7 +184,7 @@ TEST_CASE("the envelope header has the documented bytes", "[envelope]") {
 TEST_CASE("an empty value round-trips in an envelope", "[envelope]") {
   std::string out;
   EncodeEnvelope(EnvelopeHeader{7, 0}, "", &out);
-  CHECK(out.size() == 16);
+  CHECK(out.size() == 20);
   EnvelopeHeader header;
   std::string_view value = "x";
   REQUIRE(DecodeEnvelope(out, &header, &value).ok());
@@ -189,20 +192,30 @@ TEST_CASE("an empty value round-trips in an envelope", "[envelope]") {
   CHECK(value.empty());
 }
 
-TEST_CASE("a truncated or unknown header is corruption", "[envelope]") {
+TEST_CASE("a truncated, unknown or mismatched header is no envelope", "[envelope]") {
   std::string full;
   EncodeEnvelope(EnvelopeHeader{1, 2}, "value", &full);
   EnvelopeHeader header;
   std::string_view value;
-  for (std::size_t cut = 0; cut < 16; ++cut) {
+  for (std::size_t cut = 0; cut < 20; ++cut) {
     INFO("cut at " << cut);
+    CHECK_FALSE(HasEnvelope(std::string_view(full).substr(0, cut)));
     CHECK(DecodeEnvelope(std::string_view(full).substr(0, cut), &header, &value).IsCorruption());
   }
   std::string wrong_version = full;
   wrong_version[3] = 9;
+  CHECK_FALSE(HasEnvelope(wrong_version));
   Status s = DecodeEnvelope(wrong_version, &header, &value);
   CHECK(s.IsCorruption());
   CHECK(s.message().find("version 9") != std::string_view::npos);
+  // Any one header byte changed fails the checksum.
+  for (std::size_t at = 4; at < 20; ++at) {
+    INFO("byte " << at);
+    std::string changed = full;
+    changed[at] = static_cast<char>(changed[at] ^ 0x01);
+    CHECK_FALSE(HasEnvelope(changed));
+    CHECK(DecodeEnvelope(changed, &header, &value).IsCorruption());
+  }
 }
 
 TEST_CASE("WithEnvelope wraps only stores that lack flags or TTL", "[envelope]") {
@@ -260,7 +273,7 @@ TEST_CASE("a raw value that starts with the magic reads back unchanged", "[envel
   Wrapped w = Wrap(kBare);
   const std::string tricky("\xCA\xCE\x7E\x01 not a header");
   REQUIRE(w.outer->Store(StoreMode::kSet, "t", ItemView(tricky), kNoTtl).ok());
-  CHECK(w.inner->Raw("t").size() == tricky.size() + 16);
+  CHECK(w.inner->Raw("t").size() == tricky.size() + 20);
   Item item;
   REQUIRE(w.outer->Get("t", &item).ok());
   CHECK(item.value == tricky);
@@ -283,20 +296,80 @@ TEST_CASE("a TTL is kept in the envelope of a store without TTL", "[envelope]") 
   CHECK(item.value == "v");
 }
 
-TEST_CASE("an expired value is a miss and is removed", "[envelope]") {
+TEST_CASE("an expired value is a miss and a read leaves it stored", "[envelope]") {
   Wrapped w = Wrap(kBare);
-  w.inner->Put("old", Expired(5, "stale"));
+  const std::string stale = Expired(5, "stale");
+  w.inner->Put("old", stale);
   Item item;
   CHECK(w.outer->Get("old", &item).IsNotFound());
-  CHECK_FALSE(w.inner->Has("old"));
+  CHECK(w.outer->Gets("old", &item).IsNotFound());
+  REQUIRE(w.inner->Has("old"));  // a read never removes anything
+  CHECK(w.inner->Raw("old") == stale);
+  // The next write overwrites it.
+  REQUIRE(w.outer->Store(StoreMode::kSet, "old", ItemView("fresh"), kNoTtl).ok());
+  REQUIRE(w.outer->Get("old", &item).ok());
+  CHECK(item.value == "fresh");
+}
 
-  // A negative TTL has already expired, as in memcached.
-  REQUIRE(w.outer->Store(StoreMode::kSet, "neg", ItemView("v"), WriteOptions{Ttl{-1}}).ok());
-  CHECK(w.outer->Get("neg", &item).IsNotFound());
+TEST_CASE("a negative TTL is invalid_argument and stores nothing", "[envelope]") {
+  for (const Capabilities caps : {kBare, kWithCas, kRedisLike}) {
+    Wrapped w = Wrap(caps);
+    REQUIRE(w.outer->Store(StoreMode::kSet, "k", ItemView("old", 3), kNoTtl).ok());
+    const std::string before = w.inner->Raw("k");
+    for (StoreMode mode : {StoreMode::kSet, StoreMode::kAdd, StoreMode::kReplace,
+                           StoreMode::kAppend, StoreMode::kPrepend, StoreMode::kCas}) {
+      INFO("mode " << cachet::StoreModeName(mode));
+      CHECK(w.outer->Store(mode, "k", ItemView("new"), WriteOptions{Ttl{-1}}).IsInvalidArgument());
+    }
+    CHECK(w.outer->Store(StoreMode::kSet, "absent", ItemView("new"), WriteOptions{Ttl{-1}})
+              .IsInvalidArgument());
+    CHECK(w.outer->Touch("k", Ttl{-1}).IsInvalidArgument());
+    Item item;
+    CHECK(w.outer->GetAndTouch("k", Ttl{-1}, &item).IsInvalidArgument());
+    std::vector<Operation> batch(2);
+    batch[0].kind = OpKind::kStore;
+    batch[0].key = "k";
+    batch[0].item = ItemView("new");
+    batch[0].ttl = Ttl{-1};
+    batch[1].kind = OpKind::kTouch;
+    batch[1].key = "k";
+    batch[1].ttl = Ttl{-1};
+    w.outer->Execute(batch);
+    CHECK(batch[0].status.IsInvalidArgument());
+    CHECK(batch[1].status.IsInvalidArgument());
+    CHECK(w.inner->Raw("k") == before);
+    CHECK_FALSE(w.inner->Has("absent"));
+  }
+}
+
+TEST_CASE("another program's bytes that start with the magic read back raw", "[envelope]") {
+  Wrapped w = Wrap(kBare);
+  // What tcrmgr or redis-cli could have written: the magic, then a header-like
+  // run with an expiry in 1970, but no checksum that matches.
+  std::string foreign("\xCA\xCE\x7E\x02\x00\x00\x00\x00\xE8\x03\x00\x00\x00\x00\x00\x00", 16);
+  foreign += "\x00\x00\x00\x00 and some text";
+  // And a value in the first envelope format, which had no checksum at all.
+  const std::string version_one(
+      "\xCA\xCE\x7E\x01\x05\x00\x00\x00\xE8\x03\x00\x00\x00\x00\x00\x00stale", 21);
+  for (const std::string& bytes : {version_one, foreign, std::string("\xCA\xCE\x7E", 3)}) {
+    w.inner->Put("foreign", bytes);
+    Item item;
+    REQUIRE(w.outer->Get("foreign", &item).ok());
+    CHECK(item.value == bytes);
+    CHECK(item.flags == 0);
+    REQUIRE(w.inner->Has("foreign"));
+    CHECK(w.inner->Raw("foreign") == bytes);
+    std::vector<Operation> batch(1);
+    batch[0].key = "foreign";
+    w.outer->Execute(batch);
+    REQUIRE(batch[0].status.ok());
+    CHECK(batch[0].result.value == bytes);
+  }
 }
 
 TEST_CASE("add and replace treat an expired value as absent", "[envelope]") {
-  Wrapped w = Wrap(kBare);
+  const Capabilities caps = GENERATE(kBare, kWithCas);
+  Wrapped w = Wrap(caps);
   w.inner->Put("a", Expired(0, "stale"));
   CHECK(w.outer->Store(StoreMode::kAdd, "a", ItemView("fresh"), kNoTtl).ok());
   Item item;
@@ -306,6 +379,7 @@ TEST_CASE("add and replace treat an expired value as absent", "[envelope]") {
 
   w.inner->Put("r", Expired(0, "stale"));
   CHECK(w.outer->Store(StoreMode::kReplace, "r", ItemView("new"), kNoTtl).IsNotStored());
+  CHECK(w.inner->Raw("r") == Expired(0, "stale"));  // left for the next write
   CHECK(w.outer->Store(StoreMode::kReplace, "missing", ItemView("new"), kNoTtl).IsNotStored());
 }
 
@@ -381,8 +455,11 @@ TEST_CASE("with CAS, prepend, counters and touch rewrite the envelope", "[envelo
   // Touch with no TTL drops the expiry: the value becomes raw again.
   REQUIRE(w.outer->Touch("n", Ttl{0}).ok());
   CHECK(w.inner->Raw("n") == "0");
-  REQUIRE(w.outer->Touch("n", Ttl{-1}).ok());
-  CHECK(w.outer->Get("n", &item).IsNotFound());
+  REQUIRE(w.outer->Touch("n", Ttl::max()).ok());  // kept exactly: no overflow
+  REQUIRE(DecodeEnvelope(w.inner->Raw("n"), &header, &payload).ok());
+  CHECK(header.expires_at_ms > static_cast<std::uint64_t>(Ttl::max().count()));
+  REQUIRE(w.outer->Get("n", &item).ok());
+  REQUIRE(w.outer->Remove("n").ok());
   CHECK(w.outer->Touch("n", Ttl{1000}).IsNotFound());
 
   REQUIRE(w.outer->Store(StoreMode::kSet, "g", ItemView("v", 3), kNoTtl).ok());
@@ -408,12 +485,17 @@ TEST_CASE("a store with native TTL gets the TTL; only flags are enveloped", "[en
   CHECK(w.outer->Store(StoreMode::kPrepend, "f", ItemView("x"), kNoTtl).IsUnsupported());
 }
 
-TEST_CASE("a damaged envelope reads as corruption", "[envelope]") {
+TEST_CASE("a damaged header is no envelope: the bytes read raw and stay", "[envelope]") {
   Wrapped w = Wrap(kBare);
-  w.inner->Put("bad", std::string("\xCA\xCE\x7E\x01\x00", 5));
+  std::string damaged;
+  EncodeEnvelope(EnvelopeHeader{9, 0}, "payload", &damaged);
+  damaged[5] = static_cast<char>(damaged[5] ^ 0x40);
+  w.inner->Put("bad", damaged);
   Item item;
-  CHECK(w.outer->Get("bad", &item).IsCorruption());
-  CHECK(w.inner->Has("bad"));  // corrupt data is reported, never silently dropped
+  REQUIRE(w.outer->Get("bad", &item).ok());
+  CHECK(item.value == damaged);
+  CHECK(item.flags == 0);
+  CHECK(w.inner->Raw("bad") == damaged);
 }
 
 TEST_CASE("batches are translated and still reach the store in one call", "[envelope]") {
@@ -443,7 +525,7 @@ TEST_CASE("batches are translated and still reach the store in one call", "[enve
   CHECK(batch[1].result.value == "alpha");
   CHECK(batch[1].result.flags == 7);
   CHECK(batch[2].status.IsNotFound());
-  CHECK_FALSE(w.inner->Has("old"));
+  CHECK(w.inner->Has("old"));  // a read never removes
   CHECK(batch[3].status.IsNotFound());
   REQUIRE(batch[4].status.ok());
   CHECK(batch[4].counter == 6);

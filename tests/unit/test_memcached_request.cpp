@@ -163,11 +163,23 @@ TEST_CASE("exptime: relative up to 30 days, absolute beyond", "[memcached][reque
   CHECK(ExptimeFor(milliseconds(0)) == 0);
   CHECK(ExptimeFor(milliseconds(1)) == 1);
   CHECK(ExptimeFor(milliseconds(1500)) == 2);
-  CHECK(ExptimeFor(milliseconds(-5)) == -1);
   const std::int64_t thirty_days = 30LL * 24 * 3600;
   CHECK(ExptimeFor(milliseconds(thirty_days * 1000)) == thirty_days);
   std::int64_t absolute = ExptimeFor(milliseconds((thirty_days + 1) * 1000));
   CHECK(absolute > 1700000000);  // a Unix time, not a duration
+}
+
+TEST_CASE("exptime: an expiry past 2038 is none, never a wrapped time", "[memcached][request]") {
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  // 400,000,000 s from now is past 2^31-1 seconds of Unix time.
+  CHECK(ExptimeFor(seconds(400000000)) == 0);
+  CHECK(ExptimeFor(milliseconds::max()) == 0);
+  CHECK(ExptimeFor(milliseconds::max() - milliseconds(1)) == 0);
+  // One year ahead still fits: an absolute time at most 2^31-1.
+  const std::int64_t year = ExptimeFor(seconds(365LL * 24 * 3600));
+  CHECK(year > 1700000000);
+  CHECK(year <= 2147483647);
 }
 
 TEST_CASE("replies map one-to-one onto Status", "[memcached][status]") {

@@ -83,7 +83,7 @@ enum class StoreMode : std::uint8_t {
 CACHET_EXPORT std::string_view StoreModeName(StoreMode mode) noexcept;
 
 struct WriteOptions {
-  Ttl ttl{0};            // 0: never expires
+  Ttl ttl{0};            // 0: never expires; negative: kInvalidArgument
   bool noreply = false;  // do not wait for the reply, where the store supports it
 };
 
@@ -95,10 +95,10 @@ struct Operation {
   OpKind kind = OpKind::kGet;
   StoreMode mode = StoreMode::kSet;  // kStore only
   std::string_view key;
-  ItemView item;              // kStore: value, flags, and cas for kCas
-  Ttl ttl{0};                 // kStore, kTouch
-  std::uint64_t delta = 0;    // kIncr, kDecr
-  bool noreply = false;       // kStore, kRemove, kIncr, kDecr, kTouch
+  ItemView item;            // kStore: value, flags, and cas for kCas
+  Ttl ttl{0};               // kStore, kTouch; negative: kInvalidArgument
+  std::uint64_t delta = 0;  // kIncr, kDecr
+  bool noreply = false;     // kStore, kRemove, kIncr, kDecr, kTouch
 
   Status status;              // outcome of this operation
   Item result;                // kGet: the item on a hit
@@ -133,7 +133,8 @@ class CACHET_EXPORT Backend {
   virtual Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value);
   virtual Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value);
 
-  // Sets a new TTL on an existing key; kNotFound if absent.
+  // Sets a new TTL on an existing key; kNotFound if absent. Ttl{0} removes the
+  // expiry; a negative TTL is kInvalidArgument (NegativeTtlError) and changes nothing.
   virtual Status Touch(std::string_view key, Ttl ttl);
   virtual Status GetAndTouch(std::string_view key, Ttl ttl, Item* out);
 
@@ -159,6 +160,11 @@ class CACHET_EXPORT Backend {
   // kUnsupported naming this store and `operation`.
   Status UnsupportedOperation(std::string_view operation) const;
 };
+
+// The answer to a negative TTL, from the core and from every bundled store:
+// kInvalidArgument naming `store`. Callers test `ttl.count() < 0` themselves, so
+// the usual case costs a compare and this is only called to word the refusal.
+CACHET_EXPORT Status NegativeTtlError(std::string_view store);
 
 // Runs one operation of a batch through the single-key calls of `backend`.
 // Plugins use it for the operations their Execute does not pipeline.

@@ -2,11 +2,13 @@
 //
 // Stores without native flags (Redis, Tokyo Tyrant) or native TTL (Tokyo Tyrant)
 // are wrapped by WithEnvelope(): values that need it are stored as a small header
-// (magic, version, flags, expiry time) followed by the value bytes. A value with
-// flags 0 and no emulated expiry is stored raw, so other clients read it as it is,
-// and a raw value that happens to start with the magic is enveloped so it reads
-// back unchanged. Expired values are misses and are removed lazily. The layout is
-// in docs/value-format.md.
+// (magic, version, flags, expiry time, a checksum of the header) followed by the
+// value bytes. A value with flags 0 and no emulated expiry is stored raw, so other
+// clients read it as it is, and a raw value that starts with the magic is
+// enveloped so it reads back unchanged. Only a header whose checksum matches is
+// taken as an envelope: another program's bytes that merely start with the magic
+// read back raw. An expired value is a miss; a read never removes anything, and the
+// next write overwrites it. The layout is in docs/value-format.md.
 #pragma once
 
 #include <chrono>
@@ -30,9 +32,10 @@ struct EnvelopeHeader {
 // Appends header and value to `*out`.
 CACHET_EXPORT void EncodeEnvelope(const EnvelopeHeader& header, std::string_view value,
                                   std::string* out);
-// True when `stored` begins with the envelope magic.
+// True when `stored` begins with a whole envelope header: magic, version and a
+// matching checksum.
 CACHET_EXPORT bool HasEnvelope(std::string_view stored) noexcept;
-// Splits an enveloped value. kCorruption for a truncated or unknown header.
+// Splits an enveloped value. kCorruption, saying why, when HasEnvelope() is false.
 CACHET_EXPORT Status DecodeEnvelope(std::string_view stored, EnvelopeHeader* header,
                                     std::string_view* value);
 

@@ -15,8 +15,19 @@
 
 namespace cachet {
 
-// Time to live. Zero means "never expires". Stores with second resolution round up.
+// Time to live. Zero means "never expires"; a negative TTL is refused with
+// kInvalidArgument by every operation that takes one, and nothing is stored or
+// changed. Stores with second resolution round up. An expiry later than a store
+// can represent is stored as no expiry: the item outlives the store's limit anyway.
 using Ttl = std::chrono::milliseconds;
+
+// `seconds` as a Ttl, saturating at Ttl::max() instead of overflowing.
+constexpr Ttl TtlFromSeconds(std::int64_t seconds) noexcept {
+  constexpr std::int64_t kLargest = Ttl::max().count() / 1000;
+  if (seconds > kLargest) return Ttl::max();
+  if (seconds < -kLargest) return Ttl::min();
+  return Ttl{seconds * 1000};
+}
 
 struct Item {
   std::string value;
