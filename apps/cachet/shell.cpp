@@ -25,7 +25,7 @@ namespace {
 void RunWords(CommandContext& ctx, const std::vector<std::string>& words) {
   const CommandSpec* spec = FindCommand(words[0]);
   if (spec == nullptr) {
-    ReportUsage(ctx, "unknown command '" + words[0] + "' (try: help)");
+    ReportUsage(ctx, "unknown command " + QuoteShellWord(words[0]) + " (try: help)");
     return;
   }
   if (spec->kind == CommandKind::kShell) {
