@@ -114,6 +114,25 @@ TEST_CASE("a one-shot unknown command or option is quoted escaped and bounded") 
   CHECK(option.err.size() < 2048);
 }
 
+TEST_CASE("the shell refuses a line over its limit and goes on with the next") {
+  // The limit is max_value_size plus a margin for the command and the key.
+  const std::string fits = "set fits " + std::string(1 << 20, 'v');
+  const std::string too_long = "set big " + std::string(3 << 20, 'v');
+  CommandOutcome r = Cachet({"-o", "cache.max_value_size=1048576", "shell"},
+                            too_long + "\nset k v\nget k\nget big\n" + fits + "\n" + too_long);
+  REQUIRE(r.exit_code == 0);
+  const std::vector<std::string> lines = LinesOf(r.out);
+  REQUIRE(lines.size() == 6);
+  CHECK(lines[0].starts_with("ERROR too_large: "));
+  CHECK_THAT(lines[0], Catch::Contains(std::to_string(too_long.size())));
+  CHECK(lines[0].size() < 1024);
+  CHECK(lines[1] == "STORED");
+  CHECK(lines[2] == "v");
+  CHECK(lines[3] == "(nil)");
+  CHECK(lines[4] == "STORED");
+  CHECK(lines[5].starts_with("ERROR too_large: "));  // the last line, with no newline
+}
+
 TEST_CASE("the shell keeps binary values written with escapes") {
   CommandOutcome r = Cachet({"shell"}, "set b \"a\\x00b\\r\\nc\"\nget b\nappend b \"!\"\nget b\n");
   CHECK(r.exit_code == 0);
