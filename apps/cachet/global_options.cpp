@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "command_table.h"
+#include "shell_words.h"
 
 namespace cachet::cli {
 namespace po = boost::program_options;
@@ -58,7 +59,8 @@ Result<GlobalOptions> ParseGlobalOptions(const std::vector<std::string>& args) {
     po::store(po::command_line_parser(options).options(GlobalDescription()).run(), vm);
     StoreGlobal(vm, &global);
   } catch (const std::exception& e) {
-    return Status::InvalidArgument(e.what());
+    // Program_options repeats the offending word: escaped and cut like any echo.
+    return Status::InvalidArgument(EscapeShellBytes(e.what()));
   }
   if (command_at < args.size()) {
     global.command = args[command_at];

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "command_table.h"
+#include "shell_words.h"
 
 namespace cachet::cli {
 namespace po = boost::program_options;
@@ -61,7 +62,8 @@ Result<Invocation> ParseInvocation(const CommandSpec& spec, const std::vector<st
               vm);
     return ToInvocation(spec, vm);
   } catch (const std::exception& e) {
-    return Status::InvalidArgument(std::string(spec.name) + ": " + e.what());
+    // Program_options repeats the offending word: escaped and cut like any echo.
+    return Status::InvalidArgument(std::string(spec.name) + ": " + EscapeShellBytes(e.what()));
   }
 }
 

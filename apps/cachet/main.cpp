@@ -16,6 +16,7 @@
 #include "exit_codes.h"
 #include "global_options.h"
 #include "invocation.h"
+#include "shell_words.h"
 
 namespace cachet::cli {
 namespace {
@@ -56,7 +57,7 @@ int Main(const std::vector<std::string>& args) {
   }
   const CommandSpec* spec = FindCommand(global->command);
   if (spec == nullptr) {
-    return FailWith(Status::InvalidArgument("unknown command '" + global->command + "'"));
+    return FailWith(Status::InvalidArgument("unknown command " + QuoteShellWord(global->command)));
   }
   Result<Invocation> inv = ParseInvocation(*spec, global->command_words);
   if (!inv.ok()) return FailWith(inv.status());

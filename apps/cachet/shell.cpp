@@ -4,7 +4,9 @@
 //
 // Blank lines and lines starting with '#' are skipped; a trailing CR is dropped;
 // "help" lists the commands; "quit" or "exit" ends the shell, as does the end of
-// input. A bad line prints an "ERROR ..." line and the shell goes on.
+// input. A bad line prints an "ERROR ..." line and the shell goes on. A line
+// longer than the largest value ([cache] max_value_size) plus kLineMargin is
+// refused as too_large without being held whole.
 #include <unistd.h>
 
 #include <istream>
@@ -16,16 +18,20 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "invocation.h"
+#include "line_reader.h"
 #include "reply.h"
 #include "shell_words.h"
 
 namespace cachet::cli {
 namespace {
 
+// Room on a line for the command, the key, quotes and escapes beside the value.
+constexpr std::size_t kLineMargin = 64 * 1024;
+
 void RunWords(CommandContext& ctx, const std::vector<std::string>& words) {
   const CommandSpec* spec = FindCommand(words[0]);
   if (spec == nullptr) {
-    ReportUsage(ctx, "unknown command '" + words[0] + "' (try: help)");
+    ReportUsage(ctx, "unknown command " + QuoteShellWord(words[0]) + " (try: help)");
     return;
   }
   if (spec->kind == CommandKind::kShell) {
@@ -62,18 +68,32 @@ bool RunLine(CommandContext& ctx, std::string line) {
   return true;
 }
 
+void ReportLongLine(CommandContext& ctx, std::size_t length, std::size_t max_line) {
+  ReportFailure(ctx,
+                Status::TooLarge("a line of " + std::to_string(length) +
+                                 " bytes is over the shell's limit of " + std::to_string(max_line) +
+                                 " (max_value_size + 64 KiB); it was skipped"));
+}
+
 }  // namespace
 
 int RunShell(CommandContext& ctx, const Invocation&) {
   CommandContext line_ctx{ctx.config, ctx.cache, ctx.out, ctx.err};
   line_ctx.shell = true;  // and no stdin values: stdin holds the commands
   const bool interactive = ctx.out_is_terminal && isatty(STDIN_FILENO) == 1;
+  const std::size_t max_line = ctx.cache->codec().options().max_value_size + kLineMargin;
   std::string line;
+  std::size_t length = 0;
   // Bounded by the input: one iteration per line read.
   while (true) {
     if (interactive) ctx.out << "cachet> " << std::flush;
-    if (!std::getline(*ctx.in, line)) break;
-    if (!RunLine(line_ctx, std::move(line))) break;
+    const LineOutcome read = ReadBoundedLine(*ctx.in, max_line, &line, &length);
+    if (read == LineOutcome::kEnd) break;
+    if (read == LineOutcome::kTooLong) {
+      ReportLongLine(line_ctx, length, max_line);
+    } else if (!RunLine(line_ctx, std::move(line))) {
+      break;
+    }
     ctx.out.flush();  // a script driving the shell through a pipe sees each answer at once
   }
   return kExitSuccess;

@@ -60,7 +60,64 @@ Status ReadQuoted(std::string_view line, std::size_t* pos, std::string* word) {
   return Status::InvalidArgument("unterminated quote");
 }
 
+// Appends `bytes` with the escapes Escape() reads back.
+void AppendEscaped(std::string_view bytes, std::string* out) {
+  static constexpr char kHexDigits[] = "0123456789abcdef";
+  for (const char c : bytes) {
+    switch (c) {
+      case '\\':
+        *out += "\\\\";
+        break;
+      case '"':
+        *out += "\\\"";
+        break;
+      case '\n':
+        *out += "\\n";
+        break;
+      case '\r':
+        *out += "\\r";
+        break;
+      case '\t':
+        *out += "\\t";
+        break;
+      case '\0':
+        *out += "\\0";
+        break;
+      default: {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte >= 0x20 && byte < 0x7F) {
+          out->push_back(c);
+        } else {
+          *out += "\\x";
+          out->push_back(kHexDigits[byte >> 4]);
+          out->push_back(kHexDigits[byte & 0xF]);
+        }
+      }
+    }
+  }
+}
+
+// "... (N bytes)" after input that was cut, nothing otherwise.
+void AppendCutNote(std::string_view bytes, std::size_t max_bytes, std::string* out) {
+  if (bytes.size() > max_bytes) *out += "... (" + std::to_string(bytes.size()) + " bytes)";
+}
+
 }  // namespace
+
+std::string QuoteShellWord(std::string_view bytes, std::size_t max_bytes) {
+  std::string quoted = "\"";
+  AppendEscaped(bytes.substr(0, max_bytes), &quoted);
+  quoted += '"';
+  AppendCutNote(bytes, max_bytes, &quoted);
+  return quoted;
+}
+
+std::string EscapeShellBytes(std::string_view bytes, std::size_t max_bytes) {
+  std::string escaped;
+  AppendEscaped(bytes.substr(0, max_bytes), &escaped);
+  AppendCutNote(bytes, max_bytes, &escaped);
+  return escaped;
+}
 
 Result<std::vector<std::string>> SplitShellWords(std::string_view line) {
   std::vector<std::string> words;

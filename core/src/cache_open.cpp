@@ -15,6 +15,8 @@ namespace cachet {
 namespace {
 
 constexpr std::string_view kCacheSection = "cache";
+// The largest max_value_size accepted: 4 GiB - 1, what zlib compresses in one call.
+constexpr std::int64_t kMaxValueSizeLimit = 0xFFFFFFFF;
 
 // The file a section came from, for messages: the config's path, else the
 // source its values remember, else a generic name.
@@ -47,6 +49,12 @@ Result<CodecOptions> ReadCodecOptions(const ConfigSection& cache) {
   }
   options.compress_threshold = static_cast<std::size_t>(threshold);
   options.compress_min_savings = cache.GetDouble("compress_min_savings");
+  std::int64_t max_value_size = 0;
+  if (Status s = cache.GetIntInRange("max_value_size", 1, kMaxValueSizeLimit, &max_value_size);
+      !s.ok()) {
+    return s;
+  }
+  options.max_value_size = static_cast<std::size_t>(max_value_size);
   Result<FlagsProfile> profile = ParseFlagsProfile(cache.GetString("flags_profile"));
   if (!profile.ok()) return profile.status();
   options.flags_profile = *profile;

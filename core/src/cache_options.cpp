@@ -21,6 +21,8 @@ constexpr std::array kCacheOptions = {
                "Values of at least this many encoded bytes are compressed"},
     OptionSpec{"compress_min_savings", OptionType::kDouble, "0.2",
                "Keep a compressed value only if it is at least this fraction smaller"},
+    OptionSpec{"max_value_size", OptionType::kInt, "67108864",
+               "The largest value written or decompressed, in bytes; larger is too_large"},
     OptionSpec{"default_ttl", OptionType::kInt, "0",
                "Seconds to live when a write gives no TTL; 0 means never expire"},
     OptionSpec{"flags_profile", OptionType::kString, "cachet",

@@ -94,7 +94,7 @@ Status ValidateOptions(const CodecOptions& o) {
     return Status::InvalidArgument("compress_min_savings " +
                                    std::to_string(o.compress_min_savings) + " is outside [0, 1)");
   }
-  if (o.max_decompressed == 0) return Status::InvalidArgument("max_decompressed must be above 0");
+  if (o.max_value_size == 0) return Status::InvalidArgument("max_value_size must be above 0");
   switch (o.flags_profile) {
     case FlagsProfile::kCachet:
     case FlagsProfile::kPerl:
@@ -159,12 +159,22 @@ bool WorthKeeping(std::size_t original, std::size_t compressed, double min_savin
   return static_cast<double>(original - compressed) >= min_savings * static_cast<double>(original);
 }
 
-// Compresses `bytes` into this thread's EncodeScratch() when the codec has a
-// compressor, the value reaches the threshold and the saving is worth keeping;
-// then `*compressed` is true and `layout` records the compressor.
+// Out of line: the encoders' hot path only compares the size.
+[[gnu::noinline]] Status ValueTooLarge(std::size_t size, std::size_t max_value_size) {
+  return Status::TooLarge("a value of " + std::to_string(size) + " bytes is over max_value_size (" +
+                          std::to_string(max_value_size) + ")");
+}
+
+// Refuses a value over max_value_size, then compresses `bytes` into this
+// thread's EncodeScratch() when the codec has a compressor, the value reaches
+// the threshold and the saving is worth keeping; then `*compressed` is true and
+// `layout` records the compressor.
 Status CompressIfWorthIt(const CodecOptions& options, const Compressor* compressor,
                          std::string_view bytes, ValueLayout* layout, bool* compressed) {
   *compressed = false;
+  if (bytes.size() > options.max_value_size) {
+    return ValueTooLarge(bytes.size(), options.max_value_size);
+  }
   if (compressor == nullptr || bytes.size() < options.compress_threshold) return Status::OK();
   std::string& scratch = EncodeScratch();
   Status s = compressor->Compress(bytes, &scratch);
@@ -236,6 +246,13 @@ Status Codec::Encode(const Json& doc, Item* out) const {
 
 namespace {
 
+// A decompressor's error with the flags in front; past the bound, also the
+// option that sets it.
+Status DecompressFailure(std::uint32_t flags, const Status& s) {
+  if (!s.IsTooLarge()) return WithFlags(flags, s);
+  return Status::TooLarge(FlagsPrefix(flags) + std::string(s.message()) + " (max_value_size)");
+}
+
 // Reads the flags and undoes the compression they record. `*payload` points into
 // the item or into this thread's DecodeScratch().
 Status Unwrap(const Item& item, const CodecOptions& options, ValueLayout* layout,
@@ -252,8 +269,11 @@ Status Unwrap(const Item& item, const CodecOptions& options, ValueLayout* layout
                                std::to_string(layout->compressor_id) + " is not registered");
   }
   std::string& scratch = DecodeScratch();
-  s = compressor->Decompress(item.value, options.max_decompressed, &scratch);
-  if (!s.ok()) return WithFlags(item.flags, s);
+  s = compressor->Decompress(item.value, options.max_value_size, &scratch);
+  if (!s.ok()) {
+    std::string().swap(scratch);  // a refused value leaves no bound-sized buffer behind
+    return DecompressFailure(item.flags, s);
+  }
   *payload = scratch;
   return Status::OK();
 }

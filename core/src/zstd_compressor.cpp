@@ -1,7 +1,10 @@
 // The zstd compressor. Contexts are kept per thread (creating one allocates
-// hundreds of kilobytes). Decompression streams into a BoundedOutput: the
-// frame's declared content size is used only as a capped first allocation.
+// hundreds of kilobytes). Decompression streams into a BoundedOutput: a frame
+// declaring more than the bound is refused from its header, a declared size
+// within it is used only as a capped first allocation, and the decoder may not
+// allocate a window larger than the bound.
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <memory>
 #include <string>
@@ -30,13 +33,47 @@ ZSTD_DCtx* ThreadDecompressionContext() {
   return context.get();
 }
 
+// The window sizes zstd's format allows a decoder to refuse: below 2^10 no frame
+// goes, and 2^27 is the decoder's own default limit.
+constexpr int kWindowLogMin = 10;
+constexpr int kWindowLogDefaultMax = 27;
+
+bool IsDeclared(unsigned long long size) {
+  return size != ZSTD_CONTENTSIZE_UNKNOWN && size != ZSTD_CONTENTSIZE_ERROR;
+}
+
 // The first allocation: the declared size when it is modest, else a multiple of
 // the input; BoundedOutput grows it from there as real output arrives.
-std::size_t FirstAllocation(std::string_view in) {
-  const std::size_t cap = in.size() * 32 + 4096;
-  const unsigned long long declared = ZSTD_getFrameContentSize(in.data(), in.size());
-  if (declared == ZSTD_CONTENTSIZE_UNKNOWN || declared == ZSTD_CONTENTSIZE_ERROR) return cap;
+std::size_t FirstAllocation(std::size_t input_size, unsigned long long declared) {
+  const std::size_t cap = input_size * 32 + 4096;
+  if (!IsDeclared(declared)) return cap;
   return declared < cap ? static_cast<std::size_t>(declared) : cap;
+}
+
+// The largest window the decoder may allocate for output of at most `max_output`
+// bytes: a frame never needs a window larger than its content.
+int WindowLogMax(std::size_t max_output) {
+  int log = kWindowLogMin;
+  while (log < kWindowLogDefaultMax && (std::size_t{1} << log) < max_output) ++log;
+  return log;
+}
+
+Status OutputTooLarge(std::size_t max_output) {
+  return Status::TooLarge("zstd: decompressed value exceeds " + std::to_string(max_output) +
+                          " bytes");
+}
+
+Status DeclaredTooLarge(unsigned long long declared, std::size_t max_output) {
+  return Status::TooLarge("zstd: the frame declares " + std::to_string(declared) +
+                          " bytes, over the bound of " + std::to_string(max_output));
+}
+
+Status DecoderError(std::size_t rc, std::size_t max_output) {
+  if (ZSTD_getErrorCode(rc) == ZSTD_error_frameParameter_windowTooLarge) {
+    return Status::TooLarge("zstd: the frame's window is larger than the bound of " +
+                            std::to_string(max_output) + " bytes allows");
+  }
+  return Status::Corruption(std::string("zstd: ") + ZSTD_getErrorName(rc));
 }
 
 class ZstdCompressor final : public Compressor {
@@ -66,24 +103,23 @@ Status ZstdCompressor::Compress(std::string_view in, std::string* out) const {
 
 Status ZstdCompressor::Decompress(std::string_view in, std::size_t max_output,
                                   std::string* out) const {
+  const unsigned long long declared = ZSTD_getFrameContentSize(in.data(), in.size());
+  if (IsDeclared(declared) && declared > max_output) return DeclaredTooLarge(declared, max_output);
   ZSTD_DCtx* context = ThreadDecompressionContext();
   if (context == nullptr) return Status::Internal("zstd: cannot create a decompression context");
   ZSTD_DCtx_reset(context, ZSTD_reset_session_only);
-  const auto too_large = [max_output] {
-    return Status::TooLarge("zstd: decompressed value exceeds " + std::to_string(max_output) +
-                            " bytes");
-  };
-  BoundedOutput buffer(out, max_output, FirstAllocation(in));
+  ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, WindowLogMax(max_output));
+  BoundedOutput buffer(out, max_output, FirstAllocation(in.size(), declared));
   ZSTD_inBuffer input{in.data(), in.size(), 0};
   // Bounded: every pass consumes input, produces output or grows the buffer
   // (which stops at the bound); a pass doing none of these is an error.
   for (;;) {
-    if (buffer.free_size() == 0 && !buffer.Grow()) return too_large();
+    if (buffer.free_size() == 0 && !buffer.Grow()) return OutputTooLarge(max_output);
     ZSTD_outBuffer output{buffer.free_begin(), buffer.free_size(), 0};
     const std::size_t consumed_before = input.pos;
     const std::size_t rc = ZSTD_decompressStream(context, &output, &input);
     buffer.Commit(output.pos);
-    if (ZSTD_isError(rc)) return Status::Corruption(std::string("zstd: ") + ZSTD_getErrorName(rc));
+    if (ZSTD_isError(rc)) return DecoderError(rc, max_output);
     const bool input_done = input.pos == input.size;
     if (rc == 0 && input_done) break;  // the last frame is complete
     const bool output_full = output.pos == output.size;
@@ -92,7 +128,7 @@ Status ZstdCompressor::Decompress(std::string_view in, std::size_t max_output,
       return Status::Corruption("zstd: the decoder made no progress");
     }
   }
-  if (buffer.over_limit()) return too_large();
+  if (buffer.over_limit()) return OutputTooLarge(max_output);
   buffer.Finish();
   return Status::OK();
 }

@@ -5,11 +5,16 @@
 #include <string>
 
 #include "cachet/cache.h"
+#include "cachet/compressor.h"
 #include "cachet/config.h"
+#include "zstd_frames.h"
 
 using cachet::Cache;
 using cachet::Config;
+using cachet::ItemView;
+using cachet::StoreMode;
 using cachet::Ttl;
+using cachet::test::ZstdRleFrame;
 
 namespace {
 
@@ -17,6 +22,25 @@ cachet::Result<std::unique_ptr<Cache>> OpenText(const std::string& text) {
   auto config = Config::Parse(text, "open-test.conf");
   REQUIRE(config.ok());
   return Cache::Open(std::move(config).value());
+}
+
+// Flags of the cachet profile for bytes compressed by zlib, gzip or zstd.
+constexpr std::uint32_t kZlibBytes = 1u << 8;
+constexpr std::uint32_t kGzipBytes = 2u << 8;
+constexpr std::uint32_t kZstdBytes = 3u << 8;
+
+std::string Compressed(const char* name, const std::string& in) {
+  auto compressor = cachet::CompressorRegistry::Global().Create(name);
+  REQUIRE(compressor.ok());
+  std::string out;
+  REQUIRE((*compressor)->Compress(in, &out).ok());
+  return out;
+}
+
+// Stores `bytes` with `flags` as they are, bypassing the codec, as another
+// client (or an attacker with access to the store) could.
+void Plant(Cache& cache, const std::string& key, const std::string& bytes, std::uint32_t flags) {
+  REQUIRE(cache.StoreItem(StoreMode::kSet, key, ItemView(bytes, flags)).ok());
 }
 
 }  // namespace
@@ -80,4 +104,67 @@ TEST_CASE("a bad [cache] value is a config error", "[cache][open]") {
   auto negative = OpenText("[cache]\nbackend = memory\ndefault_ttl = -1\n");
   REQUIRE_FALSE(negative.ok());
   CHECK(negative.status().IsConfigError());
+}
+
+TEST_CASE("max_value_size bounds the values the Cache writes", "[cache][open][bounds]") {
+  auto cache = OpenText(
+      "[cache]\nbackend = memory\ncompressor = zstd\nmax_value_size = 1048576\n"
+      "[memory]\nmax_item_size = 4194304\n");
+  INFO(cache.status().ToString());
+  REQUIRE(cache.ok());
+  Cache& c = **cache;
+  CHECK(c.codec().options().max_value_size == 1048576);
+  const std::string at_bound(1048576, 'v');
+  REQUIRE(c.Set("at", at_bound).ok());
+  auto read = c.Get<std::string>("at");
+  REQUIRE(read.hit());
+  CHECK(*read == at_bound);
+
+  // One byte more is refused before anything is stored, compressible or not.
+  cachet::Status over = c.Set("over", std::string(1048577, 'v'));
+  CHECK(over.IsTooLarge());
+  CHECK_THAT(std::string(over.message()), Catch::Contains("max_value_size"));
+  CHECK(c.Get<std::string>("over").miss());
+
+  auto zero = OpenText("[cache]\nbackend = memory\nmax_value_size = 0\n");
+  REQUIRE_FALSE(zero.ok());
+  CHECK(zero.status().IsConfigError());
+}
+
+TEST_CASE("compressed values planted in the store read as errors past max_value_size",
+          "[cache][open][bounds]") {
+  auto cache = OpenText("[cache]\nbackend = memory\nmax_value_size = 1048576\n");
+  INFO(cache.status().ToString());
+  REQUIRE(cache.ok());
+  Cache& c = **cache;
+  const std::uint64_t huge = std::uint64_t{200} << 20;
+  Plant(c, "zstd-declared", ZstdRleFrame(huge, 'x', huge), kZstdBytes);
+  Plant(c, "zstd-unknown", ZstdRleFrame(huge, 'x', std::nullopt), kZstdBytes);
+  Plant(c, "zlib", Compressed("zlib", std::string(1048577, '\0')), kZlibBytes);
+  Plant(c, "gzip", Compressed("gzip", std::string(1048577, '\0')), kGzipBytes);
+  for (const char* key : {"zstd-declared", "zstd-unknown", "zlib", "gzip"}) {
+    INFO(key);
+    auto read = c.Get<std::string>(key);
+    REQUIRE(read.error());
+    CHECK(read.status().IsTooLarge());
+    CHECK_THAT(std::string(read.status().message()), Catch::Contains("1048576"));
+  }
+
+  Plant(c, "garbage", "not a zstd frame", kZstdBytes);
+  CHECK(c.Get<std::string>("garbage").status().IsCorruption());
+  Plant(c, "at-bound", ZstdRleFrame(1048576, 'x', std::nullopt), kZstdBytes);
+  auto at_bound = c.Get<std::string>("at-bound");
+  REQUIRE(at_bound.hit());
+  CHECK(at_bound->size() == 1048576);
+}
+
+TEST_CASE("the default max_value_size stops a zstd bomb", "[cache][open][bounds]") {
+  auto cache = OpenText("[cache]\nbackend = memory\n");
+  REQUIRE(cache.ok());
+  Cache& c = **cache;
+  // About 6 KiB that would expand to 200 MiB.
+  Plant(c, "bomb", ZstdRleFrame(std::uint64_t{200} << 20, 'x', std::nullopt), kZstdBytes);
+  auto read = c.Get<std::string>("bomb");
+  REQUIRE(read.error());
+  CHECK(read.status().IsTooLarge());
 }

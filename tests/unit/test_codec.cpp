@@ -109,7 +109,7 @@ TEST_CASE("Create refuses unknown strategies and bad options", "[codec]") {
     CHECK(Codec::Create(o).status().IsInvalidArgument());
   }
   o = {};
-  o.max_decompressed = 0;
+  o.max_value_size = 0;
   CHECK(Codec::Create(o).status().IsInvalidArgument());
 }
 
@@ -379,15 +379,40 @@ TEST_CASE("corrupt compressed or serialized values are corruption", "[codec]") {
   CHECK(MakeCodec(FlagsProfile::kPerl)->Decode(Item{"garbage", 2}, &out).IsCorruption());
 }
 
-TEST_CASE("decompression is bounded by max_decompressed", "[codec]") {
+TEST_CASE("decompression is bounded by max_value_size", "[codec]") {
   CodecOptions o;
-  o.max_decompressed = 1000;
+  o.max_value_size = 1000;
   auto small = Codec::Create(o);
   REQUIRE(small.ok());
   Item item;
   REQUIRE(MakeCodec(FlagsProfile::kCachet, "zstd")->Encode(Compressible(1 << 20), &item).ok());
   std::string out;
-  CHECK((*small)->Decode(item, &out).IsTooLarge());
+  Status s = (*small)->Decode(item, &out);
+  CHECK(s.IsTooLarge());
+  CHECK(s.message().find("max_value_size") != std::string_view::npos);
+}
+
+TEST_CASE("a value over max_value_size is not encoded", "[codec]") {
+  for (const char* compressor : {"none", "zlib", "zstd"}) {
+    INFO(compressor);
+    CodecOptions o;
+    o.compressor = compressor;
+    o.max_value_size = 4096;
+    auto codec = Codec::Create(o);
+    REQUIRE(codec.ok());
+    Item item;
+    REQUIRE((*codec)->Encode(Compressible(4096), &item).ok());
+    std::string back;
+    REQUIRE((*codec)->Decode(item, &back).ok());  // what is written can be read
+    CHECK(back == Compressible(4096));
+
+    Status s = (*codec)->Encode(Compressible(4097), &item);
+    CHECK(s.IsTooLarge());
+    CHECK(s.message().find("max_value_size") != std::string_view::npos);
+    cachet::ItemView view;
+    CHECK((*codec)->EncodeView(Compressible(4097), &view).IsTooLarge());
+    CHECK((*codec)->Encode(Json{{"text", Compressible(4097)}}, &item).IsTooLarge());
+  }
 }
 
 TEST_CASE("raw decimal text reads as an integer", "[codec]") {

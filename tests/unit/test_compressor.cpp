@@ -1,17 +1,24 @@
 // Compressors: none, zlib, gzip and zstd; levels, framing, bounds, bad input.
 #include <catch2/catch.hpp>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
 #include "cachet/compressor.h"
+#include "zstd_frames.h"
 
 using cachet::Compressor;
 using cachet::CompressorRegistry;
-using cachet::kDefaultMaxDecompressed;
 using cachet::Status;
+using cachet::test::ZstdRleFrame;
 
 namespace {
+
+// A bound far above every test value.
+constexpr std::size_t kBound = std::size_t{256} << 20;
+// A string may hold a little more than it was asked for (the allocator's rounding).
+constexpr std::size_t kCapacitySlack = 64;
 
 std::unique_ptr<Compressor> Make(const char* name, int level = 0) {
   auto made = CompressorRegistry::Global().Create(name, level);
@@ -66,7 +73,7 @@ TEST_CASE("every compressor round-trips small, empty, 1 MiB and random data", "[
       std::string packed;
       REQUIRE(c->Compress(in, &packed).ok());
       std::string back = "stale";
-      REQUIRE(c->Decompress(packed, kDefaultMaxDecompressed, &back).ok());
+      REQUIRE(c->Decompress(packed, kBound, &back).ok());
       CHECK(back == in);
     }
   }
@@ -137,10 +144,10 @@ TEST_CASE("garbage input is corruption", "[compressor]") {
   for (const char* name : kReal) {
     INFO(name);
     std::string out;
-    Status s = Make(name)->Decompress(garbage, kDefaultMaxDecompressed, &out);
+    Status s = Make(name)->Decompress(garbage, kBound, &out);
     CHECK(s.IsCorruption());
     CHECK(s.message().find(name) != std::string_view::npos);
-    CHECK(Make(name)->Decompress("", kDefaultMaxDecompressed, &out).IsCorruption());
+    CHECK(Make(name)->Decompress("", kBound, &out).IsCorruption());
   }
 }
 
@@ -194,17 +201,82 @@ TEST_CASE("decompression stops at max_output", "[compressor]") {
 
 TEST_CASE("a zstd frame that lies about its size is caught, not trusted", "[compressor]") {
   // A frame built by hand: magic, a descriptor with an 8-byte content size and a
-  // single segment, the size (2^40), then one raw last block of only 3 bytes.
+  // single segment, the size (16 MiB, under the bound), then one raw last block
+  // of only 3 bytes.
   std::string frame("\x28\xB5\x2F\xFD", 4);
   frame += '\xE0';  // FCS field 8 bytes, single segment
-  const std::uint64_t declared = std::uint64_t{1} << 40;
+  const std::uint64_t declared = std::uint64_t{1} << 24;
   for (int i = 0; i < 8; ++i) frame += static_cast<char>((declared >> (8 * i)) & 0xFF);
   frame += std::string("\x19\x00\x00", 3);  // last block, raw, size 3
   frame += "abc";
   std::string out;
-  Status s = Make("zstd")->Decompress(frame, kDefaultMaxDecompressed, &out);
+  Status s = Make("zstd")->Decompress(frame, kBound, &out);
   CHECK(s.IsCorruption());
-  CHECK(out.size() < (std::size_t{1} << 20));  // nothing near the declared size was allocated
+  CHECK(out.capacity() < (std::size_t{1} << 20));  // nothing near the declared size was allocated
+}
+
+TEST_CASE("a zstd frame declaring more than the bound is refused from its header",
+          "[compressor][bounds]") {
+  const std::size_t bound = std::size_t{1} << 20;
+  const std::uint64_t size = std::uint64_t{200} << 20;
+  const std::string frame = ZstdRleFrame(size, 'x', size);  // about 6 KiB
+  std::string out;
+  Status s = Make("zstd")->Decompress(frame, bound, &out);
+  CHECK(s.IsTooLarge());
+  CHECK(s.message().find("1048576") != std::string_view::npos);
+  CHECK(out.capacity() < 64 * 1024);  // no output buffer was grown for it
+}
+
+TEST_CASE("a zstd bomb of unknown size stops at the bound without allocating past it",
+          "[compressor][bounds]") {
+  for (const std::size_t bound :
+       {std::size_t{1000000}, std::size_t{777777}, std::size_t{3} << 20}) {
+    INFO("bound " << bound);
+    std::string out;
+    REQUIRE(Make("zstd")->Decompress(ZstdRleFrame(bound, 'x', std::nullopt), bound, &out).ok());
+    CHECK(out == std::string(bound, 'x'));
+    CHECK(out.capacity() <= bound + 1 + kCapacitySlack);
+
+    std::string refused;
+    Status s =
+        Make("zstd")->Decompress(ZstdRleFrame(bound + 1, 'x', std::nullopt), bound, &refused);
+    CHECK(s.IsTooLarge());
+    CHECK(s.message().find(std::to_string(bound)) != std::string_view::npos);
+    CHECK(refused.capacity() <= bound + 1 + kCapacitySlack);
+  }
+}
+
+TEST_CASE("a zstd frame whose window is larger than the bound is refused", "[compressor][bounds]") {
+  // Ten bytes, but a decoder streaming this frame would allocate its 128 MiB window.
+  const std::string frame = ZstdRleFrame(10, 'x', std::nullopt, 27);
+  std::string out;
+  Status s = Make("zstd")->Decompress(frame, std::size_t{1} << 20, &out);
+  CHECK(s.IsTooLarge());
+  CHECK(s.message().find("window") != std::string_view::npos);
+  REQUIRE(Make("zstd")->Decompress(frame, kBound, &out).ok());
+  CHECK(out == "xxxxxxxxxx");
+}
+
+TEST_CASE("a zlib or gzip bomb stops at the bound without allocating past it",
+          "[compressor][bounds]") {
+  for (const char* name : {"zlib", "gzip"}) {
+    for (const std::size_t bound :
+         {std::size_t{1000000}, std::size_t{777777}, std::size_t{3} << 20}) {
+      INFO(name << ", bound " << bound);
+      std::string out;
+      REQUIRE(Make(name)->Decompress(Compressed(name, std::string(bound, '\0')), bound, &out).ok());
+      CHECK(out.size() == bound);
+      CHECK(out.capacity() <= bound + 1 + kCapacitySlack);
+
+      const std::string bomb = Compressed(name, std::string(bound + 1, '\0'));
+      CHECK(bomb.size() < bound / 500);
+      std::string refused;
+      Status s = Make(name)->Decompress(bomb, bound, &refused);
+      CHECK(s.IsTooLarge());
+      CHECK(s.message().find(std::to_string(bound)) != std::string_view::npos);
+      CHECK(refused.capacity() <= bound + 1 + kCapacitySlack);
+    }
+  }
 }
 
 TEST_CASE("the compressor registry refuses bad registrations", "[compressor]") {

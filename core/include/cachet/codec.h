@@ -7,7 +7,10 @@
 // - Json documents go through the configured Serializer;
 // - then the configured Compressor runs if the encoded value is at least
 //   `compress_threshold` bytes, and its output is kept only if it saves at least
-//   `compress_min_savings` (a fraction) of the size.
+//   `compress_min_savings` (a fraction) of the size;
+// - no value larger than `max_value_size` is encoded (kTooLarge), and none is
+//   decompressed past it, so every value a Codec writes it can read back and a
+//   small stored value cannot expand to exhaust memory.
 // What was applied is recorded in the Item's flags, laid out by the flags profile:
 // kCachet (cachet's own layout), kPerl (Cache::Memcached) or kPython (pymemcache,
 // python-memcached, pylibmc). Decoding reads the flags, never today's config.
@@ -43,6 +46,9 @@ enum class ValueKind : std::uint8_t {
   kDocument = 4,  // a Json document through a Serializer
 };
 
+// The default of CodecOptions::max_value_size and [cache] max_value_size: 64 MiB.
+inline constexpr std::size_t kDefaultMaxValueSize = std::size_t{64} << 20;
+
 struct CodecOptions {
   std::string serializer = "json";  // for Json documents
   std::string compressor = "none";  // none | zlib | gzip | zstd
@@ -50,7 +56,7 @@ struct CodecOptions {
   std::size_t compress_threshold = 1024;
   double compress_min_savings = 0.2;
   FlagsProfile flags_profile = FlagsProfile::kCachet;
-  std::size_t max_decompressed = kDefaultMaxDecompressed;
+  std::size_t max_value_size = kDefaultMaxValueSize;  // bytes, before compression
 };
 
 class CACHET_EXPORT Codec {
@@ -58,7 +64,8 @@ class CACHET_EXPORT Codec {
   // kInvalidArgument for an unknown serializer or compressor or a bad option.
   static Result<std::shared_ptr<const Codec>> Create(const CodecOptions& options);
 
-  // Each Encode replaces `*out`'s value and flags (cas is left alone).
+  // Each Encode replaces `*out`'s value and flags (cas is left alone). A value
+  // (after serialization, before compression) over max_value_size is kTooLarge.
   Status Encode(std::string_view bytes, Item* out) const;
   Status Encode(std::int64_t v, Item* out) const;
   Status Encode(std::uint64_t v, Item* out) const;
@@ -81,7 +88,8 @@ class CACHET_EXPORT Codec {
   Status EncodeView(std::string_view bytes, ItemView* out) const;
 
   // Each Decode reads what the flags say was written. kCorruption for bytes that
-  // do not decode, kInvalidArgument when the stored kind cannot become the asked
+  // do not decode, kTooLarge for a compressed value that would expand past
+  // max_value_size, kInvalidArgument when the stored kind cannot become the asked
   // type (a document read as an integer), kUnsupported for formats cachet cannot
   // read (a Perl Storable or Python pickle value), naming the flag.
   // Integers also read from raw decimal text (what incr and other clients write).

@@ -5,8 +5,9 @@
 // value (codec.h), so decoding picks the compressor that wrote it.
 //
 // A Compressor is created with a level and is then immutable and thread-safe.
-// Decompress is bounded: it never produces more than `max_output` bytes and
-// answers kCorruption for truncated or garbled input, kTooLarge past the bound.
+// Decompress is bounded: it never produces more than `max_output` bytes, nor
+// allocates much more than that whatever the input claims, and answers
+// kCorruption for truncated or garbled input, kTooLarge past the bound.
 #pragma once
 
 #include <cstddef>
@@ -39,9 +40,6 @@ class CACHET_EXPORT Compressor {
   virtual Status Decompress(std::string_view in, std::size_t max_output,
                             std::string* out) const = 0;
 };
-
-// Largest value Decompress produces by default: 256 MiB.
-inline constexpr std::size_t kDefaultMaxDecompressed = std::size_t{256} << 20;
 
 class CACHET_EXPORT CompressorRegistry {
  public:

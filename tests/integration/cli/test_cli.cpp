@@ -53,7 +53,7 @@ TEST_CASE("the shell prints one result per line and goes on after a bad line") {
   CommandOutcome r = Cachet({"shell"}, input);
   CHECK(r.exit_code == 0);
   const std::string expected =
-      "ERROR usage: unknown command 'frobnicate' (try: help)\n"
+      "ERROR usage: unknown command \"frobnicate\" (try: help)\n"
       "ERROR usage: too few arguments; usage: get KEY\n"
       "STORED\n"
       "(nil)\n"
@@ -69,6 +69,68 @@ TEST_CASE("the shell prints one result per line and goes on after a bad line") {
   // both are error lines, not the end of the shell.
   CHECK(r.out.find("ERROR invalid_argument", expected.size()) != std::string::npos);
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 13);
+}
+
+namespace {
+
+// The lines of `text`, without their newlines.
+std::vector<std::string> LinesOf(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    lines.push_back(text.substr(start, end - start));
+  }
+  if (start < text.size()) lines.push_back(text.substr(start));
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("an unknown command's error quotes a bounded, escaped part of it") {
+  const std::string huge(1 << 20, 'x');
+  CommandOutcome r = Cachet({"shell"}, huge + "\nfro\x1b[31mb\nset k v\n");
+  REQUIRE(r.exit_code == 0);
+  const std::vector<std::string> lines = LinesOf(r.out);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].size() < 1024);
+  CHECK(lines[0].starts_with("ERROR usage: unknown command \"" + std::string(200, 'x') + "\"..."));
+  CHECK_THAT(lines[0], Catch::Contains("(1048576 bytes)"));
+  // ESC reaches nobody's terminal: it is written as the shell would read it back.
+  CHECK(lines[1] == "ERROR usage: unknown command \"fro\\x1b[31mb\" (try: help)");
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  CHECK(lines[2] == "STORED");
+}
+
+TEST_CASE("a one-shot unknown command or option is quoted escaped and bounded") {
+  CommandOutcome command = Cachet({"fro\x1b[31mb"});
+  CHECK(command.exit_code == 2);
+  CHECK_THAT(command.err, Catch::Contains("unknown command \"fro\\x1b[31mb\""));
+  CHECK(command.err.find('\x1b') == std::string::npos);
+
+  CommandOutcome option = Cachet({"set", "k", "v", "--bo\x1bgus" + std::string(100000, 'g')});
+  CHECK(option.exit_code == 2);
+  CHECK_THAT(option.err, Catch::Contains("--bo\\x1bgus"));
+  CHECK(option.err.find('\x1b') == std::string::npos);
+  CHECK(option.err.size() < 2048);
+}
+
+TEST_CASE("the shell refuses a line over its limit and goes on with the next") {
+  // The limit is max_value_size plus a margin for the command and the key.
+  const std::string fits = "set fits " + std::string(1 << 20, 'v');
+  const std::string too_long = "set big " + std::string(3 << 20, 'v');
+  CommandOutcome r = Cachet({"-o", "cache.max_value_size=1048576", "shell"},
+                            too_long + "\nset k v\nget k\nget big\n" + fits + "\n" + too_long);
+  REQUIRE(r.exit_code == 0);
+  const std::vector<std::string> lines = LinesOf(r.out);
+  REQUIRE(lines.size() == 6);
+  CHECK(lines[0].starts_with("ERROR too_large: "));
+  CHECK_THAT(lines[0], Catch::Contains(std::to_string(too_long.size())));
+  CHECK(lines[0].size() < 1024);
+  CHECK(lines[1] == "STORED");
+  CHECK(lines[2] == "v");
+  CHECK(lines[3] == "(nil)");
+  CHECK(lines[4] == "STORED");
+  CHECK(lines[5].starts_with("ERROR too_large: "));  // the last line, with no newline
 }
 
 TEST_CASE("the shell keeps binary values written with escapes") {
