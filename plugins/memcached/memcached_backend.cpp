@@ -50,7 +50,11 @@ MemcachedBackend::MemcachedBackend(MemcachedOptions options)
       pool_(options_.servers,
             net::Distribution::Create(options_.distribution, options_.servers,
                                       options_.ketama_points),
-            options_.pool) {}
+            options_.pool) {
+  if (options_.pool.failover && pool_.size() > 1) {
+    ledger_ = std::make_unique<FailoverLedger>(pool_.size(), options_.failover_max_keys);
+  }
+}
 
 MemcachedBackend::~MemcachedBackend() = default;
 
@@ -80,13 +84,18 @@ bool MemcachedBackend::Refuse(Operation& op) const {
   return false;
 }
 
-bool MemcachedBackend::Route(Operation& op, std::size_t* server) const {
-  Result<std::size_t> routed = pool_.Route(op.key);
+bool MemcachedBackend::Route(Operation& op, std::size_t* server) {
+  std::size_t home = 0;
+  Result<std::size_t> routed = pool_.Route(op.key, &home);
   if (!routed.ok()) {
     op.status = routed.status();
     return false;
   }
   *server = *routed;
+  // Without failover, or with every server up and nothing owed, that is all.
+  if (ledger_ != nullptr && (*server != home || ledger_->AnyOwed())) {
+    return RouteAfterOutage(op, home, server);
+  }
   return true;
 }
 
@@ -228,27 +237,36 @@ Status MemcachedBackend::RunOnEveryServer(
     std::string_view command,
     const std::function<void(std::size_t, const std::vector<std::pair<std::string, std::string>>&)>&
         on_reply) {
+  std::vector<std::size_t> all(pool_.size());
+  for (std::size_t server = 0; server < all.size(); ++server) all[server] = server;
+  return RunOnServers(command, all, on_reply);
+}
+
+Status MemcachedBackend::RunOnServers(
+    std::string_view command, std::span<const std::size_t> servers,
+    const std::function<void(std::size_t, const std::vector<std::pair<std::string, std::string>>&)>&
+        on_reply) {
   std::string request = std::string(command) + "\r\n";
   std::vector<net::ServerPool::Lease> leases;
   std::vector<AdminReplyReader> readers;
-  std::vector<net::Exchange> exchanges(pool_.size());
-  leases.reserve(pool_.size());
-  readers.reserve(pool_.size());
-  for (std::size_t server = 0; server < pool_.size(); ++server) {
-    leases.push_back(pool_.Acquire(server));
+  std::vector<net::Exchange> exchanges(servers.size());
+  leases.reserve(servers.size());
+  readers.reserve(servers.size());
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    leases.push_back(pool_.Acquire(servers[i]));
     readers.emplace_back(command, limits_);
-    exchanges[server].connection = &leases.back().connection();
-    exchanges[server].request.push_back({request.data(), request.size()});
-    exchanges[server].reader = &readers.back();
+    exchanges[i].connection = &leases.back().connection();
+    exchanges[i].request.push_back({request.data(), request.size()});
+    exchanges[i].reader = &readers.back();
   }
   net::RunExchanges(exchanges, net::Clock::now() + options_.pool.connection.request_timeout);
   Status first_error;
-  for (std::size_t server = 0; server < pool_.size(); ++server) {
-    Status s = exchanges[server].status;
-    pool_.Report(server, leases[server].connection(), s);
-    if (s.ok()) s = readers[server].outcome();
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    Status s = exchanges[i].status;
+    pool_.Report(servers[i], leases[i].connection(), s);
+    if (s.ok()) s = readers[i].outcome();
     if (s.ok()) {
-      on_reply(server, readers[server].lines());
+      on_reply(servers[i], readers[i].lines());
     } else if (first_error.ok()) {
       first_error = s;
     }

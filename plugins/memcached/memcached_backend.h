@@ -24,6 +24,7 @@
 
 #include "cachet/backend.h"
 #include "cachet/net/server_pool.h"
+#include "failover_ledger.h"
 #include "key_check.h"
 #include "reply.h"
 #include "server_batch.h"
@@ -40,6 +41,9 @@ struct MemcachedOptions {
   bool binary_keys = false;                 // meta only
   std::size_t max_item_size = 1024 * 1024;  // values larger are refused (too_large)
   std::uint32_t ketama_points = 160;        // cmf-ketama points per unit of weight
+  // With failover: keys written around a dead server that are remembered, per
+  // server, to be deleted when it is back; past it those servers are flushed.
+  std::size_t failover_max_keys = 10000;
 };
 
 // An operation's outcome, to return: an ok one is made anew rather than moved,
@@ -95,9 +99,17 @@ class MemcachedBackend final : public Backend {
   // True when the pool is one server and it is live: every key goes there.
   bool LoneLiveServer() const;
   // The pool's route: false (op.status says why) if it goes nowhere.
-  bool Route(Operation& op, std::size_t* server) const;
+  bool Route(Operation& op, std::size_t* server);
   // Fits() and the route: false (op.status says why) if it goes nowhere.
-  bool CheckAndRoute(Operation& op, std::size_t* server) const;
+  bool CheckAndRoute(Operation& op, std::size_t* server);
+  // Route() with failover, for a key routed around its dead `home` server or
+  // while some server owes a repair (memcached_failover.cpp): a write around
+  // `home` is noted; `home` itself is used only once it is repaired.
+  bool RouteAfterOutage(Operation& op, std::size_t home, std::size_t* server);
+  // Deletes (or flushes) what writes around `owner` left behind, on it and on
+  // the servers that took them. False if it must stay out of routing for now.
+  bool RepairBeforeUse(std::size_t owner);
+  bool DeleteMovedKeys(std::size_t owner, const FailoverLedger::Debt& debt);
   // Adds one server's batch of `ops` to this call's exchanges.
   void AddExchange(Scratch& s, std::size_t server, std::span<Operation* const> ops,
                    const BatchSettings& settings);
@@ -111,7 +123,13 @@ class MemcachedBackend final : public Backend {
   // One operation through the batch machinery: connects, the meta protocol.
   Status RunBatchOfOne(Operation& op, std::size_t server, const BatchSettings& settings, Item* hit);
   void Run(std::span<Operation> ops, const BatchSettings& settings);
-  // Sends a text command to every server; `on_reply` sees each server's lines.
+  // Sends a text command to `servers`; `on_reply` sees each server's lines.
+  Status RunOnServers(
+      std::string_view command, std::span<const std::size_t> servers,
+      const std::function<void(std::size_t server,
+                               const std::vector<std::pair<std::string, std::string>>& lines)>&
+          on_reply);
+  // RunOnServers() on every server.
   Status RunOnEveryServer(
       std::string_view command,
       const std::function<void(std::size_t server,
@@ -123,6 +141,8 @@ class MemcachedBackend final : public Backend {
   MemcachedOptions options_;
   ParserLimits limits_;
   net::ServerPool pool_;
+  // With failover and more than one server: what outages left to undo.
+  std::unique_ptr<FailoverLedger> ledger_;
 };
 
 // The checks and the route every operation asks for, inline: a single
@@ -142,7 +162,7 @@ inline bool MemcachedBackend::LoneLiveServer() const {
 }
 
 [[gnu::always_inline]] inline bool MemcachedBackend::CheckAndRoute(Operation& op,
-                                                                   std::size_t* server) const {
+                                                                   std::size_t* server) {
   if (!Fits(op)) return false;
   // One live server needs no placement, nor a Result to carry it.
   if (LoneLiveServer()) {

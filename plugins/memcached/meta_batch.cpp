@@ -101,6 +101,10 @@ Status MetaBatch::OnTokenReply(const Reply& reply) {
   if (!IsErrorReply(reply.kind) && !Expects(op.kind, reply.kind)) {
     return Status::ProtocolError("memcached: a meta reply that does not fit the command");
   }
+  // A returned key (k) must be the one asked for; a base64 one is not decoded.
+  if (!reply.key.empty() && !settings_.binary_keys && reply.key != op.key) {
+    return Status::ProtocolError("memcached: a meta reply for another key");
+  }
   slot.answered = true;
   after_last_answer_ = reply.opaque + 1;
   if (reply.kind != ReplyKind::kMetaValue) {

@@ -34,7 +34,7 @@ void TextBatch::Add(Operation& op) {
   if (op.kind == OpKind::kGet) {
     if (!gets_open_) {
       BeginTextRetrieval(request_, settings_.touch_on_get, ExptimeFor(settings_.get_touch_ttl));
-      expected_.push_back({ops_.size(), 0, true});
+      expected_.push_back({ops_.size(), ops_.size(), 0, true});
       gets_open_ = true;
     }
     ops_.push_back(&op);
@@ -46,7 +46,7 @@ void TextBatch::Add(Operation& op) {
   if (op.noreply) {
     noreply_.push_back(&op);
   } else {
-    expected_.push_back({ops_.size(), 1, false});
+    expected_.push_back({ops_.size(), ops_.size(), 1, false});
     ops_.push_back(&op);
   }
 }
@@ -87,6 +87,13 @@ void TextBatch::TakeUsualReplies(net::ReadBuffer& buffer) {
 
 Status TextBatch::OnRetrievalReply(Expected& group, const Reply& reply) {
   auto close_group = [&](const Status& status) {
+    // An error line ends the group instead of an END: the keys skipped are
+    // not known to be misses either.
+    if (!status.IsNotFound()) {
+      for (std::size_t i = group.begin; i < group.first_op; ++i) {
+        if (ops_[i]->status.IsNotFound()) ops_[i]->status = status;
+      }
+    }
     for (std::size_t i = 0; i < group.op_count; ++i) ops_[group.first_op + i]->status = status;
     group.op_count = 0;
     ++next_;
@@ -102,16 +109,18 @@ Status TextBatch::OnRetrievalReply(Expected& group, const Reply& reply) {
   if (reply.kind != ReplyKind::kValue) {
     return Status::ProtocolError("memcached: unexpected reply inside a gets reply");
   }
-  // Hits come in request order: every key skipped on the way was a miss.
-  while (group.op_count > 0 && ops_[group.first_op]->key != reply.key) {
-    ops_[group.first_op++]->status = Status::NotFound();
-    --group.op_count;
+  // Hits come in request order, so the VALUE is for a key still open; every
+  // key it skips was a miss, should the END confirm it.
+  const std::size_t end = group.first_op + group.op_count;
+  std::size_t hit = group.first_op;
+  while (hit < end && ops_[hit]->key != reply.key) ++hit;
+  if (hit == end) {
+    return Status::ProtocolError(
+        "memcached: VALUE for a key that was not asked for, or not in request order");
   }
-  if (group.op_count == 0) {
-    return Status::ProtocolError("memcached: VALUE for a key that was not asked for");
-  }
+  for (; group.first_op < hit; ++group.first_op) ops_[group.first_op]->status = Status::NotFound();
   FillItem(*ops_[group.first_op++], reply);
-  --group.op_count;
+  group.op_count = end - group.first_op;
   return Status::OK();
 }
 
@@ -138,6 +147,11 @@ void TextBatch::Settle(const Status& transport) {
   }
   for (std::size_t e = next_; e < expected_.size(); ++e) {
     const Expected& group = expected_[e];
+    // A miss is known only from the END that never came: the keys skipped
+    // are unanswered too.
+    for (std::size_t i = group.begin; i < group.first_op; ++i) {
+      if (ops_[i]->status.IsNotFound()) ops_[i]->status = transport;
+    }
     for (std::size_t i = 0; i < group.op_count; ++i) ops_[group.first_op + i]->status = transport;
   }
 }

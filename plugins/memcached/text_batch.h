@@ -2,9 +2,12 @@
 //
 // Consecutive gets share one "gets k1 k2 ..." line; hits come back as VALUE in
 // request order and the END closes the group, so the keys without a VALUE are
-// misses. Every other command answers with one line, in order, unless noreply
-// (then nothing comes back, and nothing can be reported: the text protocol's
-// noreply loses errors).
+// misses. Nothing is guessed: a VALUE for a key that is not among those still
+// open (another key, one out of order, a duplicate) is a protocol error, and
+// the keys a VALUE skipped are misses only once the END confirms them; until
+// then a failed exchange leaves them its error. Hits already read keep theirs. Every other command
+// answers with one line, in order, unless noreply (then nothing comes back, and nothing can be
+// reported: the text protocol's noreply loses errors).
 #pragma once
 
 #include <string>
@@ -29,8 +32,9 @@ class TextBatch final : public ServerBatch {
  private:
   // One reply (or, for a gets line, one group of replies) still to come.
   struct Expected {
-    std::size_t first_op;  // index into ops_
-    std::size_t op_count;  // > 1 only for a gets group
+    std::size_t begin;     // index into ops_ of the group's first operation
+    std::size_t first_op;  // index into ops_ of the first one still open
+    std::size_t op_count;  // > 1 only for a gets group; those still open
     bool retrieval;
   };
 

@@ -244,3 +244,67 @@ TEST_CASE("single: a stalled reply is a timeout, and the next call reconnects",
 }
 
 }  // namespace cachet::memcached::test
+
+namespace cachet::memcached::test {
+
+TEST_CASE("single: a VALUE for another key is a protocol error, never a miss",
+          "[memcached][single]") {
+  const std::string first = "VALUE k 0 2\r\nv0\r\nEND\r\n";
+  const std::string other = "VALUE other 0 5\r\nhello\r\nEND\r\n";
+  const std::string right = "VALUE k 0 5\r\nright\r\nEND\r\n";
+  ScriptedServer server({{first, first.size()}, {other, 9}, {right, right.size()}});
+  auto backend = Connect(server.port());
+  Item item;
+  REQUIRE(backend->Get("k", &item).ok());
+  const Status wrong = backend->Get("k", &item);
+  INFO("status " << wrong.ToString());
+  CHECK(wrong.IsProtocolError());
+  // The connection that carried the stray VALUE was dropped: the next get
+  // reads its own reply on a new one.
+  REQUIRE(backend->Get("k", &item).ok());
+  CHECK(item.value == "right");
+  backend.reset();
+  CHECK(server.connections() == 2);
+}
+
+TEST_CASE("batch: VALUE lines out of order or for keys not asked leave no miss behind",
+          "[memcached][single]") {
+  const std::string out_of_order =
+      "VALUE b 0 2\r\nvb\r\nVALUE a 0 2\r\nva\r\nVALUE c 0 2\r\nvc\r\nEND\r\n";
+  const std::string unrequested =
+      "VALUE a 0 2\r\nva\r\nVALUE zz 0 2\r\nvz\r\nVALUE c 0 2\r\nvc\r\nEND\r\n";
+  const std::string a = "VALUE a 0 2\r\nva\r\nEND\r\n";
+  const std::string c = "VALUE c 0 2\r\nvc\r\nEND\r\n";
+  ScriptedServer server({{out_of_order, 20}, {a, a.size()}, {unrequested, 30}, {c, c.size()}});
+  auto backend = Connect(server.port());
+  auto gets = [] {
+    std::vector<Operation> ops(3);
+    const char* keys[] = {"a", "b", "c"};
+    for (std::size_t i = 0; i < ops.size(); ++i) ops[i].key = keys[i];
+    return ops;
+  };
+  std::vector<Operation> ops = gets();
+  backend->Execute(ops);
+  // b's VALUE came for a key asked and still open: kept. a (skipped by it) and
+  // c were sent by the server, so neither is a miss.
+  CHECK(ops[0].status.IsProtocolError());
+  REQUIRE(ops[1].status.ok());
+  CHECK(ops[1].result.value == "vb");
+  CHECK(ops[2].status.IsProtocolError());
+  Item item;
+  REQUIRE(backend->Get("a", &item).ok());
+  CHECK(item.value == "va");
+
+  ops = gets();
+  backend->Execute(ops);
+  REQUIRE(ops[0].status.ok());
+  CHECK(ops[0].result.value == "va");
+  CHECK(ops[1].status.IsProtocolError());
+  CHECK(ops[2].status.IsProtocolError());
+  REQUIRE(backend->Get("c", &item).ok());
+  CHECK(item.value == "vc");
+  backend.reset();
+  CHECK(server.connections() == 3);
+}
+
+}  // namespace cachet::memcached::test

@@ -121,14 +121,19 @@ OpOutcome Hit(std::string value, std::uint32_t flags, std::uint64_t cas) {
 OpOutcome Miss() { return {Status::NotFound().ToString(), "", 0, 0}; }
 
 // What the batch should make of `reply`, worked out with the general parser
-// alone: hits in request order, the keys skipped are misses, END or an error
-// line closes the group, anything else is a protocol error. Codes only.
+// alone: hits in request order, the keys skipped are misses once the END
+// comes, an error line closes the group (the keys skipped included), anything
+// else, a VALUE for no key still open included, is a protocol error. Codes only.
 BatchOutcome Reference(const std::vector<std::string>& keys, std::string_view reply) {
   TextReplyParser parser(kLimits);
   BatchOutcome out;
   out.ops.assign(keys.size(), OpOutcome{});
   std::size_t next = 0;
+  std::vector<bool> hit(keys.size(), false);
   auto close = [&](const Status& status) {
+    for (std::size_t i = 0; i < next; ++i) {
+      if (!hit[i] && !status.IsNotFound()) out.ops[i].status = status.ToString();
+    }
     for (; next < keys.size(); ++next) out.ops[next].status = status.ToString();
   };
   for (std::size_t guard = 0; guard <= reply.size(); ++guard) {
@@ -146,13 +151,14 @@ BatchOutcome Reference(const std::vector<std::string>& keys, std::string_view re
       if (!reply.empty()) out.stream = StatusCode::kProtocolError;
       break;
     }
-    while (r.kind == ReplyKind::kValue && next < keys.size() && keys[next] != r.key) {
-      out.ops[next++] = Miss();
-    }
-    if (r.kind != ReplyKind::kValue || next == keys.size()) {
+    std::size_t found = next;
+    while (r.kind == ReplyKind::kValue && found < keys.size() && keys[found] != r.key) ++found;
+    if (r.kind != ReplyKind::kValue || found == keys.size()) {
       out.stream = StatusCode::kProtocolError;
       break;
     }
+    for (; next < found; ++next) out.ops[next] = Miss();
+    hit[next] = true;
     out.ops[next++] = Hit(std::string(r.data), r.flags, r.cas);
   }
   // Unanswered operations take the exchange's failure, as Settle() gives it.
@@ -236,10 +242,36 @@ TEST_CASE("text batch: a VALUE for a key not asked for is a protocol error", "[m
     INFO(reply);
     CHECK(AnyHowSplit({"a", "b"}, reply).stream == StatusCode::kProtocolError);
   }
-  // The hit before the stray VALUE is kept; the keys it skipped were misses.
-  const BatchOutcome out = AnyHowSplit({"a", "b"}, "VALUE a 0 1\r\nx\r\nVALUE zz 0 1\r\ny\r\n");
+  // The hit before the stray VALUE is kept; the key still open is not taken
+  // for a miss.
+  BatchOutcome out = AnyHowSplit({"a", "b"}, "VALUE a 0 1\r\nx\r\nVALUE zz 0 1\r\ny\r\n");
   CHECK(out.stream == StatusCode::kProtocolError);
-  CHECK(out.ops == std::vector<OpOutcome>{Hit("x", 0, 0), Miss()});
+  CHECK(out.ops[0] == Hit("x", 0, 0));
+  CHECK(out.ops[1].status.starts_with("protocol_error"));
+
+  // Out of request order: b's hit is kept, but a (skipped by it, so a miss
+  // only if the END had come) and c are unanswered, not misses.
+  out = AnyHowSplit({"a", "b", "c"},
+                    "VALUE b 0 1\r\ny\r\nVALUE a 0 1\r\nx\r\nVALUE c 0 1\r\nz\r\nEND\r\n");
+  CHECK(out.stream == StatusCode::kProtocolError);
+  CHECK(out.ops[0].status.starts_with("protocol_error"));
+  CHECK(out.ops[1] == Hit("y", 0, 0));
+  CHECK(out.ops[2].status.starts_with("protocol_error"));
+
+  // A duplicate beyond what was asked, and a key not asked for after a skip.
+  out = AnyHowSplit({"a", "b"}, "VALUE b 0 1\r\ny\r\nVALUE b 0 1\r\ny\r\nEND\r\n");
+  CHECK(out.stream == StatusCode::kProtocolError);
+  CHECK(out.ops[0].status.starts_with("protocol_error"));
+  CHECK(out.ops[1] == Hit("y", 0, 0));
+  out = AnyHowSplit({"a", "b", "c"}, "VALUE b 0 1\r\ny\r\nVALUE other 0 1\r\nz\r\nEND\r\n");
+  CHECK(out.ops[0].status.starts_with("protocol_error"));
+  CHECK(out.ops[1] == Hit("y", 0, 0));
+  CHECK(out.ops[2].status.starts_with("protocol_error"));
+
+  // A lone get answered for another key, as the single path sends it.
+  out = AnyHowSplit({"key"}, "VALUE other 0 5\r\nhello\r\nEND\r\n");
+  CHECK(out.stream == StatusCode::kProtocolError);
+  CHECK(out.ops[0].status.starts_with("protocol_error"));
 }
 
 TEST_CASE("text batch: lying lengths and garbage are protocol errors", "[memcached][batch]") {
@@ -284,6 +316,12 @@ TEST_CASE("text batch: an error line ends the group with the server's word", "[m
   CHECK(out.stream == StatusCode::kOk);
   CHECK(out.ops[0] == Hit("x", 0, 0));
   CHECK(out.ops[1].status.find("out of memory") != std::string::npos);
+
+  // A key a VALUE skipped is a miss only if an END says so.
+  const BatchOutcome skipped =
+      AnyHowSplit({"a", "b"}, "VALUE b 0 1\r\ny\r\nSERVER_ERROR out of memory\r\n");
+  CHECK(skipped.ops[0].status.find("out of memory") != std::string::npos);
+  CHECK(skipped.ops[1] == Hit("y", 0, 0));
 }
 
 TEST_CASE("text batch: QuickTextValue reads one hit for the key expected", "[memcached][batch]") {

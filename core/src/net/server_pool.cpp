@@ -40,16 +40,24 @@ Status ServerPool::DeadServerError(std::size_t server) const {
                              std::to_string(std::max<std::int64_t>(left_ms, 0)) + " ms");
 }
 
-Result<std::size_t> ServerPool::Route(std::string_view key) const {
+Result<std::size_t> ServerPool::Route(std::string_view key, std::size_t* home_out) const {
   // One server needs no hashing: every key lives there.
   std::size_t home = servers_.size() == 1 ? 0 : distribution_->ServerFor(key);
+  if (home_out != nullptr) *home_out = home;
   if (Available(home)) return home;
   if (!options_.failover) return DeadServerError(home);
+  return RouteAround(key, home);
+}
+
+Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t server) const {
   auto excluded = std::make_unique<bool[]>(servers_.size());
-  for (std::size_t i = 0; i < servers_.size(); ++i) excluded[i] = !Available(i);
+  for (std::size_t i = 0; i < servers_.size(); ++i) excluded[i] = i == server || !Available(i);
   std::size_t next = distribution_->ServerFor(key, {excluded.get(), servers_.size()});
-  if (next == Distribution::npos) return DeadServerError(home);
-  return next;
+  if (next != Distribution::npos) return next;
+  if (!Available(server)) return DeadServerError(server);
+  return Status::Unavailable(servers_[server]->address.HostPort() +
+                             ": kept out of routing until repaired after an outage, and no "
+                             "other server is live");
 }
 
 namespace {

@@ -57,8 +57,14 @@ class CACHET_EXPORT ServerPool {
   const ServerPoolOptions& options() const noexcept { return options_; }
 
   // The server that serves `key` now: its own if alive, else (with failover) the
-  // next live one. kUnavailable naming the server otherwise.
-  Result<std::size_t> Route(std::string_view key) const;
+  // next live one. kUnavailable naming the server otherwise. `*home_out`, if
+  // given, is set to the key's own server, alive or not.
+  Result<std::size_t> Route(std::string_view key, std::size_t* home_out = nullptr) const;
+
+  // With failover: the next live server for `key` other than `server`, as if
+  // `server` were dead; for a store that keeps a server that is back out of
+  // routing until it has repaired it. kUnavailable when there is none.
+  Result<std::size_t> RouteAround(std::string_view key, std::size_t server) const;
 
   // False while a server rests after failure_limit consecutive failures.
   bool Available(std::size_t server) const noexcept;
@@ -107,7 +113,7 @@ class CACHET_EXPORT ServerPool {
     // One idle connection (owned) outside the mutex: a thread's steady acquire
     // and release are then two atomic exchanges, not two lock/unlock pairs.
     std::atomic<Connection*> spare{nullptr};
-    std::mutex mutex;  // guards idle
+    std::mutex mutex;                               // guards idle
     std::vector<std::unique_ptr<Connection>> idle;  // at most pool_size - 1
     std::atomic<std::uint32_t> failures{0};
     std::atomic<std::int64_t> dead_until_ns{0};  // steady clock

@@ -1,0 +1,154 @@
+// memcached with failover = true against real servers: a server paused
+// (SIGSTOP/SIGCONT) or killed and restarted on the same port while its keys
+// are written to the other server. Whatever the outages, a read returns the
+// last value written for the key or a miss, never an older value.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "memcached_fixture.h"
+
+namespace cachet::memcached::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Long enough for a read of every key to end before a dead server is retried.
+constexpr milliseconds kRetry{800};
+
+struct Failover {
+  std::vector<std::unique_ptr<ServerProcess>> servers;
+  MemcachedOptions options;
+  std::unique_ptr<net::Distribution> distribution;
+  std::vector<std::string> keys;
+  std::vector<std::string> on_zero;  // the keys server 0 owns
+
+  explicit Failover(std::size_t max_keys) : servers(StartServers(2)) {
+    REQUIRE(servers.size() == 2);
+    options = OptionsFor(servers, GENERATE(Protocol::kText, Protocol::kMeta));
+    options.pool.failover = true;
+    options.pool.failure_limit = 1;
+    options.pool.retry_timeout = kRetry;
+    options.pool.connection.io_timeout = milliseconds(200);
+    options.failover_max_keys = max_keys;
+    distribution = net::Distribution::Create(options.distribution, options.servers);
+    for (int i = 0; i < 60; ++i) {
+      keys.push_back("failover:" + std::to_string(i));
+      if (distribution->ServerFor(keys.back()) == 0) on_zero.push_back(keys.back());
+    }
+    REQUIRE(on_zero.size() > 5);
+    REQUIRE(on_zero.size() < keys.size());
+  }
+
+  // Whether more of server 0's keys move than failover_max_keys notes.
+  bool Overflows() const { return on_zero.size() > options.failover_max_keys; }
+
+  bool OnZero(const std::string& key) const { return distribution->ServerFor(key) == 0; }
+
+  // Writes `value` to every key in one batch; every write must be acknowledged.
+  static void WriteAll(MemcachedBackend& b, const std::vector<std::string>& keys,
+                       const std::string& value) {
+    std::vector<Operation> sets(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      sets[i].kind = OpKind::kStore;
+      sets[i].key = keys[i];
+      sets[i].item = ItemView(value);
+    }
+    b.Execute(sets);
+    for (const Operation& op : sets) {
+      INFO(op.key << ": " << op.status.ToString());
+      REQUIRE(op.status.ok());
+    }
+  }
+
+  // Server 0 fails one read, which marks it dead (failure_limit = 1).
+  void MarkZeroDead(MemcachedBackend& b) const {
+    Item item;
+    const Status s = b.Get(on_zero.front(), &item);
+    INFO(s.ToString());
+    REQUIRE(s.IsError());
+    REQUIRE_FALSE(s.IsNotFound());
+  }
+};
+
+// Reads every key one by one: no value may be other than `latest`. Returns
+// how many hits there were on each server's keys.
+std::pair<int, int> ExpectLatestOrMiss(MemcachedBackend& b, const Failover& f,
+                                       const std::string& latest) {
+  int zero_hits = 0, one_hits = 0;
+  for (const std::string& key : f.keys) {
+    Item item;
+    const Status s = b.Get(key, &item);
+    INFO(key << " on server " << (f.OnZero(key) ? 0 : 1) << ": " << s.ToString() << " '"
+             << item.value << "'");
+    REQUIRE((s.ok() || s.IsNotFound()));
+    if (!s.ok()) continue;
+    CHECK(item.value == latest);
+    ++(f.OnZero(key) ? zero_hits : one_hits);
+  }
+  return {zero_hits, one_hits};
+}
+
+}  // namespace
+
+TEST_CASE("failover: a paused server that comes back serves no value older than the last write",
+          "[memcached][failover]") {
+  if (!cachet::test::HaveMemcached()) return;
+  Failover f(GENERATE(std::size_t{10000}, std::size_t{5}));
+  INFO("failover_max_keys " << f.options.failover_max_keys);
+  MemcachedBackend b(f.options);
+  Failover::WriteAll(b, f.keys, "v1");
+  REQUIRE(f.servers[0]->Pause().ok());
+  f.MarkZeroDead(b);
+  Failover::WriteAll(b, f.keys, "v2");
+  // Meanwhile server 1 serves server 0's keys, with what was written there.
+  CHECK(ExpectLatestOrMiss(b, f, "v2") ==
+        std::pair<int, int>(f.on_zero.size(), f.keys.size() - f.on_zero.size()));
+  REQUIRE(f.servers[0]->Resume().ok());
+  std::this_thread::sleep_for(kRetry + milliseconds(100));
+  // Server 0 still holds v1 for its keys: it must not be served. Server 1's
+  // own keys are kept, unless too many keys moved to note them all (then both
+  // servers were flushed).
+  const std::pair<int, int> back = ExpectLatestOrMiss(b, f, "v2");
+  if (!f.Overflows()) CHECK(back.second == static_cast<int>(f.keys.size() - f.on_zero.size()));
+
+  // A second outage: v3 goes to server 0 now; the v2 copies server 1 took in
+  // the first outage must not come back.
+  Failover::WriteAll(b, f.keys, "v3");
+  const std::pair<int, int> written = ExpectLatestOrMiss(b, f, "v3");
+  if (!f.Overflows()) {
+    CHECK(written == std::pair<int, int>(f.on_zero.size(), f.keys.size() - f.on_zero.size()));
+  }
+  REQUIRE(f.servers[0]->Pause().ok());
+  f.MarkZeroDead(b);
+  ExpectLatestOrMiss(b, f, "v3");
+  REQUIRE(f.servers[0]->Resume().ok());
+}
+
+TEST_CASE("failover: a server killed and restarted empty leaves no older value behind",
+          "[memcached][failover]") {
+  if (!cachet::test::HaveMemcached()) return;
+  Failover f(GENERATE(std::size_t{10000}, std::size_t{5}));
+  INFO("failover_max_keys " << f.options.failover_max_keys);
+  MemcachedBackend b(f.options);
+  Failover::WriteAll(b, f.keys, "v1");
+  REQUIRE(f.servers[0]->Kill().ok());
+  f.MarkZeroDead(b);
+  Failover::WriteAll(b, f.keys, "v2");
+  REQUIRE(f.servers[0]->Restart().ok());
+  std::this_thread::sleep_for(kRetry + milliseconds(100));
+  // Server 0 is back and empty: its keys are misses, the others v2 (unless
+  // too many keys moved to note them all: then server 1 was flushed too).
+  const std::pair<int, int> back = ExpectLatestOrMiss(b, f, "v2");
+  if (!f.Overflows()) CHECK(back.second == static_cast<int>(f.keys.size() - f.on_zero.size()));
+  Failover::WriteAll(b, f.keys, "v3");
+  // Killed again: server 1 serves server 0's keys, and must not serve the v2
+  // it took for them in the first outage.
+  REQUIRE(f.servers[0]->Kill().ok());
+  f.MarkZeroDead(b);
+  ExpectLatestOrMiss(b, f, "v3");
+}
+
+}  // namespace cachet::memcached::test
