@@ -5,6 +5,9 @@
 #include <exception>
 #include <ostream>
 #include <sstream>
+#include <string_view>
+
+#include "cachet/suggest.h"
 
 namespace cachet::bench {
 namespace po = boost::program_options;
@@ -45,7 +48,11 @@ Status ParseScenarioList(const std::string& list, std::vector<const Scenario*>* 
   while (std::getline(words, name, ',')) {
     const Scenario* scenario = FindScenario(name);
     if (scenario == nullptr) {
-      return Status::InvalidArgument("unknown scenario '" + name + "' (see --list)");
+      std::vector<std::string_view> names;
+      for (const Scenario& known : AllScenarios()) names.emplace_back(known.name);
+      const std::string suggestion = DidYouMean(name, names);
+      return Status::InvalidArgument("unknown scenario '" + name + "'" +
+                                     (suggestion.empty() ? " (see --list)" : suggestion));
     }
     out->push_back(scenario);
   }

@@ -17,4 +17,13 @@ double Median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
+bool AnyColumnFailed(const std::vector<ScenarioFigures>& results) {
+  for (const ScenarioFigures& s : results) {
+    for (const Figure& f : s.figures) {
+      if (f.failures > 0 || (!f.ran && !f.skipped)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace cachet::bench

@@ -5,14 +5,16 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cachet::bench {
 
 struct Figure {
   std::string target;
-  bool ran = false;  // false: skipped or stopped; `note` says why
-  double rate = 0;   // median iterations per second over the repetitions
+  bool ran = false;      // false: skipped, failed or stopped; `note` says why
+  bool skipped = false;  // the store or library does not offer the scenario: not a failure
+  double rate = 0;       // median iterations per second over the repetitions
   double rate_min = 0;
   double rate_max = 0;
   double cpu_ns_per_op = 0;      // median client CPU time per iteration
@@ -26,6 +28,32 @@ struct ScenarioFigures {
   std::string description;
   std::vector<Figure> figures;  // in target order
 };
+
+// What a run was, for the json output beside its rows.
+struct RunInfo {
+  // Settings.
+  std::vector<std::string> configs;
+  std::vector<std::string> overrides;
+  std::vector<std::string> scenarios;
+  double duration_seconds = 0;
+  std::uint64_t ops = 0;
+  std::size_t value_size = 0;
+  std::uint64_t slice_ms = 0;
+  std::size_t keys = 0;
+  unsigned threads = 0;
+  unsigned repeat = 0;
+  // Versions: cachet's, the compiler's, and the peer libraries built in.
+  std::string cachet_version;
+  std::string compiler;
+  std::vector<std::pair<std::string, std::string>> peers;  // name, version
+  // Machine, when the run started.
+  unsigned cores = 0;
+  std::vector<double> load_average;  // 1, 5 and 15 minutes; empty when unknown
+};
+
+// True when a column failed somewhere: operations that failed, or a column that
+// did not run for another reason than being skipped.
+bool AnyColumnFailed(const std::vector<ScenarioFigures>& results);
 
 // The spread of a figure, in percent of its median: half the range.
 double SpreadPercent(const Figure& figure);

@@ -1,5 +1,6 @@
 // --format json and csv: one record per scenario and target, every field of a
-// Figure, for scripts and spreadsheets.
+// Figure, for scripts and spreadsheets; json puts the records in "rows" beside
+// the run's settings, versions and machine.
 #include <nlohmann/json.hpp>
 
 #include "formatters.h"
@@ -12,6 +13,7 @@ nlohmann::ordered_json FigureJson(const ScenarioFigures& s, const Figure& f) {
   j["scenario"] = s.scenario;
   j["target"] = f.target;
   j["ran"] = f.ran;
+  j["skipped"] = f.skipped;
   j["rate"] = f.rate;
   j["rate_min"] = f.rate_min;
   j["rate_max"] = f.rate_max;
@@ -20,6 +22,29 @@ nlohmann::ordered_json FigureJson(const ScenarioFigures& s, const Figure& f) {
   j["iterations"] = f.iterations;
   j["failures"] = f.failures;
   j["note"] = f.note;
+  return j;
+}
+
+nlohmann::ordered_json SettingsJson(const RunInfo& info) {
+  nlohmann::ordered_json j;
+  j["configs"] = info.configs;
+  j["overrides"] = info.overrides;
+  j["scenarios"] = info.scenarios;
+  j["duration_seconds"] = info.duration_seconds;
+  j["ops"] = info.ops;
+  j["value_size"] = info.value_size;
+  j["slice_ms"] = info.slice_ms;
+  j["keys"] = info.keys;
+  j["threads"] = info.threads;
+  j["repeat"] = info.repeat;
+  return j;
+}
+
+nlohmann::ordered_json VersionsJson(const RunInfo& info) {
+  nlohmann::ordered_json j;
+  j["cachet"] = info.cachet_version;
+  j["compiler"] = info.compiler;
+  for (const auto& [name, version] : info.peers) j[name] = version;
   return j;
 }
 
@@ -39,10 +64,15 @@ std::string Number(double value) {
 
 }  // namespace
 
-std::string FormatJson(const std::vector<ScenarioFigures>& results) {
-  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+std::string FormatJson(const RunInfo& info, const std::vector<ScenarioFigures>& results) {
+  nlohmann::ordered_json all;
+  all["settings"] = SettingsJson(info);
+  all["versions"] = VersionsJson(info);
+  all["machine"] = {{"cores", info.cores}, {"load_average", info.load_average}};
+  all["failed"] = AnyColumnFailed(results);
+  nlohmann::ordered_json& rows = all["rows"] = nlohmann::ordered_json::array();
   for (const ScenarioFigures& s : results) {
-    for (const Figure& f : s.figures) all.push_back(FigureJson(s, f));
+    for (const Figure& f : s.figures) rows.push_back(FigureJson(s, f));
   }
   // Invalid UTF-8 in a note (a server's reply) is replaced, never thrown.
   return all.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + '\n';

@@ -1,6 +1,7 @@
 // The output formats of cachet-bench: --format table (cmpthese per scenario,
-// then the spread and client CPU of each column), json and csv (one record per
-// scenario and target).
+// then the spread and client CPU of each column), json (the run's settings,
+// versions and machine, and one record per scenario and target) and csv (the
+// records).
 #pragma once
 
 #include <string>
@@ -12,7 +13,8 @@
 namespace cachet::bench {
 
 std::string FormatScenarioTable(const ScenarioFigures& scenario);
-std::string FormatJson(const std::vector<ScenarioFigures>& results);
+// {"settings", "versions", "machine", "failed", "rows": [one record per figure]}.
+std::string FormatJson(const RunInfo& info, const std::vector<ScenarioFigures>& results);
 std::string FormatCsv(const std::vector<ScenarioFigures>& results);
 
 // Nanoseconds as "850 ns", "12.3 us", "4.56 ms".

@@ -1,17 +1,21 @@
 // cachet-bench: the seed benchmark scenarios against one or several configs and
 // the peer libraries, printed as cmpthese-style tables (or json/csv), optionally
-// drawn as an SVG chart. Exit status: 0 when every iteration gave the expected
-// outcome, 2 for a bad command line or config, 3 when a store failed, 130 when
-// interrupted.
+// drawn as an SVG chart. Exit status: 0 when every column ran every scenario it
+// offers with the expected outcomes (a scenario a store lacks is a skipped cell,
+// not a failure), 2 for a bad command line or config, 3 when a column failed (its
+// store could not be reached, or operations failed), 130 when interrupted.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench_options.h"
+#include "cachet/version.h"
 #include "formatters.h"
 #include "interrupt.h"
 #include "peers.h"
@@ -56,14 +60,25 @@ void PrintHeading(const BenchOptions& options, const std::vector<Target>& target
   std::cout << " per scenario and column, in " << options.slice_ms << " ms slices\n";
 }
 
-bool Failed(const std::vector<ScenarioFigures>& results) {
-  for (const ScenarioFigures& s : results) {
-    for (const Figure& f : s.figures) {
-      const bool skipped = !f.ran && f.note.rfind("skipped", 0) == 0;
-      if (f.failures > 0 || (!f.ran && !skipped)) return true;
-    }
-  }
-  return false;
+RunInfo DescribeRun(const BenchOptions& options) {
+  RunInfo info;
+  info.configs = options.configs;
+  info.overrides = options.overrides;
+  for (const Scenario* s : options.scenarios) info.scenarios.emplace_back(s->name);
+  info.duration_seconds = options.duration_seconds;
+  info.ops = options.ops;
+  info.value_size = options.value_size;
+  info.slice_ms = options.slice_ms;
+  info.keys = options.keys;
+  info.threads = options.threads;
+  info.repeat = options.repeat;
+  info.cachet_version = CACHET_VERSION_STRING;
+  info.compiler = __VERSION__;
+  if (options.peers) info.peers = PeerVersions();
+  info.cores = std::thread::hardware_concurrency();
+  double load[3];
+  if (getloadavg(load, 3) == 3) info.load_average.assign(load, load + 3);
+  return info;
 }
 
 bool WriteFile(const std::string& path, const std::string& text) {
@@ -93,15 +108,16 @@ std::vector<ScenarioFigures> RunAll(const BenchOptions& options, std::vector<Col
   return results;
 }
 
-int Report(const BenchOptions& options, const std::vector<ScenarioFigures>& results) {
-  if (options.format == "json") std::cout << FormatJson(results);
+int Report(const BenchOptions& options, const RunInfo& info,
+           const std::vector<ScenarioFigures>& results) {
+  if (options.format == "json") std::cout << FormatJson(info, results);
   if (options.format == "csv") std::cout << FormatCsv(results);
   if (!options.svg_path.empty() &&
       !WriteFile(options.svg_path, RenderSvgChart(results, "cachet-bench"))) {
     std::cerr << "cachet-bench: cannot write " << options.svg_path << '\n';
     return kExitStoreError;
   }
-  return Failed(results) ? kExitStoreError : 0;
+  return AnyColumnFailed(results) ? kExitStoreError : 0;
 }
 
 int Run(const BenchOptions& options) {
@@ -118,10 +134,11 @@ int Run(const BenchOptions& options) {
     return s.IsConfigError() || s.IsPluginError() ? kExitUsage : kExitStoreError;
   }
   if (options.peers) AddPeerTargets(opened->first_server, &opened->targets);
+  const RunInfo info = DescribeRun(options);  // the machine's load before the run adds to it
   std::vector<Column> columns = ConnectColumns(opened->targets, options.threads);
   if (options.format == "table") PrintHeading(options, opened->targets);
   const std::vector<ScenarioFigures> results = RunAll(options, columns, stop);
-  const int status = Report(options, results);
+  const int status = Report(options, info, results);
   if (stop) {
     std::cerr << "cachet-bench: interrupted; stopping\n";
     return kExitInterrupted;

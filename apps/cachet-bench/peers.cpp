@@ -2,9 +2,13 @@
 #include "peers.h"
 
 #ifdef CACHET_HAVE_LIBMEMCACHED
+#include <libmemcached/memcached.h>
+
 #include "peer_libmemcached.h"
 #endif
 #ifdef CACHET_HAVE_HIREDIS
+#include <hiredis/hiredis.h>
+
 #include "peer_hiredis.h"
 #endif
 
@@ -37,6 +41,19 @@ std::string PeersBuiltIn() {
   peers += peers.empty() ? "hiredis" : ", hiredis";
 #endif
   return peers.empty() ? "none" : peers;
+}
+
+std::vector<std::pair<std::string, std::string>> PeerVersions() {
+  std::vector<std::pair<std::string, std::string>> versions;
+#ifdef CACHET_HAVE_LIBMEMCACHED
+  versions.emplace_back("libmemcached", LIBMEMCACHED_VERSION_STRING);
+#endif
+#ifdef CACHET_HAVE_HIREDIS
+  versions.emplace_back("hiredis", std::to_string(HIREDIS_MAJOR) + "." +
+                                       std::to_string(HIREDIS_MINOR) + "." +
+                                       std::to_string(HIREDIS_PATCH));
+#endif
+  return versions;
 }
 
 }  // namespace cachet::bench

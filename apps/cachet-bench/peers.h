@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "target.h"
@@ -18,5 +19,8 @@ void AddPeerTargets(const std::map<std::string, std::string>& first_server,
 
 // The peers this build has, for --help ("libmemcached 1.1.4, hiredis 0.14.1").
 std::string PeersBuiltIn();
+
+// Each peer this build has, with the version of its headers: {"hiredis", "0.14.1"}.
+std::vector<std::pair<std::string, std::string>> PeerVersions();
 
 }  // namespace cachet::bench

@@ -20,6 +20,7 @@ struct ColumnRun {
   std::vector<ScenarioState> states;  // one per client
   std::vector<Tally> repetitions;
   bool ran = true;
+  bool skipped = false;  // the store or library lacks the scenario's operation
   std::string note;
 };
 
@@ -42,6 +43,7 @@ void SetUp(const Scenario& scenario, std::size_t index, Column& column, const Ru
     if (status.ok()) status = scenario.run_once(*column.clients[t], state);
     if (!status.ok()) {
       run->ran = false;
+      run->skipped = status.IsUnsupported();
       run->note = (status.IsUnsupported() ? "skipped: " : "setup failed: ") + status.ToString();
     }
   }
@@ -97,6 +99,7 @@ Figure Summarize(const Column& column, const ColumnRun& run) {
   Figure f;
   f.target = column.target->label;
   f.ran = run.ran;
+  f.skipped = run.skipped;
   f.note = run.note;
   std::vector<double> rates;
   std::vector<double> cpu;

@@ -4,7 +4,9 @@
 #include <array>
 #include <ostream>
 #include <string>
+#include <vector>
 
+#include "cachet/suggest.h"
 #include "commands.h"
 
 namespace cachet::cli {
@@ -34,8 +36,8 @@ constexpr std::array kCommands = {
                 K::kStore, 1, 2, false, RunDecr},
     CommandSpec{"touch", "KEY SECONDS", "set a new TTL (0: never expires)", K::kStore, 2, 2, false,
                 RunTouch},
-    CommandSpec{"mget", "KEY...", "print one line per key: the value or (nil)", K::kStore, 1, -1,
-                false, RunMget},
+    CommandSpec{"mget", "KEY...", "one line per key: the value (quoted if not plain) or (nil)",
+                K::kStore, 1, -1, false, RunMget},
     CommandSpec{"stats", "", "print the store's statistics, one \"NAME VALUE\" per line", K::kStore,
                 0, 0, false, RunStats},
     CommandSpec{"flush", "", "remove every key", K::kStore, 0, 0, false, RunFlush},
@@ -56,6 +58,12 @@ const CommandSpec* FindCommand(std::string_view name) noexcept {
     if (name == spec.name) return &spec;
   }
   return nullptr;
+}
+
+std::string SuggestCommand(std::string_view typed) {
+  std::vector<std::string_view> names;
+  for (const CommandSpec& spec : kCommands) names.emplace_back(spec.name);
+  return DidYouMean(typed, names);
 }
 
 void PrintCommandHelp(const CommandSpec& spec, std::ostream& out) {

@@ -4,6 +4,7 @@
 
 #include <iosfwd>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "command.h"
@@ -14,6 +15,9 @@ std::span<const CommandSpec> AllCommands() noexcept;
 
 // nullptr for an unknown name.
 const CommandSpec* FindCommand(std::string_view name) noexcept;
+
+// " (did you mean 'get'?)" for a mistyped command name, or "".
+std::string SuggestCommand(std::string_view typed);
 
 // "usage: cachet [global options] NAME ARGS [--ttl SECONDS]" and the summary.
 void PrintCommandHelp(const CommandSpec& spec, std::ostream& out);

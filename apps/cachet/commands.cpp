@@ -13,6 +13,7 @@
 
 #include "exit_codes.h"
 #include "reply.h"
+#include "shell_words.h"
 
 namespace cachet::cli {
 namespace {
@@ -60,9 +61,10 @@ int RunCounter(CommandContext& ctx, const Invocation& inv, bool increment) {
   return kExitSuccess;
 }
 
-// A miss prints "(nil)" in the shell and nothing in a one-shot command.
+// A miss prints "(nil)" in the shell and nothing in a one-shot command. A
+// stored "(nil)" prints quoted (ShellValue), so the two never look alike.
 int ReportMiss(CommandContext& ctx) {
-  if (ctx.shell) ctx.out << "(nil)\n";
+  if (ctx.shell) ctx.out << kMissWord << '\n';
   return kExitNegative;
 }
 
@@ -141,9 +143,9 @@ int RunMget(CommandContext& ctx, const Invocation& inv) {
   int exit_code = kExitSuccess;
   for (const Lookup<std::string>& one : found) {
     if (one.hit()) {
-      ctx.out << *one << '\n';
+      ctx.out << ShellValue(*one) << '\n';
     } else if (one.miss()) {
-      ctx.out << "(nil)\n";
+      ctx.out << kMissWord << '\n';
       if (exit_code == kExitSuccess) exit_code = kExitNegative;
     } else {
       // In place, so line N still answers key N.

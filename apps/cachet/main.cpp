@@ -57,7 +57,8 @@ int Main(const std::vector<std::string>& args) {
   }
   const CommandSpec* spec = FindCommand(global->command);
   if (spec == nullptr) {
-    return FailWith(Status::InvalidArgument("unknown command " + QuoteShellWord(global->command)));
+    return FailWith(Status::InvalidArgument("unknown command " + QuoteShellWord(global->command) +
+                                            SuggestCommand(global->command)));
   }
   Result<Invocation> inv = ParseInvocation(*spec, global->command_words);
   if (!inv.ok()) return FailWith(inv.status());

@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "exit_codes.h"
+#include "shell_words.h"
 
 namespace cachet::cli {
 
@@ -41,6 +42,10 @@ int ReportUsage(CommandContext& ctx, std::string_view message) {
 }
 
 void PrintValue(CommandContext& ctx, std::string_view bytes) {
+  if (ctx.shell) {
+    ctx.out << ShellValue(bytes) << '\n';
+    return;
+  }
   ctx.out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   const bool ends_line = !bytes.empty() && bytes.back() == '\n';
   if (ctx.shell || (ctx.out_is_terminal && !ends_line)) ctx.out << '\n';

@@ -25,7 +25,8 @@ int ReportFailure(CommandContext& ctx, const Status& status);
 // A usage error: the message and a pointer to --help. Returns kExitUsage.
 int ReportUsage(CommandContext& ctx, std::string_view message);
 
-// Prints a value that is the whole result (get, gets).
+// Prints a value that is the whole result (get, gets): the bytes as they are,
+// or in the shell one line of ShellValue.
 void PrintValue(CommandContext& ctx, std::string_view bytes);
 
 // NOT_FOUND, NOT_STORED, EXISTS; "" for any other code.

@@ -31,7 +31,9 @@ constexpr std::size_t kLineMargin = 64 * 1024;
 void RunWords(CommandContext& ctx, const std::vector<std::string>& words) {
   const CommandSpec* spec = FindCommand(words[0]);
   if (spec == nullptr) {
-    ReportUsage(ctx, "unknown command " + QuoteShellWord(words[0]) + " (try: help)");
+    const std::string suggestion = SuggestCommand(words[0]);
+    ReportUsage(ctx, "unknown command " + QuoteShellWord(words[0]) +
+                         (suggestion.empty() ? " (try: help)" : suggestion));
     return;
   }
   if (spec->kind == CommandKind::kShell) {

@@ -1,6 +1,7 @@
 // The shell's word splitter; see shell_words.h for the rules.
 #include "shell_words.h"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 
@@ -110,6 +111,13 @@ std::string QuoteShellWord(std::string_view bytes, std::size_t max_bytes) {
   quoted += '"';
   AppendCutNote(bytes, max_bytes, &quoted);
   return quoted;
+}
+
+std::string ShellValue(std::string_view bytes) {
+  const bool plain =
+      !bytes.empty() && bytes.front() != '"' && bytes != kMissWord &&
+      std::all_of(bytes.begin(), bytes.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  return plain ? std::string(bytes) : QuoteShellWord(bytes, bytes.size());
 }
 
 std::string EscapeShellBytes(std::string_view bytes, std::size_t max_bytes) {

@@ -30,6 +30,15 @@ inline constexpr std::size_t kQuotedInputBytes = 200;
 // word is cut and followed by the full length: "xxxx"... (1048576 bytes).
 std::string QuoteShellWord(std::string_view bytes, std::size_t max_bytes = kQuotedInputBytes);
 
+// How the shell and mget print a miss.
+inline constexpr std::string_view kMissWord = "(nil)";
+
+// A value as the shell prints it on its one line: as it is when that reads back
+// unambiguously (printable ASCII, not empty, not starting with '"', and not
+// "(nil)", which is how a miss prints), else QuoteShellWord of it whole, never
+// cut: "a\nb", "(nil)", "".
+std::string ShellValue(std::string_view bytes);
+
 // The same escapes and cut without the quotes, for a message that quotes input
 // its own way (a library's error text).
 std::string EscapeShellBytes(std::string_view bytes, std::size_t max_bytes = kQuotedInputBytes);

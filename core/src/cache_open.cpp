@@ -1,7 +1,9 @@
-// Cache::Open: from a Config to a ready Cache. Validates [cache], loads the
-// backend's plugin and validates its section, checks that every other section
-// names a plugin, builds the Codec, creates the backend and wraps it in the
-// value envelope when it lacks native flags or TTL.
+// Cache::Check and Cache::Open: from a Config to a ready Cache. Check validates
+// [cache], loads the backend's plugin, validates every section against its
+// plugin (schema, then the plugin's validation hook) and builds the Codec; Open
+// does the same checks, then creates the backend and wraps it in the value
+// envelope when it lacks native flags or TTL.
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -9,6 +11,7 @@
 #include "cachet/envelope.h"
 #include "cachet/log.h"
 #include "cachet/plugin.h"
+#include "cachet/suggest.h"
 
 namespace cachet {
 
@@ -44,11 +47,12 @@ Result<CodecOptions> ReadCodecOptions(const ConfigSection& cache) {
   options.compressor = cache.GetString("compressor");
   options.compression_level = static_cast<int>(cache.GetInt("compression_level"));
   const std::int64_t threshold = cache.GetInt("compress_threshold");
-  if (threshold < 0) {
-    return Status::ConfigError("[cache] compress_threshold must not be negative");
-  }
+  if (threshold < 0) return cache.ErrorAt("compress_threshold", "must not be negative");
   options.compress_threshold = static_cast<std::size_t>(threshold);
   options.compress_min_savings = cache.GetDouble("compress_min_savings");
+  if (!(options.compress_min_savings >= 0.0 && options.compress_min_savings < 1.0)) {
+    return cache.ErrorAt("compress_min_savings", "must be at least 0 and below 1");
+  }
   std::int64_t max_value_size = 0;
   if (Status s = cache.GetIntInRange("max_value_size", 1, kMaxValueSizeLimit, &max_value_size);
       !s.ok()) {
@@ -61,14 +65,36 @@ Result<CodecOptions> ReadCodecOptions(const ConfigSection& cache) {
   return options;
 }
 
+// Codec::Create's refusal (a compressor, its level, or a compressor the flags
+// profile cannot record), placed at [cache] compressor, with where the profile
+// was set when that may be the other half of the conflict.
+Status CodecErrorAt(const ConfigSection& cache, const Status& refused) {
+  std::string reason(refused.message());
+  const ConfigValue* profile = cache.Find("flags_profile");
+  if (profile != nullptr && profile->value != "cachet" && profile->line > 0) {
+    reason +=
+        "; flags_profile = " + profile->value + " is set on line " + std::to_string(profile->line);
+  }
+  return cache.ErrorAt("compressor", reason);
+}
+
 Result<CacheOptions> ReadCacheOptions(const ConfigSection& cache) {
   CacheOptions options;
   options.key_namespace = cache.GetString("namespace");
   const std::int64_t ttl_seconds = cache.GetInt("default_ttl");
-  if (ttl_seconds < 0) return Status::ConfigError("[cache] default_ttl must not be negative");
+  if (ttl_seconds < 0) return cache.ErrorAt("default_ttl", "must not be negative");
   options.default_ttl = TtlFromSeconds(ttl_seconds);
   options.metrics = cache.GetBool("metrics");
   return options;
+}
+
+// " (did you mean 'memcached'?)" for a store name no plugin file in the search
+// path has, or "".
+std::string SuggestStore(const PluginLoader& loader, std::string_view name) {
+  const std::vector<std::string> available = loader.AvailableNames();
+  if (std::find(available.begin(), available.end(), name) != available.end()) return "";
+  const std::vector<std::string_view> names(available.begin(), available.end());
+  return DidYouMean(name, names);
 }
 
 // The backend's plugin: the explicit `plugin` file when set, else `backend`
@@ -78,6 +104,10 @@ Result<std::shared_ptr<const Plugin>> LoadBackendPlugin(const PluginLoader& load
   const std::string backend = cache.GetString("backend");
   const std::string explicit_file = cache.GetString("plugin");
   auto plugin = loader.Load(explicit_file.empty() ? backend : explicit_file);
+  if (!plugin.ok() && explicit_file.empty()) {
+    return Status::PluginError(std::string(plugin.status().message()) +
+                               SuggestStore(loader, backend));
+  }
   if (!plugin.ok() || explicit_file.empty()) return plugin;
   if ((*plugin)->name() != backend) {
     return Status::ConfigError("[cache] plugin " + explicit_file + " is the '" +
@@ -87,51 +117,89 @@ Result<std::shared_ptr<const Plugin>> LoadBackendPlugin(const PluginLoader& load
   return plugin;
 }
 
+// A section against its plugin: the schema, then the plugin's own checks.
+Status ValidateSection(Config* config, const Plugin& plugin, std::string_view name) {
+  if (Status s = config->Validate(name, plugin.options()); !s.ok()) return s;
+  return plugin.ValidateOptions(*config->section(name));
+}
+
 // Every section other than [cache] and the backend's must belong to a plugin
-// that can be found, and must validate against that plugin's schema, so a typo
-// in a section name is an error rather than silently ignored settings.
+// that can be found, and must validate against that plugin, so a typo in a
+// section name is an error rather than silently ignored settings, and switching
+// `backend =` to a configured store cannot meet a bad section.
 Status ValidateOtherSections(Config* config, const PluginLoader& loader,
-                             std::string_view backend_section) {
+                             std::string_view backend_section,
+                             std::vector<std::shared_ptr<const Plugin>>* plugins) {
   for (const std::string& name : config->SectionNames()) {
     if (name == kCacheSection || name == backend_section) continue;
     auto plugin = loader.Load(name);
     if (!plugin.ok()) {
       Logger()->debug("section [{}]: {}", name, plugin.status().ToString());
       return Status::ConfigError(SourceOf(*config, name) + ": [" + name + "]: no plugin named '" +
-                                 name + "'");
+                                 name + "'" + SuggestStore(loader, name));
     }
-    if (Status s = config->Validate(name, (*plugin)->options()); !s.ok()) return s;
+    plugins->push_back(*plugin);
+    if (Status s = ValidateSection(config, **plugin, name); !s.ok()) return s;
   }
+  return Status::OK();
+}
+
+// What Check establishes and Open goes on with.
+struct CheckedConfig {
+  std::vector<std::shared_ptr<const Plugin>> plugins;  // the backend's first
+  std::shared_ptr<const Codec> codec;
+  CacheOptions cache_options;
+};
+
+// `opening`: also applies log_level, before the plugins load, so that their
+// loading is logged at the configured level.
+Status CheckInto(Config* config, bool opening, CheckedConfig* checked) {
+  if (Status s = config->Validate(kCacheSection, CacheOptionSpecs()); !s.ok()) return s;
+  const ConfigSection cache = *config->section(kCacheSection);
+  if (opening) {
+    if (Status s = SetLogLevel(cache.GetString("log_level")); !s.ok()) return s;
+  }
+  const std::vector<std::string> plugin_dirs = cache.GetList("plugin_path");
+  const PluginLoader loader(PluginLoader::DefaultSearchPath(plugin_dirs));
+  auto plugin = LoadBackendPlugin(loader, cache);
+  if (!plugin.ok()) return plugin.status();
+  checked->plugins.push_back(*plugin);
+  const std::string backend_section((*plugin)->name());
+  if (Status s = ValidateSection(config, **plugin, backend_section); !s.ok()) return s;
+  if (Status s = ValidateOtherSections(config, loader, backend_section, &checked->plugins);
+      !s.ok()) {
+    return s;
+  }
+  auto codec_options = ReadCodecOptions(cache);
+  if (!codec_options.ok()) return codec_options.status();
+  auto codec = Codec::Create(*codec_options);
+  if (!codec.ok()) return CodecErrorAt(cache, codec.status());
+  checked->codec = std::move(*codec);
+  auto cache_options = ReadCacheOptions(cache);
+  if (!cache_options.ok()) return cache_options.status();
+  checked->cache_options = std::move(*cache_options);
   return Status::OK();
 }
 
 }  // namespace
 
+Status Cache::Check(Config* config, std::vector<std::shared_ptr<const Plugin>>* plugins) {
+  CheckedConfig checked;
+  Status status = CheckInto(config, /*opening=*/false, &checked);
+  *plugins = std::move(checked.plugins);
+  return status;
+}
+
 Result<std::unique_ptr<Cache>> Cache::Open(Config config) {
-  if (Status s = config.Validate(kCacheSection, CacheOptionSpecs()); !s.ok()) return s;
-  const ConfigSection cache = *config.section(kCacheSection);
-  if (Status s = SetLogLevel(cache.GetString("log_level")); !s.ok()) return s;
-
-  const std::vector<std::string> plugin_dirs = cache.GetList("plugin_path");
-  const PluginLoader loader(PluginLoader::DefaultSearchPath(plugin_dirs));
-  auto plugin = LoadBackendPlugin(loader, cache);
-  if (!plugin.ok()) return plugin.status();
-  const std::string backend_section((*plugin)->name());
-  if (Status s = config.Validate(backend_section, (*plugin)->options()); !s.ok()) return s;
-  if (Status s = ValidateOtherSections(&config, loader, backend_section); !s.ok()) return s;
-
-  auto codec_options = ReadCodecOptions(cache);
-  if (!codec_options.ok()) return codec_options.status();
-  auto codec = Codec::Create(*codec_options);
-  if (!codec.ok()) return codec.status();
-  auto cache_options = ReadCacheOptions(cache);
-  if (!cache_options.ok()) return cache_options.status();
-
-  auto backend = (*plugin)->CreateBackend(*config.section(backend_section), Logger());
+  CheckedConfig checked;
+  if (Status s = CheckInto(&config, /*opening=*/true, &checked); !s.ok()) return s;
+  const Plugin& plugin = *checked.plugins.front();
+  const std::string backend_section(plugin.name());
+  auto backend = plugin.CreateBackend(*config.section(backend_section), Logger());
   if (!backend.ok()) return backend.status();
-  Logger()->debug("cache open: backend {} from {}", backend_section, (*plugin)->path().string());
-  return std::make_unique<Cache>(WithEnvelope(std::move(*backend)), std::move(*codec),
-                                 std::move(*cache_options));
+  Logger()->debug("cache open: backend {} from {}", backend_section, plugin.path().string());
+  return std::make_unique<Cache>(WithEnvelope(std::move(*backend)), std::move(checked.codec),
+                                 std::move(checked.cache_options));
 }
 
 }  // namespace cachet

@@ -149,14 +149,18 @@ Status ConfigSection::GetIntInRange(std::string_view key, std::int64_t low, std:
                                     std::int64_t* out) const {
   const std::int64_t value = GetInt(key);
   if (value < low || value > high) {
-    const ConfigValue* found = Find(key);
-    return Status::ConfigError((found == nullptr ? std::string() : Where(*found)) + "[" + name_ +
-                               "] " + std::string(key) + " = " + std::to_string(value) +
-                               ": must be between " + std::to_string(low) + " and " +
-                               std::to_string(high));
+    return ErrorAt(key, "must be between " + std::to_string(low) + " and " + std::to_string(high));
   }
   *out = value;
   return Status::OK();
+}
+
+Status ConfigSection::ErrorAt(std::string_view key, std::string_view reason) const {
+  const ConfigValue* found = Find(key);
+  std::string text = found == nullptr ? std::string() : Where(*found);
+  text += "[" + name_ + "] " + std::string(key);
+  if (found != nullptr) text += " = " + found->value;
+  return Status::ConfigError(text + ": " + std::string(reason));
 }
 
 bool ConfigSection::GetBool(std::string_view key) const {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cachet/suggest.h"
 #include "ini_layout.h"
 
 namespace cachet {
@@ -69,22 +70,6 @@ std::string ExplainBadChoice(const OptionSpec& spec, std::string_view value) {
   return "";
 }
 
-std::size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      std::size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      row[j] = std::min({above + 1, row[j - 1] + 1, substitution});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 }  // namespace
 
 std::optional<std::int64_t> ParseIntOption(std::string_view text) {
@@ -117,18 +102,10 @@ std::string ExplainBadValue(const OptionSpec& spec, std::string_view value) {
 }
 
 std::string ClosestOptionName(std::string_view name, std::span<const OptionSpec> schema) {
-  // A third of the name, at least one and at most three edits, still reads as a typo.
-  std::size_t limit = std::clamp<std::size_t>(name.size() / 3, 1, 3);
-  std::string best;
-  std::size_t best_distance = limit + 1;
-  for (const OptionSpec& spec : schema) {
-    std::size_t distance = EditDistance(name, spec.name);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = spec.name;
-    }
-  }
-  return best;
+  std::vector<std::string_view> names;
+  names.reserve(schema.size());
+  for (const OptionSpec& spec : schema) names.emplace_back(spec.name);
+  return ClosestName(name, names);
 }
 
 }  // namespace cachet

@@ -14,6 +14,12 @@ Plugin::Plugin(std::shared_ptr<void> library, const PluginDescriptor* descriptor
                std::filesystem::path path)
     : library_(std::move(library)), descriptor_(descriptor), path_(std::move(path)) {}
 
+Status Plugin::ValidateOptions(const ConfigSection& options) const {
+  // A version 1 descriptor ends before `validate`: reading it would read past it.
+  if (descriptor_->abi_version < 2 || descriptor_->validate == nullptr) return Status::OK();
+  return descriptor_->validate(options);
+}
+
 Result<std::shared_ptr<Backend>> Plugin::CreateBackend(
     const ConfigSection& options, std::shared_ptr<spdlog::logger> logger) const {
   PluginContext context{options, logger != nullptr ? std::move(logger) : Logger()};

@@ -36,8 +36,10 @@ std::string FingerprintMismatch(const char* plugin_fingerprint) {
 // first: it is the one field whose place every ABI version agrees on.
 std::string ExplainBadDescriptor(const PluginDescriptor* descriptor) {
   if (descriptor == nullptr) return "the entry point returned no descriptor";
-  if (descriptor->abi_version != kPluginAbiVersion) {
-    return "ABI version " + std::to_string(descriptor->abi_version) + ", but this cachet needs " +
+  if (descriptor->abi_version < kOldestPluginAbiVersion ||
+      descriptor->abi_version > kPluginAbiVersion) {
+    return "ABI version " + std::to_string(descriptor->abi_version) +
+           ", but this cachet reads versions " + std::to_string(kOldestPluginAbiVersion) + " to " +
            std::to_string(kPluginAbiVersion);
   }
   if (descriptor->fingerprint == nullptr ||

@@ -118,4 +118,15 @@ std::vector<Result<std::shared_ptr<const Plugin>>> PluginLoader::Discover() cons
   return found;
 }
 
+std::vector<std::string> PluginLoader::AvailableNames() const {
+  std::set<std::string> names;
+  for (const fs::path& dir : search_path_) {
+    for (const std::string& file : PluginFileNamesIn(dir)) {
+      names.insert(
+          file.substr(kFilePrefix.size(), file.size() - kFilePrefix.size() - kFileSuffix.size()));
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
 }  // namespace cachet

@@ -55,9 +55,18 @@ Status ReadOptions(const ConfigSection& section, MemcachedOptions* o) {
   o->protocol = section.GetString("protocol") == "text" ? Protocol::kText : Protocol::kMeta;
   o->binary_keys = section.GetBool("binary_keys");
   if (o->binary_keys && o->protocol != Protocol::kMeta) {
-    return Status::ConfigError("[memcached] binary_keys = true needs protocol = meta");
+    return section.ErrorAt("binary_keys", "needs protocol = meta");
   }
   return ReadNumbers(section, o);
+}
+
+// The descriptor's validation hook: the factory's own option reading, so that
+// `cachet check` refuses exactly what opening would.
+Status ValidateMemcachedOptions(const ConfigSection& section) noexcept {
+  return GuardedCreate("memcached", [&] {
+    MemcachedOptions options;
+    return ReadOptions(section, &options);
+  });
 }
 
 Status CreateMemcachedBackend(const PluginContext& context,
@@ -81,6 +90,7 @@ constexpr PluginDescriptor kDescriptor{
     kOptions.size(),
     MemcachedBackend::kCapabilities.bits(),
     &CreateMemcachedBackend,
+    &ValidateMemcachedOptions,
 };
 
 }  // namespace

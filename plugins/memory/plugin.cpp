@@ -47,6 +47,15 @@ Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
   return ReadBounded(section, "max_bytes", min_bytes, kMaxInt, &options->max_bytes);
 }
 
+// The descriptor's validation hook: the factory's own option reading, so that
+// `cachet check` refuses exactly what opening would.
+Status ValidateMemoryOptions(const ConfigSection& section) noexcept {
+  return GuardedCreate("memory", [&] {
+    MemoryStoreOptions options;
+    return ReadOptions(section, &options);
+  });
+}
+
 Status CreateMemoryBackend(const PluginContext& context, std::unique_ptr<Backend>* out) noexcept {
   return GuardedCreate("memory", [&] {
     MemoryStoreOptions options;
@@ -70,6 +79,7 @@ constexpr PluginDescriptor kDescriptor{
     sizeof(kOptions) / sizeof(kOptions[0]),
     MemoryBackend::kCapabilities.bits(),
     &CreateMemoryBackend,
+    &ValidateMemoryOptions,
 };
 
 }  // namespace

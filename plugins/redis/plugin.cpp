@@ -79,15 +79,23 @@ Status ReadOptions(const ConfigSection& section, RedisOptions* o) {
   o->counters =
       section.GetString("counters") == "memcached" ? CounterMode::kMemcached : CounterMode::kNative;
   if (!o->session.username.empty() && o->session.password.empty()) {
-    return Status::ConfigError("[redis] username is set but password is empty");
+    return section.ErrorAt("username", "is set but password is empty");
   }
   o->mode = section.GetString("mode") == "cluster" ? RedisMode::kCluster : RedisMode::kStandalone;
   if (Status s = ReadNumbers(section, o); !s.ok()) return s;
   if (o->mode == RedisMode::kCluster && o->session.db != 0) {
-    return Status::ConfigError("[redis] db = " + std::to_string(o->session.db) +
-                               ": Redis Cluster has only database 0");
+    return section.ErrorAt("db", "Redis Cluster (mode = cluster) has only database 0");
   }
   return Status::OK();
+}
+
+// The descriptor's validation hook: the factory's own option reading, so that
+// `cachet check` refuses exactly what opening would.
+Status ValidateRedisOptions(const ConfigSection& section) noexcept {
+  return GuardedCreate("redis", [&] {
+    RedisOptions options;
+    return ReadOptions(section, &options);
+  });
 }
 
 Status CreateRedisBackend(const PluginContext& context, std::unique_ptr<Backend>* out) noexcept {
@@ -109,6 +117,7 @@ constexpr PluginDescriptor kDescriptor{
     kOptions.size(),
     RedisBackend::kCapabilities.bits(),
     &CreateRedisBackend,
+    &ValidateRedisOptions,
 };
 
 }  // namespace

@@ -52,6 +52,15 @@ Status ReadOptions(const ConfigSection& section, TokyoTyrantOptions* o) {
   return ReadNumbers(section, o);
 }
 
+// The descriptor's validation hook: the factory's own option reading, so that
+// `cachet check` refuses exactly what opening would.
+Status ValidateTokyoTyrantOptions(const ConfigSection& section) noexcept {
+  return GuardedCreate("tokyotyrant", [&] {
+    TokyoTyrantOptions options;
+    return ReadOptions(section, &options);
+  });
+}
+
 Status CreateTokyoTyrantBackend(const PluginContext& context,
                                 std::unique_ptr<Backend>* out) noexcept {
   return GuardedCreate("tokyotyrant", [&] {
@@ -72,6 +81,7 @@ constexpr PluginDescriptor kDescriptor{
     kOptions.size(),
     TokyoTyrantBackend::kCapabilities.bits(),
     &CreateTokyoTyrantBackend,
+    &ValidateTokyoTyrantOptions,
 };
 
 }  // namespace

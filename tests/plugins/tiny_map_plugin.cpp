@@ -1,5 +1,7 @@
 // A working test plugin: an in-process map behind a mutex, with just Get, Store
 // and Remove, so the loader tests can create a backend and use it.
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,6 +55,16 @@ const cachet::OptionSpec kOptions[] = {
     {"greeting", cachet::OptionType::kString, "hello", "An option nobody reads"},
 };
 
+#ifndef CACHET_TEST_ABI_V1
+
+// The validation hook: a greeting longer than 16 bytes is refused.
+cachet::Status ValidateTinyMap(const cachet::ConfigSection& options) noexcept {
+  if (options.GetString("greeting").size() > 16) {
+    return options.ErrorAt("greeting", "longer than 16 bytes");
+  }
+  return cachet::Status::OK();
+}
+
 const cachet::PluginDescriptor kDescriptor = {
     cachet::kPluginAbiVersion,
     CACHET_BUILD_FINGERPRINT,
@@ -63,8 +75,45 @@ const cachet::PluginDescriptor kDescriptor = {
     1,
     0,
     &CreateTinyMap,
+    &ValidateTinyMap,
 };
+
+#else
+
+// The same store as a plugin built before ABI version 2 sees it: the
+// descriptor ends at `create`, so there is no validation hook to read.
+struct PluginDescriptorV1 {
+  std::uint32_t abi_version;
+  const char* fingerprint;
+  const char* name;
+  const char* version;
+  const char* description;
+  const cachet::OptionSpec* options;
+  std::size_t option_count;
+  std::uint32_t capabilities;
+  cachet::BackendFactory create;
+};
+
+const PluginDescriptorV1 kDescriptorV1 = {
+    1,
+    CACHET_BUILD_FINGERPRINT,
+    "tinymap-v1",
+    "1.0",
+    "tinymap with an ABI version 1 descriptor",
+    kOptions,
+    1,
+    0,
+    &CreateTinyMap,
+};
+
+#endif
 
 }  // namespace
 
+#ifndef CACHET_TEST_ABI_V1
 CACHET_DEFINE_PLUGIN(kDescriptor)
+#else
+extern "C" CACHET_PLUGIN_EXPORT const PluginDescriptorV1* cachet_plugin_v1() noexcept {
+  return &kDescriptorV1;
+}
+#endif

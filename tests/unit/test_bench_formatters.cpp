@@ -28,8 +28,34 @@ cb::Figure Ran(std::string target, double rate) {
 cb::Figure Skipped(std::string target, std::string note) {
   cb::Figure f;
   f.target = std::move(target);
+  f.skipped = true;
   f.note = std::move(note);
   return f;
+}
+
+cb::Figure CouldNotConnect(std::string target) {
+  cb::Figure f;
+  f.target = std::move(target);
+  f.note = "cannot connect: unavailable: connection refused";
+  return f;
+}
+
+cb::RunInfo SampleInfo() {
+  cb::RunInfo info;
+  info.configs = {"config/default.conf"};
+  info.scenarios = {"get", "incr"};
+  info.duration_seconds = 1;
+  info.value_size = 10;
+  info.slice_ms = 100;
+  info.keys = 100;
+  info.threads = 2;
+  info.repeat = 3;
+  info.cachet_version = "9.9.9";
+  info.compiler = "gcc";
+  info.peers = {{"libmemcached", "1.0.18"}};
+  info.cores = 8;
+  info.load_average = {0.5, 0.25, 0.125};
+  return info;
 }
 
 std::vector<cb::ScenarioFigures> Sample() {
@@ -94,16 +120,40 @@ TEST_CASE("the table format shows spread, CPU per op and why a column has no rat
   CHECK(text.find("\n  d    no rate: skipped: x\n") != std::string::npos);
 }
 
-TEST_CASE("json output has one record per scenario and target") {
-  const auto doc = nlohmann::json::parse(cb::FormatJson(Sample()));
-  REQUIRE(doc.is_array());
-  REQUIRE(doc.size() == 6);
-  CHECK(doc[0]["scenario"] == "get");
-  CHECK(doc[0]["target"] == "a<b");
-  CHECK(doc[0]["rate"] == 200.0);
-  CHECK(doc[2]["ran"] == false);
-  CHECK(doc[2]["note"] == "skipped: x");
-  CHECK(doc[1]["cpu_ns_per_op"] == 1500.0);
+TEST_CASE("json output is the run's settings, versions and machine, and one row per figure") {
+  const auto doc = nlohmann::json::parse(cb::FormatJson(SampleInfo(), Sample()));
+  REQUIRE(doc.is_object());
+  CHECK(doc["settings"]["configs"][0] == "config/default.conf");
+  CHECK(doc["settings"]["scenarios"].size() == 2);
+  CHECK(doc["settings"]["threads"] == 2);
+  CHECK(doc["settings"]["repeat"] == 3);
+  CHECK(doc["versions"]["cachet"] == "9.9.9");
+  CHECK(doc["versions"]["libmemcached"] == "1.0.18");
+  CHECK(doc["machine"]["cores"] == 8);
+  CHECK(doc["machine"]["load_average"][2] == 0.125);
+  CHECK(doc["failed"] == false);
+  const auto& rows = doc["rows"];
+  REQUIRE(rows.size() == 6);
+  CHECK(rows[0]["scenario"] == "get");
+  CHECK(rows[0]["target"] == "a<b");
+  CHECK(rows[0]["rate"] == 200.0);
+  CHECK(rows[2]["ran"] == false);
+  CHECK(rows[2]["skipped"] == true);
+  CHECK(rows[2]["note"] == "skipped: x");
+  CHECK(rows[1]["cpu_ns_per_op"] == 1500.0);
+}
+
+TEST_CASE("a skipped cell is not a failure, a column that could not connect or failed is") {
+  CHECK_FALSE(cb::AnyColumnFailed(Sample()));
+  std::vector<cb::ScenarioFigures> unreachable = Sample();
+  unreachable[1].figures.push_back(CouldNotConnect("e"));
+  CHECK(cb::AnyColumnFailed(unreachable));
+  std::vector<cb::ScenarioFigures> failing = Sample();
+  failing[0].figures[1].failures = 1;
+  CHECK(cb::AnyColumnFailed(failing));
+  const auto doc = nlohmann::json::parse(cb::FormatJson(SampleInfo(), unreachable));
+  CHECK(doc["failed"] == true);
+  CHECK(doc["rows"][6]["skipped"] == false);
 }
 
 TEST_CASE("csv output quotes fields with commas") {

@@ -90,11 +90,12 @@ TEST_CASE("the backend's section is validated against its plugin's schema", "[ca
   CHECK_THAT(std::string(unknown.status().message()), Catch::Contains("max_byte"));
 
   auto out_of_range = OpenText("[cache]\nbackend = memory\n[memory]\nshards = 0\n");
-  // The schema cannot express a range; the factory checks it, and the loader
-  // reports the factory's refusal as a plugin error that quotes it.
+  // The schema cannot express a range; the plugin's validation hook checks it
+  // before any backend is made, naming the line and the key.
   REQUIRE_FALSE(out_of_range.ok());
-  CHECK(out_of_range.status().IsPluginError());
-  CHECK_THAT(std::string(out_of_range.status().message()), Catch::Contains("shards"));
+  CHECK(out_of_range.status().IsConfigError());
+  CHECK_THAT(std::string(out_of_range.status().message()),
+             Catch::Contains(":4: [memory] shards = 0: must be between 1 and 1024"));
 }
 
 TEST_CASE("a bad [cache] value is a config error", "[cache][open]") {

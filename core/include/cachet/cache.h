@@ -66,6 +66,7 @@ struct CacheOptions {
 };
 
 class MetricsTable;  // the counters behind metrics() (internal)
+class Plugin;        // plugin.h
 
 template <class T>
 struct Versioned {
@@ -79,6 +80,14 @@ class CACHET_EXPORT Cache {
   // backend's section, loads the plugin, creates the backend and the codec, and
   // wraps the backend in an envelope if it lacks native flags or TTL.
   static Result<std::unique_ptr<Cache>> Open(Config config);
+
+  // Everything Open checks, without creating the backend (so without
+  // connecting): [cache] and the codec settings, the backend's plugin, and every
+  // section against its plugin's schema and validation hook. Fills in `config`'s
+  // defaults. `plugins` receives the plugins loaded; the validated sections'
+  // schemas point into them, so they must outlive `config`. Open refuses exactly
+  // the configs Check refuses, and for the same reason.
+  static Status Check(Config* config, std::vector<std::shared_ptr<const Plugin>>* plugins);
 
   Cache(std::shared_ptr<Backend> backend, std::shared_ptr<const Codec> codec,
         CacheOptions options);

@@ -38,7 +38,10 @@
 
 namespace cachet {
 
-inline constexpr std::uint32_t kPluginAbiVersion = 1;
+// Version 2 added PluginDescriptor::validate. The loader still reads version 1
+// descriptors, which end at `create`, as having no validation hook.
+inline constexpr std::uint32_t kPluginAbiVersion = 2;
+inline constexpr std::uint32_t kOldestPluginAbiVersion = 1;
 inline constexpr const char* kPluginEntryPoint = "cachet_plugin_v1";
 
 #define CACHET_STRINGIFY_DETAIL(x) #x
@@ -68,6 +71,13 @@ struct PluginContext {
 using BackendFactory = Status (*)(const PluginContext& context,
                                   std::unique_ptr<Backend>* out) noexcept;
 
+// Checks what a schema cannot: ranges and combinations of a section's values
+// (already validated against the schema). It creates nothing and connects
+// nowhere, so `cachet check` runs it; the factory must refuse exactly what it
+// refuses, which is simplest when both call the same function. kConfigError
+// naming the file, line and key (ConfigSection::ErrorAt).
+using OptionsValidator = Status (*)(const ConfigSection& options) noexcept;
+
 struct PluginDescriptor {
   std::uint32_t abi_version;  // kPluginAbiVersion
   const char* fingerprint;    // CACHET_BUILD_FINGERPRINT
@@ -78,6 +88,7 @@ struct PluginDescriptor {
   std::size_t option_count;
   std::uint32_t capabilities;  // Capabilities::bits()
   BackendFactory create;
+  OptionsValidator validate = nullptr;  // ABI version 2; nullptr: the schema says it all
 };
 
 // The signature of the entry point. Keep this the only spelling of it.
@@ -118,6 +129,10 @@ class CACHET_EXPORT Plugin {
     return {descriptor_->options, descriptor_->option_count};
   }
 
+  // Runs the descriptor's validation hook, if it has one, on a section already
+  // validated against options(). Creates nothing, connects nowhere.
+  Status ValidateOptions(const ConfigSection& options) const;
+
   // Calls the factory. `options` must be validated against options(). The
   // returned Backend keeps this plugin's library loaded.
   Result<std::shared_ptr<Backend>> CreateBackend(const ConfigSection& options,
@@ -154,6 +169,11 @@ class CACHET_EXPORT PluginLoader {
   // Every plugin file in the search path, loaded (first occurrence of a name
   // wins). Failures are returned too, as error Results.
   std::vector<Result<std::shared_ptr<const Plugin>>> Discover() const;
+
+  // The names of the plugin files in the search path ("memcached" for
+  // cachet-memcached.so), sorted, each once, without loading them: for "did you
+  // mean" hints.
+  std::vector<std::string> AvailableNames() const;
 
   const std::vector<std::filesystem::path>& search_path() const noexcept { return search_path_; }
 

@@ -34,8 +34,7 @@ Status ReadServers(const ConfigSection& section, std::uint16_t default_port,
   Result<std::vector<ServerAddress>> parsed =
       ParseServerList(section.GetList("servers"), default_port);
   if (!parsed.ok()) {
-    return Status::ConfigError("[" + section.name() + "] servers: " +
-                               std::string(parsed.status().message()));
+    return section.ErrorAt("servers", parsed.status().message());
   }
   Result<DistributionKind> kind = ParseDistributionKind(section.GetString("distribution"));
   if (!kind.ok()) return kind.status();

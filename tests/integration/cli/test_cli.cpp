@@ -136,7 +136,8 @@ TEST_CASE("the shell refuses a line over its limit and goes on with the next") {
 TEST_CASE("the shell keeps binary values written with escapes") {
   CommandOutcome r = Cachet({"shell"}, "set b \"a\\x00b\\r\\nc\"\nget b\nappend b \"!\"\nget b\n");
   CHECK(r.exit_code == 0);
-  CHECK(r.out == "STORED\na\0b\r\nc\nSTORED\na\0b\r\nc!\n"s);
+  // Printed back quoted, with the escapes it was written in, one line each.
+  CHECK(r.out == "STORED\n\"a\\0b\\r\\nc\"\nSTORED\n\"a\\0b\\r\\nc!\"\n");
 }
 
 TEST_CASE("the shell answers gets and cas with the CAS token") {
@@ -187,7 +188,8 @@ TEST_CASE("a config with a typo'd key fails with exit 2 naming the key") {
   }
 }
 
-TEST_CASE("-o overrides a config value") {
+// Not named "-o ...": the test binary would read a leading "-o" as its own option.
+TEST_CASE("an -o override replaces a config value") {
   CommandOutcome r = Cachet({"-o", "cache.namespace=app:", "check"});
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("namespace = app:") != std::string::npos);
@@ -236,6 +238,157 @@ TEST_CASE("cachet-bench rejects an unknown scenario with exit 2") {
   CommandOutcome r = RunCommand({kCachetBench, "-c", kDefaultConfig, "--scenarios", "get,nope"});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("nope") != std::string::npos);
+}
+
+namespace {
+
+// `check` and opening (`get`) on the same config: both must refuse it with
+// exit 2 and the same first line of error.
+void RequireRefusedAlike(const std::vector<std::string>& config_args, const std::string& expected) {
+  std::vector<std::string> check = config_args;
+  check.push_back("check");
+  std::vector<std::string> get = config_args;
+  get.insert(get.end(), {"get", "k"});
+  const CommandOutcome checked = Cachet(check);
+  const CommandOutcome opened = Cachet(get);
+  INFO(checked.err);
+  CHECK(checked.exit_code == 2);
+  CHECK(opened.exit_code == 2);
+  CHECK_THAT(checked.err, Catch::Contains(expected));
+  CHECK(checked.err == opened.err);
+}
+
+}  // namespace
+
+TEST_CASE("check refuses the memory store's shards = 0, as opening does") {
+  RequireRefusedAlike({"-o", "memory.shards=0"},
+                      "-o: [memory] shards = 0: must be between 1 and 1024");
+  const std::string path = WriteScratchFile("budget.conf",
+                                            "[cache]\nbackend = memory\n[memory]\nshards = 8\n"
+                                            "max_bytes = 4\n");
+  RequireRefusedAlike({"-c", path}, path + ":5: [memory] max_bytes = 4: must be between 8 and ");
+}
+
+TEST_CASE("check refuses a memcached port 99999 with the file, line and key") {
+  const std::string path = WriteScratchFile(
+      "port.conf", "[cache]\nbackend = memcached\n\n[memcached]\nservers = 127.0.0.1:99999\n");
+  RequireRefusedAlike({"-c", path}, path + ":5: [memcached] servers = 127.0.0.1:99999: ");
+  const std::string text = WriteScratchFile(
+      "binkeys.conf", "[cache]\nbackend = memcached\n[memcached]\nbinary_keys = true\n");
+  RequireRefusedAlike({"-c", text},
+                      text + ":4: [memcached] binary_keys = true: needs protocol = meta");
+}
+
+TEST_CASE("check refuses the perl flags profile with zstd, naming the file, line and key") {
+  const std::string path = WriteScratchFile(
+      "perl.conf", "[cache]\nbackend = memory\ncompressor = zstd\nflags_profile = perl\n");
+  RequireRefusedAlike({"-c", path}, path + ":3: [cache] compressor = zstd: ");
+  const CommandOutcome r = Cachet({"-c", path, "check"});
+  CHECK_THAT(r.err, Catch::Contains("perl"));
+  CHECK_THAT(r.err, Catch::Contains("flags_profile = perl is set on line 4"));
+}
+
+TEST_CASE("check runs the range checks of the redis and tokyotyrant plugins") {
+  const std::string redis = WriteScratchFile(
+      "cluster.conf", "[cache]\nbackend = redis\n[redis]\nmode = cluster\ndb = 3\n");
+  RequireRefusedAlike({"-c", redis}, redis + ":5: [redis] db = 3: ");
+  RequireRefusedAlike({"-o", "cache.backend=redis", "-o", "redis.cluster_max_redirects=0"},
+                      "-o: [redis] cluster_max_redirects = 0: must be between 1 and 1000");
+  RequireRefusedAlike({"-o", "cache.backend=tokyotyrant", "-o", "tokyotyrant.mget_max_keys=0"},
+                      "-o: [tokyotyrant] mget_max_keys = 0: must be between 1 and ");
+}
+
+TEST_CASE("a section of another store is checked by its plugin too") {
+  RequireRefusedAlike({"-o", "memcached.ketama_points=0"},
+                      "-o: [memcached] ketama_points = 0: must be between 1 and 100000");
+}
+
+TEST_CASE("did you mean: commands, stores, options") {
+  const CommandOutcome command = Cachet({"gett", "k"});
+  CHECK(command.exit_code == 2);
+  CHECK_THAT(command.err, Catch::Contains("unknown command \"gett\" (did you mean 'get'?)"));
+  const CommandOutcome in_shell = Cachet({"shell"}, "sett k v\n");
+  CHECK(in_shell.out == "ERROR usage: unknown command \"sett\" (did you mean 'set'?)\n");
+
+  const CommandOutcome store = Cachet({"-o", "cache.backend=memcache", "check"});
+  CHECK(store.exit_code == 2);
+  CHECK_THAT(store.err, Catch::Contains("(did you mean 'memcached'?)"));
+  const CommandOutcome section = Cachet({"-o", "memcahced.servers=h", "check"});
+  CHECK(section.exit_code == 2);
+  CHECK_THAT(section.err,
+             Catch::Contains("no plugin named 'memcahced' (did you mean 'memcached'?)"));
+
+  const CommandOutcome option = Cachet({"-o", "memcached.io_timout_ms=5", "check"});
+  CHECK(option.exit_code == 2);
+  CHECK_THAT(option.err, Catch::Contains("[memcached] io_timout_ms: unknown option (did you mean "
+                                         "'io_timeout_ms'?)"));
+  // Nothing close: no guess.
+  CHECK_THAT(Cachet({"xyzzy"}).err, !Catch::Contains("did you mean"));
+}
+
+TEST_CASE("the shell quotes a value that is not one plain line, and a stored (nil)") {
+  CommandOutcome r = Cachet({"shell"},
+                            "set a \"a\\nb\"\nget a\nset n \"(nil)\"\nget n\nget missing\n"
+                            "set q \"\\\"x\\\"\"\nget q\nset e \"\"\nget e\nset t \"tab\\there\"\n"
+                            "mget a n missing t\nget a\n");
+  REQUIRE(r.exit_code == 0);
+  const std::vector<std::string> lines = LinesOf(r.out);
+  REQUIRE(lines.size() == 15);
+  CHECK(lines[1] == "\"a\\nb\"");
+  CHECK(lines[3] == "\"(nil)\"");
+  CHECK(lines[4] == "(nil)");
+  CHECK(lines[6] == "\"\\\"x\\\"\"");
+  CHECK(lines[8] == "\"\"");
+  CHECK(lines[10] == "\"a\\nb\"");
+  CHECK(lines[11] == "\"(nil)\"");
+  CHECK(lines[12] == "(nil)");
+  CHECK(lines[13] == "\"tab\\there\"");
+  // What the shell prints, it reads back: the quoted word is the stored value.
+  CHECK(lines[14] == lines[1]);
+}
+
+TEST_CASE("cachet-bench suggests a scenario for a typo") {
+  CommandOutcome r = RunCommand({kCachetBench, "-c", kDefaultConfig, "--scenarios", "gett"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("unknown scenario 'gett' (did you mean 'get'?)"));
+}
+
+TEST_CASE("cachet-bench: a skipped cell is not a failure, an unreachable column is") {
+  // The memory store offers no noreply: a skipped cell, exit 0.
+  CommandOutcome skipped =
+      RunCommand({kCachetBench, "-c", kDefaultConfig, "--ops", "50", "--repeat", "1", "--scenarios",
+                  "get,noreply", "--format", "json"});
+  CHECK(skipped.exit_code == 0);
+  CHECK_THAT(skipped.out, Catch::Contains("\"skipped\": true"));
+  CHECK_THAT(skipped.out, Catch::Contains("\"failed\": false"));
+
+  // Nothing listens on port 1: every operation of that column fails.
+  const std::string down =
+      WriteScratchFile("down.conf",
+                       "[cache]\nbackend = memcached\n[memcached]\nservers = 127.0.0.1:1\n"
+                       "connect_timeout_ms = 100\n");
+  CommandOutcome failed =
+      RunCommand({kCachetBench, "-c", kDefaultConfig, "-c", down, "--no-peers", "--ops", "20",
+                  "--repeat", "1", "--scenarios", "get", "--format", "json"});
+  CHECK(failed.exit_code == 3);
+  CHECK_THAT(failed.out, Catch::Contains("\"failed\": true"));
+
+  // A store that cannot be opened.
+  CommandOutcome unopened = RunCommand({kCachetBench, "-c", kDefaultConfig, "-o", "memory.shards=0",
+                                        "--ops", "20", "--scenarios", "get"});
+  CHECK(unopened.exit_code == 2);
+  CHECK_THAT(unopened.err, Catch::Contains("[memory] shards = 0"));
+}
+
+TEST_CASE("cachet-bench json carries the run's settings, versions and machine") {
+  CommandOutcome r = RunCommand({kCachetBench, "-c", kDefaultConfig, "--ops", "50", "--repeat", "1",
+                                 "--scenarios", "get", "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.starts_with("{"));
+  for (const char* field : {"\"settings\"", "\"versions\"", "\"machine\"", "\"cores\"",
+                            "\"load_average\"", "\"cachet\"", "\"rows\"", "\"repeat\": 1"}) {
+    CHECK_THAT(r.out, Catch::Contains(field));
+  }
 }
 
 }  // namespace cachet::test
