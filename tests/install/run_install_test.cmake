@@ -39,6 +39,9 @@ endif()
 
 run_step("configure the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${consumer_build}
          -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${moved} -DCMAKE_INSTALL_PREFIX=${consumer_prefix})
+if(NOT step_output MATCHES "cachet's plugin folder: ${moved}/${PLUGIN_INSTALL_SUBDIR}\n")
+  message(FATAL_ERROR "CACHET_PLUGIN_DIR does not name ${moved}/${PLUGIN_INSTALL_SUBDIR}")
+endif()
 run_step("build the consumer" ${CMAKE_COMMAND} --build ${consumer_build})
 
 # The consumer's own plugin; the memory plugin, when it was built, from the
