@@ -10,8 +10,10 @@ endfunction()
 
 # cachet_add_plugin(NAME SOURCES... [LIBRARIES libs...])
 # Builds the store plugin NAME as the MODULE library cachet-NAME.so in the plugin
-# folder (the build tree's plugins/ in cachet's own build, or the caller's
-# CMAKE_LIBRARY_OUTPUT_DIRECTORY out of tree) and installs it beside the others.
+# folder (the build tree's lib/cachet/plugins in cachet's own build, or the
+# caller's CMAKE_LIBRARY_OUTPUT_DIRECTORY out of tree) and installs it into
+# CACHET_PLUGIN_INSTALL_DIR (lib/cachet/plugins, under the caller's
+# CMAKE_INSTALL_PREFIX unless set to an absolute path).
 function(cachet_add_plugin name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES" ${ARGN})
   set(sources ${ARG_SOURCES} ${ARG_UNPARSED_ARGUMENTS})
@@ -26,6 +28,8 @@ function(cachet_add_plugin name)
   if(DEFINED CACHET_PLUGIN_BUILD_DIR)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CACHET_PLUGIN_BUILD_DIR})
   endif()
+  # Installed, a plugin sits in <libdir>/cachet/plugins: libcachet is two levels up.
+  set_target_properties(${target} PROPERTIES INSTALL_RPATH "$ORIGIN/../..")
   if(COMMAND cachet_set_warnings)
     cachet_set_warnings(${target})
   endif()

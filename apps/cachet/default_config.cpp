@@ -11,12 +11,15 @@ std::vector<fs::path> DefaultConfigCandidates() {
   std::vector<fs::path> candidates;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path bin = exe.parent_path();
+  if (ec) return candidates;
+  const fs::path bin = exe.parent_path();
+  // A build tree (its CMakeCache.txt beside bin/) inside the checkout, as the
+  // presets make it: the checkout's config/. Decided here, at run time, so that
+  // an installed cachet never reads a config from outside its own tree.
+  if (fs::is_regular_file(bin / ".." / "CMakeCache.txt", ec)) {
     candidates.push_back(bin / ".." / ".." / "config" / "default.conf");
-    candidates.push_back(bin / ".." / "share" / "cachet" / "config" / "default.conf");
   }
-  candidates.push_back(fs::path(CACHET_INSTALL_CONFIG_DIR) / "default.conf");
+  candidates.push_back(bin / ".." / "share" / "cachet" / "config" / "default.conf");
   return candidates;
 }
 

@@ -8,9 +8,9 @@
 
 namespace cachet::cli {
 
-// In order: <exe>/../../config/default.conf (the build tree: build/bin/cachet),
-// <exe>/../share/cachet/config/default.conf (a relocated install), and the
-// configured install prefix's share/cachet/config/default.conf.
+// In order: <exe>/../../config/default.conf when <exe>/.. is a build tree
+// (build/bin/cachet), then <exe>/../share/cachet/config/default.conf (an
+// install, wherever it was moved). No path is compiled in.
 std::vector<std::filesystem::path> DefaultConfigCandidates();
 
 // The first candidate that exists; kConfigError listing the places looked at.

@@ -1,6 +1,7 @@
 // PluginLoader: finds plugin files along a search path and opens them.
+#include <dlfcn.h>
+
 #include <algorithm>
-#include <boost/dll/runtime_symbol_info.hpp>
 #include <cstdlib>
 #include <set>
 #include <system_error>
@@ -34,13 +35,21 @@ void AddColonSeparated(std::vector<fs::path>* dirs, std::string_view list) {
   }
 }
 
-// <prefix>/bin/../lib/cachet/plugins for an installed tree that was moved
-// elsewhere; empty when the executable's location is unknown.
-fs::path BesideExecutable() {
+// The plugin folder beside the libcachet this code runs in: <libdir>/cachet/plugins.
+// The same relative layout holds in the build tree (build/lib) and in an
+// installed or copied tree, so no absolute path is compiled in and a binary sees
+// the build tree's plugins only when it runs the build tree's libcachet. Empty
+// when the library's own location is unknown.
+fs::path BesideLibrary() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&BesideLibrary), &info) == 0 ||
+      info.dli_fname == nullptr || *info.dli_fname == '\0') {
+    return {};
+  }
   std::error_code ec;
-  fs::path program = boost::dll::program_location(ec);
-  if (ec || program.empty()) return {};
-  return program.parent_path() / ".." / CACHET_PLUGIN_RELATIVE_DIR;
+  fs::path library = fs::absolute(info.dli_fname, ec);
+  if (ec) return {};
+  return library.parent_path() / "cachet" / "plugins";
 }
 
 bool IsPluginFileName(const std::string& name) {
@@ -83,9 +92,7 @@ std::vector<fs::path> PluginLoader::DefaultSearchPath(std::span<const std::strin
   std::vector<fs::path> dirs;
   for (const std::string& dir : config_dirs) AddDirectory(&dirs, dir);
   if (const char* env = std::getenv("CACHET_PLUGIN_PATH")) AddColonSeparated(&dirs, env);
-  AddDirectory(&dirs, CACHET_PLUGIN_BUILD_DIR);
-  AddDirectory(&dirs, BesideExecutable());
-  AddDirectory(&dirs, CACHET_PLUGIN_INSTALL_DIR);
+  AddDirectory(&dirs, BesideLibrary());
   return dirs;
 }
 

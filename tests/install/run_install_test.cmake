@@ -3,34 +3,64 @@
 #   CONSUMER_SOURCE_DIR   the out-of-tree project
 #   WORK_DIR              scratch space, emptied first
 #   PLUGIN_INSTALL_SUBDIR where plugins go under the prefix (lib/cachet/plugins)
+#   LIB_SUBDIR            where the library goes under the prefix (lib)
 #   GENERATOR             the CMake generator to build the consumer with
-foreach(var CACHET_BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR PLUGIN_INSTALL_SUBDIR GENERATOR)
+foreach(var CACHET_BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR PLUGIN_INSTALL_SUBDIR LIB_SUBDIR
+            GENERATOR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run_install_test.cmake: ${var} is not set")
   endif()
 endforeach()
-
-# Runs a command, stopping the test with its output when it fails.
-function(run_step description)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT result EQUAL 0)
-    message(FATAL_ERROR "${description} failed (${result}):\n${out}\n${err}")
-  endif()
-  message(STATUS "${description}: ok\n${out}")
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/install_checks.cmake)
 
 set(prefix ${WORK_DIR}/prefix)
+set(moved ${WORK_DIR}/moved)
 set(consumer_build ${WORK_DIR}/consumer-build)
+set(consumer_prefix ${WORK_DIR}/consumer-prefix)
 file(REMOVE_RECURSE ${WORK_DIR})
 
+# Install, then copy the tree elsewhere and remove the original: nothing may
+# depend on the prefix it was installed to.
 run_step("cmake --install" ${CMAKE_COMMAND} --install ${CACHET_BUILD_DIR} --prefix ${prefix})
+file(COPY ${prefix}/ DESTINATION ${moved})
+file(REMOVE_RECURSE ${prefix})
+
+check_runpath(${moved}/${LIB_SUBDIR}/libcachet.so "")
+set(memory_plugin ${moved}/${PLUGIN_INSTALL_SUBDIR}/cachet-memory.so)
+if(EXISTS ${memory_plugin})
+  check_runpath(${memory_plugin} "$ORIGIN/../..")
+  check_links_inside(${memory_plugin} ${moved})
+endif()
+if(EXISTS ${moved}/bin/cachet)
+  check_runpath(${moved}/bin/cachet "$ORIGIN/../${LIB_SUBDIR}")
+  check_links_inside(${moved}/bin/cachet ${moved})
+  check_plugins_inside(${moved}/bin/cachet ${moved})
+endif()
+
 run_step("configure the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${consumer_build}
-         -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix})
+         -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${moved} -DCMAKE_INSTALL_PREFIX=${consumer_prefix})
+if(NOT step_output MATCHES "cachet's plugin folder: ${moved}/${PLUGIN_INSTALL_SUBDIR}\n")
+  message(FATAL_ERROR "CACHET_PLUGIN_DIR does not name ${moved}/${PLUGIN_INSTALL_SUBDIR}")
+endif()
 run_step("build the consumer" ${CMAKE_COMMAND} --build ${consumer_build})
 
-# The consumer's own plugin, and the installed memory plugin when it was built.
-set(consumer_args ${consumer_build}/plugins)
-if(EXISTS ${prefix}/${PLUGIN_INSTALL_SUBDIR}/cachet-memory.so)
-  list(APPEND consumer_args ${prefix}/${PLUGIN_INSTALL_SUBDIR})
+# The consumer's own plugin; the memory plugin, when it was built, from the
+# default search path: beside the moved libcachet.
+if(EXISTS ${memory_plugin})
+  run_step("run the consumer" ${consumer_build}/cachet_consumer ${consumer_build}/plugins --memory)
+  if(NOT step_output MATCHES "memory: loaded ${moved}/${PLUGIN_INSTALL_SUBDIR}/cachet-memory.so\n")
+    message(FATAL_ERROR "the consumer loaded the memory plugin from elsewhere")
+  endif()
+  run_step("run the Cache application" ${consumer_build}/cachet_app)
+else()
+  run_step("run the consumer" ${consumer_build}/cachet_consumer ${consumer_build}/plugins)
 endif()
-run_step("run the consumer" ${consumer_build}/cachet_consumer ${consumer_args})
+
+# An out-of-tree plugin installs under its own prefix, not cachet's, and finds
+# libcachet two levels up.
+run_step("install the consumer" ${CMAKE_COMMAND} --install ${consumer_build})
+set(notebook ${consumer_prefix}/${PLUGIN_INSTALL_SUBDIR}/cachet-notebook.so)
+if(NOT EXISTS ${notebook})
+  message(FATAL_ERROR "cachet_add_plugin did not install ${notebook}")
+endif()
+check_runpath(${notebook} "$ORIGIN/../..")

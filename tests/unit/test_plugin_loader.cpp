@@ -238,7 +238,15 @@ TEST_CASE("the default search path puts config dirs, then CACHET_PLUGIN_PATH fir
   CHECK(dirs[0] == "/config/dir");
   CHECK(dirs[1] == "/env/one");
   CHECK(dirs[2] == "/env/two");
-  CHECK(dirs[3] == fs::path(CACHET_BINARY_DIR) / "plugins");
+  CHECK(dirs[3] == fs::path(CACHET_BINARY_DIR) / "lib" / "cachet" / "plugins");
+}
+
+TEST_CASE("the default search path ends beside libcachet, with no compiled-in folder", "[plugin]") {
+  unsetenv("CACHET_PLUGIN_PATH");
+  // This test runs the build tree's libcachet (build/lib), so its plugins are the
+  // build tree's; an installed libcachet would name its own lib/cachet/plugins.
+  CHECK(PluginLoader::DefaultSearchPath() ==
+        std::vector<fs::path>{fs::path(CACHET_BINARY_DIR) / "lib" / "cachet" / "plugins"});
 }
 
 TEST_CASE("plugin file names follow cachet-<name>.so", "[plugin]") {

@@ -13,7 +13,8 @@
 //
 // Search order for a plugin name (docs/plugins.md): an explicit path, then the
 // `plugin_path` directories of the config, then $CACHET_PLUGIN_PATH (':'-separated),
-// then the build tree's plugin folder, then the install dir.
+// then cachet/plugins beside the loaded libcachet (the build tree's for a build,
+// the installed one for an install, wherever either was moved).
 #pragma once
 
 #include <cstddef>
@@ -153,8 +154,8 @@ class CACHET_EXPORT PluginLoader {
   // `search_path`: directories, in order.
   explicit PluginLoader(std::vector<std::filesystem::path> search_path);
 
-  // The standard search path: `config_dirs`, $CACHET_PLUGIN_PATH, the build tree,
-  // the install dir.
+  // The standard search path: `config_dirs`, $CACHET_PLUGIN_PATH, then the
+  // cachet/plugins folder beside the libcachet in use (found with dladdr).
   static std::vector<std::filesystem::path> DefaultSearchPath(
       std::span<const std::string> config_dirs = {});
 

@@ -1,5 +1,7 @@
 // Loads store plugins with PluginLoader and does a set and a get through each.
-// Usage: cachet_consumer <dir with cachet-notebook.so> [<dir with cachet-memory.so>]
+// Usage: cachet_consumer <dir with cachet-notebook.so> [--memory]
+// With --memory, the memory plugin is looked up on the default search path (so
+// beside the libcachet in use) and its file is printed.
 #include <cstdio>
 #include <string>
 
@@ -8,13 +10,14 @@
 
 namespace {
 
-// Loads `name` from `dir`, writes a value and reads it back; prints what failed.
-bool SetAndGet(const std::string& dir, const std::string& name) {
-  auto plugin = cachet::PluginLoader({dir}).Load(name);
+// Loads `name` with `loader`, writes a value and reads it back; prints what failed.
+bool SetAndGet(const cachet::PluginLoader& loader, const std::string& name) {
+  auto plugin = loader.Load(name);
   if (!plugin.ok()) {
     std::fprintf(stderr, "%s\n", plugin.status().ToString().c_str());
     return false;
   }
+  std::printf("%s: loaded %s\n", name.c_str(), (*plugin)->path().c_str());
   auto config = cachet::Config::Parse("", "consumer");
   cachet::Status valid = config->Validate(name, (*plugin)->options());
   if (!valid.ok()) {
@@ -42,11 +45,15 @@ bool SetAndGet(const std::string& dir, const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || argc > 3) {
-    std::fprintf(stderr, "usage: %s NOTEBOOK_PLUGIN_DIR [MEMORY_PLUGIN_DIR]\n", argv[0]);
+  const bool memory = argc == 3 && std::string(argv[2]) == "--memory";
+  if (argc < 2 || argc > 3 || (argc == 3 && !memory)) {
+    std::fprintf(stderr, "usage: %s NOTEBOOK_PLUGIN_DIR [--memory]\n", argv[0]);
     return 2;
   }
-  bool ok = SetAndGet(argv[1], "notebook");
-  if (argc == 3) ok = SetAndGet(argv[2], "memory") && ok;
+  bool ok = SetAndGet(cachet::PluginLoader({argv[1]}), "notebook");
+  if (memory) {
+    const cachet::PluginLoader standard(cachet::PluginLoader::DefaultSearchPath());
+    ok = SetAndGet(standard, "memory") && ok;
+  }
   return ok ? 0 : 1;
 }

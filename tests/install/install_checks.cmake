@@ -1,0 +1,74 @@
+# Steps and checks shared by the install tests (run_install_test.cmake,
+# run_package_test.cmake), for cmake -P scripts.
+
+# run_step(DESCRIPTION COMMAND...): runs a command with CACHET_PLUGIN_PATH and
+# LD_LIBRARY_PATH unset, so only what the files themselves say is used; stops the
+# test with the output when it fails, and leaves its stdout in step_output.
+function(run_step description)
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -E env --unset=CACHET_PLUGIN_PATH --unset=LD_LIBRARY_PATH ${ARGN}
+    RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "${description} failed (${result}):\n${out}\n${err}")
+  endif()
+  message(STATUS "${description}: ok\n${out}")
+  set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+
+# check_runpath(FILE EXPECTED): FILE's RUNPATH is exactly EXPECTED ("" for none).
+function(check_runpath file expected)
+  run_step("readelf -d ${file}" readelf -d ${file})
+  set(runpath "")
+  if(step_output MATCHES "\\((RUNPATH|RPATH)\\)[^[]*\\[([^]]*)\\]")
+    set(runpath "${CMAKE_MATCH_2}")
+  endif()
+  if(NOT runpath STREQUAL expected)
+    message(FATAL_ERROR "${file}: RUNPATH '${runpath}', expected '${expected}'")
+  endif()
+endfunction()
+
+# check_links_inside(FILE ROOT): ldd finds every library FILE needs, and finds
+# libcachet inside ROOT.
+function(check_links_inside file root)
+  run_step("ldd ${file}" ldd ${file})
+  if(step_output MATCHES "not found")
+    message(FATAL_ERROR "${file}: a library is not found:\n${step_output}")
+  endif()
+  if(step_output MATCHES "libcachet[^\n]*=> ([^ \n]*)")
+    string(FIND "${CMAKE_MATCH_1}" "${root}/" at)
+    if(NOT at EQUAL 0)
+      message(FATAL_ERROR "${file}: libcachet resolves to ${CMAKE_MATCH_1}, outside ${root}")
+    endif()
+  endif()
+endfunction()
+
+# check_plugins_inside(CACHET ROOT): `CACHET plugins` lists the memory store, and
+# every plugin file it lists lies inside ROOT.
+function(check_plugins_inside cachet root)
+  run_step("cachet plugins" ${cachet} plugins)
+  string(REGEX MATCHALL "\n  file: [^\n]*" files "\n${step_output}")
+  if(NOT step_output MATCHES "(^|\n)memory ")
+    message(FATAL_ERROR "`cachet plugins` does not list the memory store")
+  endif()
+  foreach(line IN LISTS files)
+    string(REPLACE "\n  file: " "" file "${line}")
+    string(FIND "${file}" "${root}/" at)
+    if(NOT at EQUAL 0)
+      message(FATAL_ERROR "`cachet plugins` lists ${file}, outside ${root}")
+    endif()
+  endforeach()
+endfunction()
+
+# check_memory_shell(CACHET): a set and a get on the memory store through `cachet shell`.
+function(check_memory_shell cachet work_dir)
+  file(WRITE ${work_dir}/shell-input "set greeting hello\nget greeting\n")
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -E env --unset=CACHET_PLUGIN_PATH --unset=LD_LIBRARY_PATH
+            ${cachet} -o cache.backend=memory shell
+    INPUT_FILE ${work_dir}/shell-input
+    RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT result EQUAL 0 OR NOT out STREQUAL "STORED\nhello\n")
+    message(FATAL_ERROR "cachet shell (${result}) answered:\n${out}\n${err}")
+  endif()
+  message(STATUS "cachet shell: set and get ok")
+endfunction()

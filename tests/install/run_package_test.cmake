@@ -1,0 +1,108 @@
+# Runs the package test (see CMakeLists.txt). Invoked with cmake -P and:
+#   CACHET_BUILD_DIR      the built cachet tree to package
+#   CACHET_SOURCE_DIR     its sources
+#   CONSUMER_SOURCE_DIR   the out-of-tree project (tests/install/consumer)
+#   WORK_DIR              scratch space, emptied first
+#   VERSION               cachet's version
+#   PLUGIN_INSTALL_SUBDIR where plugins go under the prefix (lib/cachet/plugins)
+#   LIB_SUBDIR            where the library goes under the prefix (lib)
+#   GENERATOR, CXX        the CMake generator and compiler for the consumers
+foreach(var CACHET_BUILD_DIR CACHET_SOURCE_DIR CONSUMER_SOURCE_DIR WORK_DIR VERSION PLUGIN_INSTALL_SUBDIR LIB_SUBDIR
+            GENERATOR CXX)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "run_package_test.cmake: ${var} is not set")
+  endif()
+endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/install_checks.cmake)
+
+set(root ${WORK_DIR}/root)
+set(usr ${root}/usr)
+file(REMOVE_RECURSE ${WORK_DIR})
+
+# The package, as `cpack -G DEB` in the build directory makes it.
+run_step("dpkg --print-architecture" dpkg --print-architecture)
+string(STRIP "${step_output}" arch)
+run_step("cpack -G DEB" ${CMAKE_CPACK_COMMAND} -G DEB --config ${CACHET_BUILD_DIR}/CPackConfig.cmake
+         -B ${WORK_DIR}/package)
+set(deb ${WORK_DIR}/package/cachet_${VERSION}_${arch}.deb)
+if(NOT EXISTS ${deb})
+  message(FATAL_ERROR "cpack did not write ${deb}")
+endif()
+run_step("dpkg-deb -f Depends" dpkg-deb -f ${deb} Depends)
+if(NOT step_output MATCHES "libc6")
+  message(FATAL_ERROR "Depends holds no shared-library dependency: ${step_output}")
+endif()
+run_step("dpkg-deb -x" dpkg-deb -x ${deb} ${root})
+
+# What the package holds.
+foreach(file ${LIB_SUBDIR}/libcachet.so ${PLUGIN_INSTALL_SUBDIR}/cachet-memory.so bin/cachet
+        bin/cachet-bench include/cachet/cache.h include/cachet/version.h
+        ${LIB_SUBDIR}/cmake/cachet/cachetConfig.cmake ${LIB_SUBDIR}/pkgconfig/cachet.pc
+        share/cachet/config/default.conf share/doc/cachet/README.md
+        share/doc/cachet/docs/config.md)
+  if(NOT EXISTS ${usr}/${file})
+    message(FATAL_ERROR "the package has no /usr/${file}")
+  endif()
+endforeach()
+
+# Every binary is stripped, has relative RUNPATHs only, and finds its libraries
+# inside the root; no file names the build or the source tree.
+file(GLOB plugins ${usr}/${PLUGIN_INSTALL_SUBDIR}/*.so)
+run_step("readelf -S libcachet" readelf -S ${usr}/${LIB_SUBDIR}/libcachet.so)
+if(step_output MATCHES "\\.debug_info")
+  message(FATAL_ERROR "libcachet.so carries debug info")
+endif()
+check_runpath(${usr}/${LIB_SUBDIR}/libcachet.so "")
+file(GLOB programs ${usr}/bin/*)
+foreach(program IN LISTS programs)
+  check_runpath(${program} "$ORIGIN/../${LIB_SUBDIR}")
+  check_links_inside(${program} ${root})
+endforeach()
+foreach(plugin IN LISTS plugins)
+  check_runpath(${plugin} "$ORIGIN/../..")
+  check_links_inside(${plugin} ${root})
+endforeach()
+foreach(tree ${CACHET_BUILD_DIR} ${CACHET_SOURCE_DIR})
+  execute_process(COMMAND grep -rlF ${tree} ${root} OUTPUT_VARIABLE naming)
+  if(NOT naming STREQUAL "")
+    message(FATAL_ERROR "files naming ${tree}:\n${naming}")
+  endif()
+endforeach()
+
+# The extracted cachet lists only plugins inside the root, and runs the memory store.
+check_plugins_inside(${usr}/bin/cachet ${root})
+check_memory_shell(${usr}/bin/cachet ${WORK_DIR})
+
+# An application built with find_package(cachet) against the root.
+set(consumer_build ${WORK_DIR}/consumer-build)
+run_step("configure the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${consumer_build}
+         -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_PREFIX_PATH=${usr})
+if(NOT step_output MATCHES "cachet's plugin folder: ${usr}/${PLUGIN_INSTALL_SUBDIR}\n")
+  message(FATAL_ERROR "CACHET_PLUGIN_DIR does not name ${usr}/${PLUGIN_INSTALL_SUBDIR}")
+endif()
+run_step("build the consumer" ${CMAKE_COMMAND} --build ${consumer_build})
+run_step("run the consumer" ${consumer_build}/cachet_consumer ${consumer_build}/plugins --memory)
+if(NOT step_output MATCHES "memory: loaded ${usr}/${PLUGIN_INSTALL_SUBDIR}/cachet-memory.so\n")
+  message(FATAL_ERROR "the consumer loaded the memory plugin from outside ${root}")
+endif()
+run_step("run the Cache application (find_package)" ${consumer_build}/cachet_app)
+
+# The same application built with pkg-config, the prefix taken from where
+# cachet.pc lies. pkg-config gives no RUNPATH: the run names the library folder.
+set(pkg_config_env PKG_CONFIG_PATH=${usr}/${LIB_SUBDIR}/pkgconfig)
+run_step("pkg-config --cflags --libs cachet" ${CMAKE_COMMAND} -E env ${pkg_config_env}
+         pkg-config --define-prefix --cflags --libs cachet)
+string(STRIP "${step_output}" flags)
+separate_arguments(flags UNIX_COMMAND "${flags}")
+if(NOT flags MATCHES "-I${usr}/include" OR NOT flags MATCHES "-L${usr}/${LIB_SUBDIR}")
+  message(FATAL_ERROR "pkg-config flags do not point into ${root}: ${flags}")
+endif()
+run_step("pkg-config without --define-prefix" ${CMAKE_COMMAND} -E env ${pkg_config_env}
+         pkg-config --cflags cachet)
+if(NOT step_output MATCHES "-I${usr}/${LIB_SUBDIR}/pkgconfig/[./]*include")
+  message(FATAL_ERROR "cachet.pc does not find its prefix from its own place: ${step_output}")
+endif()
+run_step("build the application with pkg-config" ${CXX} ${CONSUMER_SOURCE_DIR}/app.cpp ${flags}
+         -o ${WORK_DIR}/app-pkg-config)
+run_step("run the Cache application (pkg-config)" ${CMAKE_COMMAND} -E env
+         LD_LIBRARY_PATH=${usr}/${LIB_SUBDIR} ${WORK_DIR}/app-pkg-config)
