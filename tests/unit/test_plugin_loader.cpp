@@ -136,6 +136,17 @@ TEST_CASE("a wrong fingerprint is refused, printing both", "[plugin]") {
   CHECK(message.find(cachet::CoreBuildFingerprint()) != std::string::npos);
 }
 
+TEST_CASE("a plugin whose descriptor names another plugin is refused, naming both", "[plugin]") {
+  // cachet-renamed.so is the tinymap plugin: asked for "renamed", it must not
+  // load and validate the [renamed] section under another store's schema.
+  std::string message = LoadFailure("renamed");
+  CHECK(message.ends_with(": its descriptor names the plugin 'tinymap', not 'renamed'"));
+  // Its explicit path still opens it, as the plugin it says it is.
+  auto by_path = TestLoader().Load(PluginFile("renamed").string());
+  REQUIRE(by_path.ok());
+  CHECK((*by_path)->name() == "tinymap");
+}
+
 TEST_CASE("a failing factory is a plugin error carrying its reason", "[plugin]") {
   auto plugin = TestLoader().Load("failing-factory");
   REQUIRE(plugin.ok());
@@ -178,10 +189,11 @@ TEST_CASE("Discover finds every plugin file once, the first directory winning", 
     }
   }
   // tinymap, failing-factory and null-backend load (their factories fail later);
-  // not-a-library, unresolved-symbol, no-entry-point, wrong-abi, wrong-fingerprint do not.
+  // not-a-library, unresolved-symbol, no-entry-point, wrong-abi, wrong-fingerprint
+  // and renamed (a file name that is not its descriptor's) do not.
   std::sort(loaded.begin(), loaded.end());
   CHECK(loaded == std::vector<std::string>{"failing-factory", "null-backend", "tinymap"});
-  CHECK(failures == 5);
+  CHECK(failures == 6);
 }
 
 TEST_CASE("the default search path puts config dirs, then CACHET_PLUGIN_PATH first", "[plugin]") {
