@@ -12,15 +12,22 @@ endfunction()
 # Builds the store plugin NAME as the MODULE library cachet-NAME.so in the plugin
 # folder (the build tree's plugins/ in cachet's own build, or the caller's
 # CMAKE_LIBRARY_OUTPUT_DIRECTORY out of tree) and installs it beside the others.
+# The plugin is compiled as C++20 without extensions, as the core is: the build
+# fingerprint records the language level, so a plugin built otherwise would only
+# be refused when loaded.
 function(cachet_add_plugin name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES" ${ARGN})
   set(sources ${ARG_SOURCES} ${ARG_UNPARSED_ARGUMENTS})
   set(target cachet_plugin_${name})
   add_library(${target} MODULE ${sources})
   target_link_libraries(${target} PRIVATE cachet::core ${ARG_LIBRARIES})
+  target_compile_features(${target} PRIVATE cxx_std_20)
   set_target_properties(${target} PROPERTIES
     PREFIX ""
     OUTPUT_NAME cachet-${name}
+    CXX_STANDARD 20
+    CXX_STANDARD_REQUIRED ON
+    CXX_EXTENSIONS OFF
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
   if(DEFINED CACHET_PLUGIN_BUILD_DIR)
