@@ -34,3 +34,8 @@ if(EXISTS ${prefix}/${PLUGIN_INSTALL_SUBDIR}/cachet-memory.so)
   list(APPEND consumer_args ${prefix}/${PLUGIN_INSTALL_SUBDIR})
 endif()
 run_step("run the consumer" ${consumer_build}/cachet_consumer ${consumer_args})
+
+# The consumer's plugin passes the conformance kit through its own CTest
+# (cachet_add_conformance_test in consumer/CMakeLists.txt).
+run_step("the conformance kit on the consumer's plugin"
+         ${CMAKE_CTEST_COMMAND} --test-dir ${consumer_build} --output-on-failure)
