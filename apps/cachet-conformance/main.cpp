@@ -60,9 +60,8 @@ std::optional<std::size_t> ParseSize(std::string_view text) {
 std::string ParseArguments(int argc, char** argv, Invocation* out) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    const bool takes_value = arg == "-c" || arg == "--config" || arg == "-o" ||
-                             arg == "--option" || arg == "--max-key-size" ||
-                             arg == "--max-value-size";
+    const bool takes_value = arg == "-c" || arg == "--config" || arg == "-o" || arg == "--option" ||
+                             arg == "--max-key-size" || arg == "--max-value-size";
     if (takes_value && i + 1 == argc) return std::string(arg) + " needs a value";
     if (arg == "-c" || arg == "--config") {
       out->config_file = argv[++i];
@@ -113,7 +112,8 @@ int RunCatch(const std::vector<std::string>& args) {
   std::vector<const char*> argv;
   for (const std::string& arg : args) argv.push_back(arg.c_str());
   Catch::Session session;
-  if (int error = session.applyCommandLine(static_cast<int>(argv.size()), argv.data()); error != 0) {
+  if (int error = session.applyCommandLine(static_cast<int>(argv.size()), argv.data());
+      error != 0) {
     return kUsageError;
   }
   return session.run() == 0 ? 0 : 1;

@@ -80,8 +80,8 @@ Result<std::shared_ptr<const Plugin>> OpenNamedPlugin(const fs::path& file, std:
   auto plugin = OpenPluginFile(file);
   if (plugin.ok() && (*plugin)->name() != name) {
     return Status::PluginError(PluginFailure(file, "its descriptor names the plugin '" +
-                                                       std::string((*plugin)->name()) +
-                                                       "', not '" + std::string(name) + "'"));
+                                                       std::string((*plugin)->name()) + "', not '" +
+                                                       std::string(name) + "'"));
   }
   return plugin;
 }

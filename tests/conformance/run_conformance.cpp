@@ -62,9 +62,9 @@ Status Prepare(std::string_view name, PreparedStore* store) {
   }
   if (name == "memcached") {
     if (Status s = Keep(StartMemcached(), store); !s.ok()) return s;
-    store->config = CacheSection("memcached") + "[memcached]\nservers = " +
-                    store->server->address() + "\nmax_item_size = " + std::string(kMaxItemSize) +
-                    "\n";
+    store->config = CacheSection("memcached") +
+                    "[memcached]\nservers = " + store->server->address() +
+                    "\nmax_item_size = " + std::string(kMaxItemSize) + "\n";
     store->limits = {"--max-key-size", "250", "--max-value-size", std::string(kMaxItemSize)};
     return Status::OK();
   }
@@ -77,16 +77,16 @@ Status Prepare(std::string_view name, PreparedStore* store) {
     auto started = RedisCluster::Start();
     if (!started.ok()) return started.status();
     store->cluster = std::move(started).value();
-    store->config =
-        CacheSection("redis") + "[redis]\nmode = cluster\nservers = " + store->cluster->seeds() + "\n";
+    store->config = CacheSection("redis") +
+                    "[redis]\nmode = cluster\nservers = " + store->cluster->seeds() + "\n";
     return Status::OK();
   }
 #ifdef CACHET_WITH_TT_SERVER
   if (name == "tokyotyrant") {
     if (Status s = Keep(StartTokyoTyrant(), store); !s.ok()) return s;
-    store->config = CacheSection("tokyotyrant") + "[tokyotyrant]\nservers = " +
-                    store->server->address() + "\nmax_item_size = " + std::string(kMaxItemSize) +
-                    "\n";
+    store->config = CacheSection("tokyotyrant") +
+                    "[tokyotyrant]\nservers = " + store->server->address() +
+                    "\nmax_item_size = " + std::string(kMaxItemSize) + "\n";
     store->limits = {"--max-value-size", std::string(kMaxItemSize)};
     return Status::OK();
   }

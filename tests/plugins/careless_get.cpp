@@ -61,7 +61,7 @@ class CarelessGetBackend final : public cachet::Backend {
 };
 
 cachet::Status CreateCarelessGet(const cachet::PluginContext&,
-                              std::unique_ptr<cachet::Backend>* out) noexcept {
+                                 std::unique_ptr<cachet::Backend>* out) noexcept {
   return cachet::GuardedCreate("careless-get", [out] {
     *out = std::make_unique<CarelessGetBackend>();
     return cachet::Status::OK();

@@ -193,8 +193,8 @@ TEST_CASE("Discover finds every plugin file once, the first directory winning", 
   // not-a-library, unresolved-symbol, no-entry-point, wrong-abi, wrong-fingerprint
   // and renamed (a file name that is not its descriptor's) do not.
   std::sort(loaded.begin(), loaded.end());
-  CHECK(loaded == std::vector<std::string>{"careless-get", "failing-factory", "null-backend",
-                                            "tinymap"});
+  CHECK(loaded ==
+        std::vector<std::string>{"careless-get", "failing-factory", "null-backend", "tinymap"});
   CHECK(failures == 6);
 }
 
