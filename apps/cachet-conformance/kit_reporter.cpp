@@ -55,6 +55,7 @@ class KitReporter final : public Catch::StreamingReporterBase<KitReporter> {
   void testCaseEnded(const Catch::TestCaseStats& stats) override {
     const std::string& name = stats.testInfo.name;
     ++cases_;
+    CountCase();
     if (stats.totals.assertions.failed > 0) {
       stream << "failed: " << name << ": " << first_failure_ << '\n';
     } else if (auto reason = SkipReason(name)) {

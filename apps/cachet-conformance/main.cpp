@@ -8,8 +8,8 @@
 // Cache::Open and the plugin loader), so any plugin on the search path can be
 // tested; a store that needs a server finds it where its section says. Prints one
 // line per failing or skipped case and "N cases, M passed, K skipped" last.
-// Exit status: 0 when no case failed, 1 when one did, 2 for a bad command line
-// or a store that cannot be opened.
+// Exit status: 0 when no case failed, 1 when one did, 2 for a bad command line,
+// filters that match no case, or a store that cannot be opened.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <charconv>
@@ -116,7 +116,14 @@ int RunCatch(const std::vector<std::string>& args) {
       error != 0) {
     return kUsageError;
   }
-  return session.run() == 0 ? 0 : 1;
+  const int failed = session.run();
+  // Listing answers how many cases it listed; that is no failure.
+  if (session.config().listTestNamesOnly()) return 0;
+  if (cachet::conformance::CasesRun() == 0) {
+    std::cerr << "cachet-conformance: no case matches the filters\n";
+    return kUsageError;
+  }
+  return failed == 0 ? 0 : 1;
 }
 
 }  // namespace

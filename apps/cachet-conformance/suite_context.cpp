@@ -13,6 +13,7 @@ struct Suite {
   std::unique_ptr<Cache> cache;
   SuiteSettings settings;
   std::map<std::string, std::string, std::less<>> skipped;  // case name -> reason
+  std::size_t cases_run = 0;
 };
 
 Suite& TheSuite() {
@@ -43,5 +44,9 @@ std::optional<std::string> SkipReason(std::string_view name) {
   if (it == TheSuite().skipped.end()) return std::nullopt;
   return it->second;
 }
+
+void CountCase() { ++TheSuite().cases_run; }
+
+std::size_t CasesRun() { return TheSuite().cases_run; }
 
 }  // namespace cachet::conformance

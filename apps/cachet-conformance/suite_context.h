@@ -40,4 +40,9 @@ void SkipCase(std::string reason);
 // The reason the case named `name` was skipped, if SkipCase() was called in it.
 std::optional<std::string> SkipReason(std::string_view name);
 
+// Counts the cases that ran, so that filters matching none are an error rather
+// than a pass. The reporter calls CountCase() once per case.
+void CountCase();
+std::size_t CasesRun();
+
 }  // namespace cachet::conformance
