@@ -6,7 +6,8 @@
 // writes a config naming it, runs `KIT -c CONFIG [limits] ARGS...`, then stops the
 // servers by PID and removes the config. Exits with KIT's status, or 1 when the
 // store cannot be prepared (a missing server program fails the test, it never
-// passes silently).
+// passes silently). memcached is spoken in the meta protocol; ARGS
+// `-o memcached.protocol=text` override it.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,7 +65,7 @@ Status Prepare(std::string_view name, PreparedStore* store) {
     if (Status s = Keep(StartMemcached(), store); !s.ok()) return s;
     store->config = CacheSection("memcached") +
                     "[memcached]\nservers = " + store->server->address() +
-                    "\nmax_item_size = " + std::string(kMaxItemSize) + "\n";
+                    "\nprotocol = meta\nmax_item_size = " + std::string(kMaxItemSize) + "\n";
     store->limits = {"--max-key-size", "250", "--max-value-size", std::string(kMaxItemSize)};
     return Status::OK();
   }
