@@ -83,6 +83,18 @@ std::string JoinDirectories(const std::vector<fs::path>& dirs) {
   return text;
 }
 
+// Opens `file`, found as the plugin `name`. Its descriptor must give the same
+// name: otherwise a renamed file would load silently under another section.
+Result<std::shared_ptr<const Plugin>> OpenNamedPlugin(const fs::path& file, std::string_view name) {
+  auto plugin = OpenPluginFile(file);
+  if (plugin.ok() && (*plugin)->name() != name) {
+    return Status::PluginError(PluginFailure(file, "its descriptor names the plugin '" +
+                                                       std::string((*plugin)->name()) + "', not '" +
+                                                       std::string(name) + "'"));
+  }
+  return plugin;
+}
+
 }  // namespace
 
 PluginLoader::PluginLoader(std::vector<fs::path> search_path)
@@ -107,7 +119,7 @@ Result<std::shared_ptr<const Plugin>> PluginLoader::Load(std::string_view name_o
   for (const fs::path& dir : search_path_) {
     std::error_code ec;
     fs::path candidate = dir / file_name;
-    if (fs::exists(candidate, ec)) return OpenPluginFile(candidate);
+    if (fs::exists(candidate, ec)) return OpenNamedPlugin(candidate, name_or_path);
   }
   return Status::PluginError(
       PluginFailure(file_name, "not found in " + JoinDirectories(search_path_)));
@@ -119,7 +131,10 @@ std::vector<Result<std::shared_ptr<const Plugin>>> PluginLoader::Discover() cons
   for (const fs::path& dir : search_path_) {
     for (const std::string& name : PluginFileNamesIn(dir)) {
       // The first directory that has a name wins, as it would for Load(name).
-      if (seen.insert(name).second) found.push_back(OpenPluginFile(dir / name));
+      if (!seen.insert(name).second) continue;
+      const std::string_view plugin_name = std::string_view(name).substr(
+          kFilePrefix.size(), name.size() - kFilePrefix.size() - kFileSuffix.size());
+      found.push_back(OpenNamedPlugin(dir / name, plugin_name));
     }
   }
   return found;

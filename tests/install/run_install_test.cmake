@@ -64,3 +64,8 @@ if(NOT EXISTS ${notebook})
   message(FATAL_ERROR "cachet_add_plugin did not install ${notebook}")
 endif()
 check_runpath(${notebook} "$ORIGIN/../..")
+
+# The consumer's plugin passes the conformance kit through its own CTest
+# (cachet_add_conformance_test in consumer/CMakeLists.txt).
+run_step("the conformance kit on the consumer's plugin"
+         ${CMAKE_CTEST_COMMAND} --test-dir ${consumer_build} --output-on-failure)

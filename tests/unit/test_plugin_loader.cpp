@@ -137,6 +137,17 @@ TEST_CASE("a wrong fingerprint is refused, printing both", "[plugin]") {
   CHECK(message.find(cachet::CoreBuildFingerprint()) != std::string::npos);
 }
 
+TEST_CASE("a plugin whose descriptor names another plugin is refused, naming both", "[plugin]") {
+  // cachet-renamed.so is the tinymap plugin: asked for "renamed", it must not
+  // load and validate the [renamed] section under another store's schema.
+  std::string message = LoadFailure("renamed");
+  CHECK(message.ends_with(": its descriptor names the plugin 'tinymap', not 'renamed'"));
+  // Its explicit path still opens it, as the plugin it says it is.
+  auto by_path = TestLoader().Load(PluginFile("renamed").string());
+  REQUIRE(by_path.ok());
+  CHECK((*by_path)->name() == "tinymap");
+}
+
 TEST_CASE("a failing factory is a plugin error carrying its reason", "[plugin]") {
   auto plugin = TestLoader().Load("failing-factory");
   REQUIRE(plugin.ok());
@@ -178,13 +189,14 @@ TEST_CASE("Discover finds every plugin file once, the first directory winning", 
       ++failures;
     }
   }
-  // tinymap, tinymap-v1, failing-factory and null-backend load (the last two
-  // fail later); not-a-library, unresolved-symbol, no-entry-point, wrong-abi,
-  // wrong-fingerprint do not.
+  // tinymap, tinymap-v1, careless-get, failing-factory and null-backend load
+  // (the factories of the last two fail later); not-a-library,
+  // unresolved-symbol, no-entry-point, wrong-abi, wrong-fingerprint and renamed
+  // (a file name that is not its descriptor's) do not.
   std::sort(loaded.begin(), loaded.end());
-  CHECK(loaded ==
-        std::vector<std::string>{"failing-factory", "null-backend", "tinymap", "tinymap-v1"});
-  CHECK(failures == 5);
+  CHECK(loaded == std::vector<std::string>{"careless-get", "failing-factory", "null-backend",
+                                           "tinymap", "tinymap-v1"});
+  CHECK(failures == 6);
 }
 
 // A [tinymap] section with `greeting`, validated against the plugin's schema.

@@ -18,6 +18,10 @@ bool Supports(Capability capability) {
   return SharedCache().backend().capabilities().has(capability);
 }
 
+void SkipWithout(Capability capability) {
+  SkipCase("the store does not declare " + std::string(CapabilityName(capability)));
+}
+
 bool GoneWithin(Cache& cache, const std::string& key, std::chrono::milliseconds limit) {
   constexpr std::chrono::milliseconds kStep{100};
   const auto polls = limit / kStep;

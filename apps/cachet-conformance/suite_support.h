@@ -1,4 +1,4 @@
-// Small helpers shared by the conformance tests: unique keys, capability checks,
+// Small helpers shared by the conformance cases: unique keys, capability checks,
 // bounded polling for expiry and test values.
 #pragma once
 
@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-#include "backend_fixture.h"
 #include "cachet/backend.h"
 #include "cachet/cache.h"
+#include "suite_context.h"
 
 namespace cachet::conformance {
 
@@ -19,6 +19,11 @@ std::string UniqueKey(std::string_view topic);
 
 // True when the store does `capability` natively or the core emulates it.
 bool Supports(Capability capability);
+
+// Marks the running case skipped because the store does not declare
+// `capability`; the case returns right after (what it still checked, such as an
+// unsupported answer, counts if it failed).
+void SkipWithout(Capability capability);
 
 // Polls `key` every 100 ms until it misses, for at most `limit`. True when it
 // went; false if it is still there (or the store fails) when time is up.
