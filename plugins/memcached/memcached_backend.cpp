@@ -119,7 +119,7 @@ void MemcachedBackend::AddExchange(Scratch& s, std::size_t server, std::span<Ope
 void MemcachedBackend::RunExchanges(Scratch& s) {
   if (s.used == 0) return;
   std::span<net::Exchange> exchanges(s.exchanges.data(), s.used);
-  net::RunExchanges(exchanges, net::Clock::now() + options_.pool.connection.request_timeout);
+  net::RunExchanges(exchanges, pool_.CallDeadline());
   for (std::size_t i = 0; i < exchanges.size(); ++i) {
     ServerBatch& batch = *s.batches[s.servers[i]];
     batch.Settle(s.exchanges[i].status);
@@ -259,7 +259,7 @@ Status MemcachedBackend::RunOnServers(
     exchanges[i].request.push_back({request.data(), request.size()});
     exchanges[i].reader = &readers.back();
   }
-  net::RunExchanges(exchanges, net::Clock::now() + options_.pool.connection.request_timeout);
+  net::RunExchanges(exchanges, pool_.CallDeadline());
   Status first_error;
   for (std::size_t i = 0; i < servers.size(); ++i) {
     Status s = exchanges[i].status;

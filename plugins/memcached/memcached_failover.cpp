@@ -100,7 +100,7 @@ bool MemcachedBackend::DeleteMovedKeys(std::size_t owner, const FailoverLedger::
     batch.request().Iovecs(&exchanges[i].request);
     exchanges[i].reader = &batch;
   }
-  net::RunExchanges(exchanges, net::Clock::now() + options_.pool.connection.request_timeout);
+  net::RunExchanges(exchanges, pool_.CallDeadline());
   bool repaired = true;
   for (std::size_t i = 0; i < servers.size(); ++i) {
     batches[i]->Settle(exchanges[i].status);

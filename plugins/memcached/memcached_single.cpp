@@ -55,7 +55,7 @@ Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, It
       const int pieces = line.Iovecs(request);
       SingleTextReader reader(op, hit, settings, limits_);
       const net::Clock::time_point start = net::Clock::now();
-      const net::Deadline deadline = start + options_.pool.connection.request_timeout;
+      const net::Deadline deadline = start + options_.pool.connection.CallTimeout();
       Status transport =
           RunSingleExchange(lease.connection(), request, pieces, reader, start, deadline);
       reader.Settle(transport);

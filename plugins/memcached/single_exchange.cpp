@@ -19,8 +19,10 @@ int MillisUntil(net::Deadline deadline) {
   return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, INT_MAX));
 }
 
-Status NoReply(const net::Connection& connection) {
-  return Status::Timeout(connection.Describe("no reply within the I/O timeout"));
+Status NoReply(const net::Connection& connection, net::Deadline deadline) {
+  return Status::Timeout(connection.Describe(net::Clock::now() >= deadline
+                                                 ? "no reply within the request timeout"
+                                                 : "no reply within the I/O timeout"));
 }
 
 }  // namespace
@@ -34,7 +36,7 @@ bool SendRest(net::Connection& connection, iovec* request, int count, net::Deadl
     pollfd pfd{connection.fd(), POLLOUT, 0};
     const int rc = ::poll(&pfd, 1, MillisUntil(connection.WaitEnd(deadline)));
     if (rc == 0) {
-      *failure = NoReply(connection);
+      *failure = NoReply(connection, deadline);
       return false;
     }
     if (rc < 0 && errno != EINTR) {
@@ -48,13 +50,8 @@ bool SendRest(net::Connection& connection, iovec* request, int count, net::Deadl
   return false;
 }
 
-Status ReadFailure(const net::Connection& connection, Status read) {
-  return read.IsTimeout() ? NoReply(connection) : read;
-}
-
-Status UnaskedBytes(const net::Connection& connection) {
-  return Status::ProtocolError(connection.Describe(
-      std::to_string(connection.buffer().size()) + " bytes after the reply, unasked for"));
+Status ReadFailure(const net::Connection& connection, Status read, net::Deadline deadline) {
+  return read.IsTimeout() ? NoReply(connection, deadline) : read;
 }
 
 }  // namespace cachet::memcached::single_exchange_detail

@@ -29,12 +29,9 @@ namespace single_exchange_detail {
 bool SendRest(net::Connection& connection, iovec* request, int count, net::Deadline deadline,
               bool* waited, Status* failure);
 
-// The failure of a read: a timeout is the exchange's "no reply within the I/O
-// timeout".
-Status ReadFailure(const net::Connection& connection, Status read);
-
-// The protocol error of bytes left over after the reply.
-Status UnaskedBytes(const net::Connection& connection);
+// The failure of a read: a timeout says whether the server was silent for
+// io_timeout or the call's `deadline` ran out.
+Status ReadFailure(const net::Connection& connection, Status read, net::Deadline deadline);
 
 }  // namespace single_exchange_detail
 
@@ -70,7 +67,7 @@ template <class Reader>
   for (bool fresh = !waited; !reader.done(); fresh = false) {
     Status read = fresh ? connection.ReadMore(deadline, start) : connection.ReadMore(deadline);
     if (!read.ok()) {
-      outcome = single_exchange_detail::ReadFailure(connection, std::move(read));
+      outcome = single_exchange_detail::ReadFailure(connection, std::move(read), deadline);
       break;
     }
     Status consumed = reader.Consume(connection.buffer());
@@ -80,9 +77,7 @@ template <class Reader>
     }
   }
   // Bytes after the reply are nobody's answer: the connection is not reused.
-  if (outcome.ok() && !connection.buffer().empty()) {
-    outcome = single_exchange_detail::UnaskedBytes(connection);
-  }
+  if (outcome.ok() && !connection.buffer().empty()) outcome = connection.LeftoverError();
   if (!outcome.ok()) connection.Close();
   return outcome;
 }

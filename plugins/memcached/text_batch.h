@@ -5,9 +5,10 @@
 // misses. Nothing is guessed: a VALUE for a key that is not among those still
 // open (another key, one out of order, a duplicate) is a protocol error, and
 // the keys a VALUE skipped are misses only once the END confirms them; until
-// then a failed exchange leaves them its error. Hits already read keep theirs. Every other command
-// answers with one line, in order, unless noreply (then nothing comes back, and nothing can be
-// reported: the text protocol's noreply loses errors).
+// then a failed exchange leaves them its error; after a protocol error no
+// answer stands, hits already read included. Every other command answers with
+// one line, in order, unless noreply (then nothing comes back, and nothing can
+// be reported: the text protocol's noreply loses errors).
 #pragma once
 
 #include <string>

@@ -93,16 +93,18 @@ Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
   std::size_t ask_node = kNoNode;
   Status last;
   for (std::uint32_t attempt = 0; attempt < attempts; ++attempt) {
-    if (attempt > 0 && net::Clock::now() >= deadline) {
-      return Status::Timeout("redis cluster: slot " + std::to_string(slot) +
-                             ": no answer within the request timeout after " +
-                             std::to_string(attempt) + " attempts; last: " + last.ToString());
-    }
     std::size_t node = ask_node != kNoNode ? ask_node : topology_.NodeFor(slot);
     if (node == kNoNode) {
       Status loaded = topology_.Refresh(deadline);
       if (loaded.IsAuthFailed()) return loaded;
       node = topology_.NodeFor(slot);
+    }
+    // A node is asked only while the call has time left: an attempt begun past
+    // the deadline would fail at once and count against a healthy node.
+    if (net::Clock::now() >= deadline) {
+      return Status::Timeout("redis cluster: slot " + std::to_string(slot) +
+                             ": no answer within the request timeout after " +
+                             std::to_string(attempt) + " attempts; last: " + last.ToString());
     }
     if (node == kNoNode) {
       last = NoNodeFor(slot);
@@ -164,6 +166,14 @@ Status ClusterRouter::RunOnEachServer(std::string_view request, const EachServer
 std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
                                                 std::vector<Operation*>* one_by_one,
                                                 net::Deadline deadline) {
+  // No round begins past the deadline: its exchanges would fail at once and
+  // count against healthy nodes.
+  if (net::Clock::now() >= deadline) {
+    for (Operation* op : ops) {
+      op->status = Status::Timeout("redis cluster: no answer within the request timeout");
+    }
+    return {};
+  }
   std::vector<std::unique_ptr<RedisBatch>> batches;
   bool refreshed = false;
   for (Operation* op : ops) {

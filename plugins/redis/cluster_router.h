@@ -59,9 +59,9 @@ class ClusterRouter final : public CommandRouter {
   // One round of a batch; returns the operations to send again.
   std::vector<Operation*> RunRound(std::span<Operation* const> ops,
                                    std::vector<Operation*>* one_by_one, net::Deadline deadline);
-  // The end of a call that begins now (request_timeout).
+  // The end of a call that begins now (its request timeout).
   net::Deadline CallDeadline() const {
-    return net::Clock::now() + topology_.pool_options().connection.request_timeout;
+    return net::Clock::now() + topology_.pool_options().connection.CallTimeout();
   }
 
   const RedisSession& session_;

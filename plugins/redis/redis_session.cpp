@@ -150,23 +150,11 @@ Status RedisSession::ReadReplies(net::Connection& connection, std::size_t reply_
         return Status::ProtocolError(connection.Describe(parser.error().message()));
     }
   }
-  return CheckNothingFollows(connection, parser);
+  // Bytes after the replies are nobody's answer (cachet subscribes to no
+  // pushes): the next request would read them as its own.
+  return buffer.empty() ? Status::OK() : connection.LeftoverError();
 }
 
-Status RedisSession::CheckNothingFollows(net::Connection& connection, RespParser& parser) const {
-  net::ReadBuffer& buffer = connection.buffer();
-  // Whole RESP3 pushes may follow the replies; anything else is a reply that
-  // nobody asked for, and the next request would read it as its own.
-  while (!buffer.empty()) {
-    if (parser.Parse(buffer.data()) != RespParser::Outcome::kReply ||
-        parser.reply().root().type() != RespType::kPush) {
-      parser.Reset();
-      return Status::ProtocolError(connection.Describe(
-          std::to_string(buffer.size()) + " bytes after the last reply, unasked for"));
-    }
-    buffer.Consume(parser.consumed());
-  }
-  return Status::OK();
-}
+
 
 }  // namespace cachet::redis

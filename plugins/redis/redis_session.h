@@ -9,7 +9,7 @@
 //
 // Exchange() writes one buffer holding `reply_count` commands, then reads that
 // many replies in order and hands each to a callback. Any transport failure,
-// malformed reply, or byte after the last reply (other than RESP3 pushes) closes
+// malformed reply, or byte after the last reply closes
 // the connection, so the next use starts clean. Every wait ends after the
 // connection's io_timeout of silence, or at the call's deadline.
 // Stateless apart from its settings: safe to share between threads.
@@ -60,8 +60,6 @@ class RedisSession {
   Status Handshake(net::Connection& connection, net::Deadline deadline) const;
   Status ReadReplies(net::Connection& connection, std::size_t reply_count, net::Deadline deadline,
                      ReplyHandler on_reply) const;
-  // kProtocolError when bytes other than whole RESP3 pushes follow the replies.
-  Status CheckNothingFollows(net::Connection& connection, RespParser& parser) const;
 
   SessionSettings settings_;
 };

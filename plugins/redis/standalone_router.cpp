@@ -110,7 +110,7 @@ void StandaloneRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
       targets.push_back({&pool_, server, batches[server].get()});
     }
   }
-  (void)RunBatches(targets, session_, CallDeadline());
+  (void)RunBatches(targets, session_, pool_.CallDeadline());
   // Scripts the server had not cached yet run again one by one, which loads them.
   for (auto& batch : batches) {
     if (!batch) continue;
@@ -129,7 +129,7 @@ void StandaloneRouter::RunReads(std::span<Operation> ops) {
     batches[server]->Seal();
     targets.push_back({&pool_, server, nullptr, batches[server].get()});
   }
-  (void)RunBatches(targets, session_, CallDeadline());
+  (void)RunBatches(targets, session_, pool_.CallDeadline());
 }
 
 }  // namespace cachet::redis

@@ -30,10 +30,6 @@ class StandaloneRouter final : public CommandRouter {
   Status RunOnServer(std::size_t server, std::string_view request, const ReplyFn& on_reply);
   // A batch of gets only: one MGET per server instead of one GET per key.
   void RunReads(std::span<Operation> ops);
-  // The end of a call that begins now (request_timeout).
-  net::Deadline CallDeadline() const {
-    return net::Clock::now() + pool_.options().connection.request_timeout;
-  }
 
   const RedisSession& session_;
   CounterMode counters_;

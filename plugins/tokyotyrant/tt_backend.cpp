@@ -156,7 +156,7 @@ void TokyoTyrantBackend::Run(std::span<Operation> ops) {
     e.reader = &batch;
   }
   if (s.exchanges.empty()) return;
-  net::RunExchanges(s.exchanges, net::Clock::now() + options_.pool.connection.request_timeout);
+  net::RunExchanges(s.exchanges, pool_.CallDeadline());
   for (std::size_t i = 0; i < s.exchanges.size(); ++i) {
     TtServerBatch& batch = *s.batches[s.servers[i]];
     batch.Settle(s.exchanges[i].status);
@@ -235,7 +235,7 @@ Status TokyoTyrantBackend::RoundTrip(
   e.connection = &lease.connection();
   e.request.assign(1, iovec{const_cast<char*>(request.data()), request.size()});
   e.reader = &reader;
-  net::RunExchanges({&e, 1}, net::Clock::now() + options_.pool.connection.request_timeout);
+  net::RunExchanges({&e, 1}, pool_.CallDeadline());
   pool_.Report(server, lease.connection(), e.status);
   if (!e.status.ok()) {
     lease.connection().Close();  // whatever was half-read cannot be trusted

@@ -264,6 +264,18 @@ std::vector<std::string> RoundsWithIdleGaps(Backend& backend, int threads, int r
   return failures;
 }
 
+// The number a server's stats give for `name` (the first line whose name ends
+// in it), or -1.
+template <class Backend>
+long long StatNumber(Backend& backend, const std::string& name) {
+  cachet::StatsMap stats;
+  if (!backend.Stats(&stats).ok()) return -1;
+  for (const auto& [key, value] : stats) {
+    if (key == name || key.ends_with(" " + name)) return std::stoll(value);
+  }
+  return -1;
+}
+
 }  // namespace
 
 TEST_CASE("connections a server closed while idle cost no call", "[stream][idle]") {
@@ -274,14 +286,24 @@ TEST_CASE("connections a server closed while idle cost no call", "[stream][idle]
     auto failures = RoundsWithIdleGaps(*backend, 4, 3, milliseconds(2500));
     for (const auto& f : failures) UNSCOPED_INFO(f);
     CHECK(failures.empty());
+    // The server does close idle connections: after an idle gap the next call
+    // (a stats call, which counts connections) had to connect anew.
+    const long long before = StatNumber(*backend, "total_connections_received");
+    std::this_thread::sleep_for(milliseconds(2500));
+    CHECK(StatNumber(*backend, "total_connections_received") == before + 1);
   }
   SECTION("memcached -o idle_timeout=1") {
+    // memcached's idle check runs about once a second on a one-second clock:
+    // an idle connection is closed two to three seconds after its last command.
     auto server = cachet::test::StartMemcached({"-o", "idle_timeout=1"});
     REQUIRE(server.ok());
     auto backend = MemcachedAt((*server)->port(), milliseconds(1000));
-    auto failures = RoundsWithIdleGaps(*backend, 4, 3, milliseconds(3000));
+    auto failures = RoundsWithIdleGaps(*backend, 4, 3, milliseconds(4500));
     for (const auto& f : failures) UNSCOPED_INFO(f);
     CHECK(failures.empty());
+    const long long before = StatNumber(*backend, "total_connections");
+    std::this_thread::sleep_for(milliseconds(4500));
+    CHECK(StatNumber(*backend, "total_connections") == before + 1);
   }
 }
 

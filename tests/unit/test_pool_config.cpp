@@ -49,7 +49,7 @@ TEST_CASE("the shared network options fill the pool options", "[net][config]") {
               .ok());
   CHECK(options.connection.connect_timeout == std::chrono::milliseconds(5));
   CHECK(options.connection.io_timeout == std::chrono::milliseconds(6));
-  CHECK(options.connection.request_timeout == std::chrono::milliseconds(18));  // 3 x io
+  CHECK(options.connection.CallTimeout() == std::chrono::milliseconds(18));  // 3 x io
   CHECK(options.failure_limit == 7);
   CHECK(options.retry_timeout == std::chrono::milliseconds(8));
   CHECK(options.pool_size == 9);
@@ -59,9 +59,12 @@ TEST_CASE("the shared network options fill the pool options", "[net][config]") {
 TEST_CASE("request_timeout_ms bounds a call; 0 is three times io_timeout_ms", "[net][config]") {
   cachet::net::ServerPoolOptions options;
   REQUIRE(Read("[store]\nio_timeout_ms = 500\nrequest_timeout_ms = 700\n", false, &options).ok());
-  CHECK(options.connection.request_timeout == std::chrono::milliseconds(700));
+  CHECK(options.connection.CallTimeout() == std::chrono::milliseconds(700));
   REQUIRE(Read("[store]\n", false, &options).ok());
-  CHECK(options.connection.request_timeout == std::chrono::milliseconds(3000));
+  CHECK(options.connection.CallTimeout() == std::chrono::milliseconds(3000));
+  // Set in code: 0 follows io_timeout too.
+  options.connection.io_timeout = std::chrono::milliseconds(5000);
+  CHECK(options.connection.CallTimeout() == std::chrono::milliseconds(15000));
 }
 
 TEST_CASE("a store without failover keeps the pool's default", "[net][config]") {

@@ -107,6 +107,11 @@ std::string Connection::Describe(std::string_view what) const {
   return address_.HostPort() + ": " + std::string(what);
 }
 
+Status Connection::LeftoverError() const {
+  return Status::ProtocolError(
+      Describe(std::to_string(buffer_.size()) + " bytes after the last reply, unasked for"));
+}
+
 Status Connection::EnsureConnected(Deadline limit) {
   if (connected()) return Status::OK();
   return Connect(limit);

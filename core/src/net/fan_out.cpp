@@ -31,10 +31,6 @@ void Fail(Progress& p, Status status) {
   p.active = false;
 }
 
-Status UnaskedBytes(const Connection& c) {
-  return Status::ProtocolError(
-      c.Describe(std::to_string(c.buffer().size()) + " bytes after the last reply, unasked for"));
-}
 
 // The exchange moved bytes at `now`: the server is not stalled.
 void Moved(Progress& p, Deadline now) {
@@ -45,7 +41,7 @@ void Moved(Progress& p, Deadline now) {
 // so the connection cannot be trusted with another request.
 void Finish(Progress& p) {
   Connection& c = *p.exchange->connection;
-  if (!c.buffer().empty()) return Fail(p, UnaskedBytes(c));
+  if (!c.buffer().empty()) return Fail(p, c.LeftoverError());
   p.active = false;
 }
 
@@ -101,13 +97,18 @@ Deadline DeadlineOf(const Progress& p, Deadline batch) {
   return std::min(c.connecting() ? c.connect_deadline() : p.quiet_until, batch);
 }
 
-// An exchange whose deadline passed with nothing to do: timeout.
-void Expire(Progress& p, Deadline now, Deadline batch) {
-  Connection& c = *p.exchange->connection;
+// The timeout of a server that did not answer by `now`: the call's deadline
+// (`batch`) ran out, or the server was silent for io_timeout.
+Status NoReply(const Connection& c, Deadline now, Deadline batch) {
   const char* why = now >= batch      ? "no reply within the request timeout"
                     : c.connecting() ? "connect timed out"
                                      : "no reply within the I/O timeout";
-  Fail(p, Status::Timeout(c.Describe(why)));
+  return Status::Timeout(c.Describe(why));
+}
+
+// An exchange whose deadline passed with nothing to do: timeout.
+void Expire(Progress& p, Deadline now, Deadline batch) {
+  Fail(p, NoReply(*p.exchange->connection, now, batch));
 }
 
 // A lone exchange whose request went out whole (a single operation, nearly
@@ -123,8 +124,7 @@ bool AwaitAlone(Progress& p, Deadline deadline) {
     Status s = c.ReadMore(deadline);
     if (s.ok()) s = p.exchange->reader->Consume(c.buffer());
     if (!s.ok()) {
-      Fail(p, s.IsTimeout() ? Status::Timeout(c.Describe("no reply within the I/O timeout"))
-                            : std::move(s));
+      Fail(p, s.IsTimeout() ? NoReply(c, Clock::now(), deadline) : std::move(s));
     } else if (p.exchange->reader->done()) {
       Finish(p);
     }

@@ -21,7 +21,7 @@ Status ReadServerPoolOptions(const ConfigSection& section, ServerPoolOptions* ou
   if (!s.ok()) return s;
   out->connection.connect_timeout = std::chrono::milliseconds(connect);
   out->connection.io_timeout = std::chrono::milliseconds(io);
-  out->connection.request_timeout = std::chrono::milliseconds(request != 0 ? request : 3 * io);
+  out->connection.request_timeout = std::chrono::milliseconds(request);  // 0: 3 x io
   out->failure_limit = static_cast<std::uint32_t>(limit);
   out->retry_timeout = std::chrono::milliseconds(retry);
   out->pool_size = static_cast<std::size_t>(pool);

@@ -48,7 +48,13 @@ using Deadline = Clock::time_point;
 struct ConnectionOptions {
   std::chrono::milliseconds connect_timeout{250};  // one connect
   std::chrono::milliseconds io_timeout{1000};      // the longest silence within a call
-  std::chrono::milliseconds request_timeout{3000};  // a whole call: connects, waits, retries
+  // A whole call: connects, waits, retries; 0: three times io_timeout.
+  std::chrono::milliseconds request_timeout{0};
+
+  // The bound of one call, request_timeout with its default worked out.
+  std::chrono::milliseconds CallTimeout() const {
+    return request_timeout.count() > 0 ? request_timeout : 3 * io_timeout;
+  }
 };
 
 namespace detail {
@@ -110,7 +116,7 @@ class CACHET_EXPORT Connection {
   void Close() noexcept;
 
   // Now + the request timeout: the deadline of a call that begins now.
-  Deadline CallDeadline() const { return Clock::now() + options_.request_timeout; }
+  Deadline CallDeadline() const { return Clock::now() + options_.CallTimeout(); }
   // The end of one wait for the server: io_timeout from now, or `deadline`.
   Deadline WaitEnd(Deadline deadline) const {
     return std::min(Clock::now() + options_.io_timeout, deadline);
@@ -143,6 +149,9 @@ class CACHET_EXPORT Connection {
   // further away than io_timeout, one blocking recv does it (the socket's own
   // receive timeout is io_timeout).
   Status ReadMore(Deadline deadline);
+  // The protocol error of bytes left in buffer() after the last reply an
+  // exchange expected: nobody's answer, so the connection is not reused.
+  Status LeftoverError() const;
   // ReadMore for a caller that read the clock a moment ago (an exchange that has
   // just begun): `now` is that reading, so one exchange needs only one.
   // Inline, as the blocking read's usual case: one exchange's read is one recv.

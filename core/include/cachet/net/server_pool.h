@@ -55,6 +55,8 @@ class CACHET_EXPORT ServerPool {
   std::size_t size() const noexcept { return servers_.size(); }
   const ServerAddress& address(std::size_t server) const { return servers_[server]->address; }
   const ServerPoolOptions& options() const noexcept { return options_; }
+  // The end of a call that begins now: its request timeout from now.
+  Deadline CallDeadline() const { return Clock::now() + options_.connection.CallTimeout(); }
 
   // The server that serves `key` now: its own if alive, else (with failover) the
   // next live one. kUnavailable naming the server otherwise. `*home_out`, if
