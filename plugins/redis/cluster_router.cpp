@@ -62,18 +62,18 @@ ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_vi
     return attempt;
   }
   const std::string& where = topology_.where(node);
-  Status transport = session_.Exchange(lease.connection(), asking ? WithAsking(request) : request,
-                                       asking ? 2 : 1, deadline,
-                                       [&](std::size_t index, RespValue reply) {
-                                         if (asking && index == 0) return;  // ASKING's +OK
-                                         if (reply.IsError())
-                                           attempt.redirect = ClassifyClusterError(reply.text());
-                                         if (attempt.redirect != ClusterErrorKind::kNone) {
-                                           attempt.error = std::string(reply.text());
-                                           return;
-                                         }
-                                         attempt.status = on_reply(reply, where);
-                                       });
+  Status transport =
+      session_.Exchange(lease.connection(), asking ? WithAsking(request) : request, asking ? 2 : 1,
+                        deadline, [&](std::size_t index, RespValue reply) {
+                          if (asking && index == 0) return;  // ASKING's +OK
+                          if (reply.IsError())
+                            attempt.redirect = ClassifyClusterError(reply.text());
+                          if (attempt.redirect != ClusterErrorKind::kNone) {
+                            attempt.error = std::string(reply.text());
+                            return;
+                          }
+                          attempt.status = on_reply(reply, where);
+                        });
   pool.Report(0, lease.connection(), transport);
   // A reply of the wrong kind for the command: the stream may be out of step.
   if (attempt.status.IsProtocolError()) lease->Close();
@@ -151,10 +151,9 @@ Status ClusterRouter::RunOnEachServer(std::string_view request, const EachServer
   Status first;
   for (std::size_t node : primaries) {
     std::string prefix = primaries.size() > 1 ? topology_.where(node) + " " : "";
-    Attempt result = RunOnNode(node, request, false, deadline,
-                               [&](RespValue reply, std::string_view where) {
-      return on_reply(reply, where, prefix);
-    });
+    Attempt result = RunOnNode(
+        node, request, false, deadline,
+        [&](RespValue reply, std::string_view where) { return on_reply(reply, where, prefix); });
     Status s = result.redirect == ClusterErrorKind::kNone
                    ? result.status
                    : StatusFromError(result.error, topology_.where(node));

@@ -51,8 +51,8 @@ class ClusterRouter final : public CommandRouter {
     std::string error;         // the redirecting error's text
     bool unreachable = false;  // failed before anything was sent
   };
-  Attempt RunOnNode(std::size_t node, std::string_view request, bool asking,
-                    net::Deadline deadline, const ReplyFn& on_reply);
+  Attempt RunOnNode(std::size_t node, std::string_view request, bool asking, net::Deadline deadline,
+                    const ReplyFn& on_reply);
   // Sleeps before retry number `attempt` (TRYAGAIN, CLUSTERDOWN, a lost node),
   // never past `deadline`.
   void WaitBeforeRetry(std::uint32_t attempt, net::Deadline deadline) const;

@@ -90,8 +90,9 @@ Status ClusterTopology::Refresh(net::Deadline deadline) {
   const net::Clock::time_point asked = net::Clock::now();
   std::unique_lock lock(refresh_mutex_, deadline);
   if (!lock.owns_lock()) {
-    return Status::Timeout("redis cluster: the slot map was still being reloaded when the "
-                           "request timeout ran out");
+    return Status::Timeout(
+        "redis cluster: the slot map was still being reloaded when the "
+        "request timeout ran out");
   }
   // Single flight: whoever waited for a reload takes its outcome.
   if (last_finished_ >= asked) return last_status_;
@@ -131,8 +132,10 @@ Status ClusterTopology::Reload(net::Deadline deadline) {
   Status last = Status::Unavailable("redis cluster: no node is known");
   for (std::size_t node : Candidates()) {
     if (net::Clock::now() >= deadline) {
-      return Status::Timeout("redis cluster: the request timeout ran out while loading the slot "
-                             "map; last: " + std::string(last.message()));
+      return Status::Timeout(
+          "redis cluster: the request timeout ran out while loading the slot "
+          "map; last: " +
+          std::string(last.message()));
     }
     SlotMap map;
     Status s = LoadFrom(node, &map, deadline);
@@ -157,20 +160,20 @@ Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map, net::Deadline d
   bool no_shards = false;
   Status s = session_.Exchange(lease.connection(), request, 1, deadline,
                                [&](std::size_t, RespValue reply) {
-    if (reply.IsError()) {
-      no_shards = true;  // older than 7.0: ask for SLOTS instead
-      return;
-    }
-    parsed = SlotMap::FromShards(reply, host, map);
-  });
+                                 if (reply.IsError()) {
+                                   no_shards = true;  // older than 7.0: ask for SLOTS instead
+                                   return;
+                                 }
+                                 parsed = SlotMap::FromShards(reply, host, map);
+                               });
   if (s.ok() && no_shards) {
     request.clear();
     AppendCommand(&request, {"CLUSTER", "SLOTS"});
     s = session_.Exchange(lease.connection(), request, 1, deadline,
                           [&](std::size_t, RespValue reply) {
-      parsed = reply.IsError() ? StatusFromError(reply.text(), where(node))
-                               : SlotMap::FromSlots(reply, host, map);
-    });
+                            parsed = reply.IsError() ? StatusFromError(reply.text(), where(node))
+                                                     : SlotMap::FromSlots(reply, host, map);
+                          });
   }
   node_pool.Report(0, lease.connection(), s);
   return s.ok() ? parsed : s;

@@ -33,7 +33,6 @@ Status ReadValue(RespValue reply, std::string_view where, Item* out) {
   return Status::OK();
 }
 
-
 Status ReadStored(RespValue reply, std::string_view where) {
   if (reply.IsNull()) return Status::NotStored();
   if (reply.type() == RespType::kSimpleString) return Status::OK();

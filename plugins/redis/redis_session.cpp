@@ -155,6 +155,4 @@ Status RedisSession::ReadReplies(net::Connection& connection, std::size_t reply_
   return buffer.empty() ? Status::OK() : connection.LeftoverError();
 }
 
-
-
 }  // namespace cachet::redis

@@ -93,8 +93,9 @@ std::string TokyoTyrantValue(const std::string& value) {
 
 TEST_CASE("Redis: a reply too many fails its call and is never read as the next one's",
           "[stream][redis]") {
-  ScriptedServer server(cachet::test::RespRequests(),
-                        {{Bulk("A") + Bulk("WRONG")}, {Bulk("B")}, {"+OK\r\n+OK\r\n"}, {Bulk("C")}});
+  ScriptedServer server(
+      cachet::test::RespRequests(),
+      {{Bulk("A") + Bulk("WRONG")}, {Bulk("B")}, {"+OK\r\n+OK\r\n"}, {Bulk("C")}});
   auto backend = RedisAt(server.port());
   Item item;
   Status extra = backend->Get("a", &item);
@@ -175,9 +176,10 @@ TEST_CASE("memcached: a batch's reply too many fails the batch", "[stream][memca
 
 TEST_CASE("Tokyo Tyrant: bytes that arrive while a connection is idle are nobody's reply",
           "[stream][tokyotyrant]") {
-  ScriptedServer server(TokyoTyrantRequest, {{TokyoTyrantValue("A"), 0, {},
-                                              TokyoTyrantValue("WRONG"), milliseconds(50)},
-                                             {TokyoTyrantValue("B")}});
+  ScriptedServer server(
+      TokyoTyrantRequest,
+      {{TokyoTyrantValue("A"), 0, {}, TokyoTyrantValue("WRONG"), milliseconds(50)},
+       {TokyoTyrantValue("B")}});
   cachet::tokyotyrant::TokyoTyrantOptions options;
   options.servers.push_back(Loopback(server.port()));
   options.pool.connection.io_timeout = kIoTimeout;
@@ -190,46 +192,46 @@ TEST_CASE("Tokyo Tyrant: bytes that arrive while a connection is idle are nobody
   CHECK(item.value == "B");
 }
 
+namespace {
+
+// A server that sends `reply` twice, each time in 20 pieces 50 ms apart (a
+// second in all, never silent for io_timeout): `open(port, request_timeout)`
+// makes a backend; one with time enough reads the value whole, one with a
+// 500 ms request timeout gives up within it.
+template <class Open>
+void ReadsWhileValueArrives(cachet::test::RequestFramer framer, const std::string& reply,
+                            const std::string& value, Open open) {
+  const std::size_t piece = reply.size() / 20 + 1;
+  ScriptedServer server(std::move(framer),
+                        {{reply, piece, milliseconds(50)}, {reply, piece, milliseconds(50)}});
+  Item item;
+  Status slow = open(server.port(), milliseconds(3000))->Get("k", &item);
+  INFO(slow.ToString());
+  REQUIRE(slow.ok());
+  CHECK(item.value == value);
+  auto hurried = open(server.port(), milliseconds(500));
+  const auto started = std::chrono::steady_clock::now();
+  Status cut = hurried->Get("k", &item);
+  const auto took = std::chrono::steady_clock::now() - started;
+  INFO(cut.ToString());
+  CHECK(cut.IsTimeout());
+  CHECK(took < milliseconds(900));
+}
+
+}  // namespace
+
 TEST_CASE("a value that keeps arriving is read past io_timeout, but not past request_timeout",
           "[stream][deadline]") {
   const std::string value(200 * 1024, 'x');
-  // 20 pieces, 50 ms apart: a second in all, never silent for io_timeout.
-  const std::size_t piece = value.size() / 20 + 1;
   SECTION("Redis") {
-    ScriptedServer server(cachet::test::RespRequests(),
-                          {{Bulk(value), piece, milliseconds(50)},
-                           {Bulk(value), piece, milliseconds(50)}});
-    auto backend = RedisAt(server.port());
-    Item item;
-    Status slow = backend->Get("k", &item);
-    INFO(slow.ToString());
-    REQUIRE(slow.ok());
-    CHECK(item.value == value);
-    auto hurried = RedisAt(server.port(), kIoTimeout, milliseconds(500));
-    const auto started = std::chrono::steady_clock::now();
-    Status cut = hurried->Get("k", &item);
-    const auto took = std::chrono::steady_clock::now() - started;
-    INFO(cut.ToString());
-    CHECK(cut.IsTimeout());
-    CHECK(took < milliseconds(900));
+    ReadsWhileValueArrives(
+        cachet::test::RespRequests(), Bulk(value), value,
+        [](int port, milliseconds request) { return RedisAt(port, kIoTimeout, request); });
   }
   SECTION("memcached") {
-    ScriptedServer server(cachet::test::MemcachedTextRequests(),
-                          {{Value("k", value), piece, milliseconds(50)},
-                           {Value("k", value), piece, milliseconds(50)}});
-    auto backend = MemcachedAt(server.port());
-    Item item;
-    Status slow = backend->Get("k", &item);
-    INFO(slow.ToString());
-    REQUIRE(slow.ok());
-    CHECK(item.value == value);
-    auto hurried = MemcachedAt(server.port(), kIoTimeout, milliseconds(500));
-    const auto started = std::chrono::steady_clock::now();
-    Status cut = hurried->Get("k", &item);
-    const auto took = std::chrono::steady_clock::now() - started;
-    INFO(cut.ToString());
-    CHECK(cut.IsTimeout());
-    CHECK(took < milliseconds(900));
+    ReadsWhileValueArrives(
+        cachet::test::MemcachedTextRequests(), Value("k", value), value,
+        [](int port, milliseconds request) { return MemcachedAt(port, kIoTimeout, request); });
   }
 }
 
@@ -307,8 +309,7 @@ TEST_CASE("connections a server closed while idle cost no call", "[stream][idle]
   }
 }
 
-TEST_CASE("a server restarted while the client was idle serves the next call",
-          "[stream][idle]") {
+TEST_CASE("a server restarted while the client was idle serves the next call", "[stream][idle]") {
   Item item;
   SECTION("Redis") {
     auto server = cachet::test::StartRedis();

@@ -415,8 +415,8 @@ TEST_CASE("a stopped master: no call runs past request_timeout_ms", "[redis][clu
     }
   }
   REQUIRE(stopped->Resume().ok());
-  INFO("longest call: "
-       << std::chrono::duration_cast<std::chrono::milliseconds>(longest).count() << " ms");
+  INFO("longest call: " << std::chrono::duration_cast<std::chrono::milliseconds>(longest).count()
+                        << " ms");
   CHECK(timeouts > 0);  // some keys live on the stopped master
   // request_timeout_ms, plus what one last wait may overrun it by.
   CHECK(longest < std::chrono::milliseconds(1300));

@@ -10,8 +10,8 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <memory>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cachet/net/connection.h"
@@ -256,8 +256,7 @@ TEST_CASE("pooled connections are reused", "[server_pool]") {
   CHECK(again->fd() == first_fd);
 }
 
-TEST_CASE("a pooled connection that heard anything while idle is not lent again",
-          "[server_pool]") {
+TEST_CASE("a pooled connection that heard anything while idle is not lent again", "[server_pool]") {
   int port = 0;
   const int listener = test::ListenOnLoopback(4, &port);
   REQUIRE(listener >= 0);
@@ -299,8 +298,7 @@ TEST_CASE("a pooled connection that heard anything while idle is not lent again"
   ::close(listener);
 }
 
-TEST_CASE("the health rule: an idle connection the server closed is no failure",
-          "[server_pool]") {
+TEST_CASE("the health rule: an idle connection the server closed is no failure", "[server_pool]") {
   std::vector<ServerAddress> servers = {Loopback(1)};
   ServerPoolOptions options;
   options.failure_limit = 1;

@@ -31,7 +31,6 @@ void Fail(Progress& p, Status status) {
   p.active = false;
 }
 
-
 // The exchange moved bytes at `now`: the server is not stalled.
 void Moved(Progress& p, Deadline now) {
   p.quiet_until = now + p.exchange->connection->options().io_timeout;
@@ -100,7 +99,7 @@ Deadline DeadlineOf(const Progress& p, Deadline batch) {
 // The timeout of a server that did not answer by `now`: the call's deadline
 // (`batch`) ran out, or the server was silent for io_timeout.
 Status NoReply(const Connection& c, Deadline now, Deadline batch) {
-  const char* why = now >= batch      ? "no reply within the request timeout"
+  const char* why = now >= batch     ? "no reply within the request timeout"
                     : c.connecting() ? "connect timed out"
                                      : "no reply within the I/O timeout";
   return Status::Timeout(c.Describe(why));

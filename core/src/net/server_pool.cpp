@@ -118,8 +118,8 @@ ServerPool::Lease::~Lease() {
 void ServerPool::Report(std::size_t server, const Connection& used,
                         const Status& transport) noexcept {
   if (transport.IsAuthFailed()) return;  // wrong credentials: nothing about health
-  const bool failed = transport.IsTimeout() || transport.IsUnavailable() ||
-                      transport.IsIoError() || transport.IsProtocolError();
+  const bool failed = transport.IsTimeout() || transport.IsUnavailable() || transport.IsIoError() ||
+                      transport.IsProtocolError();
   if (!failed) return ReportSuccess(server);
   // The server closed this connection while it was idle (or reset it): the
   // next borrower connects anew, and the server may be perfectly well.

@@ -21,10 +21,9 @@
 // hands them out).
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
-
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>

@@ -9,7 +9,8 @@
 //
 // On any failure (connect, timeout, I/O, the reader's protocol error, bytes left
 // over after the last reply the reader expected) that exchange's connection is
-// closed, its status says why, and the other exchanges carry on. Not thread-safe per exchange; different threads run their own.
+// closed, its status says why, and the other exchanges carry on. Not thread-safe per exchange;
+// different threads run their own.
 #pragma once
 
 #include <sys/uio.h>

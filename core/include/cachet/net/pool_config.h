@@ -1,10 +1,10 @@
 // The options every network store shares: their schema and their reading.
 //
 // memcached, Redis and Tokyo Tyrant all take `servers` and `distribution`, and
-// connect_timeout_ms, io_timeout_ms, request_timeout_ms, failure_limit, retry_timeout_ms and pool_size
-// (plus, where keys may move to another server, failover) with the same meaning,
-// defaults and bounds. This is the one place that declares the timing and pool
-// options and turns them into ServerPoolOptions, so the three stores read them alike.
+// connect_timeout_ms, io_timeout_ms, request_timeout_ms, failure_limit, retry_timeout_ms and
+// pool_size (plus, where keys may move to another server, failover) with the same meaning, defaults
+// and bounds. This is the one place that declares the timing and pool options and turns them into
+// ServerPoolOptions, so the three stores read them alike.
 #pragma once
 
 #include <array>
