@@ -38,9 +38,23 @@ bool MemcachedBackend::RouteAfterOutage(Operation& op, std::size_t home, std::si
     }
     *server = *around;
   }
-  // Noted before it is sent, so a repair that starts meanwhile sees it.
+  // Noted before it is sent, so a repair that starts meanwhile deletes the
+  // owner's older copy; and again once the exchange is over (NoteWriteAround).
   if (*server != home && ChangesValue(op.kind)) ledger_->Record(home, op.key, *server);
   return true;
+}
+
+void MemcachedBackend::NoteWriteAround(const Operation& op, std::size_t home, std::size_t server) {
+  // Whatever the outcome: a write that timed out may still have been applied.
+  // A note made after a repair took the owner's keys stays owed (Settle).
+  if (ChangesValue(op.kind)) ledger_->Record(home, op.key, server);
+}
+
+Status MemcachedBackend::RunOneAround(Operation& op, std::size_t server, std::size_t home,
+                                      const BatchSettings& settings, Item* hit) {
+  Status s = RunBatchOfOne(op, server, settings, hit);
+  NoteWriteAround(op, home, server);
+  return s;
 }
 
 bool MemcachedBackend::RepairBeforeUse(std::size_t owner) {
