@@ -116,9 +116,18 @@ class MemcachedBackend final : public Backend {
   Status RunOneAround(Operation& op, std::size_t server, std::size_t home,
                       const BatchSettings& settings, Item* hit);
   // Deletes (or flushes) what writes around `owner` left behind, on it and on
-  // the servers that took them. False if it must stay out of routing for now.
+  // the servers that took them. False if it must stay out of routing for now;
+  // a server that took them and cannot be reached stays owed, and does not
+  // keep the owner out.
   bool RepairBeforeUse(std::size_t owner);
-  bool DeleteMovedKeys(std::size_t owner, const FailoverLedger::Debt& debt);
+  // Deletes the copies of `owner`'s keys that `server` kept past the owner's
+  // last repair, before it stands in for `owner`. False if some are left.
+  bool RepairStale(std::size_t owner, std::size_t server);
+  // Undoes `debt` on the owner (if it owes) and on the servers it names that
+  // are up; the result says which servers were cleaned.
+  std::vector<bool> Undo(std::size_t owner, const FailoverLedger::Debt& debt);
+  void DeleteMovedKeys(const std::vector<std::string>& keys, std::span<const std::size_t> servers,
+                       std::vector<bool>* cleaned);
   // Adds one server's batch of `ops` to this call's exchanges.
   void AddExchange(Scratch& s, std::size_t server, std::span<Operation* const> ops,
                    const BatchSettings& settings);
