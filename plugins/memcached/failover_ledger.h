@@ -8,6 +8,9 @@
 // to the owner. The ledger notes, per owner, the keys written elsewhere and the
 // servers they went to; before the owner is routed to again, the backend
 // deletes those keys on the owner and on those servers (Take, then Settle).
+// A server that could not be reached then keeps its copies: the owner is
+// routed to again, and that server is marked stale for the owner's keys until
+// a later repair reaches it (TakeStale before it stands in for the owner).
 // Past `max_keys` keys per owner it stops noting them: the repair then flushes
 // the owner and those servers instead, a miss being acceptable for a cache and
 // a stale value not.
@@ -31,14 +34,19 @@ class FailoverLedger {
  public:
   // What a repair of one owner must undo.
   struct Debt {
-    std::vector<std::string> keys;  // deleted on the owner and on every server moved_to
-    std::vector<bool> moved_to;     // servers that took writes of the owner's keys
+    std::vector<std::string> keys;  // deleted on every server the repair reaches
+    std::vector<bool> moved_to;     // servers that took writes since the owner was last repaired
+    std::vector<bool> stale_on;     // servers that kept copies past the owner's last repair
     bool overflowed = false;        // more keys than noted: flush instead of deleting
+
+    // Whether the owner itself must be repaired before it is routed to.
+    bool OwnerOwes() const;
   };
 
-  // Whether an owner may be routed to now, and what Take() handed over.
+  // Whether an owner (or a server standing in for it) may be used now, and
+  // what the Take call handed over.
   enum class Claim : std::uint8_t {
-    kClear,  // it owes nothing
+    kClear,  // it owes nothing that stands in the way
     kBusy,   // another thread repairs it, or its last repair failed lately
     kTaken,  // *debt is to be undone now, then Settle() called
   };
@@ -51,27 +59,40 @@ class FailoverLedger {
   // A write of `key`, owned by `owner`, goes to `server` instead.
   void Record(std::size_t owner, std::string_view key, std::size_t server);
 
-  // Claims the repair of `owner` at `now_ns` (steady clock).
+  // Claims the repair of `owner` at `now_ns` (steady clock), before it is
+  // routed to. An owner that owes nothing itself (only stale servers) is
+  // kClear unless that repair is due.
   Claim Take(std::size_t owner, std::int64_t now_ns, Debt* debt);
 
-  // Ends a repair Take() handed over: repaired, the debt is paid (keys noted
-  // meanwhile stay owed); not, it is owed again and the next Take() waits
-  // until `retry_at_ns`.
-  void Settle(std::size_t owner, bool repaired, Debt debt, std::int64_t retry_at_ns);
+  // Claims the repair of `server`'s stale copies of `owner`'s keys, before
+  // `server` stands in for `owner`: kClear if it holds none.
+  Claim TakeStale(std::size_t owner, std::size_t server, Debt* debt);
+
+  // Ends a repair a Take call handed over; `cleaned[s]` says whether server
+  // `s` was reached and its deletes (or flush) succeeded. What was not undone
+  // is owed again, and the next Take() waits until `retry_at_ns`; keys noted
+  // meanwhile stay owed. Returns whether the owner may be routed to.
+  bool Settle(std::size_t owner, Debt debt, const std::vector<bool>& cleaned,
+              std::int64_t retry_at_ns);
 
  private:
   struct Owner {
     std::unordered_set<std::string> keys;
     std::vector<bool> moved_to;
+    std::vector<bool> stale_on;  // kept while repaired, cleared by Settle
     bool overflowed = false;
     bool owes = false;
     bool repairing = false;
+    bool repairing_owner = false;  // the repair under way includes the owner
     std::int64_t retry_at_ns = 0;
   };
 
   // REQUIRES: mutex_ held.
   void Note(Owner& owner, std::string_view key);
   void MarkOwing(Owner& owner);
+  // Hands the keys over to a repair, with the servers that took them if
+  // `with_owner` (the owner is repaired too), and the stale ones.
+  void HandOver(Owner& owner, bool with_owner, Debt* debt);
 
   const std::size_t max_keys_;
   std::mutex mutex_;

@@ -27,6 +27,13 @@ struct MemcachedBackend::Scratch {
   std::size_t used = 0;
   std::vector<net::ServerPool::Lease> leases;
   std::vector<std::size_t> servers;  // the server of each exchange
+  // With failover: this batch's operations that went around their home server.
+  struct Around {
+    const Operation* op;
+    std::size_t home;
+    std::size_t server;
+  };
+  std::vector<Around> around;
 
   static Scratch& For(const MemcachedBackend& backend) {
     thread_local Scratch scratch;
@@ -84,17 +91,16 @@ bool MemcachedBackend::Refuse(Operation& op) const {
   return false;
 }
 
-bool MemcachedBackend::Route(Operation& op, std::size_t* server) {
-  std::size_t home = 0;
-  Result<std::size_t> routed = pool_.Route(op.key, &home);
+bool MemcachedBackend::Route(Operation& op, std::size_t* server, std::size_t* home) {
+  Result<std::size_t> routed = pool_.Route(op.key, home);
   if (!routed.ok()) {
     op.status = routed.status();
     return false;
   }
   *server = *routed;
   // Without failover, or with every server up and nothing owed, that is all.
-  if (ledger_ != nullptr && (*server != home || ledger_->AnyOwed())) {
-    return RouteAfterOutage(op, home, server);
+  if (ledger_ != nullptr && (*server != *home || ledger_->AnyOwed())) {
+    return RouteAfterOutage(op, *home, server);
   }
   return true;
 }
@@ -143,7 +149,11 @@ void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settin
   } else {
     for (Operation& op : ops) {
       std::size_t server = 0;
-      if (Fits(op) && Route(op, &server)) s.by_server[server].push_back(&op);
+      std::size_t home = 0;
+      if (!Fits(op) || !Route(op, &server, &home)) continue;
+      s.by_server[server].push_back(&op);
+      if (server != home) [[unlikely]]
+        s.around.push_back({&op, home, server});
     }
   }
   for (std::size_t server = 0; server < s.by_server.size(); ++server) {
@@ -153,6 +163,10 @@ void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settin
     mine.clear();
   }
   RunExchanges(s);
+  if (!s.around.empty()) [[unlikely]] {
+    for (const Scratch::Around& a : s.around) NoteWriteAround(*a.op, a.home, a.server);
+    s.around.clear();
+  }
 }
 
 Status MemcachedBackend::RunBatchOfOne(Operation& op, std::size_t server,

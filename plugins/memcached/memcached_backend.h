@@ -98,18 +98,36 @@ class MemcachedBackend final : public Backend {
   bool Refuse(Operation& op) const;
   // True when the pool is one server and it is live: every key goes there.
   bool LoneLiveServer() const;
-  // The pool's route: false (op.status says why) if it goes nowhere.
-  bool Route(Operation& op, std::size_t* server);
+  // The pool's route: false (op.status says why) if it goes nowhere. `*home`
+  // is the key's own server; `*server` differs from it only with failover.
+  bool Route(Operation& op, std::size_t* server, std::size_t* home);
   // Fits() and the route: false (op.status says why) if it goes nowhere.
-  bool CheckAndRoute(Operation& op, std::size_t* server);
+  bool CheckAndRoute(Operation& op, std::size_t* server, std::size_t* home);
   // Route() with failover, for a key routed around its dead `home` server or
   // while some server owes a repair (memcached_failover.cpp): a write around
   // `home` is noted; `home` itself is used only once it is repaired.
   bool RouteAfterOutage(Operation& op, std::size_t home, std::size_t* server);
+  // Notes again, once its exchange is over, a write that went to `server`
+  // rather than its `home`: a repair that started while it was in flight may
+  // have deleted the key there before the write arrived.
+  // REQUIRES: failover (`server` != `home` happens only then).
+  void NoteWriteAround(const Operation& op, std::size_t home, std::size_t server);
+  // RunOne() for a key that went around its `home`: sent, then noted.
+  Status RunOneAround(Operation& op, std::size_t server, std::size_t home,
+                      const BatchSettings& settings, Item* hit);
   // Deletes (or flushes) what writes around `owner` left behind, on it and on
-  // the servers that took them. False if it must stay out of routing for now.
+  // the servers that took them. False if it must stay out of routing for now;
+  // a server that took them and cannot be reached stays owed, and does not
+  // keep the owner out.
   bool RepairBeforeUse(std::size_t owner);
-  bool DeleteMovedKeys(std::size_t owner, const FailoverLedger::Debt& debt);
+  // Deletes the copies of `owner`'s keys that `server` kept past the owner's
+  // last repair, before it stands in for `owner`. False if some are left.
+  bool RepairStale(std::size_t owner, std::size_t server);
+  // Undoes `debt` on the owner (if it owes) and on the servers it names that
+  // are up; the result says which servers were cleaned.
+  std::vector<bool> Undo(std::size_t owner, const FailoverLedger::Debt& debt);
+  void DeleteMovedKeys(const std::vector<std::string>& keys, std::span<const std::size_t> servers,
+                       std::vector<bool>* cleaned);
   // Adds one server's batch of `ops` to this call's exchanges.
   void AddExchange(Scratch& s, std::size_t server, std::span<Operation* const> ops,
                    const BatchSettings& settings);
@@ -162,14 +180,16 @@ inline bool MemcachedBackend::LoneLiveServer() const {
 }
 
 [[gnu::always_inline]] inline bool MemcachedBackend::CheckAndRoute(Operation& op,
-                                                                   std::size_t* server) {
+                                                                   std::size_t* server,
+                                                                   std::size_t* home) {
   if (!Fits(op)) return false;
   // One live server needs no placement, nor a Result to carry it.
   if (LoneLiveServer()) {
     *server = 0;
+    *home = 0;
     return true;
   }
-  return Route(op, server);
+  return Route(op, server, home);
 }
 
 }  // namespace cachet::memcached

@@ -38,9 +38,32 @@ bool MemcachedBackend::RouteAfterOutage(Operation& op, std::size_t home, std::si
     }
     *server = *around;
   }
-  // Noted before it is sent, so a repair that starts meanwhile sees it.
-  if (*server != home && ChangesValue(op.kind)) ledger_->Record(home, op.key, *server);
+  if (*server == home) return true;
+  // The server standing in may keep copies from an earlier outage of `home`,
+  // older than what `home` took since: they go first, or the key goes nowhere.
+  if (ledger_->AnyOwed() && !RepairStale(home, *server)) {
+    op.status = Status::Unavailable(pool_.address(*server).HostPort() +
+                                    ": holds older copies of the keys of " +
+                                    pool_.address(home).HostPort() + " that are being deleted");
+    return false;
+  }
+  // Noted before it is sent, so a repair that starts meanwhile deletes the
+  // owner's older copy; and again once the exchange is over (NoteWriteAround).
+  if (ChangesValue(op.kind)) ledger_->Record(home, op.key, *server);
   return true;
+}
+
+void MemcachedBackend::NoteWriteAround(const Operation& op, std::size_t home, std::size_t server) {
+  // Whatever the outcome: a write that timed out may still have been applied.
+  // A note made after a repair took the owner's keys stays owed (Settle).
+  if (ChangesValue(op.kind)) ledger_->Record(home, op.key, server);
+}
+
+Status MemcachedBackend::RunOneAround(Operation& op, std::size_t server, std::size_t home,
+                                      const BatchSettings& settings, Item* hit) {
+  Status s = RunBatchOfOne(op, server, settings, hit);
+  NoteWriteAround(op, home, server);
+  return s;
 }
 
 bool MemcachedBackend::RepairBeforeUse(std::size_t owner) {
@@ -54,28 +77,56 @@ bool MemcachedBackend::RepairBeforeUse(std::size_t owner) {
     case FailoverLedger::Claim::kTaken:
       break;
   }
-  bool repaired = true;
-  if (debt.overflowed) {
-    // Not every key was noted: only a flush removes them all.
-    std::vector<std::size_t> servers;
-    for (std::size_t s = 0; s < pool_.size(); ++s) {
-      if (s == owner || (debt.moved_to[s] && pool_.Available(s))) servers.push_back(s);
-    }
-    repaired = RunOnServers("flush_all", servers, [](std::size_t, const auto&) {}).ok();
-  } else {
-    repaired = DeleteMovedKeys(owner, debt);
+  const std::vector<bool> cleaned = Undo(owner, debt);
+  return ledger_->Settle(owner, std::move(debt), cleaned, Nanos(now + options_.pool.retry_timeout));
+}
+
+bool MemcachedBackend::RepairStale(std::size_t owner, std::size_t server) {
+  FailoverLedger::Debt debt;
+  switch (ledger_->TakeStale(owner, server, &debt)) {
+    case FailoverLedger::Claim::kClear:
+      return true;
+    case FailoverLedger::Claim::kBusy:
+      return false;
+    case FailoverLedger::Claim::kTaken:
+      break;
   }
-  ledger_->Settle(owner, repaired, std::move(debt), Nanos(now + options_.pool.retry_timeout));
+  const std::vector<bool> cleaned = Undo(owner, debt);
+  const bool repaired = cleaned[server];
+  // The owner is out of routing whatever Settle says: only `server` matters.
+  static_cast<void>(ledger_->Settle(owner, std::move(debt), cleaned,
+                                    Nanos(net::Clock::now() + options_.pool.retry_timeout)));
   return repaired;
 }
 
-bool MemcachedBackend::DeleteMovedKeys(std::size_t owner, const FailoverLedger::Debt& debt) {
-  if (debt.keys.empty()) return true;
-  // The owner, and the servers that took its keys and are up: one that is
-  // dead now cannot be reached, and the owner is not kept waiting for it.
+std::vector<bool> MemcachedBackend::Undo(std::size_t owner, const FailoverLedger::Debt& debt) {
+  // The owner if it owes, and the servers that took or kept its keys and are
+  // up: one that is dead now cannot be reached, and the owner is not kept
+  // waiting for it (it stays owed).
   std::vector<std::size_t> servers;
   for (std::size_t s = 0; s < pool_.size(); ++s) {
-    if (s == owner || (debt.moved_to[s] && pool_.Available(s))) servers.push_back(s);
+    const bool holds = s == owner ? debt.OwnerOwes() : debt.moved_to[s] || debt.stale_on[s];
+    if (holds && (s == owner || pool_.Available(s))) servers.push_back(s);
+  }
+  std::vector<bool> cleaned(pool_.size(), false);
+  if (servers.empty()) return cleaned;
+  if (debt.overflowed) {
+    // Not every key was noted: only a flush removes them all. Each server's
+    // outcome is in `cleaned`; the first error says nothing more.
+    static_cast<void>(
+        RunOnServers("flush_all", servers, [&](std::size_t s, const auto&) { cleaned[s] = true; }));
+  } else {
+    DeleteMovedKeys(debt.keys, servers, &cleaned);
+  }
+  return cleaned;
+}
+
+void MemcachedBackend::DeleteMovedKeys(const std::vector<std::string>& keys,
+                                       std::span<const std::size_t> servers,
+                                       std::vector<bool>* cleaned) {
+  if (keys.empty()) {
+    for (std::size_t s : servers) (*cleaned)[s] = true;
+    return;
   }
   // Its own batches, exchanges and leases: this runs in the middle of routing
   // a batch, whose per-thread scratch is in use.
@@ -85,13 +136,13 @@ bool MemcachedBackend::DeleteMovedKeys(std::size_t owner, const FailoverLedger::
   std::vector<net::Exchange> exchanges(servers.size());
   leases.reserve(servers.size());
   for (std::size_t i = 0; i < servers.size(); ++i) {
-    deletes[i].resize(debt.keys.size());
+    deletes[i].resize(keys.size());
     batches.push_back(NewBatch());
     ServerBatch& batch = *batches.back();
     batch.Reset({options_.binary_keys});
-    for (std::size_t k = 0; k < debt.keys.size(); ++k) {
+    for (std::size_t k = 0; k < keys.size(); ++k) {
       deletes[i][k].kind = OpKind::kRemove;
-      deletes[i][k].key = debt.keys[k];
+      deletes[i][k].key = keys[k];
       batch.Add(deletes[i][k]);
     }
     batch.Finish();
@@ -101,17 +152,16 @@ bool MemcachedBackend::DeleteMovedKeys(std::size_t owner, const FailoverLedger::
     exchanges[i].reader = &batch;
   }
   net::RunExchanges(exchanges, pool_.CallDeadline());
-  bool repaired = true;
   for (std::size_t i = 0; i < servers.size(); ++i) {
     batches[i]->Settle(exchanges[i].status);
     pool_.Report(servers[i], *exchanges[i].connection, exchanges[i].status);
     if (batches[i]->poisoned()) exchanges[i].connection->Close();
-    repaired = repaired && exchanges[i].status.ok();
+    bool deleted = exchanges[i].status.ok();
     for (const Operation& op : deletes[i]) {
-      repaired = repaired && (op.status.ok() || op.status.IsNotFound());
+      deleted = deleted && (op.status.ok() || op.status.IsNotFound());
     }
+    (*cleaned)[servers[i]] = deleted;
   }
-  return repaired;
 }
 
 }  // namespace cachet::memcached

@@ -41,7 +41,11 @@ void AppendTextOperation(CommandLine& line, const Operation& op, const BatchSett
 // reader are inline here, so each adds no call, prologue or Status of its own.
 Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, Item* hit) {
   std::size_t server = 0;
-  if (!CheckAndRoute(op, &server)) return TakeStatus(op.status);
+  std::size_t home = 0;
+  if (!CheckAndRoute(op, &server, &home)) return TakeStatus(op.status);
+  // Only with failover, around a dead server: the batch path, then a note.
+  if (server != home) [[unlikely]]
+    return RunOneAround(op, server, home, settings, hit);
   if (options_.protocol == Protocol::kText) {
     net::ServerPool::Lease lease = pool_.Acquire(server);
     // Connecting is the batch path's (FanOut connects to several servers at once).
