@@ -117,17 +117,6 @@ Status Connection::EnsureConnected(Deadline limit) {
   return Connect(limit);
 }
 
-bool Connection::QuietSinceLastUse() {
-  if (!connected() || !buffer_.empty()) return false;
-  char byte;
-  for (;;) {
-    // Nothing to read, and no end of stream: the only answer that keeps it.
-    const ssize_t got = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (got < 0 && errno == EINTR) continue;
-    return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-  }
-}
-
 Status Connection::WaitFor(short events, Deadline deadline, std::string_view what) {
   pollfd pfd{fd_, events, 0};
   for (;;) {

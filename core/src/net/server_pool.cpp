@@ -115,8 +115,8 @@ ServerPool::Lease::~Lease() {
   pool_->Release(server_, std::move(connection_));
 }
 
-void ServerPool::Report(std::size_t server, const Connection& used,
-                        const Status& transport) noexcept {
+void ServerPool::ReportNotOk(std::size_t server, const Connection& used,
+                             const Status& transport) noexcept {
   if (transport.IsAuthFailed()) return;  // wrong credentials: nothing about health
   const bool failed = transport.IsTimeout() || transport.IsUnavailable() || transport.IsIoError() ||
                       transport.IsProtocolError();
@@ -125,13 +125,6 @@ void ServerPool::Report(std::size_t server, const Connection& used,
   // next borrower connects anew, and the server may be perfectly well.
   if (transport.IsIoError() && used.reused()) return;
   ReportFailure(server);
-}
-
-void ServerPool::ReportSuccess(std::size_t server) noexcept {
-  Server& s = *servers_[server];
-  if (s.failures.load(std::memory_order_relaxed) != 0) {
-    s.failures.store(0, std::memory_order_relaxed);
-  }
 }
 
 void ServerPool::ReportFailure(std::size_t server) noexcept {

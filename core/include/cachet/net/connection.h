@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <span>
@@ -92,8 +93,15 @@ class CACHET_EXPORT Connection {
   // True when the connection may carry a new request: it is connected and
   // nothing arrived while it sat idle. Bytes that nobody asked for (a late or
   // extra reply) or the server's close (an idle timeout, a restart) make it
-  // false; the caller then closes it. One non-blocking peek.
-  bool QuietSinceLastUse();
+  // false; the caller then closes it. One non-blocking peek; inline, since
+  // every pooled request asks. (A forked child's copy of a socket may pass:
+  // connected() refuses it before it is used.)
+  bool QuietSinceLastUse() {
+    if (fd_ < 0 || !buffer_.empty()) return false;
+    char byte;
+    const ssize_t got = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
   // True when the connection served an earlier call before this one (it came
   // from the pool); false once it is connected anew.
   bool reused() const noexcept { return reused_; }

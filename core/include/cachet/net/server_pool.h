@@ -102,9 +102,16 @@ class CACHET_EXPORT ServerPool {
   // A refusal, timeout, I/O or protocol error counts against the server, except
   // an I/O error on a connection that was reused (the server closed it while it
   // was idle); wrong credentials count neither way; anything else counts for it.
-  void Report(std::size_t server, const Connection& used, const Status& transport) noexcept;
+  // Inline for the usual success.
+  void Report(std::size_t server, const Connection& used, const Status& transport) noexcept {
+    if (transport.ok()) return ReportSuccess(server);
+    ReportNotOk(server, used, transport);
+  }
   // The two halves of Report: a success resets the failure count; a failure adds one.
-  void ReportSuccess(std::size_t server) noexcept;
+  void ReportSuccess(std::size_t server) noexcept {
+    std::atomic<std::uint32_t>& failures = servers_[server]->failures;
+    if (failures.load(std::memory_order_relaxed) != 0) failures.store(0, std::memory_order_relaxed);
+  }
   void ReportFailure(std::size_t server) noexcept;
 
  private:
@@ -122,6 +129,8 @@ class CACHET_EXPORT ServerPool {
   };
 
   void Release(std::size_t server, std::unique_ptr<Connection> connection);
+  // Report() of an exchange that did not go through.
+  void ReportNotOk(std::size_t server, const Connection& used, const Status& transport) noexcept;
 
   std::vector<std::unique_ptr<Server>> servers_;
   std::unique_ptr<Distribution> distribution_;
