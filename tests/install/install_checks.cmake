@@ -1,6 +1,15 @@
 # Steps and checks shared by the install tests (run_install_test.cmake,
 # run_package_test.cmake), for cmake -P scripts.
 
+# require_output(TEXT WHY): step_output holds TEXT, compared literally (a path
+# with `+` or `.` in it is no regex); otherwise stops the test, saying WHY.
+function(require_output text why)
+  string(FIND "${step_output}" "${text}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${why}: no '${text}' in:\n${step_output}")
+  endif()
+endfunction()
+
 # run_step(DESCRIPTION COMMAND...): runs a command with CACHET_PLUGIN_PATH and
 # LD_LIBRARY_PATH unset, so only what the files themselves say is used; stops the
 # test with the output when it fails, and leaves its stdout in step_output.

@@ -39,18 +39,16 @@ endif()
 
 run_step("configure the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${consumer_build}
          -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${moved} -DCMAKE_INSTALL_PREFIX=${consumer_prefix})
-if(NOT step_output MATCHES "cachet's plugin folder: ${moved}/${PLUGIN_INSTALL_SUBDIR}\n")
-  message(FATAL_ERROR "CACHET_PLUGIN_DIR does not name ${moved}/${PLUGIN_INSTALL_SUBDIR}")
-endif()
+require_output("cachet's plugin folder: ${moved}/${PLUGIN_INSTALL_SUBDIR}\n"
+               "CACHET_PLUGIN_DIR does not name the moved plugin folder")
 run_step("build the consumer" ${CMAKE_COMMAND} --build ${consumer_build})
 
 # The consumer's own plugin; the memory plugin, when it was built, from the
 # default search path: beside the moved libcachet.
 if(EXISTS ${memory_plugin})
   run_step("run the consumer" ${consumer_build}/cachet_consumer ${consumer_build}/plugins --memory)
-  if(NOT step_output MATCHES "memory: loaded ${moved}/${PLUGIN_INSTALL_SUBDIR}/cachet-memory.so\n")
-    message(FATAL_ERROR "the consumer loaded the memory plugin from elsewhere")
-  endif()
+  require_output("memory: loaded ${memory_plugin}\n"
+                 "the consumer loaded the memory plugin from elsewhere")
   run_step("run the Cache application" ${consumer_build}/cachet_app)
 else()
   run_step("run the consumer" ${consumer_build}/cachet_consumer ${consumer_build}/plugins)

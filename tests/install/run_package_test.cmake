@@ -77,14 +77,12 @@ check_memory_shell(${usr}/bin/cachet ${WORK_DIR})
 set(consumer_build ${WORK_DIR}/consumer-build)
 run_step("configure the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${consumer_build}
          -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_PREFIX_PATH=${usr})
-if(NOT step_output MATCHES "cachet's plugin folder: ${usr}/${PLUGIN_INSTALL_SUBDIR}\n")
-  message(FATAL_ERROR "CACHET_PLUGIN_DIR does not name ${usr}/${PLUGIN_INSTALL_SUBDIR}")
-endif()
+require_output("cachet's plugin folder: ${usr}/${PLUGIN_INSTALL_SUBDIR}\n"
+               "CACHET_PLUGIN_DIR does not name the plugin folder inside the root")
 run_step("build the consumer" ${CMAKE_COMMAND} --build ${consumer_build})
 run_step("run the consumer" ${consumer_build}/cachet_consumer ${consumer_build}/plugins --memory)
-if(NOT step_output MATCHES "memory: loaded ${usr}/${PLUGIN_INSTALL_SUBDIR}/cachet-memory.so\n")
-  message(FATAL_ERROR "the consumer loaded the memory plugin from outside ${root}")
-endif()
+require_output("memory: loaded ${usr}/${PLUGIN_INSTALL_SUBDIR}/cachet-memory.so\n"
+               "the consumer loaded the memory plugin from outside the root")
 run_step("run the Cache application (find_package)" ${consumer_build}/cachet_app)
 
 # The same application built with pkg-config, the prefix taken from where
@@ -94,12 +92,26 @@ run_step("pkg-config --cflags --libs cachet" ${CMAKE_COMMAND} -E env ${pkg_confi
          pkg-config --define-prefix --cflags --libs cachet)
 string(STRIP "${step_output}" flags)
 separate_arguments(flags UNIX_COMMAND "${flags}")
-if(NOT flags MATCHES "-I${usr}/include" OR NOT flags MATCHES "-L${usr}/${LIB_SUBDIR}")
-  message(FATAL_ERROR "pkg-config flags do not point into ${root}: ${flags}")
-endif()
+foreach(flag -I${usr}/include -L${usr}/${LIB_SUBDIR})
+  list(FIND flags ${flag} at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "pkg-config gives no ${flag}: ${flags}")
+  endif()
+endforeach()
+# Without --define-prefix the include folder is spelt from cachet.pc's own
+# place (.../pkgconfig/../../include); once normalized it must be the root's.
 run_step("pkg-config without --define-prefix" ${CMAKE_COMMAND} -E env ${pkg_config_env}
-         pkg-config --cflags cachet)
-if(NOT step_output MATCHES "-I${usr}/${LIB_SUBDIR}/pkgconfig/[./]*include")
+         pkg-config --cflags-only-I cachet)
+separate_arguments(include_flags UNIX_COMMAND "${step_output}")
+set(found_prefix FALSE)
+foreach(flag IN LISTS include_flags)
+  string(REGEX REPLACE "^-I" "" include_dir "${flag}")
+  cmake_path(NORMAL_PATH include_dir)
+  if(include_dir STREQUAL "${usr}/include")
+    set(found_prefix TRUE)
+  endif()
+endforeach()
+if(NOT found_prefix)
   message(FATAL_ERROR "cachet.pc does not find its prefix from its own place: ${step_output}")
 endif()
 run_step("build the application with pkg-config" ${CXX} ${CONSUMER_SOURCE_DIR}/app.cpp ${flags}
