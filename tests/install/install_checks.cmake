@@ -36,18 +36,22 @@ function(check_runpath file expected)
   endif()
 endfunction()
 
-# check_links_inside(FILE ROOT): ldd finds every library FILE needs, and finds
-# libcachet inside ROOT.
+# check_links_inside(FILE ROOT): ldd finds every library FILE needs, FILE needs
+# libcachet, and ldd finds libcachet inside ROOT.
 function(check_links_inside file root)
   run_step("ldd ${file}" ldd ${file})
   if(step_output MATCHES "not found")
     message(FATAL_ERROR "${file}: a library is not found:\n${step_output}")
   endif()
-  if(step_output MATCHES "libcachet[^\n]*=> ([^ \n]*)")
-    string(FIND "${CMAKE_MATCH_1}" "${root}/" at)
-    if(NOT at EQUAL 0)
-      message(FATAL_ERROR "${file}: libcachet resolves to ${CMAKE_MATCH_1}, outside ${root}")
-    endif()
+  if(NOT step_output MATCHES "(^|\n)[ \t]*libcachet\\.so[^\n]* => ([^ \n]*)")
+    message(FATAL_ERROR "${file}: ldd lists no libcachet:\n${step_output}")
+  endif()
+  # ldd spells a RUNPATH hit as .../bin/../lib/...: normalize before comparing.
+  set(resolved "${CMAKE_MATCH_2}")
+  cmake_path(NORMAL_PATH resolved)
+  string(FIND "${resolved}" "${root}/" at)
+  if(NOT at EQUAL 0)
+    message(FATAL_ERROR "${file}: libcachet resolves to ${resolved}, outside ${root}")
   endif()
 endfunction()
 
