@@ -55,6 +55,40 @@ function(check_links_inside file root)
   endif()
 endfunction()
 
+# check_no_debug_info(ROOT EXPECTED...): every ELF file under ROOT is free of
+# .debug_info, and the EXPECTED files (followed through symbolic links) are
+# among those checked. Files are told by their magic number, so no `file` is
+# needed; symbolic links are skipped, as they name files already listed.
+function(check_no_debug_info root)
+  file(GLOB_RECURSE files LIST_DIRECTORIES false ${root}/*)
+  set(elf_files "")
+  foreach(file IN LISTS files)
+    if(IS_SYMLINK ${file})
+      continue()
+    endif()
+    file(READ ${file} magic LIMIT 4 HEX)
+    if(NOT magic STREQUAL "7f454c46")
+      continue()
+    endif()
+    file(REAL_PATH ${file} real)
+    list(APPEND elf_files ${real})
+    run_step("readelf -S ${file}" readelf -S ${file})
+    string(FIND "${step_output}" " .debug_info" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "${file} carries debug info")
+    endif()
+  endforeach()
+  foreach(expected IN LISTS ARGN)
+    file(REAL_PATH ${expected} real)
+    list(FIND elf_files ${real} at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "${expected} is not among the ELF files checked: ${elf_files}")
+    endif()
+  endforeach()
+  list(LENGTH elf_files count)
+  message(STATUS "${count} ELF files under ${root}, none with debug info")
+endfunction()
+
 # check_plugins_inside(CACHET ROOT): `CACHET plugins` lists the memory store, and
 # every plugin file it lists lies inside ROOT.
 function(check_plugins_inside cachet root)
