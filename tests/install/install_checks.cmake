@@ -1,6 +1,20 @@
 # Steps and checks shared by the install tests (run_install_test.cmake,
 # run_package_test.cmake), for cmake -P scripts.
 
+# require_programs(TEST PROGRAM...): stops TEST at once, naming the first PROGRAM
+# that is not on PATH, instead of letting a later step fail obscurely or a
+# check that reads the program's output pass on nothing.
+function(require_programs test)
+  foreach(program IN LISTS ARGN)
+    unset(found)
+    find_program(found ${program} NO_CACHE)
+    if(NOT found)
+      message(FATAL_ERROR "${test} needs `${program}`, which is not found on PATH "
+                          "(.ci/setup installs what the tests need)")
+    endif()
+  endforeach()
+endfunction()
+
 # require_output(TEXT WHY): step_output holds TEXT, compared literally (a path
 # with `+` or `.` in it is no regex); otherwise stops the test, saying WHY.
 function(require_output text why)

@@ -12,6 +12,7 @@ foreach(var CACHET_BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR PLUGIN_INSTALL_SUBDIR 
   endif()
 endforeach()
 include(${CMAKE_CURRENT_LIST_DIR}/install_checks.cmake)
+require_programs(install_consumer readelf ldd)
 
 set(prefix ${WORK_DIR}/prefix)
 set(moved ${WORK_DIR}/moved)

@@ -14,6 +14,10 @@ foreach(var CACHET_BUILD_DIR CACHET_SOURCE_DIR CONSUMER_SOURCE_DIR WORK_DIR VERS
   endif()
 endforeach()
 include(${CMAKE_CURRENT_LIST_DIR}/install_checks.cmake)
+# cpack -G DEB fails without `file`, and without dpkg-shlibdeps writes a
+# package with no Depends; the rest are used below.
+require_programs(install_package ${CMAKE_CPACK_COMMAND} dpkg dpkg-deb dpkg-shlibdeps file
+                 pkg-config readelf ldd grep)
 
 set(root ${WORK_DIR}/root)
 set(usr ${root}/usr)
@@ -59,10 +63,14 @@ foreach(plugin IN LISTS plugins)
   check_runpath(${plugin} "$ORIGIN/../..")
   check_links_inside(${plugin} ${root})
 endforeach()
+# grep exits 1 when nothing matches, and 2 (or cannot start) when it fails.
 foreach(tree ${CACHET_BUILD_DIR} ${CACHET_SOURCE_DIR})
-  execute_process(COMMAND grep -rlF ${tree} ${root} OUTPUT_VARIABLE naming)
-  if(NOT naming STREQUAL "")
+  execute_process(COMMAND grep -rlF ${tree} ${root} RESULT_VARIABLE result
+                  OUTPUT_VARIABLE naming ERROR_VARIABLE err)
+  if(result EQUAL 0)
     message(FATAL_ERROR "files naming ${tree}:\n${naming}")
+  elseif(NOT result EQUAL 1)
+    message(FATAL_ERROR "grep -rlF ${tree} failed (${result}): ${err}")
   endif()
 endforeach()
 
