@@ -75,8 +75,9 @@ else()
   run_step("run the consumer" ${consumer_build}/cachet_consumer ${consumer_build}/plugins)
 endif()
 
-# An out-of-tree plugin installs under its own prefix, not cachet's, and finds
-# libcachet two levels up.
+# An out-of-tree plugin installs under its own prefix, not cachet's. Its RUNPATH
+# names that prefix's library folder, where libcachet is not: it loads because
+# the program loading it has libcachet already.
 run_step("install the consumer" ${CMAKE_COMMAND} --install ${consumer_build})
 set(notebook ${consumer_prefix}/${PLUGIN_INSTALL_SUBDIR}/cachet-notebook.so)
 if(NOT EXISTS ${notebook})
