@@ -5,13 +5,16 @@
 #   PLUGIN_INSTALL_SUBDIR where plugins go under the prefix (lib/cachet/plugins)
 #   LIB_SUBDIR            where the library goes under the prefix (lib)
 #   GENERATOR             the CMake generator to build the consumer with
+#   WITH_MEMORY_PLUGIN    1 when the memory plugin was built, else 0
+#   WITH_CLI              1 when the cachet program was built, else 0
 foreach(var CACHET_BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR PLUGIN_INSTALL_SUBDIR LIB_SUBDIR
-            GENERATOR)
+            GENERATOR WITH_MEMORY_PLUGIN WITH_CLI)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run_install_test.cmake: ${var} is not set")
   endif()
 endforeach()
 include(${CMAKE_CURRENT_LIST_DIR}/install_checks.cmake)
+require_programs(install_consumer readelf ldd)
 
 set(prefix ${WORK_DIR}/prefix)
 set(moved ${WORK_DIR}/moved)
@@ -25,39 +28,56 @@ run_step("cmake --install" ${CMAKE_COMMAND} --install ${CACHET_BUILD_DIR} --pref
 file(COPY ${prefix}/ DESTINATION ${moved})
 file(REMOVE_RECURSE ${prefix})
 
-check_runpath(${moved}/${LIB_SUBDIR}/libcachet.so "")
+# What was built is checked where it must be installed; a file missing there
+# fails the test rather than skipping its checks.
 set(memory_plugin ${moved}/${PLUGIN_INSTALL_SUBDIR}/cachet-memory.so)
-if(EXISTS ${memory_plugin})
+set(cachet_program ${moved}/bin/cachet)
+set(installed ${moved}/${LIB_SUBDIR}/libcachet.so)
+if(WITH_MEMORY_PLUGIN)
+  list(APPEND installed ${memory_plugin})
+endif()
+if(WITH_CLI)
+  list(APPEND installed ${cachet_program})
+endif()
+foreach(file IN LISTS installed)
+  if(NOT EXISTS ${file})
+    message(FATAL_ERROR "the install has no ${file}")
+  endif()
+endforeach()
+
+check_runpath(${moved}/${LIB_SUBDIR}/libcachet.so "")
+if(WITH_MEMORY_PLUGIN)
   check_runpath(${memory_plugin} "$ORIGIN/../..")
   check_links_inside(${memory_plugin} ${moved})
 endif()
-if(EXISTS ${moved}/bin/cachet)
-  check_runpath(${moved}/bin/cachet "$ORIGIN/../${LIB_SUBDIR}")
-  check_links_inside(${moved}/bin/cachet ${moved})
-  check_plugins_inside(${moved}/bin/cachet ${moved})
+if(WITH_CLI)
+  check_runpath(${cachet_program} "$ORIGIN/../${LIB_SUBDIR}")
+  check_links_inside(${cachet_program} ${moved})
+endif()
+if(WITH_CLI AND WITH_MEMORY_PLUGIN)
+  check_plugins_inside(${cachet_program} ${moved})
 endif()
 
 run_step("configure the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${consumer_build}
          -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${moved} -DCMAKE_INSTALL_PREFIX=${consumer_prefix})
-if(NOT step_output MATCHES "cachet's plugin folder: ${moved}/${PLUGIN_INSTALL_SUBDIR}\n")
-  message(FATAL_ERROR "CACHET_PLUGIN_DIR does not name ${moved}/${PLUGIN_INSTALL_SUBDIR}")
-endif()
+require_output("cachet's plugin folder: ${moved}/${PLUGIN_INSTALL_SUBDIR}\n"
+               "CACHET_PLUGIN_DIR does not name the moved plugin folder")
 run_step("build the consumer" ${CMAKE_COMMAND} --build ${consumer_build})
 
 # The consumer's own plugin; the memory plugin, when it was built, from the
 # default search path: beside the moved libcachet.
-if(EXISTS ${memory_plugin})
+if(WITH_MEMORY_PLUGIN)
   run_step("run the consumer" ${consumer_build}/cachet_consumer ${consumer_build}/plugins --memory)
-  if(NOT step_output MATCHES "memory: loaded ${moved}/${PLUGIN_INSTALL_SUBDIR}/cachet-memory.so\n")
-    message(FATAL_ERROR "the consumer loaded the memory plugin from elsewhere")
-  endif()
+  require_output("memory: loaded ${memory_plugin}\n"
+                 "the consumer loaded the memory plugin from elsewhere")
   run_step("run the Cache application" ${consumer_build}/cachet_app)
 else()
   run_step("run the consumer" ${consumer_build}/cachet_consumer ${consumer_build}/plugins)
 endif()
 
-# An out-of-tree plugin installs under its own prefix, not cachet's, and finds
-# libcachet two levels up.
+# An out-of-tree plugin installs under its own prefix, not cachet's. Its RUNPATH
+# names that prefix's library folder, where libcachet is not: it loads because
+# the program loading it has libcachet already.
 run_step("install the consumer" ${CMAKE_COMMAND} --install ${consumer_build})
 set(notebook ${consumer_prefix}/${PLUGIN_INSTALL_SUBDIR}/cachet-notebook.so)
 if(NOT EXISTS ${notebook})

@@ -14,6 +14,10 @@ foreach(var CACHET_BUILD_DIR CACHET_SOURCE_DIR CONSUMER_SOURCE_DIR WORK_DIR VERS
   endif()
 endforeach()
 include(${CMAKE_CURRENT_LIST_DIR}/install_checks.cmake)
+# cpack -G DEB fails without `file`, and without dpkg-shlibdeps writes a
+# package with no Depends; the rest are used below.
+require_programs(install_package ${CMAKE_CPACK_COMMAND} dpkg dpkg-deb dpkg-shlibdeps file
+                 pkg-config readelf ldd grep)
 
 set(root ${WORK_DIR}/root)
 set(usr ${root}/usr)
@@ -48,12 +52,9 @@ endforeach()
 # Every binary is stripped, has relative RUNPATHs only, and finds its libraries
 # inside the root; no file names the build or the source tree.
 file(GLOB plugins ${usr}/${PLUGIN_INSTALL_SUBDIR}/*.so)
-run_step("readelf -S libcachet" readelf -S ${usr}/${LIB_SUBDIR}/libcachet.so)
-if(step_output MATCHES "\\.debug_info")
-  message(FATAL_ERROR "libcachet.so carries debug info")
-endif()
-check_runpath(${usr}/${LIB_SUBDIR}/libcachet.so "")
 file(GLOB programs ${usr}/bin/*)
+check_no_debug_info(${root} ${usr}/${LIB_SUBDIR}/libcachet.so ${programs} ${plugins})
+check_runpath(${usr}/${LIB_SUBDIR}/libcachet.so "")
 foreach(program IN LISTS programs)
   check_runpath(${program} "$ORIGIN/../${LIB_SUBDIR}")
   check_links_inside(${program} ${root})
@@ -62,10 +63,14 @@ foreach(plugin IN LISTS plugins)
   check_runpath(${plugin} "$ORIGIN/../..")
   check_links_inside(${plugin} ${root})
 endforeach()
+# grep exits 1 when nothing matches, and 2 (or cannot start) when it fails.
 foreach(tree ${CACHET_BUILD_DIR} ${CACHET_SOURCE_DIR})
-  execute_process(COMMAND grep -rlF ${tree} ${root} OUTPUT_VARIABLE naming)
-  if(NOT naming STREQUAL "")
+  execute_process(COMMAND grep -rlF ${tree} ${root} RESULT_VARIABLE result
+                  OUTPUT_VARIABLE naming ERROR_VARIABLE err)
+  if(result EQUAL 0)
     message(FATAL_ERROR "files naming ${tree}:\n${naming}")
+  elseif(NOT result EQUAL 1)
+    message(FATAL_ERROR "grep -rlF ${tree} failed (${result}): ${err}")
   endif()
 endforeach()
 
@@ -77,14 +82,12 @@ check_memory_shell(${usr}/bin/cachet ${WORK_DIR})
 set(consumer_build ${WORK_DIR}/consumer-build)
 run_step("configure the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${consumer_build}
          -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_PREFIX_PATH=${usr})
-if(NOT step_output MATCHES "cachet's plugin folder: ${usr}/${PLUGIN_INSTALL_SUBDIR}\n")
-  message(FATAL_ERROR "CACHET_PLUGIN_DIR does not name ${usr}/${PLUGIN_INSTALL_SUBDIR}")
-endif()
+require_output("cachet's plugin folder: ${usr}/${PLUGIN_INSTALL_SUBDIR}\n"
+               "CACHET_PLUGIN_DIR does not name the plugin folder inside the root")
 run_step("build the consumer" ${CMAKE_COMMAND} --build ${consumer_build})
 run_step("run the consumer" ${consumer_build}/cachet_consumer ${consumer_build}/plugins --memory)
-if(NOT step_output MATCHES "memory: loaded ${usr}/${PLUGIN_INSTALL_SUBDIR}/cachet-memory.so\n")
-  message(FATAL_ERROR "the consumer loaded the memory plugin from outside ${root}")
-endif()
+require_output("memory: loaded ${usr}/${PLUGIN_INSTALL_SUBDIR}/cachet-memory.so\n"
+               "the consumer loaded the memory plugin from outside the root")
 run_step("run the Cache application (find_package)" ${consumer_build}/cachet_app)
 
 # The same application built with pkg-config, the prefix taken from where
@@ -94,12 +97,26 @@ run_step("pkg-config --cflags --libs cachet" ${CMAKE_COMMAND} -E env ${pkg_confi
          pkg-config --define-prefix --cflags --libs cachet)
 string(STRIP "${step_output}" flags)
 separate_arguments(flags UNIX_COMMAND "${flags}")
-if(NOT flags MATCHES "-I${usr}/include" OR NOT flags MATCHES "-L${usr}/${LIB_SUBDIR}")
-  message(FATAL_ERROR "pkg-config flags do not point into ${root}: ${flags}")
-endif()
+foreach(flag -I${usr}/include -L${usr}/${LIB_SUBDIR})
+  list(FIND flags ${flag} at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "pkg-config gives no ${flag}: ${flags}")
+  endif()
+endforeach()
+# Without --define-prefix the include folder is spelt from cachet.pc's own
+# place (.../pkgconfig/../../include); once normalized it must be the root's.
 run_step("pkg-config without --define-prefix" ${CMAKE_COMMAND} -E env ${pkg_config_env}
-         pkg-config --cflags cachet)
-if(NOT step_output MATCHES "-I${usr}/${LIB_SUBDIR}/pkgconfig/[./]*include")
+         pkg-config --cflags-only-I cachet)
+separate_arguments(include_flags UNIX_COMMAND "${step_output}")
+set(found_prefix FALSE)
+foreach(flag IN LISTS include_flags)
+  string(REGEX REPLACE "^-I" "" include_dir "${flag}")
+  cmake_path(NORMAL_PATH include_dir)
+  if(include_dir STREQUAL "${usr}/include")
+    set(found_prefix TRUE)
+  endif()
+endforeach()
+if(NOT found_prefix)
   message(FATAL_ERROR "cachet.pc does not find its prefix from its own place: ${step_output}")
 endif()
 run_step("build the application with pkg-config" ${CXX} ${CONSUMER_SOURCE_DIR}/app.cpp ${flags}
