@@ -40,7 +40,7 @@ std::vector<std::string> Keys(int count, const std::string& prefix = "key") {
 }  // namespace
 
 TEST_CASE("every single-key command", "[memcached][backend]") {
-  if (!cachet::test::HaveMemcached()) return;
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   INFO(ProtocolName(protocol));
   auto servers = StartServers(1);
@@ -95,7 +95,7 @@ TEST_CASE("every single-key command", "[memcached][backend]") {
 }
 
 TEST_CASE("a TTL expires items", "[memcached][backend]") {
-  if (!cachet::test::HaveMemcached()) return;
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   auto servers = StartServers(1);
   REQUIRE(servers.size() == 1);
@@ -117,7 +117,7 @@ TEST_CASE("a TTL expires items", "[memcached][backend]") {
 }
 
 TEST_CASE("batches fan out over three servers", "[memcached][backend]") {
-  if (!cachet::test::HaveMemcached()) return;
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   INFO(ProtocolName(protocol));
   auto servers = StartServers(3);
@@ -169,7 +169,7 @@ TEST_CASE("batches fan out over three servers", "[memcached][backend]") {
 }
 
 TEST_CASE("a mixed batch keeps per-server order", "[memcached][backend]") {
-  if (!cachet::test::HaveMemcached()) return;
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   auto servers = StartServers(2);
   REQUIRE(servers.size() == 2);
@@ -200,7 +200,7 @@ TEST_CASE("a mixed batch keeps per-server order", "[memcached][backend]") {
 }
 
 TEST_CASE("noreply: text loses errors, meta reports them", "[memcached][backend]") {
-  if (!cachet::test::HaveMemcached()) return;
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   auto servers = StartServers(1);
   REQUIRE(servers.size() == 1);
@@ -220,7 +220,7 @@ TEST_CASE("noreply: text loses errors, meta reports them", "[memcached][backend]
 }
 
 TEST_CASE("oversized values are refused before sending", "[memcached][backend]") {
-  if (!cachet::test::HaveMemcached()) return;
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   auto servers = StartServers(1);
   REQUIRE(servers.size() == 1);
@@ -243,7 +243,7 @@ TEST_CASE("oversized values are refused before sending", "[memcached][backend]")
 }
 
 TEST_CASE("injected keys and values never run as commands", "[memcached][backend]") {
-  if (!cachet::test::HaveMemcached()) return;
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   INFO(ProtocolName(protocol));
   auto servers = StartServers(1);
@@ -279,7 +279,7 @@ TEST_CASE("injected keys and values never run as commands", "[memcached][backend
 }
 
 TEST_CASE("binary keys on meta carry any bytes", "[memcached][backend]") {
-  if (!cachet::test::HaveMemcached()) return;
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   auto servers = StartServers(1);
   REQUIRE(servers.size() == 1);
   MemcachedOptions o = OptionsFor(servers, Protocol::kMeta);
@@ -296,7 +296,7 @@ TEST_CASE("binary keys on meta carry any bytes", "[memcached][backend]") {
 }
 
 TEST_CASE("stats, version and flush reach every server", "[memcached][backend]") {
-  if (!cachet::test::HaveMemcached()) return;
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   auto servers = StartServers(2);
   REQUIRE(servers.size() == 2);
@@ -323,7 +323,7 @@ TEST_CASE("stats, version and flush reach every server", "[memcached][backend]")
 }
 
 TEST_CASE("threads share one backend", "[memcached][backend]") {
-  if (!cachet::test::HaveMemcached()) return;
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   auto servers = StartServers(2);
   REQUIRE(servers.size() == 2);
@@ -348,7 +348,7 @@ TEST_CASE("threads share one backend", "[memcached][backend]") {
 }
 
 TEST_CASE("fault: a server killed before a batch", "[memcached][faults]") {
-  if (!cachet::test::HaveMemcached()) return;
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   auto servers = StartServers(3);
   REQUIRE(servers.size() == 3);
@@ -377,7 +377,7 @@ TEST_CASE("fault: a server killed before a batch", "[memcached][faults]") {
 }
 
 TEST_CASE("fault: a server killed in the middle of a batch", "[memcached][faults]") {
-  if (!cachet::test::HaveMemcached()) return;
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   auto servers = StartServers(2);
   REQUIRE(servers.size() == 2);
@@ -411,7 +411,7 @@ TEST_CASE("fault: a server killed in the middle of a batch", "[memcached][faults
 }
 
 TEST_CASE("fault: a stalled server times out, others unaffected", "[memcached][faults]") {
-  if (!cachet::test::HaveMemcached()) return;
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   auto servers = StartServers(2);
   REQUIRE(servers.size() == 2);
@@ -436,7 +436,7 @@ TEST_CASE("fault: a stalled server times out, others unaffected", "[memcached][f
 }
 
 TEST_CASE("fault: a restarted server is served again", "[memcached][faults]") {
-  if (!cachet::test::HaveMemcached()) return;
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   auto servers = StartServers(1);
   REQUIRE(servers.size() == 1);
@@ -461,7 +461,7 @@ TEST_CASE("fault: a restarted server is served again", "[memcached][faults]") {
 }
 
 TEST_CASE("fault: a dead server is marked and skipped", "[memcached][faults]") {
-  if (!cachet::test::HaveMemcached()) return;
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   auto servers = StartServers(2);
   REQUIRE(servers.size() == 2);
   MemcachedOptions o = OptionsFor(servers, Protocol::kMeta);
