@@ -69,28 +69,17 @@ Status MemcachedBackend::RunOneAround(Operation& op, std::size_t server, std::si
 bool MemcachedBackend::RepairBeforeUse(std::size_t owner) {
   FailoverLedger::Debt debt;
   const net::Clock::time_point now = net::Clock::now();
-  switch (ledger_->Take(owner, Nanos(now), &debt)) {
-    case FailoverLedger::Claim::kClear:
-      return true;
-    case FailoverLedger::Claim::kBusy:
-      return false;
-    case FailoverLedger::Claim::kTaken:
-      break;
-  }
+  const FailoverLedger::Claim claim = ledger_->Take(owner, Nanos(now), &debt);
+  // Nothing owed: usable now; another thread repairing (or a recent failure): not yet.
+  if (claim != FailoverLedger::Claim::kTaken) return claim == FailoverLedger::Claim::kClear;
   const std::vector<bool> cleaned = Undo(owner, debt);
   return ledger_->Settle(owner, std::move(debt), cleaned, Nanos(now + options_.pool.retry_timeout));
 }
 
 bool MemcachedBackend::RepairStale(std::size_t owner, std::size_t server) {
   FailoverLedger::Debt debt;
-  switch (ledger_->TakeStale(owner, server, &debt)) {
-    case FailoverLedger::Claim::kClear:
-      return true;
-    case FailoverLedger::Claim::kBusy:
-      return false;
-    case FailoverLedger::Claim::kTaken:
-      break;
-  }
+  const FailoverLedger::Claim claim = ledger_->TakeStale(owner, server, &debt);
+  if (claim != FailoverLedger::Claim::kTaken) return claim == FailoverLedger::Claim::kClear;
   const std::vector<bool> cleaned = Undo(owner, debt);
   const bool repaired = cleaned[server];
   // The owner is out of routing whatever Settle says: only `server` matters.

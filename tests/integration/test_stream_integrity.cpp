@@ -282,58 +282,60 @@ long long StatNumber(Backend& backend, const std::string& name) {
   return -1;
 }
 
+// 4 threads, 3 rounds with `idle` between them: no call fails. Then the
+// server is shown to close idle connections: after `idle` the next call (a
+// stats call, whose `connections_stat` counts connections) had to connect anew.
+template <class Backend>
+void SurvivesIdleCloses(Backend& backend, milliseconds idle, const std::string& connections_stat) {
+  auto failures = RoundsWithIdleGaps(backend, 4, 3, idle);
+  for (const auto& f : failures) UNSCOPED_INFO(f);
+  CHECK(failures.empty());
+  const long long before = StatNumber(backend, connections_stat);
+  std::this_thread::sleep_for(idle);
+  CHECK(StatNumber(backend, connections_stat) == before + 1);
+}
+
+// A value is stored, the server restarts while the client is idle, and the
+// next read is served: a miss (the restart emptied the server), not an error.
+template <class Backend>
+void SurvivesRestart(Backend& backend, cachet::test::ServerProcess& server) {
+  REQUIRE(backend.Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
+  REQUIRE(server.Restart().ok());
+  Item item;
+  Status s = backend.Get("k", &item);
+  INFO(s.ToString());
+  CHECK(s.IsNotFound());
+}
+
 }  // namespace
 
 TEST_CASE("connections a server closed while idle cost no call", "[stream][idle]") {
   SECTION("redis-server --timeout 1") {
     auto server = cachet::test::StartRedis({"--timeout", "1"});
     REQUIRE(server.ok());
-    auto backend = RedisAt((*server)->port(), milliseconds(1000));
-    auto failures = RoundsWithIdleGaps(*backend, 4, 3, milliseconds(2500));
-    for (const auto& f : failures) UNSCOPED_INFO(f);
-    CHECK(failures.empty());
-    // The server does close idle connections: after an idle gap the next call
-    // (a stats call, which counts connections) had to connect anew.
-    const long long before = StatNumber(*backend, "total_connections_received");
-    std::this_thread::sleep_for(milliseconds(2500));
-    CHECK(StatNumber(*backend, "total_connections_received") == before + 1);
+    SurvivesIdleCloses(*RedisAt((*server)->port(), milliseconds(1000)), milliseconds(2500),
+                       "total_connections_received");
   }
   SECTION("memcached -o idle_timeout=1") {
     // memcached's idle check runs about once a second on a one-second clock:
     // an idle connection is closed two to three seconds after its last command.
     auto server = cachet::test::StartMemcached({"-o", "idle_timeout=1"});
     REQUIRE(server.ok());
-    auto backend = MemcachedAt((*server)->port(), milliseconds(1000));
-    auto failures = RoundsWithIdleGaps(*backend, 4, 3, milliseconds(4500));
-    for (const auto& f : failures) UNSCOPED_INFO(f);
-    CHECK(failures.empty());
-    const long long before = StatNumber(*backend, "total_connections");
-    std::this_thread::sleep_for(milliseconds(4500));
-    CHECK(StatNumber(*backend, "total_connections") == before + 1);
+    SurvivesIdleCloses(*MemcachedAt((*server)->port(), milliseconds(1000)), milliseconds(4500),
+                       "total_connections");
   }
 }
 
 TEST_CASE("a server restarted while the client was idle serves the next call", "[stream][idle]") {
-  Item item;
   SECTION("Redis") {
     auto server = cachet::test::StartRedis();
     REQUIRE(server.ok());
-    auto backend = RedisAt((*server)->port(), milliseconds(1000));
-    REQUIRE(backend->Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
-    REQUIRE((*server)->Restart().ok());
-    Status s = backend->Get("k", &item);
-    INFO(s.ToString());
-    CHECK(s.IsNotFound());  // diskless: the restart emptied it
+    SurvivesRestart(*RedisAt((*server)->port(), milliseconds(1000)), **server);
   }
   SECTION("memcached") {
     auto server = cachet::test::StartMemcached();
     REQUIRE(server.ok());
-    auto backend = MemcachedAt((*server)->port(), milliseconds(1000));
-    REQUIRE(backend->Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
-    REQUIRE((*server)->Restart().ok());
-    Status s = backend->Get("k", &item);
-    INFO(s.ToString());
-    CHECK(s.IsNotFound());
+    SurvivesRestart(*MemcachedAt((*server)->port(), milliseconds(1000)), **server);
   }
 }
 

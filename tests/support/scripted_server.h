@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace cachet::test {
@@ -36,16 +37,28 @@ RequestFramer RespRequests();
 RequestFramer MemcachedTextRequests();
 
 struct ScriptStep {
+  // A step is usually written as a braced list: {reply}, {reply, piece, pause},
+  // or {reply, 0, {}, late, late_after}.
+  ScriptStep(std::string reply_bytes, std::size_t piece_bytes = 0,
+             std::chrono::milliseconds piece_pause = {}, std::string late_bytes = {},
+             std::chrono::milliseconds late_delay = {}, bool hang_up_after = false)
+      : reply(std::move(reply_bytes)),
+        piece(piece_bytes),
+        pause(piece_pause),
+        late(std::move(late_bytes)),
+        late_after(late_delay),
+        hang_up(hang_up_after) {}
+
   std::string reply;  // sent once the request has arrived
   // When set, the reply goes out in pieces of `piece` bytes with `pause`
   // between them (a large value arriving slowly but steadily).
-  std::size_t piece = 0;
-  std::chrono::milliseconds pause{0};
+  std::size_t piece;
+  std::chrono::milliseconds pause;
   // Bytes nobody asked for, sent `late_after` after the reply, while the
   // client's connection is idle.
   std::string late;
-  std::chrono::milliseconds late_after{0};
-  bool hang_up = false;  // close the connection after this step
+  std::chrono::milliseconds late_after;
+  bool hang_up;  // close the connection after this step
 };
 
 class ScriptedServer {
