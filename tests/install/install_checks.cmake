@@ -24,23 +24,31 @@ function(require_output text why)
   endif()
 endfunction()
 
-# run_step(DESCRIPTION COMMAND...): runs a command with CACHET_PLUGIN_PATH and
+# capture_step(DESCRIPTION COMMAND...): runs a command with CACHET_PLUGIN_PATH and
 # LD_LIBRARY_PATH unset, so only what the files themselves say is used; stops the
 # test with the output when it fails, and leaves its stdout in step_output.
-function(run_step description)
+function(capture_step description)
   execute_process(
     COMMAND ${CMAKE_COMMAND} -E env --unset=CACHET_PLUGIN_PATH --unset=LD_LIBRARY_PATH ${ARGN}
     RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT result EQUAL 0)
     message(FATAL_ERROR "${description} failed (${result}):\n${out}\n${err}")
   endif()
-  message(STATUS "${description}: ok\n${out}")
   set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+
+# run_step(DESCRIPTION COMMAND...): capture_step, then prints the output. Checks
+# that read long listings (readelf, ldd) use capture_step, so that a failure's
+# message is not buried under pages of listings in the test log.
+function(run_step description)
+  capture_step("${description}" ${ARGN})
+  message(STATUS "${description}: ok\n${step_output}")
+  set(step_output "${step_output}" PARENT_SCOPE)
 endfunction()
 
 # check_runpath(FILE EXPECTED): FILE's RUNPATH is exactly EXPECTED ("" for none).
 function(check_runpath file expected)
-  run_step("readelf -d ${file}" readelf -d ${file})
+  capture_step("readelf -d ${file}" readelf -d ${file})
   set(runpath "")
   if(step_output MATCHES "\\((RUNPATH|RPATH)\\)[^[]*\\[([^]]*)\\]")
     set(runpath "${CMAKE_MATCH_2}")
@@ -53,7 +61,7 @@ endfunction()
 # check_links_inside(FILE ROOT): ldd finds every library FILE needs, FILE needs
 # libcachet, and ldd finds libcachet inside ROOT.
 function(check_links_inside file root)
-  run_step("ldd ${file}" ldd ${file})
+  capture_step("ldd ${file}" ldd ${file})
   if(step_output MATCHES "not found")
     message(FATAL_ERROR "${file}: a library is not found:\n${step_output}")
   endif()
@@ -86,7 +94,7 @@ function(check_no_debug_info root)
     endif()
     file(REAL_PATH ${file} real)
     list(APPEND elf_files ${real})
-    run_step("readelf -S ${file}" readelf -S ${file})
+    capture_step("readelf -S ${file}" readelf -S ${file})
     string(FIND "${step_output}" " .debug_info" at)
     if(NOT at EQUAL -1)
       message(FATAL_ERROR "${file} carries debug info")
