@@ -65,6 +65,7 @@ struct CacheOptions {
   bool metrics = true;        // count calls and time them
 };
 
+class Batch;         // batch.h
 class MetricsTable;  // the counters behind metrics() (internal)
 class Plugin;        // plugin.h
 
@@ -154,6 +155,12 @@ class CACHET_EXPORT Cache {
                     std::vector<Status>* statuses);
   void GetMultiInto(std::span<const std::string_view> keys, std::vector<std::string>* values,
                     std::vector<Status>* statuses);
+
+  // Sends every operation of `batch` (batch.h), one round trip per server on
+  // stores that pipeline, and leaves each operation's outcome in it. Each
+  // operation counts in metrics() as its single call. A batch made for another
+  // Cache is refused whole (each operation answers invalid_argument).
+  void Run(Batch& batch);
 
   Status Flush();
   Result<StatsMap> Stats();

@@ -1,0 +1,216 @@
+// Batch: see batch.h. Cache::Run, which sends a batch, is in cache_run.cpp.
+#include "cachet/batch.h"
+
+#include <string>
+#include <utility>
+
+namespace cachet {
+
+namespace {
+
+bool IsWrite(CacheOp op) noexcept { return op != CacheOp::kGet && op != CacheOp::kGets; }
+
+// Keys and values are placed by offset in 32-bit fields; a batch over 4 GiB of
+// keys or values is refused operation by operation instead of wrapping.
+constexpr std::size_t kMaxBuffer = 0xFFFFFFFFu;
+
+}  // namespace
+
+Batch::Batch(Cache& cache) : cache_(&cache) {}
+
+Batch::~Batch() = default;
+
+void Batch::Clear() noexcept {
+  entries_.clear();
+  sent_ = 0;
+  keys_.clear();
+  values_.clear();
+  ran_ = false;
+}
+
+std::uint32_t Batch::Refuse(CacheOp op, Status status) {
+  ran_ = false;
+  entries_.push_back(Entry{op, kNotSent, 0, 0, 0, 0, false, std::move(status)});
+  return static_cast<std::uint32_t>(entries_.size() - 1);
+}
+
+std::uint32_t Batch::AddEntry(CacheOp op, std::string_view key, Operation** out) {
+  *out = nullptr;
+  if (key.empty()) return Refuse(op, Status::InvalidArgument("empty key"));
+  const std::string_view prefix = cache_->options().key_namespace;
+  if (keys_.size() + prefix.size() + key.size() > kMaxBuffer) {
+    return Refuse(op, Status::TooLarge("batch: keys over 4 GiB in one batch"));
+  }
+  ran_ = false;
+  const auto key_begin = static_cast<std::uint32_t>(keys_.size());
+  keys_.append(prefix).append(key);
+  if (operations_.size() <= sent_) operations_.resize(sent_ + 1);
+  Operation& operation = operations_[sent_];
+  // A reused Operation keeps its result's buffer; everything else starts afresh.
+  operation.kind = OpKind::kGet;
+  operation.mode = StoreMode::kSet;
+  operation.key = {};
+  operation.item = ItemView();
+  operation.ttl = Ttl{0};
+  operation.delta = 0;
+  operation.noreply = false;
+  if (!operation.status.ok()) operation.status = Status();
+  operation.result.value.clear();
+  operation.result.flags = 0;
+  operation.result.cas = 0;
+  operation.counter = 0;
+  entries_.push_back(Entry{op, sent_++, key_begin,
+                           static_cast<std::uint32_t>(prefix.size() + key.size()), 0, 0, false,
+                           Status()});
+  *out = &operation;
+  return static_cast<std::uint32_t>(entries_.size() - 1);
+}
+
+std::uint32_t Batch::AddRead(CacheOp op, std::string_view key) {
+  Operation* operation = nullptr;
+  return AddEntry(op, key, &operation);  // an Operation is a get when reset
+}
+
+BatchWrite Batch::AddStore(CacheOp op, StoreMode mode, std::string_view key, ItemView item,
+                           std::uint64_t cas, Ttl ttl) {
+  if (ttl.count() < 0) return {Refuse(op, NegativeTtlError(cache_->backend().name()))};
+  if (values_.size() + item.value.size() > kMaxBuffer) {
+    return {Refuse(op, Status::TooLarge("batch: values over 4 GiB in one batch"))};
+  }
+  Operation* operation = nullptr;
+  const std::uint32_t index = AddEntry(op, key, &operation);
+  if (operation == nullptr) return {index};
+  operation->kind = OpKind::kStore;
+  operation->mode = mode;
+  operation->item.flags = item.flags;
+  operation->item.cas = cas;
+  operation->ttl = ttl;
+  Entry& entry = entries_[index];
+  entry.value_begin = static_cast<std::uint32_t>(values_.size());
+  entry.value_size = static_cast<std::uint32_t>(item.value.size());
+  values_.append(item.value);
+  return {index};
+}
+
+// Append and prepend keep the item's expiry, as memcached does: TTL 0, not the default.
+BatchWrite Batch::Append(std::string_view key, std::string_view bytes) {
+  return AddStore(CacheOp::kAppend, StoreMode::kAppend, key, ItemView(bytes), 0, Ttl{0});
+}
+
+BatchWrite Batch::Prepend(std::string_view key, std::string_view bytes) {
+  return AddStore(CacheOp::kPrepend, StoreMode::kPrepend, key, ItemView(bytes), 0, Ttl{0});
+}
+
+BatchWrite Batch::Remove(std::string_view key) {
+  Operation* operation = nullptr;
+  const std::uint32_t index = AddEntry(CacheOp::kRemove, key, &operation);
+  if (operation != nullptr) operation->kind = OpKind::kRemove;
+  return {index};
+}
+
+BatchWrite Batch::Touch(std::string_view key, Ttl ttl) {
+  if (ttl.count() < 0) return {Refuse(CacheOp::kTouch, NegativeTtlError(cache_->backend().name()))};
+  Operation* operation = nullptr;
+  const std::uint32_t index = AddEntry(CacheOp::kTouch, key, &operation);
+  if (operation == nullptr) return {index};
+  operation->kind = OpKind::kTouch;
+  operation->ttl = ttl;
+  return {index};
+}
+
+BatchCounter Batch::Incr(std::string_view key, std::uint64_t delta) {
+  Operation* operation = nullptr;
+  const std::uint32_t index = AddEntry(CacheOp::kIncr, key, &operation);
+  if (operation == nullptr) return {index};
+  operation->kind = OpKind::kIncr;
+  operation->delta = delta;
+  return {index};
+}
+
+BatchCounter Batch::Decr(std::string_view key, std::uint64_t delta) {
+  Operation* operation = nullptr;
+  const std::uint32_t index = AddEntry(CacheOp::kDecr, key, &operation);
+  if (operation == nullptr) return {index};
+  operation->kind = OpKind::kDecr;
+  operation->delta = delta;
+  return {index};
+}
+
+void Batch::Noreply(BatchWrite write) {
+  if (write.index < entries_.size()) entries_[write.index].noreply = true;
+}
+
+void Batch::Noreply(BatchCounter counter) {
+  if (counter.index < entries_.size()) entries_[counter.index].noreply = true;
+}
+
+bool Batch::IsNoreply(std::uint32_t index) const noexcept {
+  return index < entries_.size() && IsWrite(entries_[index].op) &&
+         (entries_[index].noreply || noreply_all_);
+}
+
+std::span<Operation> Batch::Prepare(const Backend& backend) {
+  const bool has_noreply = backend.capabilities().has(Capability::kNoreply);
+  // Operations refused here (a noreply the store lacks) leave the list, and the
+  // ones after them move up, in order: `next` is where the next one sent goes.
+  std::uint32_t next = 0;
+  for (Entry& entry : entries_) {
+    if (entry.sent == kNotSent) continue;
+    const bool noreply = IsWrite(entry.op) && (entry.noreply || noreply_all_);
+    if (noreply && !has_noreply) {
+      entry.refused = Status::Unsupported(std::string(backend.name()) +
+                                          " has no noreply: the write was not sent");
+      entry.sent = kNotSent;
+      continue;
+    }
+    if (entry.sent != next) std::swap(operations_[entry.sent], operations_[next]);
+    entry.sent = next++;
+    Operation& operation = operations_[entry.sent];
+    operation.noreply = noreply;
+    if (!operation.status.ok()) operation.status = Status();  // from an earlier run
+    operation.key = std::string_view(keys_).substr(entry.key_begin, entry.key_size);
+    if (operation.kind == OpKind::kStore) {
+      operation.item.value = std::string_view(values_).substr(entry.value_begin, entry.value_size);
+    }
+  }
+  sent_ = next;
+  return {operations_.data(), sent_};
+}
+
+const Operation* Batch::SentOperation(std::uint32_t index, Status* refused) const {
+  if (index >= entries_.size()) {
+    *refused = Status::InvalidArgument("batch: no such operation (a handle from before Clear?)");
+    return nullptr;
+  }
+  if (!ran_) {
+    *refused = Status::InvalidArgument("batch not run");
+    return nullptr;
+  }
+  const Entry& entry = entries_[index];
+  if (entry.sent == kNotSent) {
+    *refused = entry.refused;
+    return nullptr;
+  }
+  return &operations_[entry.sent];
+}
+
+Status Batch::StatusAt(std::uint32_t index) const {
+  Status refused;
+  const Operation* sent = SentOperation(index, &refused);
+  return sent == nullptr ? refused : sent->status;
+}
+
+Status Batch::Outcome(BatchWrite write) const { return StatusAt(write.index); }
+
+Result<std::uint64_t> Batch::Outcome(BatchCounter counter) const {
+  Status refused;
+  const Operation* sent = SentOperation(counter.index, &refused);
+  if (sent == nullptr) return refused;
+  if (!sent->status.ok()) return sent->status;
+  if (IsNoreply(counter.index)) {
+    return Status::InvalidArgument("batch: a noreply counter's new value is not read; see StatusOf");
+  }
+  return sent->counter;
+}
+
+}  // namespace cachet
