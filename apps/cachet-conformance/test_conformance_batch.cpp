@@ -13,6 +13,15 @@
 namespace cachet::conformance {
 namespace {
 
+// The value of an outcome, or a sentinel that no check expects when it has none.
+[[maybe_unused]] std::uint64_t Got(const Result<std::uint64_t>& r) {
+  return r.ok() ? r.value() : ~std::uint64_t{0};
+}
+template <class T>
+T Got(const Lookup<T>& l) {
+  return l.value_or(T{});
+}
+
 bool SignedCounters() {
   std::vector<std::string> reply;
   Status s = SharedCache().backend().Extension("counters", {}, &reply);
@@ -166,9 +175,9 @@ TEST_CASE("counters in a batch, repeated on one key", "[conformance][batch]") {
   const auto not_a_number = batch.Incr(text);
   const auto read = batch.Get<std::uint64_t>(key);
   cache.Run(batch);
-  CHECK(batch.Outcome(up).value() == 15);
-  CHECK(batch.Outcome(down).value() == 12);
-  CHECK(batch.Outcome(again).value() == 13);
+  CHECK(Got(batch.Outcome(up)) == 15);
+  CHECK(Got(batch.Outcome(down)) == 12);
+  CHECK(Got(batch.Outcome(again)) == 13);
   CHECK(batch.Outcome(not_a_number).status().IsInvalidArgument());
   CHECK(batch.Outcome(read).value_or(0) == 13);
 
@@ -176,7 +185,7 @@ TEST_CASE("counters in a batch, repeated on one key", "[conformance][batch]") {
   const auto missing = batch.Incr(UniqueKey("batch-counter-absent"), 2);
   cache.Run(batch);
   if (SignedCounters()) {
-    CHECK(batch.Outcome(missing).value() == 2);  // a missing key counts from 0
+    CHECK(Got(batch.Outcome(missing)) == 2);  // a missing key counts from 0
   } else {
     CHECK(batch.Outcome(missing).status().IsNotFound());
   }
