@@ -70,7 +70,7 @@ Status CacheClient::IncrPipelined(std::string_view key, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) batch.Incr(key);
   cache_->Run(batch);
   for (std::size_t i = 0; i < count; ++i) {
-    Status s = batch.StatusOf(BatchCounter{static_cast<std::uint32_t>(i)});
+    const Status& s = batch.StatusOf(BatchCounter{static_cast<std::uint32_t>(i)});
     if (!s.ok()) return s;
   }
   return Status::OK();

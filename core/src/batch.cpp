@@ -22,6 +22,7 @@ Batch::~Batch() = default;
 
 void Batch::Clear() noexcept {
   entries_.clear();
+  refusals_.clear();
   sent_ = 0;
   keys_.clear();
   values_.clear();
@@ -30,8 +31,15 @@ void Batch::Clear() noexcept {
 
 std::uint32_t Batch::Refuse(CacheOp op, Status status) {
   ran_ = false;
-  entries_.push_back(Entry{op, kNotSent, 0, 0, 0, 0, false, std::move(status)});
+  entries_.push_back(Entry{op, false, kNotSent, 0, 0, 0, 0, 0});
+  RefuseEntry(entries_.back(), std::move(status));
   return static_cast<std::uint32_t>(entries_.size() - 1);
+}
+
+void Batch::RefuseEntry(Entry& entry, Status status) {
+  entry.sent = kNotSent;
+  entry.refusal = static_cast<std::uint32_t>(refusals_.size());
+  refusals_.push_back(std::move(status));
 }
 
 std::uint32_t Batch::AddEntry(CacheOp op, std::string_view key, Operation** out) {
@@ -43,7 +51,8 @@ std::uint32_t Batch::AddEntry(CacheOp op, std::string_view key, Operation** out)
   }
   ran_ = false;
   const auto key_begin = static_cast<std::uint32_t>(keys_.size());
-  keys_.append(prefix).append(key);
+  if (!prefix.empty()) keys_.append(prefix);
+  keys_.append(key);
   if (operations_.size() <= sent_) operations_.resize(sent_ + 1);
   Operation& operation = operations_[sent_];
   // A reused Operation keeps its result's buffer; everything else starts afresh.
@@ -59,9 +68,8 @@ std::uint32_t Batch::AddEntry(CacheOp op, std::string_view key, Operation** out)
   operation.result.flags = 0;
   operation.result.cas = 0;
   operation.counter = 0;
-  entries_.push_back(Entry{op, sent_++, key_begin,
-                           static_cast<std::uint32_t>(prefix.size() + key.size()), 0, 0, false,
-                           Status()});
+  entries_.push_back(Entry{op, false, sent_++, 0, key_begin,
+                           static_cast<std::uint32_t>(prefix.size() + key.size()), 0, 0});
   *out = &operation;
   return static_cast<std::uint32_t>(entries_.size() - 1);
 }
@@ -158,9 +166,8 @@ std::span<Operation> Batch::Prepare(const Backend& backend) {
     if (entry.sent == kNotSent) continue;
     const bool noreply = IsWrite(entry.op) && (entry.noreply || noreply_all_);
     if (noreply && !has_noreply) {
-      entry.refused = Status::Unsupported(std::string(backend.name()) +
-                                          " has no noreply: the write was not sent");
-      entry.sent = kNotSent;
+      RefuseEntry(entry, Status::Unsupported(std::string(backend.name()) +
+                                             " has no noreply: the write was not sent"));
       continue;
     }
     if (entry.sent != next) std::swap(operations_[entry.sent], operations_[next]);
@@ -168,39 +175,48 @@ std::span<Operation> Batch::Prepare(const Backend& backend) {
     Operation& operation = operations_[entry.sent];
     operation.noreply = noreply;
     if (!operation.status.ok()) operation.status = Status();  // from an earlier run
-    operation.key = std::string_view(keys_).substr(entry.key_begin, entry.key_size);
+    // The offsets were checked against the buffers as the operation was added.
+    operation.key = std::string_view(keys_.data() + entry.key_begin, entry.key_size);
     if (operation.kind == OpKind::kStore) {
-      operation.item.value = std::string_view(values_).substr(entry.value_begin, entry.value_size);
+      operation.item.value = std::string_view(values_.data() + entry.value_begin, entry.value_size);
     }
   }
   sent_ = next;
   return {operations_.data(), sent_};
 }
 
-const Operation* Batch::SentOperation(std::uint32_t index, Status* refused) const {
-  if (index >= entries_.size()) {
-    *refused = Status::InvalidArgument("batch: no such operation (a handle from before Clear?)");
-    return nullptr;
-  }
-  if (!ran_) {
-    *refused = Status::InvalidArgument("batch not run");
-    return nullptr;
-  }
+namespace {
+
+// The answers for handles that name no outcome, kept for good so a reference
+// to one stays valid.
+const Status& NotRun() {
+  static const Status* const kNotRun = new Status(Status::InvalidArgument("batch not run"));
+  return *kNotRun;
+}
+const Status& NoSuchOperation() {
+  static const Status* const kNoSuch = new Status(
+      Status::InvalidArgument("batch: no such operation (a handle from before Clear?)"));
+  return *kNoSuch;
+}
+
+}  // namespace
+
+const Status* Batch::RefusalOf(std::uint32_t index) const {
+  if (index >= entries_.size()) return &NoSuchOperation();
+  if (!ran_) return &NotRun();
   const Entry& entry = entries_[index];
-  if (entry.sent == kNotSent) {
-    *refused = entry.refused;
+  return entry.sent == kNotSent ? &refusals_[entry.refusal] : nullptr;
+}
+
+const Operation* Batch::SentOperation(std::uint32_t index, Status* refused) const {
+  if (const Status* refusal = RefusalOf(index)) {
+    *refused = *refusal;
     return nullptr;
   }
-  return &operations_[entry.sent];
+  return &operations_[entries_[index].sent];
 }
 
-Status Batch::StatusAt(std::uint32_t index) const {
-  Status refused;
-  const Operation* sent = SentOperation(index, &refused);
-  return sent == nullptr ? refused : sent->status;
-}
-
-Status Batch::Outcome(BatchWrite write) const { return StatusAt(write.index); }
+const Status& Batch::Outcome(BatchWrite write) const { return StatusAt(write.index); }
 
 Result<std::uint64_t> Batch::Outcome(BatchCounter counter) const {
   Status refused;

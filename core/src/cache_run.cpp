@@ -14,26 +14,41 @@ namespace {
 
 constexpr std::size_t kOps = static_cast<std::size_t>(CacheOp::kCount);
 
-// The metrics of one run: one Call begun per kind of operation the batch holds,
-// before it is sent, so that the sampled latency of each is the batch's.
+// The metrics of one run: a Call begun per kind of operation the batch holds,
+// before it is sent, and the outcomes of that kind's operations added up, so a
+// batch of a hundred increments touches the counters once, not a hundred times.
+// Every operation counts as a call; their sampled latency is the batch's.
 class BatchCounters {
  public:
   explicit BatchCounters(MetricsTable* table) noexcept : table_(table) {}
 
   void Begin(CacheOp op) noexcept {
-    const auto i = static_cast<std::size_t>(op);
-    if (table_ == nullptr || begun_[i]) return;
-    calls_[i] = table_->Begin(op);
-    begun_[i] = true;
+    Kind& kind = kinds_[static_cast<std::size_t>(op)];
+    if (table_ == nullptr || kind.begun) return;
+    kind.call = table_->Begin(op);
+    kind.begun = true;
   }
-  void Finish(CacheOp op, const Status& status) const noexcept {
-    if (table_ != nullptr) table_->Finish(calls_[static_cast<std::size_t>(op)], status);
+  void Count(CacheOp op, const Status& status) noexcept {
+    Kind& kind = kinds_[static_cast<std::size_t>(op)];
+    kind.tally.Count(status);
+  }
+  // Writes every kind's sums into the table.
+  void Finish() noexcept {
+    if (table_ == nullptr) return;
+    for (const Kind& kind : kinds_) {
+      const std::uint64_t calls = kind.tally.hits + kind.tally.misses + kind.tally.errors;
+      if (kind.begun) table_->Finish(kind.call, kind.tally, calls);
+    }
   }
 
  private:
+  struct Kind {
+    MetricsTable::Call call{};
+    bool begun = false;
+    OutcomeTally tally;
+  };
   MetricsTable* table_;
-  std::array<MetricsTable::Call, kOps> calls_{};
-  std::array<bool, kOps> begun_{};
+  std::array<Kind, kOps> kinds_{};
 };
 
 }  // namespace
@@ -42,8 +57,7 @@ void Cache::Run(Batch& batch) {
   batch.ran_ = true;
   if (batch.cache_ != this) {
     for (Batch::Entry& entry : batch.entries_) {
-      entry.sent = Batch::kNotSent;
-      entry.refused = Status::InvalidArgument("batch: made for another Cache");
+      batch.RefuseEntry(entry, Status::InvalidArgument("batch: made for another Cache"));
     }
     return;
   }
@@ -53,7 +67,7 @@ void Cache::Run(Batch& batch) {
   if (!operations.empty()) backend_->Execute(operations);
   for (const Batch::Entry& entry : batch.entries_) {
     if (entry.sent == Batch::kNotSent) {
-      counters.Finish(entry.op, entry.refused);
+      counters.Count(entry.op, batch.refusals_[entry.refusal]);
       continue;
     }
     Operation& operation = operations[entry.sent];
@@ -63,8 +77,9 @@ void Cache::Run(Batch& batch) {
         backend_->capabilities().has(Capability::kCas)) {
       operation.status = backend_->Gets(operation.key, &operation.result);
     }
-    counters.Finish(entry.op, operation.status);
+    counters.Count(entry.op, operation.status);
   }
+  counters.Finish();
 }
 
 }  // namespace cachet

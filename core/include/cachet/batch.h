@@ -123,20 +123,21 @@ class CACHET_EXPORT Batch {
   void set_noreply(bool on) noexcept { noreply_all_ = on; }
   bool noreply() const noexcept { return noreply_all_; }
 
-  // Outcomes, valid after Cache::Run until the next Clear() or add. Before a run
-  // every operation answers invalid_argument ("batch not run").
+  // Outcomes, valid after Cache::Run until the next Clear() or add (a reference
+  // returned lives as long). Before a run every operation answers
+  // invalid_argument ("batch not run").
   template <class T>
   Lookup<T> Outcome(BatchRead<T> read) const;
   template <class T>
   Lookup<Versioned<T>> Outcome(BatchVersionedRead<T> read) const;
-  Status Outcome(BatchWrite write) const;
+  const Status& Outcome(BatchWrite write) const;
   // A noreply counter's value is not read: its Outcome is invalid_argument once
   // it went well, and StatusOf() tells how it went.
   Result<std::uint64_t> Outcome(BatchCounter counter) const;
   // Any operation's Status alone: ok for a hit or a write that took effect,
   // not_found for a miss, and so on.
   template <class Handle>
-  Status StatusOf(Handle handle) const {
+  const Status& StatusOf(Handle handle) const {
     return StatusAt(handle.index);
   }
 
@@ -151,14 +152,15 @@ class CACHET_EXPORT Batch {
 
   // One operation as added. `sent` is its place among the Operations handed to
   // the backend; an operation refused before the run (empty key, bad value, a
-  // noreply the store lacks) has `refused` instead and is never sent.
+  // noreply the store lacks) is never sent and has its Status in refusals_.
+  // Plain data, so clearing and refilling the list costs next to nothing.
   struct Entry {
     CacheOp op;
-    std::uint32_t sent;
+    bool noreply;
+    std::uint32_t sent;                     // or kNotSent
+    std::uint32_t refusal;                  // in refusals_, when not sent
     std::uint32_t key_begin, key_size;      // in keys_
     std::uint32_t value_begin, value_size;  // in values_
-    bool noreply;
-    Status refused;
   };
   static constexpr std::uint32_t kNotSent = ~std::uint32_t{0};
 
@@ -169,19 +171,31 @@ class CACHET_EXPORT Batch {
   BatchWrite AddTyped(CacheOp op, StoreMode mode, std::string_view key, const T& value,
                       std::uint64_t cas, std::optional<Ttl> ttl);
   // The next Operation, reset for reuse, with the namespaced key; kNotSent and
-  // `refused` set instead when the key is empty.
+  // a refusal instead when the key is empty.
   std::uint32_t AddEntry(CacheOp op, std::string_view key, Operation** out);
   std::uint32_t Refuse(CacheOp op, Status status);
+  // Marks an added operation refused (at run time), so it is not sent.
+  void RefuseEntry(Entry& entry, Status status);
 
   // Called by Cache::Run: views into keys_ and values_ for every Operation (the
   // buffers may have moved while operations were added), and noreply settled.
   std::span<Operation> Prepare(const Backend& backend);
+  // Why operation `index` has no outcome of its own (not run, no such operation,
+  // refused before sending), or nullptr when it was sent.
+  const Status* RefusalOf(std::uint32_t index) const;
   const Operation* SentOperation(std::uint32_t index, Status* refused) const;
-  Status StatusAt(std::uint32_t index) const;
+  // Inline: a loop over a batch's outcomes checks one branch per operation.
+  const Status& StatusAt(std::uint32_t index) const {
+    if (index < entries_.size() && ran_ && entries_[index].sent != kNotSent) {
+      return operations_[entries_[index].sent].status;
+    }
+    return *RefusalOf(index);
+  }
   bool IsNoreply(std::uint32_t index) const noexcept;
 
   Cache* cache_;
   std::vector<Entry> entries_;
+  std::vector<Status> refusals_;       // of the operations not sent
   std::vector<Operation> operations_;  // may hold more than `sent_` when reused
   std::uint32_t sent_ = 0;             // Operations in use
   std::string keys_;                   // namespaced keys, joined
