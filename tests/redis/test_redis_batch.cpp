@@ -1,6 +1,7 @@
-// Cache::Run over real redis-server processes: a server killed in the middle of
-// a batch fails only its own operations, noreply is refused naming redis and
-// nothing is sent, and a gets in a batch carries the value's CAS token.
+// Cache::Run over real redis-server processes: a server (standalone) or a master
+// (cluster) killed in the middle of a batch fails only its own operations,
+// noreply is refused naming redis and nothing is sent, and a gets in a batch
+// carries the value's CAS token.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
@@ -11,7 +12,9 @@
 #include "cachet/batch.h"
 #include "cachet/cache.h"
 #include "cachet/net/distribution.h"
+#include "cachet/net/endpoint.h"
 #include "redis_backend.h"
+#include "support/redis_cluster.h"
 #include "support/redis_server.h"
 
 namespace cachet::redis {
@@ -137,6 +140,61 @@ TEST_CASE("a gets in a redis batch carries the token a cas then needs", "[redis]
   CHECK(batch.Outcome(swapped).ok());
   CHECK(batch.Outcome(stale).IsExists());
   CHECK(cache->Get("c").value_or("") == "two");
+}
+
+TEST_CASE("a cluster master killed in the middle of a Cache batch fails only its slots",
+          "[redis][batch][cluster][faults]") {
+  auto cluster = test::RedisCluster::Start();  // three masters, no replicas
+  REQUIRE(cluster.ok());
+  RedisOptions options;
+  options.mode = RedisMode::kCluster;
+  const std::vector<std::string> listed = {(*cluster)->seeds()};
+  auto seeds = net::ParseServerList(listed, 6379);
+  REQUIRE(seeds.ok());
+  options.servers = *seeds;
+  options.pool.connection.io_timeout = milliseconds(3000);
+  std::unique_ptr<Cache> cache = CacheOver(std::move(options));
+
+  std::vector<std::string> keys;
+  for (int i = 0; i < 30; ++i) keys.push_back("key" + std::to_string(i));
+  for (const std::string& k : keys) REQUIRE(cache->Set(k, k).ok());
+  const int victim_port = (*cluster)->MasterPorts().front();
+  test::ServerProcess* victim = nullptr;
+  for (const auto& node : (*cluster)->nodes()) {
+    if (node->port() == victim_port) victim = node.get();
+  }
+  REQUIRE(victim != nullptr);
+  // The victim's own keys: it answers EXISTS for them, MOVED for the others.
+  std::vector<bool> on_victim;
+  for (const std::string& k : keys) {
+    on_victim.push_back(test::RedisCluster::Cli(victim_port, "exists app:" + k) == "1");
+  }
+
+  // As for a standalone server: paused, then killed while the batch waits. The
+  // other masters answer well before the cluster's node timeout marks it failed.
+  REQUIRE(victim->Pause().ok());
+  std::thread killer([&] {
+    std::this_thread::sleep_for(milliseconds(200));
+    (void)victim->Kill();
+  });
+  Batch batch(*cache);
+  std::vector<BatchRead<std::string>> reads;
+  for (const std::string& k : keys) reads.push_back(batch.Get(k));
+  cache->Run(batch);
+  killer.join();
+
+  int failed = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    INFO("key " << keys[i]);
+    if (on_victim[i]) {
+      ++failed;
+      CHECK(batch.Outcome(reads[i]).error());
+    } else {
+      CHECK(batch.Outcome(reads[i]).value_or("") == keys[i]);
+    }
+  }
+  CHECK(failed > 0);
+  CHECK(failed < static_cast<int>(keys.size()));
 }
 
 }  // namespace cachet::redis
