@@ -39,8 +39,7 @@ std::unique_ptr<Cache> CacheWithNamespace(const std::string& key_namespace) {
   return std::make_unique<Cache>(backend, codec.value(), options);
 }
 
-TEST_CASE("a mixed batch answers hits, misses and errors per operation",
-          "[conformance][batch]") {
+TEST_CASE("a mixed batch answers hits, misses and errors per operation", "[conformance][batch]") {
   Cache& cache = SharedCache();
   const std::string present = UniqueKey("batch-present");
   const std::string absent = UniqueKey("batch-absent");
@@ -80,8 +79,7 @@ TEST_CASE("a mixed batch answers hits, misses and errors per operation",
   CHECK(cache.Get(fresh).miss());
 }
 
-TEST_CASE("a batch of a hundred mixed operations, each result read",
-          "[conformance][batch]") {
+TEST_CASE("a batch of a hundred mixed operations, each result read", "[conformance][batch]") {
   Cache& cache = SharedCache();
   const std::string prefix = UniqueKey("batch-hundred");
   Batch batch(cache);
@@ -140,8 +138,7 @@ TEST_CASE("the namespace applies to every key of a batch", "[conformance][batch]
   CHECK(cache.Get(key).miss());
 }
 
-TEST_CASE("operations on the same key run in the order they were added",
-          "[conformance][batch]") {
+TEST_CASE("operations on the same key run in the order they were added", "[conformance][batch]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("batch-order");
   Batch batch(cache);
@@ -275,8 +272,7 @@ TEST_CASE("an empty batch runs and a cleared batch is reused", "[conformance][ba
   }
 }
 
-TEST_CASE("each batch operation counts in metrics as its single call",
-          "[conformance][batch]") {
+TEST_CASE("each batch operation counts in metrics as its single call", "[conformance][batch]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("batch-metrics");
   const auto get = static_cast<std::size_t>(CacheOp::kGet);
@@ -332,7 +328,8 @@ TEST_CASE("noreply writes: sent without waiting, or unsupported naming the store
   batch.set_noreply(false);
   batch.Clear();
   std::vector<BatchRead<std::int64_t>> reads;
-  for (int i = 0; i < 10; ++i) reads.push_back(batch.Get<std::int64_t>(key + ":" + std::to_string(i)));
+  for (int i = 0; i < 10; ++i)
+    reads.push_back(batch.Get<std::int64_t>(key + ":" + std::to_string(i)));
   cache.Run(batch);
   for (int i = 0; i < 10; ++i) CHECK(batch.Outcome(reads[i]).value_or(-1) == i);
 }

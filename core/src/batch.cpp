@@ -194,8 +194,8 @@ const Status& NotRun() {
   return *kNotRun;
 }
 const Status& NoSuchOperation() {
-  static const Status* const kNoSuch = new Status(
-      Status::InvalidArgument("batch: no such operation (a handle from before Clear?)"));
+  static const Status* const kNoSuch =
+      new Status(Status::InvalidArgument("batch: no such operation (a handle from before Clear?)"));
   return *kNoSuch;
 }
 
@@ -224,7 +224,8 @@ Result<std::uint64_t> Batch::Outcome(BatchCounter counter) const {
   if (sent == nullptr) return refused;
   if (!sent->status.ok()) return sent->status;
   if (IsNoreply(counter.index)) {
-    return Status::InvalidArgument("batch: a noreply counter's new value is not read; see StatusOf");
+    return Status::InvalidArgument(
+        "batch: a noreply counter's new value is not read; see StatusOf");
   }
   return sent->counter;
 }

@@ -35,8 +35,8 @@ RedisOptions OptionsFor(const std::vector<std::unique_ptr<test::ServerProcess>>&
 std::unique_ptr<Cache> CacheOver(RedisOptions options) {
   auto codec = Codec::Create(CodecOptions{});
   REQUIRE(codec.ok());
-  return std::make_unique<Cache>(std::make_shared<RedisBackend>(std::move(options)),
-                                 codec.value(), CacheOptions{"app:", Ttl{0}, true});
+  return std::make_unique<Cache>(std::make_shared<RedisBackend>(std::move(options)), codec.value(),
+                                 CacheOptions{"app:", Ttl{0}, true});
 }
 
 std::vector<std::unique_ptr<test::ServerProcess>> StartServers(int count) {

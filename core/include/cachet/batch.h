@@ -17,8 +17,11 @@
 // Values are encoded by the Cache's codec as they are added, and the Cache's
 // namespace is put in front of every key, exactly as Get<T>, Set and the other
 // single calls do; writes without a TTL take the default TTL. Operations on the
-// same key run in the order they were added. Each operation counts in the Cache's
-// metrics as its single call would.
+// same key run in the order they were added. A server that is down fails its own
+// operations only. Each operation counts in the Cache's metrics as its single call
+// would (a call; its sampled latency is the whole batch's).
+//
+// Running a batch again sends all its operations again (writes included).
 //
 // The Batch owns copies of its keys and values, so the caller's buffers may go
 // away once a call returns (and a batch could be handed to an asynchronous run).
@@ -98,8 +101,7 @@ class CACHET_EXPORT Batch {
     return AddTyped(CacheOp::kAdd, StoreMode::kAdd, key, value, 0, ttl);
   }
   template <class T>
-  BatchWrite Replace(std::string_view key, const T& value,
-                     std::optional<Ttl> ttl = std::nullopt) {
+  BatchWrite Replace(std::string_view key, const T& value, std::optional<Ttl> ttl = std::nullopt) {
     return AddTyped(CacheOp::kReplace, StoreMode::kReplace, key, value, 0, ttl);
   }
   // exists if the item changed since `cas` was read, not_found if it is gone.

@@ -408,19 +408,19 @@ TEST_CASE("a shell batch prints one line per command, errors in their place") {
       "batch\n"
       "get old\n"
       "get missing\n"
-      "mget old\n"                 // not a single-key command
+      "mget old\n"  // not a single-key command
       "add old y\n"
-      "set v\n"                    // no inline value
+      "set v\n"  // no inline value
       "gets old\n"
       "del old\n"
       "del old\n"
       "touch nope 10\n"
-      "incr old\n"                 // deleted just before
+      "incr old\n"  // deleted just before
       "append missing z\n"
       "frob\n"
       "end\n"
       "get old\n"
-      "end\n";                     // no batch open
+      "end\n";  // no batch open
   CommandOutcome r = Cachet({"shell"}, input);
   CHECK(r.exit_code == 0);
   const std::string expected_start =
