@@ -1,7 +1,9 @@
 // Cache::Run: sends a Batch (batch.h) through the store's Execute and counts
 // each of its operations in the metrics as its single call.
 #include <array>
+#include <bit>
 #include <cstddef>
+#include <optional>
 #include <span>
 
 #include "cache_metrics.h"
@@ -23,32 +25,35 @@ class BatchCounters {
   explicit BatchCounters(MetricsTable* table) noexcept : table_(table) {}
 
   void Begin(CacheOp op) noexcept {
-    Kind& kind = kinds_[static_cast<std::size_t>(op)];
-    if (table_ == nullptr || kind.begun) return;
-    kind.call = table_->Begin(op);
-    kind.begun = true;
+    const auto i = static_cast<std::size_t>(op);
+    if (table_ == nullptr || (begun_ & (1u << i)) != 0) return;
+    begun_ |= 1u << i;
+    kinds_[i].emplace(Kind{table_->Begin(op), OutcomeTally()});
   }
+  // REQUIRES: Begin(op) was called.
   void Count(CacheOp op, const Status& status) noexcept {
-    Kind& kind = kinds_[static_cast<std::size_t>(op)];
-    kind.tally.Count(status);
+    if (table_ != nullptr) kinds_[static_cast<std::size_t>(op)]->tally.Count(status);
   }
-  // Writes every kind's sums into the table.
+  // Writes every begun kind's sums into the table.
   void Finish() noexcept {
-    if (table_ == nullptr) return;
-    for (const Kind& kind : kinds_) {
-      const std::uint64_t calls = kind.tally.hits + kind.tally.misses + kind.tally.errors;
-      if (kind.begun) table_->Finish(kind.call, kind.tally, calls);
+    for (std::uint32_t left = begun_; left != 0; left &= left - 1) {
+      const Kind& kind = *kinds_[static_cast<std::size_t>(std::countr_zero(left))];
+      const OutcomeTally& tally = kind.tally;
+      table_->Finish(kind.call, tally, tally.hits + tally.misses + tally.errors);
     }
   }
 
  private:
+  static_assert(kOps <= 32, "one bit of begun_ per kind of operation");
   struct Kind {
-    MetricsTable::Call call{};
-    bool begun = false;
+    MetricsTable::Call call;
     OutcomeTally tally;
   };
   MetricsTable* table_;
-  std::array<Kind, kOps> kinds_{};
+  std::uint32_t begun_ = 0;
+  // Empty until begun: a run of one kind of operation (the usual pipeline)
+  // sets up one slot, not all of them.
+  std::array<std::optional<Kind>, kOps> kinds_;
 };
 
 }  // namespace
