@@ -22,12 +22,6 @@ T Got(const Lookup<T>& l) {
   return l.value_or(T{});
 }
 
-bool SignedCounters() {
-  std::vector<std::string> reply;
-  Status s = SharedCache().backend().Extension("counters", {}, &reply);
-  return s.ok() && reply.size() == 1 && reply[0] == "redis";
-}
-
 // A second Cache on the suite's store (not owning it) with its own namespace.
 std::unique_ptr<Cache> CacheWithNamespace(const std::string& key_namespace) {
   Cache& shared = SharedCache();

@@ -1,7 +1,6 @@
 // ShellBatch: see shell_batch.h.
 #include "shell_batch.h"
 
-#include <charconv>
 #include <optional>
 #include <ostream>
 #include <string_view>
@@ -13,14 +12,6 @@
 
 namespace cachet::cli {
 namespace {
-
-std::optional<std::uint64_t> ParseUnsigned(std::string_view text) {
-  std::uint64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || text.empty()) return std::nullopt;
-  return value;
-}
 
 // The single-key store commands, which a Batch can hold.
 bool IsBatchable(std::string_view name) {
@@ -115,10 +106,7 @@ bool ShellBatch::AddCommand(const Invocation& inv, std::string* usage) {
       *usage = "SECONDS must be 0 or more";
       return false;
     }
-    const Ttl ttl = *seconds > static_cast<std::uint64_t>(Ttl::max().count())
-                        ? Ttl::max()
-                        : TtlFromSeconds(static_cast<std::int64_t>(*seconds));
-    return write(batch_.Touch(key, ttl), "TOUCHED");
+    return write(batch_.Touch(key, TtlFromUnsignedSeconds(*seconds)), "TOUCHED");
   }
   if (!has_value) {
     *usage = "inside a batch the value must be given inline";
