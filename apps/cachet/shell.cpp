@@ -58,7 +58,12 @@ bool RunLine(CommandContext& ctx, ShellBatch& batch, std::string line) {
   if (!line.empty() && line.back() == '\r') line.pop_back();
   Result<std::vector<std::string>> words = SplitShellWords(line);
   if (!words.ok()) {
-    ReportUsage(ctx, words.status().message());
+    // Inside a batch the error takes its line's place among the results.
+    if (batch.open()) {
+      batch.AddUsageError(std::string(words.status().message()));
+    } else {
+      ReportUsage(ctx, words.status().message());
+    }
     return true;
   }
   if (words->empty() || (*words)[0].starts_with('#')) return true;

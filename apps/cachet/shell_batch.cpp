@@ -56,7 +56,11 @@ void ShellBatch::Add(const std::vector<std::string>& words) {
       return;
     }
   }
-  lines_.push_back(Line{Shape::kUsage, 0, std::move(usage)});
+  AddUsageError(std::move(usage));
+}
+
+void ShellBatch::AddUsageError(std::string message) {
+  lines_.push_back(Line{Shape::kUsage, 0, std::move(message)});
 }
 
 bool ShellBatch::AddCommand(const Invocation& inv, std::string* usage) {

@@ -27,6 +27,9 @@ class ShellBatch {
   void Begin(CommandContext& ctx, const std::vector<std::string>& words);
   // Adds one command line's words to the open batch.
   void Add(const std::vector<std::string>& words);
+  // A line of the open batch that could not be read: `message` is printed in
+  // its place when the batch ends.
+  void AddUsageError(std::string message);
   // Runs the batch and prints one line per command.
   void End(CommandContext& ctx);
   // Forgets the open batch without running it (input ended inside it).

@@ -418,6 +418,7 @@ TEST_CASE("a shell batch prints one line per command, errors in their place") {
       "incr old\n"  // deleted just before
       "append missing z\n"
       "frob\n"
+      "set q \"unterminated\n"
       "end\n"
       "get old\n"
       "end\n";  // no batch open
@@ -444,6 +445,7 @@ TEST_CASE("a shell batch prints one line per command, errors in their place") {
       "NOT_FOUND\n"
       "NOT_STORED\n"
       "ERROR usage: \"frob\" cannot be part of a batch\n"
+      "ERROR usage: unterminated quote\n"
       "(nil)\n"
       "ERROR usage: end without batch\n";
   CHECK(rest.substr(line_end + 1) == expected_end);
