@@ -88,11 +88,17 @@ bool RunLine(CommandContext& ctx, ShellBatch& batch, std::string line) {
   return true;
 }
 
-void ReportLongLine(CommandContext& ctx, std::size_t length, std::size_t max_line) {
-  ReportFailure(ctx,
-                Status::TooLarge("a line of " + std::to_string(length) +
-                                 " bytes is over the shell's limit of " + std::to_string(max_line) +
-                                 " (max_value_size + 64 KiB); it was skipped"));
+// Inside a batch the refusal takes the line's place among the batch's results.
+void ReportLongLine(CommandContext& ctx, ShellBatch& batch, std::size_t length,
+                    std::size_t max_line) {
+  Status too_long = Status::TooLarge(
+      "a line of " + std::to_string(length) + " bytes is over the shell's limit of " +
+      std::to_string(max_line) + " (max_value_size + 64 KiB); it was skipped");
+  if (batch.open()) {
+    batch.AddFailure(std::move(too_long));
+  } else {
+    ReportFailure(ctx, too_long);
+  }
 }
 
 }  // namespace
@@ -114,7 +120,7 @@ int RunShell(CommandContext& ctx, const Invocation&) {
       break;
     }
     if (read == LineOutcome::kTooLong) {
-      ReportLongLine(line_ctx, length, max_line);
+      ReportLongLine(line_ctx, batch, length, max_line);
     } else if (!RunLine(line_ctx, batch, std::move(line))) {
       break;
     }

@@ -60,7 +60,11 @@ void ShellBatch::Add(const std::vector<std::string>& words) {
 }
 
 void ShellBatch::AddUsageError(std::string message) {
-  lines_.push_back(Line{Shape::kUsage, 0, std::move(message)});
+  lines_.push_back(Line{Shape::kUsage, 0, std::move(message), Status()});
+}
+
+void ShellBatch::AddFailure(Status failure) {
+  lines_.push_back(Line{Shape::kFailure, 0, {}, std::move(failure)});
 }
 
 bool ShellBatch::AddCommand(const Invocation& inv, std::string* usage) {
@@ -76,15 +80,15 @@ bool ShellBatch::AddCommand(const Invocation& inv, std::string* usage) {
   // A noreply write's outcome may be unknown (memcached text): it prints OK once sent.
   const auto write = [&](BatchWrite handle, std::string word) {
     if (batch_.noreply()) word = "OK";
-    lines_.push_back(Line{Shape::kWrite, handle.index, std::move(word)});
+    lines_.push_back(Line{Shape::kWrite, handle.index, std::move(word), Status()});
     return true;
   };
   if (name == "get") {
-    lines_.push_back(Line{Shape::kValue, batch_.Get(key).index, {}});
+    lines_.push_back(Line{Shape::kValue, batch_.Get(key).index, {}, Status()});
     return true;
   }
   if (name == "gets") {
-    lines_.push_back(Line{Shape::kVersioned, batch_.Gets(key).index, {}});
+    lines_.push_back(Line{Shape::kVersioned, batch_.Gets(key).index, {}, Status()});
     return true;
   }
   if (name == "incr" || name == "decr") {
@@ -100,7 +104,7 @@ bool ShellBatch::AddCommand(const Invocation& inv, std::string* usage) {
     const BatchCounter handle = name == "incr" ? batch_.Incr(key, delta) : batch_.Decr(key, delta);
     // A noreply counter's value is not read back.
     if (batch_.noreply()) return write(BatchWrite{handle.index}, "OK");
-    lines_.push_back(Line{Shape::kCounter, handle.index, {}});
+    lines_.push_back(Line{Shape::kCounter, handle.index, {}, Status()});
     return true;
   }
   if (name == "del") return write(batch_.Remove(key), "DELETED");
@@ -153,6 +157,9 @@ void ShellBatch::Print(CommandContext& ctx, const Line& line) const {
   switch (line.shape) {
     case Shape::kUsage:
       ReportUsage(ctx, line.text);
+      return;
+    case Shape::kFailure:
+      ReportFailure(ctx, line.failure);
       return;
     case Shape::kWrite:
       ReportWrite(ctx, batch_.Outcome(BatchWrite{line.index}), line.text);

@@ -30,17 +30,21 @@ class ShellBatch {
   // A line of the open batch that could not be read: `message` is printed in
   // its place when the batch ends.
   void AddUsageError(std::string message);
+  // A line of the open batch refused before it was read whole: `failure` is
+  // printed in its place when the batch ends.
+  void AddFailure(Status failure);
   // Runs the batch and prints one line per command.
   void End(CommandContext& ctx);
   // Forgets the open batch without running it (input ended inside it).
   void Abandon(CommandContext& ctx);
 
  private:
-  enum class Shape : std::uint8_t { kValue, kVersioned, kWrite, kCounter, kUsage };
+  enum class Shape : std::uint8_t { kValue, kVersioned, kWrite, kCounter, kUsage, kFailure };
   struct Line {
     Shape shape;
     std::uint32_t index;  // the Batch handle's index
     std::string text;     // kWrite: the word printed on success; kUsage: the message
+    Status failure;       // kFailure
   };
 
   // Adds a parsed command; false with `*usage` set when it cannot be batched.

@@ -451,6 +451,18 @@ TEST_CASE("a shell batch prints one line per command, errors in their place") {
   CHECK(rest.substr(line_end + 1) == expected_end);
 }
 
+TEST_CASE("a line over the limit inside a shell batch answers in its place") {
+  const std::string too_long = "set big " + std::string(3 << 20, 'v');
+  CommandOutcome r = Cachet({"-o", "cache.max_value_size=1048576", "shell"},
+                            "batch\nset k v\n" + too_long + "\nget k\nend\n");
+  REQUIRE(r.exit_code == 0);
+  const std::vector<std::string> lines = LinesOf(r.out);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "STORED");
+  CHECK(lines[1].starts_with("ERROR too_large: "));
+  CHECK(lines[2] == "v");
+}
+
 TEST_CASE("a shell batch left open at the end of input is not run") {
   CommandOutcome r = Cachet({"shell"}, "batch\nset a 1\nbatch\n");
   CHECK(r.exit_code == 0);
