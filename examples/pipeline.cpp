@@ -40,8 +40,8 @@ int main(int argc, char** argv) {
   const std::uint64_t last = batch.Outcome(hits.back()).value();
   std::printf("after 10000 increments: %llu\n", static_cast<unsigned long long>(last));
 
-  // noreply: writes sent without waiting, where the store has it (memcached);
-  // elsewhere each answers unsupported, naming the store, and is not sent.
+  // noreply: writes sent without waiting where the store has it (memcached,
+  // Tokyo Tyrant); elsewhere each answers unsupported, naming the store.
   batch.Clear();
   const cachet::BatchWrite quiet = batch.Set("last-page", std::string("/home"));
   batch.Noreply(quiet);
