@@ -222,6 +222,39 @@ TEST_CASE("gets and cas in a batch: a stale token conflicts", "[conformance][bat
   CHECK(batch.Outcome(after)->cas != token);
 }
 
+TEST_CASE("a gets in a batch answers its own read, not the batch's later write",
+          "[conformance][batch][cas]") {
+  Cache& cache = SharedCache();
+  const std::string overwritten = UniqueKey("batch-gets-set");
+  const std::string removed_key = UniqueKey("batch-gets-remove");
+  REQUIRE(cache.Set(overwritten, std::string("one")).ok());
+  REQUIRE(cache.Set(removed_key, std::string("one")).ok());
+  // Tokens as the single Gets gives them (0 on a store without CAS).
+  const Lookup<Versioned<std::string>> before_set = cache.Gets<std::string>(overwritten);
+  const Lookup<Versioned<std::string>> before_remove = cache.Gets<std::string>(removed_key);
+  REQUIRE(before_set.hit());
+  REQUIRE(before_remove.hit());
+
+  Batch batch(cache);
+  const auto read_set = batch.Gets(overwritten);
+  const auto set = batch.Set(overwritten, std::string("two"));
+  const auto read_removed = batch.Gets(removed_key);
+  const auto removed = batch.Remove(removed_key);
+  cache.Run(batch);
+  CHECK(batch.Outcome(set).ok());
+  CHECK(batch.Outcome(removed).ok());
+  const Lookup<Versioned<std::string>> got = batch.Outcome(read_set);
+  REQUIRE(got.hit());
+  CHECK(got->value == "one");
+  CHECK(got->cas == before_set->cas);
+  const Lookup<Versioned<std::string>> gone = batch.Outcome(read_removed);
+  REQUIRE(gone.hit());
+  CHECK(gone->value == "one");
+  CHECK(gone->cas == before_remove->cas);
+  CHECK(cache.Get(overwritten).value_or("") == "two");
+  CHECK(cache.Get(removed_key).miss());
+}
+
 TEST_CASE("append, prepend and touch in a batch", "[conformance][batch]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("batch-append");

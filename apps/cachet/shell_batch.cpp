@@ -75,7 +75,8 @@ bool ShellBatch::AddCommand(const Invocation& inv, std::string* usage) {
   }
   const std::string& key = inv.args[0];
   // Values are inline in the shell; a missing one is a usage error here.
-  const bool has_value = inv.args.size() > (name == "cas" ? 2u : 1u);
+  // "-" (stdin) is refused as outside a batch: stdin holds the shell's commands.
+  const bool has_value = inv.args.size() > (name == "cas" ? 2u : 1u) && inv.args.back() != "-";
   const auto value = [&]() -> std::string_view { return inv.args.back(); };
   // A noreply write's outcome may be unknown (memcached text): it prints OK once sent.
   const auto write = [&](BatchWrite handle, std::string word) {
@@ -103,7 +104,10 @@ bool ShellBatch::AddCommand(const Invocation& inv, std::string* usage) {
     }
     const BatchCounter handle = name == "incr" ? batch_.Incr(key, delta) : batch_.Decr(key, delta);
     // A noreply counter's value is not read back.
-    if (batch_.noreply()) return write(BatchWrite{handle.index}, "OK");
+    if (batch_.noreply()) {
+      lines_.push_back(Line{Shape::kQuietCounter, handle.index, "OK", Status()});
+      return true;
+    }
     lines_.push_back(Line{Shape::kCounter, handle.index, {}, Status()});
     return true;
   }
@@ -163,6 +167,9 @@ void ShellBatch::Print(CommandContext& ctx, const Line& line) const {
       return;
     case Shape::kWrite:
       ReportWrite(ctx, batch_.Outcome(BatchWrite{line.index}), line.text);
+      return;
+    case Shape::kQuietCounter:
+      ReportWrite(ctx, batch_.StatusOf(BatchCounter{line.index}), line.text);
       return;
     case Shape::kCounter: {
       Result<std::uint64_t> value = batch_.Outcome(BatchCounter{line.index});

@@ -39,7 +39,9 @@ class ShellBatch {
   void Abandon(CommandContext& ctx);
 
  private:
-  enum class Shape : std::uint8_t { kValue, kVersioned, kWrite, kCounter, kUsage, kFailure };
+  // kQuietCounter: a noreply incr or decr, printed as a write (its value is not read).
+  enum class Shape : std::uint8_t {
+    kValue, kVersioned, kWrite, kCounter, kQuietCounter, kUsage, kFailure };
   struct Line {
     Shape shape;
     std::uint32_t index;  // the Batch handle's index

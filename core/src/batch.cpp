@@ -23,6 +23,9 @@ Batch::~Batch() = default;
 void Batch::Clear() noexcept {
   entries_.clear();
   refusals_.clear();
+  run_refusals_.clear();
+  owner_.clear();
+  used_ = 0;
   sent_ = 0;
   keys_.clear();
   values_.clear();
@@ -31,15 +34,10 @@ void Batch::Clear() noexcept {
 
 std::uint32_t Batch::Refuse(CacheOp op, Status status) {
   ran_ = false;
-  entries_.push_back(Entry{op, false, kNotSent, 0, 0, 0, 0, 0});
-  RefuseEntry(entries_.back(), std::move(status));
-  return static_cast<std::uint32_t>(entries_.size() - 1);
-}
-
-void Batch::RefuseEntry(Entry& entry, Status status) {
-  entry.sent = kNotSent;
-  entry.refusal = static_cast<std::uint32_t>(refusals_.size());
+  entries_.push_back(Entry{op, false, kNotSent, static_cast<std::uint32_t>(refusals_.size()),
+                           kNotSent, 0, 0, 0, 0});
   refusals_.push_back(std::move(status));
+  return static_cast<std::uint32_t>(entries_.size() - 1);
 }
 
 std::uint32_t Batch::AddEntry(CacheOp op, std::string_view key, Operation** out) {
@@ -53,8 +51,8 @@ std::uint32_t Batch::AddEntry(CacheOp op, std::string_view key, Operation** out)
   const auto key_begin = static_cast<std::uint32_t>(keys_.size());
   if (!prefix.empty()) keys_.append(prefix);
   keys_.append(key);
-  if (operations_.size() <= sent_) operations_.resize(sent_ + 1);
-  Operation& operation = operations_[sent_];
+  if (operations_.size() <= used_) operations_.resize(used_ + 1);
+  Operation& operation = operations_[used_];
   // A reused Operation keeps its result's buffer; everything else starts afresh.
   operation.kind = OpKind::kGet;
   operation.mode = StoreMode::kSet;
@@ -63,12 +61,14 @@ std::uint32_t Batch::AddEntry(CacheOp op, std::string_view key, Operation** out)
   operation.ttl = Ttl{0};
   operation.delta = 0;
   operation.noreply = false;
+  operation.want_cas = op == CacheOp::kGets;  // the store fills the token of this read
   if (!operation.status.ok()) operation.status = Status();
   operation.result.value.clear();
   operation.result.flags = 0;
   operation.result.cas = 0;
   operation.counter = 0;
-  entries_.push_back(Entry{op, false, sent_++, 0, key_begin,
+  owner_.push_back(static_cast<std::uint32_t>(entries_.size()));
+  entries_.push_back(Entry{op, false, used_++, 0, kNotSent, key_begin,
                            static_cast<std::uint32_t>(prefix.size() + key.size()), 0, 0});
   *out = &operation;
   return static_cast<std::uint32_t>(entries_.size() - 1);
@@ -152,29 +152,42 @@ void Batch::Noreply(BatchCounter counter) {
   if (counter.index < entries_.size()) entries_[counter.index].noreply = true;
 }
 
-bool Batch::IsNoreply(std::uint32_t index) const noexcept {
-  return index < entries_.size() && IsWrite(entries_[index].op) &&
-         (entries_[index].noreply || noreply_all_);
+void Batch::MoveToSlot(std::uint32_t index, std::uint32_t to) noexcept {
+  const std::uint32_t from = entries_[index].slot;
+  const std::uint32_t other = owner_[to];
+  std::swap(operations_[from], operations_[to]);
+  entries_[other].slot = from;
+  owner_[from] = other;
+  entries_[index].slot = to;
+  owner_[to] = index;
 }
 
 std::span<Operation> Batch::Prepare(const Backend& backend) {
   const bool has_noreply = backend.capabilities().has(Capability::kNoreply);
-  // Operations refused here (a noreply the store lacks) leave the list, and the
-  // ones after them move up, in order: `next` is where the next one sent goes.
+  run_refusals_.clear();
+  // Slots below `next` hold the Operations sent so far, in batch order; an
+  // entry's slot is never among them, so it moves down into `next`.
   std::uint32_t next = 0;
-  for (Entry& entry : entries_) {
-    if (entry.sent == kNotSent) continue;
+  for (std::uint32_t i = 0; i < entries_.size(); ++i) {
+    Entry& entry = entries_[i];
+    entry.run_refusal = kNotSent;
+    if (entry.slot == kNotSent) continue;  // refused as it was added
     const bool noreply = IsWrite(entry.op) && (entry.noreply || noreply_all_);
     if (noreply && !has_noreply) {
-      RefuseEntry(entry, Status::Unsupported(std::string(backend.name()) +
-                                             " has no noreply: the write was not sent"));
+      entry.run_refusal = static_cast<std::uint32_t>(run_refusals_.size());
+      run_refusals_.push_back(Status::Unsupported(std::string(backend.name()) +
+                                                  " has no noreply: the write was not sent"));
       continue;
     }
-    if (entry.sent != next) std::swap(operations_[entry.sent], operations_[next]);
-    entry.sent = next++;
-    Operation& operation = operations_[entry.sent];
-    operation.noreply = noreply;
-    if (!operation.status.ok()) operation.status = Status();  // from an earlier run
+    if (entry.slot != next) MoveToSlot(i, next);
+    Operation& operation = operations_[next++];
+    operation.noreply = noreply;  // as sent: Outcome() reads it, not today's flags
+    // Nothing of an earlier run survives into this one.
+    if (!operation.status.ok()) operation.status = Status();
+    operation.result.value.clear();
+    operation.result.flags = 0;
+    operation.result.cas = 0;
+    operation.counter = 0;
     // The offsets were checked against the buffers as the operation was added.
     operation.key = std::string_view(keys_.data() + entry.key_begin, entry.key_size);
     if (operation.kind == OpKind::kStore) {
@@ -183,6 +196,13 @@ std::span<Operation> Batch::Prepare(const Backend& backend) {
   }
   sent_ = next;
   return {operations_.data(), sent_};
+}
+
+void Batch::RefuseRun(Status status) {
+  run_refusals_.clear();
+  run_refusals_.push_back(std::move(status));
+  for (Entry& entry : entries_) entry.run_refusal = 0;
+  sent_ = 0;
 }
 
 namespace {
@@ -195,35 +215,40 @@ const Status& NotRun() {
 }
 const Status& NoSuchOperation() {
   static const Status* const kNoSuch =
-      new Status(Status::InvalidArgument("batch: no such operation (a handle from before Clear?)"));
+      new Status(Status::InvalidArgument(
+          "batch: no such operation of the handle's kind (a handle from before Clear?)"));
   return *kNoSuch;
 }
 
 }  // namespace
 
-const Status* Batch::RefusalOf(std::uint32_t index) const {
-  if (index >= entries_.size()) return &NoSuchOperation();
+const Status* Batch::RefusalOf(std::uint32_t index, HandleKind kind) const {
+  if (index >= entries_.size() || KindOf(entries_[index].op) != kind) return &NoSuchOperation();
   if (!ran_) return &NotRun();
   const Entry& entry = entries_[index];
-  return entry.sent == kNotSent ? &refusals_[entry.refusal] : nullptr;
+  if (entry.run_refusal != kNotSent) return &run_refusals_[entry.run_refusal];
+  return entry.slot == kNotSent ? &refusals_[entry.refusal] : nullptr;
 }
 
-const Operation* Batch::SentOperation(std::uint32_t index, Status* refused) const {
-  if (const Status* refusal = RefusalOf(index)) {
+const Operation* Batch::SentOperation(std::uint32_t index, HandleKind kind,
+                                      Status* refused) const {
+  if (const Status* refusal = RefusalOf(index, kind)) {
     *refused = *refusal;
     return nullptr;
   }
-  return &operations_[entries_[index].sent];
+  return &operations_[entries_[index].slot];
 }
 
-const Status& Batch::Outcome(BatchWrite write) const { return StatusAt(write.index); }
+const Status& Batch::Outcome(BatchWrite write) const {
+  return StatusAt(write.index, HandleKind::kWrite);
+}
 
 Result<std::uint64_t> Batch::Outcome(BatchCounter counter) const {
   Status refused;
-  const Operation* sent = SentOperation(counter.index, &refused);
+  const Operation* sent = SentOperation(counter.index, HandleKind::kCounter, &refused);
   if (sent == nullptr) return refused;
   if (!sent->status.ok()) return sent->status;
-  if (IsNoreply(counter.index)) {
+  if (sent->noreply) {  // as it was sent, whatever the flags say now
     return Status::InvalidArgument(
         "batch: a noreply counter's new value is not read; see StatusOf");
   }

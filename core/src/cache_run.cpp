@@ -61,28 +61,17 @@ class BatchCounters {
 void Cache::Run(Batch& batch) {
   batch.ran_ = true;
   if (batch.cache_ != this) {
-    for (Batch::Entry& entry : batch.entries_) {
-      batch.RefuseEntry(entry, Status::InvalidArgument("batch: made for another Cache"));
-    }
+    // This run only: the batch still runs on its own Cache afterwards.
+    batch.RefuseRun(Status::InvalidArgument("batch: made for another Cache"));
     return;
   }
   BatchCounters counters(metrics_table());
   for (const Batch::Entry& entry : batch.entries_) counters.Begin(entry.op);
   const std::span<Operation> operations = batch.Prepare(*backend_);
   if (!operations.empty()) backend_->Execute(operations);
-  for (const Batch::Entry& entry : batch.entries_) {
-    if (entry.sent == Batch::kNotSent) {
-      counters.Count(entry.op, batch.refusals_[entry.refusal]);
-      continue;
-    }
-    Operation& operation = operations[entry.sent];
-    // A batched read leaves the CAS token out on a store that computes it only on
-    // request (Redis): a gets that hit without one reads it on its own.
-    if (entry.op == CacheOp::kGets && operation.status.ok() && operation.result.cas == 0 &&
-        backend_->capabilities().has(Capability::kCas)) {
-      operation.status = backend_->Gets(operation.key, &operation.result);
-    }
-    counters.Count(entry.op, operation.status);
+  for (std::uint32_t i = 0; i < batch.entries_.size(); ++i) {
+    const CacheOp op = batch.entries_[i].op;
+    counters.Count(op, batch.StatusAt(i, Batch::KindOf(op)));
   }
   counters.Finish();
 }

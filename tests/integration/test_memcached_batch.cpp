@@ -105,4 +105,32 @@ TEST_CASE("noreply in a Cache batch: text loses a write's failure, meta reports 
   CHECK(cache->Get("k").value_or("") == "v");
 }
 
+TEST_CASE("a text batch of noreply writes only leaves no reply for the next Get to misread",
+          "[memcached][batch][noreply]") {
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
+  auto servers = StartServers(1);
+  REQUIRE(servers.size() == 1);
+  MemcachedOptions o = OptionsFor(servers, Protocol::kText);
+  o.pool.pool_size = 1;  // the Get below borrows the batch's own connection
+  std::unique_ptr<Cache> cache = CacheOver(o);
+  REQUIRE(cache->Set("k", std::string("v")).ok());
+
+  Batch batch(*cache);
+  batch.set_noreply(true);
+  const BatchWrite add = batch.Add("k", std::string("w"));  // NOT_STORED, unsaid
+  const BatchWrite set = batch.Set("other", std::string("x"));
+  const BatchWrite removed = batch.Remove("absent");  // NOT_FOUND, unsaid
+  const BatchWrite appended = batch.Append("absent", "y");  // NOT_STORED, unsaid
+  cache->Run(batch);
+  CHECK(batch.Outcome(add).ok());
+  CHECK(batch.Outcome(set).ok());
+  CHECK(batch.Outcome(removed).ok());
+  CHECK(batch.Outcome(appended).ok());
+  for (int i = 0; i < 3; ++i) {  // each on the one pooled connection
+    CHECK(cache->Get("k").value_or("") == "v");
+    CHECK(cache->Get("other").value_or("") == "x");
+    CHECK(cache->Get("absent").miss());
+  }
+}
+
 }  // namespace cachet::memcached::test

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cachet/batch.h"
@@ -114,6 +115,43 @@ TEST_CASE("a noreply set in a tokyotyrant batch is putnr, read back by the next 
   for (int i = 0; i < 10; ++i) reads.push_back(batch.Get("k" + std::to_string(i)));
   cache->Run(batch);
   for (const auto& read : reads) CHECK(batch.Outcome(read).value_or("") == "v");
+}
+
+TEST_CASE("noreply add, append, remove and incr on tokyotyrant answer unsupported, unsent",
+          "[tokyotyrant][batch][noreply]") {
+  Servers servers = StartServers(1);
+  TokyoTyrantOptions options = OptionsFor(servers);
+  options.addint_counters = true;
+  options.putcat_append = true;
+  std::unique_ptr<Cache> cache = CacheOver(std::move(options));
+  REQUIRE(cache->Set("present", std::string("v")).ok());
+  Batch batch(*cache);
+  batch.set_noreply(true);
+  const BatchWrite added = batch.Add("fresh", std::string("x"));
+  const BatchWrite appended = batch.Append("present", "+");
+  const BatchWrite removed = batch.Remove("present");
+  const BatchCounter counted = batch.Incr("n", 1);
+  const BatchWrite set = batch.Set("s", std::string("y"));  // putnr
+  cache->Run(batch);
+  const std::pair<const Status*, const char*> refused[] = {
+      {&batch.Outcome(added), "add"},
+      {&batch.Outcome(appended), "append"},
+      {&batch.Outcome(removed), "remove"},
+      {&batch.StatusOf(counted), "incr"}};
+  for (const auto& [status, name] : refused) {
+    INFO(name);
+    CHECK(status->IsUnsupported());
+    const std::string message(status->message());
+    CHECK(message.find("tokyotyrant") != std::string::npos);
+    CHECK(message.find(name) != std::string::npos);
+  }
+  CHECK(batch.Outcome(counted).status().IsUnsupported());
+  CHECK(batch.Outcome(set).ok());
+  // None of the refused ones reached the server.
+  CHECK(cache->Get("fresh").miss());
+  CHECK(cache->Get("present").value_or("") == "v");
+  CHECK(cache->Get("n").miss());
+  CHECK(cache->Get("s").value_or("") == "y");
 }
 
 }  // namespace cachet::tokyotyrant

@@ -142,6 +142,34 @@ TEST_CASE("a gets in a redis batch carries the token a cas then needs", "[redis]
   CHECK(cache->Get("c").value_or("") == "two");
 }
 
+TEST_CASE("a gets in a redis batch answers its own read, before the batch's later write",
+          "[redis][batch][cas]") {
+  auto servers = StartServers(1);
+  std::unique_ptr<Cache> cache = CacheOver(OptionsFor(servers));
+  REQUIRE(cache->Set("c", std::string("one")).ok());
+  REQUIRE(cache->Set("d", std::string("one")).ok());
+  const Lookup<Versioned<std::string>> before = cache->Gets("c");
+  REQUIRE(before.hit());
+  Batch batch(*cache);
+  const auto read_set = batch.Gets("c");
+  const BatchWrite set = batch.Set("c", std::string("two"));
+  const auto read_removed = batch.Gets("d");
+  const BatchWrite removed = batch.Remove("d");
+  cache->Run(batch);
+  CHECK(batch.Outcome(set).ok());
+  CHECK(batch.Outcome(removed).ok());
+  const Lookup<Versioned<std::string>> got = batch.Outcome(read_set);
+  REQUIRE(got.hit());
+  CHECK(got->value == "one");
+  CHECK(got->cas == before->cas);
+  const Lookup<Versioned<std::string>> gone = batch.Outcome(read_removed);
+  REQUIRE(gone.hit());
+  CHECK(gone->value == "one");
+  CHECK(gone->cas == before->cas);  // the same bytes, the same token
+  CHECK(cache->Get("c").value_or("") == "two");
+  CHECK(cache->Get("d").miss());
+}
+
 TEST_CASE("a cluster master killed in the middle of a Cache batch fails only its slots",
           "[redis][batch][cluster][faults]") {
   auto cluster = test::RedisCluster::Start();  // three masters, no replicas

@@ -63,10 +63,19 @@ class RecordingBackend : public Backend {
       seen.clear();
       for (const Operation& op : batch) seen.push_back(op);
     }
+    // A noreply counter's reply is never read (memcached text): its counter is
+    // left as the store found it.
+    std::vector<std::uint64_t> counters_before;
+    for (const Operation& op : batch) counters_before.push_back(op.counter);
     store().Execute(batch);
-    // A store that leaves the CAS token out of batched reads (as Redis does).
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (batch[i].noreply) batch[i].counter = counters_before[i];
+    }
+    // A store that computes the CAS token only for the reads that ask (as Redis).
     if (drop_cas) {
-      for (Operation& op : batch) op.result.cas = 0;
+      for (Operation& op : batch) {
+        if (!op.want_cas) op.result.cas = 0;
+      }
     }
   }
 
@@ -215,18 +224,42 @@ TEST_CASE("gets and cas in a batch: a conflict answers exists") {
   CHECK(versioned->cas != token);
 }
 
-TEST_CASE("a gets whose batched read left the token out reads it on its own") {
-  Fixture f;
-  f.recording->drop_cas = true;
-  REQUIRE(f.cache->Set("c", "one").ok());
-  Batch batch(*f.cache);
-  const auto read = batch.Gets("c");
-  const auto plain = batch.Get("c");
-  f.cache->Run(batch);
-  CHECK(f.recording->single_gets == 1);
-  REQUIRE(batch.Outcome(read).hit());
-  CHECK(batch.Outcome(read)->cas != 0);
-  CHECK(Got(batch.Outcome(plain)) == "one");
+TEST_CASE("a batched gets returns the value and token of its own read, not a later write's") {
+  for (const bool drop_cas : {false, true}) {
+    Fixture f;
+    f.recording->drop_cas = drop_cas;  // true: a store that hashes only on request
+    REQUIRE(f.cache->Set("c", "one").ok());
+    const Lookup<Versioned<std::string>> before = f.cache->Gets<std::string>("c");
+    REQUIRE(before.hit());
+    Batch batch(*f.cache);
+    const auto read = batch.Gets("c");
+    const auto plain = batch.Get("c");
+    (void)batch.Set("c", "two");
+    f.recording->single_gets = 0;
+    f.cache->Run(batch);
+    CHECK(f.recording->single_gets == 0);  // no read after the batch
+    REQUIRE(f.recording->seen.size() == 3);
+    CHECK(f.recording->seen[0].want_cas);
+    CHECK_FALSE(f.recording->seen[1].want_cas);
+    const Lookup<Versioned<std::string>> got = batch.Outcome(read);
+    REQUIRE(got.hit());
+    CHECK(got->value == "one");
+    CHECK(got->cas == before->cas);
+    CHECK(Got(batch.Outcome(plain)) == "one");
+
+    batch.Clear();
+    REQUIRE(f.cache->Set("d", "one").ok());
+    const std::uint64_t token = f.cache->Gets<std::string>("d")->cas;
+    const auto read_removed = batch.Gets("d");
+    const BatchWrite removed = batch.Remove("d");
+    f.cache->Run(batch);
+    CHECK(batch.Outcome(removed).ok());
+    const Lookup<Versioned<std::string>> gone = batch.Outcome(read_removed);
+    REQUIRE(gone.hit());
+    CHECK(gone->value == "one");
+    CHECK(gone->cas == token);
+    CHECK(f.cache->Get("d").miss());
+  }
 }
 
 TEST_CASE("refusals before the run: nothing of them is sent") {
@@ -306,6 +339,124 @@ TEST_CASE("noreply per operation and per batch on a store with it") {
   CHECK(batch.Outcome(counter).status().IsNotFound());
 }
 
+TEST_CASE("a counter's outcome follows the noreply it was sent with, not today's flags") {
+  Fixture f(Capabilities{Capability::kNoreply, Capability::kCas});
+  REQUIRE(f.cache->Set("n", 0).ok());
+  Batch batch(*f.cache);
+  const BatchCounter counter = batch.Incr("n");
+  f.cache->Run(batch);
+  CHECK(Got(batch.Outcome(counter)) == 1);
+
+  batch.set_noreply(true);
+  f.cache->Run(batch);  // the reply, 2, is not read
+  REQUIRE(f.recording->seen.size() == 1);
+  CHECK(f.recording->seen[0].counter == 0);  // the first run's 1 was cleared
+  CHECK(batch.StatusOf(counter).ok());
+  CHECK(batch.Outcome(counter).status().IsInvalidArgument());
+  batch.set_noreply(false);  // flags changed, no run since
+  CHECK(batch.Outcome(counter).status().IsInvalidArgument());
+
+  f.cache->Run(batch);
+  CHECK(Got(batch.Outcome(counter)) == 3);
+}
+
+TEST_CASE("refusals made by a run are decided again by the next run") {
+  Fixture f;  // no noreply
+  Fixture other;
+  Batch batch(*f.cache);
+  const BatchWrite first = batch.Set("a", "1");
+  const BatchWrite second = batch.Set("b", "2");
+  const auto read = batch.Get("a");
+  batch.Noreply(first);
+  f.cache->Run(batch);
+  CHECK(batch.Outcome(first).IsUnsupported());
+  CHECK(batch.Outcome(second).ok());
+  CHECK(Got(batch.Outcome(read)).empty());  // a miss: the set was not sent
+  CHECK(f.cache->Get("a").miss());
+
+  // Another Cache refuses the whole run, and only that run.
+  other.cache->Run(batch);
+  CHECK(other.recording->executes == 0);
+  CHECK(batch.Outcome(second).IsInvalidArgument());
+  CHECK(batch.Outcome(read).error());
+
+  batch.set_noreply(true);
+  f.cache->Run(batch);
+  CHECK(batch.Outcome(first).IsUnsupported());
+  CHECK(batch.Outcome(second).IsUnsupported());
+  CHECK(Got(batch.Outcome(read)).empty());
+
+  // Batch-wide noreply off, but `first` was marked on its own: still refused.
+  batch.set_noreply(false);
+  f.cache->Run(batch);
+  CHECK(batch.Outcome(first).IsUnsupported());
+  CHECK(batch.Outcome(second).ok());
+
+  // Cleared and refilled: nothing of the old refusals is left.
+  batch.Clear();
+  const BatchWrite again = batch.Set("a", "1");
+  const auto read_again = batch.Get("a");
+  const BatchCounter count = batch.Incr("c");
+  f.cache->Run(batch);
+  CHECK(batch.Outcome(again).ok());
+  CHECK(Got(batch.Outcome(read_again)) == "1");
+  CHECK(batch.Outcome(count).status().IsNotFound());
+  CHECK(f.cache->Get("a").value_or("") == "1");
+}
+
+TEST_CASE("a write refused for noreply is sent by a rerun without it") {
+  Fixture f;  // no noreply
+  Batch batch(*f.cache);
+  batch.set_noreply(true);
+  const BatchWrite write = batch.Set("k", "v");
+  const auto read = batch.Get("k");
+  f.cache->Run(batch);
+  CHECK(batch.Outcome(write).IsUnsupported());
+  CHECK(batch.Outcome(read).miss());
+  batch.set_noreply(false);
+  f.cache->Run(batch);
+  CHECK(batch.Outcome(write).ok());
+  CHECK(Got(batch.Outcome(read)) == "v");
+  CHECK(f.cache->Get("k").value_or("") == "v");
+
+  // And the one made for another Cache runs on its own once refused elsewhere.
+  Fixture other;
+  Batch moved(*f.cache);
+  const BatchWrite w = moved.Set("m", "1");
+  other.cache->Run(moved);
+  CHECK(moved.Outcome(w).IsInvalidArgument());
+  f.cache->Run(moved);
+  CHECK(moved.Outcome(w).ok());
+  CHECK(f.cache->Get("m").value_or("") == "1");
+}
+
+TEST_CASE("a stale handle finding an operation of another kind answers invalid_argument") {
+  Fixture f;
+  REQUIRE(f.cache->Set("n", 5).ok());
+  Batch batch(*f.cache);
+  const BatchWrite old_set = batch.Set("k", "v");
+  const BatchCounter old_incr = batch.Incr("n");
+  const auto old_read = batch.Get("k");
+  f.cache->Run(batch);
+  REQUIRE(batch.Outcome(old_set).ok());
+  REQUIRE(Got(batch.Outcome(old_incr)) == 6);
+
+  batch.Clear();
+  const BatchCounter incr = batch.Incr("n");        // where old_set was
+  const auto read = batch.Get("k");                 // where old_incr was
+  const BatchWrite removed = batch.Remove("none");  // where old_read was
+  f.cache->Run(batch);
+  CHECK(Got(batch.Outcome(incr)) == 7);
+  CHECK(Got(batch.Outcome(read)) == "v");
+  CHECK(batch.Outcome(removed).IsNotFound());
+  CHECK(batch.Outcome(old_set).IsInvalidArgument());
+  CHECK(batch.StatusOf(old_set).IsInvalidArgument());
+  CHECK(batch.Outcome(old_incr).status().IsInvalidArgument());
+  CHECK(batch.StatusOf(old_incr).IsInvalidArgument());
+  CHECK(batch.Outcome(old_read).status().IsInvalidArgument());
+  CHECK(batch.Outcome(BatchVersionedRead<std::string>{1}).status().IsInvalidArgument());
+}
+
 TEST_CASE("operations on the same key keep their order") {
   Fixture f;
   Batch batch(*f.cache);
@@ -336,6 +487,33 @@ TEST_CASE("each operation of a batch counts in metrics as its single call") {
   CHECK(Count(cache, CacheOp::kGet, &OpMetrics::misses) == 1);
   CHECK(Count(cache, CacheOp::kGet, &OpMetrics::errors) == 1);
   CHECK(Count(cache, CacheOp::kIncr, &OpMetrics::hits) == 1);
+}
+
+TEST_CASE("a value the codec refuses counts alike in a batch and in a single Set") {
+  auto config = Config::Parse("[cache]\nbackend = memory\n", "batch-test.conf");
+  REQUIRE(config.ok());
+  auto inner = Cache::Open(std::move(config).value());
+  REQUIRE(inner.ok());
+  CodecOptions small;
+  small.max_value_size = 4;
+  auto codec = Codec::Create(small);
+  REQUIRE(codec.ok());
+  Cache cache(std::shared_ptr<Backend>(std::shared_ptr<Backend>(), &inner.value()->backend()),
+              codec.value(), CacheOptions{"", Ttl{0}, true});
+  const std::string big(10, 'x');
+  CHECK(cache.Set("single", big).IsTooLarge());
+  CHECK(Count(cache, CacheOp::kSet, &OpMetrics::calls) == 1);
+  CHECK(Count(cache, CacheOp::kSet, &OpMetrics::errors) == 1);
+  CHECK(cache.Add("single", 123456789).IsTooLarge());  // encoded into an Item
+  CHECK(Count(cache, CacheOp::kAdd, &OpMetrics::calls) == 1);
+  CHECK(Count(cache, CacheOp::kAdd, &OpMetrics::errors) == 1);
+
+  Batch batch(cache);
+  const BatchWrite refused = batch.Set("batched", big);
+  cache.Run(batch);
+  CHECK(batch.Outcome(refused).IsTooLarge());
+  CHECK(Count(cache, CacheOp::kSet, &OpMetrics::calls) == 2);
+  CHECK(Count(cache, CacheOp::kSet, &OpMetrics::errors) == 2);
 }
 
 TEST_CASE("a warm batch is cleared and refilled without allocating") {

@@ -21,7 +21,9 @@
 // operations only. Each operation counts in the Cache's metrics as its single call
 // would (a call; its sampled latency is the whole batch's).
 //
-// Running a batch again sends all its operations again (writes included).
+// Running a batch again sends all its operations again (writes included), and
+// decides again what it refuses at run time (a noreply the store lacks, a Cache
+// not its own): after set_noreply(false) a rerun sends the writes it refused.
 //
 // The Batch owns copies of its keys and values, so the caller's buffers may go
 // away once a call returns (and a batch could be handed to an asynchronous run).
@@ -31,9 +33,11 @@
 // noreply: a write marked Noreply() (or every write, after set_noreply(true)) is
 // sent without waiting for its reply, on stores that declare Capability::kNoreply
 // (memcached: text `noreply`, which loses the outcome, so ok only means sent; meta
-// quiet mode, which still reports errors; Tokyo Tyrant: a set is `putnr`). On
-// the others (memory, Redis: see docs/redis.md) it answers unsupported naming the
-// store and is not sent. A noreply counter's new value is not read.
+// quiet mode, which still reports errors; Tokyo Tyrant: a set is `putnr`, and
+// its other writes, which have no quiet command, answer unsupported naming
+// tokyotyrant and the operation, unsent). On the others (memory, Redis: see
+// docs/redis.md) it answers unsupported naming the store and is not sent. A
+// noreply counter's new value is not read.
 //
 // Thread safety: a Batch is used by one thread at a time. It refers to the Cache
 // it was made for, which must outlive it.
@@ -59,7 +63,8 @@ namespace cachet {
 
 // Handles to one operation of a Batch, returned when it is added and passed to
 // Outcome() after the run. A handle is only meaningful for the batch that made it,
-// until its next Clear().
+// until its next Clear(); a stale one that finds an operation of another kind in
+// its place (a read handle on a counter, ...) answers invalid_argument.
 template <class T>
 struct BatchRead {  // Get<T>
   std::uint32_t index;
@@ -133,14 +138,15 @@ class CACHET_EXPORT Batch {
   template <class T>
   Lookup<Versioned<T>> Outcome(BatchVersionedRead<T> read) const;
   const Status& Outcome(BatchWrite write) const;
-  // A noreply counter's value is not read: its Outcome is invalid_argument once
-  // it went well, and StatusOf() tells how it went.
+  // A counter sent noreply (in the last run, whatever the flags say now) has no
+  // value read: its Outcome is invalid_argument once it went well, and
+  // StatusOf() tells how it went.
   Result<std::uint64_t> Outcome(BatchCounter counter) const;
   // Any operation's Status alone: ok for a hit or a write that took effect,
   // not_found for a miss, and so on.
   template <class Handle>
   const Status& StatusOf(Handle handle) const {
-    return StatusAt(handle.index);
+    return StatusAt(handle.index, KindOf(handle));
   }
 
   // Forgets every operation; buffers keep their capacity. noreply() stays.
@@ -152,19 +158,42 @@ class CACHET_EXPORT Batch {
  private:
   friend class Cache;  // Cache::Run sends the planned operations
 
-  // One operation as added. `sent` is its place among the Operations handed to
-  // the backend; an operation refused before the run (empty key, bad value, a
-  // noreply the store lacks) is never sent and has its Status in refusals_.
+  // One operation as added. `slot` is its Operation in operations_; Prepare
+  // moves the ones it sends to the front, in batch order. An operation refused as
+  // it was added (empty key, bad value) has no slot and its Status in refusals_
+  // for good; one refused by a run (a noreply the store lacks, another Cache) has
+  // its Status in run_refusals_ until the next run decides again.
   // Plain data, so clearing and refilling the list costs next to nothing.
   struct Entry {
     CacheOp op;
-    bool noreply;
-    std::uint32_t sent;                     // or kNotSent
-    std::uint32_t refusal;                  // in refusals_, when not sent
+    bool noreply;                           // marked by Noreply()
+    std::uint32_t slot;                     // in operations_, or kNotSent
+    std::uint32_t refusal;                  // in refusals_, when no slot
+    std::uint32_t run_refusal;              // in run_refusals_, or kNotSent
     std::uint32_t key_begin, key_size;      // in keys_
     std::uint32_t value_begin, value_size;  // in values_
   };
   static constexpr std::uint32_t kNotSent = ~std::uint32_t{0};
+
+  // The kinds of handle; an operation answers only a handle of its own kind.
+  enum class HandleKind : std::uint8_t { kRead, kVersionedRead, kWrite, kCounter };
+  template <class T>
+  static constexpr HandleKind KindOf(BatchRead<T>) noexcept { return HandleKind::kRead; }
+  template <class T>
+  static constexpr HandleKind KindOf(BatchVersionedRead<T>) noexcept {
+    return HandleKind::kVersionedRead;
+  }
+  static constexpr HandleKind KindOf(BatchWrite) noexcept { return HandleKind::kWrite; }
+  static constexpr HandleKind KindOf(BatchCounter) noexcept { return HandleKind::kCounter; }
+  static constexpr HandleKind KindOf(CacheOp op) noexcept {
+    switch (op) {
+      case CacheOp::kGet: return HandleKind::kRead;
+      case CacheOp::kGets: return HandleKind::kVersionedRead;
+      case CacheOp::kIncr:
+      case CacheOp::kDecr: return HandleKind::kCounter;
+      default: return HandleKind::kWrite;
+    }
+  }
 
   std::uint32_t AddRead(CacheOp op, std::string_view key);
   BatchWrite AddStore(CacheOp op, StoreMode mode, std::string_view key, ItemView item,
@@ -176,30 +205,42 @@ class CACHET_EXPORT Batch {
   // a refusal instead when the key is empty.
   std::uint32_t AddEntry(CacheOp op, std::string_view key, Operation** out);
   std::uint32_t Refuse(CacheOp op, Status status);
-  // Marks an added operation refused (at run time), so it is not sent.
-  void RefuseEntry(Entry& entry, Status status);
+  // Swaps the Operation of entry `index` into slot `to`, and the Operation
+  // there into the entry's old slot.
+  void MoveToSlot(std::uint32_t index, std::uint32_t to) noexcept;
 
-  // Called by Cache::Run: views into keys_ and values_ for every Operation (the
-  // buffers may have moved while operations were added), and noreply settled.
+  // Called by Cache::Run: decides this run's refusals, moves the Operations to
+  // send to the front (in order), points them into keys_ and values_ (which may
+  // have moved while operations were added), settles noreply and clears every
+  // output of the run before.
   std::span<Operation> Prepare(const Backend& backend);
+  // Called by Cache::Run instead of Prepare: this run sends nothing and every
+  // operation answers `status`.
+  void RefuseRun(Status status);
   // Why operation `index` has no outcome of its own (not run, no such operation,
-  // refused before sending), or nullptr when it was sent.
-  const Status* RefusalOf(std::uint32_t index) const;
-  const Operation* SentOperation(std::uint32_t index, Status* refused) const;
+  // refused), or nullptr when it was sent.
+  // `kind` is the handle's: an operation of another kind answers invalid_argument.
+  const Status* RefusalOf(std::uint32_t index, HandleKind kind) const;
+  const Operation* SentOperation(std::uint32_t index, HandleKind kind, Status* refused) const;
   // Inline: a loop over a batch's outcomes checks one branch per operation.
-  const Status& StatusAt(std::uint32_t index) const {
-    if (index < entries_.size() && ran_ && entries_[index].sent != kNotSent) {
-      return operations_[entries_[index].sent].status;
+  const Status& StatusAt(std::uint32_t index, HandleKind kind) const {
+    if (index < entries_.size() && ran_) {
+      const Entry& entry = entries_[index];
+      if (entry.slot != kNotSent && entry.run_refusal == kNotSent && KindOf(entry.op) == kind) {
+        return operations_[entry.slot].status;
+      }
     }
-    return *RefusalOf(index);
+    return *RefusalOf(index, kind);
   }
-  bool IsNoreply(std::uint32_t index) const noexcept;
 
   Cache* cache_;
   std::vector<Entry> entries_;
-  std::vector<Status> refusals_;       // of the operations not sent
-  std::vector<Operation> operations_;  // may hold more than `sent_` when reused
-  std::uint32_t sent_ = 0;             // Operations in use
+  std::vector<Status> refusals_;       // of operations refused as added
+  std::vector<Status> run_refusals_;   // of operations the last run refused
+  std::vector<Operation> operations_;  // may hold more than `used_` when reused
+  std::vector<std::uint32_t> owner_;   // the entry whose Operation is in each slot
+  std::uint32_t used_ = 0;             // Operations given to entries
+  std::uint32_t sent_ = 0;             // Operations the last Prepare sends
   std::string keys_;                   // namespaced keys, joined
   std::string values_;                 // encoded values, joined
   Item scratch_;                       // encodes non-string values
@@ -228,7 +269,7 @@ BatchWrite Batch::AddTyped(CacheOp op, StoreMode mode, std::string_view key, con
 template <class T>
 Lookup<T> Batch::Outcome(BatchRead<T> read) const {
   Status refused;
-  const Operation* sent = SentOperation(read.index, &refused);
+  const Operation* sent = SentOperation(read.index, HandleKind::kRead, &refused);
   if (sent == nullptr) return Lookup<T>::FromStatus(std::move(refused));
   if (!sent->status.ok()) return Lookup<T>::FromStatus(sent->status);
   T value{};
@@ -240,7 +281,7 @@ Lookup<T> Batch::Outcome(BatchRead<T> read) const {
 template <class T>
 Lookup<Versioned<T>> Batch::Outcome(BatchVersionedRead<T> read) const {
   Status refused;
-  const Operation* sent = SentOperation(read.index, &refused);
+  const Operation* sent = SentOperation(read.index, HandleKind::kVersionedRead, &refused);
   if (sent == nullptr) return Lookup<Versioned<T>>::FromStatus(std::move(refused));
   if (!sent->status.ok()) return Lookup<Versioned<T>>::FromStatus(sent->status);
   Versioned<T> v{T{}, sent->result.cas};

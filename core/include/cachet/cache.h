@@ -188,6 +188,9 @@ class CACHET_EXPORT Cache {
   const CacheOptions& options() const noexcept { return options_; }
 
  private:
+  // A call refused before the store saw it (a value the codec refuses) counts
+  // as a call with an error, as an empty key does and as in a Batch; returns `s`.
+  Status CountRefusal(CacheOp op, Status s);
   template <class T>
   Status StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const T& value,
                     std::uint64_t cas, std::optional<Ttl> ttl);
@@ -267,13 +270,13 @@ Status Cache::StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const
     // Strings are stored from the caller's bytes, without a copy into an Item.
     ItemView view;
     Status s = codec_->EncodeView(detail::CodecArg(value), &view);
-    if (!s.ok()) return s;
+    if (!s.ok()) return CountRefusal(op, std::move(s));
     view.cas = cas;
     return StoreItem(mode, key, view, ttl, op);
   } else {
     Item item;
     Status s = codec_->Encode(detail::CodecArg(value), &item);
-    if (!s.ok()) return s;
+    if (!s.ok()) return CountRefusal(op, std::move(s));
     item.cas = cas;
     return StoreItem(mode, key, item, ttl, op);
   }

@@ -402,6 +402,15 @@ TEST_CASE("the shell runs a batch: STORED, 6, 6") {
   CHECK(r.err.empty());
 }
 
+TEST_CASE("a shell batch refuses a value from stdin, as the shell does outside one") {
+  CommandOutcome r = Cachet({"shell"}, "batch\nset k -\nget k\nend\nget k\n");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out ==
+        "ERROR usage: inside a batch the value must be given inline\n"
+        "(nil)\n"
+        "(nil)\n");
+}
+
 TEST_CASE("a shell batch prints one line per command, errors in their place") {
   const std::string input =
       "set old x\n"
