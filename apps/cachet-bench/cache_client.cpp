@@ -62,37 +62,31 @@ Status CacheClient::SetCompressed(std::string_view key, std::string_view value) 
   return compressing_->Set(key, value);
 }
 
-const std::string& CacheClient::BackendKey(std::string_view key) {
-  backend_key_.assign(cache_->options().key_namespace);
-  backend_key_.append(key);
-  return backend_key_;
-}
-
 Status CacheClient::IncrPipelined(std::string_view key, std::size_t count) {
-  Operation op;
-  op.kind = OpKind::kIncr;
-  op.key = BackendKey(key);
-  op.delta = 1;
-  batch_.assign(count, op);
-  cache_->backend().Execute(batch_);
-  for (const Operation& done : batch_) {
-    if (!done.status.ok()) return done.status;
+  // One batch, kept from call to call as an application pipelining in a loop
+  // keeps it: once warm, refilling it allocates nothing.
+  Batch& batch = PipelineBatch();
+  batch.Clear();
+  for (std::size_t i = 0; i < count; ++i) batch.Incr(key);
+  cache_->Run(batch);
+  for (std::size_t i = 0; i < count; ++i) {
+    const Status& s = batch.StatusOf(BatchCounter{static_cast<std::uint32_t>(i)});
+    if (!s.ok()) return s;
   }
   return Status::OK();
 }
 
 Status CacheClient::IncrNoreply(std::string_view key) {
-  Backend& backend = cache_->backend();
-  if (!backend.capabilities().has(Capability::kNoreply)) {
-    return Status::Unsupported(std::string(backend.name()) + " has no noreply");
-  }
-  Operation op;
-  op.kind = OpKind::kIncr;
-  op.key = BackendKey(key);
-  op.delta = 1;
-  op.noreply = true;
-  backend.Execute(std::span<Operation>(&op, 1));
-  return op.status;
+  Batch& batch = PipelineBatch();
+  batch.Clear();
+  batch.Noreply(batch.Incr(key));
+  cache_->Run(batch);
+  return batch.StatusOf(BatchCounter{0});
+}
+
+Batch& CacheClient::PipelineBatch() {
+  if (batch_ == nullptr) batch_ = std::make_unique<Batch>(*cache_);
+  return *batch_;
 }
 
 }  // namespace cachet::bench

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cachet/batch.h"
 #include "cachet/cache.h"
 #include "client.h"
 
@@ -34,13 +35,12 @@ class CacheClient : public Client {
   Status IncrNoreply(std::string_view key) override;
 
  private:
-  // Backend calls bypass the Cache, so they add its namespace themselves.
-  const std::string& BackendKey(std::string_view key);
+  // The batch of the pipeline and noreply scenarios, made on first use.
+  Batch& PipelineBatch();
 
   std::shared_ptr<Cache> cache_;
   std::shared_ptr<Cache> compressing_;
-  std::string backend_key_;       // reused: no allocation per operation
-  std::vector<Operation> batch_;  // reused by IncrPipelined
+  std::unique_ptr<Batch> batch_;  // reused by IncrPipelined and IncrNoreply
   // GetMulti's answers, kept from call to call as an application reading in a
   // loop keeps them, so the values' buffers are reused rather than reallocated.
   std::vector<std::string_view> multi_keys_;

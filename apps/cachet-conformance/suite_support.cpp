@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace cachet::conformance {
 
@@ -20,6 +22,12 @@ bool Supports(Capability capability) {
 
 void SkipWithout(Capability capability) {
   SkipCase("the store does not declare " + std::string(CapabilityName(capability)));
+}
+
+bool SignedCounters() {
+  std::vector<std::string> reply;
+  Status s = SharedCache().backend().Extension("counters", {}, &reply);
+  return s.ok() && reply.size() == 1 && reply[0] == "redis";
 }
 
 bool GoneWithin(Cache& cache, const std::string& key, std::chrono::milliseconds limit) {

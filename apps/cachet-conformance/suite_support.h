@@ -25,6 +25,11 @@ bool Supports(Capability capability);
 // unsupported answer, counts if it failed).
 void SkipWithout(Capability capability);
 
+// True when the store declares signed 64-bit counters where a missing key
+// counts from 0 (Redis' INCRBY: Extension("counters") answers "redis"); false
+// for memcached's.
+bool SignedCounters();
+
 // Polls `key` every 100 ms until it misses, for at most `limit`. True when it
 // went; false if it is still there (or the store fails) when time is up.
 bool GoneWithin(Cache& cache, const std::string& key, std::chrono::milliseconds limit);

@@ -11,14 +11,6 @@
 namespace cachet::conformance {
 namespace {
 
-// True when the store declares signed 64-bit counters where a missing key
-// counts from 0 (Redis' INCRBY); false for memcached's.
-bool SignedCounters() {
-  std::vector<std::string> reply;
-  Status s = SharedCache().backend().Extension("counters", {}, &reply);
-  return s.ok() && reply.size() == 1 && reply[0] == "redis";
-}
-
 TEST_CASE("cas stores only while the token is current", "[conformance][cas]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("cas");

@@ -2,7 +2,6 @@
 // conventions live in reply.cpp; argument checks in invocation.cpp.
 #include "commands.h"
 
-#include <charconv>
 #include <chrono>
 #include <istream>
 #include <iterator>
@@ -12,6 +11,7 @@
 #include <string_view>
 
 #include "exit_codes.h"
+#include "invocation.h"
 #include "reply.h"
 #include "shell_words.h"
 
@@ -26,14 +26,6 @@ Result<std::string> ValueArgument(CommandContext& ctx, const Invocation& inv, st
   }
   std::string value(std::istreambuf_iterator<char>(*ctx.in), {});
   if (ctx.in->bad()) return Status::IoError("reading the value from stdin failed");
-  return value;
-}
-
-std::optional<std::uint64_t> ParseUnsigned(std::string_view text) {
-  std::uint64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || text.empty()) return std::nullopt;
   return value;
 }
 
@@ -131,11 +123,8 @@ int RunDecr(CommandContext& ctx, const Invocation& inv) { return RunCounter(ctx,
 int RunTouch(CommandContext& ctx, const Invocation& inv) {
   std::optional<std::uint64_t> seconds = ParseUnsigned(inv.args[1]);
   if (!seconds) return ReportUsage(ctx, "SECONDS must be 0 or more");
-  // Past the largest signed count the TTL saturates, like any far-off expiry.
-  const Ttl ttl = *seconds > static_cast<std::uint64_t>(Ttl::max().count())
-                      ? Ttl::max()
-                      : TtlFromSeconds(static_cast<std::int64_t>(*seconds));
-  return ReportWrite(ctx, ctx.cache->Touch(inv.args[0], ttl), "TOUCHED");
+  return ReportWrite(ctx, ctx.cache->Touch(inv.args[0], TtlFromUnsignedSeconds(*seconds)),
+                     "TOUCHED");
 }
 
 int RunMget(CommandContext& ctx, const Invocation& inv) {

@@ -2,6 +2,7 @@
 #include "invocation.h"
 
 #include <boost/program_options.hpp>
+#include <charconv>
 #include <chrono>
 #include <exception>
 #include <string>
@@ -65,6 +66,20 @@ Result<Invocation> ParseInvocation(const CommandSpec& spec, const std::vector<st
     // Program_options repeats the offending word: escaped and cut like any echo.
     return Status::InvalidArgument(std::string(spec.name) + ": " + EscapeShellBytes(e.what()));
   }
+}
+
+std::optional<std::uint64_t> ParseUnsigned(std::string_view text) {
+  std::uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || text.empty()) return std::nullopt;
+  return value;
+}
+
+Ttl TtlFromUnsignedSeconds(std::uint64_t seconds) {
+  return seconds > static_cast<std::uint64_t>(Ttl::max().count())
+             ? Ttl::max()
+             : TtlFromSeconds(static_cast<std::int64_t>(seconds));
 }
 
 }  // namespace cachet::cli

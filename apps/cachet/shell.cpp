@@ -6,7 +6,8 @@
 // "help" lists the commands; "quit" or "exit" ends the shell, as does the end of
 // input. A bad line prints an "ERROR ..." line and the shell goes on. A line
 // longer than the largest value ([cache] max_value_size) plus kLineMargin is
-// refused as too_large without being held whole.
+// refused as too_large without being held whole. "batch" ... "end" runs the
+// commands between as one batch (shell_batch.h).
 #include <unistd.h>
 
 #include <istream>
@@ -20,6 +21,7 @@
 #include "invocation.h"
 #include "line_reader.h"
 #include "reply.h"
+#include "shell_batch.h"
 #include "shell_words.h"
 
 namespace cachet::cli {
@@ -52,29 +54,51 @@ void RunWords(CommandContext& ctx, const std::vector<std::string>& words) {
 }
 
 // Runs one line; false when the line asks to leave.
-bool RunLine(CommandContext& ctx, std::string line) {
+bool RunLine(CommandContext& ctx, ShellBatch& batch, std::string line) {
   if (!line.empty() && line.back() == '\r') line.pop_back();
   Result<std::vector<std::string>> words = SplitShellWords(line);
   if (!words.ok()) {
-    ReportUsage(ctx, words.status().message());
+    // Inside a batch the error takes its line's place among the results.
+    if (batch.open()) {
+      batch.AddUsageError(std::string(words.status().message()));
+    } else {
+      ReportUsage(ctx, words.status().message());
+    }
     return true;
   }
   if (words->empty() || (*words)[0].starts_with('#')) return true;
   const std::string& first = (*words)[0];
-  if (first == "quit" || first == "exit") return false;
-  if (first == "help") {
+  if (first == "quit" || first == "exit") {
+    batch.Abandon(ctx);
+    return false;
+  }
+  if (first == "batch") {
+    batch.Begin(ctx, *words);
+  } else if (first == "end") {
+    batch.End(ctx);
+  } else if (batch.open()) {
+    batch.Add(*words);
+  } else if (first == "help") {
     PrintCommandList(ctx.out);
+    ctx.out << "  batch [noreply]        run the commands up to \"end\" as one batch, one result"
+               " line each\n";
   } else {
     RunWords(ctx, *words);
   }
   return true;
 }
 
-void ReportLongLine(CommandContext& ctx, std::size_t length, std::size_t max_line) {
-  ReportFailure(ctx,
-                Status::TooLarge("a line of " + std::to_string(length) +
-                                 " bytes is over the shell's limit of " + std::to_string(max_line) +
-                                 " (max_value_size + 64 KiB); it was skipped"));
+// Inside a batch the refusal takes the line's place among the batch's results.
+void ReportLongLine(CommandContext& ctx, ShellBatch& batch, std::size_t length,
+                    std::size_t max_line) {
+  Status too_long = Status::TooLarge(
+      "a line of " + std::to_string(length) + " bytes is over the shell's limit of " +
+      std::to_string(max_line) + " (max_value_size + 64 KiB); it was skipped");
+  if (batch.open()) {
+    batch.AddFailure(std::move(too_long));
+  } else {
+    ReportFailure(ctx, too_long);
+  }
 }
 
 }  // namespace
@@ -84,16 +108,20 @@ int RunShell(CommandContext& ctx, const Invocation&) {
   line_ctx.shell = true;  // and no stdin values: stdin holds the commands
   const bool interactive = ctx.out_is_terminal && isatty(STDIN_FILENO) == 1;
   const std::size_t max_line = ctx.cache->codec().options().max_value_size + kLineMargin;
+  ShellBatch batch(*ctx.cache);
   std::string line;
   std::size_t length = 0;
   // Bounded by the input: one iteration per line read.
   while (true) {
     if (interactive) ctx.out << "cachet> " << std::flush;
     const LineOutcome read = ReadBoundedLine(*ctx.in, max_line, &line, &length);
-    if (read == LineOutcome::kEnd) break;
+    if (read == LineOutcome::kEnd) {
+      batch.Abandon(line_ctx);
+      break;
+    }
     if (read == LineOutcome::kTooLong) {
-      ReportLongLine(line_ctx, length, max_line);
-    } else if (!RunLine(line_ctx, std::move(line))) {
+      ReportLongLine(line_ctx, batch, length, max_line);
+    } else if (!RunLine(line_ctx, batch, std::move(line))) {
       break;
     }
     ctx.out.flush();  // a script driving the shell through a pipe sees each answer at once

@@ -88,7 +88,7 @@ Status NegativeTtlError(std::string_view store) {
 void ExecuteOne(Backend& backend, Operation& op) {
   switch (op.kind) {
     case OpKind::kGet:
-      op.status = backend.Get(op.key, &op.result);
+      op.status = op.want_cas ? backend.Gets(op.key, &op.result) : backend.Get(op.key, &op.result);
       return;
     case OpKind::kStore:
       op.status = backend.Store(op.mode, op.key, op.item, WriteOptions{op.ttl, op.noreply});

@@ -67,6 +67,11 @@ Status Cache::GetItem(std::string_view key, Item* out, CacheOp op) {
   return s;
 }
 
+Status Cache::CountRefusal(CacheOp op, Status s) {
+  CallCounter(metrics_table(), op).Finish(s);
+  return s;
+}
+
 Status Cache::StoreItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
                         CacheOp op) {
   const CallCounter counter(metrics_table(), op);

@@ -62,9 +62,10 @@ void MetricsTable::Finish(const Call& call, const Status& status) noexcept {
   if (call.start != Clock::time_point{}) RecordLatency(c, call.start);
 }
 
-void MetricsTable::Finish(const Call& call, const OutcomeTally& tally) noexcept {
+void MetricsTable::Finish(const Call& call, const OutcomeTally& tally,
+                          std::uint64_t calls) noexcept {
   Counters& c = *call.counters;
-  c.calls.fetch_add(1, kRelaxed);
+  c.calls.fetch_add(calls, kRelaxed);
   if (tally.hits != 0) c.hits.fetch_add(tally.hits, kRelaxed);
   if (tally.misses != 0) c.misses.fetch_add(tally.misses, kRelaxed);
   if (tally.errors != 0) c.errors.fetch_add(tally.errors, kRelaxed);

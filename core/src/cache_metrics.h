@@ -69,8 +69,10 @@ class MetricsTable {
   // calls is timed: the first of each thread, then one in kLatencySampleEvery.
   Call Begin(CacheOp op) noexcept;
   // The end of a single-key call, and of a batch with the outcomes of its keys.
+  // `calls`: how many calls the tally is of (a Batch counts each of its
+  // operations as a call; they share one timing, the batch's).
   void Finish(const Call& call, const Status& status) noexcept;
-  void Finish(const Call& call, const OutcomeTally& tally) noexcept;
+  void Finish(const Call& call, const OutcomeTally& tally, std::uint64_t calls = 1) noexcept;
 
   Metrics Snapshot() const noexcept;
   void Reset() noexcept;

@@ -204,6 +204,13 @@ void RedisBackend::Execute(std::span<Operation> batch) {
   for (std::size_t start = 0; start < batch.size(); start += kMaxInFlight) {
     router_->RunBatch(batch.subspan(start, std::min(kMaxInFlight, batch.size() - start)), *this);
   }
+  // A batched gets: the token of the bytes this very read returned, as Gets()
+  // computes it (reading again would see the batch's later writes).
+  for (Operation& op : batch) {
+    if (op.kind == OpKind::kGet && op.want_cas && op.status.ok()) {
+      op.result.cas = CasTokenOf(op.result.value);
+    }
+  }
 }
 
 }  // namespace cachet::redis

@@ -84,10 +84,32 @@ Capabilities TokyoTyrantBackend::capabilities() const noexcept {
   return options_.addint_counters ? kCapabilities.with(Capability::kCounters) : kCapabilities;
 }
 
+namespace {
+
+std::string_view OpName(const Operation& op) {
+  switch (op.kind) {
+    case OpKind::kGet: return "get";
+    case OpKind::kStore: return StoreModeName(op.mode);
+    case OpKind::kRemove: return "remove";
+    case OpKind::kIncr: return "incr";
+    case OpKind::kDecr: return "decr";
+    case OpKind::kTouch: return "touch";
+  }
+  return "an unknown operation";
+}
+
+}  // namespace
+
 Status TokyoTyrantBackend::Check(const Operation& op) const {
   if (op.key.empty()) return Status::InvalidArgument("tokyotyrant: empty key");
   if (op.key.size() > static_cast<std::size_t>(kMaxFieldSize)) {
     return Status::TooLarge("tokyotyrant: key over the 256 MiB limit");
+  }
+  // putnr is the protocol's one command without a reply: any other write asked
+  // to go noreply is refused rather than sent and silently waited for.
+  if (op.noreply && !(op.kind == OpKind::kStore && op.mode == StoreMode::kSet)) {
+    return Status::Unsupported("tokyotyrant has no noreply for " + std::string(OpName(op)) +
+                               " (only set, as putnr): not sent");
   }
   switch (op.kind) {
     case OpKind::kGet:

@@ -99,6 +99,10 @@ struct Operation {
   Ttl ttl{0};               // kStore, kTouch; negative: kInvalidArgument
   std::uint64_t delta = 0;  // kIncr, kDecr
   bool noreply = false;     // kStore, kRemove, kIncr, kDecr, kTouch
+  // kGet: fill result.cas on a hit, as Gets() does (a store that computes the
+  // token only on request, Redis, computes it for these reads alone). In the
+  // padding after `noreply`: no other field moves, so the plugin ABI is the same.
+  bool want_cas = false;
 
   Status status;              // outcome of this operation
   Item result;                // kGet: the item on a hit

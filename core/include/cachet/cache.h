@@ -65,6 +65,7 @@ struct CacheOptions {
   bool metrics = true;        // count calls and time them
 };
 
+class Batch;         // batch.h
 class MetricsTable;  // the counters behind metrics() (internal)
 class Plugin;        // plugin.h
 
@@ -155,6 +156,12 @@ class CACHET_EXPORT Cache {
   void GetMultiInto(std::span<const std::string_view> keys, std::vector<std::string>* values,
                     std::vector<Status>* statuses);
 
+  // Sends every operation of `batch` (batch.h), one round trip per server on
+  // stores that pipeline, and leaves each operation's outcome in it. Each
+  // operation counts in metrics() as its single call. A batch made for another
+  // Cache is refused whole (each operation answers invalid_argument).
+  void Run(Batch& batch);
+
   Status Flush();
   Result<StatsMap> Stats();
 
@@ -181,6 +188,9 @@ class CACHET_EXPORT Cache {
   const CacheOptions& options() const noexcept { return options_; }
 
  private:
+  // A call refused before the store saw it (a value the codec refuses) counts
+  // as a call with an error, as an empty key does and as in a Batch; returns `s`.
+  Status CountRefusal(CacheOp op, Status s);
   template <class T>
   Status StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const T& value,
                     std::uint64_t cas, std::optional<Ttl> ttl);
@@ -260,13 +270,13 @@ Status Cache::StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const
     // Strings are stored from the caller's bytes, without a copy into an Item.
     ItemView view;
     Status s = codec_->EncodeView(detail::CodecArg(value), &view);
-    if (!s.ok()) return s;
+    if (!s.ok()) return CountRefusal(op, std::move(s));
     view.cas = cas;
     return StoreItem(mode, key, view, ttl, op);
   } else {
     Item item;
     Status s = codec_->Encode(detail::CodecArg(value), &item);
-    if (!s.ok()) return s;
+    if (!s.ok()) return CountRefusal(op, std::move(s));
     item.cas = cas;
     return StoreItem(mode, key, item, ttl, op);
   }

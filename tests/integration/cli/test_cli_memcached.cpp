@@ -115,3 +115,17 @@ TEST_CASE_METHOD(CliOnMemcached, "a store that is down is exit 3, not a miss") {
 }
 
 }  // namespace cachet::test
+
+namespace cachet::test {
+
+TEST_CASE_METHOD(CliOnMemcached, "a shell batch on memcached, and one sent noreply") {
+  CommandOutcome r = Run({"shell"}, "batch\nset a 1\nincr a 5\nget a\nend\n");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "STORED\n6\n6\n");
+  CommandOutcome quiet = Run({"shell"}, "batch noreply\nset b 7\nincr b 3\ndel nope\nend\nget b\n");
+  CHECK(quiet.exit_code == 0);
+  // The text protocol's noreply says nothing back: each write is OK once sent.
+  CHECK(quiet.out == "OK\nOK\nOK\n10\n");
+}
+
+}  // namespace cachet::test

@@ -1,0 +1,79 @@
+// Cache::Run: sends a Batch (batch.h) through the store's Execute and counts
+// each of its operations in the metrics as its single call.
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <optional>
+#include <span>
+
+#include "cache_metrics.h"
+#include "cachet/batch.h"
+#include "cachet/cache.h"
+
+namespace cachet {
+
+namespace {
+
+constexpr std::size_t kOps = static_cast<std::size_t>(CacheOp::kCount);
+
+// The metrics of one run: a Call begun per kind of operation the batch holds,
+// before it is sent, and the outcomes of that kind's operations added up, so a
+// batch of a hundred increments touches the counters once, not a hundred times.
+// Every operation counts as a call; their sampled latency is the batch's.
+class BatchCounters {
+ public:
+  explicit BatchCounters(MetricsTable* table) noexcept : table_(table) {}
+
+  void Begin(CacheOp op) noexcept {
+    const auto i = static_cast<std::size_t>(op);
+    if (table_ == nullptr || (begun_ & (1u << i)) != 0) return;
+    begun_ |= 1u << i;
+    kinds_[i].emplace(Kind{table_->Begin(op), OutcomeTally()});
+  }
+  // REQUIRES: Begin(op) was called.
+  void Count(CacheOp op, const Status& status) noexcept {
+    if (table_ != nullptr) kinds_[static_cast<std::size_t>(op)]->tally.Count(status);
+  }
+  // Writes every begun kind's sums into the table.
+  void Finish() noexcept {
+    for (std::uint32_t left = begun_; left != 0; left &= left - 1) {
+      const Kind& kind = *kinds_[static_cast<std::size_t>(std::countr_zero(left))];
+      const OutcomeTally& tally = kind.tally;
+      table_->Finish(kind.call, tally, tally.hits + tally.misses + tally.errors);
+    }
+  }
+
+ private:
+  static_assert(kOps <= 32, "one bit of begun_ per kind of operation");
+  struct Kind {
+    MetricsTable::Call call;
+    OutcomeTally tally;
+  };
+  MetricsTable* table_;
+  std::uint32_t begun_ = 0;
+  // Empty until begun: a run of one kind of operation (the usual pipeline)
+  // sets up one slot, not all of them.
+  std::array<std::optional<Kind>, kOps> kinds_;
+};
+
+}  // namespace
+
+void Cache::Run(Batch& batch) {
+  batch.ran_ = true;
+  if (batch.cache_ != this) {
+    // This run only: the batch still runs on its own Cache afterwards.
+    batch.RefuseRun(Status::InvalidArgument("batch: made for another Cache"));
+    return;
+  }
+  BatchCounters counters(metrics_table());
+  for (const Batch::Entry& entry : batch.entries_) counters.Begin(entry.op);
+  const std::span<Operation> operations = batch.Prepare(*backend_);
+  if (!operations.empty()) backend_->Execute(operations);
+  for (std::uint32_t i = 0; i < batch.entries_.size(); ++i) {
+    const CacheOp op = batch.entries_[i].op;
+    counters.Count(op, batch.StatusAt(i, Batch::KindOf(op)));
+  }
+  counters.Finish();
+}
+
+}  // namespace cachet

@@ -1,0 +1,136 @@
+// Cache::Run over real memcached servers, in both protocols: a server that dies
+// in the middle of a batch fails its own operations only, and noreply in a batch
+// loses a failed write's outcome with text but reports it with meta.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cachet/batch.h"
+#include "cachet/cache.h"
+#include "memcached_fixture.h"
+
+namespace cachet::memcached::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+Protocol AnyProtocol() { return GENERATE(Protocol::kText, Protocol::kMeta); }
+
+std::unique_ptr<Cache> CacheOver(const MemcachedOptions& options) {
+  auto codec = Codec::Create(CodecOptions{});
+  REQUIRE(codec.ok());
+  return std::make_unique<Cache>(std::make_shared<MemcachedBackend>(options), codec.value(),
+                                 CacheOptions{"app:", Ttl{0}, true});
+}
+
+}  // namespace
+
+TEST_CASE("a server killed in the middle of a Cache batch fails only its operations",
+          "[memcached][batch][faults]") {
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
+  const Protocol protocol = AnyProtocol();
+  auto servers = StartServers(2);
+  REQUIRE(servers.size() == 2);
+  MemcachedOptions o = OptionsFor(servers, protocol);
+  o.pool.connection.io_timeout = milliseconds(3000);
+  std::unique_ptr<Cache> cache = CacheOver(o);
+  auto dist = net::Distribution::Create(o.distribution, o.servers);
+
+  std::vector<std::string> keys;
+  for (int i = 0; i < 40; ++i) keys.push_back("key" + std::to_string(i));
+  for (const std::string& k : keys) REQUIRE(cache->Set(k, k).ok());
+
+  // Paused, server 0 takes the batch into its socket but answers nothing; it is
+  // killed while the batch waits, and server 1 answers meanwhile.
+  REQUIRE(servers[0]->Pause().ok());
+  std::thread killer([&] {
+    std::this_thread::sleep_for(milliseconds(200));
+    (void)servers[0]->Kill();
+  });
+  Batch batch(*cache);
+  std::vector<BatchRead<std::string>> reads;
+  std::vector<BatchCounter> counters;
+  for (const std::string& k : keys) {
+    reads.push_back(batch.Get(k));
+    counters.push_back(batch.Incr(k));  // not a number: invalid_argument where it is alive
+  }
+  cache->Run(batch);
+  killer.join();
+
+  int on_dead = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    INFO("key " << keys[i]);
+    // The namespace is part of the key the servers see, so placement hashes it.
+    if (dist->ServerFor("app:" + keys[i]) == 0) {
+      ++on_dead;
+      CHECK(batch.Outcome(reads[i]).error());
+      CHECK(batch.Outcome(counters[i]).status().IsError());
+      CHECK_FALSE(batch.Outcome(counters[i]).status().IsInvalidArgument());
+    } else {
+      CHECK(batch.Outcome(reads[i]).value_or("") == keys[i]);
+      CHECK(batch.Outcome(counters[i]).status().IsInvalidArgument());
+    }
+  }
+  CHECK(on_dead > 0);
+  CHECK(on_dead < static_cast<int>(keys.size()));
+  const OpMetrics gets = cache->metrics()[static_cast<std::size_t>(CacheOp::kGet)];
+  CHECK(gets.errors == static_cast<std::uint64_t>(on_dead));
+}
+
+TEST_CASE("noreply in a Cache batch: text loses a write's failure, meta reports it",
+          "[memcached][batch][noreply]") {
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
+  const Protocol protocol = AnyProtocol();
+  auto servers = StartServers(1);
+  REQUIRE(servers.size() == 1);
+  std::unique_ptr<Cache> cache = CacheOver(OptionsFor(servers, protocol));
+  REQUIRE(cache->Set("k", std::string("v")).ok());
+
+  Batch batch(*cache);
+  batch.set_noreply(true);
+  const BatchWrite add = batch.Add("k", std::string("w"));      // not stored: k exists
+  const BatchWrite set = batch.Set("fresh", std::string("x"));  // stored
+  const BatchRead<std::string> read = batch.Get("fresh");       // reads always wait
+  cache->Run(batch);
+  if (protocol == Protocol::kMeta) {
+    CHECK(batch.Outcome(add).IsNotStored());
+  } else {
+    CHECK(batch.Outcome(add).ok());  // sent; the text protocol says nothing more
+  }
+  CHECK(batch.Outcome(set).ok());
+  CHECK(batch.Outcome(read).value_or("") == "x");
+  CHECK(cache->Get("k").value_or("") == "v");
+}
+
+TEST_CASE("a text batch of noreply writes only leaves no reply for the next Get to misread",
+          "[memcached][batch][noreply]") {
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
+  auto servers = StartServers(1);
+  REQUIRE(servers.size() == 1);
+  MemcachedOptions o = OptionsFor(servers, Protocol::kText);
+  o.pool.pool_size = 1;  // the Get below borrows the batch's own connection
+  std::unique_ptr<Cache> cache = CacheOver(o);
+  REQUIRE(cache->Set("k", std::string("v")).ok());
+
+  Batch batch(*cache);
+  batch.set_noreply(true);
+  const BatchWrite add = batch.Add("k", std::string("w"));  // NOT_STORED, unsaid
+  const BatchWrite set = batch.Set("other", std::string("x"));
+  const BatchWrite removed = batch.Remove("absent");  // NOT_FOUND, unsaid
+  const BatchWrite appended = batch.Append("absent", "y");  // NOT_STORED, unsaid
+  cache->Run(batch);
+  CHECK(batch.Outcome(add).ok());
+  CHECK(batch.Outcome(set).ok());
+  CHECK(batch.Outcome(removed).ok());
+  CHECK(batch.Outcome(appended).ok());
+  for (int i = 0; i < 3; ++i) {  // each on the one pooled connection
+    CHECK(cache->Get("k").value_or("") == "v");
+    CHECK(cache->Get("other").value_or("") == "x");
+    CHECK(cache->Get("absent").miss());
+  }
+}
+
+}  // namespace cachet::memcached::test

@@ -1,0 +1,228 @@
+// Cache::Run over real redis-server processes: a server (standalone) or a master
+// (cluster) killed in the middle of a batch fails only its own operations,
+// noreply is refused naming redis and nothing is sent, and a gets in a batch
+// carries the value's CAS token.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cachet/batch.h"
+#include "cachet/cache.h"
+#include "cachet/net/distribution.h"
+#include "cachet/net/endpoint.h"
+#include "redis_backend.h"
+#include "support/redis_cluster.h"
+#include "support/redis_server.h"
+
+namespace cachet::redis {
+namespace {
+
+using std::chrono::milliseconds;
+
+RedisOptions OptionsFor(const std::vector<std::unique_ptr<test::ServerProcess>>& servers) {
+  RedisOptions options;
+  for (const auto& s : servers) {
+    options.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(s->port()), 1});
+  }
+  options.pool.connection.io_timeout = milliseconds(3000);
+  return options;
+}
+
+// Values are strings, which the codec stores raw, so no envelope is needed here.
+std::unique_ptr<Cache> CacheOver(RedisOptions options) {
+  auto codec = Codec::Create(CodecOptions{});
+  REQUIRE(codec.ok());
+  return std::make_unique<Cache>(std::make_shared<RedisBackend>(std::move(options)), codec.value(),
+                                 CacheOptions{"app:", Ttl{0}, true});
+}
+
+std::vector<std::unique_ptr<test::ServerProcess>> StartServers(int count) {
+  std::vector<std::unique_ptr<test::ServerProcess>> servers;
+  for (int i = 0; i < count; ++i) {
+    auto s = test::StartRedis();
+    REQUIRE(s.ok());
+    servers.push_back(std::move(*s));
+  }
+  return servers;
+}
+
+}  // namespace
+
+TEST_CASE("a redis server killed in the middle of a Cache batch fails only its operations",
+          "[redis][batch][faults]") {
+  auto servers = StartServers(2);
+  const RedisOptions options = OptionsFor(servers);
+  std::unique_ptr<Cache> cache = CacheOver(options);
+  auto dist = net::Distribution::Create(options.distribution, options.servers);
+
+  std::vector<std::string> keys;
+  for (int i = 0; i < 40; ++i) keys.push_back("key" + std::to_string(i));
+  for (const std::string& k : keys) REQUIRE(cache->Set(k, k).ok());
+
+  // Paused, server 0 takes the batch into its socket but answers nothing; it is
+  // killed while the batch waits, and server 1 answers meanwhile.
+  REQUIRE(servers[0]->Pause().ok());
+  std::thread killer([&] {
+    std::this_thread::sleep_for(milliseconds(200));
+    (void)servers[0]->Kill();
+  });
+  Batch batch(*cache);
+  std::vector<BatchRead<std::string>> reads;
+  std::vector<BatchWrite> writes;
+  for (const std::string& k : keys) {
+    reads.push_back(batch.Get(k));
+    writes.push_back(batch.Append(k, "+"));
+  }
+  cache->Run(batch);
+  killer.join();
+
+  int on_dead = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    INFO("key " << keys[i]);
+    if (dist->ServerFor("app:" + keys[i]) == 0) {
+      ++on_dead;
+      CHECK(batch.Outcome(reads[i]).error());
+      CHECK(batch.Outcome(writes[i]).IsError());
+    } else {
+      CHECK(batch.Outcome(reads[i]).value_or("") == keys[i]);
+      CHECK(batch.Outcome(writes[i]).ok());
+      CHECK(cache->Get(keys[i]).value_or("") == keys[i] + "+");
+    }
+  }
+  CHECK(on_dead > 0);
+  CHECK(on_dead < static_cast<int>(keys.size()));
+}
+
+TEST_CASE("noreply on redis answers unsupported naming redis and sends nothing",
+          "[redis][batch][noreply]") {
+  auto servers = StartServers(1);
+  std::unique_ptr<Cache> cache = CacheOver(OptionsFor(servers));
+  Batch batch(*cache);
+  const BatchWrite quiet = batch.Set("quiet", std::string("v"));
+  batch.Noreply(quiet);
+  const BatchWrite loud = batch.Set("loud", std::string("v"));
+  cache->Run(batch);
+  const Status s = batch.Outcome(quiet);
+  CHECK(s.IsUnsupported());
+  CHECK(std::string(s.message()).find("redis") != std::string::npos);
+  CHECK(batch.Outcome(loud).ok());
+  CHECK(cache->Get("quiet").miss());
+
+  batch.Clear();
+  batch.set_noreply(true);
+  const BatchCounter counter = batch.Incr("loud");
+  const BatchRead<std::string> read = batch.Get("loud");  // reads still go
+  cache->Run(batch);
+  CHECK(batch.StatusOf(counter).IsUnsupported());
+  CHECK(batch.Outcome(read).value_or("") == "v");
+}
+
+TEST_CASE("a gets in a redis batch carries the token a cas then needs", "[redis][batch][cas]") {
+  auto servers = StartServers(1);
+  std::unique_ptr<Cache> cache = CacheOver(OptionsFor(servers));
+  REQUIRE(cache->Set("c", std::string("one")).ok());
+  Batch batch(*cache);
+  const auto versioned = batch.Gets("c");
+  cache->Run(batch);
+  REQUIRE(batch.Outcome(versioned).hit());
+  const std::uint64_t token = batch.Outcome(versioned)->cas;
+  const Lookup<Versioned<std::string>> single = cache->Gets("c");
+  REQUIRE(single.hit());
+  CHECK(token == single->cas);
+
+  batch.Clear();
+  const BatchWrite swapped = batch.Cas("c", std::string("two"), token);
+  const BatchWrite stale = batch.Cas("c", std::string("three"), token);
+  cache->Run(batch);
+  CHECK(batch.Outcome(swapped).ok());
+  CHECK(batch.Outcome(stale).IsExists());
+  CHECK(cache->Get("c").value_or("") == "two");
+}
+
+TEST_CASE("a gets in a redis batch answers its own read, before the batch's later write",
+          "[redis][batch][cas]") {
+  auto servers = StartServers(1);
+  std::unique_ptr<Cache> cache = CacheOver(OptionsFor(servers));
+  REQUIRE(cache->Set("c", std::string("one")).ok());
+  REQUIRE(cache->Set("d", std::string("one")).ok());
+  const Lookup<Versioned<std::string>> before = cache->Gets("c");
+  REQUIRE(before.hit());
+  Batch batch(*cache);
+  const auto read_set = batch.Gets("c");
+  const BatchWrite set = batch.Set("c", std::string("two"));
+  const auto read_removed = batch.Gets("d");
+  const BatchWrite removed = batch.Remove("d");
+  cache->Run(batch);
+  CHECK(batch.Outcome(set).ok());
+  CHECK(batch.Outcome(removed).ok());
+  const Lookup<Versioned<std::string>> got = batch.Outcome(read_set);
+  REQUIRE(got.hit());
+  CHECK(got->value == "one");
+  CHECK(got->cas == before->cas);
+  const Lookup<Versioned<std::string>> gone = batch.Outcome(read_removed);
+  REQUIRE(gone.hit());
+  CHECK(gone->value == "one");
+  CHECK(gone->cas == before->cas);  // the same bytes, the same token
+  CHECK(cache->Get("c").value_or("") == "two");
+  CHECK(cache->Get("d").miss());
+}
+
+TEST_CASE("a cluster master killed in the middle of a Cache batch fails only its slots",
+          "[redis][batch][cluster][faults]") {
+  auto cluster = test::RedisCluster::Start();  // three masters, no replicas
+  REQUIRE(cluster.ok());
+  RedisOptions options;
+  options.mode = RedisMode::kCluster;
+  const std::vector<std::string> listed = {(*cluster)->seeds()};
+  auto seeds = net::ParseServerList(listed, 6379);
+  REQUIRE(seeds.ok());
+  options.servers = *seeds;
+  options.pool.connection.io_timeout = milliseconds(3000);
+  std::unique_ptr<Cache> cache = CacheOver(std::move(options));
+
+  std::vector<std::string> keys;
+  for (int i = 0; i < 30; ++i) keys.push_back("key" + std::to_string(i));
+  for (const std::string& k : keys) REQUIRE(cache->Set(k, k).ok());
+  const int victim_port = (*cluster)->MasterPorts().front();
+  test::ServerProcess* victim = nullptr;
+  for (const auto& node : (*cluster)->nodes()) {
+    if (node->port() == victim_port) victim = node.get();
+  }
+  REQUIRE(victim != nullptr);
+  // The victim's own keys: it answers EXISTS for them, MOVED for the others.
+  std::vector<bool> on_victim;
+  for (const std::string& k : keys) {
+    on_victim.push_back(test::RedisCluster::Cli(victim_port, "exists app:" + k) == "1");
+  }
+
+  // As for a standalone server: paused, then killed while the batch waits. The
+  // other masters answer well before the cluster's node timeout marks it failed.
+  REQUIRE(victim->Pause().ok());
+  std::thread killer([&] {
+    std::this_thread::sleep_for(milliseconds(200));
+    (void)victim->Kill();
+  });
+  Batch batch(*cache);
+  std::vector<BatchRead<std::string>> reads;
+  for (const std::string& k : keys) reads.push_back(batch.Get(k));
+  cache->Run(batch);
+  killer.join();
+
+  int failed = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    INFO("key " << keys[i]);
+    if (on_victim[i]) {
+      ++failed;
+      CHECK(batch.Outcome(reads[i]).error());
+    } else {
+      CHECK(batch.Outcome(reads[i]).value_or("") == keys[i]);
+    }
+  }
+  CHECK(failed > 0);
+  CHECK(failed < static_cast<int>(keys.size()));
+}
+
+}  // namespace cachet::redis
