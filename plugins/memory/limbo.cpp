@@ -31,7 +31,10 @@ void Limbo::Retired(std::size_t bytes) noexcept {
   if (blocks_since_advance_ >= kAdvanceEveryBlocks || bytes_since_advance_ >= kAdvanceEveryBytes) {
     blocks_since_advance_ = 0;
     bytes_since_advance_ = 0;
-    epochs_.TryAdvance();
+    // Someone else moved the epoch on since this limbo's last attempt: its blocks
+    // are as far along as an advance of its own would take them, without the write.
+    if (epochs_.current() == epoch_seen_) epochs_.TryAdvance();
+    epoch_seen_ = epochs_.current();
   }
   FreeReclaimable();
 }
@@ -47,6 +50,7 @@ MemoryEntry* Limbo::TakeSpare(std::size_t bytes) noexcept {
     // Room enough, and not so much more that the budget pays for air.
     if (spare->capacity >= bytes && spare->capacity - bytes <= bytes / 4 + 32) {
       spares_[i - 1] = spares_[--spare_count_];
+      spare_bytes_ -= spare->capacity;
       return spare;
     }
   }
@@ -58,8 +62,10 @@ void Limbo::FreeWhile(Predicate may_free, bool keep_spares) noexcept {
   while (entries_.oldest != nullptr && may_free(entries_.oldest->retired_in)) {
     MemoryEntry* entry = entries_.Pop();
     bytes_ -= entry->charge();
-    if (keep_spares && spare_count_ < kSpares && entry->capacity <= kLargestSpare) {
+    if (keep_spares && spare_count_ < kSpares && entry->capacity <= kLargestSpare &&
+        spare_bytes_ + entry->capacity <= kSpareBytes) {
       spares_[spare_count_++] = entry;
+      spare_bytes_ += entry->capacity;
     } else {
       MemoryEntry::Destroy(entry);
     }

@@ -23,6 +23,7 @@ struct MemoryStoreOptions {
   std::size_t shards = 16;
   std::size_t max_item_size = std::size_t{1} << 20;
   std::size_t max_key_size = 250;
+  EvictionPolicy policy = EvictionPolicy::kLru;
 };
 
 class MemoryStore {
