@@ -9,6 +9,7 @@
 
 #include "cachet/suggest.h"
 #include "hit_ratio.h"
+#include "memory_churn.h"
 
 namespace cachet::bench {
 namespace po = boost::program_options;
@@ -45,12 +46,16 @@ po::options_description Description() {
 }
 
 Status ParseScenarioList(const std::string& list, std::vector<const Scenario*>* out,
-                         bool* hit_ratio) {
+                         bool* hit_ratio, bool* memory_churn) {
   std::istringstream words(list);
   std::string name;
   while (std::getline(words, name, ',')) {
     if (name == kHitRatioScenario) {  // not a rate: it runs apart (hit_ratio.h)
       *hit_ratio = true;
+      continue;
+    }
+    if (name == kMemoryChurnScenario) {  // likewise (memory_churn.h)
+      *memory_churn = true;
       continue;
     }
     const Scenario* scenario = FindScenario(name);
@@ -63,8 +68,9 @@ Status ParseScenarioList(const std::string& list, std::vector<const Scenario*>* 
     }
     out->push_back(scenario);
   }
-  return out->empty() && !*hit_ratio ? Status::InvalidArgument("--scenarios names none")
-                                     : Status::OK();
+  return out->empty() && !*hit_ratio && !*memory_churn
+             ? Status::InvalidArgument("--scenarios names none")
+             : Status::OK();
 }
 
 Status Check(const BenchOptions& o) {
@@ -103,7 +109,8 @@ Status Store(const po::variables_map& vm, BenchOptions* o) {
   o->list = vm.count("list") > 0;
   o->help = vm.count("help") > 0;
   if (vm.count("scenarios"))
-    return ParseScenarioList(vm["scenarios"].as<std::string>(), &o->scenarios, &o->hit_ratio);
+    return ParseScenarioList(vm["scenarios"].as<std::string>(), &o->scenarios, &o->hit_ratio,
+                             &o->memory_churn);
   for (const Scenario& s : AllScenarios()) o->scenarios.push_back(&s);
   return Status::OK();
 }

@@ -19,6 +19,7 @@
 #include "cachet/version.h"
 #include "formatters.h"
 #include "hit_ratio.h"
+#include "memory_churn.h"
 #include "interrupt.h"
 #include "peers.h"
 #include "progress.h"
@@ -138,8 +139,17 @@ int RunHitRatioScenario(const BenchOptions& options) {
 int Run(const BenchOptions& options) {
   if (options.hit_ratio) {
     if (const int status = RunHitRatioScenario(options); status != 0) return status;
-    if (options.scenarios.empty()) return 0;
   }
+  if (options.memory_churn) {
+    MemoryChurnPlan plan;
+    plan.configs = options.configs;
+    plan.overrides = options.overrides;
+    if (Status s = RunMemoryChurn(plan); !s.ok()) {
+      std::cerr << "cachet-bench: memory_churn: " << s.ToString() << '\n';
+      return kExitStoreError;
+    }
+  }
+  if ((options.hit_ratio || options.memory_churn) && options.scenarios.empty()) return 0;
   const std::atomic<bool>& stop = InstallInterruptFlag();
   StartedServers servers;
   if (options.start_servers) {
@@ -181,7 +191,10 @@ int Main(const std::vector<std::string>& args) {
     for (const Scenario& s : AllScenarios()) std::cout << s.name << ": " << s.description << '\n';
     std::cout << kHitRatioScenario
               << ": hit ratio of the memory store's policies on Zipf streams beside an exact "
-                 "LRU (run only when named)\n";
+                 "LRU (run only when named)\n"
+              << kMemoryChurnScenario
+              << ": resident memory under a churn of mixed sizes beside max_bytes + limbo "
+                 "(run only when named)\n";
     return 0;
   }
   return Run(*options);

@@ -131,7 +131,7 @@ TEST_CASE("tinylfu admits a new item asked for more often than the victim, and o
   const std::string value(1000, 'v');
   // Fills the shard with items written once; once full, more of them are refused.
   for (int i = 0; i < 100; ++i) REQUIRE(cache->Set("cold" + std::to_string(i), value).ok());
-  const auto full = StatsOf(*cache);
+  auto full = StatsOf(*cache);
   REQUIRE(std::stoull(full["rejected"]) > 0);
   REQUIRE(cache->Get("cold0").hit());  // the first ones stayed
 
