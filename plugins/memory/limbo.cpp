@@ -36,7 +36,12 @@ void Limbo::Retired(std::size_t bytes) noexcept {
     if (epochs_.current() == epoch_seen_) epochs_.TryAdvance();
     epoch_seen_ = epochs_.current();
   }
-  FreeReclaimable();
+  // What waits can only become free when the epoch moves, so the queue (whose
+  // oldest entry is a cold cache line) is looked at once per epoch, not per write.
+  if (const std::uint64_t epoch = epochs_.current(); epoch != freed_in_) {
+    freed_in_ = epoch;
+    FreeReclaimable();
+  }
 }
 
 void Limbo::FreeReclaimable() noexcept {

@@ -108,6 +108,7 @@ class Limbo {
   std::size_t spare_bytes_ = 0;
   std::size_t bytes_ = 0;
   std::uint64_t epoch_seen_ = 0;  // the epoch at the last attempt to advance it
+  std::uint64_t freed_in_ = 0;    // the epoch of the last look for what may be freed
   std::size_t blocks_since_advance_ = 0;
   std::size_t bytes_since_advance_ = 0;
 };
