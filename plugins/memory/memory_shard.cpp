@@ -165,6 +165,7 @@ void MemoryShard::Flush() {
   lru_.Clear();
   table_.RetireAll();
   bytes_ = 0;
+  payload_bytes_ = 0;
 }
 
 ShardStats MemoryShard::stats() {

@@ -167,6 +167,13 @@ TEST_CASE("memory reports what an item costs beyond its key and value", "[memory
   CHECK(overhead > 0);
   // Every item has a 4-byte key and a 90-byte value: the charge is exactly that plus overhead.
   CHECK(std::stoull(stats["bytes"]) == 10 * (4 + 90 + overhead));
+
+  // A flush forgets the keys and values too: the figure stays the same afterwards.
+  REQUIRE(cache->Flush().ok());
+  REQUIRE(cache->Set("again", std::string(50, 'v')).ok());
+  auto after = StatsOf(*cache);
+  CHECK(std::stoull(after["overhead_per_item"]) == overhead);
+  CHECK(std::stoull(after["bytes"]) == 5 + 50 + overhead);
 }
 
 TEST_CASE("tinylfu readers bump the sketch beside writers that age it", "[memory][policy][threads]") {
