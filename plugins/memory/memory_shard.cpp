@@ -116,7 +116,7 @@ Status MemoryShard::Store(StoreMode mode, KeyRef key, ItemView item, Ttl ttl) {
       if (entry->cas != item.cas) return Status::Exists();
       break;
   }
-  if (entry == nullptr) return StoreNew(key, item, ttl);
+  if (entry == nullptr) return StoreNew(key, item, ttl, /*judged=*/mode != StoreMode::kAdd);
   if (Status s = CheckFits(entry->key_size, item.value.size()); !s.ok()) return s;
   entry = Rewrite(entry, item.value, {}, item.flags, ExpiryFor(ttl));
   if (entry == nullptr) return OutOfMemory();
@@ -201,8 +201,15 @@ MemoryEntry* MemoryShard::FindForRead(KeyRef key) {
   return entry;
 }
 
-Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl) {
+Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged) {
   if (Status s = CheckFits(key.key.size(), item.value.size()); !s.ok()) return s;
+  // Judged before anything is built or published: a refused item is never seen
+  // by a reader, evicts nothing and takes no CAS token.
+  const std::size_t charge = kEntryOverhead + key.key.size() + item.value.size();
+  if (judged && !Admit(key.hash, charge)) {
+    ++counters_.rejected;
+    return Status::NotStored();
+  }
   MemoryEntry* entry = NewEntry(key.hash, key.key, item.value.size());
   if (entry == nullptr) return OutOfMemory();
   if (!item.value.empty()) {
@@ -217,8 +224,30 @@ Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl) {
   bytes_ += entry->charge();
   payload_bytes_ += entry->key_size + entry->value_size;
   ++counters_.total_items;
-  EvictOver(entry, /*admitting=*/true);
+  EvictOver(entry);
   return Status::OK();
+}
+
+bool MemoryShard::Admit(std::uint64_t hash, std::size_t charge) {
+  if (sketch_ == nullptr || bytes_ + charge <= limits_.capacity_bytes) return true;
+  const std::int64_t now_ms = SteadyNowMs();
+  // CLOCK's walk up to its first victim: referenced entries get their second
+  // chance here, as EvictOver would give it; each entry at most once.
+  for (std::size_t budget = table_.size() + 1; budget > 0; --budget) {
+    MemoryEntry* victim = lru_.oldest();
+    if (victim == nullptr) return true;
+    if (victim->ExpiredAt(now_ms)) return true;  // room that costs no one anything
+    if (victim->referenced.load(std::memory_order_relaxed)) {
+      victim->referenced.store(false, std::memory_order_relaxed);
+      lru_.MoveToNewest(victim);
+      continue;
+    }
+    // TinyLFU: the newcomer displaces the victim only if it was asked for more
+    // often; on a tie the resident stays (a scan's keys, seen once, never push
+    // out the working set).
+    return sketch_->Estimate(hash) > sketch_->Estimate(victim->hash);
+  }
+  return true;
 }
 
 MemoryEntry* MemoryShard::NewEntry(std::uint64_t hash, std::string_view key,
@@ -284,35 +313,24 @@ void MemoryShard::Erase(MemoryEntry* entry) {
   limbo_.Retire(entry);
 }
 
-bool MemoryShard::EvictOver(MemoryEntry* keep, bool admitting) {
-  if (bytes_ <= limits_.capacity_bytes) return true;
+void MemoryShard::EvictOver(MemoryEntry* keep) {
+  if (bytes_ <= limits_.capacity_bytes) return;
   const std::int64_t now_ms = SteadyNowMs();
-  const bool judge = admitting && sketch_ != nullptr;
-  const std::uint8_t wanted = judge ? sketch_->Estimate(keep->hash) : 0;
   // Each entry is passed over at most once (its second chance), so this ends
   // within two rounds of the list.
   for (std::size_t budget = 2 * table_.size() + 1; budget > 0 && bytes_ > limits_.capacity_bytes;
        --budget) {
     MemoryEntry* victim = lru_.oldest();
-    if (victim == nullptr || victim == keep) return true;
+    if (victim == nullptr || victim == keep) return;
     const bool expired = victim->ExpiredAt(now_ms);
     if (victim->referenced.load(std::memory_order_relaxed) && !expired) {
       victim->referenced.store(false, std::memory_order_relaxed);
       lru_.MoveToNewest(victim);
       continue;
     }
-    // TinyLFU admission: the newcomer displaces a live victim only if it was
-    // asked for more often; on a tie the resident stays (a scan's keys, seen
-    // once, never push out the working set).
-    if (judge && !expired && wanted <= sketch_->Estimate(victim->hash)) {
-      ++counters_.rejected;
-      Erase(keep);
-      return false;
-    }
     ++(expired ? counters_.expired : counters_.evictions);
     Erase(victim);
   }
-  return true;
 }
 
 void MemoryShard::CopyOut(const MemoryEntry& entry, Item* out) {

@@ -90,7 +90,13 @@ class alignas(64) MemoryShard {
   MemoryEntry* FindLive(KeyRef key);
   // FindLive for a read under the lock: counts the hit or miss and marks the entry.
   MemoryEntry* FindForRead(KeyRef key);
-  Status StoreNew(KeyRef key, ItemView item, Ttl ttl);
+  // Stores a new key. With `judged` (every new key but an add's) a full shard
+  // under TinyLFU may refuse it: not_stored, and nothing changed but the sketch.
+  Status StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged);
+  // TinyLFU's verdict on a new item of `charge` bytes for the key with `hash`:
+  // true when it fits, or when it was asked for more often than the first
+  // victim CLOCK would take (which gets its second chances on the way).
+  bool Admit(std::uint64_t hash, std::size_t charge);
   // An empty entry for `key` with room for `value_size` bytes: a spare from the
   // limbo if one fits, else a new block. nullptr when out of memory.
   MemoryEntry* NewEntry(std::uint64_t hash, std::string_view key, std::size_t value_size);
@@ -103,9 +109,7 @@ class alignas(64) MemoryShard {
   Status CheckFits(std::size_t key_size, std::size_t value_size) const;
   void Erase(MemoryEntry* entry);
   // Drops the least recently used entries, never `keep`, until the budget holds.
-  // With `admitting` (keep is a new key) and the TinyLFU policy, keep itself is
-  // dropped instead when a victim was asked for at least as often; false then.
-  bool EvictOver(MemoryEntry* keep, bool admitting = false);
+  void EvictOver(MemoryEntry* keep);
   static void CopyOut(const MemoryEntry& entry, Item* out);
 
   ReadEpochs& epochs_;  // the store's, shared by its shards

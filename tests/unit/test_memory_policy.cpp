@@ -106,8 +106,11 @@ TEST_CASE("tinylfu keeps the read items through a scan that lru lets flush them"
     for (int round = 0; round < 4; ++round) {
       for (int i = 0; i < 30; ++i) REQUIRE(cache->Get("hot" + std::to_string(i)).hit());
     }
-    // A scan: 300 keys written once and never read.
-    for (int i = 0; i < 300; ++i) REQUIRE(cache->Set("scan" + std::to_string(i), value).ok());
+    // A scan: 300 keys written once and never read (tinylfu refuses most: not_stored).
+    for (int i = 0; i < 300; ++i) {
+      const cachet::Status s = cache->Set("scan" + std::to_string(i), value);
+      REQUIRE((s.ok() || (policy == "tinylfu" && s.IsNotStored())));
+    }
     int kept = 0;
     for (int i = 0; i < 30; ++i) kept += cache->Get("hot" + std::to_string(i)).hit() ? 1 : 0;
     return std::pair{kept, StatsOf(*cache)};
@@ -130,7 +133,10 @@ TEST_CASE("tinylfu admits a new item asked for more often than the victim, and o
   auto cache = OpenMemory(std::string(kSmallShard) + "policy = tinylfu\n");
   const std::string value(1000, 'v');
   // Fills the shard with items written once; once full, more of them are refused.
-  for (int i = 0; i < 100; ++i) REQUIRE(cache->Set("cold" + std::to_string(i), value).ok());
+  for (int i = 0; i < 100; ++i) {
+    const cachet::Status s = cache->Set("cold" + std::to_string(i), value);
+    REQUIRE((s.ok() || s.IsNotStored()));
+  }
   auto full = StatsOf(*cache);
   REQUIRE(std::stoull(full["rejected"]) > 0);
   REQUIRE(cache->Get("cold0").hit());  // the first ones stayed
@@ -140,21 +146,90 @@ TEST_CASE("tinylfu admits a new item asked for more often than the victim, and o
   REQUIRE(cache->Set("wanted", value).ok());
   CHECK(cache->Get("wanted").hit());
 
-  // Once-only: no more wanted than the victims, so it does not displace one.
-  REQUIRE(cache->Set("once", value).ok());
+  // Once-only: no more wanted than the victims, so it does not displace one,
+  // and the writer is told so: not_stored, not ok.
+  auto before = StatsOf(*cache);
+  CHECK(cache->Set("once", value).IsNotStored());
   CHECK(cache->Get("once").miss());
-  CHECK(std::stoull(StatsOf(*cache)["rejected"]) == std::stoull(full["rejected"]) + 1);
+  auto after = StatsOf(*cache);
+  CHECK(std::stoull(after["rejected"]) == std::stoull(before["rejected"]) + 1);
+  // A refused item was never an item: not counted, no eviction for it.
+  CHECK(after["total_items"] == before["total_items"]);
+  CHECK(after["evictions"] == before["evictions"]);
+  CHECK(after["items"] == before["items"]);
+}
+
+TEST_CASE("tinylfu never refuses an add: two claims of one key, exactly one wins",
+          "[memory][policy]") {
+  auto cache = OpenMemory(std::string(kSmallShard) + "policy = tinylfu\n");
+  const std::string value(1000, 'v');
+  // A full shard of items read often, so any judged newcomer would lose.
+  for (int i = 0; i < 60; ++i) (void)cache->Set("hot" + std::to_string(i), value);
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < 60; ++i) (void)cache->Get("hot" + std::to_string(i));
+  }
+  REQUIRE(cache->Set("judged", value).IsNotStored());  // a set is judged, and loses
+  // An add is a claim (a lock, GetOrCompute's lease), not a cache fill: it is
+  // stored; a second add of the same key sees the first and is not_stored.
+  CHECK(cache->Add("lock", value).ok());
+  CHECK(cache->Add("lock", value).IsNotStored());
+  auto got = cache->Get("lock");
+  REQUIRE(got.hit());
+  CHECK(got.value() == value);
+}
+
+TEST_CASE("tinylfu: a refused set is never visible, and a victim survives it",
+          "[memory][policy]") {
+  auto cache = OpenMemory(std::string(kSmallShard) + "policy = tinylfu\n");
+  const std::string value(1000, 'v');
+  for (int i = 0; i < 50; ++i) REQUIRE(cache->Set("hot" + std::to_string(i), value).ok());
+  for (int i = 0; i < 20; ++i) (void)cache->Set("fill" + std::to_string(i), value);  // now full
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < 50; ++i) REQUIRE(cache->Get("hot" + std::to_string(i)).hit());
+  }
+  auto before = StatsOf(*cache);
+  for (int i = 0; i < 20; ++i) {
+    CHECK(cache->Set("new" + std::to_string(i), value).IsNotStored());
+  }
+  auto after = StatsOf(*cache);
+  // Judged before anything was evicted or published: the resident items stay.
+  CHECK(after["evictions"] == before["evictions"]);
+  CHECK(after["items"] == before["items"]);
+  CHECK(after["total_items"] == before["total_items"]);
+  CHECK(std::stoull(after["reclaiming_bytes"]) == std::stoull(before["reclaiming_bytes"]));
+  for (int i = 0; i < 50; ++i) CHECK(cache->Get("hot" + std::to_string(i)).hit());
 }
 
 TEST_CASE("tinylfu lets an overwrite of a present key through without judging it",
           "[memory][policy]") {
   auto cache = OpenMemory(std::string(kSmallShard) + "policy = tinylfu\n");
   const std::string value(1000, 'v');
-  for (int i = 0; i < 100; ++i) REQUIRE(cache->Set("k" + std::to_string(i), value).ok());
-  REQUIRE(cache->Set("k1", std::string(1000, 'w')).ok());
-  auto got = cache->Get("k1");
-  REQUIRE(got.hit());
-  CHECK(got.value() == std::string(1000, 'w'));
+  // Fills the shard to its budget (later keys are refused), then reads every
+  // present key until its count saturates (15): a judged overwrite would tie
+  // with any victim and lose.
+  std::vector<std::string> present;
+  for (int i = 0; i < 100; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    if (cache->Set(key, value).ok()) present.push_back(key);
+  }
+  REQUIRE(std::stoull(StatsOf(*cache)["rejected"]) > 0);  // full
+  for (int round = 0; round < 16; ++round) {
+    for (const auto& key : present) REQUIRE(cache->Get(key).hit());
+  }
+  const std::string rejected = StatsOf(*cache)["rejected"];
+  // A slightly larger value each time, so every overwrite has to evict to fit.
+  const std::string bigger(1010, 'w');
+  int overwritten = 0;
+  for (const auto& key : present) {
+    if (!cache->Get(key).hit()) continue;  // evicted by an earlier overwrite
+    REQUIRE(cache->Set(key, bigger).ok());
+    auto got = cache->Get(key);
+    REQUIRE(got.hit());
+    CHECK(got.value() == bigger);
+    ++overwritten;
+  }
+  CHECK(overwritten >= 40);
+  CHECK(StatsOf(*cache)["rejected"] == rejected);
 }
 
 TEST_CASE("memory reports what an item costs beyond its key and value", "[memory]") {
@@ -177,25 +252,36 @@ TEST_CASE("memory reports what an item costs beyond its key and value", "[memory
 }
 
 TEST_CASE("tinylfu readers bump the sketch beside writers that age it", "[memory][policy][threads]") {
-  // A tiny shard budget gives a 64-counter-wide sketch that ages every 640
-  // accesses, so readers and the writer meet in it all the time (for TSan).
-  auto cache = OpenMemory("max_bytes = 4096\nshards = 1\npolicy = tinylfu\n");
+  // A 64 KiB shard gives a 1024-counter-wide sketch that ages every 10240
+  // accesses; 4000 distinct keys keep the writer storing, refusing, evicting
+  // and aging while the readers look the same keys up (for TSan).
+  auto cache = OpenMemory("max_bytes = 65536\nshards = 1\npolicy = tinylfu\n");
+  constexpr int kKeys = 4000;
+  constexpr int kOps = 40000;
   std::atomic<bool> failed{false};
+  std::atomic<int> hits{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 2; ++t) {
     threads.emplace_back([&, t] {
-      for (int i = 0; i < 20000; ++i) {
-        const std::string key = "k" + std::to_string((i * 7 + t) % 50);
+      for (int i = 0; i < kOps; ++i) {
+        const std::string key = "k" + std::to_string((i * 7 + t * 13) % kKeys);
         auto got = cache->Get(key);
-        if (got.hit() && got.value() != key) failed = true;
+        if (got.hit()) {
+          hits.fetch_add(1, std::memory_order_relaxed);
+          if (got.value() != key) failed = true;
+        }
       }
     });
   }
-  for (int i = 0; i < 20000; ++i) {
-    const std::string key = "k" + std::to_string(i % 50);
-    if (!cache->Set(key, key).ok()) failed = true;
+  for (int i = 0; i < kOps; ++i) {
+    const std::string key = "k" + std::to_string((i * 11) % kKeys);
+    const cachet::Status s = cache->Set(key, key);
+    if (!s.ok() && !s.IsNotStored()) failed = true;
   }
   for (auto& thread : threads) thread.join();
   CHECK_FALSE(failed);
-  CHECK(std::stoull(StatsOf(*cache)["bytes"]) <= 4096);
+  CHECK(hits.load() > 0);  // the readers met the writer's items
+  auto stats = StatsOf(*cache);
+  CHECK(std::stoull(stats["bytes"]) <= 65536);
+  CHECK(std::stoull(stats["evictions"]) + std::stoull(stats["rejected"]) > 0);
 }
