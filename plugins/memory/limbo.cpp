@@ -49,6 +49,32 @@ void Limbo::FreeReclaimable() noexcept {
             /*keep_spares=*/true);
 }
 
+void Limbo::Reclaim(bool keep_spares) noexcept {
+  // A block retired in epoch E is free at E+2: two advances at most, each of
+  // which fails at once while a reader of the previous epoch is still in (or
+  // loses to another shard's advance, which moves the epoch just as well).
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    // The newest waiting block is the last to become free.
+    std::uint64_t newest = 0;
+    if (entries_.newest != nullptr) newest = entries_.newest->retired_in;
+    if (arrays_.newest != nullptr && arrays_.newest->retired_in > newest) {
+      newest = arrays_.newest->retired_in;
+    }
+    if ((entries_.newest == nullptr && arrays_.newest == nullptr) ||
+        epochs_.Reclaimable(newest)) {
+      break;
+    }
+    (void)epochs_.TryAdvance();
+  }
+  epoch_seen_ = epochs_.current();
+  FreeReclaimable();
+  if (!keep_spares) {
+    for (std::size_t i = 0; i < spare_count_; ++i) MemoryEntry::Destroy(spares_[i]);
+    spare_count_ = 0;
+    spare_bytes_ = 0;
+  }
+}
+
 MemoryEntry* Limbo::TakeSpare(std::size_t bytes) noexcept {
   for (std::size_t i = spare_count_; i > 0; --i) {
     MemoryEntry* spare = spares_[i - 1];

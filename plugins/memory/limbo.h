@@ -51,11 +51,18 @@ class Limbo {
   void Retire(RetiredArray* array, std::size_t bytes) noexcept;
   // Frees what no reader can hold any more.
   void FreeReclaimable() noexcept;
+  // For a shard whose writes stopped (Flush, stats): tries at most twice to
+  // advance the epoch, which is all a block retired now needs, then frees what
+  // no reader can hold; without `keep_spares` the spares are freed too.
+  void Reclaim(bool keep_spares) noexcept;
   // A freed entry with room for `bytes` bytes of key and value (and not much
   // more), to be rebuilt with MemoryEntry::Recycle; nullptr if none fits.
   MemoryEntry* TakeSpare(std::size_t bytes) noexcept;
 
-  std::size_t bytes() const noexcept { return bytes_; }
+  // Waiting blocks and spares, as charged (a spare is memory the store holds).
+  std::size_t bytes() const noexcept {
+    return bytes_ + spare_bytes_ + spare_count_ * kEntryOverhead;
+  }
 
  private:
   // An attempt to advance the epoch after this many retirements or bytes. The

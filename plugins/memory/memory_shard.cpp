@@ -166,11 +166,13 @@ void MemoryShard::Flush() {
   table_.RetireAll();
   bytes_ = 0;
   payload_bytes_ = 0;
+  // A shard may see no write after a flush: give back now what readers allow.
+  limbo_.Reclaim(/*keep_spares=*/false);
 }
 
 ShardStats MemoryShard::stats() {
   std::lock_guard lock(mutex_);
-  limbo_.FreeReclaimable();
+  limbo_.Reclaim(/*keep_spares=*/true);  // a quiet shard's limbo moves only here
   ShardStats out = counters_;
   out.items = table_.size();
   out.bytes = bytes_;
