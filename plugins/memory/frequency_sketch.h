@@ -94,7 +94,12 @@ class FrequencySketch {
   const std::size_t width_;   // counters per row, a power of two
   const std::size_t sample_;  // recorded accesses between two halvings
   std::unique_ptr<std::atomic<std::uint8_t>[]> counters_;
-  std::atomic<std::size_t> additions_{0};
+  // Written by every Record that bumps a counter, from any reading thread: on a
+  // cache line of its own, so those writes do not take the line of the fields
+  // above (read by every Record and Estimate) from the other cores. Not sampled:
+  // a key whose counters are saturated (15) writes nothing, so a hot key writes
+  // it at most 15 times per aging period; the writes that remain are cold keys'.
+  alignas(64) std::atomic<std::size_t> additions_{0};
 };
 
 }  // namespace cachet::memory

@@ -87,6 +87,14 @@ TEST_CASE("frequency sketch halves every count after its sample", "[memory][poli
   CHECK(sketch.additions() == 0);
 }
 
+TEST_CASE("frequency sketch keeps its shared access count on a cache line of its own",
+          "[memory][policy]") {
+  // The read-mostly fields fill the first 64-byte line; the count every reader
+  // bumps starts the second, so the object spans two lines, aligned to them.
+  CHECK(alignof(FrequencySketch) == 64);
+  CHECK(sizeof(FrequencySketch) == 128);
+}
+
 TEST_CASE("memory rejects a policy it does not know", "[memory][policy]") {
   auto config =
       Config::Parse("[cache]\nbackend = memory\n[memory]\npolicy = mru\n", "memory-policy.conf");
