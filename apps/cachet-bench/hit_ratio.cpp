@@ -157,7 +157,8 @@ Result<Cell> RunStore(const std::string& path, const HitRatioPlan& plan, std::si
     if (got.ok()) {
       if (r.counted) ++hits;
     } else if (got.IsNotFound()) {
-      failure = client.Set(key, value);
+      // tinylfu answers not_stored for a new key it refuses: that is a verdict, not a failure.
+      if (Status s = client.Set(key, value); !s.ok() && !s.IsNotStored()) failure = s;
     } else {
       failure = got;
     }
