@@ -8,6 +8,8 @@
 #include <string_view>
 
 #include "cachet/suggest.h"
+#include "hit_ratio.h"
+#include "memory_churn.h"
 
 namespace cachet::bench {
 namespace po = boost::program_options;
@@ -38,14 +40,24 @@ po::options_description Description() {
       "svg", po::value<std::string>()->value_name("FILE"), "also write a bar chart to FILE")(
       "start-servers", "start throwaway memcached, redis-server and Tokyo Tyrant test servers")(
       "no-peers", "leave out the libmemcached and hiredis columns")(
+      "baseline", "add a column: std::unordered_map under a std::shared_mutex per shard")(
       "list", "list the scenarios and exit")("help,h", "show this help");
   return options;
 }
 
-Status ParseScenarioList(const std::string& list, std::vector<const Scenario*>* out) {
+Status ParseScenarioList(const std::string& list, std::vector<const Scenario*>* out,
+                         bool* hit_ratio, bool* memory_churn) {
   std::istringstream words(list);
   std::string name;
   while (std::getline(words, name, ',')) {
+    if (name == kHitRatioScenario) {  // not a rate: it runs apart (hit_ratio.h)
+      *hit_ratio = true;
+      continue;
+    }
+    if (name == kMemoryChurnScenario) {  // likewise (memory_churn.h)
+      *memory_churn = true;
+      continue;
+    }
     const Scenario* scenario = FindScenario(name);
     if (scenario == nullptr) {
       std::vector<std::string_view> names;
@@ -56,7 +68,9 @@ Status ParseScenarioList(const std::string& list, std::vector<const Scenario*>* 
     }
     out->push_back(scenario);
   }
-  return out->empty() ? Status::InvalidArgument("--scenarios names none") : Status::OK();
+  return out->empty() && !*hit_ratio && !*memory_churn
+             ? Status::InvalidArgument("--scenarios names none")
+             : Status::OK();
 }
 
 Status Check(const BenchOptions& o) {
@@ -91,10 +105,12 @@ Status Store(const po::variables_map& vm, BenchOptions* o) {
   if (vm.count("svg")) o->svg_path = vm["svg"].as<std::string>();
   o->start_servers = vm.count("start-servers") > 0;
   o->peers = vm.count("no-peers") == 0;
+  o->baseline = vm.count("baseline") > 0;
   o->list = vm.count("list") > 0;
   o->help = vm.count("help") > 0;
   if (vm.count("scenarios"))
-    return ParseScenarioList(vm["scenarios"].as<std::string>(), &o->scenarios);
+    return ParseScenarioList(vm["scenarios"].as<std::string>(), &o->scenarios, &o->hit_ratio,
+                             &o->memory_churn);
   for (const Scenario& s : AllScenarios()) o->scenarios.push_back(&s);
   return Status::OK();
 }

@@ -21,6 +21,8 @@ struct BenchOptions {
   std::vector<std::string> configs;
   std::vector<std::string> overrides;      // applied to every config
   std::vector<const Scenario*> scenarios;  // in the order given; default: all
+  bool hit_ratio = false;                  // --scenarios names hit_ratio (hit_ratio.h)
+  bool memory_churn = false;               // --scenarios names memory_churn (memory_churn.h)
   double duration_seconds = 1.0;           // per scenario and config
   std::uint64_t ops = 0;                   // fixed iteration count instead; 0: by time
   std::size_t value_size = 10;             // bytes; the Perl seeds stored ~10-byte values
@@ -32,6 +34,7 @@ struct BenchOptions {
   std::string svg_path;                    // "" for no chart
   bool start_servers = false;
   bool peers = true;
+  bool baseline = false;  // add the plain unordered_map column (baseline.h)
   bool list = false;
   bool help = false;
 };

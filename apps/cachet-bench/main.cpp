@@ -14,9 +14,12 @@
 #include <thread>
 #include <vector>
 
+#include "baseline.h"
 #include "bench_options.h"
 #include "cachet/version.h"
 #include "formatters.h"
+#include "hit_ratio.h"
+#include "memory_churn.h"
 #include "interrupt.h"
 #include "peers.h"
 #include "progress.h"
@@ -120,7 +123,33 @@ int Report(const BenchOptions& options, const RunInfo& info,
   return AnyColumnFailed(results) ? kExitStoreError : 0;
 }
 
+// The hit_ratio scenario, which measures eviction rather than a rate.
+int RunHitRatioScenario(const BenchOptions& options) {
+  HitRatioPlan plan;
+  plan.configs = options.configs;
+  plan.overrides = options.overrides;
+  plan.value_size = options.value_size;
+  if (Status s = RunHitRatio(plan); !s.ok()) {
+    std::cerr << "cachet-bench: hit_ratio: " << s.ToString() << '\n';
+    return s.IsConfigError() || s.IsPluginError() ? kExitUsage : kExitStoreError;
+  }
+  return 0;
+}
+
 int Run(const BenchOptions& options) {
+  if (options.hit_ratio) {
+    if (const int status = RunHitRatioScenario(options); status != 0) return status;
+  }
+  if (options.memory_churn) {
+    MemoryChurnPlan plan;
+    plan.configs = options.configs;
+    plan.overrides = options.overrides;
+    if (Status s = RunMemoryChurn(plan); !s.ok()) {
+      std::cerr << "cachet-bench: memory_churn: " << s.ToString() << '\n';
+      return kExitStoreError;
+    }
+  }
+  if ((options.hit_ratio || options.memory_churn) && options.scenarios.empty()) return 0;
   const std::atomic<bool>& stop = InstallInterruptFlag();
   StartedServers servers;
   if (options.start_servers) {
@@ -134,6 +163,7 @@ int Run(const BenchOptions& options) {
     return s.IsConfigError() || s.IsPluginError() ? kExitUsage : kExitStoreError;
   }
   if (options.peers) AddPeerTargets(opened->first_server, &opened->targets);
+  if (options.baseline) opened->targets.push_back(BaselineTarget());
   const RunInfo info = DescribeRun(options);  // the machine's load before the run adds to it
   std::vector<Column> columns = ConnectColumns(opened->targets, options.threads);
   if (options.format == "table") PrintHeading(options, opened->targets);
@@ -159,6 +189,12 @@ int Main(const std::vector<std::string>& args) {
   }
   if (options->list) {
     for (const Scenario& s : AllScenarios()) std::cout << s.name << ": " << s.description << '\n';
+    std::cout << kHitRatioScenario
+              << ": hit ratio of the memory store's policies on Zipf streams beside an exact "
+                 "LRU (run only when named)\n"
+              << kMemoryChurnScenario
+              << ": resident memory under a churn of mixed sizes beside max_bytes + limbo "
+                 "(run only when named)\n";
     return 0;
   }
   return Run(*options);

@@ -56,7 +56,8 @@ class EntryTable {
   std::size_t size() const noexcept { return size_; }
 
  private:
-  static constexpr std::size_t kInitialBuckets = 1024;
+  // Small, so that many shards cost little while empty; the table doubles as it fills.
+  static constexpr std::size_t kInitialBuckets = 64;
 
   struct BucketArray final : RetiredArray {
     std::size_t mask = 0;

@@ -31,14 +31,48 @@ void Limbo::Retired(std::size_t bytes) noexcept {
   if (blocks_since_advance_ >= kAdvanceEveryBlocks || bytes_since_advance_ >= kAdvanceEveryBytes) {
     blocks_since_advance_ = 0;
     bytes_since_advance_ = 0;
-    epochs_.TryAdvance();
+    // Someone else moved the epoch on since this limbo's last attempt: its blocks
+    // are as far along as an advance of its own would take them, without the write.
+    if (epochs_.current() == epoch_seen_) epochs_.TryAdvance();
+    epoch_seen_ = epochs_.current();
   }
-  FreeReclaimable();
+  // What waits can only become free when the epoch moves, so the queue (whose
+  // oldest entry is a cold cache line) is looked at once per epoch, not per write.
+  if (const std::uint64_t epoch = epochs_.current(); epoch != freed_in_) {
+    freed_in_ = epoch;
+    FreeReclaimable();
+  }
 }
 
 void Limbo::FreeReclaimable() noexcept {
   FreeWhile([this](std::uint64_t retired_in) { return epochs_.Reclaimable(retired_in); },
             /*keep_spares=*/true);
+}
+
+void Limbo::Reclaim(bool keep_spares) noexcept {
+  // A block retired in epoch E is free at E+2: two advances at most, each of
+  // which fails at once while a reader of the previous epoch is still in (or
+  // loses to another shard's advance, which moves the epoch just as well).
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    // The newest waiting block is the last to become free.
+    std::uint64_t newest = 0;
+    if (entries_.newest != nullptr) newest = entries_.newest->retired_in;
+    if (arrays_.newest != nullptr && arrays_.newest->retired_in > newest) {
+      newest = arrays_.newest->retired_in;
+    }
+    if ((entries_.newest == nullptr && arrays_.newest == nullptr) ||
+        epochs_.Reclaimable(newest)) {
+      break;
+    }
+    (void)epochs_.TryAdvance();
+  }
+  epoch_seen_ = epochs_.current();
+  FreeReclaimable();
+  if (!keep_spares) {
+    for (std::size_t i = 0; i < spare_count_; ++i) MemoryEntry::Destroy(spares_[i]);
+    spare_count_ = 0;
+    spare_bytes_ = 0;
+  }
 }
 
 MemoryEntry* Limbo::TakeSpare(std::size_t bytes) noexcept {
@@ -47,6 +81,7 @@ MemoryEntry* Limbo::TakeSpare(std::size_t bytes) noexcept {
     // Room enough, and not so much more that the budget pays for air.
     if (spare->capacity >= bytes && spare->capacity - bytes <= bytes / 4 + 32) {
       spares_[i - 1] = spares_[--spare_count_];
+      spare_bytes_ -= spare->capacity;
       return spare;
     }
   }
@@ -58,8 +93,10 @@ void Limbo::FreeWhile(Predicate may_free, bool keep_spares) noexcept {
   while (entries_.oldest != nullptr && may_free(entries_.oldest->retired_in)) {
     MemoryEntry* entry = entries_.Pop();
     bytes_ -= entry->charge();
-    if (keep_spares && spare_count_ < kSpares && entry->capacity <= kLargestSpare) {
+    if (keep_spares && spare_count_ < kSpares && entry->capacity <= kLargestSpare &&
+        spare_bytes_ + entry->capacity <= kSpareBytes) {
       spares_[spare_count_++] = entry;
+      spare_bytes_ += entry->capacity;
     } else {
       MemoryEntry::Destroy(entry);
     }

@@ -7,13 +7,14 @@
 // is two further on. Things wait in the order they were retired, so the oldest
 // are always the first that may go. Every few retirements (or bytes' worth) the
 // limbo tries to advance the epoch itself, so memory comes back while writes go
-// on. Bytes waiting here are not charged to the shard's budget: they are on their
+// on; it does not try when another shard advanced it since its last attempt,
+// which already moved its waiting blocks on. Bytes waiting here are not charged to the shard's budget: they are on their
 // way out. Not synchronized: the shard's lock guards it.
 //
 // Entries wait on a list threaded through their own LRU link (an unlinked entry
 // is in no LRU list), so retiring one costs no memory; the rare bucket arrays wait
 // on a list of their own. Since every write builds a new entry, the limbo keeps a
-// few small freed entries as spares for the next writes, which then skip the
+// few dozen small freed entries as spares for the next writes, which then skip the
 // allocator (and the freed entry its free); spares are not charged either.
 #pragma once
 
@@ -50,19 +51,31 @@ class Limbo {
   void Retire(RetiredArray* array, std::size_t bytes) noexcept;
   // Frees what no reader can hold any more.
   void FreeReclaimable() noexcept;
+  // For a shard whose writes stopped (Flush, stats): tries at most twice to
+  // advance the epoch, which is all a block retired now needs, then frees what
+  // no reader can hold; without `keep_spares` the spares are freed too.
+  void Reclaim(bool keep_spares) noexcept;
   // A freed entry with room for `bytes` bytes of key and value (and not much
   // more), to be rebuilt with MemoryEntry::Recycle; nullptr if none fits.
   MemoryEntry* TakeSpare(std::size_t bytes) noexcept;
 
-  std::size_t bytes() const noexcept { return bytes_; }
+  // Waiting blocks and spares, as charged (a spare is memory the store holds).
+  std::size_t bytes() const noexcept {
+    return bytes_ + spare_bytes_ + spare_count_ * kEntryOverhead;
+  }
 
  private:
-  // An attempt to advance the epoch after this many retirements or bytes.
-  static constexpr std::size_t kAdvanceEveryBlocks = 8;
+  // An attempt to advance the epoch after this many retirements or bytes. The
+  // epoch is the one word every shard's writers share: each advance takes its
+  // cache line from the other cores (and they take it back at their next
+  // retirement), so advances are spaced out: 64 entries wait a little longer
+  // (they are spares afterwards) instead of writers meeting every 8 writes.
+  static constexpr std::size_t kAdvanceEveryBlocks = 64;
   static constexpr std::size_t kAdvanceEveryBytes = std::size_t{256} << 10;
   // Spares: how many, and the largest room (key and value bytes) worth keeping.
-  static constexpr std::size_t kSpares = 8;
+  static constexpr std::size_t kSpares = 64;
   static constexpr std::size_t kLargestSpare = 4096;
+  static constexpr std::size_t kSpareBytes = std::size_t{64} << 10;  // all spares together
 
   // A first-in, first-out list linked through each element's member `Next`.
   template <class T, T* T::*Next>
@@ -99,7 +112,10 @@ class Limbo {
   Queue<RetiredArray, &RetiredArray::retired_next> arrays_;
   std::array<MemoryEntry*, kSpares> spares_{};
   std::size_t spare_count_ = 0;
+  std::size_t spare_bytes_ = 0;
   std::size_t bytes_ = 0;
+  std::uint64_t epoch_seen_ = 0;  // the epoch at the last attempt to advance it
+  std::uint64_t freed_in_ = 0;    // the epoch of the last look for what may be freed
   std::size_t blocks_since_advance_ = 0;
   std::size_t bytes_since_advance_ = 0;
 };

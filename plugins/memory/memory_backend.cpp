@@ -77,6 +77,12 @@ Status MemoryBackend::Stats(StatsMap* out) {
       {"expired", std::to_string(s.expired)},
       {"total_items", std::to_string(s.total_items)},
       {"shards", std::to_string(o.shards)},
+      {"policy", o.policy == EvictionPolicy::kTinyLfu ? "tinylfu" : "lru"},
+      {"rejected", std::to_string(s.rejected)},
+      {"sketch_bytes", std::to_string(s.sketch_bytes)},
+      // What an item costs beyond its key and value: header, allocator and bucket.
+      {"overhead_per_item",
+       std::to_string(s.items == 0 ? kEntryOverhead : (s.bytes - s.payload_bytes) / s.items)},
       {"max_item_size", std::to_string(o.max_item_size)},
   };
   return Status::OK();

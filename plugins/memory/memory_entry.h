@@ -77,7 +77,7 @@ struct MemoryEntry {
 
   // What the entry costs the shard's budget: its block plus an allowance for
   // the allocator's header and the bucket pointer.
-  std::size_t charge() const noexcept { return sizeof(MemoryEntry) + capacity + 24; }
+  std::size_t charge() const noexcept;
   std::int64_t expiry() const noexcept { return expires_at_ms.load(std::memory_order_relaxed); }
   void set_expiry(std::int64_t at_ms) noexcept {
     expires_at_ms.store(at_ms, std::memory_order_relaxed);
@@ -94,6 +94,12 @@ struct MemoryEntry {
     }
   }
 };
+
+// What an entry costs beyond its key and value bytes: the header, and an
+// allowance for the allocator's header and the bucket pointer.
+inline constexpr std::size_t kEntryOverhead = sizeof(MemoryEntry) + 24;
+
+inline std::size_t MemoryEntry::charge() const noexcept { return kEntryOverhead + capacity; }
 
 // A doubly linked list through MemoryEntry's links; it never owns the entries.
 class LruList {

@@ -28,7 +28,23 @@ bool ExpiredNow(const MemoryEntry& entry) {
 
 Status OutOfMemory() { return Status::Internal("memory: out of memory"); }
 
+// The keys a shard's sketch tells apart: about two or three times the items its
+// budget holds (an item costs well over 64 bytes), so keys that were asked for
+// but are not cached are counted too; bounded to 1 MiB of counters per row.
+std::size_t SketchKeys(std::size_t capacity_bytes) {
+  constexpr std::size_t kMostKeys = std::size_t{1} << 20;
+  const std::size_t keys = capacity_bytes / 64;
+  return keys < kMostKeys ? keys : kMostKeys;
+}
+
 }  // namespace
+
+MemoryShard::MemoryShard(ShardLimits limits, ReadEpochs& epochs)
+    : epochs_(epochs), limits_(limits), limbo_(epochs), table_(limbo_) {
+  if (limits.policy == EvictionPolicy::kTinyLfu) {
+    sketch_ = std::make_unique<FrequencySketch>(SketchKeys(limits.capacity_bytes));
+  }
+}
 
 std::int64_t SteadyNowMs() noexcept {
   using std::chrono::duration_cast;
@@ -37,6 +53,7 @@ std::int64_t SteadyNowMs() noexcept {
 }
 
 Status MemoryShard::Get(KeyRef key, Item* out) {
+  if (sketch_ != nullptr) sketch_->Record(key.hash);  // hit or miss, the key was wanted
   {
     ReadEpochs::Section section(epochs_);
     const std::uint64_t layout = table_.layout();
@@ -66,6 +83,7 @@ Status MemoryShard::GetLocked(KeyRef key, Item* out) {
 
 Status MemoryShard::GetAndTouch(KeyRef key, Ttl ttl, Item* out) {
   std::lock_guard lock(mutex_);
+  if (sketch_ != nullptr) sketch_->Record(key.hash);
   MemoryEntry* entry = FindForRead(key);
   if (entry == nullptr) return Status::NotFound();
   entry->set_expiry(ExpiryFor(ttl));
@@ -75,6 +93,10 @@ Status MemoryShard::GetAndTouch(KeyRef key, Ttl ttl, Item* out) {
 
 Status MemoryShard::Store(StoreMode mode, KeyRef key, ItemView item, Ttl ttl) {
   std::lock_guard lock(mutex_);
+  if (sketch_ != nullptr) {
+    sketch_->AgeIfDue();
+    sketch_->Record(key.hash);  // a write is an access too: a write-only cache still admits
+  }
   MemoryEntry* entry = FindLive(key);
   switch (mode) {
     case StoreMode::kSet:
@@ -94,7 +116,7 @@ Status MemoryShard::Store(StoreMode mode, KeyRef key, ItemView item, Ttl ttl) {
       if (entry->cas != item.cas) return Status::Exists();
       break;
   }
-  if (entry == nullptr) return StoreNew(key, item, ttl);
+  if (entry == nullptr) return StoreNew(key, item, ttl, /*judged=*/mode != StoreMode::kAdd);
   if (Status s = CheckFits(entry->key_size, item.value.size()); !s.ok()) return s;
   entry = Rewrite(entry, item.value, {}, item.flags, ExpiryFor(ttl));
   if (entry == nullptr) return OutOfMemory();
@@ -143,14 +165,19 @@ void MemoryShard::Flush() {
   lru_.Clear();
   table_.RetireAll();
   bytes_ = 0;
+  payload_bytes_ = 0;
+  // A shard may see no write after a flush: give back now what readers allow.
+  limbo_.Reclaim(/*keep_spares=*/false);
 }
 
 ShardStats MemoryShard::stats() {
   std::lock_guard lock(mutex_);
-  limbo_.FreeReclaimable();
+  limbo_.Reclaim(/*keep_spares=*/true);  // a quiet shard's limbo moves only here
   ShardStats out = counters_;
   out.items = table_.size();
   out.bytes = bytes_;
+  out.payload_bytes = payload_bytes_;
+  out.sketch_bytes = sketch_ != nullptr ? sketch_->bytes() : 0;
   out.reclaiming_bytes = limbo_.bytes();
   return out;
 }
@@ -176,8 +203,15 @@ MemoryEntry* MemoryShard::FindForRead(KeyRef key) {
   return entry;
 }
 
-Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl) {
+Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged) {
   if (Status s = CheckFits(key.key.size(), item.value.size()); !s.ok()) return s;
+  // Judged before anything is built or published: a refused item is never seen
+  // by a reader, evicts nothing and takes no CAS token.
+  const std::size_t charge = kEntryOverhead + key.key.size() + item.value.size();
+  if (judged && !Admit(key.hash, charge)) {
+    ++counters_.rejected;
+    return Status::NotStored();
+  }
   MemoryEntry* entry = NewEntry(key.hash, key.key, item.value.size());
   if (entry == nullptr) return OutOfMemory();
   if (!item.value.empty()) {
@@ -190,9 +224,32 @@ Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl) {
   table_.Insert(entry);
   lru_.PushNewest(entry);
   bytes_ += entry->charge();
+  payload_bytes_ += entry->key_size + entry->value_size;
   ++counters_.total_items;
   EvictOver(entry);
   return Status::OK();
+}
+
+bool MemoryShard::Admit(std::uint64_t hash, std::size_t charge) {
+  if (sketch_ == nullptr || bytes_ + charge <= limits_.capacity_bytes) return true;
+  const std::int64_t now_ms = SteadyNowMs();
+  // CLOCK's walk up to its first victim: referenced entries get their second
+  // chance here, as EvictOver would give it; each entry at most once.
+  for (std::size_t budget = table_.size() + 1; budget > 0; --budget) {
+    MemoryEntry* victim = lru_.oldest();
+    if (victim == nullptr) return true;
+    if (victim->ExpiredAt(now_ms)) return true;  // room that costs no one anything
+    if (victim->referenced.load(std::memory_order_relaxed)) {
+      victim->referenced.store(false, std::memory_order_relaxed);
+      lru_.MoveToNewest(victim);
+      continue;
+    }
+    // TinyLFU: the newcomer displaces the victim only if it was asked for more
+    // often; on a tie the resident stays (a scan's keys, seen once, never push
+    // out the working set).
+    return sketch_->Estimate(hash) > sketch_->Estimate(victim->hash);
+  }
+  return true;
 }
 
 MemoryEntry* MemoryShard::NewEntry(std::uint64_t hash, std::string_view key,
@@ -237,12 +294,13 @@ MemoryEntry* MemoryShard::Rewrite(MemoryEntry* entry, std::string_view first,
   lru_.Substitute(entry, fresh);
   lru_.MoveToNewest(fresh);
   bytes_ = bytes_ - entry->charge() + fresh->charge();
+  payload_bytes_ = payload_bytes_ - (entry->key_size + entry->value_size) + fresh->key_size + size;
   limbo_.Retire(entry);
   return fresh;
 }
 
 Status MemoryShard::CheckFits(std::size_t key_size, std::size_t value_size) const {
-  const std::size_t charge = sizeof(MemoryEntry) + key_size + value_size + 24;
+  const std::size_t charge = kEntryOverhead + key_size + value_size;
   if (charge <= limits_.capacity_bytes) return Status::OK();
   return Status::TooLarge("memory: an item of " + std::to_string(charge) +
                           " bytes exceeds the shard budget of " +
@@ -253,10 +311,11 @@ void MemoryShard::Erase(MemoryEntry* entry) {
   lru_.Unlink(entry);
   table_.Detach(entry);
   bytes_ -= entry->charge();
+  payload_bytes_ -= entry->key_size + entry->value_size;
   limbo_.Retire(entry);
 }
 
-void MemoryShard::EvictOver(const MemoryEntry* keep) {
+void MemoryShard::EvictOver(MemoryEntry* keep) {
   if (bytes_ <= limits_.capacity_bytes) return;
   const std::int64_t now_ms = SteadyNowMs();
   // Each entry is passed over at most once (its second chance), so this ends

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string_view>
 
@@ -24,6 +25,7 @@
 #include "cachet/item.h"
 #include "cachet/status.h"
 #include "entry_table.h"
+#include "frequency_sketch.h"
 #include "limbo.h"
 #include "memory_entry.h"
 #include "read_epochs.h"
@@ -31,9 +33,15 @@
 
 namespace cachet::memory {
 
+// Which entries a full shard keeps. kLru: every new item is admitted and the
+// CLOCK victim goes. kTinyLfu: a new item only displaces the victim if it was
+// asked for more often lately (FrequencySketch); otherwise the new item goes.
+enum class EvictionPolicy { kLru, kTinyLfu };
+
 struct ShardLimits {
   std::size_t capacity_bytes = 0;  // sum of the entries' charge()
   std::size_t max_item_size = 0;   // largest value
+  EvictionPolicy policy = EvictionPolicy::kLru;
 };
 
 struct ShardStats {
@@ -45,6 +53,9 @@ struct ShardStats {
   std::uint64_t evictions = 0;    // live entries dropped for room
   std::uint64_t expired = 0;      // expired entries reclaimed
   std::uint64_t total_items = 0;  // entries ever created
+  std::uint64_t rejected = 0;     // new items refused by the admission policy
+  std::uint64_t payload_bytes = 0;  // keys and values of the live items
+  std::uint64_t sketch_bytes = 0;   // the admission policy's frequency sketch
 };
 
 // A key and its hash, computed once by the store and used by the shard's table.
@@ -58,8 +69,7 @@ std::int64_t SteadyNowMs() noexcept;
 
 class alignas(64) MemoryShard {
  public:
-  MemoryShard(ShardLimits limits, ReadEpochs& epochs)
-      : epochs_(epochs), limits_(limits), limbo_(epochs), table_(limbo_) {}
+  MemoryShard(ShardLimits limits, ReadEpochs& epochs);
   MemoryShard(const MemoryShard&) = delete;
   MemoryShard& operator=(const MemoryShard&) = delete;
 
@@ -80,7 +90,13 @@ class alignas(64) MemoryShard {
   MemoryEntry* FindLive(KeyRef key);
   // FindLive for a read under the lock: counts the hit or miss and marks the entry.
   MemoryEntry* FindForRead(KeyRef key);
-  Status StoreNew(KeyRef key, ItemView item, Ttl ttl);
+  // Stores a new key. With `judged` (every new key but an add's) a full shard
+  // under TinyLFU may refuse it: not_stored, and nothing changed but the sketch.
+  Status StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged);
+  // TinyLFU's verdict on a new item of `charge` bytes for the key with `hash`:
+  // true when it fits, or when it was asked for more often than the first
+  // victim CLOCK would take (which gets its second chances on the way).
+  bool Admit(std::uint64_t hash, std::size_t charge);
   // An empty entry for `key` with room for `value_size` bytes: a spare from the
   // limbo if one fits, else a new block. nullptr when out of memory.
   MemoryEntry* NewEntry(std::uint64_t hash, std::string_view key, std::size_t value_size);
@@ -93,7 +109,7 @@ class alignas(64) MemoryShard {
   Status CheckFits(std::size_t key_size, std::size_t value_size) const;
   void Erase(MemoryEntry* entry);
   // Drops the least recently used entries, never `keep`, until the budget holds.
-  void EvictOver(const MemoryEntry* keep);
+  void EvictOver(MemoryEntry* keep);
   static void CopyOut(const MemoryEntry& entry, Item* out);
 
   ReadEpochs& epochs_;  // the store's, shared by its shards
@@ -102,9 +118,11 @@ class alignas(64) MemoryShard {
   Limbo limbo_;  // before table_: the table retires into it
   EntryTable table_;
   LruList lru_;
+  std::unique_ptr<FrequencySketch> sketch_;  // TinyLFU only; nullptr for LRU
   std::size_t bytes_ = 0;
+  std::size_t payload_bytes_ = 0;  // key and value bytes of the live entries
   std::uint64_t next_cas_ = 1;
-  ShardStats counters_;  // evictions, expired, total_items; stats() fills in the rest
+  ShardStats counters_;  // evictions, expired, total_items, rejected; stats() adds the rest
 };
 
 }  // namespace cachet::memory

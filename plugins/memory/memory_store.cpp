@@ -4,7 +4,8 @@
 namespace cachet::memory {
 
 MemoryStore::MemoryStore(const MemoryStoreOptions& options) : options_(options) {
-  const ShardLimits limits{options.max_bytes / options.shards, options.max_item_size};
+  const ShardLimits limits{options.max_bytes / options.shards, options.max_item_size,
+                           options.policy};
   shards_.reserve(options.shards);
   for (std::size_t i = 0; i < options.shards; ++i) {
     shards_.push_back(std::make_unique<MemoryShard>(limits, epochs_));
@@ -25,6 +26,9 @@ ShardStats MemoryStore::TotalStats() {
     total.evictions += s.evictions;
     total.expired += s.expired;
     total.total_items += s.total_items;
+    total.rejected += s.rejected;
+    total.payload_bytes += s.payload_bytes;
+    total.sketch_bytes += s.sketch_bytes;
   }
   total.get_hits = epochs_.hits();
   total.get_misses = epochs_.misses();

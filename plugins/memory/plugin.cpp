@@ -20,6 +20,9 @@ constexpr OptionSpec kOptions[] = {
      "largest value in bytes; a bigger one is refused with too_large"},
     {"max_key_size", OptionType::kInt, "250",
      "longest key in bytes; a longer one is refused with invalid_argument"},
+    {"policy", OptionType::kString, "lru",
+     "lru: a new item always evicts the CLOCK victim; tinylfu: only if it was asked for "
+     "more often lately (frequency sketch)"},
 };
 
 // Reads an integer option and checks it lies in [low, high].
@@ -41,6 +44,14 @@ Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
   if (Status s = ReadBounded(section, "max_key_size", 1, kMaxInt, &options->max_key_size);
       !s.ok()) {
     return s;
+  }
+  const std::string policy = section.GetString("policy");
+  if (policy == "lru") {
+    options->policy = EvictionPolicy::kLru;
+  } else if (policy == "tinylfu") {
+    options->policy = EvictionPolicy::kTinyLfu;
+  } else {
+    return section.ErrorAt("policy", "must be lru or tinylfu");
   }
   // Each shard's budget is max_bytes / shards, which must not round down to 0.
   const auto min_bytes = static_cast<std::int64_t>(options->shards);

@@ -1,0 +1,295 @@
+// The memory store's admission policy: the frequency sketch on its own, then
+// `policy = tinylfu` deciding whether a new item may evict the CLOCK victim,
+// beside `policy = lru`, which always lets it. Each test would fail if admission
+// admitted everything, or nothing.
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../../plugins/memory/frequency_sketch.h"
+#include "cachet/cache.h"
+#include "cachet/config.h"
+
+using cachet::Cache;
+using cachet::Config;
+using cachet::memory::FrequencySketch;
+
+namespace {
+
+std::unique_ptr<Cache> OpenMemory(const std::string& memory_section) {
+  auto config = Config::Parse("[cache]\nbackend = memory\n[memory]\n" + memory_section,
+                              "memory-policy-test.conf");
+  REQUIRE(config.ok());
+  auto cache = Cache::Open(std::move(config).value());
+  INFO(cache.status().ToString());
+  REQUIRE(cache.ok());
+  return std::move(cache).value();
+}
+
+std::map<std::string, std::string> StatsOf(Cache& cache) {
+  auto stats = cache.Stats();
+  REQUIRE(stats.ok());
+  return {stats->begin(), stats->end()};
+}
+
+// A well-mixed 64-bit hash for key number `i`, as the store's would be.
+std::uint64_t HashOf(std::uint64_t i) {
+  std::uint64_t z = i * 0x9E3779B97F4A7C15ull + 1;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  return z ^ (z >> 31);
+}
+
+// 60 items of 1000 bytes fit in one shard of 64 KiB.
+const char* const kSmallShard = "max_bytes = 65536\nshards = 1\n";
+
+}  // namespace
+
+TEST_CASE("frequency sketch counts accesses and saturates at 15", "[memory][policy]") {
+  FrequencySketch sketch(1024);
+  CHECK(sketch.Estimate(HashOf(1)) == 0);
+  for (int i = 0; i < 5; ++i) sketch.Record(HashOf(1));
+  CHECK(sketch.Estimate(HashOf(1)) == 5);
+  for (int i = 0; i < 40; ++i) sketch.Record(HashOf(2));
+  CHECK(sketch.Estimate(HashOf(2)) == FrequencySketch::kMaxCount);
+  CHECK(sketch.Estimate(HashOf(1)) == 5);  // another key's accesses did not leak in
+}
+
+TEST_CASE("frequency sketch keeps most keys apart", "[memory][policy]") {
+  FrequencySketch sketch(1024);
+  for (std::uint64_t k = 0; k < 512; ++k) sketch.Record(HashOf(k));
+  int exact = 0;
+  for (std::uint64_t k = 0; k < 512; ++k) exact += sketch.Estimate(HashOf(k)) == 1 ? 1 : 0;
+  CHECK(exact >= 480);  // a count-min sketch only overestimates, and rarely at half load
+  CHECK(sketch.Estimate(HashOf(100000)) <= 1);
+}
+
+TEST_CASE("frequency sketch halves every count after its sample", "[memory][policy]") {
+  FrequencySketch sketch(4096);
+  REQUIRE(sketch.sample() == 40960);
+  for (int i = 0; i < 12; ++i) sketch.Record(HashOf(7));
+  // Distinct keys bring the count of accesses to one short of the sample.
+  for (std::uint64_t k = 1000; k < 200000 && sketch.additions() + 1 < sketch.sample(); ++k) {
+    sketch.Record(HashOf(k));
+  }
+  REQUIRE(sketch.additions() + 1 == sketch.sample());
+  CHECK_FALSE(sketch.AgeIfDue());  // not yet due
+  for (std::uint64_t k = 500000; k < 600000 && sketch.additions() < sketch.sample(); ++k) {
+    sketch.Record(HashOf(k));
+  }
+  const int before = sketch.Estimate(HashOf(7));
+  CHECK(before >= 12);
+  REQUIRE(sketch.AgeIfDue());
+  CHECK(sketch.Estimate(HashOf(7)) == before / 2);
+  CHECK(sketch.additions() == 0);
+}
+
+TEST_CASE("frequency sketch keeps its shared access count on a cache line of its own",
+          "[memory][policy]") {
+  // The read-mostly fields fill the first 64-byte line; the count every reader
+  // bumps starts the second, so the object spans two lines, aligned to them.
+  CHECK(alignof(FrequencySketch) == 64);
+  CHECK(sizeof(FrequencySketch) == 128);
+}
+
+TEST_CASE("memory rejects a policy it does not know", "[memory][policy]") {
+  auto config =
+      Config::Parse("[cache]\nbackend = memory\n[memory]\npolicy = mru\n", "memory-policy.conf");
+  REQUIRE(config.ok());
+  auto cache = Cache::Open(std::move(config).value());
+  REQUIRE_FALSE(cache.ok());
+  CHECK(cache.status().message().find("policy") != std::string::npos);
+  CHECK(cache.status().message().find("lru or tinylfu") != std::string::npos);
+}
+
+TEST_CASE("tinylfu keeps the read items through a scan that lru lets flush them",
+          "[memory][policy]") {
+  const std::string value(1000, 'v');
+  auto run = [&](const std::string& policy) {
+    auto cache = OpenMemory(std::string(kSmallShard) + "policy = " + policy + "\n");
+    for (int i = 0; i < 30; ++i) REQUIRE(cache->Set("hot" + std::to_string(i), value).ok());
+    for (int round = 0; round < 4; ++round) {
+      for (int i = 0; i < 30; ++i) REQUIRE(cache->Get("hot" + std::to_string(i)).hit());
+    }
+    // A scan: 300 keys written once and never read (tinylfu refuses most: not_stored).
+    for (int i = 0; i < 300; ++i) {
+      const cachet::Status s = cache->Set("scan" + std::to_string(i), value);
+      REQUIRE((s.ok() || (policy == "tinylfu" && s.IsNotStored())));
+    }
+    int kept = 0;
+    for (int i = 0; i < 30; ++i) kept += cache->Get("hot" + std::to_string(i)).hit() ? 1 : 0;
+    return std::pair{kept, StatsOf(*cache)};
+  };
+  auto [lru_kept, lru_stats] = run("lru");
+  CHECK(lru_kept == 0);  // each read bought one second chance, and the scan used them up
+  CHECK(lru_stats["rejected"] == "0");
+  CHECK(lru_stats["policy"] == "lru");
+
+  auto [tiny_kept, tiny_stats] = run("tinylfu");
+  CHECK(tiny_kept == 30);
+  CHECK(std::stoull(tiny_stats["rejected"]) >= 250);  // the scan's keys, once it was full
+  CHECK(tiny_stats["policy"] == "tinylfu");
+  CHECK(std::stoull(tiny_stats["sketch_bytes"]) > 0);
+  CHECK(std::stoull(tiny_stats["bytes"]) <= 65536);
+}
+
+TEST_CASE("tinylfu admits a new item asked for more often than the victim, and only then",
+          "[memory][policy]") {
+  auto cache = OpenMemory(std::string(kSmallShard) + "policy = tinylfu\n");
+  const std::string value(1000, 'v');
+  // Fills the shard with items written once; once full, more of them are refused.
+  for (int i = 0; i < 100; ++i) {
+    const cachet::Status s = cache->Set("cold" + std::to_string(i), value);
+    REQUIRE((s.ok() || s.IsNotStored()));
+  }
+  auto full = StatsOf(*cache);
+  REQUIRE(std::stoull(full["rejected"]) > 0);
+  REQUIRE(cache->Get("cold0").hit());  // the first ones stayed
+
+  // Wanted: missed five times before it is written, as a cache-aside reader would.
+  for (int i = 0; i < 5; ++i) REQUIRE(cache->Get("wanted").miss());
+  REQUIRE(cache->Set("wanted", value).ok());
+  CHECK(cache->Get("wanted").hit());
+
+  // Once-only: no more wanted than the victims, so it does not displace one,
+  // and the writer is told so: not_stored, not ok.
+  auto before = StatsOf(*cache);
+  CHECK(cache->Set("once", value).IsNotStored());
+  CHECK(cache->Get("once").miss());
+  auto after = StatsOf(*cache);
+  CHECK(std::stoull(after["rejected"]) == std::stoull(before["rejected"]) + 1);
+  // A refused item was never an item: not counted, no eviction for it.
+  CHECK(after["total_items"] == before["total_items"]);
+  CHECK(after["evictions"] == before["evictions"]);
+  CHECK(after["items"] == before["items"]);
+}
+
+TEST_CASE("tinylfu never refuses an add: two claims of one key, exactly one wins",
+          "[memory][policy]") {
+  auto cache = OpenMemory(std::string(kSmallShard) + "policy = tinylfu\n");
+  const std::string value(1000, 'v');
+  // A full shard of items read often, so any judged newcomer would lose.
+  for (int i = 0; i < 60; ++i) (void)cache->Set("hot" + std::to_string(i), value);
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < 60; ++i) (void)cache->Get("hot" + std::to_string(i));
+  }
+  REQUIRE(cache->Set("judged", value).IsNotStored());  // a set is judged, and loses
+  // An add is a claim (a lock, GetOrCompute's lease), not a cache fill: it is
+  // stored; a second add of the same key sees the first and is not_stored.
+  CHECK(cache->Add("lock", value).ok());
+  CHECK(cache->Add("lock", value).IsNotStored());
+  auto got = cache->Get("lock");
+  REQUIRE(got.hit());
+  CHECK(got.value() == value);
+}
+
+TEST_CASE("tinylfu: a refused set is never visible, and a victim survives it",
+          "[memory][policy]") {
+  auto cache = OpenMemory(std::string(kSmallShard) + "policy = tinylfu\n");
+  const std::string value(1000, 'v');
+  for (int i = 0; i < 50; ++i) REQUIRE(cache->Set("hot" + std::to_string(i), value).ok());
+  for (int i = 0; i < 20; ++i) (void)cache->Set("fill" + std::to_string(i), value);  // now full
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < 50; ++i) REQUIRE(cache->Get("hot" + std::to_string(i)).hit());
+  }
+  auto before = StatsOf(*cache);
+  for (int i = 0; i < 20; ++i) {
+    CHECK(cache->Set("new" + std::to_string(i), value).IsNotStored());
+  }
+  auto after = StatsOf(*cache);
+  // Judged before anything was evicted or published: the resident items stay.
+  CHECK(after["evictions"] == before["evictions"]);
+  CHECK(after["items"] == before["items"]);
+  CHECK(after["total_items"] == before["total_items"]);
+  CHECK(std::stoull(after["reclaiming_bytes"]) == std::stoull(before["reclaiming_bytes"]));
+  for (int i = 0; i < 50; ++i) CHECK(cache->Get("hot" + std::to_string(i)).hit());
+}
+
+TEST_CASE("tinylfu lets an overwrite of a present key through without judging it",
+          "[memory][policy]") {
+  auto cache = OpenMemory(std::string(kSmallShard) + "policy = tinylfu\n");
+  const std::string value(1000, 'v');
+  // Fills the shard to its budget (later keys are refused), then reads every
+  // present key until its count saturates (15): a judged overwrite would tie
+  // with any victim and lose.
+  std::vector<std::string> present;
+  for (int i = 0; i < 100; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    if (cache->Set(key, value).ok()) present.push_back(key);
+  }
+  REQUIRE(std::stoull(StatsOf(*cache)["rejected"]) > 0);  // full
+  for (int round = 0; round < 16; ++round) {
+    for (const auto& key : present) REQUIRE(cache->Get(key).hit());
+  }
+  const std::string rejected = StatsOf(*cache)["rejected"];
+  // A slightly larger value each time, so every overwrite has to evict to fit.
+  const std::string bigger(1010, 'w');
+  int overwritten = 0;
+  for (const auto& key : present) {
+    if (!cache->Get(key).hit()) continue;  // evicted by an earlier overwrite
+    REQUIRE(cache->Set(key, bigger).ok());
+    auto got = cache->Get(key);
+    REQUIRE(got.hit());
+    CHECK(got.value() == bigger);
+    ++overwritten;
+  }
+  CHECK(overwritten >= 40);
+  CHECK(StatsOf(*cache)["rejected"] == rejected);
+}
+
+TEST_CASE("memory reports what an item costs beyond its key and value", "[memory]") {
+  auto cache = OpenMemory("");
+  for (int i = 0; i < 10; ++i) {
+    REQUIRE(cache->Set("key" + std::to_string(i), std::string(90, 'v')).ok());
+  }
+  auto stats = StatsOf(*cache);
+  const std::uint64_t overhead = std::stoull(stats["overhead_per_item"]);
+  CHECK(overhead > 0);
+  // Every item has a 4-byte key and a 90-byte value: the charge is exactly that plus overhead.
+  CHECK(std::stoull(stats["bytes"]) == 10 * (4 + 90 + overhead));
+
+  // A flush forgets the keys and values too: the figure stays the same afterwards.
+  REQUIRE(cache->Flush().ok());
+  REQUIRE(cache->Set("again", std::string(50, 'v')).ok());
+  auto after = StatsOf(*cache);
+  CHECK(std::stoull(after["overhead_per_item"]) == overhead);
+  CHECK(std::stoull(after["bytes"]) == 5 + 50 + overhead);
+}
+
+TEST_CASE("tinylfu readers bump the sketch beside writers that age it", "[memory][policy][threads]") {
+  // A 64 KiB shard gives a 1024-counter-wide sketch that ages every 10240
+  // accesses; 4000 distinct keys keep the writer storing, refusing, evicting
+  // and aging while the readers look the same keys up (for TSan).
+  auto cache = OpenMemory("max_bytes = 65536\nshards = 1\npolicy = tinylfu\n");
+  constexpr int kKeys = 4000;
+  constexpr int kOps = 40000;
+  std::atomic<bool> failed{false};
+  std::atomic<int> hits{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kOps; ++i) {
+        const std::string key = "k" + std::to_string((i * 7 + t * 13) % kKeys);
+        auto got = cache->Get(key);
+        if (got.hit()) {
+          hits.fetch_add(1, std::memory_order_relaxed);
+          if (got.value() != key) failed = true;
+        }
+      }
+    });
+  }
+  for (int i = 0; i < kOps; ++i) {
+    const std::string key = "k" + std::to_string((i * 11) % kKeys);
+    const cachet::Status s = cache->Set(key, key);
+    if (!s.ok() && !s.IsNotStored()) failed = true;
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK_FALSE(failed);
+  CHECK(hits.load() > 0);  // the readers met the writer's items
+  auto stats = StatsOf(*cache);
+  CHECK(std::stoull(stats["bytes"]) <= 65536);
+  CHECK(std::stoull(stats["evictions"]) + std::stoull(stats["rejected"]) > 0);
+}
