@@ -194,6 +194,18 @@ class CACHET_EXPORT Cache {
   // FinishLoad; the others block in BeginLoad until it does, then get false.
   bool BeginLoad(const std::string& key);
   void FinishLoad(const std::string& key);
+  // Holds a claim from BeginLoad and ends it when destroyed.
+  class LoadClaim {
+   public:
+    LoadClaim(Cache* cache, const std::string& key) : cache_(cache), key_(key) {}
+    ~LoadClaim() { cache_->FinishLoad(key_); }
+    LoadClaim(const LoadClaim&) = delete;
+    LoadClaim& operator=(const LoadClaim&) = delete;
+
+   private:
+    Cache* cache_;            // outlives the claim
+    const std::string& key_;  // outlives the claim
+  };
 
   Ttl EffectiveTtl(std::optional<Ttl> ttl) const { return ttl ? *ttl : options_.default_ttl; }
 
@@ -326,19 +338,14 @@ Lookup<T> Cache::GetOrCompute(std::string_view key, Loader&& loader, std::option
     Lookup<T> cached = Get<T>(key);
     if (cached.hit()) return cached;
     if (!BeginLoad(owned_key)) continue;  // another thread loaded it: read again
+    // Released on every way out, a throwing loader included, so waiters retry.
+    const LoadClaim claim(this, owned_key);
     // Re-check under our claim: another loader may have finished just before it.
     Lookup<T> again = Get<T>(key);
-    if (again.hit()) {
-      FinishLoad(owned_key);
-      return again;
-    }
+    if (again.hit()) return again;
     Result<T> loaded = std::forward<Loader>(loader)();
-    if (!loaded.ok()) {
-      FinishLoad(owned_key);
-      return Lookup<T>::FromStatus(loaded.status());
-    }
+    if (!loaded.ok()) return Lookup<T>::FromStatus(loaded.status());
     (void)Set(key, loaded.value(), ttl);  // a failed write still returns the value
-    FinishLoad(owned_key);
     return Lookup<T>::Hit(std::move(loaded).value());
   }
   // Loads by other threads kept failing to store: load without the claim.
