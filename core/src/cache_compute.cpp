@@ -1,0 +1,251 @@
+// Cache::GetOrComputeItem: GetOrCompute's coordination of loaders. Threads of
+// one process wait on the LoadCoordinator; processes sharing a store take a
+// lease in it (an add of "<key>#lease" with the lease's TTL), and values carry a
+// ComputedRecord (computed_record.h) when stale-while-revalidate, early refresh
+// or cached misses need their expiry and load time.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "cache_state.h"
+#include "computed_record.h"
+
+namespace cachet {
+
+// What a read found under a key, as GetOrCompute sees it.
+struct Cache::Cached {
+  enum class State { kAbsent, kFresh, kStale };
+  State state = State::kAbsent;
+  bool negative = false;    // a cached miss: the loader said not_found
+  bool has_record = false;  // stored with a ComputedRecord (else a plain value)
+  ComputedRecord record;
+  Item item;  // the value: its bytes as the codec made them, and its flags
+
+  // The caller's answer: the value, or a miss for a cached miss.
+  Status TakeInto(Item* out) {
+    if (negative) return Status::NotFound();
+    *out = std::move(item);
+    return Status::OK();
+  }
+};
+
+namespace {
+
+using std::chrono::milliseconds;
+using SteadyClock = std::chrono::steady_clock;
+
+// The longest pause between two polls of a waiter, and the lease a refresh
+// takes when no lease is configured.
+constexpr milliseconds kMaxPollPause{50};
+constexpr milliseconds kRefreshLease{kLoadWaitLimit};
+
+std::uint64_t NowMs() {
+  const auto since_epoch = std::chrono::system_clock::now().time_since_epoch();
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<milliseconds>(since_epoch).count());
+}
+
+// `base` + `extra`, saturating at the largest Ttl.
+Ttl SaturatingAdd(Ttl base, Ttl extra) {
+  return base > Ttl::max() - extra ? Ttl::max() : base + extra;
+}
+
+// The XFetch rule: refresh when now - load_ms * beta * ln(u) >= fresh_until,
+// with u uniform in (0, 1]. A slower load or a larger beta refreshes earlier.
+bool EarlyRefreshDue(std::uint64_t now_ms, const ComputedRecord& record, double beta) {
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  const double u = 1.0 - std::uniform_real_distribution<double>(0.0, 1.0)(random);
+  const double ahead = static_cast<double>(record.load_ms) * beta * -std::log(u);
+  return static_cast<double>(now_ms) + ahead >= static_cast<double>(record.fresh_until_ms);
+}
+
+std::string LeaseKey(std::string_view key) { return std::string(key) + "#lease"; }
+
+// What a lease holds: who took it, for a person reading the store.
+std::string LeaseOwner() { return "cachet lease, pid " + std::to_string(::getpid()); }
+
+enum class LeaseOutcome { kTaken, kHeldElsewhere, kUnavailable };
+
+LeaseOutcome TakeLease(Cache& cache, const std::string& lease_key, milliseconds lease) {
+  const std::string owner = LeaseOwner();
+  Status s = cache.StoreItem(StoreMode::kAdd, lease_key, ItemView(owner), Ttl{lease},
+                             CacheOp::kAdd);
+  if (s.ok()) return LeaseOutcome::kTaken;
+  return s.IsNotStored() ? LeaseOutcome::kHeldElsewhere : LeaseOutcome::kUnavailable;
+}
+
+// Gives a taken lease back when it goes out of scope, a throwing loader included.
+class HeldLease {
+ public:
+  HeldLease(Cache* cache, std::string lease_key) : cache_(cache), key_(std::move(lease_key)) {}
+  ~HeldLease() { (void)cache_->Remove(key_); }
+  HeldLease(const HeldLease&) = delete;
+  HeldLease& operator=(const HeldLease&) = delete;
+
+ private:
+  Cache* cache_;  // outlives the lease
+  std::string key_;
+};
+
+Status CheckOptions(const ComputeOptions& o) {
+  if (o.lease.count() < 0 || o.lease_wait.count() < 0 || o.stale.count() < 0 ||
+      o.negative_ttl.count() < 0 || (o.ttl && o.ttl->count() < 0)) {
+    return Status::InvalidArgument("GetOrCompute: durations must not be negative");
+  }
+  if (!(o.early_refresh >= 0) || !std::isfinite(o.early_refresh)) {
+    return Status::InvalidArgument("GetOrCompute: early_refresh must be a finite number >= 0");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Cache::GetOrComputeItem(std::string_view key, const ItemLoader& load,
+                               const ComputeOptions& options, Item* out) {
+  if (key.empty()) return Status::InvalidArgument("empty key");
+  if (Status s = CheckOptions(options); !s.ok()) return s;
+  const std::string owned_key(key);
+  Cached cached;
+  // Bounded: each pass either returns or waits for another thread's load to end.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    // A failed read counts as absent: the loader still runs.
+    (void)ReadCached(key, options, &cached);
+    if (cached.state == Cached::State::kFresh) {
+      if (options.early_refresh > 0 && cached.has_record && !cached.negative &&
+          cached.record.fresh_until_ms != 0 &&
+          EarlyRefreshDue(NowMs(), cached.record, options.early_refresh)) {
+        TryRefresh(key, load, options, &cached);
+      }
+      return cached.TakeInto(out);
+    }
+    if (cached.state == Cached::State::kStale) {
+      // One caller refreshes; everyone else gets the stale value at once.
+      TryRefresh(key, load, options, &cached);
+      return cached.TakeInto(out);
+    }
+    if (!state_->loads.Begin(owned_key)) continue;  // another thread loaded it: read again
+    // Released on every way out, a throwing loader included, so waiters retry.
+    const LoadCoordinator::Claim claim(&state_->loads, owned_key);
+    return LoadMissing(key, load, options, out);
+  }
+  // Loads by other threads kept failing to store: load without the claim.
+  return load(out);
+}
+
+Status Cache::ReadCached(std::string_view key, const ComputeOptions& options, Cached* cached) {
+  cached->state = Cached::State::kAbsent;
+  cached->negative = false;
+  cached->has_record = false;
+  Status s = GetStoredItem(key, &cached->item, CacheOp::kGet);
+  if (!s.ok()) return s;
+  std::string_view value;
+  if (!DecodeComputedRecord(cached->item.value, &cached->record, &value)) {
+    // A plain value: fresh for as long as the store keeps it.
+    cached->state = Cached::State::kFresh;
+    return s;
+  }
+  cached->has_record = true;
+  cached->negative = cached->record.kind == ComputedRecord::Kind::kNotFound;
+  cached->item.value.erase(0, kComputedHeaderSize);
+  const std::uint64_t fresh_until = cached->record.fresh_until_ms;
+  if (fresh_until == 0 || NowMs() < fresh_until) {
+    cached->state = Cached::State::kFresh;
+  } else if (!cached->negative && options.stale.count() > 0) {
+    cached->state = Cached::State::kStale;
+  }
+  // Else absent: past its expiry, still kept by a store that rounds TTLs up.
+  return s;
+}
+
+Status Cache::LoadAndStore(std::string_view key, const ItemLoader& load,
+                           const ComputeOptions& options, Item* out) {
+  const auto started = SteadyClock::now();
+  Status s = load(out);
+  const auto took = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - started);
+  const bool negative = s.IsNotFound() && options.negative_ttl.count() > 0;
+  if (!s.ok() && !negative) return s;  // nothing is stored for an error
+
+  const Ttl ttl = negative ? options.negative_ttl : EffectiveTtl(options.ttl);
+  const bool needs_record = negative || options.stale.count() > 0 || options.early_refresh > 0;
+  if (!needs_record) {
+    (void)StoreItem(StoreMode::kSet, key, *out, ttl);  // a failed write still returns the value
+    return s;
+  }
+  ComputedRecord record;
+  record.kind = negative ? ComputedRecord::Kind::kNotFound : ComputedRecord::Kind::kValue;
+  record.fresh_until_ms = ttl.count() > 0 ? NowMs() + static_cast<std::uint64_t>(ttl.count()) : 0;
+  record.load_ms = static_cast<std::uint32_t>(
+      std::min<std::int64_t>(took.count(), std::numeric_limits<std::uint32_t>::max()));
+  // The store keeps a value through its stale window too; 0 stays "never expires".
+  const Ttl keep = (negative || ttl.count() == 0) ? ttl : SaturatingAdd(ttl, options.stale);
+  std::string bytes;
+  EncodeComputedRecord(record, negative ? std::string_view() : std::string_view(out->value),
+                       &bytes);
+  (void)StoreItem(StoreMode::kSet, key, ItemView(bytes, negative ? 0 : out->flags), keep);
+  return s;
+}
+
+void Cache::TryRefresh(std::string_view key, const ItemLoader& load,
+                       const ComputeOptions& options, Cached* cached) {
+  const std::string owned_key(key);
+  if (!state_->loads.TryBegin(owned_key)) return;  // a thread of this process refreshes it
+  const LoadCoordinator::Claim claim(&state_->loads, owned_key);
+  // One refresher in the whole fleet: the lease, non-blocking.
+  const std::string lease_key = LeaseKey(key);
+  const milliseconds lease = options.lease.count() > 0 ? options.lease : kRefreshLease;
+  const LeaseOutcome taken = TakeLease(*this, lease_key, lease);
+  if (taken == LeaseOutcome::kHeldElsewhere) return;
+  std::optional<HeldLease> held;
+  if (taken == LeaseOutcome::kTaken) held.emplace(this, lease_key);
+  Item fresh;
+  Status s = LoadAndStore(key, load, options, &fresh);
+  if (s.ok()) {
+    cached->item = std::move(fresh);
+    cached->negative = false;
+  } else if (s.IsNotFound()) {
+    cached->negative = true;  // the loader says it is gone now
+  }
+  // Any other error: the caller still gets the value it read.
+}
+
+Status Cache::LoadMissing(std::string_view key, const ItemLoader& load,
+                          const ComputeOptions& options, Item* out) {
+  // Re-check under the claim: another loader may have finished just before it.
+  Cached cached;
+  (void)ReadCached(key, options, &cached);
+  if (cached.state != Cached::State::kAbsent) return cached.TakeInto(out);
+  if (options.lease.count() <= 0) return LoadAndStore(key, load, options, out);
+
+  const std::string lease_key = LeaseKey(key);
+  const milliseconds wait = options.lease_wait.count() > 0 ? options.lease_wait : options.lease;
+  const auto deadline = SteadyClock::now() + wait;
+  milliseconds pause{2};
+  // Bounded by `deadline`: every pass sleeps, and the last one loads.
+  for (;;) {
+    const LeaseOutcome taken = TakeLease(*this, lease_key, options.lease);
+    if (taken == LeaseOutcome::kTaken) {
+      const HeldLease held(this, lease_key);
+      // The previous holder may have stored its value just before it let go.
+      (void)ReadCached(key, options, &cached);
+      if (cached.state != Cached::State::kAbsent) return cached.TakeInto(out);
+      return LoadAndStore(key, load, options, out);
+    }
+    // A store that cannot take the lease (an error) does not stop the load.
+    if (taken == LeaseOutcome::kUnavailable) return LoadAndStore(key, load, options, out);
+    // Another process is loading: poll for its value, backing off.
+    const auto now = SteadyClock::now();
+    if (now >= deadline) return LoadAndStore(key, load, options, out);
+    std::this_thread::sleep_for(
+        std::min<SteadyClock::duration>(pause, deadline - now));
+    pause = std::min(pause * 2, kMaxPollPause);
+    (void)ReadCached(key, options, &cached);
+    if (cached.state != Cached::State::kAbsent) return cached.TakeInto(out);
+  }
+}
+
+}  // namespace cachet
