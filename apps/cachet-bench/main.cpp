@@ -22,6 +22,7 @@
 #include "progress.h"
 #include "runner.h"
 #include "servers.h"
+#include "stampede.h"
 #include "svg_chart.h"
 #include "target.h"
 
@@ -161,6 +162,7 @@ int Main(const std::vector<std::string>& args) {
     for (const Scenario& s : AllScenarios()) std::cout << s.name << ": " << s.description << '\n';
     return 0;
   }
+  if (options->stampede) return RunStampede(*options);
   return Run(*options);
 }
 

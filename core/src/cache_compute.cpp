@@ -44,6 +44,8 @@ using SteadyClock = std::chrono::steady_clock;
 // takes when no lease is configured.
 constexpr milliseconds kMaxPollPause{50};
 constexpr milliseconds kRefreshLease{kLoadWaitLimit};
+// How much longer than its expiry (and stale window) a record is kept.
+constexpr Ttl kRecordSlack{1000};
 
 std::uint64_t NowMs() {
   const auto since_epoch = std::chrono::system_clock::now().time_since_epoch();
@@ -181,8 +183,12 @@ Status Cache::LoadAndStore(std::string_view key, const ItemLoader& load,
   record.fresh_until_ms = ttl.count() > 0 ? NowMs() + static_cast<std::uint64_t>(ttl.count()) : 0;
   record.load_ms = static_cast<std::uint32_t>(
       std::min<std::int64_t>(took.count(), std::numeric_limits<std::uint32_t>::max()));
-  // The store keeps a value through its stale window too; 0 stays "never expires".
-  const Ttl keep = (negative || ttl.count() == 0) ? ttl : SaturatingAdd(ttl, options.stale);
+  // The record says when the value goes stale; the store keeps it through its
+  // stale window and a little longer, because stores with second resolution
+  // (memcached) may drop an item up to a second before its TTL. 0 stays "never".
+  const Ttl keep = (negative || ttl.count() == 0)
+                       ? ttl
+                       : SaturatingAdd(SaturatingAdd(ttl, options.stale), kRecordSlack);
   std::string bytes;
   EncodeComputedRecord(record, negative ? std::string_view() : std::string_view(out->value),
                        &bytes);
@@ -202,6 +208,13 @@ void Cache::TryRefresh(std::string_view key, const ItemLoader& load,
   if (taken == LeaseOutcome::kHeldElsewhere) return;
   std::optional<HeldLease> held;
   if (taken == LeaseOutcome::kTaken) held.emplace(this, lease_key);
+  // Another caller may have refreshed it between our read and our lease.
+  Cached now;
+  if (ReadCached(key, options, &now).ok() && now.state != Cached::State::kAbsent &&
+      (!now.has_record || now.record.fresh_until_ms != cached->record.fresh_until_ms)) {
+    *cached = std::move(now);
+    return;
+  }
   Item fresh;
   Status s = LoadAndStore(key, load, options, &fresh);
   if (s.ok()) {
