@@ -37,8 +37,8 @@ po::options_description Description() {
       "format", po::value<std::string>()->value_name("F"), "table | json | csv (default table)")(
       "svg", po::value<std::string>()->value_name("FILE"), "also write a bar chart to FILE")(
       "start-servers", "start throwaway memcached, redis-server and Tokyo Tyrant test servers")(
-      "no-peers", "leave out the libmemcached and hiredis columns")(
-      "list", "list the scenarios and exit")(
+      "no-peers", "leave out the libmemcached and hiredis columns")("list",
+                                                                    "list the scenarios and exit")(
       "stampede", "run the GetOrCompute stampede study on the first config instead")(
       "loader-ms", po::value<std::uint64_t>()->value_name("MS"),
       "--stampede: how long the loader takes (default 50)")(

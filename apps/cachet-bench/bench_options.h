@@ -38,7 +38,7 @@ struct BenchOptions {
   bool help = false;
   // --stampede: the GetOrCompute study (stampede.h) instead of the scenarios.
   bool stampede = false;
-  std::uint64_t loader_ms = 50;         // --loader-ms: how long its loader takes
+  std::uint64_t loader_ms = 50;          // --loader-ms: how long its loader takes
   std::uint64_t stampede_ttl_ms = 1000;  // --stampede-ttl-ms: the hot key's TTL
 };
 

@@ -85,8 +85,9 @@ Result<Outcome> RunOne(const BenchOptions& bench, const OptionSet& set, const st
   };
   std::vector<std::vector<nanoseconds>> latencies(bench.threads);
   std::atomic<std::uint64_t> errors{0};
-  const auto deadline = SteadyClock::now() + std::chrono::duration_cast<nanoseconds>(
-                                                 std::chrono::duration<double>(bench.duration_seconds));
+  const auto deadline =
+      SteadyClock::now() + std::chrono::duration_cast<nanoseconds>(
+                               std::chrono::duration<double>(bench.duration_seconds));
   std::vector<std::thread> threads;
   for (unsigned t = 0; t < bench.threads; ++t) {
     threads.emplace_back([&, t] {
@@ -103,7 +104,8 @@ Result<Outcome> RunOne(const BenchOptions& bench, const OptionSet& set, const st
   (void)caches[0]->Remove(key);
 
   std::vector<nanoseconds> all;
-  for (const auto& per_thread : latencies) all.insert(all.end(), per_thread.begin(), per_thread.end());
+  for (const auto& per_thread : latencies)
+    all.insert(all.end(), per_thread.begin(), per_thread.end());
   std::sort(all.begin(), all.end());
   Outcome outcome;
   outcome.loader_runs = runs.load();
@@ -113,8 +115,8 @@ Result<Outcome> RunOne(const BenchOptions& bench, const OptionSet& set, const st
   outcome.p99_ms = Percentile(all, 0.99);
   outcome.p999_ms = Percentile(all, 0.999);
   const nanoseconds slow = std::chrono::duration_cast<nanoseconds>(loader_pause) / 2;
-  outcome.slow = static_cast<std::uint64_t>(
-      all.end() - std::lower_bound(all.begin(), all.end(), slow));
+  outcome.slow =
+      static_cast<std::uint64_t>(all.end() - std::lower_bound(all.begin(), all.end(), slow));
   outcome.max_ms = all.empty() ? 0 : static_cast<double>(all.back().count()) / 1e6;
   return outcome;
 }
@@ -122,16 +124,18 @@ Result<Outcome> RunOne(const BenchOptions& bench, const OptionSet& set, const st
 }  // namespace
 
 int RunStampede(const BenchOptions& bench) {
-  const double periods = bench.duration_seconds * 1000.0 / static_cast<double>(bench.stampede_ttl_ms);
-  std::printf("cachet-bench --stampede: %s, %u thread(s) with a Cache each, one hot key,\n"
-              "TTL %llu ms, loader %llu ms, %.1f s per row (%.1f TTL periods), a read every %lld ms"
-              " per thread\n\n",
-              bench.configs[0].c_str(), bench.threads,
-              static_cast<unsigned long long>(bench.stampede_ttl_ms),
-              static_cast<unsigned long long>(bench.loader_ms), bench.duration_seconds, periods,
-              static_cast<long long>(kReadPause.count()));
-  std::printf("%-30s %6s %8s %8s %6s %8s %8s %8s %8s %6s\n", "options", "loads", "per TTL",
-              "reads", "slow", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "errors");
+  const double periods =
+      bench.duration_seconds * 1000.0 / static_cast<double>(bench.stampede_ttl_ms);
+  std::printf(
+      "cachet-bench --stampede: %s, %u thread(s) with a Cache each, one hot key,\n"
+      "TTL %llu ms, loader %llu ms, %.1f s per row (%.1f TTL periods), a read every %lld ms"
+      " per thread\n\n",
+      bench.configs[0].c_str(), bench.threads,
+      static_cast<unsigned long long>(bench.stampede_ttl_ms),
+      static_cast<unsigned long long>(bench.loader_ms), bench.duration_seconds, periods,
+      static_cast<long long>(kReadPause.count()));
+  std::printf("%-30s %6s %8s %8s %6s %8s %8s %8s %8s %6s\n", "options", "loads", "per TTL", "reads",
+              "slow", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "errors");
   int status = 0;
   for (const OptionSet& set : OptionSets(bench)) {
     const std::string key = "cachet-bench:stampede:" + std::to_string(::getpid());

@@ -4,9 +4,9 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdint>
-#include <string_view>
 #include <exception>
 #include <string>
+#include <string_view>
 
 #include "command_table.h"
 #include "shell_words.h"

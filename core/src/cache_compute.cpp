@@ -75,8 +75,8 @@ enum class LeaseOutcome { kTaken, kHeldElsewhere, kUnavailable };
 
 LeaseOutcome TakeLease(Cache& cache, const std::string& lease_key, milliseconds lease) {
   const std::string owner = LeaseOwner();
-  Status s = cache.StoreItem(StoreMode::kAdd, lease_key, ItemView(owner), Ttl{lease},
-                             CacheOp::kAdd);
+  Status s =
+      cache.StoreItem(StoreMode::kAdd, lease_key, ItemView(owner), Ttl{lease}, CacheOp::kAdd);
   if (s.ok()) return LeaseOutcome::kTaken;
   return s.IsNotStored() ? LeaseOutcome::kHeldElsewhere : LeaseOutcome::kUnavailable;
 }
@@ -196,8 +196,8 @@ Status Cache::LoadAndStore(std::string_view key, const ItemLoader& load,
   return s;
 }
 
-void Cache::TryRefresh(std::string_view key, const ItemLoader& load,
-                       const ComputeOptions& options, Cached* cached) {
+void Cache::TryRefresh(std::string_view key, const ItemLoader& load, const ComputeOptions& options,
+                       Cached* cached) {
   const std::string owned_key(key);
   if (!state_->loads.TryBegin(owned_key)) return;  // a thread of this process refreshes it
   const LoadCoordinator::Claim claim(&state_->loads, owned_key);
@@ -253,8 +253,7 @@ Status Cache::LoadMissing(std::string_view key, const ItemLoader& load,
     // Another process is loading: poll for its value, backing off.
     const auto now = SteadyClock::now();
     if (now >= deadline) return LoadAndStore(key, load, options, out);
-    std::this_thread::sleep_for(
-        std::min<SteadyClock::duration>(pause, deadline - now));
+    std::this_thread::sleep_for(std::min<SteadyClock::duration>(pause, deadline - now));
     pause = std::min(pause * 2, kMaxPollPause);
     (void)ReadCached(key, options, &cached);
     if (cached.state != Cached::State::kAbsent) return cached.TakeInto(out);

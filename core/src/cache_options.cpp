@@ -44,7 +44,7 @@ constexpr std::array kCacheOptions = {
     OptionSpec{"stale_ms", OptionType::kInt, "0",
                "GetOrCompute: serve a value this long past its TTL while one caller refreshes it"},
     OptionSpec{"early_refresh", OptionType::kDouble, "0",
-               "GetOrCompute: XFetch beta for refreshing a value before it expires; 0: off, 1: usual"},
+               "GetOrCompute: XFetch beta, to refresh a value before it expires; 0: off, 1: usual"},
     OptionSpec{"negative_ttl", OptionType::kInt, "0",
                "GetOrCompute: seconds a loader's not_found is cached as a miss; 0: not cached"},
 };

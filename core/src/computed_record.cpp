@@ -33,8 +33,7 @@ std::uint32_t HeaderChecksum(std::string_view header) {
 
 }  // namespace
 
-void EncodeComputedRecord(const ComputedRecord& record, std::string_view value,
-                          std::string* out) {
+void EncodeComputedRecord(const ComputedRecord& record, std::string_view value, std::string* out) {
   const std::size_t start = out->size();
   out->reserve(start + kComputedHeaderSize + value.size());
   out->append(kComputedMagic);

@@ -56,8 +56,8 @@ class ExpiringMap : public Backend {
     if (mode == StoreMode::kAdd && Live(key) != entries_.end()) return Status::NotStored();
     Entry& entry = entries_[std::string(key)];
     entry.item = Item{std::string(item.value), item.flags, 0};
-    entry.expires = options.ttl.count() > 0 ? SteadyClock::now() + options.ttl
-                                            : SteadyClock::time_point::max();
+    entry.expires =
+        options.ttl.count() > 0 ? SteadyClock::now() + options.ttl : SteadyClock::time_point::max();
     return Status::OK();
   }
 
@@ -146,8 +146,7 @@ TEST_CASE("a loader's not_found is cached as a miss for negative_ttl", "[compute
   }
 }
 
-TEST_CASE("stale-while-revalidate serves the old value while one caller refreshes",
-          "[compute]") {
+TEST_CASE("stale-while-revalidate serves the old value while one caller refreshes", "[compute]") {
   auto store = std::make_shared<ExpiringMap>();
   auto refresher_cache = MakeCache(store);
   auto reader_cache = MakeCache(store);  // another process's Cache
@@ -263,8 +262,9 @@ TEST_CASE("a lease left by a dead holder frees the key after lease_ms", "[comput
   auto store = std::make_shared<ExpiringMap>();
   auto cache = MakeCache(store);
   // A holder that died mid-load: its lease is there and nobody will remove it.
-  REQUIRE(store->Store(StoreMode::kAdd, "k#lease", ItemView("dead"), WriteOptions{milliseconds(300)})
-              .ok());
+  REQUIRE(
+      store->Store(StoreMode::kAdd, "k#lease", ItemView("dead"), WriteOptions{milliseconds(300)})
+          .ok());
   CountingLoader loader;
   ComputeOptions options;
   options.lease = milliseconds(300);
@@ -282,8 +282,9 @@ TEST_CASE("a lease left by a dead holder frees the key after lease_ms", "[comput
 TEST_CASE("a waiter loads by itself after lease_wait", "[compute]") {
   auto store = std::make_shared<ExpiringMap>();
   auto cache = MakeCache(store);
-  REQUIRE(store->Store(StoreMode::kAdd, "k#lease", ItemView("slow"), WriteOptions{milliseconds(60000)})
-              .ok());
+  REQUIRE(
+      store->Store(StoreMode::kAdd, "k#lease", ItemView("slow"), WriteOptions{milliseconds(60000)})
+          .ok());
   CountingLoader loader;
   ComputeOptions options;
   options.lease = milliseconds(60000);

@@ -234,15 +234,15 @@ class CACHET_EXPORT Cache {
   struct Cached;
   Status ReadCached(std::string_view key, const ComputeOptions& options, Cached* cached);
   // Runs `load` and stores what it returns (a value, or a cached miss).
-  Status LoadAndStore(std::string_view key, const ItemLoader& load,
-                      const ComputeOptions& options, Item* out);
+  Status LoadAndStore(std::string_view key, const ItemLoader& load, const ComputeOptions& options,
+                      Item* out);
   // Refreshes a stale or early-expiring value if no one else is; `cached` gets
   // the new value when this caller refreshed it.
   void TryRefresh(std::string_view key, const ItemLoader& load, const ComputeOptions& options,
                   Cached* cached);
   // The missing-key path: under this process's claim, with the store's lease.
-  Status LoadMissing(std::string_view key, const ItemLoader& load,
-                     const ComputeOptions& options, Item* out);
+  Status LoadMissing(std::string_view key, const ItemLoader& load, const ComputeOptions& options,
+                     Item* out);
   // Reads `key` as stored, GetOrCompute's record included.
   Status GetStoredItem(std::string_view key, Item* out, CacheOp op);
 

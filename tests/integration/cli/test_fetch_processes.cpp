@@ -58,7 +58,8 @@ StoreUnderTest StartStore(const std::string& kind) {
     auto cluster = RedisCluster::Start();
     REQUIRE(cluster.ok());
     store.cluster = std::move(cluster).value();
-    section = "backend = redis\n\n[redis]\nmode = cluster\nservers = " + store.cluster->seeds() + "\n";
+    section =
+        "backend = redis\n\n[redis]\nmode = cluster\nservers = " + store.cluster->seeds() + "\n";
   } else {
     REQUIRE(kind == "tokyotyrant");
     auto server = StartTokyoTyrant();
@@ -138,8 +139,7 @@ class GroupProcess {
 
 }  // namespace
 
-TEST_CASE("sixteen fetch processes on one missing key run the command once",
-          "[fetch][processes]") {
+TEST_CASE("sixteen fetch processes on one missing key run the command once", "[fetch][processes]") {
   const std::string kind =
       GENERATE("memcached-text", "memcached-meta", "redis", "redis-cluster", "tokyotyrant");
   INFO("store: " << kind);
@@ -183,18 +183,17 @@ TEST_CASE("a fetch killed mid-run frees the key when its lease lapses", "[fetch]
   CHECK(RunCommand(get_lease).exit_code == 0);  // the dead winner's lease is still there
   // Waits for the lease to lapse (stores with second resolution round 1 s up to
   // at most 2 s), then wins it; a long lease_wait keeps it from loading on its own.
-  CommandOutcome next = RunCommand(Join(
-      {kCachet, "-c", store.config, "-o", "cache.lease_wait_ms=20000", "fetch", "k", "--lease",
-       "1", "--"},
-      SlowCommand(log, "0", "fresh")));
+  CommandOutcome next =
+      RunCommand(Join({kCachet, "-c", store.config, "-o", "cache.lease_wait_ms=20000", "fetch", "k",
+                       "--lease", "1", "--"},
+                      SlowCommand(log, "0", "fresh")));
   CHECK(next.exit_code == 0);
   CHECK(next.out == "fresh");
   CHECK(LinesIn(log) == 2);
   CHECK(RunCommand(get_lease).exit_code == 1);  // the new winner gave its lease back
 }
 
-TEST_CASE("during stale-while-revalidate other processes get the old value",
-          "[fetch][processes]") {
+TEST_CASE("during stale-while-revalidate other processes get the old value", "[fetch][processes]") {
   const std::string kind = GENERATE("memcached-text", "redis", "tokyotyrant");
   INFO("store: " << kind);
   StoreUnderTest store = StartStore(kind);
