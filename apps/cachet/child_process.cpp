@@ -20,9 +20,14 @@ Status Errno(const char* what) {
 }
 
 // In the child, between fork and exec: only async-signal-safe calls.
-[[noreturn]] void ExecChild(int write_end, char* const* argv) {
+[[noreturn]] void ExecChild(int write_end, bool null_stdin, char* const* argv) {
   if (::dup2(write_end, STDOUT_FILENO) < 0) ::_exit(127);
   ::close(write_end);
+  if (null_stdin) {
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd < 0 || ::dup2(null_fd, STDIN_FILENO) < 0) ::_exit(127);
+    ::close(null_fd);
+  }
   ::execvp(argv[0], argv);
   const char* reason = std::strerror(errno);
   const char prefix[] = "cachet fetch: cannot run ";
@@ -36,7 +41,8 @@ Status Errno(const char* what) {
 
 }  // namespace
 
-Status RunCapturingStdout(const std::vector<std::string>& argv, std::string* out, int* exit_code) {
+Status RunCapturingStdout(const std::vector<std::string>& argv, bool null_stdin, std::string* out,
+                          int* exit_code) {
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
@@ -51,7 +57,7 @@ Status RunCapturingStdout(const std::vector<std::string>& argv, std::string* out
     ::close(fds[1]);
     return Errno("fork");
   }
-  if (pid == 0) ExecChild(fds[1], args.data());
+  if (pid == 0) ExecChild(fds[1], null_stdin, args.data());
   ::close(fds[1]);
 
   char buffer[65536];

@@ -40,7 +40,7 @@ int RunFetch(CommandContext& ctx, const Invocation& inv) {
   int command_exit = 0;
   std::string command_output;  // kept for a failed run, which is not cached
   const Cache::ItemLoader run = [&](Item* item) -> Status {
-    Status s = RunCapturingStdout(command, &command_output, &command_exit);
+    Status s = RunCapturingStdout(command, ctx.shell, &command_output, &command_exit);
     if (!s.ok()) return s;
     if (command_exit != 0) {
       return Status::Unavailable("the command exited with status " + std::to_string(command_exit));

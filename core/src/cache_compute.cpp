@@ -183,12 +183,12 @@ Status Cache::LoadAndStore(std::string_view key, const ItemLoader& load,
   record.fresh_until_ms = ttl.count() > 0 ? NowMs() + static_cast<std::uint64_t>(ttl.count()) : 0;
   record.load_ms = static_cast<std::uint32_t>(
       std::min<std::int64_t>(took.count(), std::numeric_limits<std::uint32_t>::max()));
-  // The record says when the value goes stale; the store keeps it through its
-  // stale window and a little longer, because stores with second resolution
-  // (memcached) may drop an item up to a second before its TTL. 0 stays "never".
-  const Ttl keep = (negative || ttl.count() == 0)
-                       ? ttl
-                       : SaturatingAdd(SaturatingAdd(ttl, options.stale), kRecordSlack);
+  // The record says when the value (or the cached miss) goes stale; the store
+  // keeps it through its stale window and a little longer, because stores with
+  // second resolution (memcached) may drop an item up to a second before its
+  // TTL. 0 stays "never expires".
+  const Ttl window = negative ? Ttl{0} : options.stale;
+  const Ttl keep = ttl.count() == 0 ? ttl : SaturatingAdd(SaturatingAdd(ttl, window), kRecordSlack);
   std::string bytes;
   EncodeComputedRecord(record, negative ? std::string_view() : std::string_view(out->value),
                        &bytes);

@@ -1,7 +1,9 @@
-// GetOrCompute's options through the real plugins and servers: cached misses
-// expire on time, and a key read steadily with early refresh never goes missing,
-// on memcached (text and meta), Redis and Tokyo Tyrant. (Several processes at
-// once: tests/integration/cli/test_fetch_processes.cpp.)
+// GetOrCompute's options through the real plugins and servers: sixteen threads
+// of one process on the memory store run the loader once; cached misses expire
+// on time, and a key read steadily with early refresh never goes missing, on the
+// memory store, memcached (text and meta), Redis and Tokyo Tyrant. (Several
+// processes at once: tests/integration/cli/test_fetch_processes.cpp.)
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
@@ -29,7 +31,9 @@ struct OpenStore {
 OpenStore Open(const std::string& kind) {
   OpenStore store;
   std::string section;
-  if (kind == "memcached-text" || kind == "memcached-meta") {
+  if (kind == "memory") {
+    section = "backend = memory\n";
+  } else if (kind == "memcached-text" || kind == "memcached-meta") {
     REQUIRE(HaveMemcached());
     auto server = StartMemcached();
     REQUIRE(server.ok());
@@ -60,7 +64,8 @@ OpenStore Open(const std::string& kind) {
 
 TEST_CASE("a cached miss is served until negative_ttl, then the loader is asked again",
           "[compute][stores]") {
-  const std::string kind = GENERATE("memcached-text", "memcached-meta", "redis", "tokyotyrant");
+  const std::string kind =
+      GENERATE("memory", "memcached-text", "memcached-meta", "redis", "tokyotyrant");
   INFO("store: " << kind);
   OpenStore store = Open(kind);
   int runs = 0;
@@ -80,7 +85,8 @@ TEST_CASE("a cached miss is served until negative_ttl, then the loader is asked 
 }
 
 TEST_CASE("with early refresh a key read steadily never goes missing", "[compute][stores]") {
-  const std::string kind = GENERATE("memcached-text", "memcached-meta", "redis", "tokyotyrant");
+  const std::string kind =
+      GENERATE("memory", "memcached-text", "memcached-meta", "redis", "tokyotyrant");
   INFO("store: " << kind);
   OpenStore store = Open(kind);
   constexpr milliseconds kTtl(1000);
@@ -109,6 +115,31 @@ TEST_CASE("with early refresh a key read steadily never goes missing", "[compute
   for (std::size_t i = 1; i < starts.size(); ++i) {
     CHECK(starts[i] < ends[i - 1] + kTtl);
   }
+}
+
+TEST_CASE("sixteen threads on the memory store run the loader once", "[compute][stores]") {
+  OpenStore store = Open("memory");
+  std::atomic<int> runs{0};
+  auto load = [&]() -> Result<std::string> {
+    ++runs;
+    std::this_thread::sleep_for(milliseconds(200));
+    return std::string("value");
+  };
+  ComputeOptions options;
+  options.lease = milliseconds(5000);
+  constexpr int kThreads = 16;
+  std::vector<std::string> values(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      auto got = store.cache->GetOrCompute<std::string>("k", load, options);
+      values[i] = got.hit() ? got.value() : got.status().ToString();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  CHECK(runs.load() == 1);
+  for (const std::string& value : values) CHECK(value == "value");
+  CHECK(store.cache->Get("k#lease").miss());  // given back
 }
 
 }  // namespace cachet::test

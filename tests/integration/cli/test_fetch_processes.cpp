@@ -235,6 +235,12 @@ TEST_CASE("a failing command is passed on and nothing is cached", "[fetch][proce
   CommandOutcome exact = RunCommand(Fetch(store, {"e", "--", "printf", "%s|", "a b", "$HOME"}));
   CHECK(exact.out == "a b|$HOME|");
   CHECK(RunCommand({kCachet, "-c", store.config, "get", "e"}).out == "a b|$HOME|");
+
+  // Inside the shell the command reads /dev/null, never the shell's next lines.
+  CommandOutcome shell = RunCommand({kCachet, "-c", store.config, "shell"},
+                                    "fetch s -- sh -c \"printf x; cat\"\nget s\n");
+  CHECK(shell.exit_code == 0);
+  CHECK(shell.out == "x\nx\n");
 }
 
 }  // namespace cachet::test
