@@ -115,8 +115,9 @@ Status Cache::GetOrComputeItem(std::string_view key, const ItemLoader& load,
   Cached cached;
   // Bounded: each pass either returns or waits for another thread's load to end.
   for (int attempt = 0; attempt < 3; ++attempt) {
-    // A failed read counts as absent: the loader still runs.
-    (void)ReadCached(key, options, &cached);
+    // A store that fails counts as absent: the loader still runs. A key the
+    // store refuses is the caller's error, and nothing is loaded for it.
+    if (Status read = ReadCached(key, options, &cached); read.IsInvalidArgument()) return read;
     if (cached.state == Cached::State::kFresh) {
       if (options.early_refresh > 0 && cached.has_record && !cached.negative &&
           cached.record.fresh_until_ms != 0 &&

@@ -40,6 +40,7 @@ class ExpiringMap : public Backend {
   Capabilities capabilities() const noexcept override { return {}; }
 
   Status Get(std::string_view key, Item* out) override {
+    if (key.find(' ') != std::string_view::npos) return Status::InvalidArgument("space in key");
     std::lock_guard lock(mutex_);
     auto it = Live(key);
     if (it == entries_.end()) {
@@ -301,6 +302,14 @@ TEST_CASE("GetOrCompute refuses negative durations", "[compute]") {
   options.stale = milliseconds(-1);
   CountingLoader loader;
   auto got = cache->GetOrCompute<std::string>("k", std::ref(loader), options);
+  CHECK(got.status().IsInvalidArgument());
+  CHECK(loader.runs.load() == 0);
+}
+
+TEST_CASE("a key the store refuses is an error and nothing is loaded", "[compute]") {
+  auto cache = MakeCache(std::make_shared<ExpiringMap>());
+  CountingLoader loader;
+  auto got = cache->GetOrCompute<std::string>("bad key", std::ref(loader), ComputeOptions{});
   CHECK(got.status().IsInvalidArgument());
   CHECK(loader.runs.load() == 0);
 }

@@ -236,6 +236,11 @@ TEST_CASE("a failing command is passed on and nothing is cached", "[fetch][proce
   CHECK(exact.out == "a b|$HOME|");
   CHECK(RunCommand({kCachet, "-c", store.config, "get", "e"}).out == "a b|$HOME|");
 
+  // A key the store refuses is a usage error; the command does not run.
+  CommandOutcome bad_key = RunCommand(Fetch(store, {"bad key", "--", "echo", "ran"}));
+  CHECK(bad_key.exit_code == 2);
+  CHECK(bad_key.out.empty());
+
   // Inside the shell the command reads /dev/null, never the shell's next lines.
   CommandOutcome shell = RunCommand({kCachet, "-c", store.config, "shell"},
                                     "fetch s -- sh -c \"printf x; cat\"\nget s\n");
