@@ -15,6 +15,7 @@
 
 #include "cache_state.h"
 #include "computed_record.h"
+#include "prefixed_key.h"
 
 namespace cachet {
 
@@ -26,6 +27,9 @@ struct Cache::Cached {
   bool has_record = false;  // stored with a ComputedRecord (else a plain value)
   ComputedRecord record;
   Item item;  // the value: its bytes as the codec made them, and its flags
+
+  // Opens the record of `item` as just read: the state it is in under `options`.
+  State Decode(const ComputeOptions& options);
 
   // The caller's answer: the value, or a miss for a cached miss.
   Status TakeInto(Item* out) {
@@ -94,6 +98,27 @@ class HeldLease {
   std::string key_;
 };
 
+// Ends a lease the store granted (Backend::LeaseGet) on the way out, a
+// throwing loader included, as `end` says by then.
+class NativeLease {
+ public:
+  NativeLease(Backend* backend, std::string_view full_key, LeaseEnd if_abandoned)
+      : end(if_abandoned), backend_(backend), key_(full_key) {}
+  ~NativeLease() { (void)backend_->EndLease(key_, end); }
+  NativeLease(const NativeLease&) = delete;
+  NativeLease& operator=(const NativeLease&) = delete;
+  LeaseEnd end;
+
+ private:
+  Backend* backend_;  // outlives the lease
+  std::string_view key_;
+};
+
+// Whether loaded values carry a ComputedRecord under `o`.
+bool NeedsRecord(const ComputeOptions& o) {
+  return o.stale.count() > 0 || o.early_refresh > 0 || o.negative_ttl.count() > 0;
+}
+
 Status CheckOptions(const ComputeOptions& o) {
   if (o.lease.count() < 0 || o.lease_wait.count() < 0 || o.stale.count() < 0 ||
       o.negative_ttl.count() < 0 || (o.ttl && o.ttl->count() < 0)) {
@@ -111,6 +136,10 @@ Status Cache::GetOrComputeItem(std::string_view key, const ItemLoader& load,
                                const ComputeOptions& options, Item* out) {
   if (key.empty()) return Status::InvalidArgument("empty key");
   if (Status s = CheckOptions(options); !s.ok()) return s;
+  // A store with its own leases arbitrates every caller, threads included.
+  if (options.lease.count() > 0 && backend_->capabilities().has(Capability::kNativeLease)) {
+    return GetOrComputeNative(key, load, options, out);
+  }
   const std::string owned_key(key);
   Cached cached;
   // Bounded: each pass either returns or waits for another thread's load to end.
@@ -142,27 +171,28 @@ Status Cache::GetOrComputeItem(std::string_view key, const ItemLoader& load,
 
 Status Cache::ReadCached(std::string_view key, const ComputeOptions& options, Cached* cached) {
   cached->state = Cached::State::kAbsent;
-  cached->negative = false;
-  cached->has_record = false;
   Status s = GetStoredItem(key, &cached->item, CacheOp::kGet);
   if (!s.ok()) return s;
-  std::string_view value;
-  if (!DecodeComputedRecord(cached->item.value, &cached->record, &value)) {
-    // A plain value: fresh for as long as the store keeps it.
-    cached->state = Cached::State::kFresh;
-    return s;
-  }
-  cached->has_record = true;
-  cached->negative = cached->record.kind == ComputedRecord::Kind::kNotFound;
-  cached->item.value.erase(0, kComputedHeaderSize);
-  const std::uint64_t fresh_until = cached->record.fresh_until_ms;
-  if (fresh_until == 0 || NowMs() < fresh_until) {
-    cached->state = Cached::State::kFresh;
-  } else if (!cached->negative && options.stale.count() > 0) {
-    cached->state = Cached::State::kStale;
-  }
-  // Else absent: past its expiry, still kept by a store that rounds TTLs up.
+  cached->Decode(options);
   return s;
+}
+
+Cache::Cached::State Cache::Cached::Decode(const ComputeOptions& options) {
+  negative = false;
+  has_record = false;
+  std::string_view value;
+  if (!DecodeComputedRecord(item.value, &record, &value)) {
+    // A plain value: fresh for as long as the store keeps it.
+    return state = State::kFresh;
+  }
+  has_record = true;
+  negative = record.kind == ComputedRecord::Kind::kNotFound;
+  item.value.erase(0, kComputedHeaderSize);
+  const std::uint64_t fresh_until = record.fresh_until_ms;
+  if (fresh_until == 0 || NowMs() < fresh_until) return state = State::kFresh;
+  if (!negative && options.stale.count() > 0) return state = State::kStale;
+  // Else absent: past its expiry, still kept by a store that rounds TTLs up.
+  return state = State::kAbsent;
 }
 
 Status Cache::LoadAndStore(std::string_view key, const ItemLoader& load,
@@ -259,6 +289,101 @@ Status Cache::LoadMissing(std::string_view key, const ItemLoader& load,
     (void)ReadCached(key, options, &cached);
     if (cached.state != Cached::State::kAbsent) return cached.TakeInto(out);
   }
+}
+
+Status Cache::GetOrComputeNative(std::string_view key, const ItemLoader& load,
+                                 const ComputeOptions& options, Item* out) {
+  const PrefixedKey full_key(options_.key_namespace, key);
+  LeaseRequest request;
+  request.lease = Ttl{options.lease};
+  // A value in its stale window (the store keeps it stale + 1 s past its
+  // expiry) is won for a refresh by one caller; without a stale window, a record
+  // in that last second is won like a missing key.
+  if (options.stale.count() > 0) {
+    request.recache_below = SaturatingAdd(options.stale, kRecordSlack);
+  } else if (NeedsRecord(options)) {
+    request.recache_below = kRecordSlack;
+  }
+  const milliseconds wait = options.lease_wait.count() > 0 ? options.lease_wait : options.lease;
+  const auto deadline = SteadyClock::now() + wait;
+  milliseconds pause{2};
+  Cached cached;
+  // Bounded by `deadline`: every pass returns or sleeps, and the last one loads.
+  for (;;) {
+    LeaseGrant grant = LeaseGrant::kNone;
+    const Status s = backend_->LeaseGet(full_key.view(), request, &cached.item, &grant);
+    if (s.IsInvalidArgument()) return s;
+    const Cached::State state = s.ok() ? cached.Decode(options) : Cached::State::kAbsent;
+    if (grant == LeaseGrant::kWon) {
+      // This caller loads: for a missing key, or to refresh the value it read.
+      const bool refresh = state != Cached::State::kAbsent;
+      NativeLease held(backend_.get(), full_key.view(),
+                       refresh ? LeaseEnd::kAbandonRefresh : LeaseEnd::kAbandonMiss);
+      Item fresh;
+      Status loaded = LoadAndStore(key, load, options, &fresh);
+      const bool stored =
+          loaded.ok() || (loaded.IsNotFound() && options.negative_ttl.count() > 0);
+      if (stored) held.end = LeaseEnd::kKept;
+      if (loaded.ok()) {
+        *out = std::move(fresh);
+        return loaded;
+      }
+      // A failed refresh still serves the value read (and the next caller
+      // wins); a failed load is the caller's answer.
+      if (refresh && !loaded.IsNotFound()) return cached.TakeInto(out);
+      return loaded;
+    }
+    if (state == Cached::State::kFresh) {
+      if (options.early_refresh > 0 && cached.has_record && !cached.negative &&
+          cached.record.fresh_until_ms != 0 &&
+          EarlyRefreshDue(NowMs(), cached.record, options.early_refresh)) {
+        RefreshNative(key, full_key.view(), load, options, &cached);
+      }
+      return cached.TakeInto(out);
+    }
+    if (state == Cached::State::kStale) {
+      // Another caller refreshes it: the old value at once. Not stale yet to a
+      // store whose clock ticks in seconds: ask for its lease outright.
+      if (grant == LeaseGrant::kNone) RefreshNative(key, full_key.view(), load, options, &cached);
+      return cached.TakeInto(out);
+    }
+    // A store that fails or cannot lease this key does not stop the load.
+    if (grant == LeaseGrant::kNone && !s.ok() && !s.IsNotFound()) {
+      return LoadAndStore(key, load, options, out);
+    }
+    // Another caller loads it: poll for its value, backing off.
+    const auto now = SteadyClock::now();
+    if (now >= deadline) return LoadAndStore(key, load, options, out);
+    std::this_thread::sleep_for(std::min<SteadyClock::duration>(pause, deadline - now));
+    pause = std::min(pause * 2, kMaxPollPause);
+  }
+}
+
+void Cache::RefreshNative(std::string_view key, std::string_view full_key,
+                               const ItemLoader& load, const ComputeOptions& options,
+                               Cached* cached) {
+  LeaseRequest request;
+  request.lease = Ttl{options.lease};
+  request.recache_below = Ttl::max();  // win a fresh value too, if nobody holds its lease
+  Cached now;
+  LeaseGrant grant = LeaseGrant::kNone;
+  const Status s = backend_->LeaseGet(full_key, request, &now.item, &grant);
+  if (grant != LeaseGrant::kWon) return;  // another caller refreshes it
+  NativeLease held(backend_.get(), full_key, LeaseEnd::kAbandonRefresh);
+  if (s.ok() && now.Decode(options) != Cached::State::kAbsent &&
+      (!now.has_record || now.record.fresh_until_ms != cached->record.fresh_until_ms)) {
+    // Refreshed by another caller between the two reads: keep its value.
+    held.end = LeaseEnd::kKept;
+    *cached = std::move(now);
+    return;
+  }
+  Item fresh;
+  Status loaded = LoadAndStore(key, load, options, &fresh);
+  if (loaded.ok()) {
+    held.end = LeaseEnd::kKept;
+    cached->item = std::move(fresh);
+  }
+  // A failure keeps the value read; the lease is given back for the next caller.
 }
 
 }  // namespace cachet

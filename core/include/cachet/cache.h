@@ -243,6 +243,14 @@ class CACHET_EXPORT Cache {
   // The missing-key path: under this process's claim, with the store's lease.
   Status LoadMissing(std::string_view key, const ItemLoader& load, const ComputeOptions& options,
                      Item* out);
+  // GetOrComputeItem() with a lease on a store with kNativeLease: the store's
+  // own leases, taken in the read's round trip (Backend::LeaseGet).
+  Status GetOrComputeNative(std::string_view key, const ItemLoader& load,
+                            const ComputeOptions& options, Item* out);
+  // A refresh of `*cached` under the store's lease, if nobody holds it: an
+  // early refresh drawn, or a stale value the store does not count stale yet.
+  void RefreshNative(std::string_view key, std::string_view full_key, const ItemLoader& load,
+                          const ComputeOptions& options, Cached* cached);
   // Reads `key` as stored, GetOrCompute's record included.
   Status GetStoredItem(std::string_view key, Item* out, CacheOp op);
 
