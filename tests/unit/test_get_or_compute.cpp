@@ -313,3 +313,31 @@ TEST_CASE("a key the store refuses is an error and nothing is loaded", "[compute
   CHECK(got.status().IsInvalidArgument());
   CHECK(loader.runs.load() == 0);
 }
+
+TEST_CASE("batch reads into buffers strip GetOrCompute's record", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto cache = MakeCache(store);
+  ComputeOptions options;
+  options.ttl = milliseconds(60000);
+  options.stale = milliseconds(60000);  // stored with its record
+  options.negative_ttl = milliseconds(60000);
+  CountingLoader loader;
+  REQUIRE(cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v1");
+  REQUIRE(store->raw("k").size() > 2);  // the record is there in the store
+  auto absent = []() -> Result<std::string> { return Status::NotFound("no row"); };
+  REQUIRE(cache->GetOrCompute<std::string>("gone", absent, options).miss());
+
+  const std::vector<std::string_view> keys{"k", "gone"};
+  std::vector<Item> items;
+  std::vector<Status> statuses;
+  cache->GetItemsInto(keys, &items, &statuses);
+  REQUIRE(statuses[0].ok());
+  CHECK(items[0].value == "v1");
+  CHECK(statuses[1].IsNotFound());
+
+  std::vector<std::string> values;
+  cache->GetMultiInto(keys, &values, &statuses);
+  REQUIRE(statuses[0].ok());
+  CHECK(values[0] == "v1");
+  CHECK(statuses[1].IsNotFound());
+}
