@@ -71,6 +71,21 @@ Status Cache::GetStoredItem(std::string_view key, Item* out, CacheOp op) {
 
 Status Cache::StoreItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
                         CacheOp op) {
+  // Bytes that would read back as GetOrCompute's record are refused, so no
+  // value written through a Cache is misread. Append cannot be checked (what
+  // it joins is in the store).
+  if (mode != StoreMode::kAppend &&
+      LooksLikeComputedRecord(item.value, mode == StoreMode::kPrepend)) {
+    const CallCounter counter(metrics_table(), op);
+    Status s = ComputedRecordRefused();
+    counter.Finish(s);
+    return s;
+  }
+  return WriteItem(mode, key, item, ttl, op);
+}
+
+Status Cache::WriteItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
+                        CacheOp op) {
   const CallCounter counter(metrics_table(), op);
   const WriteOptions write{EffectiveTtl(ttl)};
   Status s;
@@ -179,6 +194,24 @@ std::vector<Status> Cache::GetItems(const std::vector<std::string>& keys,
 
 std::vector<Status> Cache::StoreItems(std::span<const std::string_view> keys,
                                       std::span<const Item> items, std::optional<Ttl> ttl) {
+  // Values that would read back as GetOrCompute's record are refused (as
+  // StoreItem refuses them) and left out of the batch.
+  std::vector<std::size_t> accepted;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!LooksLikeComputedRecord(items[i].value)) accepted.push_back(i);
+  }
+  if (accepted.size() != keys.size()) {
+    std::vector<std::string_view> kept_keys;
+    std::vector<Item> kept_items;
+    for (const std::size_t i : accepted) {
+      kept_keys.push_back(keys[i]);
+      kept_items.push_back(items[i]);
+    }
+    const std::vector<Status> stored = StoreItems(kept_keys, kept_items, ttl);
+    std::vector<Status> statuses(keys.size(), ComputedRecordRefused());
+    for (std::size_t j = 0; j < accepted.size(); ++j) statuses[accepted[j]] = stored[j];
+    return statuses;
+  }
   const CallCounter counter(metrics_table(), CacheOp::kSetMulti);
   std::vector<Status> statuses(keys.size());
   OutcomeTally tally;

@@ -205,9 +205,12 @@ Status Cache::LoadAndStore(std::string_view key, const ItemLoader& load,
   if (!s.ok() && !negative) return s;  // nothing is stored for an error
 
   const Ttl ttl = negative ? options.negative_ttl : EffectiveTtl(options.ttl);
-  const bool needs_record = negative || options.stale.count() > 0 || options.early_refresh > 0;
+  // A loaded value that looks like a record itself is kept in one, so it reads
+  // back as it was loaded.
+  const bool needs_record = negative || options.stale.count() > 0 || options.early_refresh > 0 ||
+                            LooksLikeComputedRecord(out->value);
   if (!needs_record) {
-    (void)StoreItem(StoreMode::kSet, key, *out, ttl);  // a failed write still returns the value
+    (void)WriteItem(StoreMode::kSet, key, *out, ttl, CacheOp::kSet);  // a failed write still returns the value
     return s;
   }
   ComputedRecord record;
@@ -224,7 +227,8 @@ Status Cache::LoadAndStore(std::string_view key, const ItemLoader& load,
   std::string bytes;
   EncodeComputedRecord(record, negative ? std::string_view() : std::string_view(out->value),
                        &bytes);
-  (void)StoreItem(StoreMode::kSet, key, ItemView(bytes, negative ? 0 : out->flags), keep);
+  (void)WriteItem(StoreMode::kSet, key, ItemView(bytes, negative ? 0 : out->flags), keep,
+                  CacheOp::kSet);
   return s;
 }
 

@@ -1,5 +1,6 @@
 // Encoding and decoding of GetOrCompute's record header (layout in
 // computed_record.h), byte by byte so it does not depend on the host's endianness.
+#include <algorithm>
 #include "computed_record.h"
 
 #include <zlib.h>
@@ -60,6 +61,22 @@ bool DecodeComputedRecord(std::string_view stored, ComputedRecord* record,
   record->load_ms = ReadLittleEndian<std::uint32_t>(stored.substr(16));
   *value = stored.substr(kComputedHeaderSize);
   return true;
+}
+
+bool LooksLikeComputedRecord(std::string_view bytes, bool as_prefix) noexcept {
+  if (as_prefix && !bytes.empty() && bytes.size() < kComputedHeaderSize) {
+    const std::size_t n = std::min(bytes.size(), kComputedMagic.size());
+    return bytes.substr(0, n) == kComputedMagic.substr(0, n);
+  }
+  ComputedRecord record;
+  std::string_view value;
+  return DecodeComputedRecord(bytes, &record, &value);
+}
+
+Status ComputedRecordRefused() {
+  return Status::InvalidArgument(
+      "value begins with GetOrCompute's record header (bytes CA CE 7C and a matching checksum) "
+      "and would read back altered; docs/get-or-compute.md");
 }
 
 Status OpenComputedRecord(Item* item) {

@@ -44,6 +44,15 @@ void EncodeComputedRecord(const ComputedRecord& record, std::string_view value, 
 bool DecodeComputedRecord(std::string_view stored, ComputedRecord* record,
                           std::string_view* value) noexcept;
 
+// True when `bytes`, stored as a value, would read back as a record: a write
+// of such bytes is refused (Cache::StoreItem), so no value cachet writes is
+// misread. With `as_prefix` (Prepend) bytes too short to hold a header are
+// refused when they start the magic, since what follows them is unknown.
+bool LooksLikeComputedRecord(std::string_view bytes, bool as_prefix = false) noexcept;
+
+// The invalid_argument such a write gets.
+Status ComputedRecordRefused();
+
 // What a plain read makes of a stored record: the value alone in `item`, or
 // not_found for a cached miss. Other bytes are left as they are.
 Status OpenComputedRecord(Item* item);

@@ -341,3 +341,46 @@ TEST_CASE("batch reads into buffers strip GetOrCompute's record", "[compute]") {
   CHECK(values[0] == "v1");
   CHECK(statuses[1].IsNotFound());
 }
+
+TEST_CASE("writes refuse a value that would read back as GetOrCompute's record", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto cache = MakeCache(store);
+  ComputeOptions options;
+  options.ttl = milliseconds(60000);
+  options.stale = milliseconds(60000);
+  CountingLoader loader;
+  REQUIRE(cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v1");
+  const std::string record = store->raw("k");  // a header and "v1"
+  REQUIRE(record.size() == 26);
+
+  CHECK(cache->Set("mine", record).IsInvalidArgument());
+  CHECK(cache->Add("mine", record).IsInvalidArgument());
+  CHECK(cache->Replace("mine", record).IsInvalidArgument());
+  CHECK(cache->Cas("mine", record, 1).IsInvalidArgument());
+  CHECK(cache->StoreItem(StoreMode::kSet, "mine", ItemView(record)).IsInvalidArgument());
+  CHECK(cache->Prepend("mine", record).IsInvalidArgument());
+  CHECK(cache->Prepend("mine", std::string_view("\xCA\xCE", 2)).IsInvalidArgument());
+  const std::vector<std::pair<std::string, std::string>> entries{{"a", "plain"},
+                                                                 {"b", record}};
+  const std::vector<Status> stored = cache->SetMulti(entries);
+  CHECK(stored[0].ok());
+  CHECK(stored[1].IsInvalidArgument());
+  CHECK(store->raw("mine").empty());
+  CHECK(store->raw("b").empty());
+  CHECK(cache->Get("a").value() == "plain");
+
+  // The magic with a checksum that does not match is an ordinary value.
+  std::string lookalike = record;
+  lookalike[20] = static_cast<char>(lookalike[20] ^ 1);
+  REQUIRE(cache->Set("mine", lookalike).ok());
+  CHECK(cache->Get("mine").value() == lookalike);
+
+  // A loader may return such bytes: GetOrCompute keeps them in a record of
+  // their own, so they read back as loaded.
+  auto returns_record = [&]() -> Result<std::string> { return record; };
+  REQUIRE(cache->GetOrCompute<std::string>("loaded", returns_record, ComputeOptions{}).value() ==
+          record);
+  CHECK(cache->Get("loaded").value() == record);
+  CHECK(cache->GetOrCompute<std::string>("loaded", returns_record, ComputeOptions{}).value() ==
+        record);
+}

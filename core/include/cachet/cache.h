@@ -209,6 +209,8 @@ class CACHET_EXPORT Cache {
                           const ComputeOptions& options, Item* out);
 
   // Raw access, bypassing the codec (namespace, TTL default and metrics apply).
+  // StoreItem (like every write) refuses with invalid_argument bytes that would
+  // read back as GetOrCompute's record (docs/get-or-compute.md).
   Status GetItem(std::string_view key, Item* out, CacheOp op = CacheOp::kGet);
   Status StoreItem(StoreMode mode, std::string_view key, ItemView item,
                    std::optional<Ttl> ttl = std::nullopt, CacheOp op = CacheOp::kSet);
@@ -225,6 +227,10 @@ class CACHET_EXPORT Cache {
   Status StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const T& value,
                     std::uint64_t cas, std::optional<Ttl> ttl);
 
+  // StoreItem without its check that the bytes do not look like GetOrCompute's
+  // record: for GetOrCompute, which writes such records.
+  Status WriteItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
+                   CacheOp op = CacheOp::kSet);
   // Fetches many items; `items[i]` and the returned statuses follow `keys`.
   std::vector<Status> GetItems(const std::vector<std::string>& keys, std::vector<Item>* items);
   std::vector<Status> StoreItems(std::span<const std::string_view> keys,
