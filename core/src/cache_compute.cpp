@@ -197,7 +197,10 @@ Cache::Cached::State Cache::Cached::Decode(const ComputeOptions& options) {
 }
 
 Status Cache::LoadAndStore(std::string_view key, const ItemLoader& load,
-                           const ComputeOptions& options, Item* out) {
+                           const ComputeOptions& options, Item* out, Status* stored) {
+  Status ignored;
+  if (stored == nullptr) stored = &ignored;
+  *stored = Status::NotStored("the loader returned nothing to store");
   const auto started = SteadyClock::now();
   Status s = load(out);
   const auto took = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - started);
@@ -210,7 +213,7 @@ Status Cache::LoadAndStore(std::string_view key, const ItemLoader& load,
   const bool needs_record = negative || options.stale.count() > 0 || options.early_refresh > 0 ||
                             LooksLikeComputedRecord(out->value);
   if (!needs_record) {
-    (void)WriteItem(StoreMode::kSet, key, *out, ttl, CacheOp::kSet);  // a failed write still returns the value
+    *stored = WriteItem(StoreMode::kSet, key, *out, ttl, CacheOp::kSet);  // a failed write still returns the value
     return s;
   }
   ComputedRecord record;
@@ -227,8 +230,8 @@ Status Cache::LoadAndStore(std::string_view key, const ItemLoader& load,
   std::string bytes;
   EncodeComputedRecord(record, negative ? std::string_view() : std::string_view(out->value),
                        &bytes);
-  (void)WriteItem(StoreMode::kSet, key, ItemView(bytes, negative ? 0 : out->flags), keep,
-                  CacheOp::kSet);
+  *stored = WriteItem(StoreMode::kSet, key, ItemView(bytes, negative ? 0 : out->flags), keep,
+                      CacheOp::kSet);
   return s;
 }
 
@@ -325,10 +328,11 @@ Status Cache::GetOrComputeNative(std::string_view key, const ItemLoader& load,
       NativeLease held(backend_.get(), full_key.view(),
                        refresh ? LeaseEnd::kAbandonRefresh : LeaseEnd::kAbandonMiss);
       Item fresh;
-      Status loaded = LoadAndStore(key, load, options, &fresh);
-      const bool stored =
-          loaded.ok() || (loaded.IsNotFound() && options.negative_ttl.count() > 0);
-      if (stored) held.end = LeaseEnd::kKept;
+      Status stored;
+      Status loaded = LoadAndStore(key, load, options, &fresh, &stored);
+      // Kept only when the store took the value (or the cached miss): a failed
+      // write (too large, say) gives the lease up, so nobody waits on it.
+      if (stored.ok()) held.end = LeaseEnd::kKept;
       if (loaded.ok()) {
         *out = std::move(fresh);
         return loaded;
@@ -383,9 +387,10 @@ void Cache::RefreshNative(std::string_view key, std::string_view full_key,
     return;
   }
   Item fresh;
-  Status loaded = LoadAndStore(key, load, options, &fresh);
+  Status stored;
+  Status loaded = LoadAndStore(key, load, options, &fresh, &stored);
   if (loaded.ok()) {
-    held.end = LeaseEnd::kKept;
+    if (stored.ok()) held.end = LeaseEnd::kKept;
     cached->item = std::move(fresh);
   }
   // A failure keeps the value read; the lease is given back for the next caller.

@@ -279,4 +279,27 @@ TEST_CASE("a failed refresh leaves the stale value, and the next caller refreshe
   CHECK(failed_runs == 1);
 }
 
+TEST_CASE("a value the store refuses gives the native lease up at once", "[compute][native]") {
+  // memcached's default item limit is 1 MiB: a 2 MiB value is refused.
+  Store store = Start("memcached-meta");
+  auto first = OpenCache(store);
+  auto second = OpenCache(store);
+  ComputeOptions options;
+  options.lease = milliseconds(30000);
+  options.lease_wait = milliseconds(30000);
+  const std::string big(2 << 20, 'x');
+  auto got = first->GetOrCompute<std::string>(
+      "big", [&]() -> Result<std::string> { return big; }, options);
+  REQUIRE(got.hit());
+  CHECK(got.value().size() == big.size());  // the caller still gets what it loaded
+  CHECK(first->Get("big").miss());
+  // Had the lease been kept, this caller would wait out lease_wait (30 s).
+  const auto started = SteadyClock::now();
+  auto next = second->GetOrCompute<std::string>(
+      "big", []() -> Result<std::string> { return std::string("small"); }, options);
+  REQUIRE(next.hit());
+  CHECK(next.value() == "small");
+  CHECK(SteadyClock::now() - started < milliseconds(5000));
+}
+
 }  // namespace cachet::test

@@ -240,8 +240,9 @@ class CACHET_EXPORT Cache {
   struct Cached;
   Status ReadCached(std::string_view key, const ComputeOptions& options, Cached* cached);
   // Runs `load` and stores what it returns (a value, or a cached miss).
+  // `stored`, if given, gets the write's status.
   Status LoadAndStore(std::string_view key, const ItemLoader& load, const ComputeOptions& options,
-                      Item* out);
+                      Item* out, Status* stored = nullptr);
   // Refreshes a stale or early-expiring value if no one else is; `cached` gets
   // the new value when this caller refreshed it.
   void TryRefresh(std::string_view key, const ItemLoader& load, const ComputeOptions& options,
