@@ -321,6 +321,9 @@ Status Cache::GetOrComputeNative(std::string_view key, const ItemLoader& load,
     LeaseGrant grant = LeaseGrant::kNone;
     const Status s = backend_->LeaseGet(full_key.view(), request, &cached.item, &grant);
     if (s.IsInvalidArgument()) return s;
+    // A key the store cannot lease (Redis: no lock key in its slot): the
+    // add-based lease instead, never a load without one.
+    if (s.IsUnsupported()) return LoadMissing(key, load, options, out);
     const Cached::State state = s.ok() ? cached.Decode(options) : Cached::State::kAbsent;
     if (grant == LeaseGrant::kWon) {
       // This caller loads: for a missing key, or to refresh the value it read.

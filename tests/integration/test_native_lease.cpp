@@ -302,4 +302,30 @@ TEST_CASE("a value the store refuses gives the native lease up at once", "[compu
   CHECK(SteadyClock::now() - started < milliseconds(5000));
 }
 
+TEST_CASE("a Redis key with unbalanced braces still loads once", "[compute][native]") {
+  Store store = Start("redis");
+  auto first = OpenCache(store);
+  auto second = OpenCache(store);
+  ComputeOptions options;
+  options.lease = milliseconds(30000);
+  options.lease_wait = milliseconds(30000);
+  std::atomic<int> runs{0};
+  std::atomic<bool> started{false};
+  auto slow = [&]() -> Result<std::string> {
+    ++runs;
+    started = true;
+    std::this_thread::sleep_for(milliseconds(500));
+    return std::string("loaded");
+  };
+  std::string a_value;
+  std::thread a([&] { a_value = first->GetOrCompute<std::string>("a}b", slow, options).value(); });
+  REQUIRE(WaitFor(started));
+  auto got = second->GetOrCompute<std::string>("a}b", slow, options);
+  a.join();
+  REQUIRE(got.hit());
+  CHECK(got.value() == "loaded");
+  CHECK(a_value == "loaded");
+  CHECK(runs.load() == 1);
+}
+
 }  // namespace cachet::test

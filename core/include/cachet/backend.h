@@ -184,9 +184,11 @@ class CACHET_EXPORT Backend {
   // miss) and, on a miss or for a present item the request asks to recache,
   // takes a lease on it if nobody holds one; `*grant` says who holds it. The
   // default is kUnsupported: GetOrCompute then uses an add-based lease key.
+  // REQUIRES: capabilities() has kNativeLease (the Cache calls it only then).
   virtual Status LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
                           LeaseGrant* grant);
   // Ends a lease LeaseGet granted.
+  // REQUIRES: capabilities() has kNativeLease (the Cache calls it only then).
   virtual Status EndLease(std::string_view key, LeaseEnd end);
 
  protected:
