@@ -41,7 +41,12 @@ po::options_description Description() {
       "start-servers", "start throwaway memcached, redis-server and Tokyo Tyrant test servers")(
       "no-peers", "leave out the libmemcached and hiredis columns")(
       "baseline", "add a column: std::unordered_map under a std::shared_mutex per shard")(
-      "list", "list the scenarios and exit")("help,h", "show this help");
+      "list", "list the scenarios and exit")(
+      "stampede", "run the GetOrCompute stampede study on the first config instead")(
+      "loader-ms", po::value<std::uint64_t>()->value_name("MS"),
+      "--stampede: how long the loader takes (default 50)")(
+      "stampede-ttl-ms", po::value<std::uint64_t>()->value_name("MS"),
+      "--stampede: the hot key's TTL (default 1000)")("help,h", "show this help");
   return options;
 }
 
@@ -85,6 +90,10 @@ Status Check(const BenchOptions& o) {
     return Status::InvalidArgument("--threads must be in [1, 256]");
   if (o.repeat == 0 || o.repeat > 1000)
     return Status::InvalidArgument("--repeat must be in [1, 1000]");
+  if (o.loader_ms > 60000) return Status::InvalidArgument("--loader-ms must be at most 60000");
+  if (o.stampede_ttl_ms == 0 || o.stampede_ttl_ms > 3600000) {
+    return Status::InvalidArgument("--stampede-ttl-ms must be in [1, 3600000]");
+  }
   if (o.format != "table" && o.format != "json" && o.format != "csv") {
     return Status::InvalidArgument("--format must be table, json or csv, not '" + o.format + "'");
   }
@@ -108,6 +117,9 @@ Status Store(const po::variables_map& vm, BenchOptions* o) {
   o->baseline = vm.count("baseline") > 0;
   o->list = vm.count("list") > 0;
   o->help = vm.count("help") > 0;
+  o->stampede = vm.count("stampede") > 0;
+  if (vm.count("loader-ms")) o->loader_ms = vm["loader-ms"].as<std::uint64_t>();
+  if (vm.count("stampede-ttl-ms")) o->stampede_ttl_ms = vm["stampede-ttl-ms"].as<std::uint64_t>();
   if (vm.count("scenarios"))
     return ParseScenarioList(vm["scenarios"].as<std::string>(), &o->scenarios, &o->hit_ratio,
                              &o->memory_churn);

@@ -4,6 +4,8 @@
 //                [--value-size BYTES] [--keys N] [--threads N] [--repeat N]
 //                [--slice-ms MS] [--format table|json|csv] [--svg FILE]
 //                [--start-servers] [--no-peers] [--list] [--help]
+//   cachet-bench --stampede -c A.conf [--threads N] [--duration SECONDS]
+//                [--loader-ms MS] [--stampede-ttl-ms MS]
 #pragma once
 
 #include <cstdint>
@@ -37,6 +39,10 @@ struct BenchOptions {
   bool baseline = false;  // add the plain unordered_map column (baseline.h)
   bool list = false;
   bool help = false;
+  // --stampede: the GetOrCompute study (stampede.h) instead of the scenarios.
+  bool stampede = false;
+  std::uint64_t loader_ms = 50;          // --loader-ms: how long its loader takes
+  std::uint64_t stampede_ttl_ms = 1000;  // --stampede-ttl-ms: the hot key's TTL
 };
 
 // kInvalidArgument naming the bad option or scenario.

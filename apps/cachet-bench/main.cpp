@@ -25,6 +25,7 @@
 #include "progress.h"
 #include "runner.h"
 #include "servers.h"
+#include "stampede.h"
 #include "svg_chart.h"
 #include "target.h"
 
@@ -197,6 +198,7 @@ int Main(const std::vector<std::string>& args) {
                  "(run only when named)\n";
     return 0;
   }
+  if (options->stampede) return RunStampede(*options);
   return Run(*options);
 }
 

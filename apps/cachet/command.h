@@ -7,6 +7,7 @@
 // which output conventions apply.
 #pragma once
 
+#include <chrono>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -37,7 +38,10 @@ struct Invocation {
   const CommandSpec* spec = nullptr;
   std::vector<std::string> args;
   std::optional<Ttl> ttl;  // --ttl SECONDS
-  bool help = false;       // --help
+  // fetch only: --stale SECONDS and --lease SECONDS (fractions allowed).
+  std::optional<std::chrono::milliseconds> stale;
+  std::optional<std::chrono::milliseconds> lease;
+  bool help = false;  // --help
 };
 
 enum class CommandKind {
@@ -57,6 +61,7 @@ struct CommandSpec {
   int max_args;  // -1: any number
   bool takes_ttl;
   CommandFn run;
+  bool takes_lease = false;  // --stale and --lease (fetch)
 };
 
 }  // namespace cachet::cli

@@ -38,6 +38,9 @@ constexpr std::array kCommands = {
                 RunTouch},
     CommandSpec{"mget", "KEY...", "one line per key: the value (quoted if not plain) or (nil)",
                 K::kStore, 1, -1, false, RunMget},
+    CommandSpec{"fetch", "KEY -- CMD [ARG]...",
+                "print the value, or run CMD (once across processes) and cache its stdout",
+                K::kStore, 2, -1, true, RunFetch, true},
     CommandSpec{"stats", "", "print the store's statistics, one \"NAME VALUE\" per line", K::kStore,
                 0, 0, false, RunStats},
     CommandSpec{"flush", "", "remove every key", K::kStore, 0, 0, false, RunFlush},
@@ -68,12 +71,22 @@ std::string SuggestCommand(std::string_view typed) {
 
 void PrintCommandHelp(const CommandSpec& spec, std::ostream& out) {
   out << "usage: cachet [-c FILE] [-o section.key=value]... " << spec.name;
+  // fetch's options go before its "--": everything after it is the command's.
+  if (spec.takes_lease) out << " [--ttl SECONDS] [--stale SECONDS] [--lease SECONDS]";
   if (*spec.arguments != '\0') out << ' ' << spec.arguments;
-  if (spec.takes_ttl) out << " [--ttl SECONDS]";
+  if (spec.takes_ttl && !spec.takes_lease) out << " [--ttl SECONDS]";
   out << "\n\n  " << spec.summary << "\n";
   if (spec.takes_ttl)
     out << "\n  --ttl SECONDS   expire after SECONDS (default: [cache] default_ttl)\n";
-  if (std::string_view(spec.arguments).find('-') != std::string_view::npos) {
+  if (spec.takes_lease) {
+    out << "  --stale SECONDS serve the old value this long past its TTL while one caller\n"
+           "                  reruns CMD (default: [cache] stale_ms)\n"
+           "  --lease SECONDS the longest one run of CMD holds the key for the others\n"
+           "                  (default: [cache] lease_ms, or 120 when that is 0)\n"
+           "\n  CMD runs without a shell; its stdout is cached only when it exits 0.\n"
+           "  A non-zero exit is passed on and nothing is cached.\n";
+  }
+  if (std::string_view(spec.arguments).find("VALUE|-") != std::string_view::npos) {
     out << "\n  Without VALUE, or with VALUE '-', the value is all of stdin (binary-safe).\n";
   }
 }

@@ -4,8 +4,10 @@
 #include <boost/program_options.hpp>
 #include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <string>
+#include <string_view>
 
 #include "command_table.h"
 #include "shell_words.h"
@@ -18,6 +20,10 @@ po::options_description CommandOptions(const CommandSpec& spec) {
   po::options_description options;
   options.add_options()("help", "show this command's help");
   if (spec.takes_ttl) options.add_options()("ttl", po::value<long long>(), "seconds");
+  if (spec.takes_lease) {
+    options.add_options()("stale", po::value<double>(), "seconds");
+    options.add_options()("lease", po::value<double>(), "seconds");
+  }
   options.add_options()("args", po::value<std::vector<std::string>>(), "positional");
   return options;
 }
@@ -39,6 +45,17 @@ Result<Invocation> ToInvocation(const CommandSpec& spec, const po::variables_map
     const long long seconds = vm["ttl"].as<long long>();
     if (seconds < 0) return Status::InvalidArgument("--ttl must be 0 or more seconds");
     inv.ttl = TtlFromSeconds(seconds);
+  }
+  for (const char* name : {"stale", "lease"}) {
+    if (!vm.count(name)) continue;
+    const double seconds = vm[name].as<double>();
+    // Up to ten years: far past any lease, and safely inside a Ttl.
+    if (!(seconds >= 0 && seconds <= 315360000)) {
+      return Status::InvalidArgument(std::string("--") + name +
+                                     " must be between 0 and 315360000 seconds");
+    }
+    const std::chrono::milliseconds ms(static_cast<std::int64_t>(seconds * 1000 + 0.5));
+    (std::string_view(name) == "stale" ? inv.stale : inv.lease) = ms;
   }
   if (inv.help) return inv;
   Status count = CheckArgumentCount(spec, inv.args.size());

@@ -13,6 +13,7 @@ constexpr std::array kAllCapabilities = {
     Capability::kTouch,      Capability::kCounters,   Capability::kNativeFlags,
     Capability::kPersistence, Capability::kNoreply,   Capability::kPipelining,
     Capability::kFlush,      Capability::kStats,      Capability::kGetAndTouch,
+    Capability::kNativeLease,
 };
 }  // namespace
 
@@ -30,6 +31,7 @@ std::string_view CapabilityName(Capability c) noexcept {
     case Capability::kFlush: return "flush";
     case Capability::kStats: return "stats";
     case Capability::kGetAndTouch: return "get_and_touch";
+    case Capability::kNativeLease: return "native_lease";
   }
   return "unknown";
 }
@@ -69,6 +71,11 @@ Status Backend::GetAndTouch(std::string_view, Ttl, Item*) {
 }
 Status Backend::Flush() { return UnsupportedOperation("flush"); }
 Status Backend::Gets(std::string_view key, Item* out) { return Get(key, out); }
+Status Backend::LeaseGet(std::string_view, const LeaseRequest&, Item*, LeaseGrant* grant) {
+  *grant = LeaseGrant::kNone;
+  return UnsupportedOperation("lease_get");
+}
+Status Backend::EndLease(std::string_view, LeaseEnd) { return UnsupportedOperation("end_lease"); }
 Status Backend::Stats(StatsMap*) { return UnsupportedOperation("stats"); }
 Status Backend::Extension(std::string_view command, std::span<const std::string>,
                           std::vector<std::string>*) {

@@ -8,17 +8,13 @@
 
 #include "batch_plan.h"
 #include "cache_metrics.h"
-#include "load_coordinator.h"
+#include "cache_state.h"
+#include "computed_record.h"
 #include "prefixed_key.h"
 
 namespace cachet {
 
 namespace {
-
-// How long a thread waits for another thread's loader before loading itself.
-// Generous on purpose: a slow loader should be waited for, a hung one must not
-// block its waiters for good.
-constexpr std::chrono::seconds kLoadWaitLimit{10};
 
 Status EmptyKeyError() { return Status::InvalidArgument("empty key"); }
 
@@ -26,12 +22,17 @@ std::vector<std::string_view> Views(const std::vector<std::string>& keys) {
   return std::vector<std::string_view>(keys.begin(), keys.end());
 }
 
-}  // namespace
+// Reads `key` under the namespace as the store holds it.
+Status ReadStored(Backend& backend, const std::string& key_namespace, std::string_view key,
+                  Item* out, CacheOp op) {
+  if (key.empty()) return EmptyKeyError();
+  const PrefixedKey full_key(key_namespace, key);
+  // Gets asks for the CAS token, which some stores (Redis) compute only on request.
+  return op == CacheOp::kGets ? backend.Gets(full_key.view(), out)
+                              : backend.Get(full_key.view(), out);
+}
 
-struct Cache::State {
-  MetricsTable metrics;
-  LoadCoordinator loads{kLoadWaitLimit};
-};
+}  // namespace
 
 std::string_view CacheOpName(CacheOp op) noexcept {
   // In CacheOp order.
@@ -54,15 +55,16 @@ Cache::~Cache() = default;
 
 Status Cache::GetItem(std::string_view key, Item* out, CacheOp op) {
   const CallCounter counter(metrics_table(), op);
-  Status s;
-  if (key.empty()) {
-    s = EmptyKeyError();
-  } else {
-    const PrefixedKey full_key(options_.key_namespace, key);
-    // Gets asks for the CAS token, which some stores (Redis) compute only on request.
-    s = op == CacheOp::kGets ? backend_->Gets(full_key.view(), out)
-                             : backend_->Get(full_key.view(), out);
-  }
+  Status s = ReadStored(*backend_, options_.key_namespace, key, out, op);
+  // A value GetOrCompute stored with its record reads back as the value alone.
+  if (s.ok() && out->value.starts_with(kComputedMagic)) s = OpenComputedRecord(out);
+  counter.Finish(s);
+  return s;
+}
+
+Status Cache::GetStoredItem(std::string_view key, Item* out, CacheOp op) {
+  const CallCounter counter(metrics_table(), op);
+  Status s = ReadStored(*backend_, options_.key_namespace, key, out, op);
   counter.Finish(s);
   return s;
 }
@@ -73,6 +75,21 @@ Status Cache::CountRefusal(CacheOp op, Status s) {
 }
 
 Status Cache::StoreItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
+                        CacheOp op) {
+  // Bytes that would read back as GetOrCompute's record are refused, so no
+  // value written through a Cache is misread. Append cannot be checked (what
+  // it joins is in the store).
+  if (mode != StoreMode::kAppend &&
+      LooksLikeComputedRecord(item.value, mode == StoreMode::kPrepend)) {
+    const CallCounter counter(metrics_table(), op);
+    Status s = ComputedRecordRefused();
+    counter.Finish(s);
+    return s;
+  }
+  return WriteItem(mode, key, item, ttl, op);
+}
+
+Status Cache::WriteItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
                         CacheOp op) {
   const CallCounter counter(metrics_table(), op);
   const WriteOptions write{EffectiveTtl(ttl)};
@@ -164,6 +181,12 @@ std::vector<Status> Cache::GetItems(const std::vector<std::string>& keys,
   BatchPlan plan;
   plan.Plan(options_.key_namespace, views, OpKind::kGet, statuses, &tally);
   backend_->Execute(plan.operations());
+  for (std::size_t j = 0; j < plan.size(); ++j) {
+    Operation& op = plan.op(j);
+    if (op.status.ok() && op.result.value.starts_with(kComputedMagic)) {
+      op.status = OpenComputedRecord(&op.result);
+    }
+  }
   items->clear();
   items->resize(keys.size());
   for (std::size_t j = 0; j < plan.size(); ++j) {
@@ -176,6 +199,24 @@ std::vector<Status> Cache::GetItems(const std::vector<std::string>& keys,
 
 std::vector<Status> Cache::StoreItems(std::span<const std::string_view> keys,
                                       std::span<const Item> items, std::optional<Ttl> ttl) {
+  // Values that would read back as GetOrCompute's record are refused (as
+  // StoreItem refuses them) and left out of the batch.
+  std::vector<std::size_t> accepted;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!LooksLikeComputedRecord(items[i].value)) accepted.push_back(i);
+  }
+  if (accepted.size() != keys.size()) {
+    std::vector<std::string_view> kept_keys;
+    std::vector<Item> kept_items;
+    for (const std::size_t i : accepted) {
+      kept_keys.push_back(keys[i]);
+      kept_items.push_back(items[i]);
+    }
+    const std::vector<Status> stored = StoreItems(kept_keys, kept_items, ttl);
+    std::vector<Status> statuses(keys.size(), ComputedRecordRefused());
+    for (std::size_t j = 0; j < accepted.size(); ++j) statuses[accepted[j]] = stored[j];
+    return statuses;
+  }
   const CallCounter counter(metrics_table(), CacheOp::kSetMulti);
   std::vector<Status> statuses(keys.size());
   OutcomeTally tally;
@@ -225,9 +266,5 @@ MetricsTable* Cache::metrics_table() noexcept {
 Metrics Cache::metrics() const { return state_->metrics.Snapshot(); }
 
 void Cache::ResetMetrics() { state_->metrics.Reset(); }
-
-bool Cache::BeginLoad(const std::string& key) { return state_->loads.Begin(key); }
-
-void Cache::FinishLoad(const std::string& key) { state_->loads.Finish(key); }
 
 }  // namespace cachet

@@ -22,6 +22,7 @@
 #include "batch_plan.h"
 #include "cache_metrics.h"
 #include "cachet/cache.h"
+#include "computed_record.h"
 
 namespace cachet {
 
@@ -60,6 +61,14 @@ void ReadBatch(Backend& backend, std::string_view prefix, std::span<const std::s
   plan.ReleaseIfLarge();
 }
 
+// A value GetOrCompute stored with its record reads back as the value alone,
+// and a cached miss as not_found, as Get and GetMulti read them.
+void OpenRecord(Item& result, Status& status) {
+  if (status.ok() && result.value.starts_with(kComputedMagic)) {
+    status = OpenComputedRecord(&result);
+  }
+}
+
 // GetItemsInto: the caller's Items are swapped in whole and handed back as the
 // store left them. The plan's own (empty) Item waits in the caller's slot meanwhile.
 struct ItemReader {
@@ -70,7 +79,8 @@ struct ItemReader {
     result.flags = 0;
     result.cas = 0;
   }
-  void Collect(Item& result, std::size_t slot, const Status& status) {
+  void Collect(Item& result, std::size_t slot, Status& status) {
+    OpenRecord(result, status);
     std::swap(result, items[slot]);
     if (!status.ok()) Clear(slot);
   }
@@ -94,6 +104,7 @@ struct ValueReader {
     result.cas = 0;
   }
   void Collect(Item& result, std::size_t slot, Status& status) {
+    OpenRecord(result, status);
     std::string& value = values[slot];
     value.swap(result.value);
     if (!status.ok()) {

@@ -4,6 +4,7 @@
 // does the same checks, then creates the backend and wraps it in the value
 // envelope when it lacks native flags or TTL.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -85,6 +86,19 @@ Result<CacheOptions> ReadCacheOptions(const ConfigSection& cache) {
   if (ttl_seconds < 0) return cache.ErrorAt("default_ttl", "must not be negative");
   options.default_ttl = TtlFromSeconds(ttl_seconds);
   options.metrics = cache.GetBool("metrics");
+  // GetOrCompute's defaults; each duration must not be negative.
+  for (const char* name : {"lease_ms", "lease_wait_ms", "stale_ms", "negative_ttl"}) {
+    if (cache.GetInt(name) < 0) return cache.ErrorAt(name, "must not be negative");
+  }
+  ComputeOptions& compute = options.compute;
+  compute.lease = std::chrono::milliseconds(cache.GetInt("lease_ms"));
+  compute.lease_wait = std::chrono::milliseconds(cache.GetInt("lease_wait_ms"));
+  compute.stale = std::chrono::milliseconds(cache.GetInt("stale_ms"));
+  compute.negative_ttl = TtlFromSeconds(cache.GetInt("negative_ttl"));
+  compute.early_refresh = cache.GetDouble("early_refresh");
+  if (!(compute.early_refresh >= 0) || !std::isfinite(compute.early_refresh)) {
+    return cache.ErrorAt("early_refresh", "must be a finite number >= 0");
+  }
   return options;
 }
 

@@ -36,6 +36,17 @@ constexpr std::array kCacheOptions = {
                "Directories searched for plugins before the standard ones, comma-separated"},
     OptionSpec{"metrics", OptionType::kBool, "true",
                "Count hits, misses, errors and latency for each operation"},
+    OptionSpec{"lease_ms", OptionType::kInt, "0",
+               "GetOrCompute: one loader per missing key across processes, holding a lease "
+               "this long at most; 0: threads of one process only"},
+    OptionSpec{"lease_wait_ms", OptionType::kInt, "0",
+               "GetOrCompute: how long others wait for the lease holder's value; 0: lease_ms"},
+    OptionSpec{"stale_ms", OptionType::kInt, "0",
+               "GetOrCompute: serve a value this long past its TTL while one caller refreshes it"},
+    OptionSpec{"early_refresh", OptionType::kDouble, "0",
+               "GetOrCompute: XFetch beta, to refresh a value before it expires; 0: off, 1: usual"},
+    OptionSpec{"negative_ttl", OptionType::kInt, "0",
+               "GetOrCompute: seconds a loader's not_found is cached as a miss; 0: not cached"},
 };
 
 }  // namespace

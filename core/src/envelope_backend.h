@@ -34,6 +34,15 @@ class EnvelopeBackend final : public Backend {
   Status Store(StoreMode mode, std::string_view key, ItemView item,
                const WriteOptions& options) override;
   Status Remove(std::string_view key) override { return inner_->Remove(key); }
+  // The inner store's lease; a hit is opened like Get()'s.
+  Status LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
+                  LeaseGrant* grant) override {
+    Status s = inner_->LeaseGet(key, request, out, grant);
+    return s.ok() ? Open(out) : s;
+  }
+  Status EndLease(std::string_view key, LeaseEnd end) override {
+    return inner_->EndLease(key, end);
+  }
   Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override;
   Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override;
   Status Touch(std::string_view key, Ttl ttl) override;

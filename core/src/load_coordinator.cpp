@@ -11,6 +11,11 @@ bool LoadCoordinator::Begin(const std::string& key) {
   return false;
 }
 
+bool LoadCoordinator::TryBegin(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  return in_flight_.insert(key).second;
+}
+
 void LoadCoordinator::Finish(const std::string& key) {
   {
     std::lock_guard lock(mutex_);

@@ -24,8 +24,26 @@ class LoadCoordinator {
   // Otherwise waits until the holder finishes (or wait_limit passes) and
   // returns false.
   bool Begin(const std::string& key);
+  // True when the caller now holds the claim on `key`; false at once when
+  // another caller holds it.
+  bool TryBegin(const std::string& key);
   // Ends the claim on `key` and wakes its waiters.
   void Finish(const std::string& key);
+
+  // Holds a claim from Begin or TryBegin and ends it when destroyed, so a
+  // loader that throws frees the key too.
+  class Claim {
+   public:
+    Claim(LoadCoordinator* coordinator, const std::string& key)
+        : coordinator_(coordinator), key_(key) {}
+    ~Claim() { coordinator_->Finish(key_); }
+    Claim(const Claim&) = delete;
+    Claim& operator=(const Claim&) = delete;
+
+   private:
+    LoadCoordinator* coordinator_;  // outlives the claim
+    const std::string& key_;        // outlives the claim
+  };
 
  private:
   const std::chrono::milliseconds wait_limit_;

@@ -33,6 +33,8 @@ namespace cachet::memcached {
 
 enum class Protocol : std::uint8_t { kText, kMeta };
 
+class OneMetaReplyReader;  // meta_lease.cpp
+
 struct MemcachedOptions {
   std::vector<net::ServerAddress> servers;
   net::DistributionKind distribution = net::DistributionKind::kKetama;
@@ -66,7 +68,11 @@ class MemcachedBackend final : public Backend {
   ~MemcachedBackend() override;
 
   std::string_view name() const noexcept override { return "memcached"; }
-  Capabilities capabilities() const noexcept override { return kCapabilities; }
+  // The meta protocol adds kNativeLease (the server's leases).
+  Capabilities capabilities() const noexcept override {
+    return options_.protocol == Protocol::kMeta ? kCapabilities.with(Capability::kNativeLease)
+                                                : kCapabilities;
+  }
 
   Status Get(std::string_view key, Item* out) override;
   Status Store(StoreMode mode, std::string_view key, ItemView item,
@@ -84,6 +90,11 @@ class MemcachedBackend final : public Backend {
   // "version": one reply line per server, "host:port <version>".
   Status Extension(std::string_view command, std::span<const std::string> args,
                    std::vector<std::string>* reply) override;
+  // The meta protocol's leases (meta_lease.cpp); kUnsupported on text.
+  // mg with N (vivify), R (recache) and the W/Z/X flags; md with I.
+  Status LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
+                  LeaseGrant* grant) override;
+  Status EndLease(std::string_view key, LeaseEnd end) override;
 
   const MemcachedOptions& options() const noexcept { return options_; }
 
@@ -154,6 +165,9 @@ class MemcachedBackend final : public Backend {
                                const std::vector<std::pair<std::string, std::string>>& lines)>&
           on_reply);
   std::unique_ptr<ServerBatch> NewBatch() const;
+  // Sends one meta command about `key` to its server and reads its one reply.
+  Status RunMetaCommand(std::string_view key, const net::RequestBuffer& request,
+                        OneMetaReplyReader* reader);
 
   const std::uint64_t id_;  // unique per backend, keys the per-thread scratch
   MemcachedOptions options_;

@@ -112,6 +112,10 @@ Status MetaBatch::OnTokenReply(const Reply& reply) {
     return Status::OK();
   }
   if (op.kind == OpKind::kGet) {
+    if (IsLeasePlaceholder(reply)) {
+      op.status = Status::NotFound();  // a GetOrCompute lease, not a value
+      return Status::OK();
+    }
     FillItem(op, reply);
     return Status::OK();
   }

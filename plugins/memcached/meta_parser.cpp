@@ -43,8 +43,17 @@ bool ParseFlag(std::string_view flag, Reply* reply) {
     case 'k':
       reply->key = token;
       return !token.empty();
+    case 'W':
+      reply->win = true;
+      return token.empty();
+    case 'Z':
+      reply->win_taken = true;
+      return token.empty();
+    case 'X':
+      reply->stale = true;
+      return token.empty();
     default:
-      // t, s, b, W, X, Z, h, l...: information cachet does not use.
+      // t, s, b, h, l...: information cachet does not use.
       return true;
   }
 }

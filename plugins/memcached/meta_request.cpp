@@ -75,6 +75,18 @@ void AppendMetaGet(RequestBuffer& out, std::string_view key, const MetaTokens& t
   EndRequest(out, tokens);
 }
 
+void AppendMetaLeaseGet(RequestBuffer& out, std::string_view key, const MetaTokens& tokens,
+                        std::int64_t exptime, std::int64_t recache) {
+  AppendKey(out, "mg ", key, tokens);
+  out.Append(" v f c N");
+  AppendSigned(out, exptime);
+  if (recache > 0) {
+    out.Append(" R");
+    AppendSigned(out, recache);
+  }
+  EndRequest(out, tokens);
+}
+
 void AppendMetaSet(RequestBuffer& out, StoreMode mode, std::string_view key, ItemView item,
                    std::int64_t exptime, const MetaTokens& tokens) {
   AppendKey(out, "ms ", key, tokens);
@@ -94,8 +106,10 @@ void AppendMetaSet(RequestBuffer& out, StoreMode mode, std::string_view key, Ite
   out.Append("\r\n");
 }
 
-void AppendMetaDelete(RequestBuffer& out, std::string_view key, const MetaTokens& tokens) {
+void AppendMetaDelete(RequestBuffer& out, std::string_view key, const MetaTokens& tokens,
+                      bool invalidate) {
   AppendKey(out, "md ", key, tokens);
+  if (invalidate) out.Append(" I");
   EndRequest(out, tokens);
 }
 

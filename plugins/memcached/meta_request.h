@@ -26,10 +26,19 @@ struct MetaTokens {
 // touch, only HD/EN come back (touch).
 void AppendMetaGet(RequestBuffer& out, std::string_view key, const MetaTokens& tokens,
                    bool want_value, bool touch, std::int64_t exptime);
+// mg <key> v f c N<exptime> [R<recache>]: a read that, on a miss, creates an
+// empty placeholder living `exptime` and gives the first client W, the next
+// ones Z; with `recache` > 0, a present item with fewer seconds left than that
+// gives W to one client too.
+void AppendMetaLeaseGet(RequestBuffer& out, std::string_view key, const MetaTokens& tokens,
+                        std::int64_t exptime, std::int64_t recache);
 // ms <key> <size> F<flags> T<exptime> [C<cas>] [M<mode>] + data.
 void AppendMetaSet(RequestBuffer& out, StoreMode mode, std::string_view key, ItemView item,
                    std::int64_t exptime, const MetaTokens& tokens);
-void AppendMetaDelete(RequestBuffer& out, std::string_view key, const MetaTokens& tokens);
+// md <key> [I]: with `invalidate`, the item is kept, marked stale (the next mg
+// gets X and W) instead of deleted.
+void AppendMetaDelete(RequestBuffer& out, std::string_view key, const MetaTokens& tokens,
+                      bool invalidate = false);
 // ma <key> D<delta> [MD] [v]: the new value comes back unless quiet.
 void AppendMetaArithmetic(RequestBuffer& out, bool decrement, std::string_view key,
                           std::uint64_t delta, const MetaTokens& tokens);

@@ -49,7 +49,17 @@ struct Reply {
   std::uint64_t number = 0;  // kNumber
   std::uint32_t opaque = 0;  // meta with O
   bool has_opaque = false;
+  bool win = false;        // meta W: this client won the right to load the key
+  bool win_taken = false;  // meta Z: another client already won it
+  bool stale = false;      // meta X: the item was marked stale
 };
+
+// The empty item `mg ... N` creates on a miss while its winner loads the value
+// (W or Z, no bytes, no flags): a miss to every reader.
+inline bool IsLeasePlaceholder(const Reply& reply) {
+  return reply.kind == ReplyKind::kMetaValue && reply.data.empty() && reply.flags == 0 &&
+         (reply.win || reply.win_taken);
+}
 
 // What a parser made of the bytes at the front of its input.
 enum class ParseOutcome : std::uint8_t {

@@ -66,4 +66,19 @@ inline constexpr LuaScript kCounterScript{
     "string.format('%d', l) end redis.call('SET', KEYS[1], r, 'KEEPTTL') return r",
     "a79ca91e2e6111c985a4a8348a4598928a668b1a"};
 
+// GetOrCompute's lease: the value and the lock in one step. KEYS[1] is the key,
+// KEYS[2] its lock key (same slot); ARGV[1] the lease in ms, ARGV[2] when a
+// present value is leased too (0: never; -1: always; n: when its PTTL is below
+// n ms, its stale window), ARGV[3] the lock's text. A lock is taken with SET NX
+// PX when the key is missing or leased. Answers {value or nil, 0: no lease
+// involved, 1: this caller took the lock, 2: another caller holds it}.
+inline constexpr LuaScript kLeaseGetScript{
+    "local v = redis.call('GET', KEYS[1]) local below = tonumber(ARGV[2]) "
+    "if v and below == 0 then return {v, 0} end "
+    "if v and below > 0 then local left = redis.call('PTTL', KEYS[1]) "
+    "if left < 0 or left >= below then return {v, 0} end end "
+    "local won = redis.call('SET', KEYS[2], ARGV[3], 'NX', 'PX', ARGV[1]) "
+    "if won then return {v or false, 1} end return {v or false, 2}",
+    "17bff407c378f50508313a2a42e2b3a8414e22f4"};
+
 }  // namespace cachet::redis

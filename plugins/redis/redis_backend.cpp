@@ -2,6 +2,8 @@
 // mapping (redis_replies.h); the router (standalone or cluster) sends it.
 #include "redis_backend.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -9,6 +11,7 @@
 
 #include "cas_token.h"
 #include "cluster_router.h"
+#include "cluster_slots.h"
 #include "redis_commands.h"
 #include "redis_replies.h"
 #include "resp_encoder.h"
@@ -30,6 +33,14 @@ bool IsNoScript(const Status& s) {
 }
 
 }  // namespace
+
+std::string LeaseKeyOf(std::string_view key) {
+  std::string lock = std::string(key) + "#lease";
+  if (KeySlot(lock) == KeySlot(key)) return lock;
+  lock = "{" + std::string(key) + "}#lease";
+  if (KeySlot(lock) == KeySlot(key)) return lock;
+  return {};
+}
 
 RedisBackend::RedisBackend(RedisOptions options)
     : options_(std::move(options)), session_(options_.session) {
@@ -211,6 +222,55 @@ void RedisBackend::Execute(std::span<Operation> batch) {
       op.result.cas = CasTokenOf(op.result.value);
     }
   }
+}
+
+Status RedisBackend::LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
+                              LeaseGrant* grant) {
+  *grant = LeaseGrant::kNone;
+  if (request.lease.count() < 0 || request.recache_below.count() < 0) {
+    return NegativeTtlError("redis");
+  }
+  const std::string lock = LeaseKeyOf(key);
+  if (lock.empty()) return Backend::LeaseGet(key, request, out, grant);
+  const std::int64_t lease_ms = std::max<std::int64_t>(request.lease.count(), 1);
+  const std::int64_t below_ms =
+      request.recache_below == Ttl::max() ? -1 : static_cast<std::int64_t>(request.recache_below.count());
+  const std::string owner = "cachet lease, pid " + std::to_string(::getpid());
+  bool found = false;
+  Status s = RunScript(
+      key,
+      [&](std::string* request_bytes, bool by_source) {
+        AppendLeaseGet(request_bytes, key, lock, lease_ms, below_ms, owner, by_source);
+      },
+      [&](RespValue reply, std::string_view where) {
+        if (reply.type() != RespType::kArray || reply.size() != 2 ||
+            reply[1].type() != RespType::kInteger) {
+          return ReadNotError(reply, where).ok()
+                     ? Status::ProtocolError("redis: unexpected reply to the lease script")
+                     : ReadNotError(reply, where);
+        }
+        const std::int64_t code = reply[1].integer();
+        *grant = code == 1 ? LeaseGrant::kWon : code == 2 ? LeaseGrant::kHeld : LeaseGrant::kNone;
+        if (reply[0].IsNull()) return Status::OK();
+        found = true;
+        return ReadValue(reply[0], where, out);
+      });
+  if (!s.ok()) {
+    *grant = LeaseGrant::kNone;
+    return s;
+  }
+  return found ? Status::OK() : Status::NotFound();
+}
+
+Status RedisBackend::EndLease(std::string_view key, LeaseEnd /*end*/) {
+  // Whatever the end, the lock goes: a stored value, or none (the next caller wins).
+  const std::string lock = LeaseKeyOf(key);
+  if (lock.empty()) return Backend::EndLease(key, LeaseEnd::kKept);
+  std::string& request = RequestBuffer();
+  AppendDel(&request, lock);
+  return RunOnKey(key, request, [](RespValue reply, std::string_view where) {
+    return ReadOneOrZero(reply, where, Status::OK());
+  });
 }
 
 }  // namespace cachet::redis

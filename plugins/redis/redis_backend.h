@@ -63,12 +63,18 @@ struct RedisOptions {
   ClusterSettings cluster;  // kCluster only; `servers` become its seeds
 };
 
+// The lock key of GetOrCompute's lease on `key`: "KEY#lease" when KEY has a
+// hash tag, else "{KEY}#lease", so it shares KEY's cluster slot (the lease
+// script touches both). Empty when neither does (a key with '}' and no tag).
+std::string LeaseKeyOf(std::string_view key);
+
 class RedisBackend final : public Backend {
  public:
   static constexpr Capabilities kCapabilities{
       Capability::kNativeTtl,   Capability::kAppendPrepend, Capability::kTouch,
       Capability::kCounters,    Capability::kFlush,         Capability::kStats,
-      Capability::kGetAndTouch, Capability::kPipelining,    Capability::kCas};
+      Capability::kGetAndTouch, Capability::kPipelining,    Capability::kCas,
+      Capability::kNativeLease};
 
   // Commands in flight per server: a batch is sent in rounds of at most this
   // many, so neither side's socket buffers fill up with unread replies.
@@ -100,6 +106,13 @@ class RedisBackend final : public Backend {
   // "counters": one reply, "redis" or "memcached", the counter semantics in use.
   Status Extension(std::string_view command, std::span<const std::string> args,
                    std::vector<std::string>* reply) override;
+
+  // GetOrCompute's lease (kNativeLease): the lease script reads the value and
+  // takes the lock key (LeaseKeyOf) with SET NX PX in one round trip; EndLease
+  // deletes the lock.
+  Status LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
+                  LeaseGrant* grant) override;
+  Status EndLease(std::string_view key, LeaseEnd end) override;
 
   // The router, for tests that look at the cluster topology.
   CommandRouter& router() noexcept { return *router_; }

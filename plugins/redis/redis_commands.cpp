@@ -100,6 +100,18 @@ void AppendCas(std::string* out, std::string_view key, std::string_view value, s
   command.Arg(std::int64_t{1}).Arg(key).Arg(CasTokenText(token).view()).Arg(value).Arg(ttl_ms);
 }
 
+void AppendLeaseGet(std::string* out, std::string_view key, std::string_view lock,
+                    std::int64_t lease_ms, std::int64_t recache_below_ms, std::string_view owner,
+                    bool by_source) {
+  RespCommand command(out, 8);
+  if (by_source) {
+    command.Arg("EVAL").Arg(kLeaseGetScript.source);
+  } else {
+    command.Arg("EVALSHA").Arg(kLeaseGetScript.sha1);
+  }
+  command.Arg(std::int64_t{2}).Arg(key).Arg(lock).Arg(lease_ms).Arg(recache_below_ms).Arg(owner);
+}
+
 void AppendDel(std::string* out, std::string_view key) { RespCommand(out, 2).Arg("DEL").Arg(key); }
 
 void AppendCounter(std::string* out, CounterMode mode, bool increment, std::string_view key,

@@ -35,6 +35,12 @@ void AppendScript(std::string* out, StoreMode mode, std::string_view key, std::s
 void AppendCas(std::string* out, std::string_view key, std::string_view value, std::uint64_t token,
                Ttl ttl, bool by_source);
 void AppendDel(std::string* out, std::string_view key);
+// EVALSHA (by_source false) or EVAL of the lease script (lua_scripts.h) on `key`
+// and its `lock` key: `lease_ms` >= 1, `recache_below_ms` 0 (never), -1 (always)
+// or the PTTL under which a present value is leased too.
+void AppendLeaseGet(std::string* out, std::string_view key, std::string_view lock,
+                    std::int64_t lease_ms, std::int64_t recache_below_ms, std::string_view owner,
+                    bool by_source);
 enum class CounterMode : std::uint8_t {
   kMemcached,  // the counter script: unsigned, wrapping, missing key not found
   kNative,     // INCRBY / DECRBY: signed, a missing key counts from 0

@@ -3,9 +3,11 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -318,6 +320,64 @@ TEST_CASE("GetOrCompute returns the loader's error and stores nothing", "[cache]
       "k", []() -> Result<std::string> { return std::string("fresh"); });
   REQUIRE(again.hit());
   CHECK(again.value() == "fresh");
+}
+
+TEST_CASE("GetOrCompute releases the claim when the loader throws", "[cache][load]") {
+  auto backend = std::make_shared<RecordingBackend>();
+  auto cache = MakeCache(backend);
+  auto throwing = []() -> Result<std::string> { throw std::runtime_error("loader failed"); };
+  CHECK_THROWS_WITH(cache->GetOrCompute<std::string>("k", throwing), "loader failed");
+  CHECK_FALSE(backend->Has("k"));
+
+  // The next call must load at once. It runs on its own thread so that a claim
+  // left behind fails this check after two seconds instead of hanging the test.
+  std::promise<std::string> answer;
+  std::future<std::string> next = answer.get_future();
+  std::thread caller([&] {
+    auto got = cache->GetOrCompute<std::string>(
+        "k", []() -> Result<std::string> { return std::string("fresh"); });
+    answer.set_value(got.hit() ? got.value() : got.status().ToString());
+  });
+  const bool answered = next.wait_for(std::chrono::seconds(2)) == std::future_status::ready;
+  caller.join();
+  REQUIRE(answered);
+  CHECK(next.get() == "fresh");
+}
+
+TEST_CASE("a thread waiting on a loader that throws loads by itself", "[cache][load]") {
+  auto backend = std::make_shared<RecordingBackend>();
+  auto cache = MakeCache(backend);
+  std::atomic<int> good_loads{0};
+  std::thread thrower([&] {
+    auto throwing = [&]() -> Result<std::string> {
+      // Throw only once the other thread has missed and waits for this claim
+      // (bounded: at most 200 polls of 10 ms).
+      for (int i = 0; i < 200 && backend->gets() < 3; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      throw std::runtime_error("loader failed");
+    };
+    CHECK_THROWS(cache->GetOrCompute<std::string>("k", throwing));
+  });
+  // Wait until the thrower holds the claim: it has read twice (miss, re-check).
+  for (int i = 0; i < 200 && backend->gets() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::promise<std::string> answer;
+  std::future<std::string> next = answer.get_future();
+  std::thread waiter([&] {
+    auto got = cache->GetOrCompute<std::string>("k", [&]() -> Result<std::string> {
+      ++good_loads;
+      return std::string("fresh");
+    });
+    answer.set_value(got.hit() ? got.value() : got.status().ToString());
+  });
+  const bool answered = next.wait_for(std::chrono::seconds(3)) == std::future_status::ready;
+  thrower.join();
+  waiter.join();
+  REQUIRE(answered);
+  CHECK(next.get() == "fresh");
+  CHECK(good_loads.load() == 1);
 }
 
 TEST_CASE("GetOrCompute loads through a failing store and returns the value", "[cache][load]") {

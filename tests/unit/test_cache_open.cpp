@@ -1,6 +1,7 @@
 // Cache::Open: from a config to a working Cache on the memory plugin of the
 // build tree, and the errors of a config that names what does not exist.
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -105,6 +106,28 @@ TEST_CASE("a bad [cache] value is a config error", "[cache][open]") {
   auto negative = OpenText("[cache]\nbackend = memory\ndefault_ttl = -1\n");
   REQUIRE_FALSE(negative.ok());
   CHECK(negative.status().IsConfigError());
+}
+
+TEST_CASE("the [cache] GetOrCompute keys set the Cache's defaults", "[cache][open][compute]") {
+  auto cache = OpenText(
+      "[cache]\nbackend = memory\nlease_ms = 1500\nlease_wait_ms = 700\nstale_ms = 30000\n"
+      "early_refresh = 1.5\nnegative_ttl = 10\n");
+  REQUIRE(cache.ok());
+  const cachet::ComputeOptions& compute = (*cache)->options().compute;
+  CHECK(compute.lease == std::chrono::milliseconds(1500));
+  CHECK(compute.lease_wait == std::chrono::milliseconds(700));
+  CHECK(compute.stale == std::chrono::milliseconds(30000));
+  CHECK(compute.early_refresh == 1.5);
+  CHECK(compute.negative_ttl == Ttl{10000});
+  CHECK_FALSE(compute.ttl.has_value());  // default_ttl applies
+
+  for (const char* bad : {"lease_ms = -1", "stale_ms = -5", "negative_ttl = -1",
+                          "early_refresh = -0.5", "lease_wait_ms = -2"}) {
+    INFO(bad);
+    auto refused = OpenText(std::string("[cache]\nbackend = memory\n") + bad + "\n");
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().IsConfigError());
+  }
 }
 
 TEST_CASE("max_value_size bounds the values the Cache writes", "[cache][open][bounds]") {

@@ -91,7 +91,7 @@ TEST_CASE("a section absent from the file validates as its defaults", "[config]"
 }
 
 TEST_CASE("every [cache] option has a help text and a default", "[config]") {
-  CHECK(CacheOptionSpecs().size() == 14);
+  CHECK(CacheOptionSpecs().size() == 19);
   for (const OptionSpec& spec : CacheOptionSpecs()) {
     INFO(spec.name);
     CHECK(spec.help != nullptr);

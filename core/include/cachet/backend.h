@@ -45,6 +45,7 @@ enum class Capability : std::uint32_t {
   kFlush = 1u << 9,          // remove everything
   kStats = 1u << 10,         // server statistics
   kGetAndTouch = 1u << 11,   // read and reset the TTL in one call
+  kNativeLease = 1u << 12,   // LeaseGet/EndLease: the store arbitrates GetOrCompute's loaders
 };
 
 class Capabilities {
@@ -85,6 +86,28 @@ CACHET_EXPORT std::string_view StoreModeName(StoreMode mode) noexcept;
 struct WriteOptions {
   Ttl ttl{0};            // 0: never expires; negative: kInvalidArgument
   bool noreply = false;  // do not wait for the reply, where the store supports it
+};
+
+// What LeaseGet asks for (stores with kNativeLease).
+struct LeaseRequest {
+  Ttl lease{0};  // a won lease lapses after this unless EndLease ends it first
+  // Also lease a present item, for a refresh, when its remaining TTL is below
+  // this (memcached's R); Ttl::max(): whatever its TTL; 0: only a missing key.
+  Ttl recache_below{0};
+};
+
+// What LeaseGet says about the key's lease.
+enum class LeaseGrant : std::uint8_t {
+  kNone,  // no lease involved: a hit to serve, or a key the store cannot lease
+  kWon,   // this caller holds the lease: it loads and stores the value, then EndLease
+  kHeld,  // another caller holds it: wait for its value, or serve the item read
+};
+
+// How the holder ends a lease (Backend::EndLease).
+enum class LeaseEnd : std::uint8_t {
+  kKept,            // the key holds a value now: the holder's, or one it found
+  kAbandonMiss,     // gave up on a missing key: the next LeaseGet wins at once
+  kAbandonRefresh,  // gave up refreshing a present item: it stays, marked for refresh
 };
 
 // One operation of a batch (Backend::Execute). Inputs first, then outputs that
@@ -159,6 +182,18 @@ class CACHET_EXPORT Backend {
   // default is Get(); Redis derives its token from the value's bytes and
   // computes it only here, so plain reads do not pay for it.
   virtual Status Gets(std::string_view key, Item* out);
+
+  // Stores with kNativeLease: GetOrCompute's lease with the store's own
+  // mechanism, in the read's round trip. Reads `key` like Get() (kNotFound on a
+  // miss) and, on a miss or for a present item the request asks to recache,
+  // takes a lease on it if nobody holds one; `*grant` says who holds it. The
+  // default is kUnsupported: GetOrCompute then uses an add-based lease key.
+  // REQUIRES: capabilities() has kNativeLease (the Cache calls it only then).
+  virtual Status LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
+                          LeaseGrant* grant);
+  // Ends a lease LeaseGet granted.
+  // REQUIRES: capabilities() has kNativeLease (the Cache calls it only then).
+  virtual Status EndLease(std::string_view key, LeaseEnd end);
 
  protected:
   // kUnsupported naming this store and `operation`.

@@ -59,10 +59,37 @@ struct OpMetrics {
 };
 using Metrics = std::array<OpMetrics, static_cast<std::size_t>(CacheOp::kCount)>;
 
+// How GetOrCompute coordinates loaders and keeps what they return. The [cache]
+// keys of the same names set a Cache's defaults; docs/get-or-compute.md says
+// what each guarantees on each store.
+struct ComputeOptions {
+  // How long a loaded value stays fresh; unset: the Cache's default_ttl.
+  std::optional<Ttl> ttl;
+  // > 0: one caller among all the processes sharing the store loads a missing
+  // key, holding a lease in the store for at most this long (a caller that
+  // dies frees it then). 0: only the threads of this process are coordinated.
+  std::chrono::milliseconds lease{0};
+  // How long the others wait for the lease holder's value before loading by
+  // themselves; 0: as long as `lease`.
+  std::chrono::milliseconds lease_wait{0};
+  // > 0: for this long after a value goes stale, callers get it at once while
+  // one of them refreshes it (stale-while-revalidate). Needs a TTL.
+  std::chrono::milliseconds stale{0};
+  // > 0: probabilistic early refresh (XFetch) with this beta: a caller reloads
+  // a fresh value when now - load_time * beta * ln(rand()) >= its expiry, so a
+  // hot key is refreshed by one caller before it expires. 1 is the usual
+  // choice; larger refreshes earlier. Needs a TTL.
+  double early_refresh = 0;
+  // > 0: a loader's not_found is kept this long and returned as a miss without
+  // calling the loader again (a cached miss). 0: not kept.
+  Ttl negative_ttl{0};
+};
+
 struct CacheOptions {
   std::string key_namespace;  // prefix of every key, "" for none
   Ttl default_ttl{0};         // used when a write names no TTL; 0: never expires
   bool metrics = true;        // count calls and time them
+  ComputeOptions compute{};   // GetOrCompute's defaults
 };
 
 class Batch;         // batch.h
@@ -167,15 +194,30 @@ class CACHET_EXPORT Cache {
 
   // Returns the cached value, or runs `loader` (a callable returning Result<T>)
   // on a miss, stores its value and returns it. Stampede protection: while one
-  // thread of this process loads a key, other threads asking for the same key wait
-  // for its value instead of loading too. If the store fails on the read, the
-  // loader still runs and its value is returned (the failure shows in metrics).
-  // A loader error is returned as the Lookup's error.
+  // caller loads a key, the others asking for it wait for its value instead of
+  // loading too: the threads of this process always, every process sharing the
+  // store with `lease` (ComputeOptions above; docs/get-or-compute.md). If the
+  // store fails on the read, the loader still runs and its value is returned
+  // (the failure shows in metrics). A loader error is returned as the Lookup's
+  // error, its not_found as a miss; an exception from the loader reaches the
+  // caller, and the key is free for the next one. This overload uses the
+  // Cache's defaults (the [cache] section) with `ttl` when given.
   template <class T, class Loader>
   Lookup<T> GetOrCompute(std::string_view key, Loader&& loader,
                          std::optional<Ttl> ttl = std::nullopt);
+  template <class T, class Loader>
+  Lookup<T> GetOrCompute(std::string_view key, Loader&& loader, const ComputeOptions& options);
+
+  // GetOrCompute on raw Items: `load` fills its Item (bytes and flags, stored as
+  // they are) or returns why not. On ok `*out` holds the cached or loaded item;
+  // not_found is a miss (a cached one, or the loader's).
+  using ItemLoader = std::function<Status(Item*)>;
+  Status GetOrComputeItem(std::string_view key, const ItemLoader& load,
+                          const ComputeOptions& options, Item* out);
 
   // Raw access, bypassing the codec (namespace, TTL default and metrics apply).
+  // StoreItem (like every write) refuses with invalid_argument bytes that would
+  // read back as GetOrCompute's record (docs/get-or-compute.md).
   Status GetItem(std::string_view key, Item* out, CacheOp op = CacheOp::kGet);
   Status StoreItem(StoreMode mode, std::string_view key, ItemView item,
                    std::optional<Ttl> ttl = std::nullopt, CacheOp op = CacheOp::kSet);
@@ -195,15 +237,39 @@ class CACHET_EXPORT Cache {
   Status StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const T& value,
                     std::uint64_t cas, std::optional<Ttl> ttl);
 
+  // StoreItem without its check that the bytes do not look like GetOrCompute's
+  // record: for GetOrCompute, which writes such records.
+  Status WriteItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
+                   CacheOp op = CacheOp::kSet);
   // Fetches many items; `items[i]` and the returned statuses follow `keys`.
   std::vector<Status> GetItems(const std::vector<std::string>& keys, std::vector<Item>* items);
   std::vector<Status> StoreItems(std::span<const std::string_view> keys,
                                  std::span<const Item> items, std::optional<Ttl> ttl);
 
-  // Stampede protection: the first caller for a key gets true and must call
-  // FinishLoad; the others block in BeginLoad until it does, then get false.
-  bool BeginLoad(const std::string& key);
-  void FinishLoad(const std::string& key);
+  // What GetOrComputeItem found stored under a key (cache_compute.cpp).
+  struct Cached;
+  Status ReadCached(std::string_view key, const ComputeOptions& options, Cached* cached);
+  // Runs `load` and stores what it returns (a value, or a cached miss).
+  // `stored`, if given, gets the write's status.
+  Status LoadAndStore(std::string_view key, const ItemLoader& load, const ComputeOptions& options,
+                      Item* out, Status* stored = nullptr);
+  // Refreshes a stale or early-expiring value if no one else is; `cached` gets
+  // the new value when this caller refreshed it.
+  void TryRefresh(std::string_view key, const ItemLoader& load, const ComputeOptions& options,
+                  Cached* cached);
+  // The missing-key path: under this process's claim, with the store's lease.
+  Status LoadMissing(std::string_view key, const ItemLoader& load, const ComputeOptions& options,
+                     Item* out);
+  // GetOrComputeItem() with a lease on a store with kNativeLease: the store's
+  // own leases, taken in the read's round trip (Backend::LeaseGet).
+  Status GetOrComputeNative(std::string_view key, const ItemLoader& load,
+                            const ComputeOptions& options, Item* out);
+  // A refresh of `*cached` under the store's lease, if nobody holds it: an
+  // early refresh drawn, or a stale value the store does not count stale yet.
+  void RefreshNative(std::string_view key, std::string_view full_key, const ItemLoader& load,
+                          const ComputeOptions& options, Cached* cached);
+  // Reads `key` as stored, GetOrCompute's record included.
+  Status GetStoredItem(std::string_view key, Item* out, CacheOp op);
 
   Ttl EffectiveTtl(std::optional<Ttl> ttl) const { return ttl ? *ttl : options_.default_ttl; }
 
@@ -330,31 +396,28 @@ std::vector<Status> Cache::SetMulti(const std::vector<std::pair<std::string, T>>
 
 template <class T, class Loader>
 Lookup<T> Cache::GetOrCompute(std::string_view key, Loader&& loader, std::optional<Ttl> ttl) {
-  const std::string owned_key(key);
-  // Bounded: each pass either returns or waits for another thread's load to end.
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    Lookup<T> cached = Get<T>(key);
-    if (cached.hit()) return cached;
-    if (!BeginLoad(owned_key)) continue;  // another thread loaded it: read again
-    // Re-check under our claim: another loader may have finished just before it.
-    Lookup<T> again = Get<T>(key);
-    if (again.hit()) {
-      FinishLoad(owned_key);
-      return again;
-    }
-    Result<T> loaded = std::forward<Loader>(loader)();
-    if (!loaded.ok()) {
-      FinishLoad(owned_key);
-      return Lookup<T>::FromStatus(loaded.status());
-    }
-    (void)Set(key, loaded.value(), ttl);  // a failed write still returns the value
-    FinishLoad(owned_key);
-    return Lookup<T>::Hit(std::move(loaded).value());
+  ComputeOptions options = options_.compute;
+  if (ttl) options.ttl = ttl;
+  return GetOrCompute<T>(key, std::forward<Loader>(loader), options);
+}
+
+template <class T, class Loader>
+Lookup<T> Cache::GetOrCompute(std::string_view key, Loader&& loader,
+                              const ComputeOptions& options) {
+  const ItemLoader load = [&](Item* item) -> Status {
+    Result<T> loaded = loader();
+    if (!loaded.ok()) return loaded.status();
+    return codec_->Encode(detail::CodecArg(loaded.value()), item);
+  };
+  Item item;
+  if (Status s = GetOrComputeItem(key, load, options, &item); !s.ok()) {
+    return Lookup<T>::FromStatus(std::move(s));
   }
-  // Loads by other threads kept failing to store: load without the claim.
-  Result<T> loaded = std::forward<Loader>(loader)();
-  if (!loaded.ok()) return Lookup<T>::FromStatus(loaded.status());
-  return Lookup<T>::Hit(std::move(loaded).value());
+  T value{};
+  if (Status s = codec_->Decode(std::move(item), &value); !s.ok()) {
+    return Lookup<T>::FromStatus(std::move(s));
+  }
+  return Lookup<T>::Hit(std::move(value));
 }
 
 }  // namespace cachet

@@ -1,0 +1,402 @@
+// Cache::GetOrComputeItem: GetOrCompute's coordination of loaders. Threads of
+// one process wait on the LoadCoordinator; processes sharing a store take a
+// lease in it: the store's own (Backend::LeaseGet) where it declares
+// kNativeLease, else an add of "<key>#lease" with the lease's TTL. Values carry a
+// ComputedRecord (computed_record.h) when stale-while-revalidate, early refresh
+// or cached misses need their expiry and load time.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "cache_state.h"
+#include "computed_record.h"
+#include "prefixed_key.h"
+
+namespace cachet {
+
+// What a read found under a key, as GetOrCompute sees it.
+struct Cache::Cached {
+  enum class State { kAbsent, kFresh, kStale };
+  State state = State::kAbsent;
+  bool negative = false;    // a cached miss: the loader said not_found
+  bool has_record = false;  // stored with a ComputedRecord (else a plain value)
+  ComputedRecord record;
+  Item item;  // the value: its bytes as the codec made them, and its flags
+
+  // Opens the record of `item` as just read: the state it is in under `options`.
+  State Decode(const ComputeOptions& options);
+
+  // The caller's answer: the value, or a miss for a cached miss.
+  Status TakeInto(Item* out) {
+    if (negative) return Status::NotFound();
+    *out = std::move(item);
+    return Status::OK();
+  }
+};
+
+namespace {
+
+using std::chrono::milliseconds;
+using SteadyClock = std::chrono::steady_clock;
+
+// The longest pause between two polls of a waiter, and the lease a refresh
+// takes when no lease is configured.
+constexpr milliseconds kMaxPollPause{50};
+constexpr milliseconds kRefreshLease{kLoadWaitLimit};
+// How much longer than its expiry (and stale window) a record is kept.
+constexpr Ttl kRecordSlack{1000};
+
+std::uint64_t NowMs() {
+  const auto since_epoch = std::chrono::system_clock::now().time_since_epoch();
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<milliseconds>(since_epoch).count());
+}
+
+// `base` + `extra`, saturating at the largest Ttl.
+Ttl SaturatingAdd(Ttl base, Ttl extra) {
+  return base > Ttl::max() - extra ? Ttl::max() : base + extra;
+}
+
+// The XFetch rule: refresh when now - load_ms * beta * ln(u) >= fresh_until,
+// with u uniform in (0, 1]. A slower load or a larger beta refreshes earlier.
+bool EarlyRefreshDue(std::uint64_t now_ms, const ComputedRecord& record, double beta) {
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  const double u = 1.0 - std::uniform_real_distribution<double>(0.0, 1.0)(random);
+  const double ahead = static_cast<double>(record.load_ms) * beta * -std::log(u);
+  return static_cast<double>(now_ms) + ahead >= static_cast<double>(record.fresh_until_ms);
+}
+
+std::string LeaseKey(std::string_view key) { return std::string(key) + "#lease"; }
+
+// What a lease holds: who took it, for a person reading the store.
+std::string LeaseOwner() { return "cachet lease, pid " + std::to_string(::getpid()); }
+
+enum class LeaseOutcome { kTaken, kHeldElsewhere, kUnavailable };
+
+LeaseOutcome TakeLease(Cache& cache, const std::string& lease_key, milliseconds lease) {
+  const std::string owner = LeaseOwner();
+  Status s =
+      cache.StoreItem(StoreMode::kAdd, lease_key, ItemView(owner), Ttl{lease}, CacheOp::kAdd);
+  if (s.ok()) return LeaseOutcome::kTaken;
+  return s.IsNotStored() ? LeaseOutcome::kHeldElsewhere : LeaseOutcome::kUnavailable;
+}
+
+// Gives a taken lease back when it goes out of scope, a throwing loader included.
+class HeldLease {
+ public:
+  HeldLease(Cache* cache, std::string lease_key) : cache_(cache), key_(std::move(lease_key)) {}
+  ~HeldLease() { (void)cache_->Remove(key_); }
+  HeldLease(const HeldLease&) = delete;
+  HeldLease& operator=(const HeldLease&) = delete;
+
+ private:
+  Cache* cache_;  // outlives the lease
+  std::string key_;
+};
+
+// Ends a lease the store granted (Backend::LeaseGet) on the way out, a
+// throwing loader included, as `end` says by then.
+class NativeLease {
+ public:
+  NativeLease(Backend* backend, std::string_view full_key, LeaseEnd if_abandoned)
+      : end(if_abandoned), backend_(backend), key_(full_key) {}
+  ~NativeLease() { (void)backend_->EndLease(key_, end); }
+  NativeLease(const NativeLease&) = delete;
+  NativeLease& operator=(const NativeLease&) = delete;
+  LeaseEnd end;
+
+ private:
+  Backend* backend_;  // outlives the lease
+  std::string_view key_;
+};
+
+// Whether loaded values carry a ComputedRecord under `o`.
+bool NeedsRecord(const ComputeOptions& o) {
+  return o.stale.count() > 0 || o.early_refresh > 0 || o.negative_ttl.count() > 0;
+}
+
+Status CheckOptions(const ComputeOptions& o) {
+  if (o.lease.count() < 0 || o.lease_wait.count() < 0 || o.stale.count() < 0 ||
+      o.negative_ttl.count() < 0 || (o.ttl && o.ttl->count() < 0)) {
+    return Status::InvalidArgument("GetOrCompute: durations must not be negative");
+  }
+  if (!(o.early_refresh >= 0) || !std::isfinite(o.early_refresh)) {
+    return Status::InvalidArgument("GetOrCompute: early_refresh must be a finite number >= 0");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Cache::GetOrComputeItem(std::string_view key, const ItemLoader& load,
+                               const ComputeOptions& options, Item* out) {
+  if (key.empty()) return Status::InvalidArgument("empty key");
+  if (Status s = CheckOptions(options); !s.ok()) return s;
+  // A store with its own leases arbitrates every caller, threads included.
+  if (options.lease.count() > 0 && backend_->capabilities().has(Capability::kNativeLease)) {
+    return GetOrComputeNative(key, load, options, out);
+  }
+  const std::string owned_key(key);
+  Cached cached;
+  // Bounded: each pass either returns or waits for another thread's load to end.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    // A store that fails counts as absent: the loader still runs. A key the
+    // store refuses is the caller's error, and nothing is loaded for it.
+    if (Status read = ReadCached(key, options, &cached); read.IsInvalidArgument()) return read;
+    if (cached.state == Cached::State::kFresh) {
+      if (options.early_refresh > 0 && cached.has_record && !cached.negative &&
+          cached.record.fresh_until_ms != 0 &&
+          EarlyRefreshDue(NowMs(), cached.record, options.early_refresh)) {
+        TryRefresh(key, load, options, &cached);
+      }
+      return cached.TakeInto(out);
+    }
+    if (cached.state == Cached::State::kStale) {
+      // One caller refreshes; everyone else gets the stale value at once.
+      TryRefresh(key, load, options, &cached);
+      return cached.TakeInto(out);
+    }
+    if (!state_->loads.Begin(owned_key)) continue;  // another thread loaded it: read again
+    // Released on every way out, a throwing loader included, so waiters retry.
+    const LoadCoordinator::Claim claim(&state_->loads, owned_key);
+    return LoadMissing(key, load, options, out);
+  }
+  // Loads by other threads kept failing to store: load without the claim.
+  return load(out);
+}
+
+Status Cache::ReadCached(std::string_view key, const ComputeOptions& options, Cached* cached) {
+  cached->state = Cached::State::kAbsent;
+  Status s = GetStoredItem(key, &cached->item, CacheOp::kGet);
+  if (!s.ok()) return s;
+  cached->Decode(options);
+  return s;
+}
+
+Cache::Cached::State Cache::Cached::Decode(const ComputeOptions& options) {
+  negative = false;
+  has_record = false;
+  std::string_view value;
+  if (!DecodeComputedRecord(item.value, &record, &value)) {
+    // A plain value: fresh for as long as the store keeps it.
+    return state = State::kFresh;
+  }
+  has_record = true;
+  negative = record.kind == ComputedRecord::Kind::kNotFound;
+  item.value.erase(0, kComputedHeaderSize);
+  const std::uint64_t fresh_until = record.fresh_until_ms;
+  if (fresh_until == 0 || NowMs() < fresh_until) return state = State::kFresh;
+  if (!negative && options.stale.count() > 0) return state = State::kStale;
+  // Else absent: past its expiry, still kept by a store that rounds TTLs up.
+  return state = State::kAbsent;
+}
+
+Status Cache::LoadAndStore(std::string_view key, const ItemLoader& load,
+                           const ComputeOptions& options, Item* out, Status* stored) {
+  Status ignored;
+  if (stored == nullptr) stored = &ignored;
+  *stored = Status::NotStored("the loader returned nothing to store");
+  const auto started = SteadyClock::now();
+  Status s = load(out);
+  const auto took = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - started);
+  const bool negative = s.IsNotFound() && options.negative_ttl.count() > 0;
+  if (!s.ok() && !negative) return s;  // nothing is stored for an error
+
+  const Ttl ttl = negative ? options.negative_ttl : EffectiveTtl(options.ttl);
+  // A loaded value that looks like a record itself is kept in one, so it reads
+  // back as it was loaded.
+  const bool needs_record = negative || options.stale.count() > 0 || options.early_refresh > 0 ||
+                            LooksLikeComputedRecord(out->value);
+  if (!needs_record) {
+    *stored = WriteItem(StoreMode::kSet, key, *out, ttl, CacheOp::kSet);  // a failed write still returns the value
+    return s;
+  }
+  ComputedRecord record;
+  record.kind = negative ? ComputedRecord::Kind::kNotFound : ComputedRecord::Kind::kValue;
+  record.fresh_until_ms = ttl.count() > 0 ? NowMs() + static_cast<std::uint64_t>(ttl.count()) : 0;
+  record.load_ms = static_cast<std::uint32_t>(
+      std::min<std::int64_t>(took.count(), std::numeric_limits<std::uint32_t>::max()));
+  // The record says when the value (or the cached miss) goes stale; the store
+  // keeps it through its stale window and a little longer, because stores with
+  // second resolution (memcached) may drop an item up to a second before its
+  // TTL. 0 stays "never expires".
+  const Ttl window = negative ? Ttl{0} : options.stale;
+  const Ttl keep = ttl.count() == 0 ? ttl : SaturatingAdd(SaturatingAdd(ttl, window), kRecordSlack);
+  std::string bytes;
+  EncodeComputedRecord(record, negative ? std::string_view() : std::string_view(out->value),
+                       &bytes);
+  *stored = WriteItem(StoreMode::kSet, key, ItemView(bytes, negative ? 0 : out->flags), keep,
+                      CacheOp::kSet);
+  return s;
+}
+
+void Cache::TryRefresh(std::string_view key, const ItemLoader& load, const ComputeOptions& options,
+                       Cached* cached) {
+  const std::string owned_key(key);
+  if (!state_->loads.TryBegin(owned_key)) return;  // a thread of this process refreshes it
+  const LoadCoordinator::Claim claim(&state_->loads, owned_key);
+  // One refresher in the whole fleet: the lease, non-blocking.
+  const std::string lease_key = LeaseKey(key);
+  const milliseconds lease = options.lease.count() > 0 ? options.lease : kRefreshLease;
+  const LeaseOutcome taken = TakeLease(*this, lease_key, lease);
+  if (taken == LeaseOutcome::kHeldElsewhere) return;
+  std::optional<HeldLease> held;
+  if (taken == LeaseOutcome::kTaken) held.emplace(this, lease_key);
+  // Another caller may have refreshed it between our read and our lease.
+  Cached now;
+  if (ReadCached(key, options, &now).ok() && now.state != Cached::State::kAbsent &&
+      (!now.has_record || now.record.fresh_until_ms != cached->record.fresh_until_ms)) {
+    *cached = std::move(now);
+    return;
+  }
+  Item fresh;
+  Status s = LoadAndStore(key, load, options, &fresh);
+  if (s.ok()) {
+    cached->item = std::move(fresh);
+    cached->negative = false;
+  } else if (s.IsNotFound()) {
+    cached->negative = true;  // the loader says it is gone now
+  }
+  // Any other error: the caller still gets the value it read.
+}
+
+Status Cache::LoadMissing(std::string_view key, const ItemLoader& load,
+                          const ComputeOptions& options, Item* out) {
+  // Re-check under the claim: another loader may have finished just before it.
+  Cached cached;
+  (void)ReadCached(key, options, &cached);
+  if (cached.state != Cached::State::kAbsent) return cached.TakeInto(out);
+  if (options.lease.count() <= 0) return LoadAndStore(key, load, options, out);
+
+  const std::string lease_key = LeaseKey(key);
+  const milliseconds wait = options.lease_wait.count() > 0 ? options.lease_wait : options.lease;
+  const auto deadline = SteadyClock::now() + wait;
+  milliseconds pause{2};
+  // Bounded by `deadline`: every pass sleeps, and the last one loads.
+  for (;;) {
+    const LeaseOutcome taken = TakeLease(*this, lease_key, options.lease);
+    if (taken == LeaseOutcome::kTaken) {
+      const HeldLease held(this, lease_key);
+      // The previous holder may have stored its value just before it let go.
+      (void)ReadCached(key, options, &cached);
+      if (cached.state != Cached::State::kAbsent) return cached.TakeInto(out);
+      return LoadAndStore(key, load, options, out);
+    }
+    // A store that cannot take the lease (an error) does not stop the load.
+    if (taken == LeaseOutcome::kUnavailable) return LoadAndStore(key, load, options, out);
+    // Another process is loading: poll for its value, backing off.
+    const auto now = SteadyClock::now();
+    if (now >= deadline) return LoadAndStore(key, load, options, out);
+    std::this_thread::sleep_for(std::min<SteadyClock::duration>(pause, deadline - now));
+    pause = std::min(pause * 2, kMaxPollPause);
+    (void)ReadCached(key, options, &cached);
+    if (cached.state != Cached::State::kAbsent) return cached.TakeInto(out);
+  }
+}
+
+Status Cache::GetOrComputeNative(std::string_view key, const ItemLoader& load,
+                                 const ComputeOptions& options, Item* out) {
+  const PrefixedKey full_key(options_.key_namespace, key);
+  LeaseRequest request;
+  request.lease = Ttl{options.lease};
+  // A value in its stale window (the store keeps it stale + 1 s past its
+  // expiry) is won for a refresh by one caller; without a stale window, a record
+  // in that last second is won like a missing key.
+  if (options.stale.count() > 0) {
+    request.recache_below = SaturatingAdd(options.stale, kRecordSlack);
+  } else if (NeedsRecord(options)) {
+    request.recache_below = kRecordSlack;
+  }
+  const milliseconds wait = options.lease_wait.count() > 0 ? options.lease_wait : options.lease;
+  const auto deadline = SteadyClock::now() + wait;
+  milliseconds pause{2};
+  Cached cached;
+  // Bounded by `deadline`: every pass returns or sleeps, and the last one loads.
+  for (;;) {
+    LeaseGrant grant = LeaseGrant::kNone;
+    const Status s = backend_->LeaseGet(full_key.view(), request, &cached.item, &grant);
+    if (s.IsInvalidArgument()) return s;
+    // A key the store cannot lease (Redis: no lock key in its slot): the
+    // add-based lease instead, never a load without one.
+    if (s.IsUnsupported()) return LoadMissing(key, load, options, out);
+    const Cached::State state = s.ok() ? cached.Decode(options) : Cached::State::kAbsent;
+    if (grant == LeaseGrant::kWon) {
+      // This caller loads: for a missing key, or to refresh the value it read.
+      const bool refresh = state != Cached::State::kAbsent;
+      NativeLease held(backend_.get(), full_key.view(),
+                       refresh ? LeaseEnd::kAbandonRefresh : LeaseEnd::kAbandonMiss);
+      Item fresh;
+      Status stored;
+      Status loaded = LoadAndStore(key, load, options, &fresh, &stored);
+      // Kept only when the store took the value (or the cached miss): a failed
+      // write (too large, say) gives the lease up, so nobody waits on it.
+      if (stored.ok()) held.end = LeaseEnd::kKept;
+      if (loaded.ok()) {
+        *out = std::move(fresh);
+        return loaded;
+      }
+      // A failed refresh still serves the value read (and the next caller
+      // wins); a failed load is the caller's answer.
+      if (refresh && !loaded.IsNotFound()) return cached.TakeInto(out);
+      return loaded;
+    }
+    if (state == Cached::State::kFresh) {
+      if (options.early_refresh > 0 && cached.has_record && !cached.negative &&
+          cached.record.fresh_until_ms != 0 &&
+          EarlyRefreshDue(NowMs(), cached.record, options.early_refresh)) {
+        RefreshNative(key, full_key.view(), load, options, &cached);
+      }
+      return cached.TakeInto(out);
+    }
+    if (state == Cached::State::kStale) {
+      // Another caller refreshes it: the old value at once. Not stale yet to a
+      // store whose clock ticks in seconds: ask for its lease outright.
+      if (grant == LeaseGrant::kNone) RefreshNative(key, full_key.view(), load, options, &cached);
+      return cached.TakeInto(out);
+    }
+    // A store that fails or cannot lease this key does not stop the load.
+    if (grant == LeaseGrant::kNone && !s.ok() && !s.IsNotFound()) {
+      return LoadAndStore(key, load, options, out);
+    }
+    // Another caller loads it: poll for its value, backing off.
+    const auto now = SteadyClock::now();
+    if (now >= deadline) return LoadAndStore(key, load, options, out);
+    std::this_thread::sleep_for(std::min<SteadyClock::duration>(pause, deadline - now));
+    pause = std::min(pause * 2, kMaxPollPause);
+  }
+}
+
+void Cache::RefreshNative(std::string_view key, std::string_view full_key,
+                               const ItemLoader& load, const ComputeOptions& options,
+                               Cached* cached) {
+  LeaseRequest request;
+  request.lease = Ttl{options.lease};
+  request.recache_below = Ttl::max();  // win a fresh value too, if nobody holds its lease
+  Cached now;
+  LeaseGrant grant = LeaseGrant::kNone;
+  const Status s = backend_->LeaseGet(full_key, request, &now.item, &grant);
+  if (grant != LeaseGrant::kWon) return;  // another caller refreshes it
+  NativeLease held(backend_.get(), full_key, LeaseEnd::kAbandonRefresh);
+  if (s.ok() && now.Decode(options) != Cached::State::kAbsent &&
+      (!now.has_record || now.record.fresh_until_ms != cached->record.fresh_until_ms)) {
+    // Refreshed by another caller between the two reads: keep its value.
+    held.end = LeaseEnd::kKept;
+    *cached = std::move(now);
+    return;
+  }
+  Item fresh;
+  Status stored;
+  Status loaded = LoadAndStore(key, load, options, &fresh, &stored);
+  if (loaded.ok()) {
+    if (stored.ok()) held.end = LeaseEnd::kKept;
+    cached->item = std::move(fresh);
+  }
+  // A failure keeps the value read; the lease is given back for the next caller.
+}
+
+}  // namespace cachet

@@ -1,0 +1,60 @@
+// ComputedRecord: what GetOrCompute keeps beside a value it loaded, inside the
+// stored bytes, so every process sharing the store sees it.
+//
+//   offset 0  3 bytes  magic CA CE 7C (differs from the envelope's CA CE 7E)
+//   offset 3  1 byte   version, 1
+//   offset 4  1 byte   kind: 0 a value, 1 the loader's "not found" (no value bytes)
+//   offset 5  3 bytes  zero
+//   offset 8  8 bytes  fresh_until, Unix time in ms, unsigned little-endian; 0: never
+//   offset 16 4 bytes  load_ms: how long the load took, unsigned little-endian
+//   offset 20 4 bytes  CRC-32 (zlib's) of bytes 0..19, unsigned little-endian
+//   offset 24          the value bytes, as the codec made them (the item's flags
+//                      stay the item's flags)
+//
+// Only a header whose checksum matches is a record; other bytes read back raw.
+// GetOrCompute writes a record only when one of its options needs the metadata
+// (stale_ms, early_refresh, negative_ttl); otherwise it stores the plain value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "cachet/item.h"
+#include "cachet/status.h"
+
+namespace cachet {
+
+inline constexpr std::string_view kComputedMagic{"\xCA\xCE\x7C", 3};
+inline constexpr std::uint8_t kComputedVersion = 1;
+inline constexpr std::size_t kComputedHeaderSize = 24;
+
+struct ComputedRecord {
+  enum class Kind : std::uint8_t { kValue = 0, kNotFound = 1 };
+  Kind kind = Kind::kValue;
+  std::uint64_t fresh_until_ms = 0;  // Unix time in ms; 0: never goes stale
+  std::uint32_t load_ms = 0;         // the last load's duration, for early refresh
+};
+
+// Appends the header and `value` to `*out`.
+void EncodeComputedRecord(const ComputedRecord& record, std::string_view value, std::string* out);
+
+// True, with `*record` and `*value` (a view into `stored`) filled in, when
+// `stored` begins with a whole record header whose checksum matches.
+bool DecodeComputedRecord(std::string_view stored, ComputedRecord* record,
+                          std::string_view* value) noexcept;
+
+// True when `bytes`, stored as a value, would read back as a record: a write
+// of such bytes is refused (Cache::StoreItem), so no value cachet writes is
+// misread. With `as_prefix` (Prepend) bytes too short to hold a header are
+// refused when they start the magic, since what follows them is unknown.
+bool LooksLikeComputedRecord(std::string_view bytes, bool as_prefix = false) noexcept;
+
+// The invalid_argument such a write gets.
+Status ComputedRecordRefused();
+
+// What a plain read makes of a stored record: the value alone in `item`, or
+// not_found for a cached miss. Other bytes are left as they are.
+Status OpenComputedRecord(Item* item);
+
+}  // namespace cachet

@@ -1,0 +1,132 @@
+// MemcachedBackend::LeaseGet and EndLease: GetOrCompute's lease through the
+// server's own (meta protocol only). `mg KEY v f c N<lease>` reads the key and,
+// on a miss, creates an empty placeholder that lives `lease`: the first client
+// gets W (it loads), the later ones Z (they wait). Storing the value replaces
+// the placeholder; a winner that gives up deletes it, so the next mg wins.
+#include <string>
+
+#include "exptime.h"
+#include "memcached_backend.h"
+#include "meta_parser.h"
+#include "meta_request.h"
+#include "reply_status.h"
+
+namespace cachet::memcached {
+
+// Reads the one meta reply of a single command, copying what it needs out of
+// the connection's buffer.
+class OneMetaReplyReader final : public net::ReplyReader {
+ public:
+  explicit OneMetaReplyReader(ParserLimits limits) : parser_(limits) {}
+
+  Status Consume(net::ReadBuffer& buffer) override {
+    if (done_) return Status::ProtocolError("memcached: bytes after the reply");
+    Reply parsed_reply;
+    ParseResult parsed = parser_.Parse(buffer.data(), &parsed_reply);
+    if (parsed.outcome == ParseOutcome::kNeedMore) return Status::OK();
+    if (parsed.outcome == ParseOutcome::kError) return parsed.error;
+    reply_ = parsed_reply;
+    data_.assign(parsed_reply.data);
+    reply_.data = data_;
+    reply_.key = {};
+    reply_.text = {};
+    if (IsErrorReply(reply_.kind)) outcome_ = StatusFromReply(parsed_reply);
+    buffer.Consume(parsed.consumed);
+    done_ = true;
+    if (!buffer.empty()) return Status::ProtocolError("memcached: bytes after the reply");
+    return Status::OK();
+  }
+  bool done() const noexcept override { return done_; }
+
+  const Reply& reply() const noexcept { return reply_; }
+  const Status& outcome() const noexcept { return outcome_; }
+
+ private:
+  MetaReplyParser parser_;
+  bool done_ = false;
+  Reply reply_;
+  std::string data_;  // reply_.data points here
+  Status outcome_;
+};
+
+Status MemcachedBackend::RunMetaCommand(std::string_view key, const net::RequestBuffer& request,
+                                        OneMetaReplyReader* reader) {
+  Operation op;
+  op.kind = OpKind::kGet;
+  op.key = key;
+  std::size_t server = 0;
+  std::size_t home = 0;
+  if (!CheckAndRoute(op, &server, &home)) return op.status;
+  net::ServerPool::Lease lease = pool_.Acquire(server);
+  net::Exchange exchange;
+  exchange.connection = &lease.connection();
+  request.Iovecs(&exchange.request);
+  exchange.reader = reader;
+  net::RunExchanges(std::span<net::Exchange>(&exchange, 1), pool_.CallDeadline());
+  pool_.Report(server, lease.connection(), exchange.status);
+  if (!exchange.status.ok()) return exchange.status;
+  return reader->outcome();
+}
+
+namespace {
+
+// R's token for `below`: whole seconds, rounded up; Ttl::max() and anything
+// beyond an int32 is the largest (any item with an expiry qualifies).
+std::int64_t RecacheSeconds(Ttl below) {
+  constexpr std::int64_t kLargest = 2147483647;
+  if (below.count() <= 0) return 0;
+  const std::int64_t seconds = below.count() / 1000 + (below.count() % 1000 != 0 ? 1 : 0);
+  return seconds > kLargest ? kLargest : seconds;
+}
+
+}  // namespace
+
+Status MemcachedBackend::LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
+                                  LeaseGrant* grant) {
+  *grant = LeaseGrant::kNone;
+  if (options_.protocol != Protocol::kMeta) return Backend::LeaseGet(key, request, out, grant);
+  if (request.lease.count() < 0 || request.recache_below.count() < 0) {
+    return NegativeTtlError("memcached");
+  }
+  MetaTokens tokens;
+  tokens.binary_key = options_.binary_keys;
+  net::RequestBuffer request_bytes;
+  // N0 would keep the placeholder for good: a lease lasts at least a second.
+  const std::int64_t exptime = request.lease.count() > 0 ? ExptimeFor(request.lease) : 1;
+  AppendMetaLeaseGet(request_bytes, key, tokens, exptime, RecacheSeconds(request.recache_below));
+  OneMetaReplyReader reader(limits_);
+  Status s = RunMetaCommand(key, request_bytes, &reader);
+  if (!s.ok()) return s;
+  const Reply& reply = reader.reply();
+  if (reply.kind == ReplyKind::kMetaMiss) return Status::NotFound();
+  if (reply.kind != ReplyKind::kMetaValue) {
+    return Status::ProtocolError("memcached: a reply to mg that is not VA or EN");
+  }
+  if (reply.win) {
+    *grant = LeaseGrant::kWon;
+  } else if (reply.win_taken) {
+    *grant = LeaseGrant::kHeld;
+  }
+  if (IsLeasePlaceholder(reply)) return Status::NotFound();
+  out->value.assign(reply.data);
+  out->flags = reply.flags;
+  out->cas = reply.cas;
+  return Status::OK();
+}
+
+Status MemcachedBackend::EndLease(std::string_view key, LeaseEnd end) {
+  if (options_.protocol != Protocol::kMeta) return Backend::EndLease(key, end);
+  // A stored value replaced the placeholder, and a new item has a new token.
+  if (end == LeaseEnd::kKept) return Status::OK();
+  MetaTokens tokens;
+  tokens.binary_key = options_.binary_keys;
+  net::RequestBuffer request;
+  // A placeholder goes (the next mg N vivifies and wins); a present item is
+  // marked stale with I, which keeps it and gives the next mg a new W.
+  AppendMetaDelete(request, key, tokens, end == LeaseEnd::kAbandonRefresh);
+  OneMetaReplyReader reader(limits_);
+  Status s = RunMetaCommand(key, request, &reader);
+  return s.IsNotFound() ? Status::OK() : s;
+}
+
+}  // namespace cachet::memcached

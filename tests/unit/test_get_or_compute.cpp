@@ -1,0 +1,386 @@
+// GetOrCompute's options over a small in-test store with real expiry: cached
+// misses, stale-while-revalidate, early refresh, and the lease that lets one
+// caller among several Caches (standing for processes) load a missing key.
+// Several processes against real servers: tests/integration/test_fetch_processes.cpp.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cachet/cache.h"
+
+using cachet::Backend;
+using cachet::Cache;
+using cachet::CacheOptions;
+using cachet::Capabilities;
+using cachet::Codec;
+using cachet::CodecOptions;
+using cachet::ComputeOptions;
+using cachet::Item;
+using cachet::ItemView;
+using cachet::Result;
+using cachet::Status;
+using cachet::StoreMode;
+using cachet::Ttl;
+using cachet::WriteOptions;
+using std::chrono::milliseconds;
+using SteadyClock = std::chrono::steady_clock;
+
+namespace {
+
+// A map with per-item expiry, counting the reads that missed each key.
+class ExpiringMap : public Backend {
+ public:
+  std::string_view name() const noexcept override { return "expiring-map"; }
+  Capabilities capabilities() const noexcept override { return {}; }
+
+  Status Get(std::string_view key, Item* out) override {
+    if (key.find(' ') != std::string_view::npos) return Status::InvalidArgument("space in key");
+    std::lock_guard lock(mutex_);
+    auto it = Live(key);
+    if (it == entries_.end()) {
+      ++misses_[std::string(key)];
+      return Status::NotFound();
+    }
+    *out = it->second.item;
+    return Status::OK();
+  }
+
+  Status Store(StoreMode mode, std::string_view key, ItemView item,
+               const WriteOptions& options) override {
+    std::lock_guard lock(mutex_);
+    if (mode == StoreMode::kAdd && Live(key) != entries_.end()) return Status::NotStored();
+    Entry& entry = entries_[std::string(key)];
+    entry.item = Item{std::string(item.value), item.flags, 0};
+    entry.expires =
+        options.ttl.count() > 0 ? SteadyClock::now() + options.ttl : SteadyClock::time_point::max();
+    return Status::OK();
+  }
+
+  Status Remove(std::string_view key) override {
+    std::lock_guard lock(mutex_);
+    return entries_.erase(std::string(key)) == 1 ? Status::OK() : Status::NotFound();
+  }
+
+  int misses(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    return misses_[key];
+  }
+  std::string raw(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    auto it = Live(key);
+    return it == entries_.end() ? "" : it->second.item.value;
+  }
+
+ private:
+  struct Entry {
+    Item item;
+    SteadyClock::time_point expires;
+  };
+  std::map<std::string, Entry>::iterator Live(std::string_view key) {
+    auto it = entries_.find(std::string(key));
+    if (it != entries_.end() && SteadyClock::now() >= it->second.expires) {
+      entries_.erase(it);
+      return entries_.end();
+    }
+    return it;
+  }
+
+  std::mutex mutex_;
+  std::map<std::string, Entry> entries_;
+  std::map<std::string, int> misses_;
+};
+
+std::unique_ptr<Cache> MakeCache(std::shared_ptr<Backend> backend) {
+  auto codec = Codec::Create(CodecOptions{});
+  REQUIRE(codec.ok());
+  return std::make_unique<Cache>(std::move(backend), *codec, CacheOptions{});
+}
+
+// A loader that counts its runs, takes `pause`, and returns "v<run number>".
+struct CountingLoader {
+  std::atomic<int> runs{0};
+  milliseconds pause{0};
+  Result<std::string> operator()() {
+    const int run = ++runs;
+    std::this_thread::sleep_for(pause);
+    return "v" + std::to_string(run);
+  }
+};
+
+milliseconds Since(SteadyClock::time_point start) {
+  return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - start);
+}
+
+}  // namespace
+
+TEST_CASE("a loader's not_found is cached as a miss for negative_ttl", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto cache = MakeCache(store);
+  int runs = 0;
+  auto absent = [&]() -> Result<std::string> {
+    ++runs;
+    return Status::NotFound("no such row");
+  };
+  ComputeOptions options;
+  options.negative_ttl = milliseconds(300);
+
+  CHECK(cache->GetOrCompute<std::string>("row", absent, options).miss());
+  CHECK(cache->GetOrCompute<std::string>("row", absent, options).miss());
+  CHECK(runs == 1);
+  CHECK(cache->Get("row").miss());  // a plain read sees the cached miss as a miss
+
+  std::this_thread::sleep_for(milliseconds(350));
+  CHECK(cache->GetOrCompute<std::string>("row", absent, options).miss());
+  CHECK(runs == 2);  // expired on time: the loader was asked again
+
+  SECTION("without negative_ttl every call asks the loader") {
+    ComputeOptions plain;
+    CHECK(cache->GetOrCompute<std::string>("other", absent, plain).miss());
+    CHECK(cache->GetOrCompute<std::string>("other", absent, plain).miss());
+    CHECK(runs == 4);
+  }
+}
+
+TEST_CASE("stale-while-revalidate serves the old value while one caller refreshes", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto refresher_cache = MakeCache(store);
+  auto reader_cache = MakeCache(store);  // another process's Cache
+  ComputeOptions options;
+  options.ttl = milliseconds(100);
+  options.stale = milliseconds(5000);
+  options.lease = milliseconds(5000);
+
+  CountingLoader loader;
+  REQUIRE(refresher_cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() ==
+          "v1");
+  std::this_thread::sleep_for(milliseconds(150));  // now stale
+
+  loader.pause = milliseconds(1000);
+  std::string refreshed;
+  std::thread refresher([&] {
+    refreshed = refresher_cache->GetOrCompute<std::string>("k", std::ref(loader), options).value();
+  });
+  for (int i = 0; i < 200 && loader.runs.load() < 2; ++i) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  REQUIRE(loader.runs.load() == 2);  // the refresh has started
+
+  // Everyone else gets the stale value without waiting for the 1 s refresh.
+  const auto asked = SteadyClock::now();
+  auto stale = reader_cache->GetOrCompute<std::string>("k", std::ref(loader), options);
+  const milliseconds waited = Since(asked);
+  refresher.join();
+  REQUIRE(stale.hit());
+  CHECK(stale.value() == "v1");
+  CHECK(waited < milliseconds(500));
+  CHECK(refreshed == "v2");
+  CHECK(loader.runs.load() == 2);
+  CHECK(reader_cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v2");
+  CHECK(reader_cache->Get("k").value() == "v2");  // a plain read strips the record
+}
+
+TEST_CASE("early refresh reloads a fresh value before it expires", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto cache = MakeCache(store);
+  CountingLoader loader;
+  loader.pause = milliseconds(20);
+  ComputeOptions options;
+  options.ttl = milliseconds(5000);
+
+  // A beta this large makes the refresh due at once (missed with odds of 1e-7).
+  ComputeOptions early = options;
+  early.early_refresh = 1e9;
+  REQUIRE(cache->GetOrCompute<std::string>("k", std::ref(loader), early).value() == "v1");
+  // Off: the same fresh value is served as it is.
+  CHECK(cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v1");
+  CHECK(loader.runs.load() == 1);
+  // On: refreshed while still fresh, by the caller that drew the refresh.
+  CHECK(cache->GetOrCompute<std::string>("k", std::ref(loader), early).value() == "v2");
+  CHECK(cache->GetOrCompute<std::string>("k", std::ref(loader), early).value() == "v3");
+  CHECK(loader.runs.load() == 3);
+}
+
+TEST_CASE("with early refresh a key read steadily never misses", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto cache = MakeCache(store);
+  constexpr milliseconds kTtl(300);
+  std::vector<SteadyClock::time_point> starts, ends;
+  auto load = [&]() -> Result<std::string> {
+    starts.push_back(SteadyClock::now());
+    std::this_thread::sleep_for(milliseconds(50));
+    ends.push_back(SteadyClock::now());
+    return "v" + std::to_string(starts.size());
+  };
+  ComputeOptions options;
+  options.ttl = kTtl;
+  options.early_refresh = 5;
+
+  // 1.5 s of reads every 10 ms: five TTLs.
+  const auto start = SteadyClock::now();
+  int reads = 0;
+  while (Since(start) < 5 * kTtl && reads < 1000) {
+    REQUIRE(cache->GetOrCompute<std::string>("hot", load, options).hit());
+    ++reads;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  // Each value was replaced before its TTL ran out: no read found it expired.
+  REQUIRE(starts.size() >= 5);
+  for (std::size_t i = 1; i < starts.size(); ++i) CHECK(starts[i] < ends[i - 1] + kTtl);
+  CHECK(store->misses("hot") == 2);  // the first read, and its re-check under the claim
+}
+
+TEST_CASE("a lease lets one of several Caches load a missing key", "[compute]") {
+  constexpr int kCallers = 8;
+  auto store = std::make_shared<ExpiringMap>();
+  CountingLoader loader;
+  loader.pause = milliseconds(200);
+  ComputeOptions options;
+  options.lease = milliseconds(5000);
+
+  std::vector<std::unique_ptr<Cache>> caches;
+  for (int i = 0; i < kCallers; ++i) caches.push_back(MakeCache(store));
+  std::vector<std::string> values(kCallers);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kCallers; ++i) {
+    callers.emplace_back([&, i] {
+      auto got = caches[i]->GetOrCompute<std::string>("k", std::ref(loader), options);
+      values[i] = got.hit() ? got.value() : got.status().ToString();
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  CHECK(loader.runs.load() == 1);
+  for (const std::string& value : values) CHECK(value == "v1");
+  CHECK(store->raw("k#lease").empty());  // given back
+}
+
+TEST_CASE("a lease left by a dead holder frees the key after lease_ms", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto cache = MakeCache(store);
+  // A holder that died mid-load: its lease is there and nobody will remove it.
+  REQUIRE(
+      store->Store(StoreMode::kAdd, "k#lease", ItemView("dead"), WriteOptions{milliseconds(300)})
+          .ok());
+  CountingLoader loader;
+  ComputeOptions options;
+  options.lease = milliseconds(300);
+  options.lease_wait = milliseconds(5000);
+
+  const auto asked = SteadyClock::now();
+  auto got = cache->GetOrCompute<std::string>("k", std::ref(loader), options);
+  const milliseconds waited = Since(asked);
+  REQUIRE(got.hit());
+  CHECK(got.value() == "v1");
+  CHECK(loader.runs.load() == 1);
+  CHECK(waited >= milliseconds(250));  // it waited for the lease to lapse
+}
+
+TEST_CASE("a waiter loads by itself after lease_wait", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto cache = MakeCache(store);
+  REQUIRE(
+      store->Store(StoreMode::kAdd, "k#lease", ItemView("slow"), WriteOptions{milliseconds(60000)})
+          .ok());
+  CountingLoader loader;
+  ComputeOptions options;
+  options.lease = milliseconds(60000);
+  options.lease_wait = milliseconds(200);
+  auto got = cache->GetOrCompute<std::string>("k", std::ref(loader), options);
+  REQUIRE(got.hit());
+  CHECK(got.value() == "v1");
+  CHECK(store->raw("k#lease") == "slow");  // not its lease: left alone
+}
+
+TEST_CASE("GetOrCompute refuses negative durations", "[compute]") {
+  auto cache = MakeCache(std::make_shared<ExpiringMap>());
+  ComputeOptions options;
+  options.stale = milliseconds(-1);
+  CountingLoader loader;
+  auto got = cache->GetOrCompute<std::string>("k", std::ref(loader), options);
+  CHECK(got.status().IsInvalidArgument());
+  CHECK(loader.runs.load() == 0);
+}
+
+TEST_CASE("a key the store refuses is an error and nothing is loaded", "[compute]") {
+  auto cache = MakeCache(std::make_shared<ExpiringMap>());
+  CountingLoader loader;
+  auto got = cache->GetOrCompute<std::string>("bad key", std::ref(loader), ComputeOptions{});
+  CHECK(got.status().IsInvalidArgument());
+  CHECK(loader.runs.load() == 0);
+}
+
+TEST_CASE("batch reads into buffers strip GetOrCompute's record", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto cache = MakeCache(store);
+  ComputeOptions options;
+  options.ttl = milliseconds(60000);
+  options.stale = milliseconds(60000);  // stored with its record
+  options.negative_ttl = milliseconds(60000);
+  CountingLoader loader;
+  REQUIRE(cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v1");
+  REQUIRE(store->raw("k").size() > 2);  // the record is there in the store
+  auto absent = []() -> Result<std::string> { return Status::NotFound("no row"); };
+  REQUIRE(cache->GetOrCompute<std::string>("gone", absent, options).miss());
+
+  const std::vector<std::string_view> keys{"k", "gone"};
+  std::vector<Item> items;
+  std::vector<Status> statuses;
+  cache->GetItemsInto(keys, &items, &statuses);
+  REQUIRE(statuses[0].ok());
+  CHECK(items[0].value == "v1");
+  CHECK(statuses[1].IsNotFound());
+
+  std::vector<std::string> values;
+  cache->GetMultiInto(keys, &values, &statuses);
+  REQUIRE(statuses[0].ok());
+  CHECK(values[0] == "v1");
+  CHECK(statuses[1].IsNotFound());
+}
+
+TEST_CASE("writes refuse a value that would read back as GetOrCompute's record", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto cache = MakeCache(store);
+  ComputeOptions options;
+  options.ttl = milliseconds(60000);
+  options.stale = milliseconds(60000);
+  CountingLoader loader;
+  REQUIRE(cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v1");
+  const std::string record = store->raw("k");  // a header and "v1"
+  REQUIRE(record.size() == 26);
+
+  CHECK(cache->Set("mine", record).IsInvalidArgument());
+  CHECK(cache->Add("mine", record).IsInvalidArgument());
+  CHECK(cache->Replace("mine", record).IsInvalidArgument());
+  CHECK(cache->Cas("mine", record, 1).IsInvalidArgument());
+  CHECK(cache->StoreItem(StoreMode::kSet, "mine", ItemView(record)).IsInvalidArgument());
+  CHECK(cache->Prepend("mine", record).IsInvalidArgument());
+  CHECK(cache->Prepend("mine", std::string_view("\xCA\xCE", 2)).IsInvalidArgument());
+  const std::vector<std::pair<std::string, std::string>> entries{{"a", "plain"},
+                                                                 {"b", record}};
+  const std::vector<Status> stored = cache->SetMulti(entries);
+  CHECK(stored[0].ok());
+  CHECK(stored[1].IsInvalidArgument());
+  CHECK(store->raw("mine").empty());
+  CHECK(store->raw("b").empty());
+  CHECK(cache->Get("a").value() == "plain");
+
+  // The magic with a checksum that does not match is an ordinary value.
+  std::string lookalike = record;
+  lookalike[20] = static_cast<char>(lookalike[20] ^ 1);
+  REQUIRE(cache->Set("mine", lookalike).ok());
+  CHECK(cache->Get("mine").value() == lookalike);
+
+  // A loader may return such bytes: GetOrCompute keeps them in a record of
+  // their own, so they read back as loaded.
+  auto returns_record = [&]() -> Result<std::string> { return record; };
+  REQUIRE(cache->GetOrCompute<std::string>("loaded", returns_record, ComputeOptions{}).value() ==
+          record);
+  CHECK(cache->Get("loaded").value() == record);
+  CHECK(cache->GetOrCompute<std::string>("loaded", returns_record, ComputeOptions{}).value() ==
+        record);
+}
