@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "computed_record.h"
+
 namespace cachet {
 
 namespace {
@@ -82,6 +84,11 @@ std::uint32_t Batch::AddRead(CacheOp op, std::string_view key) {
 BatchWrite Batch::AddStore(CacheOp op, StoreMode mode, std::string_view key, ItemView item,
                            std::uint64_t cas, Ttl ttl) {
   if (ttl.count() < 0) return {Refuse(op, NegativeTtlError(cache_->backend().name()))};
+  // As Cache's own writes: bytes that would read back as GetOrCompute's record.
+  if (mode != StoreMode::kAppend &&
+      LooksLikeComputedRecord(item.value, mode == StoreMode::kPrepend)) {
+    return {Refuse(op, ComputedRecordRefused())};
+  }
   if (values_.size() + item.value.size() > kMaxBuffer) {
     return {Refuse(op, Status::TooLarge("batch: values over 4 GiB in one batch"))};
   }

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "cache_metrics.h"
+#include "computed_record.h"
 #include "cachet/batch.h"
 #include "cachet/cache.h"
 
@@ -69,6 +70,13 @@ void Cache::Run(Batch& batch) {
   for (const Batch::Entry& entry : batch.entries_) counters.Begin(entry.op);
   const std::span<Operation> operations = batch.Prepare(*backend_);
   if (!operations.empty()) backend_->Execute(operations);
+  // A value GetOrCompute stored with its record reads back as the value alone.
+  for (Operation& operation : operations) {
+    if (operation.kind == OpKind::kGet && operation.status.ok() &&
+        operation.result.value.starts_with(kComputedMagic)) {
+      operation.status = OpenComputedRecord(&operation.result);
+    }
+  }
   for (std::uint32_t i = 0; i < batch.entries_.size(); ++i) {
     const CacheOp op = batch.entries_[i].op;
     counters.Count(op, batch.StatusAt(i, Batch::KindOf(op)));

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "cachet/batch.h"
 #include "cachet/cache.h"
 
 using cachet::Backend;
@@ -340,6 +341,28 @@ TEST_CASE("batch reads into buffers strip GetOrCompute's record", "[compute]") {
   REQUIRE(statuses[0].ok());
   CHECK(values[0] == "v1");
   CHECK(statuses[1].IsNotFound());
+}
+
+TEST_CASE("a Batch reads the value alone and refuses a record's bytes", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto cache = MakeCache(store);
+  ComputeOptions options;
+  options.ttl = milliseconds(60000);
+  options.stale = milliseconds(60000);  // stored with its record
+  CountingLoader loader;
+  REQUIRE(cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v1");
+  const std::string record = store->raw("k");
+  REQUIRE(record.size() == 26);
+
+  Batch batch(*cache);
+  const BatchRead<std::string> read = batch.Get<std::string>("k");
+  const BatchWrite set = batch.Set("mine", record);
+  const BatchWrite prepend = batch.Prepend("mine", record);
+  cache->Run(batch);
+  CHECK(batch.Outcome(read).value() == "v1");
+  CHECK(batch.Outcome(set).IsInvalidArgument());
+  CHECK(batch.Outcome(prepend).IsInvalidArgument());
+  CHECK(store->raw("mine").empty());
 }
 
 TEST_CASE("writes refuse a value that would read back as GetOrCompute's record", "[compute]") {
