@@ -354,10 +354,10 @@ TEST_CASE("a Batch reads the value alone and refuses a record's bytes", "[comput
   const std::string record = store->raw("k");
   REQUIRE(record.size() == 26);
 
-  Batch batch(*cache);
-  const BatchRead<std::string> read = batch.Get<std::string>("k");
-  const BatchWrite set = batch.Set("mine", record);
-  const BatchWrite prepend = batch.Prepend("mine", record);
+  cachet::Batch batch(*cache);
+  const cachet::BatchRead<std::string> read = batch.Get<std::string>("k");
+  const cachet::BatchWrite set = batch.Set("mine", record);
+  const cachet::BatchWrite prepend = batch.Prepend("mine", record);
   cache->Run(batch);
   CHECK(batch.Outcome(read).value() == "v1");
   CHECK(batch.Outcome(set).IsInvalidArgument());
