@@ -1,36 +1,16 @@
 // Encoding and decoding of GetOrCompute's record header (layout in
 // computed_record.h), byte by byte so it does not depend on the host's endianness.
-#include <algorithm>
 #include "computed_record.h"
 
-#include <zlib.h>
+#include <algorithm>
+
+#include "header_bytes.h"
 
 namespace cachet {
 
 namespace {
 
 constexpr std::size_t kChecksumOffset = 20;
-
-template <class UInt>
-void AppendLittleEndian(UInt v, std::string* out) {
-  for (std::size_t i = 0; i < sizeof(UInt); ++i) {
-    out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-  }
-}
-
-template <class UInt>
-UInt ReadLittleEndian(std::string_view bytes) {
-  UInt v = 0;
-  for (std::size_t i = 0; i < sizeof(UInt); ++i) {
-    v |= static_cast<UInt>(static_cast<unsigned char>(bytes[i])) << (8 * i);
-  }
-  return v;
-}
-
-std::uint32_t HeaderChecksum(std::string_view header) {
-  const auto* bytes = reinterpret_cast<const Bytef*>(header.data());
-  return static_cast<std::uint32_t>(crc32(0L, bytes, kChecksumOffset));
-}
 
 }  // namespace
 
@@ -43,7 +23,7 @@ void EncodeComputedRecord(const ComputedRecord& record, std::string_view value, 
   out->append(3, '\0');
   AppendLittleEndian(record.fresh_until_ms, out);
   AppendLittleEndian(record.load_ms, out);
-  AppendLittleEndian(HeaderChecksum(std::string_view(*out).substr(start)), out);
+  AppendLittleEndian(HeaderChecksum(std::string_view(*out).substr(start), kChecksumOffset), out);
   out->append(value);
 }
 
@@ -51,7 +31,7 @@ bool DecodeComputedRecord(std::string_view stored, ComputedRecord* record,
                           std::string_view* value) noexcept {
   if (stored.size() < kComputedHeaderSize || !stored.starts_with(kComputedMagic) ||
       static_cast<std::uint8_t>(stored[3]) != kComputedVersion ||
-      ReadLittleEndian<std::uint32_t>(stored.substr(kChecksumOffset)) != HeaderChecksum(stored)) {
+      ReadLittleEndian<std::uint32_t>(stored.substr(kChecksumOffset)) != HeaderChecksum(stored, kChecksumOffset)) {
     return false;
   }
   const auto kind = static_cast<std::uint8_t>(stored[4]);

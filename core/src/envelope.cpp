@@ -2,38 +2,12 @@
 // byte by byte so the result does not depend on the host's endianness.
 #include "cachet/envelope.h"
 
-#include <zlib.h>
-
 #include <string>
 
 #include "envelope_format.h"
+#include "header_bytes.h"
 
 namespace cachet {
-
-namespace {
-
-template <class UInt>
-void AppendLittleEndian(UInt v, std::string* out) {
-  for (std::size_t i = 0; i < sizeof(UInt); ++i) {
-    out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-  }
-}
-
-template <class UInt>
-UInt ReadLittleEndian(std::string_view bytes) {
-  UInt v = 0;
-  for (std::size_t i = 0; i < sizeof(UInt); ++i) {
-    v |= static_cast<UInt>(static_cast<unsigned char>(bytes[i])) << (8 * i);
-  }
-  return v;
-}
-
-std::uint32_t HeaderChecksum(std::string_view header) {
-  const auto* bytes = reinterpret_cast<const Bytef*>(header.data());
-  return static_cast<std::uint32_t>(crc32(0L, bytes, kEnvelopeChecksumOffset));
-}
-
-}  // namespace
 
 void EncodeEnvelope(const EnvelopeHeader& header, std::string_view value, std::string* out) {
   out->reserve(out->size() + kEnvelopeHeaderSize + value.size());
@@ -43,7 +17,7 @@ void EncodeEnvelope(const EnvelopeHeader& header, std::string_view value, std::s
   AppendLittleEndian(header.expires_at_ms, out);
   const std::string_view written(out->data() + out->size() - kEnvelopeChecksumOffset,
                                  kEnvelopeChecksumOffset);
-  AppendLittleEndian(HeaderChecksum(written), out);
+  AppendLittleEndian(HeaderChecksum(written, kEnvelopeChecksumOffset), out);
   out->append(value);
 }
 
@@ -51,7 +25,7 @@ bool HasEnvelope(std::string_view stored) noexcept {
   return stored.size() >= kEnvelopeHeaderSize && stored.starts_with(kEnvelopeMagic) &&
          static_cast<std::uint8_t>(stored[kEnvelopeMagic.size()]) == kEnvelopeVersion &&
          ReadLittleEndian<std::uint32_t>(stored.substr(kEnvelopeChecksumOffset)) ==
-             HeaderChecksum(stored);
+             HeaderChecksum(stored, kEnvelopeChecksumOffset);
 }
 
 bool ReadEnvelopeHeader(std::string_view stored, EnvelopeHeader* header) noexcept {
