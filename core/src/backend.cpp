@@ -69,6 +69,8 @@ Status Backend::GetAndTouch(std::string_view, Ttl, Item*) {
 }
 Status Backend::Flush() { return UnsupportedOperation("flush"); }
 Status Backend::Gets(std::string_view key, Item* out) { return Get(key, out); }
+
+Status Backend::Health(std::vector<ServerHealth>*) const { return UnsupportedOperation("health"); }
 Status Backend::Stats(StatsMap*) { return UnsupportedOperation("stats"); }
 Status Backend::Extension(std::string_view command, std::span<const std::string>,
                           std::vector<std::string>*) {

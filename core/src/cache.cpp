@@ -4,6 +4,7 @@
 #include "cachet/cache.h"
 
 #include <array>
+#include <mutex>
 #include <utility>
 
 #include "batch_plan.h"
@@ -31,6 +32,9 @@ std::vector<std::string_view> Views(const std::vector<std::string>& keys) {
 struct Cache::State {
   MetricsTable metrics;
   LoadCoordinator loads{kLoadWaitLimit};
+  std::mutex observers_mutex;
+  // Every observer ever set, kept so a call still running with one never sees it freed.
+  std::vector<std::shared_ptr<CacheObserver>> observers;
 };
 
 std::string_view CacheOpName(CacheOp op) noexcept {
@@ -38,7 +42,7 @@ std::string_view CacheOpName(CacheOp op) noexcept {
   static constexpr std::array<std::string_view, static_cast<std::size_t>(CacheOp::kCount)> kNames =
       {"get",       "gets",      "set",          "add",   "replace", "append",
        "prepend",   "cas",       "remove",       "incr",  "decr",    "touch",
-       "get_multi", "set_multi", "remove_multi", "flush", "stats"};
+       "get_multi", "set_multi", "remove_multi", "flush", "stats", "get_or_compute", "load"};
   const auto index = static_cast<std::size_t>(op);
   return index < kNames.size() ? kNames[index] : "unknown";
 }
@@ -48,7 +52,11 @@ Cache::Cache(std::shared_ptr<Backend> backend, std::shared_ptr<const Codec> code
     : backend_(std::move(backend)),
       codec_(std::move(codec)),
       options_(std::move(options)),
-      state_(std::make_unique<State>()) {}
+      state_(std::make_unique<State>()) {
+  state_->metrics.set_counting(options_.metrics);
+  state_->metrics.set_store(backend_->name());
+  if (options_.metrics) active_table_.store(&state_->metrics, std::memory_order_relaxed);
+}
 
 Cache::~Cache() = default;
 
@@ -67,18 +75,36 @@ Status Cache::GetItem(std::string_view key, Item* out, CacheOp op) {
   return s;
 }
 
-Status Cache::StoreItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
-                        CacheOp op) {
-  const CallCounter counter(metrics_table(), op);
-  const WriteOptions write{EffectiveTtl(ttl)};
+Status Cache::GetDecoded(CacheOp op, std::string_view key, ItemDecoder decode, void* out,
+                         bool counted) {
+  const CallCounter counter(counted ? metrics_table() : nullptr, op);
   Status s;
   if (key.empty()) {
     s = EmptyKeyError();
-  } else if (write.ttl.count() < 0) {
-    s = NegativeTtlError(backend_->name());  // refused here for every store alike
   } else {
-    s = backend_->Store(mode, PrefixedKey(options_.key_namespace, key).view(), item, write);
+    Item item;
+    const PrefixedKey full_key(options_.key_namespace, key);
+    s = op == CacheOp::kGets ? backend_->Gets(full_key.view(), &item)
+                             : backend_->Get(full_key.view(), &item);
+    if (s.ok()) s = decode(*codec_, std::move(item), out, 0);
   }
+  counter.Finish(s);
+  return s;
+}
+
+Status Cache::StoreQuiet(StoreMode mode, std::string_view key, ItemView item,
+                         std::optional<Ttl> ttl) {
+  const WriteOptions write{EffectiveTtl(ttl)};
+  if (key.empty()) return EmptyKeyError();
+  // Refused here for every store alike.
+  if (write.ttl.count() < 0) return NegativeTtlError(backend_->name());
+  return backend_->Store(mode, PrefixedKey(options_.key_namespace, key).view(), item, write);
+}
+
+Status Cache::StoreItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
+                        CacheOp op) {
+  const CallCounter counter(metrics_table(), op);
+  Status s = StoreQuiet(mode, key, item, ttl);
   counter.Finish(s);
   return s;
 }
@@ -150,8 +176,8 @@ std::vector<Status> Cache::RemoveMulti(const std::vector<std::string>& keys) {
   return statuses;
 }
 
-std::vector<Status> Cache::GetItems(const std::vector<std::string>& keys,
-                                    std::vector<Item>* items) {
+std::vector<Status> Cache::GetDecodedMulti(const std::vector<std::string>& keys,
+                                           ItemDecoder decode, void* out) {
   const CallCounter counter(metrics_table(), CacheOp::kGetMulti);
   const std::vector<std::string_view> views = Views(keys);
   std::vector<Status> statuses(keys.size());
@@ -159,12 +185,14 @@ std::vector<Status> Cache::GetItems(const std::vector<std::string>& keys,
   BatchPlan plan;
   plan.Plan(options_.key_namespace, views, OpKind::kGet, statuses, &tally);
   backend_->Execute(plan.operations());
-  items->clear();
-  items->resize(keys.size());
+  plan.CollectStatuses(statuses, nullptr);
+  // Counted after decoding: a value that does not decode is an error, not a hit.
   for (std::size_t j = 0; j < plan.size(); ++j) {
-    if (plan.op(j).status.ok()) (*items)[plan.slot(j)] = std::move(plan.op(j).result);
+    const std::size_t slot = plan.slot(j);
+    Status& status = statuses[slot];
+    if (status.ok()) status = decode(*codec_, std::move(plan.op(j).result), out, slot);
+    tally.Count(status);
   }
-  plan.CollectStatuses(statuses, &tally);
   counter.Finish(tally);
   return statuses;
 }
@@ -213,11 +241,26 @@ Result<StatsMap> Cache::Stats() {
   return stats;
 }
 
-MetricsTable* Cache::metrics_table() noexcept {
-  return options_.metrics ? &state_->metrics : nullptr;
+void Cache::RecordCall(CacheOp op, std::chrono::steady_clock::time_point start,
+                       const Status& status) {
+  if (MetricsTable* table = metrics_table(); table != nullptr) table->Record(op, start, status);
 }
 
 Metrics Cache::metrics() const { return state_->metrics.Snapshot(); }
+
+std::vector<ServerHealth> Cache::Health() const {
+  std::vector<ServerHealth> servers;
+  (void)backend_->Health(&servers);  // kUnsupported: a store without servers
+  return servers;
+}
+
+void Cache::SetObserver(std::shared_ptr<CacheObserver> observer) {
+  std::lock_guard<std::mutex> lock(state_->observers_mutex);
+  state_->metrics.set_observer(observer.get());
+  if (observer != nullptr) state_->observers.push_back(std::move(observer));
+  MetricsTable* active = state_->metrics.active() ? &state_->metrics : nullptr;
+  active_table_.store(active, std::memory_order_relaxed);
+}
 
 void Cache::ResetMetrics() { state_->metrics.Reset(); }
 

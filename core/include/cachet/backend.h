@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cachet/export.h"
+#include "cachet/health.h"
 #include "cachet/item.h"
 #include "cachet/status.h"
 
@@ -155,6 +156,11 @@ class CACHET_EXPORT Backend {
   // default is Get(); Redis derives its token from the value's bytes and
   // computes it only here, so plain reads do not pay for it.
   virtual Status Gets(std::string_view key, Item* out);
+
+  // Appends the health of each of the store's servers, as its net::ServerPool
+  // keeps it (ServerPool::AppendHealth). The default, for a store without
+  // servers, is kUnsupported and appends nothing.
+  virtual Status Health(std::vector<ServerHealth>* out) const;
 
  protected:
   // kUnsupported naming this store and `operation`.

@@ -8,6 +8,11 @@
 // Typed values: std::string (raw bytes), std::int64_t, std::uint64_t, double,
 // bool and Json documents (codec.h). Append and prepend take raw bytes.
 //
+// Observability: metrics() counts every operation and times a sample of them
+// (metrics.h); Health() reports each server of a network store (health.h);
+// metrics_format.h writes both for Prometheus or as JSON; SetObserver hands every
+// call to an application's CacheObserver (observer.h).
+//
 // Thread safety: a Cache may be shared by any number of threads. It shares
 // ownership of its Backend, which keeps the plugin library loaded.
 #pragma once
@@ -30,39 +35,19 @@
 #include "cachet/codec.h"
 #include "cachet/config.h"
 #include "cachet/export.h"
+#include "cachet/health.h"
 #include "cachet/item.h"
+#include "cachet/metrics.h"
+#include "cachet/observer.h"
 #include "cachet/result.h"
 #include "cachet/status.h"
 
 namespace cachet {
 
-// The operations metrics are kept for.
-enum class CacheOp : std::uint8_t {
-  kGet, kGets, kSet, kAdd, kReplace, kAppend, kPrepend, kCas, kRemove,
-  kIncr, kDecr, kTouch, kGetMulti, kSetMulti, kRemoveMulti, kFlush, kStats,
-  kCount,  // not an operation: the number of them
-};
-CACHET_EXPORT std::string_view CacheOpName(CacheOp op) noexcept;
-
-struct OpMetrics {
-  std::uint64_t calls = 0;
-  std::uint64_t hits = 0;    // reads: keys found; writes: succeeded
-  std::uint64_t misses = 0;  // reads: keys absent; writes: not_stored/not_found/exists
-  std::uint64_t errors = 0;
-  // Latency is measured on a sample of the calls (the first of each thread, then
-  // one in kLatencySampleEvery), because reading the clock twice would cost as
-  // much as a get from the memory store. Mean latency: total_latency_ns / timed_calls.
-  std::uint64_t timed_calls = 0;
-  std::uint64_t total_latency_ns = 0;  // over the timed calls
-  std::uint64_t max_latency_ns = 0;    // the slowest timed call
-  static constexpr std::uint32_t kLatencySampleEvery = 16;
-};
-using Metrics = std::array<OpMetrics, static_cast<std::size_t>(CacheOp::kCount)>;
-
 struct CacheOptions {
   std::string key_namespace;  // prefix of every key, "" for none
   Ttl default_ttl{0};         // used when a write names no TTL; 0: never expires
-  bool metrics = true;        // count calls and time them
+  bool metrics = true;        // count calls and time a sample of them
 };
 
 class MetricsTable;  // the counters behind metrics() (internal)
@@ -163,7 +148,10 @@ class CACHET_EXPORT Cache {
   // thread of this process loads a key, other threads asking for the same key wait
   // for its value instead of loading too. If the store fails on the read, the
   // loader still runs and its value is returned (the failure shows in metrics).
-  // A loader error is returned as the Lookup's error.
+  // A loader error is returned as the Lookup's error. Counted once as
+  // get_or_compute (hit, miss, or the read's error) and each loader run as load
+  // (ok, or the loader's or the write-back's error); its reads and write are not
+  // counted again as get or set.
   template <class T, class Loader>
   Lookup<T> GetOrCompute(std::string_view key, Loader&& loader,
                          std::optional<Ttl> ttl = std::nullopt);
@@ -173,20 +161,60 @@ class CACHET_EXPORT Cache {
   Status StoreItem(StoreMode mode, std::string_view key, ItemView item,
                    std::optional<Ttl> ttl = std::nullopt, CacheOp op = CacheOp::kSet);
 
+  // A snapshot of the counters since the Cache opened or the last ResetMetrics.
   Metrics metrics() const;
   void ResetMetrics();
 
+  // The health of each server of a network store, in configuration order;
+  // empty for a store without servers (the memory store).
+  std::vector<ServerHealth> Health() const;
+
+  // Registers `observer` (null: none), which then sees every call as it ends.
+  // The Cache keeps every observer it was given alive until it is destroyed, so
+  // one may be replaced while other threads make calls.
+  void SetObserver(std::shared_ptr<CacheObserver> observer);
+
   Backend& backend() noexcept { return *backend_; }
+  // The store's name as in the config ("memory", "memcached", ...).
+  std::string_view store_name() const noexcept { return backend_->name(); }
   const Codec& codec() const noexcept { return *codec_; }
   const CacheOptions& options() const noexcept { return options_; }
 
  private:
   template <class T>
   Status StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const T& value,
-                    std::uint64_t cas, std::optional<Ttl> ttl);
+                    std::uint64_t cas, std::optional<Ttl> ttl, bool counted = true);
 
-  // Fetches many items; `items[i]` and the returned statuses follow `keys`.
-  std::vector<Status> GetItems(const std::vector<std::string>& keys, std::vector<Item>* items);
+  // Decodes `item` into element `index` of the typed output `out`; the
+  // templates pass one of these, so that reads are counted after decoding (a
+  // value that does not decode is an error, not a hit).
+  using ItemDecoder = Status (*)(const Codec& codec, Item&& item, void* out, std::size_t index);
+  template <class T>
+  static Status DecodeValue(const Codec& codec, Item&& item, void* out, std::size_t index) {
+    return codec.Decode(std::move(item), &static_cast<T*>(out)[index]);
+  }
+  template <class T>
+  static Status DecodeVersioned(const Codec& codec, Item&& item, void* out, std::size_t) {
+    auto* versioned = static_cast<Versioned<T>*>(out);
+    versioned->cas = item.cas;
+    return codec.Decode(std::move(item), &versioned->value);
+  }
+  // Reads `key` and decodes it into `out`; counted as `op` if `counted`.
+  Status GetDecoded(CacheOp op, std::string_view key, ItemDecoder decode, void* out,
+                    bool counted = true);
+  // Fetches and decodes many keys into out[0..keys.size()); the statuses follow `keys`.
+  std::vector<Status> GetDecodedMulti(const std::vector<std::string>& keys, ItemDecoder decode,
+                                      void* out);
+  // StoreItem without counting.
+  Status StoreQuiet(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl);
+  // Counts one call the templates timed themselves, from `start`.
+  void RecordCall(CacheOp op, std::chrono::steady_clock::time_point start, const Status& status);
+  // GetOrCompute's read (not counted) and its run of the loader (counted as
+  // load), which stores the value unless `store` is false.
+  template <class T>
+  Lookup<T> ReadForCompute(std::string_view key);
+  template <class T, class Loader>
+  Lookup<T> RunLoader(std::string_view key, Loader&& loader, std::optional<Ttl> ttl, bool store);
   std::vector<Status> StoreItems(std::span<const std::string_view> keys,
                                  std::span<const Item> items, std::optional<Ttl> ttl);
 
@@ -197,38 +225,31 @@ class CACHET_EXPORT Cache {
 
   Ttl EffectiveTtl(std::optional<Ttl> ttl) const { return ttl ? *ttl : options_.default_ttl; }
 
-  // The metrics' counters, or nullptr when metrics are off.
-  MetricsTable* metrics_table() noexcept;
+  // The metrics' counters, or nullptr when metrics are off and no observer is set.
+  MetricsTable* metrics_table() noexcept { return active_table_.load(std::memory_order_relaxed); }
 
   struct State;  // namespacing buffers, metrics counters, in-flight loads
   std::shared_ptr<Backend> backend_;
   std::shared_ptr<const Codec> codec_;
   CacheOptions options_;
   std::unique_ptr<State> state_;
+  std::atomic<MetricsTable*> active_table_{nullptr};
 };
 
 // ---- template bodies ------------------------------------------------------
 
 template <class T>
 Lookup<T> Cache::Get(std::string_view key) {
-  Item item;
-  if (Status s = GetItem(key, &item, CacheOp::kGet); !s.ok()) {
-    return Lookup<T>::FromStatus(std::move(s));
-  }
   T value{};
-  if (Status s = codec_->Decode(std::move(item), &value); !s.ok()) {
-    return Lookup<T>::FromStatus(std::move(s));
-  }
+  Status s = GetDecoded(CacheOp::kGet, key, &DecodeValue<T>, &value);
+  if (!s.ok()) return Lookup<T>::FromStatus(std::move(s));
   return Lookup<T>::Hit(std::move(value));
 }
 
 template <class T>
 Lookup<Versioned<T>> Cache::Gets(std::string_view key) {
-  Item item;
-  Status s = GetItem(key, &item, CacheOp::kGets);
-  if (!s.ok()) return Lookup<Versioned<T>>::FromStatus(std::move(s));
-  Versioned<T> v{T{}, item.cas};
-  s = codec_->Decode(std::move(item), &v.value);
+  Versioned<T> v{T{}, 0};
+  Status s = GetDecoded(CacheOp::kGets, key, &DecodeVersioned<T>, &v);
   if (!s.ok()) return Lookup<Versioned<T>>::FromStatus(std::move(s));
   return Lookup<Versioned<T>>::Hit(std::move(v));
 }
@@ -255,37 +276,32 @@ decltype(auto) CodecArg(const T& value) {
 
 template <class T>
 Status Cache::StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const T& value,
-                         std::uint64_t cas, std::optional<Ttl> ttl) {
+                         std::uint64_t cas, std::optional<Ttl> ttl, bool counted) {
   if constexpr (std::is_same_v<decltype(detail::CodecArg(value)), std::string_view>) {
     // Strings are stored from the caller's bytes, without a copy into an Item.
     ItemView view;
     Status s = codec_->EncodeView(detail::CodecArg(value), &view);
     if (!s.ok()) return s;
     view.cas = cas;
-    return StoreItem(mode, key, view, ttl, op);
+    return counted ? StoreItem(mode, key, view, ttl, op) : StoreQuiet(mode, key, view, ttl);
   } else {
     Item item;
     Status s = codec_->Encode(detail::CodecArg(value), &item);
     if (!s.ok()) return s;
     item.cas = cas;
-    return StoreItem(mode, key, item, ttl, op);
+    return counted ? StoreItem(mode, key, item, ttl, op) : StoreQuiet(mode, key, item, ttl);
   }
 }
 
 template <class T>
 std::vector<Lookup<T>> Cache::GetMulti(const std::vector<std::string>& keys) {
-  std::vector<Item> items;
-  std::vector<Status> statuses = GetItems(keys, &items);
+  std::vector<T> values(keys.size());
+  std::vector<Status> statuses = GetDecodedMulti(keys, &DecodeValue<T>, values.data());
   std::vector<Lookup<T>> out;
   out.reserve(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (!statuses[i].ok()) {
-      out.push_back(Lookup<T>::FromStatus(std::move(statuses[i])));
-      continue;
-    }
-    T value{};
-    Status s = codec_->Decode(std::move(items[i]), &value);
-    out.push_back(s.ok() ? Lookup<T>::Hit(std::move(value)) : Lookup<T>::FromStatus(std::move(s)));
+    out.push_back(statuses[i].ok() ? Lookup<T>::Hit(std::move(values[i]))
+                                   : Lookup<T>::FromStatus(std::move(statuses[i])));
   }
   return out;
 }
@@ -318,33 +334,61 @@ std::vector<Status> Cache::SetMulti(const std::vector<std::pair<std::string, T>>
   return out;
 }
 
+template <class T>
+Lookup<T> Cache::ReadForCompute(std::string_view key) {
+  T value{};
+  Status s = GetDecoded(CacheOp::kGet, key, &DecodeValue<T>, &value, /*counted=*/false);
+  if (!s.ok()) return Lookup<T>::FromStatus(std::move(s));
+  return Lookup<T>::Hit(std::move(value));
+}
+
+template <class T, class Loader>
+Lookup<T> Cache::RunLoader(std::string_view key, Loader&& loader, std::optional<Ttl> ttl,
+                           bool store) {
+  const auto start = std::chrono::steady_clock::now();
+  Result<T> loaded = std::forward<Loader>(loader)();
+  if (!loaded.ok()) {
+    RecordCall(CacheOp::kLoad, start, loaded.status());
+    return Lookup<T>::FromStatus(loaded.status());
+  }
+  // A failed write still returns the value; the load counts the write's error.
+  const Status stored =
+      store ? StoreTyped(CacheOp::kSet, StoreMode::kSet, key, loaded.value(), 0, ttl, false)
+            : Status();
+  RecordCall(CacheOp::kLoad, start, stored);
+  return Lookup<T>::Hit(std::move(loaded).value());
+}
+
 template <class T, class Loader>
 Lookup<T> Cache::GetOrCompute(std::string_view key, Loader&& loader, std::optional<Ttl> ttl) {
+  const auto start = std::chrono::steady_clock::now();
   const std::string owned_key(key);
+  Status missed;  // the first read that did not hit: the call's outcome if it loads
   // Bounded: each pass either returns or waits for another thread's load to end.
   for (int attempt = 0; attempt < 3; ++attempt) {
-    Lookup<T> cached = Get<T>(key);
-    if (cached.hit()) return cached;
+    Lookup<T> cached = ReadForCompute<T>(key);
+    if (cached.hit()) {
+      RecordCall(CacheOp::kGetOrCompute, start, Status());
+      return cached;
+    }
+    if (missed.ok()) missed = cached.status();
     if (!BeginLoad(owned_key)) continue;  // another thread loaded it: read again
     // Re-check under our claim: another loader may have finished just before it.
-    Lookup<T> again = Get<T>(key);
+    Lookup<T> again = ReadForCompute<T>(key);
     if (again.hit()) {
       FinishLoad(owned_key);
+      RecordCall(CacheOp::kGetOrCompute, start, Status());
       return again;
     }
-    Result<T> loaded = std::forward<Loader>(loader)();
-    if (!loaded.ok()) {
-      FinishLoad(owned_key);
-      return Lookup<T>::FromStatus(loaded.status());
-    }
-    (void)Set(key, loaded.value(), ttl);  // a failed write still returns the value
+    Lookup<T> loaded = RunLoader<T>(key, std::forward<Loader>(loader), ttl, /*store=*/true);
     FinishLoad(owned_key);
-    return Lookup<T>::Hit(std::move(loaded).value());
+    RecordCall(CacheOp::kGetOrCompute, start, missed);
+    return loaded;
   }
   // Loads by other threads kept failing to store: load without the claim.
-  Result<T> loaded = std::forward<Loader>(loader)();
-  if (!loaded.ok()) return Lookup<T>::FromStatus(loaded.status());
-  return Lookup<T>::Hit(std::move(loaded).value());
+  Lookup<T> loaded = RunLoader<T>(key, std::forward<Loader>(loader), ttl, /*store=*/false);
+  RecordCall(CacheOp::kGetOrCompute, start, missed);
+  return loaded;
 }
 
 }  // namespace cachet
