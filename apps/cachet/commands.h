@@ -22,6 +22,7 @@ int RunTouch(CommandContext& ctx, const Invocation& inv);
 int RunMget(CommandContext& ctx, const Invocation& inv);
 int RunStats(CommandContext& ctx, const Invocation& inv);
 int RunFlush(CommandContext& ctx, const Invocation& inv);
+int RunMetrics(CommandContext& ctx, const Invocation& inv);
 
 // Config commands: ctx.cache is not used.
 int RunPlugins(CommandContext& ctx, const Invocation& inv);  // plugins_command.cpp
