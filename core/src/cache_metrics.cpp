@@ -9,47 +9,55 @@
 
 namespace cachet {
 
+thread_local MetricsThreadState metrics_thread_state;
+
 namespace {
 
 constexpr auto kRelaxed = std::memory_order_relaxed;
-constexpr std::uint32_t kNoStripe = ~std::uint32_t{0};
-
-// What a thread keeps for the metrics of every Cache it calls. Constant
-// initialised and trivially destructible, so reaching it costs no guard check
-// and every field comes from one thread-local lookup.
-struct ThreadState {
-  std::uint32_t stripe = kNoStripe;  // assigned on the thread's first call
-  bool owned = false;                // the stripe is this thread's alone
-  // Calls made per operation, for the latency sample.
-  std::array<std::uint32_t, kCacheOpCount> calls{};
-};
-
-thread_local ThreadState this_thread_state;
-
-// The compiler looks a thread-local's address up again at every use in a shared
-// library (a call to __tls_get_addr each); going through this function looks it
-// up once per call counted.
-[[gnu::noinline]] ThreadState& ThisThreadState() noexcept { return this_thread_state; }
 
 // Which owned stripes are taken, one bit each, in the whole process.
 std::atomic<std::uint32_t> taken_stripes{0};
 
 // Gives a thread's owned stripe back when the thread ends. Separate from
-// ThreadState so that the hot path never touches a thread-local with a destructor.
+// MetricsThreadState so that the hot path never touches a thread-local with a
+// destructor.
 struct StripeRelease {
-  std::uint32_t stripe = kNoStripe;
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  std::uint32_t stripe = kNone;
   ~StripeRelease() {
-    if (stripe != kNoStripe) taken_stripes.fetch_and(~(1u << stripe), std::memory_order_release);
+    if (stripe != kNone) {
+      taken_stripes.fetch_and(~(1u << stripe), std::memory_order_release);
+    }
   }
 };
 
+void RaiseTo(std::atomic<std::uint64_t>& max, std::uint64_t value) noexcept {
+  std::uint64_t seen = max.load(kRelaxed);
+  // Retries only while another thread raised it to something still below `value`.
+  while (seen < value && !max.compare_exchange_weak(seen, value, kRelaxed)) {
+  }
+}
+
+std::uint64_t Nanos(MetricsTable::Clock::duration d) noexcept {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+}
+
+// True for the operations that carry several keys per call.
+bool IsBatch(std::size_t op) noexcept {
+  const auto o = static_cast<CacheOp>(op);
+  return o == CacheOp::kGetMulti || o == CacheOp::kSetMulti || o == CacheOp::kRemoveMulti;
+}
+
+}  // namespace
+
 // Takes a free owned stripe for this thread, or the shared one when all are taken.
-void AssignStripe(ThreadState& state, std::uint32_t owned_stripes, std::uint32_t shared) {
+void MetricsTable::AssignStripe(MetricsThreadState& state) noexcept {
+  state.assigned = true;
   std::uint32_t taken = taken_stripes.load(std::memory_order_acquire);
   while (true) {
-    const std::uint32_t free = ~taken & ((1u << owned_stripes) - 1);
+    const std::uint32_t free = ~taken & ((1u << kOwnedStripes) - 1);
     if (free == 0) {
-      state.stripe = shared;
+      state.stripe = kSharedStripe;
       state.owned = false;
       return;
     }
@@ -64,28 +72,6 @@ void AssignStripe(ThreadState& state, std::uint32_t owned_stripes, std::uint32_t
     }
   }
 }
-
-// An increment by the stripe's only writer needs no locked instruction.
-inline void Add(std::atomic<std::uint64_t>& counter, std::uint64_t n, bool owned) noexcept {
-  if (owned) {
-    counter.store(counter.load(kRelaxed) + n, kRelaxed);
-  } else {
-    counter.fetch_add(n, kRelaxed);
-  }
-}
-
-void RaiseTo(std::atomic<std::uint64_t>& max, std::uint64_t value) noexcept {
-  std::uint64_t seen = max.load(kRelaxed);
-  // Retries only while another thread raised it to something still below `value`.
-  while (seen < value && !max.compare_exchange_weak(seen, value, kRelaxed)) {
-  }
-}
-
-std::uint64_t Nanos(MetricsTable::Clock::duration d) noexcept {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
-}
-
-}  // namespace
 
 std::uint64_t OutcomeTally::keys() const noexcept {
   std::uint64_t n = 0;
@@ -128,31 +114,10 @@ void MetricsTable::set_observer(CacheObserver* observer) noexcept {
   if (before != nullptr && observer == nullptr) net::server_trace_users.fetch_sub(1, kRelaxed);
 }
 
-MetricsTable::Call MetricsTable::Begin(CacheOp op) noexcept {
-  ThreadState& state = ThisThreadState();
-  if (state.stripe == kNoStripe) AssignStripe(state, kOwnedStripes, kSharedStripe);
-  // The first calls of each operation on each thread are all timed, so a short
-  // run still has its percentiles; then one in kLatencySampleEvery.
-  const std::uint32_t n = state.calls[static_cast<std::size_t>(op)]++;
-  const bool observed = observer_.load(kRelaxed) != nullptr;
-  Clock::time_point start{};
-  if (n < OpMetrics::kLatencyAlwaysFirst || n % OpMetrics::kLatencySampleEvery == 0 || observed) {
-    if (observed) net::ClearServerNote();
-    start = Clock::now();
-  }
-  return Call{&(*stripes_)[state.stripe][static_cast<std::size_t>(op)], start, state.owned, op};
-}
-
-void MetricsTable::Count(const Call& call, const OutcomeTally* tally, StatusCode code) noexcept {
-  OpCounters& c = *call.counters;
-  Add(c.calls, 1, call.owned);
-  if (tally == nullptr) {
-    Add(c.by_status[static_cast<std::size_t>(code)], 1, call.owned);
-    return;
-  }
-  for (std::size_t i = 0; i < kStatusCodeCount; ++i) {
-    if (tally->by_status[i] != 0) Add(c.by_status[i], tally->by_status[i], call.owned);
-  }
+MetricsTable::Clock::time_point MetricsTable::StartTiming(MetricsThreadState& state) noexcept {
+  if (!state.assigned) AssignStripe(state);
+  if (observer_.load(kRelaxed) != nullptr) net::ClearServerNote();
+  return Clock::now();
 }
 
 void MetricsTable::RecordLatency(const Call& call, std::uint64_t latency_ns) noexcept {
@@ -163,20 +128,22 @@ void MetricsTable::RecordLatency(const Call& call, std::uint64_t latency_ns) noe
   RaiseTo(c.max_latency_ns, latency_ns);
 }
 
-void MetricsTable::Finish(const Call& call, const Status& status) noexcept {
-  if (counting_) Count(call, nullptr, status.code());
-  if (call.start == Clock::time_point{}) return;
+void MetricsTable::FinishTimed(const Call& call, const Status& status) noexcept {
   const std::uint64_t ns = Nanos(Clock::now() - call.start);
-  if (counting_) RecordLatency(call, ns);
+  RecordLatency(call, ns);
   if (observer_.load(kRelaxed) != nullptr) Notify(call, 1, status, status.IsError() ? 1 : 0,
                                                   std::chrono::nanoseconds(ns));
 }
 
 void MetricsTable::Finish(const Call& call, const OutcomeTally& tally) noexcept {
-  if (counting_) Count(call, &tally, StatusCode::kOk);
+  OpCounters& c = *call.counters;
+  Add(c.calls, 1, call.owned);
+  for (std::size_t i = 0; i < kStatusCodeCount; ++i) {
+    if (tally.by_status[i] != 0) Add(c.by_status[i], tally.by_status[i], call.owned);
+  }
   if (call.start == Clock::time_point{}) return;
   const std::uint64_t ns = Nanos(Clock::now() - call.start);
-  if (counting_) RecordLatency(call, ns);
+  RecordLatency(call, ns);
   if (observer_.load(kRelaxed) != nullptr) {
     Notify(call, tally.keys(), tally.Summary(), tally.errors(), std::chrono::nanoseconds(ns));
   }
@@ -222,12 +189,12 @@ Metrics MetricsTable::RawSnapshot() const {
 }
 
 Metrics MetricsTable::Snapshot() const {
+  if (!counting_) return Metrics{};  // what an observer made it count is not shown
   Metrics out = RawSnapshot();
   std::lock_guard<std::mutex> lock(baseline_mutex_);
   for (std::size_t op = 0; op < kCacheOpCount; ++op) {
     OpMetrics& m = out[op];
     const OpMetrics& base = baseline_[op];
-    m.calls -= base.calls;
     m.keys = m.hits = m.misses = m.errors = 0;
     for (std::size_t i = 0; i < kStatusCodeCount; ++i) {
       const std::uint64_t n = m.by_status[i] -= base.by_status[i];
@@ -241,6 +208,7 @@ Metrics MetricsTable::Snapshot() const {
         m.misses += n;
       }
     }
+    m.calls = IsBatch(op) ? m.calls - base.calls : m.keys;
     // Counts and sums subtract; the maximum was itself reset to zero.
     LatencyHistogram since;
     for (std::size_t i = 0; i < LatencyHistogram::kBuckets; ++i) {

@@ -46,6 +46,23 @@ struct OutcomeTally {
   Status Summary() const;
 };
 
+// What a thread keeps for the metrics of every Cache it calls: its stripe, and
+// its calls per operation for the latency sample. Constant initialised and
+// trivially destructible, so reaching it costs no guard check; initial-exec,
+// so reaching it from libcachet is one %fs-relative access (libcachet is loaded
+// with the program or from its static TLS surplus, never needing more).
+struct MetricsThreadState {
+  static constexpr std::uint32_t kSharedStripe = 8;  // MetricsTable's, past the owned ones
+  // The shared stripe until the thread's first timed call (its first call of
+  // any operation) assigns it one of its own if one is free.
+  std::uint32_t stripe = kSharedStripe;
+  bool owned = false;     // the stripe is this thread's alone
+  bool assigned = false;  // the stripe was chosen
+  std::array<std::uint32_t, kCacheOpCount> calls{};
+};
+extern thread_local MetricsThreadState metrics_thread_state
+    __attribute__((tls_model("initial-exec")));
+
 class MetricsTable {
  public:
   using Clock = std::chrono::steady_clock;
@@ -55,6 +72,7 @@ class MetricsTable {
 
  private:
   struct alignas(64) OpCounters {
+    // Calls of a batch operation; a single-key operation's calls are its keys.
     std::atomic<std::uint64_t> calls{0};
     std::array<std::atomic<std::uint64_t>, kStatusCodeCount> by_status{};
     std::atomic<std::uint64_t> timed_calls{0};
@@ -74,9 +92,25 @@ class MetricsTable {
     CacheOp op;
   };
 
-  Call Begin(CacheOp op) noexcept;
+  // Inline, with the rare parts out of line: this is every call's cost.
+  Call Begin(CacheOp op) noexcept {
+    MetricsThreadState& state = metrics_thread_state;
+    const std::uint32_t n = state.calls[static_cast<std::size_t>(op)]++;
+    Clock::time_point start{};
+    // The first calls of each operation on each thread are all timed, so a short
+    // run still has its percentiles; then one in kLatencySampleEvery.
+    if (n < OpMetrics::kLatencyAlwaysFirst || n % OpMetrics::kLatencySampleEvery == 0 ||
+        observer_.load(std::memory_order_relaxed) != nullptr) [[unlikely]] {
+      start = StartTiming(state);
+    }
+    return Call{&(*stripes_)[state.stripe][static_cast<std::size_t>(op)], start, state.owned, op};
+  }
   // The end of a single-key call, and of a batch with the outcomes of its keys.
-  void Finish(const Call& call, const Status& status) noexcept;
+  // With counting off (and an observer set) the counters still run, unread.
+  void Finish(const Call& call, const Status& status) noexcept {
+    Add(call.counters->by_status[static_cast<std::size_t>(status.code())], 1, call.owned);
+    if (call.start != Clock::time_point{}) [[unlikely]] FinishTimed(call, status);
+  }
   void Finish(const Call& call, const OutcomeTally& tally) noexcept;
   // A call the caller timed itself (GetOrCompute, its loads): one call, one key.
   void Record(CacheOp op, Clock::time_point start, const Status& status) noexcept;
@@ -95,12 +129,24 @@ class MetricsTable {
 
  private:
   static constexpr std::size_t kOwnedStripes = 8;
-  static constexpr std::size_t kSharedStripe = kOwnedStripes;
+  static constexpr std::size_t kSharedStripe = MetricsThreadState::kSharedStripe;
   using Row = std::array<OpCounters, kCacheOpCount>;
 
+  // An increment by the stripe's only writer needs no locked instruction.
+  static void Add(std::atomic<std::uint64_t>& counter, std::uint64_t n, bool owned) noexcept {
+    if (owned) {
+      counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    } else {
+      counter.fetch_add(n, std::memory_order_relaxed);
+    }
+  }
+  static void AssignStripe(MetricsThreadState& state) noexcept;
+  // The clock at a timed call's start (and the server note cleared, if
+  // observed); assigns the thread its stripe on its first call.
+  Clock::time_point StartTiming(MetricsThreadState& state) noexcept;
+  void FinishTimed(const Call& call, const Status& status) noexcept;
   // The raw sums of every stripe, without the baseline Reset() took.
   Metrics RawSnapshot() const;
-  void Count(const Call& call, const OutcomeTally* tally, StatusCode code) noexcept;
   void RecordLatency(const Call& call, std::uint64_t latency_ns) noexcept;
   void Notify(const Call& call, std::size_t keys, const Status& status, std::size_t failed,
               std::chrono::nanoseconds duration) noexcept;
@@ -128,7 +174,7 @@ class CallCounter {
 
  private:
   MetricsTable* table_;
-  MetricsTable::Call call_{};
+  MetricsTable::Call call_;  // set, and read, only with a table
 };
 
 }  // namespace cachet

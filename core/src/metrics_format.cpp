@@ -83,7 +83,7 @@ void WriteOperations(const Metrics& metrics, std::ostream& out) {
 
 void WriteLatency(const Metrics& metrics, std::ostream& out) {
   Family(out, "cachet_operation_duration_seconds", "histogram",
-         "Durations of the timed calls (the first 64 per operation and thread, then 1 in 16).");
+         "Durations of the timed calls (the first 64 per operation and thread, then 1 in 64).");
   for (std::size_t i = 0; i < kCacheOpCount; ++i) {
     const LatencyHistogram& h = metrics[i].latency;
     if (h.count() == 0) continue;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -43,7 +44,7 @@ class CACHET_EXPORT LatencyHistogram {
   // The bucket of a duration of `ns` nanoseconds.
   static constexpr std::size_t BucketOf(std::uint64_t ns) noexcept {
     if (ns < 4) return static_cast<std::size_t>(ns);
-    const int exponent = 63 - __builtin_clzll(ns);  // >= 2
+    const int exponent = static_cast<int>(std::bit_width(ns)) - 1;  // >= 2
     const std::size_t mantissa = (ns >> (exponent - 2)) & 3;
     const std::size_t bucket = 4 * static_cast<std::size_t>(exponent - 1) + mantissa;
     return bucket < kBuckets ? bucket : kBuckets - 1;
@@ -107,7 +108,7 @@ struct OpMetrics {
   // then one in kLatencySampleEvery (every call while an observer is registered).
   LatencyHistogram latency;
   static constexpr std::uint32_t kLatencyAlwaysFirst = 64;
-  static constexpr std::uint32_t kLatencySampleEvery = 16;
+  static constexpr std::uint32_t kLatencySampleEvery = 64;
 
   std::uint64_t count(StatusCode code) const noexcept {
     return by_status[static_cast<std::size_t>(code)];
