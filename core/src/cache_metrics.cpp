@@ -9,7 +9,7 @@
 
 namespace cachet {
 
-thread_local MetricsThreadState metrics_thread_state;
+constinit thread_local MetricsThreadState metrics_thread_state;
 
 namespace {
 

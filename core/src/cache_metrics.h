@@ -60,7 +60,7 @@ struct MetricsThreadState {
   bool assigned = false;  // the stripe was chosen
   std::array<std::uint32_t, kCacheOpCount> calls{};
 };
-extern thread_local MetricsThreadState metrics_thread_state
+extern thread_local constinit MetricsThreadState metrics_thread_state
     __attribute__((tls_model("initial-exec")));
 
 class MetricsTable {
