@@ -134,7 +134,7 @@ class MetricsTable {
 
   // An increment by the stripe's only writer needs no locked instruction.
   static void Add(std::atomic<std::uint64_t>& counter, std::uint64_t n, bool owned) noexcept {
-    if (owned) {
+    if (owned) [[likely]] {
       counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     } else {
       counter.fetch_add(n, std::memory_order_relaxed);
@@ -164,12 +164,12 @@ class MetricsTable {
 class CallCounter {
  public:
   CallCounter(MetricsTable* table, CacheOp op) noexcept : table_(table) {
-    if (table_ != nullptr) call_ = table_->Begin(op);
+    if (table_ != nullptr) [[likely]] call_ = table_->Begin(op);  // metrics are on by default
   }
   // `outcome`: the call's Status, or the OutcomeTally of a batch.
   template <class Outcome>
   void Finish(const Outcome& outcome) const noexcept {
-    if (table_ != nullptr) table_->Finish(call_, outcome);
+    if (table_ != nullptr) [[likely]] table_->Finish(call_, outcome);
   }
 
  private:
