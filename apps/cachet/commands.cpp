@@ -176,8 +176,8 @@ int RunMetrics(CommandContext& ctx, const Invocation& inv) {
   } else if (format == "json") {
     WriteMetricsJson(*ctx.cache, ctx.out);
   } else {
-    return ReportUsage(ctx, "metrics: unknown format " + QuoteShellWord(format) +
-                                " (prometheus or json)");
+    return ReportUsage(
+        ctx, "metrics: unknown format " + QuoteShellWord(format) + " (prometheus or json)");
   }
   return kExitSuccess;
 }

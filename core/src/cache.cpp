@@ -42,7 +42,8 @@ std::string_view CacheOpName(CacheOp op) noexcept {
   static constexpr std::array<std::string_view, static_cast<std::size_t>(CacheOp::kCount)> kNames =
       {"get",       "gets",      "set",          "add",   "replace", "append",
        "prepend",   "cas",       "remove",       "incr",  "decr",    "touch",
-       "get_multi", "set_multi", "remove_multi", "flush", "stats", "get_or_compute", "load"};
+       "get_multi", "set_multi", "remove_multi", "flush", "stats",   "get_or_compute",
+       "load"};
   const auto index = static_cast<std::size_t>(op);
   return index < kNames.size() ? kNames[index] : "unknown";
 }
@@ -176,8 +177,8 @@ std::vector<Status> Cache::RemoveMulti(const std::vector<std::string>& keys) {
   return statuses;
 }
 
-std::vector<Status> Cache::GetDecodedMulti(const std::vector<std::string>& keys,
-                                           ItemDecoder decode, void* out) {
+std::vector<Status> Cache::GetDecodedMulti(const std::vector<std::string>& keys, ItemDecoder decode,
+                                           void* out) {
   const CallCounter counter(metrics_table(), CacheOp::kGetMulti);
   const std::vector<std::string_view> views = Views(keys);
   std::vector<Status> statuses(keys.size());

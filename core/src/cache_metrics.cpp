@@ -39,7 +39,8 @@ void RaiseTo(std::atomic<std::uint64_t>& max, std::uint64_t value) noexcept {
 }
 
 std::uint64_t Nanos(MetricsTable::Clock::duration d) noexcept {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
 }
 
 // True for the operations that carry several keys per call.
@@ -91,8 +92,8 @@ Status OutcomeTally::Summary() const {
   for (std::size_t code = 0; code < kStatusCodeCount; ++code) {
     Status s = Status::FromCode(static_cast<StatusCode>(code), {});
     if (s.IsError() && by_status[code] != 0) {
-      return Status::FromCode(s.code(), std::to_string(errors()) + " of " +
-                                            std::to_string(keys()) + " keys failed");
+      return Status::FromCode(
+          s.code(), std::to_string(errors()) + " of " + std::to_string(keys()) + " keys failed");
     }
   }
   const auto count = [&](StatusCode c) { return by_status[static_cast<std::size_t>(c)]; };
@@ -131,8 +132,8 @@ void MetricsTable::RecordLatency(const Call& call, std::uint64_t latency_ns) noe
 void MetricsTable::FinishTimed(const Call& call, const Status& status) noexcept {
   const std::uint64_t ns = Nanos(Clock::now() - call.start);
   RecordLatency(call, ns);
-  if (observer_.load(kRelaxed) != nullptr) Notify(call, 1, status, status.IsError() ? 1 : 0,
-                                                  std::chrono::nanoseconds(ns));
+  if (observer_.load(kRelaxed) != nullptr)
+    Notify(call, 1, status, status.IsError() ? 1 : 0, std::chrono::nanoseconds(ns));
 }
 
 void MetricsTable::Finish(const Call& call, const OutcomeTally& tally) noexcept {
@@ -175,7 +176,8 @@ Metrics MetricsTable::RawSnapshot() const {
       const OpCounters& c = row[op];
       OpMetrics& m = out[op];
       m.calls += c.calls.load(kRelaxed);
-      for (std::size_t i = 0; i < kStatusCodeCount; ++i) m.by_status[i] += c.by_status[i].load(kRelaxed);
+      for (std::size_t i = 0; i < kStatusCodeCount; ++i)
+        m.by_status[i] += c.by_status[i].load(kRelaxed);
       LatencyHistogram stripe;
       for (std::size_t i = 0; i < LatencyHistogram::kBuckets; ++i) {
         stripe.SetBucket(i, c.latency[i].load(kRelaxed));

@@ -35,7 +35,9 @@ namespace cachet {
 struct OutcomeTally {
   std::array<std::uint64_t, kStatusCodeCount> by_status{};
 
-  void Count(const Status& status) noexcept { ++by_status[static_cast<std::size_t>(status.code())]; }
+  void Count(const Status& status) noexcept {
+    ++by_status[static_cast<std::size_t>(status.code())];
+  }
   void Add(StatusCode code, std::uint64_t keys) noexcept {
     by_status[static_cast<std::size_t>(code)] += keys;
   }
@@ -109,7 +111,8 @@ class MetricsTable {
   // With counting off (and an observer set) the counters still run, unread.
   void Finish(const Call& call, const Status& status) noexcept {
     Add(call.counters->by_status[static_cast<std::size_t>(status.code())], 1, call.owned);
-    if (call.start != Clock::time_point{}) [[unlikely]] FinishTimed(call, status);
+    if (call.start != Clock::time_point{}) [[unlikely]]
+      FinishTimed(call, status);
   }
   void Finish(const Call& call, const OutcomeTally& tally) noexcept;
   // A call the caller timed itself (GetOrCompute, its loads): one call, one key.
@@ -164,12 +167,14 @@ class MetricsTable {
 class CallCounter {
  public:
   CallCounter(MetricsTable* table, CacheOp op) noexcept : table_(table) {
-    if (table_ != nullptr) [[likely]] call_ = table_->Begin(op);  // metrics are on by default
+    if (table_ != nullptr) [[likely]]
+      call_ = table_->Begin(op);  // metrics are on by default
   }
   // `outcome`: the call's Status, or the OutcomeTally of a batch.
   template <class Outcome>
   void Finish(const Outcome& outcome) const noexcept {
-    if (table_ != nullptr) [[likely]] table_->Finish(call_, outcome);
+    if (table_ != nullptr) [[likely]]
+      table_->Finish(call_, outcome);
   }
 
  private:

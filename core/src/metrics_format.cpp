@@ -18,8 +18,8 @@ struct Quantile {
   const char* label;
   const char* json_name;
 };
-constexpr std::array<Quantile, 4> kQuantiles = {{
-    {0.5, "0.5", "p50"}, {0.9, "0.9", "p90"}, {0.99, "0.99", "p99"}, {0.999, "0.999", "p999"}}};
+constexpr std::array<Quantile, 4> kQuantiles = {
+    {{0.5, "0.5", "p50"}, {0.9, "0.9", "p90"}, {0.99, "0.99", "p99"}, {0.999, "0.999", "p999"}}};
 
 // The histogram's `le` bounds: every other power of two from 256 ns to about
 // 69 s. They are bucket bounds of LatencyHistogram, so each count is exact.
@@ -95,7 +95,8 @@ void WriteLatency(const Metrics& metrics, std::ostream& out) {
     }
     out << "cachet_operation_duration_seconds_bucket{op=\"" << op << "\",le=\"+Inf\"} " << h.count()
         << '\n'
-        << "cachet_operation_duration_seconds_sum{op=\"" << op << "\"} " << Seconds(h.sum_ns()) << '\n'
+        << "cachet_operation_duration_seconds_sum{op=\"" << op << "\"} " << Seconds(h.sum_ns())
+        << '\n'
         << "cachet_operation_duration_seconds_count{op=\"" << op << "\"} " << h.count() << '\n';
   }
   Family(out, "cachet_operation_duration_quantile_seconds", "gauge",
@@ -139,9 +140,11 @@ void WriteServers(std::span<const ServerHealth> servers, std::ostream& out) {
     const std::string server = LabelValue(h.server);
     const std::uint64_t other =
         h.errors - h.timeouts - h.unavailable - h.io_errors - h.protocol_errors;
-    const std::pair<const char*, std::uint64_t> kinds[] = {
-        {"timeout", h.timeouts},  {"unavailable", h.unavailable}, {"io", h.io_errors},
-        {"protocol", h.protocol_errors}, {"other", other}};
+    const std::pair<const char*, std::uint64_t> kinds[] = {{"timeout", h.timeouts},
+                                                           {"unavailable", h.unavailable},
+                                                           {"io", h.io_errors},
+                                                           {"protocol", h.protocol_errors},
+                                                           {"other", other}};
     for (const auto& [kind, count] : kinds) {
       out << "cachet_server_errors_total{server=\"" << server << "\",kind=\"" << kind << "\"} "
           << count << '\n';
@@ -188,10 +191,13 @@ void WriteMetricsJson(std::string_view store, const Metrics& metrics,
         by_status[std::string(StatusCodeName(static_cast<StatusCode>(code)))] = m.by_status[code];
       }
     }
-    operations[std::string(CacheOpName(OpAt(i)))] = {
-        {"calls", m.calls},   {"keys", m.keys},         {"hits", m.hits},
-        {"misses", m.misses}, {"errors", m.errors},     {"by_status", by_status},
-        {"latency_ns", LatencyJson(m.latency)}};
+    operations[std::string(CacheOpName(OpAt(i)))] = {{"calls", m.calls},
+                                                     {"keys", m.keys},
+                                                     {"hits", m.hits},
+                                                     {"misses", m.misses},
+                                                     {"errors", m.errors},
+                                                     {"by_status", by_status},
+                                                     {"latency_ns", LatencyJson(m.latency)}};
   }
   nlohmann::json server_list = nlohmann::json::array();
   for (const ServerHealth& h : servers) {

@@ -235,7 +235,8 @@ TEST_CASE("metrics count calls, hits, misses and errors per operation", "[cache]
   CHECK(MetricsOf(m, CacheOp::kGetMulti).calls == 1);
   CHECK(MetricsOf(m, CacheOp::kGetMulti).hits == 1);
   CHECK(MetricsOf(m, CacheOp::kGetMulti).misses == 2);
-  CHECK(MetricsOf(m, CacheOp::kGet).latency.max_ns() <= MetricsOf(m, CacheOp::kGet).latency.sum_ns());
+  CHECK(MetricsOf(m, CacheOp::kGet).latency.max_ns() <=
+        MetricsOf(m, CacheOp::kGet).latency.sum_ns());
 
   cache->ResetMetrics();
   CHECK(MetricsOf(cache->metrics(), CacheOp::kGet).calls == 0);

@@ -151,5 +151,6 @@ TEST_CASE("GetMultiInto decodes each value into the caller's string", "[unit][ca
   CHECK(after.hits == before.hits + 6);
   CHECK(after.misses == before.misses + 2);
   CHECK(after.errors == before.errors + 4);
-  CHECK(after.count(cachet::StatusCode::kCorruption) == before.count(cachet::StatusCode::kCorruption) + 2);
+  CHECK(after.count(cachet::StatusCode::kCorruption) ==
+        before.count(cachet::StatusCode::kCorruption) + 2);
 }

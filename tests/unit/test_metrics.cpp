@@ -51,7 +51,8 @@ class MapBackend : public Backend {
     const bool present = items_.count(k) != 0;
     if (mode == StoreMode::kAdd && present) return Status::NotStored();
     if ((mode == StoreMode::kReplace || mode == StoreMode::kAppend ||
-         mode == StoreMode::kPrepend) && !present) {
+         mode == StoreMode::kPrepend) &&
+        !present) {
       return Status::NotStored();
     }
     if (mode == StoreMode::kCas) {
@@ -220,7 +221,7 @@ TEST_CASE("every single-key operation counts its errors by status code", "[metri
   backend->fail_with = Status::Timeout("slow");
   (void)cache->Get("k");
   backend->fail_with.reset();
-  (void)cache->Get("");                             // an empty key: invalid_argument
+  (void)cache->Get("");                              // an empty key: invalid_argument
   (void)cache->Set("k", std::string("v"), Ttl{-1});  // a negative TTL: invalid_argument
 
   for (CacheOp op : {CacheOp::kGets, CacheOp::kAdd, CacheOp::kReplace, CacheOp::kAppend,
@@ -442,7 +443,8 @@ TEST_CASE("an observer sees every call with its keys, store, outcome and duratio
   (void)cache->Set("k", std::string("v"));
   (void)cache->Get("absent");
   (void)cache->GetMulti({"k", "absent", ""});
-  (void)cache->GetOrCompute<std::string>("computed", [] { return cachet::Result<std::string>("x"); });
+  (void)cache->GetOrCompute<std::string>("computed",
+                                         [] { return cachet::Result<std::string>("x"); });
   backend->fail_with = Status::Timeout("slow");
   (void)cache->Remove("k");
   backend->fail_with.reset();
@@ -497,7 +499,9 @@ TEST_CASE("WritePrometheus writes the exposition format", "[metrics][prometheus]
   std::ostringstream out;
   cachet::WritePrometheus(*cache, out);
   const std::string text = out.str();
-  const auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
+  const auto has = [&](const std::string& line) {
+    return text.find(line + "\n") != std::string::npos;
+  };
   CHECK(has("cachet_info{store=\"map\"} 1"));
   CHECK(has("# TYPE cachet_operations_total counter"));
   CHECK(has("cachet_calls_total{op=\"get\"} 3"));
@@ -546,7 +550,9 @@ TEST_CASE("WritePrometheus and WriteMetricsJson report each server's health",
   std::ostringstream out;
   cachet::WritePrometheus("memcached", metrics, servers, out);
   const std::string text = out.str();
-  const auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
+  const auto has = [&](const std::string& line) {
+    return text.find(line + "\n") != std::string::npos;
+  };
   CHECK(has("cachet_server_up{server=\"127.0.0.1:11211\"} 1"));
   CHECK(has("cachet_server_up{server=\"db\\\"2\\\":1\"} 0"));
   CHECK(has("cachet_server_requests_total{server=\"127.0.0.1:11211\"} 10"));

@@ -20,8 +20,23 @@ namespace cachet {
 
 // The operations metrics are kept for.
 enum class CacheOp : std::uint8_t {
-  kGet, kGets, kSet, kAdd, kReplace, kAppend, kPrepend, kCas, kRemove,
-  kIncr, kDecr, kTouch, kGetMulti, kSetMulti, kRemoveMulti, kFlush, kStats,
+  kGet,
+  kGets,
+  kSet,
+  kAdd,
+  kReplace,
+  kAppend,
+  kPrepend,
+  kCas,
+  kRemove,
+  kIncr,
+  kDecr,
+  kTouch,
+  kGetMulti,
+  kSetMulti,
+  kRemoveMulti,
+  kFlush,
+  kStats,
   kGetOrCompute,  // one per GetOrCompute call: hit (cached), miss (loaded) or the read's error
   kLoad,          // one per loader GetOrCompute ran: ok, or the loader's (or write-back's) error
   kCount,         // not an operation: the number of them

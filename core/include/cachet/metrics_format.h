@@ -11,7 +11,8 @@
 //   cachet_operation_duration_max_seconds{op}           gauge
 //   cachet_server_up{server}                            gauge: 0 while marked dead
 //   cachet_server_requests_total{server}                counter
-//   cachet_server_errors_total{server,kind}             counter: timeout|unavailable|io|protocol|other
+//   cachet_server_errors_total{server,kind}             counter, kind: timeout, unavailable,
+//                                                       io, protocol or other
 //   cachet_server_connects_total{server}                counter
 //   cachet_server_marked_dead_total{server}             counter
 //   cachet_server_consecutive_failures{server}          gauge

@@ -25,8 +25,8 @@ namespace cachet {
 
 struct OperationEvent {
   CacheOp op;
-  std::size_t keys;         // 1 for a single-key call, the batch size for a batch
-  std::string_view store;   // the backend's name: "memcached", "memory", ...
+  std::size_t keys;        // 1 for a single-key call, the batch size for a batch
+  std::string_view store;  // the backend's name: "memcached", "memory", ...
   // "host:port" of the server the call exchanged with; "" for a store without
   // servers or a call that reached none; "(several)" for a batch over several.
   std::string_view server;

@@ -123,12 +123,18 @@ namespace {
 template <class Server>
 std::atomic<std::uint64_t>* ErrorCounter(Server& s, const Status& transport) {
   switch (transport.code()) {
-    case StatusCode::kTimeout: return &s.timeouts;
-    case StatusCode::kUnavailable: return &s.unavailable;
-    case StatusCode::kIoError: return &s.io_errors;
-    case StatusCode::kProtocolError: return &s.protocol_errors;
-    case StatusCode::kAuthFailed: return &s.other_errors;
-    default: return nullptr;
+    case StatusCode::kTimeout:
+      return &s.timeouts;
+    case StatusCode::kUnavailable:
+      return &s.unavailable;
+    case StatusCode::kIoError:
+      return &s.io_errors;
+    case StatusCode::kProtocolError:
+      return &s.protocol_errors;
+    case StatusCode::kAuthFailed:
+      return &s.other_errors;
+    default:
+      return nullptr;
   }
 }
 

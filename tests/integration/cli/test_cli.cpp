@@ -42,7 +42,8 @@ TEST_CASE("the shell's metrics print a Prometheus exposition of the shell's call
   CHECK(r.out.find("cachet_calls_total{op=\"get\"} 2\n") != std::string::npos);
   CHECK(r.out.find("cachet_operations_total{op=\"get\",result=\"hit\"} 1\n") != std::string::npos);
   CHECK(r.out.find("cachet_operations_total{op=\"get\",result=\"miss\"} 1\n") != std::string::npos);
-  CHECK(r.out.find("cachet_operations_total{op=\"get\",result=\"error\"} 0\n") != std::string::npos);
+  CHECK(r.out.find("cachet_operations_total{op=\"get\",result=\"error\"} 0\n") !=
+        std::string::npos);
   CHECK(r.out.find("cachet_operations_total{op=\"set\",result=\"hit\"} 1\n") != std::string::npos);
   CHECK(r.out.find("# TYPE cachet_operation_duration_seconds histogram\n") != std::string::npos);
   CHECK(r.out.find("cachet_operation_duration_seconds_bucket{op=\"get\",le=\"+Inf\"} 2\n") !=
