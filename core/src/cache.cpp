@@ -247,6 +247,10 @@ void Cache::RecordCall(CacheOp op, std::chrono::steady_clock::time_point start,
   if (MetricsTable* table = metrics_table(); table != nullptr) table->Record(op, start, status);
 }
 
+void Cache::BeginCallTrace() noexcept {
+  if (MetricsTable* table = metrics_table(); table != nullptr) table->BeginTrace();
+}
+
 Metrics Cache::metrics() const { return state_->metrics.Snapshot(); }
 
 std::vector<ServerHealth> Cache::Health() const {

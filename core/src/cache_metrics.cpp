@@ -25,9 +25,14 @@ struct StripeRelease {
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
   std::uint32_t stripe = kNone;
   ~StripeRelease() {
-    if (stripe != kNone) {
-      taken_stripes.fetch_and(~(1u << stripe), std::memory_order_release);
-    }
+    if (stripe == kNone) return;
+    // Counting by this thread's later thread-local destructors goes to the
+    // shared stripe: once the bit is free another thread may own this one.
+    MetricsThreadState& state = metrics_thread_state;
+    state.stripe = MetricsThreadState::kSharedStripe;
+    state.owned = false;
+    state.assigned = true;
+    taken_stripes.fetch_and(~(1u << stripe), std::memory_order_release);
   }
 };
 
@@ -88,12 +93,16 @@ std::uint64_t OutcomeTally::errors() const noexcept {
   return n;
 }
 
-Status OutcomeTally::Summary() const {
+Status OutcomeTally::Summary() const noexcept {
   for (std::size_t code = 0; code < kStatusCodeCount; ++code) {
-    Status s = Status::FromCode(static_cast<StatusCode>(code), {});
+    Status s = Status::FromCode(static_cast<StatusCode>(code), {});  // no message: no allocation
     if (s.IsError() && by_status[code] != 0) {
-      return Status::FromCode(
-          s.code(), std::to_string(errors()) + " of " + std::to_string(keys()) + " keys failed");
+      try {
+        return Status::FromCode(
+            s.code(), std::to_string(errors()) + " of " + std::to_string(keys()) + " keys failed");
+      } catch (...) {  // out of memory for the message: the code alone
+        return s;
+      }
     }
   }
   const auto count = [&](StatusCode c) { return by_status[static_cast<std::size_t>(c)]; };
@@ -117,8 +126,12 @@ void MetricsTable::set_observer(CacheObserver* observer) noexcept {
 
 MetricsTable::Clock::time_point MetricsTable::StartTiming(MetricsThreadState& state) noexcept {
   if (!state.assigned) AssignStripe(state);
-  if (observer_.load(kRelaxed) != nullptr) net::ClearServerNote();
+  if (observer_.load(kRelaxed) != nullptr) net::BeginServerTrace();
   return Clock::now();
+}
+
+void MetricsTable::BeginTrace() noexcept {
+  if (observer_.load(kRelaxed) != nullptr) net::BeginServerTrace();
 }
 
 void MetricsTable::RecordLatency(const Call& call, std::uint64_t latency_ns) noexcept {
@@ -151,8 +164,12 @@ void MetricsTable::Finish(const Call& call, const OutcomeTally& tally) noexcept 
 }
 
 void MetricsTable::Record(CacheOp op, Clock::time_point start, const Status& status) noexcept {
-  Call call = Begin(op);
-  call.start = start;  // timed from where the caller began, always
+  // Not Begin(): that would start a new server trace, losing the exchanges the
+  // caller's call already made (BeginTrace() started its trace).
+  MetricsThreadState& state = metrics_thread_state;
+  if (!state.assigned) AssignStripe(state);
+  const Call call{&(*stripes_)[state.stripe][static_cast<std::size_t>(op)], start, state.owned,
+                  op};
   Finish(call, status);
 }
 
@@ -160,12 +177,8 @@ void MetricsTable::Notify(const Call& call, std::size_t keys, const Status& stat
                           std::size_t failed, std::chrono::nanoseconds duration) noexcept {
   CacheObserver* observer = observer_.load(std::memory_order_acquire);
   if (observer == nullptr) return;
-  std::string server;
-  try {
-    server = net::NotedServer();
-  } catch (...) {  // out of memory for a "host:port": report no server
-  }
-  const OperationEvent event{call.op, keys, store_, server, status, failed, duration};
+  const net::NotedServerText server = net::EndServerTrace();
+  const OperationEvent event{call.op, keys, store_, server.view(), status, failed, duration};
   observer->OnOperation(event);
 }
 
@@ -192,8 +205,10 @@ Metrics MetricsTable::RawSnapshot() const {
 
 Metrics MetricsTable::Snapshot() const {
   if (!counting_) return Metrics{};  // what an observer made it count is not shown
-  Metrics out = RawSnapshot();
+  // Read under the lock Reset() takes, so the baseline is never newer than the
+  // counters it is subtracted from.
   std::lock_guard<std::mutex> lock(baseline_mutex_);
+  Metrics out = RawSnapshot();
   for (std::size_t op = 0; op < kCacheOpCount; ++op) {
     OpMetrics& m = out[op];
     const OpMetrics& base = baseline_[op];
@@ -226,12 +241,11 @@ Metrics MetricsTable::Snapshot() const {
 void MetricsTable::Reset() {
   // Counters keep running (their only writers are the counting threads); what
   // they held at this moment becomes the zero of later snapshots.
-  Metrics now = RawSnapshot();
+  std::lock_guard<std::mutex> lock(baseline_mutex_);
+  baseline_ = RawSnapshot();
   for (Row& row : *stripes_) {
     for (OpCounters& c : row) c.max_latency_ns.store(0, kRelaxed);
   }
-  std::lock_guard<std::mutex> lock(baseline_mutex_);
-  baseline_ = now;
 }
 
 }  // namespace cachet

@@ -44,8 +44,9 @@ struct OutcomeTally {
   std::uint64_t keys() const noexcept;
   std::uint64_t errors() const noexcept;
   // The batch's outcome for an observer: its first error code, else not_found if
-  // a key missed, else ok.
-  Status Summary() const;
+  // a key missed, else ok. Never throws: without memory for its message, the
+  // error code alone.
+  Status Summary() const noexcept;
 };
 
 // What a thread keeps for the metrics of every Cache it calls: its stripe, and
@@ -116,6 +117,7 @@ class MetricsTable {
   }
   void Finish(const Call& call, const OutcomeTally& tally) noexcept;
   // A call the caller timed itself (GetOrCompute, its loads): one call, one key.
+  // It reports the server noted since the caller's BeginTrace().
   void Record(CacheOp op, Clock::time_point start, const Status& status) noexcept;
 
   // Set before any call: counting on or off ([cache] metrics), and the store's
@@ -125,6 +127,8 @@ class MetricsTable {
   // The observer (null for none; not owned: the Cache keeps it alive for as
   // long as this table lives).
   void set_observer(CacheObserver* observer) noexcept;
+  // Starts this thread's server trace for a call timed by its caller, if observed.
+  void BeginTrace() noexcept;
   bool active() const noexcept { return counting_ || observer_.load(std::memory_order_relaxed); }
 
   Metrics Snapshot() const;
@@ -144,7 +148,7 @@ class MetricsTable {
     }
   }
   static void AssignStripe(MetricsThreadState& state) noexcept;
-  // The clock at a timed call's start (and the server note cleared, if
+  // The clock at a timed call's start (and the server trace begun, if
   // observed); assigns the thread its stripe on its first call.
   Clock::time_point StartTiming(MetricsThreadState& state) noexcept;
   void FinishTimed(const Call& call, const Status& status) noexcept;

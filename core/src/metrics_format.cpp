@@ -21,8 +21,9 @@ struct Quantile {
 constexpr std::array<Quantile, 4> kQuantiles = {
     {{0.5, "0.5", "p50"}, {0.9, "0.9", "p90"}, {0.99, "0.99", "p99"}, {0.999, "0.999", "p999"}}};
 
-// The histogram's `le` bounds: every other power of two from 256 ns to about
-// 69 s. They are bucket bounds of LatencyHistogram, so each count is exact.
+// The histogram's `le` bounds: one nanosecond below every other power of two
+// from 256 ns to about 69 s. The powers of two are bucket bounds of
+// LatencyHistogram, so each count is exact.
 constexpr int kFirstBoundLog2 = 8;
 constexpr int kLastBoundLog2 = 36;
 
@@ -88,16 +89,22 @@ void WriteLatency(const Metrics& metrics, std::ostream& out) {
     const LatencyHistogram& h = metrics[i].latency;
     if (h.count() == 0) continue;
     const std::string_view op = CacheOpName(OpAt(i));
+    // Every count comes from the buckets of this one snapshot, so they rise
+    // with `le` and +Inf equals _count (count() may lag its buckets).
+    std::uint64_t total = 0;
+    for (std::size_t b = 0; b < LatencyHistogram::kBuckets; ++b) total += h.bucket(b);
     for (int log2 = kFirstBoundLog2; log2 <= kLastBoundLog2; log2 += 2) {
+      // Durations are whole nanoseconds: those below 2^log2 are exactly those
+      // less than or equal to 2^log2 - 1, which is the bound `le` states.
       const std::uint64_t bound = std::uint64_t{1} << log2;
-      out << "cachet_operation_duration_seconds_bucket{op=\"" << op << "\",le=\"" << Seconds(bound)
-          << "\"} " << h.CountBelow(bound) << '\n';
+      out << "cachet_operation_duration_seconds_bucket{op=\"" << op << "\",le=\""
+          << Seconds(bound - 1) << "\"} " << h.CountBelow(bound) << '\n';
     }
-    out << "cachet_operation_duration_seconds_bucket{op=\"" << op << "\",le=\"+Inf\"} " << h.count()
+    out << "cachet_operation_duration_seconds_bucket{op=\"" << op << "\",le=\"+Inf\"} " << total
         << '\n'
         << "cachet_operation_duration_seconds_sum{op=\"" << op << "\"} " << Seconds(h.sum_ns())
         << '\n'
-        << "cachet_operation_duration_seconds_count{op=\"" << op << "\"} " << h.count() << '\n';
+        << "cachet_operation_duration_seconds_count{op=\"" << op << "\"} " << total << '\n';
   }
   Family(out, "cachet_operation_duration_quantile_seconds", "gauge",
          "Quantiles of the timed calls' durations, within 25 %.");
@@ -138,8 +145,9 @@ void WriteServers(std::span<const ServerHealth> servers, std::ostream& out) {
   Family(out, "cachet_server_errors_total", "counter", "Exchanges that failed, by kind.");
   for (const ServerHealth& h : servers) {
     const std::string server = LabelValue(h.server);
-    const std::uint64_t other =
-        h.errors - h.timeouts - h.unavailable - h.io_errors - h.protocol_errors;
+    // Clamped: a store's own Backend::Health may count kinds beyond its errors.
+    const std::uint64_t kinds_sum = h.timeouts + h.unavailable + h.io_errors + h.protocol_errors;
+    const std::uint64_t other = h.errors > kinds_sum ? h.errors - kinds_sum : 0;
     const std::pair<const char*, std::uint64_t> kinds[] = {{"timeout", h.timeouts},
                                                            {"unavailable", h.unavailable},
                                                            {"io", h.io_errors},
@@ -151,7 +159,7 @@ void WriteServers(std::span<const ServerHealth> servers, std::ostream& out) {
     }
   }
   PerServer(out, servers, "cachet_server_connects_total", "counter",
-            "Connections opened: the first ones and every reconnect.",
+            "Connect attempts, failed ones included: the first ones and every reconnect.",
             [](const ServerHealth& h) { return h.connects; });
   PerServer(out, servers, "cachet_server_marked_dead_total", "counter",
             "Times the server reached the failure limit and was set to rest.",

@@ -4,9 +4,11 @@
 #include <catch2/catch.hpp>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cachet/cache.h"
+#include "cachet/net/server_trace.h"
 #include "cachet/observer.h"
 #include "memcached_fixture.h"
 
@@ -99,6 +101,46 @@ TEST_CASE("health counts each server's exchanges and the observer names the serv
   const OpMetrics get = cache->metrics()[static_cast<std::size_t>(CacheOp::kGet)];
   CHECK(get.count(StatusCode::kUnavailable) == 3);
   CHECK(get.hits == 0);
+}
+
+TEST_CASE("the server note keeps no pool's address and skips unobserved caches",
+          "[memcached][health][observer]") {
+  REQUIRE(cachet::test::HaveMemcached());
+  auto observed_servers = StartServers(1);
+  auto other_servers = StartServers(1);
+  REQUIRE(observed_servers.size() == 1);
+  REQUIRE(other_servers.size() == 1);
+  auto observed = CacheOver(observed_servers);
+  auto log = std::make_shared<ServerLog>();
+  observed->SetObserver(log);  // tracing is on in the process from now
+
+  // On a fresh thread: a call on an unobserved Cache, whose pool then goes; a
+  // call on another unobserved Cache (the note of the first pool's server must
+  // not be read: under ASan it was a use after free); then an observed
+  // GetOrCompute, whose load and call name the server they used.
+  bool traced_after_unobserved = true;
+  std::size_t note_after_unobserved = 1;
+  bool loaded = false;
+  std::thread thread([&] {
+    {
+      auto unobserved = CacheOver(other_servers);
+      (void)unobserved->Get("k");
+      traced_after_unobserved = net::ServerTraceActive();
+      note_after_unobserved = net::EndServerTrace().size;
+    }
+    auto again = CacheOver(other_servers);
+    (void)again->Get("k");
+    loaded = observed->GetOrCompute<std::string>("computed", [] {
+                        return Result<std::string>(std::string("v"));
+                      }).hit();
+  });
+  thread.join();
+  CHECK_FALSE(traced_after_unobserved);
+  CHECK(note_after_unobserved == 0);
+  CHECK(loaded);
+  REQUIRE(log->servers.size() == 2);  // the load, then the GetOrCompute around it
+  CHECK(log->servers[0] == observed_servers[0]->address());
+  CHECK(log->servers[1] == observed_servers[0]->address());
 }
 
 }  // namespace cachet::memcached::test

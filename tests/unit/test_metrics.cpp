@@ -1,7 +1,10 @@
 // Metrics: every operation's counts by outcome, batches per key and per call,
 // GetOrCompute once with its loads apart, latency histograms and percentiles,
 // the observer's events, and the Prometheus and JSON output.
+#include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -357,6 +360,72 @@ TEST_CASE("threads count apart and their counts add up", "[metrics]") {
   CHECK(incr.latency.count() == kThreads * (64 + 7));
 }
 
+namespace {
+
+// Calls Get `calls` times from its thread's thread-local destructors, after it
+// tells `started`.
+struct GetsAtThreadExit {
+  Cache* cache = nullptr;
+  std::atomic<bool>* started = nullptr;
+  int calls = 0;
+  ~GetsAtThreadExit() {
+    if (cache == nullptr) return;
+    started->store(true);
+    for (int i = 0; i < calls; ++i) (void)cache->Get("absent");
+  }
+};
+thread_local GetsAtThreadExit gets_at_thread_exit;
+
+}  // namespace
+
+TEST_CASE("a thread counting from its thread-local destructors shares no stripe",
+          "[metrics]") {
+  auto cache = MakeCache(std::make_shared<MapBackend>());
+  constexpr int kCalls = 200000;
+  std::atomic<bool> started{false};
+  std::thread ending([&] {
+    // Made before the thread's stripe is assigned, so destroyed after its
+    // stripe is given back: another thread may own that stripe by then.
+    gets_at_thread_exit.cache = cache.get();
+    gets_at_thread_exit.started = &started;
+    gets_at_thread_exit.calls = kCalls;
+    (void)cache->Get("absent");  // assigns the stripe
+  });
+  std::thread counting([&] {
+    // Bounded wait (10 s) for the other thread's destructor to start.
+    for (int i = 0; i < 10000 && !started.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    for (int i = 0; i < kCalls; ++i) (void)cache->Get("absent");  // takes the freed stripe
+  });
+  ending.join();
+  counting.join();
+  REQUIRE(started.load());
+  CHECK(Of(*cache, CacheOp::kGet).misses == 2 * kCalls + 1);
+}
+
+TEST_CASE("snapshots taken while another thread resets never go below zero", "[metrics]") {
+  auto cache = MakeCache(std::make_shared<MapBackend>());
+  std::atomic<bool> done{false};
+  std::thread counting([&] {
+    for (int i = 0; i < 200000 && !done.load(std::memory_order_relaxed); ++i) {
+      (void)cache->Get("absent");
+    }
+  });
+  std::thread resetting([&] {
+    for (int i = 0; i < 2000; ++i) cache->ResetMetrics();
+  });
+  std::uint64_t largest = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const OpMetrics get = Of(*cache, CacheOp::kGet);
+    largest = std::max({largest, get.calls, get.misses, get.latency.count()});
+  }
+  resetting.join();
+  done.store(true);
+  counting.join();
+  CHECK(largest <= 200000);  // a wrapped subtraction is near 2^64
+}
+
 TEST_CASE("metrics off counts nothing", "[metrics]") {
   auto cache = MakeCache(std::make_shared<MapBackend>(), /*metrics=*/false);
   CHECK(cache->Get("absent").miss());
@@ -572,6 +641,47 @@ TEST_CASE("WritePrometheus and WriteMetricsJson report each server's health",
   CHECK(json["servers"][0]["up"] == true);
   CHECK(json["servers"][1]["up"] == false);
   CHECK(json["servers"][1]["server"] == "db\"2\":1");
+}
+
+TEST_CASE("WritePrometheus histograms count up to le and total their buckets; labels escape",
+          "[metrics][prometheus]") {
+  cachet::Metrics metrics{};
+  LatencyHistogram& h = metrics[static_cast<std::size_t>(CacheOp::kGet)].latency;
+  h.SetBucket(LatencyHistogram::BucketOf(200), 1);
+  h.SetBucket(LatencyHistogram::BucketOf(256), 2);  // 256 ns is above le 255 ns
+  // A snapshot's total may lag its buckets: the exposition must not.
+  h.SetTotals(1, 712, 256);
+  std::vector<cachet::ServerHealth> servers(1);
+  servers[0].server = "back\\slash\nnewline";
+  servers[0].errors = 1;
+  servers[0].timeouts = 2;  // a third-party store's inconsistent figures
+  std::ostringstream out;
+  cachet::WritePrometheus("st\\ore\n", metrics, servers, out);
+  const std::string text = out.str();
+  const auto has = [&](const std::string& line) {
+    return text.find(line + "\n") != std::string::npos;
+  };
+  CHECK(has("cachet_operation_duration_seconds_bucket{op=\"get\",le=\"2.55e-07\"} 1"));
+  CHECK(has("cachet_operation_duration_seconds_bucket{op=\"get\",le=\"1.023e-06\"} 3"));
+  CHECK(has("cachet_operation_duration_seconds_bucket{op=\"get\",le=\"+Inf\"} 3"));
+  CHECK(has("cachet_operation_duration_seconds_count{op=\"get\"} 3"));
+  CHECK(has("cachet_info{store=\"st\\\\ore\\n\"} 1"));
+  CHECK(has("cachet_server_up{server=\"back\\\\slash\\nnewline\"} 1"));
+  // More kinds than errors: "other" stays at zero rather than wrapping.
+  CHECK(has("cachet_server_errors_total{server=\"back\\\\slash\\nnewline\",kind=\"other\"} 0"));
+  // Bucket counts never fall as `le` rises.
+  std::istringstream lines(text);
+  std::string line;
+  std::uint64_t previous = 0;
+  int buckets = 0;
+  while (std::getline(lines, line)) {
+    if (!line.starts_with("cachet_operation_duration_seconds_bucket{op=\"get\"")) continue;
+    const std::uint64_t n = std::stoull(line.substr(line.rfind(' ') + 1));
+    CHECK(n >= previous);
+    previous = n;
+    ++buckets;
+  }
+  CHECK(buckets == 16);
 }
 
 TEST_CASE("WriteMetricsJson has every count and the percentiles", "[metrics][json]") {

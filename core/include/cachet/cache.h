@@ -209,6 +209,8 @@ class CACHET_EXPORT Cache {
   Status StoreQuiet(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl);
   // Counts one call the templates timed themselves, from `start`.
   void RecordCall(CacheOp op, std::chrono::steady_clock::time_point start, const Status& status);
+  // Starts the observer's note of the servers a call timed by a template uses.
+  void BeginCallTrace() noexcept;
   // GetOrCompute's read (not counted) and its run of the loader (counted as
   // load), which stores the value unless `store` is false.
   template <class T>
@@ -362,6 +364,7 @@ Lookup<T> Cache::RunLoader(std::string_view key, Loader&& loader, std::optional<
 template <class T, class Loader>
 Lookup<T> Cache::GetOrCompute(std::string_view key, Loader&& loader, std::optional<Ttl> ttl) {
   const auto start = std::chrono::steady_clock::now();
+  BeginCallTrace();  // the load, inside it, reports the servers noted so far too
   const std::string owned_key(key);
   Status missed;  // the first read that did not hit: the call's outcome if it loads
   // Bounded: each pass either returns or waits for another thread's load to end.

@@ -21,7 +21,7 @@ struct ServerHealth {
   std::uint64_t unavailable = 0;  // connection refused or unreachable
   std::uint64_t io_errors = 0;    // the connection broke
   std::uint64_t protocol_errors = 0;
-  std::uint64_t connects = 0;     // connections opened: the first ones and every reconnect
+  std::uint64_t connects = 0;     // connect attempts (failed ones too): first ones, reconnects
   std::uint64_t marked_dead = 0;  // times it reached the failure limit and was set to rest
   std::uint32_t consecutive_failures = 0;
   bool dead = false;  // resting now: keys of it fail (or fail over)

@@ -16,6 +16,9 @@
 //   cachet_server_connects_total{server}                counter
 //   cachet_server_marked_dead_total{server}             counter
 //   cachet_server_consecutive_failures{server}          gauge
+// One exposition covers one Cache: its series carry no label naming the Cache,
+// so a process serving several writes each on its own endpoint (or scrape
+// path); two in one exposition would repeat every series.
 // WriteMetricsJson writes the same figures as one JSON object. Both take a
 // snapshot (Cache::metrics() and Cache::Health()) and may run from any thread.
 #pragma once
