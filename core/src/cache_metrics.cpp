@@ -168,8 +168,7 @@ void MetricsTable::Record(CacheOp op, Clock::time_point start, const Status& sta
   // caller's call already made (BeginTrace() started its trace).
   MetricsThreadState& state = metrics_thread_state;
   if (!state.assigned) AssignStripe(state);
-  const Call call{&(*stripes_)[state.stripe][static_cast<std::size_t>(op)], start, state.owned,
-                  op};
+  const Call call{&(*stripes_)[state.stripe][static_cast<std::size_t>(op)], start, state.owned, op};
   Finish(call, status);
 }
 

@@ -130,9 +130,10 @@ TEST_CASE("the server note keeps no pool's address and skips unobserved caches",
     }
     auto again = CacheOver(other_servers);
     (void)again->Get("k");
-    loaded = observed->GetOrCompute<std::string>("computed", [] {
-                        return Result<std::string>(std::string("v"));
-                      }).hit();
+    loaded = observed
+                 ->GetOrCompute<std::string>("computed",
+                                             [] { return Result<std::string>(std::string("v")); })
+                 .hit();
   });
   thread.join();
   CHECK_FALSE(traced_after_unobserved);

@@ -378,8 +378,7 @@ thread_local GetsAtThreadExit gets_at_thread_exit;
 
 }  // namespace
 
-TEST_CASE("a thread counting from its thread-local destructors shares no stripe",
-          "[metrics]") {
+TEST_CASE("a thread counting from its thread-local destructors shares no stripe", "[metrics]") {
   auto cache = MakeCache(std::make_shared<MapBackend>());
   constexpr int kCalls = 200000;
   std::atomic<bool> started{false};
