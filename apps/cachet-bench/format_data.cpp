@@ -21,6 +21,11 @@ nlohmann::ordered_json FigureJson(const ScenarioFigures& s, const Figure& f) {
   j["cpu_ns_per_op"] = f.cpu_ns_per_op;
   j["iterations"] = f.iterations;
   j["failures"] = f.failures;
+  j["p50_ns"] = f.p50_ns;
+  j["p90_ns"] = f.p90_ns;
+  j["p99_ns"] = f.p99_ns;
+  j["p999_ns"] = f.p999_ns;
+  j["max_ns"] = f.max_ns;
   j["note"] = f.note;
   return j;
 }
@@ -81,14 +86,15 @@ std::string FormatJson(const RunInfo& info, const std::vector<ScenarioFigures>& 
 std::string FormatCsv(const std::vector<ScenarioFigures>& results) {
   std::string out =
       "scenario,target,ran,rate,rate_min,rate_max,spread_percent,cpu_ns_per_op,iterations,"
-      "failures,note\r\n";
+      "failures,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,note\r\n";
   for (const ScenarioFigures& s : results) {
     for (const Figure& f : s.figures) {
       out += CsvField(s.scenario) + ',' + CsvField(f.target) + ',' + (f.ran ? "1" : "0") + ',' +
              Number(f.rate) + ',' + Number(f.rate_min) + ',' + Number(f.rate_max) + ',' +
              Number(SpreadPercent(f)) + ',' + Number(f.cpu_ns_per_op) + ',' +
              std::to_string(f.iterations) + ',' + std::to_string(f.failures) + ',' +
-             CsvField(f.note) + "\r\n";
+             Number(f.p50_ns) + ',' + Number(f.p90_ns) + ',' + Number(f.p99_ns) + ',' +
+             Number(f.p999_ns) + ',' + Number(f.max_ns) + ',' + CsvField(f.note) + "\r\n";
     }
   }
   return out;

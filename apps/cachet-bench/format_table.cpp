@@ -1,5 +1,6 @@
 // --format table: per scenario a heading, the cmpthese table, and one detail line
-// per target (median, spread, client CPU per iteration, or why it has no rate).
+// per target (median, spread, client CPU per iteration and latency percentiles,
+// or why it has no rate).
 #include <cstdio>
 
 #include "cmpthese.h"
@@ -19,6 +20,10 @@ std::string DetailLine(const Figure& f, std::size_t label_width) {
   if (!f.ran) return line + "no rate: " + f.note + '\n';
   line += Printf("%.0f/s", f.rate) + " +-" + Printf("%.1f%%", SpreadPercent(f)) + ", client CPU " +
           FormatDuration(f.cpu_ns_per_op) + "/op";
+  if (f.p50_ns > 0) {
+    line += ", p50 " + FormatDuration(f.p50_ns) + " p99 " + FormatDuration(f.p99_ns) + " p99.9 " +
+            FormatDuration(f.p999_ns) + " max " + FormatDuration(f.max_ns);
+  }
   if (f.failures > 0) {
     line += ", " + std::to_string(f.failures) + " of " + std::to_string(f.iterations) +
             " failed: " + f.note;

@@ -103,7 +103,9 @@ Figure Summarize(const Column& column, const ColumnRun& run) {
   f.note = run.note;
   std::vector<double> rates;
   std::vector<double> cpu;
+  LatencyHistogram latency;
   for (const Tally& t : run.repetitions) {
+    latency.Merge(t.latency);
     f.iterations += t.iterations;
     f.failures += t.failures;
     if (f.note.empty() && t.failures > 0) f.note = t.first_failure.ToString();
@@ -121,6 +123,11 @@ Figure Summarize(const Column& column, const ColumnRun& run) {
   f.rate_min = *std::min_element(rates.begin(), rates.end());
   f.rate_max = *std::max_element(rates.begin(), rates.end());
   f.cpu_ns_per_op = Median(cpu);
+  f.p50_ns = static_cast<double>(latency.PercentileNs(0.5));
+  f.p90_ns = static_cast<double>(latency.PercentileNs(0.9));
+  f.p99_ns = static_cast<double>(latency.PercentileNs(0.99));
+  f.p999_ns = static_cast<double>(latency.PercentileNs(0.999));
+  f.max_ns = static_cast<double>(latency.max_ns());
   return f;
 }
 

@@ -27,12 +27,17 @@ void Loop(const Scenario& scenario, Client& client, ScenarioState& state,
           std::uint64_t max_iterations, const SliceLimits& limits, Tally* tally) {
   const Clock::time_point start = Clock::now();
   for (std::uint64_t i = 0; i < max_iterations; ++i) {
+    // The iteration that ends on a clock read is timed for the percentiles.
+    const bool timed = i % kClockEvery == kClockEvery - 1;
+    const Clock::time_point before = timed ? Clock::now() : Clock::time_point{};
     Status status = scenario.run_once(client, state);
     ++tally->iterations;
     if (!status.ok() && tally->failures++ == 0) tally->first_failure = std::move(status);
-    if (i % kClockEvery == kClockEvery - 1 &&
-        (Clock::now() - start >= limits.max_time || Stopped(limits))) {
-      break;
+    if (timed) {
+      const Clock::time_point now = Clock::now();
+      tally->latency.Record(static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(now - before).count()));
+      if (now - start >= limits.max_time || Stopped(limits)) break;
     }
   }
 }
@@ -45,6 +50,7 @@ void Tally::Add(const Tally& other) {
   failures += other.failures;
   elapsed += other.elapsed;
   cpu += other.cpu;
+  latency.Merge(other.latency);
 }
 
 Tally RunSlice(const Scenario& scenario, std::span<const std::unique_ptr<Client>> clients,

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "cachet/metrics.h"
 #include "cachet/status.h"
 #include "client.h"
 #include "scenario.h"
@@ -29,6 +30,8 @@ struct alignas(64) Tally {
   Status first_failure;
   std::chrono::nanoseconds elapsed{0};
   std::chrono::nanoseconds cpu{0};  // the whole process: every client thread
+  // Durations of the iterations that end on a clock read (one in kClockEvery).
+  LatencyHistogram latency;
 
   void Add(const Tally& other);
 };

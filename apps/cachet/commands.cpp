@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "cachet/metrics_format.h"
 #include "exit_codes.h"
 #include "invocation.h"
 #include "reply.h"
@@ -154,6 +155,20 @@ int RunStats(CommandContext& ctx, const Invocation&) {
 
 int RunFlush(CommandContext& ctx, const Invocation&) {
   return ReportWrite(ctx, ctx.cache->Flush(), "OK");
+}
+
+// The metrics of this process's Cache: in the shell, of every command so far.
+int RunMetrics(CommandContext& ctx, const Invocation& inv) {
+  const std::string format = inv.args.empty() ? "prometheus" : inv.args[0];
+  if (format == "prometheus") {
+    WritePrometheus(*ctx.cache, ctx.out);
+  } else if (format == "json") {
+    WriteMetricsJson(*ctx.cache, ctx.out);
+  } else {
+    return ReportUsage(
+        ctx, "metrics: unknown format " + QuoteShellWord(format) + " (prometheus or json)");
+  }
+  return kExitSuccess;
 }
 
 }  // namespace cachet::cli

@@ -23,6 +23,7 @@ int RunMget(CommandContext& ctx, const Invocation& inv);
 int RunStats(CommandContext& ctx, const Invocation& inv);
 int RunFlush(CommandContext& ctx, const Invocation& inv);
 int RunFetch(CommandContext& ctx, const Invocation& inv);  // fetch_command.cpp
+int RunMetrics(CommandContext& ctx, const Invocation& inv);
 
 // Config commands: ctx.cache is not used.
 int RunPlugins(CommandContext& ctx, const Invocation& inv);  // plugins_command.cpp

@@ -76,6 +76,8 @@ Status Backend::LeaseGet(std::string_view, const LeaseRequest&, Item*, LeaseGran
   return UnsupportedOperation("lease_get");
 }
 Status Backend::EndLease(std::string_view, LeaseEnd) { return UnsupportedOperation("end_lease"); }
+
+Status Backend::Health(std::vector<ServerHealth>*) const { return UnsupportedOperation("health"); }
 Status Backend::Stats(StatsMap*) { return UnsupportedOperation("stats"); }
 Status Backend::Extension(std::string_view command, std::span<const std::string>,
                           std::vector<std::string>*) {

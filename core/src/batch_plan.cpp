@@ -36,7 +36,7 @@ void BatchPlan::Plan(std::string_view prefix, std::span<const std::string_view> 
   for (std::size_t i = 0; i < keys.size(); ++i) {
     if (keys[i].empty()) {
       statuses[i] = Status::InvalidArgument("empty key");
-      ++tally->errors;
+      tally->Count(statuses[i]);
       continue;
     }
     Operation& op = batch_[size_];
@@ -52,7 +52,7 @@ void BatchPlan::CollectStatuses(std::span<Status> statuses, OutcomeTally* tally)
   for (std::size_t j = 0; j < size_; ++j) {
     Status& status = statuses[slots_[j]];
     status = std::move(batch_[j].status);
-    tally->Count(status);
+    if (tally != nullptr) tally->Count(status);
   }
 }
 

@@ -38,6 +38,7 @@ class BatchPlan {
   std::size_t slot(std::size_t j) const noexcept { return slots_[j]; }
 
   // Moves each Operation's status to its key's position and counts it.
+  // `tally` may be null, for a caller that counts the outcomes itself.
   void CollectStatuses(std::span<Status> statuses, OutcomeTally* tally);
 
   // Gives the memory back if this call's batch was a large one, so that one huge

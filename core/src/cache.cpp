@@ -4,6 +4,7 @@
 #include "cachet/cache.h"
 
 #include <array>
+#include <mutex>
 #include <utility>
 
 #include "batch_plan.h"
@@ -39,7 +40,8 @@ std::string_view CacheOpName(CacheOp op) noexcept {
   static constexpr std::array<std::string_view, static_cast<std::size_t>(CacheOp::kCount)> kNames =
       {"get",       "gets",      "set",          "add",   "replace", "append",
        "prepend",   "cas",       "remove",       "incr",  "decr",    "touch",
-       "get_multi", "set_multi", "remove_multi", "flush", "stats"};
+       "get_multi", "set_multi", "remove_multi", "flush", "stats",   "get_or_compute",
+       "load"};
   const auto index = static_cast<std::size_t>(op);
   return index < kNames.size() ? kNames[index] : "unknown";
 }
@@ -49,7 +51,11 @@ Cache::Cache(std::shared_ptr<Backend> backend, std::shared_ptr<const Codec> code
     : backend_(std::move(backend)),
       codec_(std::move(codec)),
       options_(std::move(options)),
-      state_(std::make_unique<State>()) {}
+      state_(std::make_unique<State>()) {
+  state_->metrics.set_counting(options_.metrics);
+  state_->metrics.set_store(backend_->name());
+  if (options_.metrics) active_table_.store(&state_->metrics, std::memory_order_relaxed);
+}
 
 Cache::~Cache() = default;
 
@@ -63,10 +69,7 @@ Status Cache::GetItem(std::string_view key, Item* out, CacheOp op) {
 }
 
 Status Cache::GetStoredItem(std::string_view key, Item* out, CacheOp op) {
-  const CallCounter counter(metrics_table(), op);
-  Status s = ReadStored(*backend_, options_.key_namespace, key, out, op);
-  counter.Finish(s);
-  return s;
+  return ReadStored(*backend_, options_.key_namespace, key, out, op);
 }
 
 Status Cache::CountRefusal(CacheOp op, Status s) {
@@ -74,35 +77,39 @@ Status Cache::CountRefusal(CacheOp op, Status s) {
   return s;
 }
 
+Status Cache::GetDecoded(CacheOp op, std::string_view key, ItemDecoder decode, void* out) {
+  const CallCounter counter(metrics_table(), op);
+  Item item;
+  Status s = ReadStored(*backend_, options_.key_namespace, key, &item, op);
+  // A value GetOrCompute stored with its record reads back as the value alone.
+  if (s.ok() && item.value.starts_with(kComputedMagic)) s = OpenComputedRecord(&item);
+  // Counted after decoding: a value that does not decode is an error, not a hit.
+  if (s.ok()) s = decode(*codec_, std::move(item), out, 0);
+  counter.Finish(s);
+  return s;
+}
+
 Status Cache::StoreItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
                         CacheOp op) {
+  const CallCounter counter(metrics_table(), op);
   // Bytes that would read back as GetOrCompute's record are refused, so no
   // value written through a Cache is misread. Append cannot be checked (what
   // it joins is in the store).
-  if (mode != StoreMode::kAppend &&
-      LooksLikeComputedRecord(item.value, mode == StoreMode::kPrepend)) {
-    const CallCounter counter(metrics_table(), op);
-    Status s = ComputedRecordRefused();
-    counter.Finish(s);
-    return s;
-  }
-  return WriteItem(mode, key, item, ttl, op);
-}
-
-Status Cache::WriteItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
-                        CacheOp op) {
-  const CallCounter counter(metrics_table(), op);
-  const WriteOptions write{EffectiveTtl(ttl)};
-  Status s;
-  if (key.empty()) {
-    s = EmptyKeyError();
-  } else if (write.ttl.count() < 0) {
-    s = NegativeTtlError(backend_->name());  // refused here for every store alike
-  } else {
-    s = backend_->Store(mode, PrefixedKey(options_.key_namespace, key).view(), item, write);
-  }
+  Status s = mode != StoreMode::kAppend &&
+                     LooksLikeComputedRecord(item.value, mode == StoreMode::kPrepend)
+                 ? ComputedRecordRefused()
+                 : WriteItem(mode, key, item, ttl);
   counter.Finish(s);
   return s;
+}
+
+Status Cache::WriteItem(StoreMode mode, std::string_view key, ItemView item,
+                        std::optional<Ttl> ttl) {
+  const WriteOptions write{EffectiveTtl(ttl)};
+  if (key.empty()) return EmptyKeyError();
+  // Refused here for every store alike.
+  if (write.ttl.count() < 0) return NegativeTtlError(backend_->name());
+  return backend_->Store(mode, PrefixedKey(options_.key_namespace, key).view(), item, write);
 }
 
 // Append and prepend keep the item's expiry, as memcached does, so they pass a
@@ -172,8 +179,8 @@ std::vector<Status> Cache::RemoveMulti(const std::vector<std::string>& keys) {
   return statuses;
 }
 
-std::vector<Status> Cache::GetItems(const std::vector<std::string>& keys,
-                                    std::vector<Item>* items) {
+std::vector<Status> Cache::GetDecodedMulti(const std::vector<std::string>& keys, ItemDecoder decode,
+                                           void* out) {
   const CallCounter counter(metrics_table(), CacheOp::kGetMulti);
   const std::vector<std::string_view> views = Views(keys);
   std::vector<Status> statuses(keys.size());
@@ -181,24 +188,24 @@ std::vector<Status> Cache::GetItems(const std::vector<std::string>& keys,
   BatchPlan plan;
   plan.Plan(options_.key_namespace, views, OpKind::kGet, statuses, &tally);
   backend_->Execute(plan.operations());
+  plan.CollectStatuses(statuses, nullptr);
+  // Counted after decoding: a value that does not decode is an error, not a hit.
   for (std::size_t j = 0; j < plan.size(); ++j) {
-    Operation& op = plan.op(j);
-    if (op.status.ok() && op.result.value.starts_with(kComputedMagic)) {
-      op.status = OpenComputedRecord(&op.result);
-    }
+    const std::size_t slot = plan.slot(j);
+    Status& status = statuses[slot];
+    Item& item = plan.op(j).result;
+    // A value GetOrCompute stored with its record reads back as the value alone.
+    if (status.ok() && item.value.starts_with(kComputedMagic)) status = OpenComputedRecord(&item);
+    if (status.ok()) status = decode(*codec_, std::move(item), out, slot);
+    tally.Count(status);
   }
-  items->clear();
-  items->resize(keys.size());
-  for (std::size_t j = 0; j < plan.size(); ++j) {
-    if (plan.op(j).status.ok()) (*items)[plan.slot(j)] = std::move(plan.op(j).result);
-  }
-  plan.CollectStatuses(statuses, &tally);
   counter.Finish(tally);
   return statuses;
 }
 
 std::vector<Status> Cache::StoreItems(std::span<const std::string_view> keys,
-                                      std::span<const Item> items, std::optional<Ttl> ttl) {
+                                      std::span<const Item> items, std::optional<Ttl> ttl,
+                                      std::span<const Status> refused) {
   // Values that would read back as GetOrCompute's record are refused (as
   // StoreItem refuses them) and left out of the batch.
   std::vector<std::size_t> accepted;
@@ -212,7 +219,9 @@ std::vector<Status> Cache::StoreItems(std::span<const std::string_view> keys,
       kept_keys.push_back(keys[i]);
       kept_items.push_back(items[i]);
     }
-    const std::vector<Status> stored = StoreItems(kept_keys, kept_items, ttl);
+    std::vector<Status> all_refused(refused.begin(), refused.end());
+    all_refused.resize(refused.size() + keys.size() - accepted.size(), ComputedRecordRefused());
+    const std::vector<Status> stored = StoreItems(kept_keys, kept_items, ttl, all_refused);
     std::vector<Status> statuses(keys.size(), ComputedRecordRefused());
     for (std::size_t j = 0; j < accepted.size(); ++j) statuses[accepted[j]] = stored[j];
     return statuses;
@@ -220,6 +229,7 @@ std::vector<Status> Cache::StoreItems(std::span<const std::string_view> keys,
   const CallCounter counter(metrics_table(), CacheOp::kSetMulti);
   std::vector<Status> statuses(keys.size());
   OutcomeTally tally;
+  for (const Status& s : refused) tally.Count(s);  // keys of this call too, never sent
   BatchPlan plan;
   plan.Plan(options_.key_namespace, keys, OpKind::kStore, statuses, &tally);
   const Ttl effective = EffectiveTtl(ttl);
@@ -259,11 +269,30 @@ Result<StatsMap> Cache::Stats() {
   return stats;
 }
 
-MetricsTable* Cache::metrics_table() noexcept {
-  return options_.metrics ? &state_->metrics : nullptr;
+void Cache::RecordCall(CacheOp op, std::chrono::steady_clock::time_point start,
+                       const Status& status) {
+  if (MetricsTable* table = metrics_table(); table != nullptr) table->Record(op, start, status);
+}
+
+void Cache::BeginCallTrace() noexcept {
+  if (MetricsTable* table = metrics_table(); table != nullptr) table->BeginTrace();
 }
 
 Metrics Cache::metrics() const { return state_->metrics.Snapshot(); }
+
+std::vector<ServerHealth> Cache::Health() const {
+  std::vector<ServerHealth> servers;
+  (void)backend_->Health(&servers);  // kUnsupported: a store without servers
+  return servers;
+}
+
+void Cache::SetObserver(std::shared_ptr<CacheObserver> observer) {
+  std::lock_guard<std::mutex> lock(state_->observers_mutex);
+  state_->metrics.set_observer(observer.get());
+  if (observer != nullptr) state_->observers.push_back(std::move(observer));
+  MetricsTable* active = state_->metrics.active() ? &state_->metrics : nullptr;
+  active_table_.store(active, std::memory_order_relaxed);
+}
 
 void Cache::ResetMetrics() { state_->metrics.Reset(); }
 

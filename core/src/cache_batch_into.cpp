@@ -52,11 +52,12 @@ void ReadBatch(Backend& backend, std::string_view prefix, std::span<const std::s
   }
   for (std::size_t j = 0; j < plan.size(); ++j) reader.Lend(plan.op(j).result, plan.slot(j));
   backend.Execute(plan.operations());
-  // The store's outcomes are counted, as GetMulti counts them, before decoding.
-  plan.CollectStatuses(*statuses, tally);
+  plan.CollectStatuses(*statuses, nullptr);
+  // Counted after decoding, as GetMulti counts: a value that does not decode is an error.
   for (std::size_t j = 0; j < plan.size(); ++j) {
     const std::size_t slot = plan.slot(j);
     reader.Collect(plan.op(j).result, slot, (*statuses)[slot]);
+    tally->Count((*statuses)[slot]);
   }
   plan.ReleaseIfLarge();
 }

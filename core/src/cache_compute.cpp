@@ -40,6 +40,22 @@ struct Cache::Cached {
   }
 };
 
+struct Cache::ComputeCall {
+  // The first read that did not find a value (not_found, or the store's error);
+  // ok while every read found one.
+  Status missed;
+  bool ran_loader = false;
+
+  // Notes a read that found nothing usable: `read` itself, or a miss if the
+  // store answered but the value had expired.
+  void NoteMiss(const Status& read) {
+    if (missed.ok()) missed = read.ok() ? Status::NotFound() : read;
+  }
+  // The call's outcome in metrics: a miss (or the read's error) if it loaded,
+  // else what it returns (a hit, a cached miss, or an error).
+  Status Outcome(const Status& returned) const { return ran_loader ? missed : returned; }
+};
+
 namespace {
 
 using std::chrono::milliseconds;
@@ -135,11 +151,23 @@ Status CheckOptions(const ComputeOptions& o) {
 
 Status Cache::GetOrComputeItem(std::string_view key, const ItemLoader& load,
                                const ComputeOptions& options, Item* out) {
+  // Counted once as get_or_compute, its loads apart as load; its own reads and
+  // writes are not counted.
+  const auto start = SteadyClock::now();
+  BeginCallTrace();
+  ComputeCall call;
+  const Status s = ComputeItem(call, key, load, options, out);
+  RecordCall(CacheOp::kGetOrCompute, start, call.Outcome(s));
+  return s;
+}
+
+Status Cache::ComputeItem(ComputeCall& call, std::string_view key, const ItemLoader& load,
+                          const ComputeOptions& options, Item* out) {
   if (key.empty()) return Status::InvalidArgument("empty key");
   if (Status s = CheckOptions(options); !s.ok()) return s;
   // A store with its own leases arbitrates every caller, threads included.
   if (options.lease.count() > 0 && backend_->capabilities().has(Capability::kNativeLease)) {
-    return GetOrComputeNative(key, load, options, out);
+    return GetOrComputeNative(call, key, load, options, out);
   }
   const std::string owned_key(key);
   Cached cached;
@@ -147,34 +175,36 @@ Status Cache::GetOrComputeItem(std::string_view key, const ItemLoader& load,
   for (int attempt = 0; attempt < 3; ++attempt) {
     // A store that fails counts as absent: the loader still runs. A key the
     // store refuses is the caller's error, and nothing is loaded for it.
-    if (Status read = ReadCached(key, options, &cached); read.IsInvalidArgument()) return read;
+    if (Status read = ReadCached(call, key, options, &cached); read.IsInvalidArgument()) return read;
     if (cached.state == Cached::State::kFresh) {
       if (options.early_refresh > 0 && cached.has_record && !cached.negative &&
           cached.record.fresh_until_ms != 0 &&
           EarlyRefreshDue(NowMs(), cached.record, options.early_refresh)) {
-        TryRefresh(key, load, options, &cached);
+        TryRefresh(call, key, load, options, &cached);
       }
       return cached.TakeInto(out);
     }
     if (cached.state == Cached::State::kStale) {
       // One caller refreshes; everyone else gets the stale value at once.
-      TryRefresh(key, load, options, &cached);
+      TryRefresh(call, key, load, options, &cached);
       return cached.TakeInto(out);
     }
     if (!state_->loads.Begin(owned_key)) continue;  // another thread loaded it: read again
     // Released on every way out, a throwing loader included, so waiters retry.
     const LoadCoordinator::Claim claim(&state_->loads, owned_key);
-    return LoadMissing(key, load, options, out);
+    return LoadMissing(call, key, load, options, out);
   }
   // Loads by other threads kept failing to store: load without the claim.
+  call.ran_loader = true;
   return load(out);
 }
 
-Status Cache::ReadCached(std::string_view key, const ComputeOptions& options, Cached* cached) {
+Status Cache::ReadCached(ComputeCall& call, std::string_view key, const ComputeOptions& options,
+                         Cached* cached) {
   cached->state = Cached::State::kAbsent;
   Status s = GetStoredItem(key, &cached->item, CacheOp::kGet);
-  if (!s.ok()) return s;
-  cached->Decode(options);
+  if (s.ok()) cached->Decode(options);
+  if (cached->state == Cached::State::kAbsent) call.NoteMiss(s);
   return s;
 }
 
@@ -196,16 +226,20 @@ Cache::Cached::State Cache::Cached::Decode(const ComputeOptions& options) {
   return state = State::kAbsent;
 }
 
-Status Cache::LoadAndStore(std::string_view key, const ItemLoader& load,
+Status Cache::LoadAndStore(ComputeCall& call, std::string_view key, const ItemLoader& load,
                            const ComputeOptions& options, Item* out, Status* stored) {
   Status ignored;
   if (stored == nullptr) stored = &ignored;
   *stored = Status::NotStored("the loader returned nothing to store");
   const auto started = SteadyClock::now();
+  call.ran_loader = true;
   Status s = load(out);
   const auto took = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - started);
   const bool negative = s.IsNotFound() && options.negative_ttl.count() > 0;
-  if (!s.ok() && !negative) return s;  // nothing is stored for an error
+  if (!s.ok() && !negative) {
+    RecordCall(CacheOp::kLoad, started, s);
+    return s;  // nothing is stored for an error
+  }
 
   const Ttl ttl = negative ? options.negative_ttl : EffectiveTtl(options.ttl);
   // A loaded value that looks like a record itself is kept in one, so it reads
@@ -213,7 +247,8 @@ Status Cache::LoadAndStore(std::string_view key, const ItemLoader& load,
   const bool needs_record = negative || options.stale.count() > 0 || options.early_refresh > 0 ||
                             LooksLikeComputedRecord(out->value);
   if (!needs_record) {
-    *stored = WriteItem(StoreMode::kSet, key, *out, ttl, CacheOp::kSet);  // a failed write still returns the value
+    *stored = WriteItem(StoreMode::kSet, key, *out, ttl);  // a failed write still returns the value
+    RecordCall(CacheOp::kLoad, started, stored->ok() ? s : *stored);
     return s;
   }
   ComputedRecord record;
@@ -230,13 +265,14 @@ Status Cache::LoadAndStore(std::string_view key, const ItemLoader& load,
   std::string bytes;
   EncodeComputedRecord(record, negative ? std::string_view() : std::string_view(out->value),
                        &bytes);
-  *stored = WriteItem(StoreMode::kSet, key, ItemView(bytes, negative ? 0 : out->flags), keep,
-                      CacheOp::kSet);
+  *stored = WriteItem(StoreMode::kSet, key, ItemView(bytes, negative ? 0 : out->flags), keep);
+  // Counted as load: the loader's outcome, or the write-back's error.
+  RecordCall(CacheOp::kLoad, started, stored->ok() ? s : *stored);
   return s;
 }
 
-void Cache::TryRefresh(std::string_view key, const ItemLoader& load, const ComputeOptions& options,
-                       Cached* cached) {
+void Cache::TryRefresh(ComputeCall& call, std::string_view key, const ItemLoader& load,
+                       const ComputeOptions& options, Cached* cached) {
   const std::string owned_key(key);
   if (!state_->loads.TryBegin(owned_key)) return;  // a thread of this process refreshes it
   const LoadCoordinator::Claim claim(&state_->loads, owned_key);
@@ -249,13 +285,13 @@ void Cache::TryRefresh(std::string_view key, const ItemLoader& load, const Compu
   if (taken == LeaseOutcome::kTaken) held.emplace(this, lease_key);
   // Another caller may have refreshed it between our read and our lease.
   Cached now;
-  if (ReadCached(key, options, &now).ok() && now.state != Cached::State::kAbsent &&
+  if (ReadCached(call, key, options, &now).ok() && now.state != Cached::State::kAbsent &&
       (!now.has_record || now.record.fresh_until_ms != cached->record.fresh_until_ms)) {
     *cached = std::move(now);
     return;
   }
   Item fresh;
-  Status s = LoadAndStore(key, load, options, &fresh);
+  Status s = LoadAndStore(call, key, load, options, &fresh);
   if (s.ok()) {
     cached->item = std::move(fresh);
     cached->negative = false;
@@ -265,13 +301,13 @@ void Cache::TryRefresh(std::string_view key, const ItemLoader& load, const Compu
   // Any other error: the caller still gets the value it read.
 }
 
-Status Cache::LoadMissing(std::string_view key, const ItemLoader& load,
+Status Cache::LoadMissing(ComputeCall& call, std::string_view key, const ItemLoader& load,
                           const ComputeOptions& options, Item* out) {
   // Re-check under the claim: another loader may have finished just before it.
   Cached cached;
-  (void)ReadCached(key, options, &cached);
+  (void)ReadCached(call, key, options, &cached);
   if (cached.state != Cached::State::kAbsent) return cached.TakeInto(out);
-  if (options.lease.count() <= 0) return LoadAndStore(key, load, options, out);
+  if (options.lease.count() <= 0) return LoadAndStore(call, key, load, options, out);
 
   const std::string lease_key = LeaseKey(key);
   const milliseconds wait = options.lease_wait.count() > 0 ? options.lease_wait : options.lease;
@@ -283,23 +319,23 @@ Status Cache::LoadMissing(std::string_view key, const ItemLoader& load,
     if (taken == LeaseOutcome::kTaken) {
       const HeldLease held(this, lease_key);
       // The previous holder may have stored its value just before it let go.
-      (void)ReadCached(key, options, &cached);
+      (void)ReadCached(call, key, options, &cached);
       if (cached.state != Cached::State::kAbsent) return cached.TakeInto(out);
-      return LoadAndStore(key, load, options, out);
+      return LoadAndStore(call, key, load, options, out);
     }
     // A store that cannot take the lease (an error) does not stop the load.
-    if (taken == LeaseOutcome::kUnavailable) return LoadAndStore(key, load, options, out);
+    if (taken == LeaseOutcome::kUnavailable) return LoadAndStore(call, key, load, options, out);
     // Another process is loading: poll for its value, backing off.
     const auto now = SteadyClock::now();
-    if (now >= deadline) return LoadAndStore(key, load, options, out);
+    if (now >= deadline) return LoadAndStore(call, key, load, options, out);
     std::this_thread::sleep_for(std::min<SteadyClock::duration>(pause, deadline - now));
     pause = std::min(pause * 2, kMaxPollPause);
-    (void)ReadCached(key, options, &cached);
+    (void)ReadCached(call, key, options, &cached);
     if (cached.state != Cached::State::kAbsent) return cached.TakeInto(out);
   }
 }
 
-Status Cache::GetOrComputeNative(std::string_view key, const ItemLoader& load,
+Status Cache::GetOrComputeNative(ComputeCall& call, std::string_view key, const ItemLoader& load,
                                  const ComputeOptions& options, Item* out) {
   const PrefixedKey full_key(options_.key_namespace, key);
   LeaseRequest request;
@@ -323,8 +359,9 @@ Status Cache::GetOrComputeNative(std::string_view key, const ItemLoader& load,
     if (s.IsInvalidArgument()) return s;
     // A key the store cannot lease (Redis: no lock key in its slot): the
     // add-based lease instead, never a load without one.
-    if (s.IsUnsupported()) return LoadMissing(key, load, options, out);
+    if (s.IsUnsupported()) return LoadMissing(call, key, load, options, out);
     const Cached::State state = s.ok() ? cached.Decode(options) : Cached::State::kAbsent;
+    if (state == Cached::State::kAbsent) call.NoteMiss(s);
     if (grant == LeaseGrant::kWon) {
       // This caller loads: for a missing key, or to refresh the value it read.
       const bool refresh = state != Cached::State::kAbsent;
@@ -332,7 +369,7 @@ Status Cache::GetOrComputeNative(std::string_view key, const ItemLoader& load,
                        refresh ? LeaseEnd::kAbandonRefresh : LeaseEnd::kAbandonMiss);
       Item fresh;
       Status stored;
-      Status loaded = LoadAndStore(key, load, options, &fresh, &stored);
+      Status loaded = LoadAndStore(call, key, load, options, &fresh, &stored);
       // Kept only when the store took the value (or the cached miss): a failed
       // write (too large, say) gives the lease up, so nobody waits on it.
       if (stored.ok()) held.end = LeaseEnd::kKept;
@@ -349,31 +386,30 @@ Status Cache::GetOrComputeNative(std::string_view key, const ItemLoader& load,
       if (options.early_refresh > 0 && cached.has_record && !cached.negative &&
           cached.record.fresh_until_ms != 0 &&
           EarlyRefreshDue(NowMs(), cached.record, options.early_refresh)) {
-        RefreshNative(key, full_key.view(), load, options, &cached);
+        RefreshNative(call, key, full_key.view(), load, options, &cached);
       }
       return cached.TakeInto(out);
     }
     if (state == Cached::State::kStale) {
       // Another caller refreshes it: the old value at once. Not stale yet to a
       // store whose clock ticks in seconds: ask for its lease outright.
-      if (grant == LeaseGrant::kNone) RefreshNative(key, full_key.view(), load, options, &cached);
+      if (grant == LeaseGrant::kNone) RefreshNative(call, key, full_key.view(), load, options, &cached);
       return cached.TakeInto(out);
     }
     // A store that fails or cannot lease this key does not stop the load.
     if (grant == LeaseGrant::kNone && !s.ok() && !s.IsNotFound()) {
-      return LoadAndStore(key, load, options, out);
+      return LoadAndStore(call, key, load, options, out);
     }
     // Another caller loads it: poll for its value, backing off.
     const auto now = SteadyClock::now();
-    if (now >= deadline) return LoadAndStore(key, load, options, out);
+    if (now >= deadline) return LoadAndStore(call, key, load, options, out);
     std::this_thread::sleep_for(std::min<SteadyClock::duration>(pause, deadline - now));
     pause = std::min(pause * 2, kMaxPollPause);
   }
 }
 
-void Cache::RefreshNative(std::string_view key, std::string_view full_key,
-                               const ItemLoader& load, const ComputeOptions& options,
-                               Cached* cached) {
+void Cache::RefreshNative(ComputeCall& call, std::string_view key, std::string_view full_key,
+                          const ItemLoader& load, const ComputeOptions& options, Cached* cached) {
   LeaseRequest request;
   request.lease = Ttl{options.lease};
   request.recache_below = Ttl::max();  // win a fresh value too, if nobody holds its lease
@@ -391,7 +427,7 @@ void Cache::RefreshNative(std::string_view key, std::string_view full_key,
   }
   Item fresh;
   Status stored;
-  Status loaded = LoadAndStore(key, load, options, &fresh, &stored);
+  Status loaded = LoadAndStore(call, key, load, options, &fresh, &stored);
   if (loaded.ok()) {
     if (stored.ok()) held.end = LeaseEnd::kKept;
     cached->item = std::move(fresh);

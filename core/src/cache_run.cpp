@@ -40,7 +40,7 @@ class BatchCounters {
     for (std::uint32_t left = begun_; left != 0; left &= left - 1) {
       const Kind& kind = *kinds_[static_cast<std::size_t>(std::countr_zero(left))];
       const OutcomeTally& tally = kind.tally;
-      table_->Finish(kind.call, tally, tally.hits + tally.misses + tally.errors);
+      table_->Finish(kind.call, tally);  // each operation is a single-key call: calls = keys
     }
   }
 

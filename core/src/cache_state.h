@@ -3,6 +3,9 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "cache_metrics.h"
 #include "cachet/cache.h"
@@ -18,6 +21,9 @@ inline constexpr std::chrono::seconds kLoadWaitLimit{10};
 struct Cache::State {
   MetricsTable metrics;
   LoadCoordinator loads{kLoadWaitLimit};
+  std::mutex observers_mutex;
+  // Every observer ever set, kept so a call still running with one never sees it freed.
+  std::vector<std::shared_ptr<CacheObserver>> observers;
 };
 
 }  // namespace cachet

@@ -49,6 +49,7 @@ class EnvelopeBackend final : public Backend {
   Status GetAndTouch(std::string_view key, Ttl ttl, Item* out) override;
   Status Flush() override { return inner_->Flush(); }
   Status Stats(StatsMap* out) override { return inner_->Stats(out); }
+  Status Health(std::vector<ServerHealth>* out) const override { return inner_->Health(out); }
   void Execute(std::span<Operation> batch) override;
   Status Extension(std::string_view command, std::span<const std::string> args,
                    std::vector<std::string>* reply) override {

@@ -86,6 +86,10 @@ class MemcachedBackend final : public Backend {
   Status Flush() override;
   // Every server's stats, each name prefixed with "host:port ".
   Status Stats(StatsMap* out) override;
+  Status Health(std::vector<ServerHealth>* out) const override {
+    pool_.AppendHealth(out);
+    return Status::OK();
+  }
   void Execute(std::span<Operation> batch) override;
   // "version": one reply line per server, "host:port <version>".
   Status Extension(std::string_view command, std::span<const std::string> args,

@@ -40,6 +40,7 @@ class ClusterRouter final : public CommandRouter {
   Status RunOnKey(std::string_view key, std::string_view request, const ReplyFn& on_reply) override;
   Status RunOnEachServer(std::string_view request, const EachServerFn& on_reply) override;
   void RunBatch(std::span<Operation> ops, Backend& backend) override;
+  void AppendHealth(std::vector<ServerHealth>* out) const override { topology_.AppendHealth(out); }
 
   ClusterTopology& topology() noexcept { return topology_; }
 

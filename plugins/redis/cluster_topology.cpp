@@ -64,6 +64,11 @@ const std::string& ClusterTopology::where(std::size_t node) const {
   return nodes_[node]->where;
 }
 
+void ClusterTopology::AppendHealth(std::vector<ServerHealth>* out) const {
+  std::shared_lock lock(mutex_);
+  for (const auto& node : nodes_) node->pool->AppendHealth(out);
+}
+
 std::vector<std::size_t> ClusterTopology::Primaries() const {
   std::vector<bool> serves;
   {

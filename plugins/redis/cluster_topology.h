@@ -55,6 +55,8 @@ class ClusterTopology {
   net::ServerPool& pool(std::size_t node) const;
   // "host:port" of a node.
   const std::string& where(std::size_t node) const;
+  // Appends the health of every node known so far.
+  void AppendHealth(std::vector<ServerHealth>* out) const;
   // Every node that serves a slot, each once; empty before the first load.
   std::vector<std::size_t> Primaries() const;
 

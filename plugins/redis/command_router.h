@@ -44,6 +44,9 @@ class CommandRouter {
   // filling each operation's status. `backend` runs the operations that must be
   // repeated one by one (a script the server had not cached, an ASK redirect).
   virtual void RunBatch(std::span<Operation> ops, Backend& backend) = 0;
+
+  // Appends the health of every server (every node a cluster knows).
+  virtual void AppendHealth(std::vector<ServerHealth>* out) const = 0;
 };
 
 }  // namespace cachet::redis

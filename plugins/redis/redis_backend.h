@@ -100,6 +100,10 @@ class RedisBackend final : public Backend {
   Status Flush() override;
   // INFO of every server; names prefixed with "host:port " when there are several.
   Status Stats(StatsMap* out) override;
+  Status Health(std::vector<ServerHealth>* out) const override {
+    router_->AppendHealth(out);
+    return Status::OK();
+  }
   // Pipelined: each server's share in one round trip (per kMaxInFlight
   // operations), all servers at once.
   void Execute(std::span<Operation> batch) override;

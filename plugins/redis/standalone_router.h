@@ -25,6 +25,7 @@ class StandaloneRouter final : public CommandRouter {
   Status RunOnKey(std::string_view key, std::string_view request, const ReplyFn& on_reply) override;
   Status RunOnEachServer(std::string_view request, const EachServerFn& on_reply) override;
   void RunBatch(std::span<Operation> ops, Backend& backend) override;
+  void AppendHealth(std::vector<ServerHealth>* out) const override { pool_.AppendHealth(out); }
 
  private:
   Status RunOnServer(std::size_t server, std::string_view request, const ReplyFn& on_reply);

@@ -52,6 +52,10 @@ class TokyoTyrantBackend final : public Backend {
   Status Flush() override;
   // stat of every server, each name prefixed with "host:port ".
   Status Stats(StatsMap* out) override;
+  Status Health(std::vector<ServerHealth>* out) const override {
+    pool_.AppendHealth(out);
+    return Status::OK();
+  }
   void Execute(std::span<Operation> batch) override;
   // Tokyo Tyrant-only commands; see tt_extension.cpp and docs/tokyotyrant.md.
   Status Extension(std::string_view command, std::span<const std::string> args,

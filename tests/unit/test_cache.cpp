@@ -237,7 +237,8 @@ TEST_CASE("metrics count calls, hits, misses and errors per operation", "[cache]
   CHECK(MetricsOf(m, CacheOp::kGetMulti).calls == 1);
   CHECK(MetricsOf(m, CacheOp::kGetMulti).hits == 1);
   CHECK(MetricsOf(m, CacheOp::kGetMulti).misses == 2);
-  CHECK(MetricsOf(m, CacheOp::kGet).max_latency_ns <= MetricsOf(m, CacheOp::kGet).total_latency_ns);
+  CHECK(MetricsOf(m, CacheOp::kGet).latency.max_ns() <=
+        MetricsOf(m, CacheOp::kGet).latency.sum_ns());
 
   cache->ResetMetrics();
   CHECK(MetricsOf(cache->metrics(), CacheOp::kGet).calls == 0);
@@ -251,22 +252,26 @@ TEST_CASE("metrics count calls, hits, misses and errors per operation", "[cache]
   CHECK(MetricsOf(m, CacheOp::kRemove).errors == 1);
 }
 
-TEST_CASE("latency is timed on the first call of a thread, then one call in sixteen",
+TEST_CASE("latency is timed on the first 64 calls of an operation per thread, then one in 64",
           "[cache][metrics]") {
   auto cache = MakeCache(std::make_shared<RecordingBackend>());
   // A fresh thread, so the sample starts at its first call whatever ran before.
-  constexpr int kCalls = 100;
+  constexpr int kCalls = 200;
   std::thread reader([&] {
+    (void)cache->Set("k", std::string("v"));
     for (int i = 0; i < kCalls; ++i) (void)cache->Get("absent");
   });
   reader.join();
   const cachet::OpMetrics m = MetricsOf(cache->metrics(), CacheOp::kGet);
   CHECK(m.calls == kCalls);
   CHECK(m.misses == kCalls);
-  // Calls 0, 16, 32, 48, 64, 80 and 96.
-  CHECK(m.timed_calls == 7);
-  CHECK(m.max_latency_ns <= m.total_latency_ns);
-  CHECK(MetricsOf(cache->metrics(), CacheOp::kSet).timed_calls == 0);
+  // Calls 0 to 63, then 64, 128 and 192: 64 + 3. The set does not move the get's sample.
+  CHECK(m.latency.count() == 67);
+  CHECK(m.latency.max_ns() <= m.latency.sum_ns());
+  CHECK(m.latency.PercentileNs(0.5) <= m.latency.PercentileNs(0.99));
+  CHECK(m.latency.PercentileNs(0.99) <= m.latency.max_ns());
+  CHECK(MetricsOf(cache->metrics(), CacheOp::kSet).latency.count() == 1);
+  CHECK(MetricsOf(cache->metrics(), CacheOp::kAdd).latency.count() == 0);
 }
 
 TEST_CASE("metrics off counts nothing", "[cache][metrics]") {

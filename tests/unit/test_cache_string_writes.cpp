@@ -145,10 +145,12 @@ TEST_CASE("GetMultiInto decodes each value into the caller's string", "[unit][ca
     CHECK(statuses[5].ok());
     CHECK(values[5] == "42");
   }
-  // Metrics count what the store answered: the corrupt value was a hit there.
+  // Metrics count each key's outcome after decoding: the corrupt value is an error.
   const OpMetrics after = cache.metrics()[get_multi];
   CHECK(after.calls == before.calls + 2);
-  CHECK(after.hits == before.hits + 8);
+  CHECK(after.hits == before.hits + 6);
   CHECK(after.misses == before.misses + 2);
-  CHECK(after.errors == before.errors + 2);
+  CHECK(after.errors == before.errors + 4);
+  CHECK(after.count(cachet::StatusCode::kCorruption) ==
+        before.count(cachet::StatusCode::kCorruption) + 2);
 }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cachet/export.h"
+#include "cachet/health.h"
 #include "cachet/item.h"
 #include "cachet/status.h"
 
@@ -194,6 +195,10 @@ class CACHET_EXPORT Backend {
   // Ends a lease LeaseGet granted.
   // REQUIRES: capabilities() has kNativeLease (the Cache calls it only then).
   virtual Status EndLease(std::string_view key, LeaseEnd end);
+  // Appends the health of each of the store's servers, as its net::ServerPool
+  // keeps it (ServerPool::AppendHealth). The default, for a store without
+  // servers, is kUnsupported and appends nothing.
+  virtual Status Health(std::vector<ServerHealth>* out) const;
 
  protected:
   // kUnsupported naming this store and `operation`.

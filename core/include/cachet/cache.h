@@ -8,6 +8,11 @@
 // Typed values: std::string (raw bytes), std::int64_t, std::uint64_t, double,
 // bool and Json documents (codec.h). Append and prepend take raw bytes.
 //
+// Observability: metrics() counts every operation and times a sample of them
+// (metrics.h); Health() reports each server of a network store (health.h);
+// metrics_format.h writes both for Prometheus or as JSON; SetObserver hands every
+// call to an application's CacheObserver (observer.h).
+//
 // Thread safety: a Cache may be shared by any number of threads. It shares
 // ownership of its Backend, which keeps the plugin library loaded.
 #pragma once
@@ -30,34 +35,14 @@
 #include "cachet/codec.h"
 #include "cachet/config.h"
 #include "cachet/export.h"
+#include "cachet/health.h"
 #include "cachet/item.h"
+#include "cachet/metrics.h"
+#include "cachet/observer.h"
 #include "cachet/result.h"
 #include "cachet/status.h"
 
 namespace cachet {
-
-// The operations metrics are kept for.
-enum class CacheOp : std::uint8_t {
-  kGet, kGets, kSet, kAdd, kReplace, kAppend, kPrepend, kCas, kRemove,
-  kIncr, kDecr, kTouch, kGetMulti, kSetMulti, kRemoveMulti, kFlush, kStats,
-  kCount,  // not an operation: the number of them
-};
-CACHET_EXPORT std::string_view CacheOpName(CacheOp op) noexcept;
-
-struct OpMetrics {
-  std::uint64_t calls = 0;
-  std::uint64_t hits = 0;    // reads: keys found; writes: succeeded
-  std::uint64_t misses = 0;  // reads: keys absent; writes: not_stored/not_found/exists
-  std::uint64_t errors = 0;
-  // Latency is measured on a sample of the calls (the first of each thread, then
-  // one in kLatencySampleEvery), because reading the clock twice would cost as
-  // much as a get from the memory store. Mean latency: total_latency_ns / timed_calls.
-  std::uint64_t timed_calls = 0;
-  std::uint64_t total_latency_ns = 0;  // over the timed calls
-  std::uint64_t max_latency_ns = 0;    // the slowest timed call
-  static constexpr std::uint32_t kLatencySampleEvery = 16;
-};
-using Metrics = std::array<OpMetrics, static_cast<std::size_t>(CacheOp::kCount)>;
 
 // How GetOrCompute coordinates loaders and keeps what they return. The [cache]
 // keys of the same names set a Cache's defaults; docs/get-or-compute.md says
@@ -88,7 +73,7 @@ struct ComputeOptions {
 struct CacheOptions {
   std::string key_namespace;  // prefix of every key, "" for none
   Ttl default_ttl{0};         // used when a write names no TTL; 0: never expires
-  bool metrics = true;        // count calls and time them
+  bool metrics = true;        // count calls and time a sample of them
   ComputeOptions compute{};   // GetOrCompute's defaults
 };
 
@@ -200,8 +185,11 @@ class CACHET_EXPORT Cache {
   // store fails on the read, the loader still runs and its value is returned
   // (the failure shows in metrics). A loader error is returned as the Lookup's
   // error, its not_found as a miss; an exception from the loader reaches the
-  // caller, and the key is free for the next one. This overload uses the
-  // Cache's defaults (the [cache] section) with `ttl` when given.
+  // caller, and the key is free for the next one. Counted once as
+  // get_or_compute (hit, miss, or the read's error) and each loader run as load
+  // (ok, or the loader's or the write-back's error); its reads and writes are
+  // not counted again as get or set. This overload uses the Cache's defaults
+  // (the [cache] section) with `ttl` when given.
   template <class T, class Loader>
   Lookup<T> GetOrCompute(std::string_view key, Loader&& loader,
                          std::optional<Ttl> ttl = std::nullopt);
@@ -222,10 +210,22 @@ class CACHET_EXPORT Cache {
   Status StoreItem(StoreMode mode, std::string_view key, ItemView item,
                    std::optional<Ttl> ttl = std::nullopt, CacheOp op = CacheOp::kSet);
 
+  // A snapshot of the counters since the Cache opened or the last ResetMetrics.
   Metrics metrics() const;
   void ResetMetrics();
 
+  // The health of each server of a network store, in configuration order;
+  // empty for a store without servers (the memory store).
+  std::vector<ServerHealth> Health() const;
+
+  // Registers `observer` (null: none), which then sees every call as it ends.
+  // The Cache keeps every observer it was given alive until it is destroyed, so
+  // one may be replaced while other threads make calls.
+  void SetObserver(std::shared_ptr<CacheObserver> observer);
+
   Backend& backend() noexcept { return *backend_; }
+  // The store's name as in the config ("memory", "memcached", ...).
+  std::string_view store_name() const noexcept { return backend_->name(); }
   const Codec& codec() const noexcept { return *codec_; }
   const CacheOptions& options() const noexcept { return options_; }
 
@@ -237,74 +237,98 @@ class CACHET_EXPORT Cache {
   Status StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const T& value,
                     std::uint64_t cas, std::optional<Ttl> ttl);
 
-  // StoreItem without its check that the bytes do not look like GetOrCompute's
-  // record: for GetOrCompute, which writes such records.
-  Status WriteItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
-                   CacheOp op = CacheOp::kSet);
-  // Fetches many items; `items[i]` and the returned statuses follow `keys`.
-  std::vector<Status> GetItems(const std::vector<std::string>& keys, std::vector<Item>* items);
+  // StoreItem without counting and without its check that the bytes do not
+  // look like GetOrCompute's record: GetOrCompute's writes, which store such records.
+  Status WriteItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl);
+  // Decodes `item` into element `index` of the typed output `out`; the
+  // templates pass one of these, so that reads are counted after decoding (a
+  // value that does not decode is an error, not a hit).
+  using ItemDecoder = Status (*)(const Codec& codec, Item&& item, void* out, std::size_t index);
+  template <class T>
+  static Status DecodeValue(const Codec& codec, Item&& item, void* out, std::size_t index) {
+    return codec.Decode(std::move(item), &static_cast<T*>(out)[index]);
+  }
+  template <class T>
+  static Status DecodeVersioned(const Codec& codec, Item&& item, void* out, std::size_t) {
+    auto* versioned = static_cast<Versioned<T>*>(out);
+    versioned->cas = item.cas;
+    return codec.Decode(std::move(item), &versioned->value);
+  }
+  // Reads `key` and decodes it into `out`, counted as `op`; a value stored by
+  // GetOrCompute is read without its record.
+  Status GetDecoded(CacheOp op, std::string_view key, ItemDecoder decode, void* out);
+  // Fetches and decodes many keys into out[0..keys.size()); the statuses follow `keys`.
+  std::vector<Status> GetDecodedMulti(const std::vector<std::string>& keys, ItemDecoder decode,
+                                      void* out);
+  // Counts one call the caller timed itself, from `start`.
+  void RecordCall(CacheOp op, std::chrono::steady_clock::time_point start, const Status& status);
+  // Starts the observer's note of the servers a call timed by its caller uses.
+  void BeginCallTrace() noexcept;
+  // SetMulti's batch of encoded items. `refused`: the outcomes of the keys the
+  // codec refused before it, counted in the same call.
   std::vector<Status> StoreItems(std::span<const std::string_view> keys,
-                                 std::span<const Item> items, std::optional<Ttl> ttl);
+                                 std::span<const Item> items, std::optional<Ttl> ttl,
+                                 std::span<const Status> refused = {});
 
   // What GetOrComputeItem found stored under a key (cache_compute.cpp).
   struct Cached;
-  Status ReadCached(std::string_view key, const ComputeOptions& options, Cached* cached);
+  // What one GetOrCompute call counts in metrics: its first read that missed,
+  // and whether it ran the loader (cache_compute.cpp).
+  struct ComputeCall;
+  Status ReadCached(ComputeCall& call, std::string_view key, const ComputeOptions& options,
+                    Cached* cached);
   // Runs `load` and stores what it returns (a value, or a cached miss).
   // `stored`, if given, gets the write's status.
-  Status LoadAndStore(std::string_view key, const ItemLoader& load, const ComputeOptions& options,
-                      Item* out, Status* stored = nullptr);
+  Status LoadAndStore(ComputeCall& call, std::string_view key, const ItemLoader& load,
+                      const ComputeOptions& options, Item* out, Status* stored = nullptr);
   // Refreshes a stale or early-expiring value if no one else is; `cached` gets
   // the new value when this caller refreshed it.
-  void TryRefresh(std::string_view key, const ItemLoader& load, const ComputeOptions& options,
-                  Cached* cached);
+  void TryRefresh(ComputeCall& call, std::string_view key, const ItemLoader& load,
+                  const ComputeOptions& options, Cached* cached);
   // The missing-key path: under this process's claim, with the store's lease.
-  Status LoadMissing(std::string_view key, const ItemLoader& load, const ComputeOptions& options,
-                     Item* out);
+  Status LoadMissing(ComputeCall& call, std::string_view key, const ItemLoader& load,
+                     const ComputeOptions& options, Item* out);
   // GetOrComputeItem() with a lease on a store with kNativeLease: the store's
   // own leases, taken in the read's round trip (Backend::LeaseGet).
-  Status GetOrComputeNative(std::string_view key, const ItemLoader& load,
+  Status GetOrComputeNative(ComputeCall& call, std::string_view key, const ItemLoader& load,
                             const ComputeOptions& options, Item* out);
   // A refresh of `*cached` under the store's lease, if nobody holds it: an
   // early refresh drawn, or a stale value the store does not count stale yet.
-  void RefreshNative(std::string_view key, std::string_view full_key, const ItemLoader& load,
-                          const ComputeOptions& options, Cached* cached);
-  // Reads `key` as stored, GetOrCompute's record included.
+  void RefreshNative(ComputeCall& call, std::string_view key, std::string_view full_key,
+                     const ItemLoader& load, const ComputeOptions& options, Cached* cached);
+  // Reads `key` as stored, GetOrCompute's record included; not counted.
   Status GetStoredItem(std::string_view key, Item* out, CacheOp op);
+  // GetOrComputeItem's work, counted by it.
+  Status ComputeItem(ComputeCall& call, std::string_view key, const ItemLoader& load,
+                     const ComputeOptions& options, Item* out);
 
   Ttl EffectiveTtl(std::optional<Ttl> ttl) const { return ttl ? *ttl : options_.default_ttl; }
 
-  // The metrics' counters, or nullptr when metrics are off.
-  MetricsTable* metrics_table() noexcept;
+  // The metrics' counters, or nullptr when metrics are off and no observer is set.
+  MetricsTable* metrics_table() noexcept { return active_table_.load(std::memory_order_relaxed); }
 
   struct State;  // namespacing buffers, metrics counters, in-flight loads
   std::shared_ptr<Backend> backend_;
   std::shared_ptr<const Codec> codec_;
   CacheOptions options_;
   std::unique_ptr<State> state_;
+  std::atomic<MetricsTable*> active_table_{nullptr};
 };
 
 // ---- template bodies ------------------------------------------------------
 
 template <class T>
 Lookup<T> Cache::Get(std::string_view key) {
-  Item item;
-  if (Status s = GetItem(key, &item, CacheOp::kGet); !s.ok()) {
-    return Lookup<T>::FromStatus(std::move(s));
-  }
   T value{};
-  if (Status s = codec_->Decode(std::move(item), &value); !s.ok()) {
-    return Lookup<T>::FromStatus(std::move(s));
-  }
+  Status s = GetDecoded(CacheOp::kGet, key, &DecodeValue<T>, &value);
+  if (!s.ok()) return Lookup<T>::FromStatus(std::move(s));
   return Lookup<T>::Hit(std::move(value));
 }
 
 template <class T>
 Lookup<Versioned<T>> Cache::Gets(std::string_view key) {
-  Item item;
-  Status s = GetItem(key, &item, CacheOp::kGets);
-  if (!s.ok()) return Lookup<Versioned<T>>::FromStatus(std::move(s));
-  Versioned<T> v{T{}, item.cas};
-  s = codec_->Decode(std::move(item), &v.value);
+  Versioned<T> v{T{}, 0};
+  Status s = GetDecoded(CacheOp::kGets, key, &DecodeVersioned<T>, &v);
   if (!s.ok()) return Lookup<Versioned<T>>::FromStatus(std::move(s));
   return Lookup<Versioned<T>>::Hit(std::move(v));
 }
@@ -350,18 +374,13 @@ Status Cache::StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const
 
 template <class T>
 std::vector<Lookup<T>> Cache::GetMulti(const std::vector<std::string>& keys) {
-  std::vector<Item> items;
-  std::vector<Status> statuses = GetItems(keys, &items);
+  std::vector<T> values(keys.size());
+  std::vector<Status> statuses = GetDecodedMulti(keys, &DecodeValue<T>, values.data());
   std::vector<Lookup<T>> out;
   out.reserve(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (!statuses[i].ok()) {
-      out.push_back(Lookup<T>::FromStatus(std::move(statuses[i])));
-      continue;
-    }
-    T value{};
-    Status s = codec_->Decode(std::move(items[i]), &value);
-    out.push_back(s.ok() ? Lookup<T>::Hit(std::move(value)) : Lookup<T>::FromStatus(std::move(s)));
+    out.push_back(statuses[i].ok() ? Lookup<T>::Hit(std::move(values[i]))
+                                   : Lookup<T>::FromStatus(std::move(statuses[i])));
   }
   return out;
 }
@@ -389,7 +408,11 @@ std::vector<Status> Cache::SetMulti(const std::vector<std::pair<std::string, T>>
     items.push_back(std::move(item));
     slots.push_back(i);
   }
-  std::vector<Status> stored = StoreItems(keys, items, ttl);
+  std::vector<Status> refused;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (!out[i].ok()) refused.push_back(out[i]);
+  }
+  std::vector<Status> stored = StoreItems(keys, items, ttl, refused);
   for (std::size_t j = 0; j < slots.size(); ++j) out[slots[j]] = std::move(stored[j]);
   return out;
 }

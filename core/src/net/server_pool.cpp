@@ -89,6 +89,7 @@ ServerPool::Lease ServerPool::Acquire(std::size_t server) {
     c->MarkReused();
   } else {
     c->Close();
+    s.connects.fetch_add(1, std::memory_order_relaxed);  // the borrower connects anew
   }
   return Lease(this, server, std::unique_ptr<Connection>(c));
 }
@@ -115,8 +116,35 @@ ServerPool::Lease::~Lease() {
   pool_->Release(server_, std::move(connection_));
 }
 
+namespace {
+
+// The health counter of a failed exchange's kind, or null for an outcome that
+// is not a failure of the exchange.
+template <class Server>
+std::atomic<std::uint64_t>* ErrorCounter(Server& s, const Status& transport) {
+  switch (transport.code()) {
+    case StatusCode::kTimeout:
+      return &s.timeouts;
+    case StatusCode::kUnavailable:
+      return &s.unavailable;
+    case StatusCode::kIoError:
+      return &s.io_errors;
+    case StatusCode::kProtocolError:
+      return &s.protocol_errors;
+    case StatusCode::kAuthFailed:
+      return &s.other_errors;
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
 void ServerPool::ReportNotOk(std::size_t server, const Connection& used,
                              const Status& transport) noexcept {
+  if (auto* counter = ErrorCounter(*servers_[server], transport); counter != nullptr) {
+    counter->fetch_add(1, std::memory_order_relaxed);
+  }
   if (transport.IsAuthFailed()) return;  // wrong credentials: nothing about health
   const bool failed = transport.IsTimeout() || transport.IsUnavailable() || transport.IsIoError() ||
                       transport.IsProtocolError();
@@ -133,6 +161,28 @@ void ServerPool::ReportFailure(std::size_t server) noexcept {
   if (failures >= options_.failure_limit) {
     auto rest = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.retry_timeout);
     s.dead_until_ns.store(NowNanos() + rest.count(), std::memory_order_relaxed);
+    s.marked_dead.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void ServerPool::AppendHealth(std::vector<ServerHealth>* out) const {
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  for (std::size_t i = 0; i < servers_.size(); ++i) {
+    const Server& s = *servers_[i];
+    ServerHealth h;
+    h.server = s.address.HostPort();
+    h.requests = s.requests.load(kRelaxed);
+    h.timeouts = s.timeouts.load(kRelaxed);
+    h.unavailable = s.unavailable.load(kRelaxed);
+    h.io_errors = s.io_errors.load(kRelaxed);
+    h.protocol_errors = s.protocol_errors.load(kRelaxed);
+    h.errors = h.timeouts + h.unavailable + h.io_errors + h.protocol_errors +
+               s.other_errors.load(kRelaxed);
+    h.connects = s.connects.load(kRelaxed);
+    h.marked_dead = s.marked_dead.load(kRelaxed);
+    h.consecutive_failures = s.failures.load(kRelaxed);
+    h.dead = !Available(i);
+    out->push_back(std::move(h));
   }
 }
 

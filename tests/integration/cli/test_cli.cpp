@@ -33,6 +33,34 @@ TEST_CASE("the shell runs the issue's example: v and 15") {
   CHECK(r.err.empty());
 }
 
+TEST_CASE("the shell's metrics print a Prometheus exposition of the shell's calls") {
+  CommandOutcome r = Cachet({"shell"}, "set k v\nget k\nget nope\nmetrics\n");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.rfind("STORED\nv\n(nil)\n# HELP cachet_info ", 0) == 0);
+  CHECK(r.out.find("cachet_info{store=\"memory\"} 1\n") != std::string::npos);
+  CHECK(r.out.find("# TYPE cachet_operations_total counter\n") != std::string::npos);
+  CHECK(r.out.find("cachet_calls_total{op=\"get\"} 2\n") != std::string::npos);
+  CHECK(r.out.find("cachet_operations_total{op=\"get\",result=\"hit\"} 1\n") != std::string::npos);
+  CHECK(r.out.find("cachet_operations_total{op=\"get\",result=\"miss\"} 1\n") != std::string::npos);
+  CHECK(r.out.find("cachet_operations_total{op=\"get\",result=\"error\"} 0\n") !=
+        std::string::npos);
+  CHECK(r.out.find("cachet_operations_total{op=\"set\",result=\"hit\"} 1\n") != std::string::npos);
+  CHECK(r.out.find("# TYPE cachet_operation_duration_seconds histogram\n") != std::string::npos);
+  CHECK(r.out.find("cachet_operation_duration_seconds_bucket{op=\"get\",le=\"+Inf\"} 2\n") !=
+        std::string::npos);
+  CHECK(r.out.find("cachet_operation_duration_seconds_count{op=\"get\"} 2\n") != std::string::npos);
+  CHECK(r.out.find("cachet_operation_duration_quantile_seconds{op=\"get\",quantile=\"0.5\"} ") !=
+        std::string::npos);
+  CHECK(r.out.find("cachet_operation_duration_quantile_seconds{op=\"get\",quantile=\"0.99\"} ") !=
+        std::string::npos);
+  CHECK(r.out.find("cachet_server_up") == std::string::npos);  // the memory store has no servers
+
+  CommandOutcome json = Cachet({"shell"}, "get nope\nmetrics json\n");
+  CHECK(json.out.find("\"get\": {") != std::string::npos);
+  CHECK(json.out.find("\"misses\": 1") != std::string::npos);
+  CHECK(Cachet({"shell"}, "metrics yaml\n").out.find("ERROR usage: metrics: unknown format") == 0);
+}
+
 TEST_CASE("the shell prints one result per line and goes on after a bad line") {
   const std::string input =
       "frobnicate x\n"

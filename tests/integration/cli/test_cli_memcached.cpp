@@ -114,6 +114,37 @@ TEST_CASE_METHOD(CliOnMemcached, "a store that is down is exit 3, not a miss") {
   CHECK(r.err.find("cachet: ") != std::string::npos);
 }
 
+TEST_CASE_METHOD(CliOnMemcached, "the shell's metrics count a down server's calls as errors") {
+  const std::string up = "cachet_server_up{server=\"" + server().address() + "\"} ";
+  CommandOutcome live = Run({"shell"}, "set k v\nget k\nmetrics\n");
+  REQUIRE(live.exit_code == 0);
+  CHECK(live.out.find("cachet_operations_total{op=\"get\",result=\"hit\"} 1\n") !=
+        std::string::npos);
+  CHECK(live.out.find(up + "1\n") != std::string::npos);
+  CHECK(live.out.find("cachet_server_requests_total{server=\"" + server().address() + "\"} 2\n") !=
+        std::string::npos);
+
+  REQUIRE(server().Stop().ok());
+  // failure_limit is 2: the set and the first get fail at the server, which is
+  // then marked dead, so the second get fails without trying it.
+  CommandOutcome r = Run({"shell"}, "set k v\nget k\nget k\nmetrics\n");
+  CHECK(r.out.find("cachet_operations_total{op=\"get\",result=\"hit\"} 0\n") != std::string::npos);
+  CHECK(r.out.find("cachet_operations_total{op=\"get\",result=\"miss\"} 0\n") != std::string::npos);
+  CHECK(r.out.find("cachet_operations_total{op=\"get\",result=\"error\"} 2\n") !=
+        std::string::npos);
+  CHECK(r.out.find("cachet_operation_errors_total{op=\"get\",code=\"unavailable\"} 2\n") !=
+        std::string::npos);
+  CHECK(r.out.find("cachet_operations_total{op=\"set\",result=\"error\"} 1\n") !=
+        std::string::npos);
+  CHECK(r.out.find(up + "0\n") != std::string::npos);
+  CHECK(r.out.find("cachet_server_marked_dead_total{server=\"" + server().address() + "\"} 1\n") !=
+        std::string::npos);
+  CHECK(r.out.find("cachet_server_requests_total{server=\"" + server().address() + "\"} 2\n") !=
+        std::string::npos);
+  CHECK(r.out.find("cachet_server_errors_total{server=\"" + server().address() +
+                   "\",kind=\"unavailable\"} 2\n") != std::string::npos);
+}
+
 }  // namespace cachet::test
 
 namespace cachet::test {

@@ -14,6 +14,9 @@
 // without it (the default, so a key never silently moves), they fail with
 // kUnavailable.
 //
+// The pool also keeps each server's health figures (requests, errors by kind,
+// connects, times marked dead) for Backend::ServerHealth: AppendHealth reports them.
+//
 // Thread-safe: every method may be called from several threads at once. A Lease
 // must not outlive its pool.
 #pragma once
@@ -28,9 +31,11 @@
 #include <vector>
 
 #include "cachet/export.h"
+#include "cachet/health.h"
 #include "cachet/net/connection.h"
 #include "cachet/net/distribution.h"
 #include "cachet/net/endpoint.h"
+#include "cachet/net/server_trace.h"
 #include "cachet/result.h"
 
 namespace cachet::net {
@@ -102,8 +107,12 @@ class CACHET_EXPORT ServerPool {
   // A refusal, timeout, I/O or protocol error counts against the server, except
   // an I/O error on a connection that was reused (the server closed it while it
   // was idle); wrong credentials count neither way; anything else counts for it.
+  // Every report counts as one request of the server's health figures.
   // Inline for the usual success.
   void Report(std::size_t server, const Connection& used, const Status& transport) noexcept {
+    Server& s = *servers_[server];
+    s.requests.fetch_add(1, std::memory_order_relaxed);
+    if (ServerTraceOn()) NoteServer(s.address);
     if (transport.ok()) return ReportSuccess(server);
     ReportNotOk(server, used, transport);
   }
@@ -113,6 +122,9 @@ class CACHET_EXPORT ServerPool {
     if (failures.load(std::memory_order_relaxed) != 0) failures.store(0, std::memory_order_relaxed);
   }
   void ReportFailure(std::size_t server) noexcept;
+
+  // Appends one ServerHealth per server, in configuration order.
+  void AppendHealth(std::vector<ServerHealth>* out) const;
 
  private:
   struct Server {
@@ -126,6 +138,15 @@ class CACHET_EXPORT ServerPool {
     std::vector<std::unique_ptr<Connection>> idle;  // at most pool_size - 1
     std::atomic<std::uint32_t> failures{0};
     std::atomic<std::int64_t> dead_until_ns{0};  // steady clock
+    // Health figures (ServerHealth), apart from what the hot path touches.
+    alignas(64) std::atomic<std::uint64_t> requests{0};
+    std::atomic<std::uint64_t> timeouts{0};
+    std::atomic<std::uint64_t> unavailable{0};
+    std::atomic<std::uint64_t> io_errors{0};
+    std::atomic<std::uint64_t> protocol_errors{0};
+    std::atomic<std::uint64_t> other_errors{0};
+    std::atomic<std::uint64_t> connects{0};
+    std::atomic<std::uint64_t> marked_dead{0};
   };
 
   void Release(std::size_t server, std::unique_ptr<Connection> connection);

@@ -1,0 +1,47 @@
+// Writing a Cache's metrics and server health for monitoring tools.
+//
+// WritePrometheus writes the Prometheus text exposition format (version 0.0.4),
+// ready to serve on a /metrics endpoint:
+//   cachet_info{store}                                  gauge, 1
+//   cachet_calls_total{op}                              counter: calls (a batch is one)
+//   cachet_operations_total{op,result}                  counter: keys; result hit|miss|error
+//   cachet_operation_errors_total{op,code}              counter: keys that failed, by code
+//   cachet_operation_duration_seconds{op}               histogram of the timed calls
+//   cachet_operation_duration_quantile_seconds{op,quantile}  gauge: 0.5 0.9 0.99 0.999
+//   cachet_operation_duration_max_seconds{op}           gauge
+//   cachet_server_up{server}                            gauge: 0 while marked dead
+//   cachet_server_requests_total{server}                counter
+//   cachet_server_errors_total{server,kind}             counter, kind: timeout, unavailable,
+//                                                       io, protocol or other
+//   cachet_server_connects_total{server}                counter
+//   cachet_server_marked_dead_total{server}             counter
+//   cachet_server_consecutive_failures{server}          gauge
+// One exposition covers one Cache: its series carry no label naming the Cache,
+// so a process serving several writes each on its own endpoint (or scrape
+// path); two in one exposition would repeat every series.
+// WriteMetricsJson writes the same figures as one JSON object. Both take a
+// snapshot (Cache::metrics() and Cache::Health()) and may run from any thread.
+#pragma once
+
+#include <ostream>
+#include <span>
+#include <string_view>
+
+#include "cachet/export.h"
+#include "cachet/health.h"
+#include "cachet/metrics.h"
+
+namespace cachet {
+
+class Cache;
+
+CACHET_EXPORT void WritePrometheus(const Cache& cache, std::ostream& out);
+CACHET_EXPORT void WriteMetricsJson(const Cache& cache, std::ostream& out);
+
+// The same from figures already taken; `store` is the backend's name.
+CACHET_EXPORT void WritePrometheus(std::string_view store, const Metrics& metrics,
+                                   std::span<const ServerHealth> servers, std::ostream& out);
+CACHET_EXPORT void WriteMetricsJson(std::string_view store, const Metrics& metrics,
+                                    std::span<const ServerHealth> servers, std::ostream& out);
+
+}  // namespace cachet
