@@ -24,7 +24,7 @@ cachet_rates() {  # prints "cachet_incr_per_s hiredis_incr_per_s"
 benchmark_rate() {  # prints INCR/s
   rate=$(redis-benchmark -h 127.0.0.1 -p "$port" -c 1 -P 100 -n "$requests" -t incr -q |
     tr '\r' '\n' | awk '/^INCR: [0-9.]+ requests per second/ { print $2 }' | tail -n 1)
-  requests=$(awk -v r="$rate" -v s="$seconds" 'BEGIN { n = int(r * s / 100) * 100; print n < 10000 ? 10000 : n }')
+  requests=$(awk -v r="$rate" -v s="$seconds" 'BEGIN { n = int(r * s / 100) * 100; print n < 100000 ? 100000 : n }')
   printf '%.0f\n' "$rate"
 }
 
