@@ -67,10 +67,11 @@ Status CacheClient::IncrPipelined(std::string_view key, std::size_t count) {
   // keeps it: once warm, refilling it allocates nothing.
   Batch& batch = PipelineBatch();
   batch.Clear();
-  for (std::size_t i = 0; i < count; ++i) batch.Incr(key);
+  pipelined_.clear();
+  for (std::size_t i = 0; i < count; ++i) pipelined_.push_back(batch.Incr(key));
   cache_->Run(batch);
-  for (std::size_t i = 0; i < count; ++i) {
-    const Status& s = batch.StatusOf(BatchCounter{static_cast<std::uint32_t>(i)});
+  for (const BatchCounter counter : pipelined_) {
+    const Status& s = batch.StatusOf(counter);
     if (!s.ok()) return s;
   }
   return Status::OK();
@@ -79,9 +80,10 @@ Status CacheClient::IncrPipelined(std::string_view key, std::size_t count) {
 Status CacheClient::IncrNoreply(std::string_view key) {
   Batch& batch = PipelineBatch();
   batch.Clear();
-  batch.Noreply(batch.Incr(key));
+  const BatchCounter counter = batch.Incr(key);
+  batch.Noreply(counter);
   cache_->Run(batch);
-  return batch.StatusOf(BatchCounter{0});
+  return batch.StatusOf(counter);
 }
 
 Batch& CacheClient::PipelineBatch() {

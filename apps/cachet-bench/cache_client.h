@@ -41,6 +41,7 @@ class CacheClient : public Client {
   std::shared_ptr<Cache> cache_;
   std::shared_ptr<Cache> compressing_;
   std::unique_ptr<Batch> batch_;  // reused by IncrPipelined and IncrNoreply
+  std::vector<BatchCounter> pipelined_;  // IncrPipelined's handles, reused likewise
   // GetMulti's answers, kept from call to call as an application reading in a
   // loop keeps them, so the values' buffers are reused rather than reallocated.
   std::vector<std::string_view> multi_keys_;

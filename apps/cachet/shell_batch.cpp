@@ -60,11 +60,11 @@ void ShellBatch::Add(const std::vector<std::string>& words) {
 }
 
 void ShellBatch::AddUsageError(std::string message) {
-  lines_.push_back(Line{Shape::kUsage, 0, std::move(message), Status()});
+  lines_.push_back(Line{Shape::kUsage, {}, std::move(message), Status()});
 }
 
 void ShellBatch::AddFailure(Status failure) {
-  lines_.push_back(Line{Shape::kFailure, 0, {}, std::move(failure)});
+  lines_.push_back(Line{Shape::kFailure, {}, {}, std::move(failure)});
 }
 
 bool ShellBatch::AddCommand(const Invocation& inv, std::string* usage) {
@@ -81,15 +81,15 @@ bool ShellBatch::AddCommand(const Invocation& inv, std::string* usage) {
   // A noreply write's outcome may be unknown (memcached text): it prints OK once sent.
   const auto write = [&](BatchWrite handle, std::string word) {
     if (batch_.noreply()) word = "OK";
-    lines_.push_back(Line{Shape::kWrite, handle.index, std::move(word), Status()});
+    lines_.push_back(Line{Shape::kWrite, handle, std::move(word), Status()});
     return true;
   };
   if (name == "get") {
-    lines_.push_back(Line{Shape::kValue, batch_.Get(key).index, {}, Status()});
+    lines_.push_back(Line{Shape::kValue, batch_.Get(key), {}, Status()});
     return true;
   }
   if (name == "gets") {
-    lines_.push_back(Line{Shape::kVersioned, batch_.Gets(key).index, {}, Status()});
+    lines_.push_back(Line{Shape::kVersioned, batch_.Gets(key), {}, Status()});
     return true;
   }
   if (name == "incr" || name == "decr") {
@@ -105,10 +105,10 @@ bool ShellBatch::AddCommand(const Invocation& inv, std::string* usage) {
     const BatchCounter handle = name == "incr" ? batch_.Incr(key, delta) : batch_.Decr(key, delta);
     // A noreply counter's value is not read back.
     if (batch_.noreply()) {
-      lines_.push_back(Line{Shape::kQuietCounter, handle.index, "OK", Status()});
+      lines_.push_back(Line{Shape::kQuietCounter, handle, "OK", Status()});
       return true;
     }
-    lines_.push_back(Line{Shape::kCounter, handle.index, {}, Status()});
+    lines_.push_back(Line{Shape::kCounter, handle, {}, Status()});
     return true;
   }
   if (name == "del") return write(batch_.Remove(key), "DELETED");
@@ -166,13 +166,13 @@ void ShellBatch::Print(CommandContext& ctx, const Line& line) const {
       ReportFailure(ctx, line.failure);
       return;
     case Shape::kWrite:
-      ReportWrite(ctx, batch_.Outcome(BatchWrite{line.index}), line.text);
+      ReportWrite(ctx, batch_.Outcome(std::get<BatchWrite>(line.handle)), line.text);
       return;
     case Shape::kQuietCounter:
-      ReportWrite(ctx, batch_.StatusOf(BatchCounter{line.index}), line.text);
+      ReportWrite(ctx, batch_.StatusOf(std::get<BatchCounter>(line.handle)), line.text);
       return;
     case Shape::kCounter: {
-      Result<std::uint64_t> value = batch_.Outcome(BatchCounter{line.index});
+      Result<std::uint64_t> value = batch_.Outcome(std::get<BatchCounter>(line.handle));
       if (!value.ok()) {
         ReportFailure(ctx, value.status());
       } else {
@@ -181,7 +181,7 @@ void ShellBatch::Print(CommandContext& ctx, const Line& line) const {
       return;
     }
     case Shape::kValue: {
-      Lookup<std::string> found = batch_.Outcome(BatchRead<std::string>{line.index});
+      Lookup<std::string> found = batch_.Outcome(std::get<BatchRead<std::string>>(line.handle));
       if (found.hit()) {
         ctx.out << ShellValue(*found) << '\n';
       } else if (found.miss()) {
@@ -193,7 +193,7 @@ void ShellBatch::Print(CommandContext& ctx, const Line& line) const {
     }
     case Shape::kVersioned: {
       Lookup<Versioned<std::string>> found =
-          batch_.Outcome(BatchVersionedRead<std::string>{line.index});
+          batch_.Outcome(std::get<BatchVersionedRead<std::string>>(line.handle));
       if (found.hit()) {
         ctx.out << found->cas << ' ' << ShellValue(found->value) << '\n';
       } else if (found.miss()) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "cachet/batch.h"
@@ -44,7 +45,10 @@ class ShellBatch {
     kValue, kVersioned, kWrite, kCounter, kQuietCounter, kUsage, kFailure };
   struct Line {
     Shape shape;
-    std::uint32_t index;  // the Batch handle's index
+    // The Batch handle of the line's operation (none for kUsage and kFailure).
+    std::variant<std::monostate, BatchWrite, BatchCounter, BatchRead<std::string>,
+                 BatchVersionedRead<std::string>>
+        handle;
     std::string text;     // kWrite: the word printed on success; kUsage: the message
     Status failure;       // kFailure
   };

@@ -1,6 +1,7 @@
 // Batch: see batch.h. Cache::Run, which sends a batch, is in cache_run.cpp.
 #include "cachet/batch.h"
 
+#include <atomic>
 #include <string>
 #include <utility>
 
@@ -16,9 +17,18 @@ bool IsWrite(CacheOp op) noexcept { return op != CacheOp::kGet && op != CacheOp:
 // keys or values is refused operation by operation instead of wrapping.
 constexpr std::size_t kMaxBuffer = 0xFFFFFFFFu;
 
+// A generation no batch of this process has had lately, never 0 (a default
+// handle's). One atomic add per Clear(): no allocation, no lock.
+std::uint32_t NewGeneration() noexcept {
+  static std::atomic<std::uint32_t> next{1};
+  std::uint32_t generation = next.fetch_add(1, std::memory_order_relaxed);
+  if (generation == 0) generation = next.fetch_add(1, std::memory_order_relaxed);
+  return generation;
+}
+
 }  // namespace
 
-Batch::Batch(Cache& cache) : cache_(&cache) {}
+Batch::Batch(Cache& cache) : cache_(&cache), generation_(NewGeneration()) {}
 
 Batch::~Batch() = default;
 
@@ -31,6 +41,7 @@ void Batch::Clear() noexcept {
   sent_ = 0;
   keys_.clear();
   values_.clear();
+  generation_ = NewGeneration();
   ran_ = false;
 }
 
@@ -83,18 +94,18 @@ std::uint32_t Batch::AddRead(CacheOp op, std::string_view key) {
 
 BatchWrite Batch::AddStore(CacheOp op, StoreMode mode, std::string_view key, ItemView item,
                            std::uint64_t cas, Ttl ttl) {
-  if (ttl.count() < 0) return {Refuse(op, NegativeTtlError(cache_->backend().name()))};
+  if (ttl.count() < 0) return {Refuse(op, NegativeTtlError(cache_->backend().name())), generation_};
   // As Cache's own writes: bytes that would read back as GetOrCompute's record.
   if (mode != StoreMode::kAppend &&
       LooksLikeComputedRecord(item.value, mode == StoreMode::kPrepend)) {
-    return {Refuse(op, ComputedRecordRefused())};
+    return {Refuse(op, ComputedRecordRefused()), generation_};
   }
   if (values_.size() + item.value.size() > kMaxBuffer) {
-    return {Refuse(op, Status::TooLarge("batch: values over 4 GiB in one batch"))};
+    return {Refuse(op, Status::TooLarge("batch: values over 4 GiB in one batch")), generation_};
   }
   Operation* operation = nullptr;
   const std::uint32_t index = AddEntry(op, key, &operation);
-  if (operation == nullptr) return {index};
+  if (operation == nullptr) return {index, generation_};
   operation->kind = OpKind::kStore;
   operation->mode = mode;
   operation->item.flags = item.flags;
@@ -104,7 +115,7 @@ BatchWrite Batch::AddStore(CacheOp op, StoreMode mode, std::string_view key, Ite
   entry.value_begin = static_cast<std::uint32_t>(values_.size());
   entry.value_size = static_cast<std::uint32_t>(item.value.size());
   values_.append(item.value);
-  return {index};
+  return {index, generation_};
 }
 
 // Append and prepend keep the item's expiry, as memcached does: TTL 0, not the default.
@@ -120,43 +131,48 @@ BatchWrite Batch::Remove(std::string_view key) {
   Operation* operation = nullptr;
   const std::uint32_t index = AddEntry(CacheOp::kRemove, key, &operation);
   if (operation != nullptr) operation->kind = OpKind::kRemove;
-  return {index};
+  return {index, generation_};
 }
 
 BatchWrite Batch::Touch(std::string_view key, Ttl ttl) {
-  if (ttl.count() < 0) return {Refuse(CacheOp::kTouch, NegativeTtlError(cache_->backend().name()))};
+  if (ttl.count() < 0) return {Refuse(CacheOp::kTouch, NegativeTtlError(cache_->backend().name())), generation_};
   Operation* operation = nullptr;
   const std::uint32_t index = AddEntry(CacheOp::kTouch, key, &operation);
-  if (operation == nullptr) return {index};
+  if (operation == nullptr) return {index, generation_};
   operation->kind = OpKind::kTouch;
   operation->ttl = ttl;
-  return {index};
+  return {index, generation_};
 }
 
 BatchCounter Batch::Incr(std::string_view key, std::uint64_t delta) {
   Operation* operation = nullptr;
   const std::uint32_t index = AddEntry(CacheOp::kIncr, key, &operation);
-  if (operation == nullptr) return {index};
+  if (operation == nullptr) return {index, generation_};
   operation->kind = OpKind::kIncr;
   operation->delta = delta;
-  return {index};
+  return {index, generation_};
 }
 
 BatchCounter Batch::Decr(std::string_view key, std::uint64_t delta) {
   Operation* operation = nullptr;
   const std::uint32_t index = AddEntry(CacheOp::kDecr, key, &operation);
-  if (operation == nullptr) return {index};
+  if (operation == nullptr) return {index, generation_};
   operation->kind = OpKind::kDecr;
   operation->delta = delta;
-  return {index};
+  return {index, generation_};
 }
 
+// A handle of another fill marks nothing: its operation is not this fill's.
 void Batch::Noreply(BatchWrite write) {
-  if (write.index < entries_.size()) entries_[write.index].noreply = true;
+  if (write.generation_ == generation_ && write.index_ < entries_.size()) {
+    entries_[write.index_].noreply = true;
+  }
 }
 
 void Batch::Noreply(BatchCounter counter) {
-  if (counter.index < entries_.size()) entries_[counter.index].noreply = true;
+  if (counter.generation_ == generation_ && counter.index_ < entries_.size()) {
+    entries_[counter.index_].noreply = true;
+  }
 }
 
 void Batch::MoveToSlot(std::uint32_t index, std::uint32_t to) noexcept {
@@ -220,16 +236,22 @@ const Status& NotRun() {
   static const Status* const kNotRun = new Status(Status::InvalidArgument("batch not run"));
   return *kNotRun;
 }
+const Status& OtherFill() {
+  static const Status* const kOtherFill = new Status(Status::InvalidArgument(
+      "batch: a handle from another fill (made before Clear, by another Batch, or default-made)"));
+  return *kOtherFill;
+}
 const Status& NoSuchOperation() {
   static const Status* const kNoSuch =
-      new Status(Status::InvalidArgument(
-          "batch: no such operation of the handle's kind (a handle from before Clear?)"));
+      new Status(Status::InvalidArgument("batch: no such operation of the handle's kind"));
   return *kNoSuch;
 }
 
 }  // namespace
 
-const Status* Batch::RefusalOf(std::uint32_t index, HandleKind kind) const {
+const Status* Batch::RefusalOf(std::uint32_t index, std::uint32_t generation,
+                               HandleKind kind) const {
+  if (generation != generation_) return &OtherFill();
   if (index >= entries_.size() || KindOf(entries_[index].op) != kind) return &NoSuchOperation();
   if (!ran_) return &NotRun();
   const Entry& entry = entries_[index];
@@ -237,22 +259,22 @@ const Status* Batch::RefusalOf(std::uint32_t index, HandleKind kind) const {
   return entry.slot == kNotSent ? &refusals_[entry.refusal] : nullptr;
 }
 
-const Operation* Batch::SentOperation(std::uint32_t index, HandleKind kind,
+const Operation* Batch::SentOperation(const BatchHandle& handle, HandleKind kind,
                                       Status* refused) const {
-  if (const Status* refusal = RefusalOf(index, kind)) {
+  if (const Status* refusal = RefusalOf(handle.index_, handle.generation_, kind)) {
     *refused = *refusal;
     return nullptr;
   }
-  return &operations_[entries_[index].slot];
+  return &operations_[entries_[handle.index_].slot];
 }
 
 const Status& Batch::Outcome(BatchWrite write) const {
-  return StatusAt(write.index, HandleKind::kWrite);
+  return StatusAt(write.index_, write.generation_, HandleKind::kWrite);
 }
 
 Result<std::uint64_t> Batch::Outcome(BatchCounter counter) const {
   Status refused;
-  const Operation* sent = SentOperation(counter.index, HandleKind::kCounter, &refused);
+  const Operation* sent = SentOperation(counter, HandleKind::kCounter, &refused);
   if (sent == nullptr) return refused;
   if (!sent->status.ok()) return sent->status;
   if (sent->noreply) {  // as it was sent, whatever the flags say now

@@ -79,7 +79,7 @@ void Cache::Run(Batch& batch) {
   }
   for (std::uint32_t i = 0; i < batch.entries_.size(); ++i) {
     const CacheOp op = batch.entries_[i].op;
-    counters.Count(op, batch.StatusAt(i, Batch::KindOf(op)));
+    counters.Count(op, batch.StatusAt(i, batch.generation_, Batch::KindOf(op)));
   }
   counters.Finish();
 }

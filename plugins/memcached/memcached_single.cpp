@@ -47,7 +47,9 @@ Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, It
   if (server != home) [[unlikely]]
     return RunOneAround(op, server, home, settings, hit);
   if (options_.protocol == Protocol::kText) {
-    net::ServerPool::Lease lease = pool_.Acquire(server);
+    // A text noreply write reads nothing back (see SingleTextReader).
+    net::ServerPool::Lease lease = pool_.Acquire(
+        server, op.noreply ? net::ServerPool::Use::kWritesOnly : net::ServerPool::Use::kReadsReplies);
     // Connecting is the batch path's (FanOut connects to several servers at once).
     if (lease->connected()) {
       CommandLine line;

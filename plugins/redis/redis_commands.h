@@ -46,8 +46,9 @@ enum class CounterMode : std::uint8_t {
   kNative,     // INCRBY / DECRBY: signed, a missing key counts from 0
 };
 
-// INCRBY or DECRBY (REQUIRES: delta fits in a signed 64-bit number), or the
-// counter script by EVALSHA (by_source false) or EVAL.
+// INCR / DECR for a delta of 1, else INCRBY or DECRBY (REQUIRES: delta fits in
+// a signed 64-bit number), or the counter script by EVALSHA (by_source false)
+// or EVAL.
 void AppendCounter(std::string* out, CounterMode mode, bool increment, std::string_view key,
                    std::uint64_t delta, bool by_source);
 // PEXPIRE key ms, or GETEX key PERSIST when SendsExpiry() is false (PERSIST

@@ -111,3 +111,24 @@ TEST_CASE("a TTL Redis cannot add its clock to is sent as no expiry", "[resp][tt
     CHECK(out == "*3\r\n$5\r\nGETEX\r\n$1\r\nk\r\n$7\r\nPERSIST\r\n");
   }
 }
+
+TEST_CASE("a native counter step of 1 is INCR / DECR, any other step INCRBY / DECRBY", "[resp]") {
+  using cachet::redis::AppendCounter;
+  using cachet::redis::CounterMode;
+  std::string out;
+  AppendCounter(&out, CounterMode::kNative, true, "k", 1, false);
+  CHECK(out == "*2\r\n$4\r\nINCR\r\n$1\r\nk\r\n");
+  out.clear();
+  AppendCounter(&out, CounterMode::kNative, false, "k", 1, false);
+  CHECK(out == "*2\r\n$4\r\nDECR\r\n$1\r\nk\r\n");
+  out.clear();
+  AppendCounter(&out, CounterMode::kNative, true, "k", 5, false);
+  CHECK(out == "*3\r\n$6\r\nINCRBY\r\n$1\r\nk\r\n$1\r\n5\r\n");
+  out.clear();
+  AppendCounter(&out, CounterMode::kNative, false, "k", 0, false);
+  CHECK(out == "*3\r\n$6\r\nDECRBY\r\n$1\r\nk\r\n$1\r\n0\r\n");
+  out.clear();
+  // The memcached-style script keeps its own arguments, a step of 1 included.
+  AppendCounter(&out, CounterMode::kMemcached, true, "k", 1, false);
+  CHECK(out.starts_with("*6\r\n$7\r\nEVALSHA\r\n"));
+}

@@ -454,7 +454,79 @@ TEST_CASE("a stale handle finding an operation of another kind answers invalid_a
   CHECK(batch.Outcome(old_incr).status().IsInvalidArgument());
   CHECK(batch.StatusOf(old_incr).IsInvalidArgument());
   CHECK(batch.Outcome(old_read).status().IsInvalidArgument());
-  CHECK(batch.Outcome(BatchVersionedRead<std::string>{1}).status().IsInvalidArgument());
+  CHECK(batch.Outcome(BatchVersionedRead<std::string>()).status().IsInvalidArgument());
+}
+
+// The stale handle's message names the cause, so a caller mixing up fills sees why.
+bool NamesOtherFill(const Status& status) {
+  return status.IsInvalidArgument() && status.message().find("another fill") != std::string::npos;
+}
+
+TEST_CASE("a stale handle finding an operation of the same kind answers invalid_argument") {
+  Fixture f;
+  REQUIRE(f.cache->Set("k", "old").ok());
+  REQUIRE(f.cache->Set("n", 5).ok());
+  Batch batch(*f.cache);
+  const BatchWrite old_set = batch.Set("k", "v");
+  const BatchCounter old_incr = batch.Incr("n");
+  const auto old_read = batch.Get("k");
+  const auto old_gets = batch.Gets("k");
+  f.cache->Run(batch);
+  REQUIRE(batch.Outcome(old_set).ok());
+  REQUIRE(Got(batch.Outcome(old_incr)) == 6);
+  REQUIRE(Got(batch.Outcome(old_read)) == "v");
+
+  // Refilled with the same kinds at the same places: the old handles must not
+  // read the new outcomes, even where the new one would be an ok.
+  batch.Clear();
+  const BatchWrite set = batch.Set("k2", "w");
+  const BatchCounter incr = batch.Incr("n");
+  const auto read = batch.Get("k");
+  const auto gets = batch.Gets("k");
+  CHECK(NamesOtherFill(batch.Outcome(old_set)));  // before the run as after
+  f.cache->Run(batch);
+  CHECK(batch.Outcome(set).ok());
+  CHECK(Got(batch.Outcome(incr)) == 7);
+  CHECK(Got(batch.Outcome(read)) == "v");
+  CHECK(batch.Outcome(gets).hit());
+  CHECK(NamesOtherFill(batch.Outcome(old_set)));
+  CHECK(NamesOtherFill(batch.StatusOf(old_set)));
+  CHECK(NamesOtherFill(batch.Outcome(old_incr).status()));
+  CHECK(NamesOtherFill(batch.StatusOf(old_incr)));
+  CHECK(NamesOtherFill(batch.Outcome(old_read).status()));
+  CHECK(NamesOtherFill(batch.Outcome(old_gets).status()));
+
+  // An empty Clear() makes a new fill too; a rerun without Clear() keeps it.
+  batch.Clear();
+  (void)batch.Incr("n");
+  f.cache->Run(batch);
+  CHECK(NamesOtherFill(batch.StatusOf(incr)));
+  const BatchCounter current = batch.Incr("n");
+  f.cache->Run(batch);
+  CHECK(Got(batch.Outcome(current)) == 10);  // the rerun sends both incr of this fill: 9, 10
+
+  // A stale handle marks nothing noreply in the new fill.
+  batch.Clear();
+  const BatchCounter fresh = batch.Incr("n");
+  batch.Noreply(old_incr);
+  f.cache->Run(batch);
+  CHECK(batch.Outcome(fresh).ok());
+}
+
+TEST_CASE("a handle of another Batch, or a default-made one, answers invalid_argument") {
+  Fixture f;
+  Batch first(*f.cache);
+  Batch second(*f.cache);
+  const BatchWrite mine = first.Set("a", "1");
+  const BatchWrite theirs = second.Set("b", "2");
+  f.cache->Run(first);
+  f.cache->Run(second);
+  CHECK(first.Outcome(mine).ok());
+  CHECK(second.Outcome(theirs).ok());
+  CHECK(NamesOtherFill(first.Outcome(theirs)));
+  CHECK(NamesOtherFill(second.Outcome(mine)));
+  CHECK(NamesOtherFill(first.Outcome(BatchWrite())));
+  CHECK(NamesOtherFill(first.Outcome(BatchCounter()).status()));
 }
 
 TEST_CASE("operations on the same key keep their order") {
@@ -520,26 +592,29 @@ TEST_CASE("a warm batch is cleared and refilled without allocating") {
   Fixture f(Capabilities{Capability::kCas}, CacheOptions{"ns:", Ttl{0}, false});
   Batch batch(*f.cache);
   const std::string value(100, 'x');
+  // Fills the batch and answers the handle of its last read.
   const auto fill = [&] {
     batch.Clear();
+    BatchRead<std::string> last_read;
     for (int i = 0; i < 50; ++i) {
       (void)batch.Set("key", value);
       (void)batch.Incr("counter");
-      (void)batch.Get("key");
+      last_read = batch.Get("key");
     }
+    return last_read;
   };
   REQUIRE(f.cache->Set("counter", 0).ok());
-  fill();
+  (void)fill();
   f.cache->Run(batch);  // warms the batch's buffers
-  fill();
+  (void)fill();
   f.cache->Run(batch);
   counting = true;
-  fill();
+  const BatchRead<std::string> read = fill();  // a new generation per Clear, no allocation
   const std::size_t during_fill = allocations.exchange(0);
   counting = false;
   CHECK(during_fill == 0);
   f.cache->Run(batch);
-  CHECK(Got(batch.Outcome(BatchRead<std::string>{2})) == value);
+  CHECK(Got(batch.Outcome(read)) == value);
 }
 
 }  // namespace

@@ -298,6 +298,47 @@ TEST_CASE("a pooled connection that heard anything while idle is not lent again"
   ::close(listener);
 }
 
+TEST_CASE("a write-only use skips the idle check only on a busy connection", "[server_pool]") {
+  int port = 0;
+  const int listener = test::ListenOnLoopback(4, &port);
+  REQUIRE(listener >= 0);
+  Connection c(Loopback(port), {});
+  REQUIRE(c.EnsureConnected().ok());
+  const int server_end = ::accept(listener, nullptr, nullptr);
+  REQUIRE(server_end >= 0);
+  REQUIRE(::send(server_end, "junk", 4, MSG_NOSIGNAL) == 4);
+  std::this_thread::sleep_for(milliseconds(50));
+  // The times are given, so the window is tested exactly.
+  const auto t0 = Clock::now();
+  CHECK_FALSE(c.QuietForWritesOnly(t0));  // no write-only use before: it peeks
+  CHECK(c.QuietForWritesOnly(t0 + std::chrono::microseconds(500)));  // busy: no peek
+  CHECK_FALSE(c.QuietForWritesOnly(t0 + std::chrono::microseconds(500) + milliseconds(2)));
+  CHECK_FALSE(c.QuietSinceLastUse());  // a use that reads replies always peeks
+  CHECK(c.QuietForWritesOnly(t0 + milliseconds(3)));  // within 1 ms of the last: busy again
+  c.Close();  // a closed connection is never quiet, busy or not
+  CHECK_FALSE(c.QuietForWritesOnly(t0 + milliseconds(3)));
+  ::close(server_end);
+
+  // Through the pool: a connection idle with bytes waiting is closed before a
+  // write-only lease too.
+  std::vector<ServerAddress> servers = {Loopback(port)};
+  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), {});
+  {
+    ServerPool::Lease lease = pool.Acquire(0);
+    REQUIRE(lease->EnsureConnected().ok());
+  }
+  const int pooled_end = ::accept(listener, nullptr, nullptr);
+  REQUIRE(pooled_end >= 0);
+  REQUIRE(::send(pooled_end, "junk", 4, MSG_NOSIGNAL) == 4);
+  std::this_thread::sleep_for(milliseconds(50));
+  {
+    ServerPool::Lease lease = pool.Acquire(0, ServerPool::Use::kWritesOnly);
+    CHECK_FALSE(lease->connected());
+  }
+  ::close(pooled_end);
+  ::close(listener);
+}
+
 TEST_CASE("the health rule: an idle connection the server closed is no failure", "[server_pool]") {
   std::vector<ServerAddress> servers = {Loopback(1)};
   ServerPoolOptions options;

@@ -62,22 +62,60 @@
 namespace cachet {
 
 // Handles to one operation of a Batch, returned when it is added and passed to
-// Outcome() after the run. A handle is only meaningful for the batch that made it,
-// until its next Clear(); a stale one that finds an operation of another kind in
-// its place (a read handle on a counter, ...) answers invalid_argument.
+// Outcome() after the run. A handle names the batch and the fill it came from:
+// once the batch is cleared (or with another Batch) it answers invalid_argument
+// ("a handle from another fill"), whatever operation now sits at its place. A
+// default-made handle names no operation and answers invalid_argument too.
+// Handles are only made by a Batch.
+class BatchHandle {
+ protected:
+  BatchHandle() = default;
+  BatchHandle(std::uint32_t index, std::uint32_t generation) noexcept
+      : index_(index), generation_(generation) {}
+
+ private:
+  friend class Batch;
+  std::uint32_t index_ = 0;
+  std::uint32_t generation_ = 0;  // never a batch's: Batch generations start at 1
+};
+
 template <class T>
-struct BatchRead {  // Get<T>
-  std::uint32_t index;
+class BatchRead : public BatchHandle {  // Get<T>
+ public:
+  BatchRead() = default;
+
+ private:
+  friend class Batch;
+  BatchRead(std::uint32_t index, std::uint32_t generation) noexcept
+      : BatchHandle(index, generation) {}
 };
 template <class T>
-struct BatchVersionedRead {  // Gets<T>
-  std::uint32_t index;
+class BatchVersionedRead : public BatchHandle {  // Gets<T>
+ public:
+  BatchVersionedRead() = default;
+
+ private:
+  friend class Batch;
+  BatchVersionedRead(std::uint32_t index, std::uint32_t generation) noexcept
+      : BatchHandle(index, generation) {}
 };
-struct BatchWrite {  // set, add, replace, cas, append, prepend, remove, touch
-  std::uint32_t index;
+class BatchWrite : public BatchHandle {  // set, add, replace, cas, append, prepend, remove, touch
+ public:
+  BatchWrite() = default;
+
+ private:
+  friend class Batch;
+  BatchWrite(std::uint32_t index, std::uint32_t generation) noexcept
+      : BatchHandle(index, generation) {}
 };
-struct BatchCounter {  // incr, decr
-  std::uint32_t index;
+class BatchCounter : public BatchHandle {  // incr, decr
+ public:
+  BatchCounter() = default;
+
+ private:
+  friend class Batch;
+  BatchCounter(std::uint32_t index, std::uint32_t generation) noexcept
+      : BatchHandle(index, generation) {}
 };
 
 class CACHET_EXPORT Batch {
@@ -90,11 +128,11 @@ class CACHET_EXPORT Batch {
 
   template <class T = std::string>
   BatchRead<T> Get(std::string_view key) {
-    return {AddRead(CacheOp::kGet, key)};
+    return {AddRead(CacheOp::kGet, key), generation_};
   }
   template <class T = std::string>
   BatchVersionedRead<T> Gets(std::string_view key) {
-    return {AddRead(CacheOp::kGets, key)};
+    return {AddRead(CacheOp::kGets, key), generation_};
   }
 
   template <class T>
@@ -146,7 +184,7 @@ class CACHET_EXPORT Batch {
   // not_found for a miss, and so on.
   template <class Handle>
   const Status& StatusOf(Handle handle) const {
-    return StatusAt(handle.index, KindOf(handle));
+    return StatusAt(handle.index_, handle.generation_, KindOf(handle));
   }
 
   // Forgets every operation; buffers keep their capacity. noreply() stays.
@@ -217,20 +255,22 @@ class CACHET_EXPORT Batch {
   // Called by Cache::Run instead of Prepare: this run sends nothing and every
   // operation answers `status`.
   void RefuseRun(Status status);
-  // Why operation `index` has no outcome of its own (not run, no such operation,
-  // refused), or nullptr when it was sent.
-  // `kind` is the handle's: an operation of another kind answers invalid_argument.
-  const Status* RefusalOf(std::uint32_t index, HandleKind kind) const;
-  const Operation* SentOperation(std::uint32_t index, HandleKind kind, Status* refused) const;
+  // Why the operation a handle names has no outcome of its own (a handle of
+  // another fill or batch, not run, refused), or nullptr when it was sent.
+  // `kind` is the handle's: an operation of another kind answers invalid_argument
+  // (a guard should two batches' generations ever meet after 2^32 fills).
+  const Status* RefusalOf(std::uint32_t index, std::uint32_t generation, HandleKind kind) const;
+  const Operation* SentOperation(const BatchHandle& handle, HandleKind kind,
+                                 Status* refused) const;
   // Inline: a loop over a batch's outcomes checks one branch per operation.
-  const Status& StatusAt(std::uint32_t index, HandleKind kind) const {
-    if (index < entries_.size() && ran_) {
+  const Status& StatusAt(std::uint32_t index, std::uint32_t generation, HandleKind kind) const {
+    if (generation == generation_ && index < entries_.size() && ran_) {
       const Entry& entry = entries_[index];
       if (entry.slot != kNotSent && entry.run_refusal == kNotSent && KindOf(entry.op) == kind) {
         return operations_[entry.slot].status;
       }
     }
-    return *RefusalOf(index, kind);
+    return *RefusalOf(index, generation, kind);
   }
 
   Cache* cache_;
@@ -244,6 +284,9 @@ class CACHET_EXPORT Batch {
   std::string keys_;                   // namespaced keys, joined
   std::string values_;                 // encoded values, joined
   Item scratch_;                       // encodes non-string values
+  // This fill's: every handle carries it, and Clear() takes a new one, unique
+  // across the process's batches (until it wraps after 2^32 fills), never 0.
+  std::uint32_t generation_;
   bool noreply_all_ = false;
   bool ran_ = false;
 };
@@ -262,14 +305,14 @@ BatchWrite Batch::AddTyped(CacheOp op, StoreMode mode, std::string_view key, con
     s = cache_->codec().Encode(detail::CodecArg(value), &scratch_);
     view = ItemView(scratch_);
   }
-  if (!s.ok()) return {Refuse(op, std::move(s))};
+  if (!s.ok()) return {Refuse(op, std::move(s)), generation_};
   return AddStore(op, mode, key, view, cas, effective);
 }
 
 template <class T>
 Lookup<T> Batch::Outcome(BatchRead<T> read) const {
   Status refused;
-  const Operation* sent = SentOperation(read.index, HandleKind::kRead, &refused);
+  const Operation* sent = SentOperation(read, HandleKind::kRead, &refused);
   if (sent == nullptr) return Lookup<T>::FromStatus(std::move(refused));
   if (!sent->status.ok()) return Lookup<T>::FromStatus(sent->status);
   T value{};
@@ -281,7 +324,7 @@ Lookup<T> Batch::Outcome(BatchRead<T> read) const {
 template <class T>
 Lookup<Versioned<T>> Batch::Outcome(BatchVersionedRead<T> read) const {
   Status refused;
-  const Operation* sent = SentOperation(read.index, HandleKind::kVersionedRead, &refused);
+  const Operation* sent = SentOperation(read, HandleKind::kVersionedRead, &refused);
   if (sent == nullptr) return Lookup<Versioned<T>>::FromStatus(std::move(refused));
   if (!sent->status.ok()) return Lookup<Versioned<T>>::FromStatus(sent->status);
   Versioned<T> v{T{}, sent->result.cas};

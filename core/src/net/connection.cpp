@@ -71,7 +71,8 @@ Connection::Connection(Connection&& other) noexcept
       connecting_(std::exchange(other.connecting_, false)),
       addresses_(std::move(other.addresses_)),
       next_address_(std::exchange(other.next_address_, 0)),
-      connect_deadline_(other.connect_deadline_) {}
+      connect_deadline_(other.connect_deadline_),
+      last_writes_only_(std::exchange(other.last_writes_only_, Clock::time_point{})) {}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
@@ -86,6 +87,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     addresses_ = std::move(other.addresses_);
     next_address_ = std::exchange(other.next_address_, 0);
     connect_deadline_ = other.connect_deadline_;
+    last_writes_only_ = std::exchange(other.last_writes_only_, Clock::time_point{});
   }
   return *this;
 }
@@ -98,6 +100,7 @@ void Connection::Close() noexcept {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   buffer_.Clear();
+  last_writes_only_ = Clock::time_point{};
   connecting_ = false;
   addresses_.clear();
   next_address_ = 0;

@@ -79,13 +79,15 @@ template <class Server>
 
 }  // namespace
 
-ServerPool::Lease ServerPool::Acquire(std::size_t server) {
+ServerPool::Lease ServerPool::Acquire(std::size_t server, Use use) {
   Server& s = *servers_[server];
   Connection* c = s.spare.exchange(nullptr, std::memory_order_acquire);
   if (c == nullptr) c = IdleOrNew(s, options_.connection);
   // Whatever arrived while it was idle is nobody's reply; the borrower then
   // connects anew instead of reading it as the answer to its request.
-  if (c->QuietSinceLastUse()) {
+  const bool quiet = use == Use::kWritesOnly ? c->QuietForWritesOnly(Clock::now())
+                                             : c->QuietSinceLastUse();
+  if (quiet) {
     c->MarkReused();
   } else {
     c->Close();

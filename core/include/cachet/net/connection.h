@@ -102,6 +102,17 @@ class CACHET_EXPORT Connection {
     const ssize_t got = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
   }
+  // QuietSinceLastUse() for an exchange that reads nothing back (memcached text
+  // noreply writes only). Bytes waiting unread cannot be taken for its replies
+  // (the next exchange that reads checks them), so the peek is only there to
+  // catch a close while the connection sat idle: it is skipped when another
+  // such exchange took the connection under kBusyWindow before `now`, the
+  // steady stream of a noreply loop, one system call less per write.
+  bool QuietForWritesOnly(Clock::time_point now) {
+    const bool busy = fd_ >= 0 && buffer_.empty() && now - last_writes_only_ < kBusyWindow;
+    last_writes_only_ = now;
+    return busy || QuietSinceLastUse();
+  }
   // True when the connection served an earlier call before this one (it came
   // from the pool); false once it is connected anew.
   bool reused() const noexcept { return reused_; }
@@ -196,6 +207,11 @@ class CACHET_EXPORT Connection {
   // How far a blocking read may overrun an exchange's deadline: ReadMore blocks
   // in recv() only while the socket's io_timeout ends at most this long after it.
   static constexpr std::chrono::milliseconds kBlockingSlack{5};
+  // QuietForWritesOnly(): how recent the last write-only exchange must be for
+  // the next one to skip the peek. Short next to any idle close (memcached's
+  // idle_timeout is in seconds); a server that dies inside it loses noreply
+  // writes either way, as it does those already sent.
+  static constexpr std::chrono::milliseconds kBusyWindow{1};
 
   // A failed send(), from its errno: ok when the socket was only full (or the
   // call interrupted), so the caller waits for room; kIoError otherwise.
@@ -242,6 +258,9 @@ class CACHET_EXPORT Connection {
   std::vector<SocketAddress> addresses_;
   std::size_t next_address_ = 0;
   Deadline connect_deadline_{};
+  // When a write-only exchange last took this socket (QuietForWritesOnly);
+  // the clock's epoch (long ago) once the socket closes.
+  Clock::time_point last_writes_only_ = Clock::time_point{};
 };
 
 }  // namespace cachet::net

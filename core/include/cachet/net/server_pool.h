@@ -98,9 +98,14 @@ class CACHET_EXPORT ServerPool {
     std::unique_ptr<Connection> connection_;
   };
 
+  // What the borrower's exchange does: reads replies (the usual), or only
+  // writes (memcached text noreply), which lets a busy connection skip the
+  // idle check (Connection::QuietForWritesOnly).
+  enum class Use : std::uint8_t { kReadsReplies, kWritesOnly };
+
   // A pooled connection to `server` that nothing disturbed while it was idle
   // (Connection::reused() is then true), or a new, unconnected one.
-  Lease Acquire(std::size_t server);
+  Lease Acquire(std::size_t server, Use use = Use::kReadsReplies);
 
   // The one health rule, called by whoever used a connection of `server` with
   // the outcome of its exchange (`transport`: ok, or why the exchange failed).
