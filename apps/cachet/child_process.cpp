@@ -28,7 +28,7 @@ Status Errno(const char* what) {
 [[noreturn]] void ExecChild(int stdout_pipe, int error_pipe, bool null_stdin, char* const* argv) {
   bool ready = ::dup2(stdout_pipe, STDOUT_FILENO) >= 0;
   if (ready && null_stdin) {
-    const int null_fd = ::open("/dev/null", O_RDONLY);
+    const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // dup2 clears the flag on 0
     ready = null_fd >= 0 && ::dup2(null_fd, STDIN_FILENO) >= 0;
   }
   if (ready) ::execvp(argv[0], argv);  // returns only on failure

@@ -1,7 +1,8 @@
 // Cache::GetOrComputeItem: GetOrCompute's coordination of loaders. Threads of
 // one process wait on the LoadCoordinator; processes sharing a store take a
 // lease in it: the store's own (Backend::LeaseGet) where it declares
-// kNativeLease, else an add of "<key>#lease" with the lease's TTL. Values carry a
+// kNativeLease, else an add of "<key>#lease" with the lease's TTL. Either way a
+// holder ends only its own lease (a random token per claim). Values carry a
 // ComputedRecord (computed_record.h) when stale-while-revalidate, early refresh
 // or cached misses need their expiry and load time.
 #include <sys/random.h>
