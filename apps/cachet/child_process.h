@@ -2,6 +2,7 @@
 // `cachet fetch`). Its stderr is the client's own; its stdin too, or /dev/null.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -9,14 +10,24 @@
 
 namespace cachet::cli {
 
-// Runs argv[0] (searched in PATH) with argv, appends its stdout to `*out` and
-// sets `*exit_code`: the command's exit status, 128 + the signal number if a
-// signal ended it, 127 if it could not be started (the reason goes to stderr).
+// How a command ran.
+struct ChildOutcome {
+  // Its exit status, or 128 + the signal number if a signal ended it; 127 if
+  // it could not be started.
+  int exit_code = 0;
+  // Why it could not be started ("cannot run CMD: No such file or directory"),
+  // empty when it ran.
+  std::string start_error;
+};
+
+// Runs argv[0] (searched in PATH) with argv and appends its stdout to `*out`.
 // With `null_stdin` the command reads /dev/null (inside `cachet shell`, whose
-// stdin holds the next commands). Fails only when the client itself cannot
-// fork, pipe or wait.
+// stdin holds the next commands). A command that writes more than
+// `max_output` bytes is killed (SIGKILL) and reaped, and the answer is
+// kTooLarge. Fails otherwise only when the client itself cannot fork, pipe or
+// wait.
 // REQUIRES: argv is not empty.
-Status RunCapturingStdout(const std::vector<std::string>& argv, bool null_stdin, std::string* out,
-                          int* exit_code);
+Status RunCapturingStdout(const std::vector<std::string>& argv, bool null_stdin,
+                          std::size_t max_output, std::string* out, ChildOutcome* outcome);
 
 }  // namespace cachet::cli

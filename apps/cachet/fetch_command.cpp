@@ -37,13 +37,15 @@ ComputeOptions FetchOptions(const Cache& cache, const Invocation& inv) {
 int RunFetch(CommandContext& ctx, const Invocation& inv) {
   const std::string& key = inv.args[0];
   const std::vector<std::string> command(inv.args.begin() + 1, inv.args.end());
-  int command_exit = 0;
+  ChildOutcome ran;
   std::string command_output;  // kept for a failed run, which is not cached
+  // What the Cache would refuse to encode is not captured either.
+  const std::size_t max_output = ctx.cache->codec().options().max_value_size;
   const Cache::ItemLoader run = [&](Item* item) -> Status {
-    Status s = RunCapturingStdout(command, ctx.shell, &command_output, &command_exit);
+    Status s = RunCapturingStdout(command, ctx.shell, max_output, &command_output, &ran);
     if (!s.ok()) return s;
-    if (command_exit != 0) {
-      return Status::Unavailable("the command exited with status " + std::to_string(command_exit));
+    if (ran.exit_code != 0) {
+      return Status::Unavailable("the command exited with status " + std::to_string(ran.exit_code));
     }
     item->value = std::move(command_output);
     item->flags = 0;  // raw bytes
@@ -51,11 +53,15 @@ int RunFetch(CommandContext& ctx, const Invocation& inv) {
   };
   Item item;
   Status s = ctx.cache->GetOrComputeItem(key, run, FetchOptions(*ctx.cache, inv), &item);
-  if (command_exit != 0) {
+  if (!ran.start_error.empty()) {
+    ctx.err << "cachet fetch: " << ran.start_error << '\n';
+    return ran.exit_code;
+  }
+  if (ran.exit_code != 0) {
     // Passed on as if the command had been run directly: its output, its status.
     ctx.out << command_output;
     ctx.out.flush();
-    return command_exit;
+    return ran.exit_code;
   }
   if (!s.ok()) return ReportFailure(ctx, s);
   std::string value;

@@ -71,11 +71,15 @@ Status Backend::GetAndTouch(std::string_view, Ttl, Item*) {
 }
 Status Backend::Flush() { return UnsupportedOperation("flush"); }
 Status Backend::Gets(std::string_view key, Item* out) { return Get(key, out); }
-Status Backend::LeaseGet(std::string_view, const LeaseRequest&, Item*, LeaseGrant* grant) {
+Status Backend::LeaseGet(std::string_view, const LeaseRequest&, Item*, LeaseGrant* grant,
+                         std::uint64_t* lease_cas) {
   *grant = LeaseGrant::kNone;
+  *lease_cas = 0;
   return UnsupportedOperation("lease_get");
 }
-Status Backend::EndLease(std::string_view, LeaseEnd) { return UnsupportedOperation("end_lease"); }
+Status Backend::EndLease(std::string_view, const LeaseTicket&, LeaseEnd) {
+  return UnsupportedOperation("end_lease");
+}
 
 Status Backend::Health(std::vector<ServerHealth>*) const { return UnsupportedOperation("health"); }
 Status Backend::Stats(StatsMap*) { return UnsupportedOperation("stats"); }

@@ -1,9 +1,11 @@
 // Cache::GetOrComputeItem: GetOrCompute's coordination of loaders. Threads of
 // one process wait on the LoadCoordinator; processes sharing a store take a
 // lease in it: the store's own (Backend::LeaseGet) where it declares
-// kNativeLease, else an add of "<key>#lease" with the lease's TTL. Values carry a
+// kNativeLease, else an add of "<key>#lease" with the lease's TTL. Either way a
+// holder ends only its own lease (a random token per claim). Values carry a
 // ComputedRecord (computed_record.h) when stale-while-revalidate, early refresh
 // or cached misses need their expiry and load time.
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,39 +91,66 @@ bool EarlyRefreshDue(std::uint64_t now_ms, const ComputedRecord& record, double 
 
 std::string LeaseKey(std::string_view key) { return std::string(key) + "#lease"; }
 
-// What a lease holds: who took it, for a person reading the store.
-std::string LeaseOwner() { return "cachet lease, pid " + std::to_string(::getpid()); }
+// What a lease holds: a token unique to one claim, so a holder ends its own
+// lease and never another's (two processes may share a pid across hosts or
+// containers). 128 bits from the kernel, in hex, after a prefix that tells a
+// person reading the store what the key is.
+std::string NewLeaseOwner() {
+  unsigned char bits[16];
+  if (::getrandom(bits, sizeof bits, 0) != static_cast<ssize_t>(sizeof bits)) {
+    std::random_device device;  // a kernel without getrandom(2)
+    for (unsigned char& byte : bits) byte = static_cast<unsigned char>(device());
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string owner = "cachet lease ";
+  for (unsigned char byte : bits) {
+    owner += kHex[byte >> 4];
+    owner += kHex[byte & 15];
+  }
+  return owner;
+}
 
 enum class LeaseOutcome { kTaken, kHeldElsewhere, kUnavailable };
 
-LeaseOutcome TakeLease(Cache& cache, const std::string& lease_key, milliseconds lease) {
-  const std::string owner = LeaseOwner();
+LeaseOutcome TakeLease(Cache& cache, const std::string& lease_key, const std::string& owner,
+                       milliseconds lease) {
   Status s =
       cache.StoreItem(StoreMode::kAdd, lease_key, ItemView(owner), Ttl{lease}, CacheOp::kAdd);
   if (s.ok()) return LeaseOutcome::kTaken;
   return s.IsNotStored() ? LeaseOutcome::kHeldElsewhere : LeaseOutcome::kUnavailable;
 }
 
-// Gives a taken lease back when it goes out of scope, a throwing loader included.
+// Gives a taken lease back when it goes out of scope, a throwing loader
+// included: removes the lease key if it still holds this owner's token. The
+// check and the removal are two calls (the Backend has no compare-and-delete),
+// so a lease that lapses and is taken by another caller in that one round trip
+// can still be removed; one that lapsed earlier is left to its new holder.
 class HeldLease {
  public:
-  HeldLease(Cache* cache, std::string lease_key) : cache_(cache), key_(std::move(lease_key)) {}
-  ~HeldLease() { (void)cache_->Remove(key_); }
+  HeldLease(Cache* cache, std::string lease_key, const std::string& owner)
+      : cache_(cache), key_(std::move(lease_key)), owner_(owner) {}
+  ~HeldLease() {
+    Item held;
+    if (cache_->GetItem(key_, &held).ok() && held.value == owner_) (void)cache_->Remove(key_);
+  }
   HeldLease(const HeldLease&) = delete;
   HeldLease& operator=(const HeldLease&) = delete;
 
  private:
   Cache* cache_;  // outlives the lease
   std::string key_;
+  const std::string& owner_;  // the caller's token, outlives the lease
 };
 
 // Ends a lease the store granted (Backend::LeaseGet) on the way out, a
-// throwing loader included, as `end` says by then.
+// throwing loader included, as `end` says by then; the ticket makes the store
+// end this lease only, not one another caller won after it lapsed.
 class NativeLease {
  public:
-  NativeLease(Backend* backend, std::string_view full_key, LeaseEnd if_abandoned)
-      : end(if_abandoned), backend_(backend), key_(full_key) {}
-  ~NativeLease() { (void)backend_->EndLease(key_, end); }
+  NativeLease(Backend* backend, std::string_view full_key, LeaseTicket ticket,
+              LeaseEnd if_abandoned)
+      : end(if_abandoned), backend_(backend), key_(full_key), ticket_(ticket) {}
+  ~NativeLease() { (void)backend_->EndLease(key_, ticket_, end); }
   NativeLease(const NativeLease&) = delete;
   NativeLease& operator=(const NativeLease&) = delete;
   LeaseEnd end;
@@ -129,6 +158,7 @@ class NativeLease {
  private:
   Backend* backend_;  // outlives the lease
   std::string_view key_;
+  LeaseTicket ticket_;  // its owner's bytes outlive the lease
 };
 
 // Whether loaded values carry a ComputedRecord under `o`.
@@ -279,10 +309,11 @@ void Cache::TryRefresh(ComputeCall& call, std::string_view key, const ItemLoader
   // One refresher in the whole fleet: the lease, non-blocking.
   const std::string lease_key = LeaseKey(key);
   const milliseconds lease = options.lease.count() > 0 ? options.lease : kRefreshLease;
-  const LeaseOutcome taken = TakeLease(*this, lease_key, lease);
+  const std::string owner = NewLeaseOwner();
+  const LeaseOutcome taken = TakeLease(*this, lease_key, owner, lease);
   if (taken == LeaseOutcome::kHeldElsewhere) return;
   std::optional<HeldLease> held;
-  if (taken == LeaseOutcome::kTaken) held.emplace(this, lease_key);
+  if (taken == LeaseOutcome::kTaken) held.emplace(this, lease_key, owner);
   // Another caller may have refreshed it between our read and our lease.
   Cached now;
   if (ReadCached(call, key, options, &now).ok() && now.state != Cached::State::kAbsent &&
@@ -310,14 +341,15 @@ Status Cache::LoadMissing(ComputeCall& call, std::string_view key, const ItemLoa
   if (options.lease.count() <= 0) return LoadAndStore(call, key, load, options, out);
 
   const std::string lease_key = LeaseKey(key);
+  const std::string owner = NewLeaseOwner();
   const milliseconds wait = options.lease_wait.count() > 0 ? options.lease_wait : options.lease;
   const auto deadline = SteadyClock::now() + wait;
   milliseconds pause{2};
   // Bounded by `deadline`: every pass sleeps, and the last one loads.
   for (;;) {
-    const LeaseOutcome taken = TakeLease(*this, lease_key, options.lease);
+    const LeaseOutcome taken = TakeLease(*this, lease_key, owner, options.lease);
     if (taken == LeaseOutcome::kTaken) {
-      const HeldLease held(this, lease_key);
+      const HeldLease held(this, lease_key, owner);
       // The previous holder may have stored its value just before it let go.
       (void)ReadCached(call, key, options, &cached);
       if (cached.state != Cached::State::kAbsent) return cached.TakeInto(out);
@@ -338,8 +370,10 @@ Status Cache::LoadMissing(ComputeCall& call, std::string_view key, const ItemLoa
 Status Cache::GetOrComputeNative(ComputeCall& call, std::string_view key, const ItemLoader& load,
                                  const ComputeOptions& options, Item* out) {
   const PrefixedKey full_key(options_.key_namespace, key);
+  const std::string owner = NewLeaseOwner();
   LeaseRequest request;
   request.lease = Ttl{options.lease};
+  request.owner = owner;
   // A value in its stale window (the store keeps it stale + 1 s past its
   // expiry) is won for a refresh by one caller; without a stale window, a record
   // in that last second is won like a missing key.
@@ -355,7 +389,9 @@ Status Cache::GetOrComputeNative(ComputeCall& call, std::string_view key, const 
   // Bounded by `deadline`: every pass returns or sleeps, and the last one loads.
   for (;;) {
     LeaseGrant grant = LeaseGrant::kNone;
-    const Status s = backend_->LeaseGet(full_key.view(), request, &cached.item, &grant);
+    std::uint64_t lease_cas = 0;
+    const Status s =
+        backend_->LeaseGet(full_key.view(), request, &cached.item, &grant, &lease_cas);
     if (s.IsInvalidArgument()) return s;
     // A key the store cannot lease (Redis: no lock key in its slot): the
     // add-based lease instead, never a load without one.
@@ -365,7 +401,7 @@ Status Cache::GetOrComputeNative(ComputeCall& call, std::string_view key, const 
     if (grant == LeaseGrant::kWon) {
       // This caller loads: for a missing key, or to refresh the value it read.
       const bool refresh = state != Cached::State::kAbsent;
-      NativeLease held(backend_.get(), full_key.view(),
+      NativeLease held(backend_.get(), full_key.view(), LeaseTicket{owner, lease_cas},
                        refresh ? LeaseEnd::kAbandonRefresh : LeaseEnd::kAbandonMiss);
       Item fresh;
       Status stored;
@@ -410,14 +446,18 @@ Status Cache::GetOrComputeNative(ComputeCall& call, std::string_view key, const 
 
 void Cache::RefreshNative(ComputeCall& call, std::string_view key, std::string_view full_key,
                           const ItemLoader& load, const ComputeOptions& options, Cached* cached) {
+  const std::string owner = NewLeaseOwner();
   LeaseRequest request;
   request.lease = Ttl{options.lease};
   request.recache_below = Ttl::max();  // win a fresh value too, if nobody holds its lease
+  request.owner = owner;
   Cached now;
   LeaseGrant grant = LeaseGrant::kNone;
-  const Status s = backend_->LeaseGet(full_key, request, &now.item, &grant);
+  std::uint64_t lease_cas = 0;
+  const Status s = backend_->LeaseGet(full_key, request, &now.item, &grant, &lease_cas);
   if (grant != LeaseGrant::kWon) return;  // another caller refreshes it
-  NativeLease held(backend_.get(), full_key, LeaseEnd::kAbandonRefresh);
+  NativeLease held(backend_.get(), full_key, LeaseTicket{owner, lease_cas},
+                   LeaseEnd::kAbandonRefresh);
   if (s.ok() && now.Decode(options) != Cached::State::kAbsent &&
       (!now.has_record || now.record.fresh_until_ms != cached->record.fresh_until_ms)) {
     // Refreshed by another caller between the two reads: keep its value.

@@ -36,12 +36,12 @@ class EnvelopeBackend final : public Backend {
   Status Remove(std::string_view key) override { return inner_->Remove(key); }
   // The inner store's lease; a hit is opened like Get()'s.
   Status LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
-                  LeaseGrant* grant) override {
-    Status s = inner_->LeaseGet(key, request, out, grant);
+                  LeaseGrant* grant, std::uint64_t* lease_cas) override {
+    Status s = inner_->LeaseGet(key, request, out, grant, lease_cas);
     return s.ok() ? Open(out) : s;
   }
-  Status EndLease(std::string_view key, LeaseEnd end) override {
-    return inner_->EndLease(key, end);
+  Status EndLease(std::string_view key, const LeaseTicket& ticket, LeaseEnd end) override {
+    return inner_->EndLease(key, ticket, end);
   }
   Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override;
   Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override;

@@ -97,8 +97,8 @@ class MemcachedBackend final : public Backend {
   // The meta protocol's leases (meta_lease.cpp); kUnsupported on text.
   // mg with N (vivify), R (recache) and the W/Z/X flags; md with I.
   Status LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
-                  LeaseGrant* grant) override;
-  Status EndLease(std::string_view key, LeaseEnd end) override;
+                  LeaseGrant* grant, std::uint64_t* lease_cas) override;
+  Status EndLease(std::string_view key, const LeaseTicket& ticket, LeaseEnd end) override;
 
   const MemcachedOptions& options() const noexcept { return options_; }
 

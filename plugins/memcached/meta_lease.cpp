@@ -82,9 +82,12 @@ std::int64_t RecacheSeconds(Ttl below) {
 }  // namespace
 
 Status MemcachedBackend::LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
-                                  LeaseGrant* grant) {
+                                  LeaseGrant* grant, std::uint64_t* lease_cas) {
   *grant = LeaseGrant::kNone;
-  if (options_.protocol != Protocol::kMeta) return Backend::LeaseGet(key, request, out, grant);
+  *lease_cas = 0;
+  if (options_.protocol != Protocol::kMeta) {
+    return Backend::LeaseGet(key, request, out, grant, lease_cas);
+  }
   if (request.lease.count() < 0 || request.recache_below.count() < 0) {
     return NegativeTtlError("memcached");
   }
@@ -104,6 +107,7 @@ Status MemcachedBackend::LeaseGet(std::string_view key, const LeaseRequest& requ
   }
   if (reply.win) {
     *grant = LeaseGrant::kWon;
+    *lease_cas = reply.cas;  // EndLease deletes or marks only this very item
   } else if (reply.win_taken) {
     *grant = LeaseGrant::kHeld;
   }
@@ -114,19 +118,21 @@ Status MemcachedBackend::LeaseGet(std::string_view key, const LeaseRequest& requ
   return Status::OK();
 }
 
-Status MemcachedBackend::EndLease(std::string_view key, LeaseEnd end) {
-  if (options_.protocol != Protocol::kMeta) return Backend::EndLease(key, end);
+Status MemcachedBackend::EndLease(std::string_view key, const LeaseTicket& ticket, LeaseEnd end) {
+  if (options_.protocol != Protocol::kMeta) return Backend::EndLease(key, ticket, end);
   // A stored value replaced the placeholder, and a new item has a new token.
   if (end == LeaseEnd::kKept) return Status::OK();
   MetaTokens tokens;
   tokens.binary_key = options_.binary_keys;
   net::RequestBuffer request;
   // A placeholder goes (the next mg N vivifies and wins); a present item is
-  // marked stale with I, which keeps it and gives the next mg a new W.
-  AppendMetaDelete(request, key, tokens, end == LeaseEnd::kAbandonRefresh);
+  // marked stale with I, which keeps it and gives the next mg a new W. Both
+  // with C<cas>: an item that changed since the win (the placeholder lapsed
+  // and another client won a new one, or stored a value) answers EX and stays.
+  AppendMetaDelete(request, key, tokens, end == LeaseEnd::kAbandonRefresh, ticket.cas);
   OneMetaReplyReader reader(limits_);
   Status s = RunMetaCommand(key, request, &reader);
-  return s.IsNotFound() ? Status::OK() : s;
+  return s.IsNotFound() || s.IsExists() ? Status::OK() : s;
 }
 
 }  // namespace cachet::memcached

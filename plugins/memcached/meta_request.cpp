@@ -107,9 +107,13 @@ void AppendMetaSet(RequestBuffer& out, StoreMode mode, std::string_view key, Ite
 }
 
 void AppendMetaDelete(RequestBuffer& out, std::string_view key, const MetaTokens& tokens,
-                      bool invalidate) {
+                      bool invalidate, std::uint64_t compare_cas) {
   AppendKey(out, "md ", key, tokens);
   if (invalidate) out.Append(" I");
+  if (compare_cas != 0) {
+    out.Append(" C");
+    out.AppendDecimal(compare_cas);
+  }
   EndRequest(out, tokens);
 }
 

@@ -35,10 +35,11 @@ void AppendMetaLeaseGet(RequestBuffer& out, std::string_view key, const MetaToke
 // ms <key> <size> F<flags> T<exptime> [C<cas>] [M<mode>] + data.
 void AppendMetaSet(RequestBuffer& out, StoreMode mode, std::string_view key, ItemView item,
                    std::int64_t exptime, const MetaTokens& tokens);
-// md <key> [I]: with `invalidate`, the item is kept, marked stale (the next mg
-// gets X and W) instead of deleted.
+// md <key> [I] [C<cas>]: with `invalidate`, the item is kept, marked stale
+// (the next mg gets X and W) instead of deleted; with a `compare_cas` other
+// than 0, only if the item's CAS is still that (else EX).
 void AppendMetaDelete(RequestBuffer& out, std::string_view key, const MetaTokens& tokens,
-                      bool invalidate = false);
+                      bool invalidate = false, std::uint64_t compare_cas = 0);
 // ma <key> D<delta> [MD] [v]: the new value comes back unless quiet.
 void AppendMetaArithmetic(RequestBuffer& out, bool decrement, std::string_view key,
                           std::uint64_t delta, const MetaTokens& tokens);

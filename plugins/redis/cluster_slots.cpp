@@ -93,6 +93,28 @@ std::uint16_t KeySlot(std::string_view key) noexcept {
   return static_cast<std::uint16_t>(Crc16Xmodem(HashTag(key)) % kSlotCount);
 }
 
+std::string SlotTag(std::uint16_t slot) {
+  // Built once, on first use: the numbers 0, 1, 2, ... cover every slot by
+  // 109758 (test_cluster_slots checks each slot's tag); the bound only keeps
+  // the loop finite.
+  static const std::array<std::uint32_t, kSlotCount> kTags = [] {
+    constexpr std::uint32_t kUnset = 0xffffffff;
+    std::array<std::uint32_t, kSlotCount> tags;
+    tags.fill(kUnset);
+    std::size_t covered = 0;
+    for (std::uint32_t n = 0; covered < kSlotCount && n < 10'000'000; ++n) {
+      const std::string digits = std::to_string(n);
+      std::uint32_t& tag = tags[Crc16Xmodem(digits) % kSlotCount];
+      if (tag == kUnset) {
+        tag = n;
+        ++covered;
+      }
+    }
+    return tags;
+  }();
+  return std::to_string(kTags[slot % kSlotCount]);
+}
+
 const ClusterNode* SlotMap::PrimaryFor(std::uint16_t slot) const noexcept {
   if (slot >= kSlotCount || owner_[slot] == kNoNode) return nullptr;
   return &primaries_[owner_[slot]];

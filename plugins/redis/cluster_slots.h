@@ -33,6 +33,12 @@ std::string_view HashTag(std::string_view key) noexcept;
 // The cluster slot of `key`, 0..16383.
 std::uint16_t KeySlot(std::string_view key) noexcept;
 
+// A hash tag that lands in `slot`: the smallest decimal number whose CRC16 is
+// in it, so "{" + SlotTag(s) + "}anything" lives in slot s. For keys that must
+// share a slot with a key whose own bytes cannot be a tag (one with a '}').
+// REQUIRES: slot < kSlotCount.
+std::string SlotTag(std::uint16_t slot);
+
 struct ClusterNode {
   std::string host;
   int port = 0;

@@ -81,4 +81,11 @@ inline constexpr LuaScript kLeaseGetScript{
     "if won then return {v or false, 1} end return {v or false, 2}",
     "17bff407c378f50508313a2a42e2b3a8414e22f4"};
 
+// Ends GetOrCompute's lease: deletes the lock KEYS[1] only while it holds this
+// caller's token ARGV[1], so a holder whose lease lapsed and was taken by
+// another caller leaves the new holder's lock. Answers 1 if deleted, else 0.
+inline constexpr LuaScript kLeaseEndScript{
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+    "6fbe84d1140fd2047394924af9d845b83c070bec"};
+
 }  // namespace cachet::redis

@@ -2,8 +2,6 @@
 // mapping (redis_replies.h); the router (standalone or cluster) sends it.
 #include "redis_backend.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -35,11 +33,13 @@ bool IsNoScript(const Status& s) {
 }  // namespace
 
 std::string LeaseKeyOf(std::string_view key) {
-  std::string lock = std::string(key) + "#lease";
-  if (KeySlot(lock) == KeySlot(key)) return lock;
-  lock = "{" + std::string(key) + "}#lease";
-  if (KeySlot(lock) == KeySlot(key)) return lock;
-  return {};
+  // A key with a hash tag keeps it: a suffix cannot change the first tag.
+  if (HashTag(key).size() != key.size()) return std::string(key) + "#lease";
+  // Else the whole key is hashed, and a tag of the whole key hashes the same,
+  // unless the key has a '}' (the tag would end there): then a tag chosen to
+  // land in the key's slot, followed by the key.
+  if (key.find('}') == std::string_view::npos) return "{" + std::string(key) + "}#lease";
+  return "{" + SlotTag(KeySlot(key)) + "}" + std::string(key) + "#lease";
 }
 
 RedisBackend::RedisBackend(RedisOptions options)
@@ -225,22 +225,22 @@ void RedisBackend::Execute(std::span<Operation> batch) {
 }
 
 Status RedisBackend::LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
-                              LeaseGrant* grant) {
+                              LeaseGrant* grant, std::uint64_t* lease_cas) {
   *grant = LeaseGrant::kNone;
+  *lease_cas = 0;  // the lock holds the owner's token instead
   if (request.lease.count() < 0 || request.recache_below.count() < 0) {
     return NegativeTtlError("redis");
   }
+  if (request.owner.empty()) return Status::InvalidArgument("redis: a lease needs an owner token");
   const std::string lock = LeaseKeyOf(key);
-  if (lock.empty()) return Backend::LeaseGet(key, request, out, grant);
   const std::int64_t lease_ms = std::max<std::int64_t>(request.lease.count(), 1);
   const std::int64_t below_ms =
       request.recache_below == Ttl::max() ? -1 : static_cast<std::int64_t>(request.recache_below.count());
-  const std::string owner = "cachet lease, pid " + std::to_string(::getpid());
   bool found = false;
   Status s = RunScript(
       key,
       [&](std::string* request_bytes, bool by_source) {
-        AppendLeaseGet(request_bytes, key, lock, lease_ms, below_ms, owner, by_source);
+        AppendLeaseGet(request_bytes, key, lock, lease_ms, below_ms, request.owner, by_source);
       },
       [&](RespValue reply, std::string_view where) {
         if (reply.type() != RespType::kArray || reply.size() != 2 ||
@@ -262,15 +262,19 @@ Status RedisBackend::LeaseGet(std::string_view key, const LeaseRequest& request,
   return found ? Status::OK() : Status::NotFound();
 }
 
-Status RedisBackend::EndLease(std::string_view key, LeaseEnd /*end*/) {
-  // Whatever the end, the lock goes: a stored value, or none (the next caller wins).
+Status RedisBackend::EndLease(std::string_view key, const LeaseTicket& ticket,
+                              LeaseEnd /*end*/) {
+  // Whatever the end, the lock goes (a stored value, or none: the next caller
+  // wins), if it is still ours: compare-and-delete in one script.
   const std::string lock = LeaseKeyOf(key);
-  if (lock.empty()) return Backend::EndLease(key, LeaseEnd::kKept);
-  std::string& request = RequestBuffer();
-  AppendDel(&request, lock);
-  return RunOnKey(key, request, [](RespValue reply, std::string_view where) {
-    return ReadOneOrZero(reply, where, Status::OK());
-  });
+  return RunScript(
+      key,
+      [&](std::string* request, bool by_source) {
+        AppendLeaseEnd(request, lock, ticket.owner, by_source);
+      },
+      [](RespValue reply, std::string_view where) {
+        return ReadOneOrZero(reply, where, Status::OK());
+      });
 }
 
 }  // namespace cachet::redis

@@ -63,9 +63,10 @@ struct RedisOptions {
   ClusterSettings cluster;  // kCluster only; `servers` become its seeds
 };
 
-// The lock key of GetOrCompute's lease on `key`: "KEY#lease" when KEY has a
-// hash tag, else "{KEY}#lease", so it shares KEY's cluster slot (the lease
-// script touches both). Empty when neither does (a key with '}' and no tag).
+// The lock key of GetOrCompute's lease on `key`, in KEY's cluster slot (the
+// lease script touches both): "KEY#lease" when KEY has a hash tag, else
+// "{KEY}#lease", or "{N}KEY#lease" for a key with a '}' and no tag, N being
+// SlotTag(KeySlot(KEY)) (a tag of KEY itself would end at its '}').
 std::string LeaseKeyOf(std::string_view key);
 
 class RedisBackend final : public Backend {
@@ -112,11 +113,12 @@ class RedisBackend final : public Backend {
                    std::vector<std::string>* reply) override;
 
   // GetOrCompute's lease (kNativeLease): the lease script reads the value and
-  // takes the lock key (LeaseKeyOf) with SET NX PX in one round trip; EndLease
-  // deletes the lock.
+  // takes the lock key (LeaseKeyOf) with SET NX PX in one round trip, its
+  // value the request's owner token; EndLease deletes the lock if it still
+  // holds that token (a script: compare-and-delete).
   Status LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
-                  LeaseGrant* grant) override;
-  Status EndLease(std::string_view key, LeaseEnd end) override;
+                  LeaseGrant* grant, std::uint64_t* lease_cas) override;
+  Status EndLease(std::string_view key, const LeaseTicket& ticket, LeaseEnd end) override;
 
   // The router, for tests that look at the cluster topology.
   CommandRouter& router() noexcept { return *router_; }

@@ -112,6 +112,17 @@ void AppendLeaseGet(std::string* out, std::string_view key, std::string_view loc
   command.Arg(std::int64_t{2}).Arg(key).Arg(lock).Arg(lease_ms).Arg(recache_below_ms).Arg(owner);
 }
 
+void AppendLeaseEnd(std::string* out, std::string_view lock, std::string_view owner,
+                    bool by_source) {
+  RespCommand command(out, 5);
+  if (by_source) {
+    command.Arg("EVAL").Arg(kLeaseEndScript.source);
+  } else {
+    command.Arg("EVALSHA").Arg(kLeaseEndScript.sha1);
+  }
+  command.Arg(std::int64_t{1}).Arg(lock).Arg(owner);
+}
+
 void AppendDel(std::string* out, std::string_view key) { RespCommand(out, 2).Arg("DEL").Arg(key); }
 
 void AppendCounter(std::string* out, CounterMode mode, bool increment, std::string_view key,

@@ -41,6 +41,10 @@ void AppendDel(std::string* out, std::string_view key);
 void AppendLeaseGet(std::string* out, std::string_view key, std::string_view lock,
                     std::int64_t lease_ms, std::int64_t recache_below_ms, std::string_view owner,
                     bool by_source);
+// EVALSHA (by_source false) or EVAL of the script that deletes `lock` only
+// while it holds `owner` (lua_scripts.h).
+void AppendLeaseEnd(std::string* out, std::string_view lock, std::string_view owner,
+                    bool by_source);
 enum class CounterMode : std::uint8_t {
   kMemcached,  // the counter script: unsigned, wrapping, missing key not found
   kNative,     // INCRBY / DECRBY: signed, a missing key counts from 0

@@ -14,6 +14,7 @@
 #include "cachet/cache.h"
 #include "cachet/config.h"
 #include "support/memcached_server.h"
+#include "support/redis_cluster.h"
 #include "support/redis_server.h"
 #include "support/tt_server/tokyotyrant_server.h"
 
@@ -25,7 +26,28 @@ using SteadyClock = std::chrono::steady_clock;
 
 struct OpenStore {
   std::unique_ptr<ServerProcess> server;
+  std::unique_ptr<RedisCluster> cluster;
+  std::string section;  // the config's store sections
   std::unique_ptr<Cache> cache;
+
+  // Another Cache on the same store, as another process would have: its own
+  // connections and its own coordination of threads. The memory store lives in
+  // its Cache's process, so there the other Cache shares this one's Backend.
+  // The result must not outlive this OpenStore.
+  std::unique_ptr<Cache> Another() const {
+    if (section == "backend = memory\n") {
+      auto codec = Codec::Create(CodecOptions{});
+      REQUIRE(codec.ok());
+      // Not owned: `cache` owns the Backend and outlives the new Cache.
+      std::shared_ptr<Backend> shared(std::shared_ptr<Backend>(), &cache->backend());
+      return std::make_unique<Cache>(std::move(shared), *codec, CacheOptions{});
+    }
+    auto config = Config::Parse("[cache]\n" + section, "another Cache");
+    REQUIRE(config.ok());
+    auto opened = Cache::Open(std::move(config).value());
+    REQUIRE(opened.ok());
+    return std::move(opened).value();
+  }
 };
 
 OpenStore Open(const std::string& kind) {
@@ -45,6 +67,12 @@ OpenStore Open(const std::string& kind) {
     REQUIRE(server.ok());
     store.server = std::move(server).value();
     section = "backend = redis\n[redis]\nservers = " + store.server->address() + "\n";
+  } else if (kind == "redis-cluster") {
+    auto cluster = RedisCluster::Start();
+    REQUIRE(cluster.ok());
+    store.cluster = std::move(cluster).value();
+    section =
+        "backend = redis\n[redis]\nmode = cluster\nservers = " + store.cluster->seeds() + "\n";
   } else {
     REQUIRE(kind == "tokyotyrant");
     auto server = StartTokyoTyrant();
@@ -57,8 +85,31 @@ OpenStore Open(const std::string& kind) {
   auto cache = Cache::Open(std::move(config).value());
   REQUIRE(cache.ok());
   store.cache = std::move(cache).value();
+  store.section = section;
   return store;
 }
+
+// Waits (at most 10 s) until `flag` is set.
+bool WaitFor(const std::atomic<bool>& flag) {
+  const auto deadline = SteadyClock::now() + milliseconds(10000);
+  while (!flag.load()) {
+    if (SteadyClock::now() >= deadline) return false;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return true;
+}
+
+// A loader that says it started, waits until released, then answers `answer`.
+struct GatedLoader {
+  std::atomic<bool> started{false};
+  std::atomic<bool> release{false};
+  Result<std::string> answer = Status::IoError("gave up");
+  Result<std::string> operator()() {
+    started = true;
+    if (!WaitFor(release)) return Status::Timeout("never released");
+    return answer;
+  }
+};
 
 }  // namespace
 
@@ -140,6 +191,66 @@ TEST_CASE("sixteen threads on the memory store run the loader once", "[compute][
   CHECK(runs.load() == 1);
   for (const std::string& value : values) CHECK(value == "value");
   CHECK(store.cache->Get("k#lease").miss());  // given back
+}
+
+TEST_CASE("a holder whose lease lapsed does not end the lease another caller took since",
+          "[compute][stores]") {
+  const std::string kind = GENERATE("memory", "memcached-text", "memcached-meta", "redis",
+                                    "redis-cluster", "tokyotyrant");
+  // On Redis a key with a '}' and no hash tag, whose lock key needs a tag of
+  // its own to share the key's slot (redis_backend.h, LeaseKeyOf).
+  const std::string key = kind.starts_with("redis") ? "a}b" : "k";
+  INFO("store: " << kind << ", key: " << key);
+  OpenStore store = Open(kind);
+  auto second = store.Another();
+  auto third = store.Another();
+  ComputeOptions short_lease;
+  short_lease.lease = milliseconds(1000);
+  ComputeOptions long_lease;
+  long_lease.lease = milliseconds(30000);
+  long_lease.lease_wait = milliseconds(30000);
+
+  // The first holder's load outlasts its lease, then fails: it gives the lease up.
+  GatedLoader first_load;
+  std::thread first([&] {
+    (void)store.cache->GetOrCompute<std::string>(key, std::ref(first_load), short_lease);
+  });
+  REQUIRE(WaitFor(first_load.started));
+  // Past the lease, on every store (memcached's clock ticks in whole seconds).
+  std::this_thread::sleep_for(milliseconds(2200));
+  GatedLoader second_load;
+  second_load.answer = std::string("second");
+  std::string second_value;
+  std::thread second_caller([&] {
+    auto got = second->GetOrCompute<std::string>(key, std::ref(second_load), long_lease);
+    second_value = got.hit() ? got.value() : got.status().ToString();
+  });
+  const bool second_won = WaitFor(second_load.started);
+  first_load.release = true;  // the first holder ends its (lapsed) lease now
+  first.join();
+
+  // The second holder's lease still stands: a third caller finds it held and
+  // waits its lease_wait out before loading by itself. Had the first holder
+  // removed it, the third would win at once.
+  ComputeOptions short_wait = long_lease;
+  short_wait.lease_wait = milliseconds(500);
+  std::atomic<int> third_runs{0};
+  const auto asked = SteadyClock::now();
+  auto got = third->GetOrCompute<std::string>(
+      key,
+      [&]() -> Result<std::string> {
+        ++third_runs;
+        return std::string("third");
+      },
+      short_wait);
+  const auto waited = SteadyClock::now() - asked;
+  second_load.release = true;
+  second_caller.join();
+  REQUIRE(second_won);
+  CHECK(got.value_or("") == "third");
+  CHECK(third_runs.load() == 1);
+  CHECK(waited >= milliseconds(450));
+  CHECK(second_value == "second");
 }
 
 }  // namespace cachet::test

@@ -165,6 +165,10 @@ TEST_CASE("a second caller waits on the store's own lease, and no lease key is m
     const std::string pttl = RawExchange(port, Resp({"PTTL", "{k}#lease"}), 4);
     CHECK(pttl.starts_with(":"));
     CHECK(std::stol(pttl.substr(1)) > 5000);
+    // Its value is the claim's token: 128 random bits in hex.
+    const std::string token = RawExchange(port, Resp({"GET", "{k}#lease"}), 52);
+    CHECK(token.starts_with("$45\r\ncachet lease "));
+    CHECK(token.size() == 52);
   }
 
   std::atomic<int> waiter_runs{0};
@@ -302,7 +306,7 @@ TEST_CASE("a value the store refuses gives the native lease up at once", "[compu
   CHECK(SteadyClock::now() - started < milliseconds(5000));
 }
 
-TEST_CASE("a Redis key with unbalanced braces still loads once", "[compute][native]") {
+TEST_CASE("a Redis key with unbalanced braces takes the native lease", "[compute][native]") {
   Store store = Start("redis");
   auto first = OpenCache(store);
   auto second = OpenCache(store);
@@ -311,21 +315,33 @@ TEST_CASE("a Redis key with unbalanced braces still loads once", "[compute][nati
   options.lease_wait = milliseconds(30000);
   std::atomic<int> runs{0};
   std::atomic<bool> started{false};
+  std::atomic<bool> release{false};
   auto slow = [&]() -> Result<std::string> {
     ++runs;
     started = true;
-    std::this_thread::sleep_for(milliseconds(500));
+    if (!WaitFor(release)) return Status::Timeout("never released");
     return std::string("loaded");
   };
   std::string a_value;
   std::thread a([&] { a_value = first->GetOrCompute<std::string>("a}b", slow, options).value(); });
   REQUIRE(WaitFor(started));
+  // "{a}b}#lease" would hash "a", another slot: the lock's tag is 20658, the
+  // smallest number in the slot of "a}b" (7866), and the key follows it.
+  const int port = store.server->port();
+  CHECK(RawExchange(port, Resp({"EXISTS", "{20658}a}b#lease"}), 4) == ":1\r\n");
+  CHECK(RawExchange(port, Resp({"EXISTS", "a}b#lease"}), 4) == ":0\r\n");
+  std::thread b([&] {
+    std::this_thread::sleep_for(milliseconds(300));  // the second caller polls meanwhile
+    release = true;
+  });
   auto got = second->GetOrCompute<std::string>("a}b", slow, options);
   a.join();
+  b.join();
   REQUIRE(got.hit());
   CHECK(got.value() == "loaded");
   CHECK(a_value == "loaded");
   CHECK(runs.load() == 1);
+  CHECK(RawExchange(port, Resp({"EXISTS", "{20658}a}b#lease"}), 4) == ":0\r\n");  // given back
 }
 
 }  // namespace cachet::test

@@ -8,12 +8,16 @@
 #include <string_view>
 
 #include "cluster_slots.h"
+#include "redis_backend.h"
 #include "resp_parser.h"
 
 using cachet::redis::ClusterNode;
 using cachet::redis::Crc16Xmodem;
 using cachet::redis::HashTag;
 using cachet::redis::KeySlot;
+using cachet::redis::kSlotCount;
+using cachet::redis::LeaseKeyOf;
+using cachet::redis::SlotTag;
 using cachet::redis::ParseRedirect;
 using cachet::redis::Redirect;
 using cachet::redis::RespParser;
@@ -75,6 +79,33 @@ TEST_CASE("key slots match redis-server's CLUSTER KEYSLOT", "[cluster]") {
   CHECK(KeySlot("user:1000") == 1649);
   CHECK(KeySlot("key:0") == 2592);
   CHECK(KeySlot("key:9999") == 2633);
+}
+
+TEST_CASE("every slot has a tag of digits that lands in it", "[cluster]") {
+  CHECK(SlotTag(KeySlot("0")) == "0");  // the smallest number in its slot
+  CHECK(SlotTag(7866) == "20658");      // the slot of "a}b"
+  for (std::uint16_t slot = 0; slot < kSlotCount; ++slot) {
+    const std::string tag = SlotTag(slot);
+    REQUIRE(!tag.empty());
+    REQUIRE(tag.find_first_not_of("0123456789") == std::string::npos);
+    REQUIRE(KeySlot("{" + tag + "}anything") == slot);
+  }
+}
+
+TEST_CASE("a lease's lock key shares its key's slot, braces or not", "[cluster]") {
+  CHECK(LeaseKeyOf("k") == "{k}#lease");
+  CHECK(LeaseKeyOf("{user1}.name") == "{user1}.name#lease");
+  CHECK(LeaseKeyOf("a{b") == "{a{b}#lease");
+  CHECK(LeaseKeyOf("a}b") == "{20658}a}b#lease");
+  // Keys Redis hashes whole although they hold braces: no tag, or an empty one.
+  for (const char* key : {"k", "{user1}.name", "a{b", "a}b", "}", "{", "{}", "x{}y", "a}b{c}",
+                          "{}{x}", "}{", "a{}}b", "{{}}", "user:1000", "ns:{}:{a}"}) {
+    CAPTURE(key);
+    const std::string lock = LeaseKeyOf(key);
+    CHECK(KeySlot(lock) == KeySlot(key));
+    CHECK(lock.ends_with("#lease"));
+    CHECK(lock.find(key) != std::string::npos);  // one lock per key
+  }
 }
 
 TEST_CASE("the slot map is built from CLUSTER SHARDS in RESP2 and RESP3", "[cluster]") {

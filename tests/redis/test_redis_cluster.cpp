@@ -169,6 +169,66 @@ TEST_CASE("every operation works in cluster mode through the plugin", "[redis][c
   CHECK(removed[3].IsNotFound());
 }
 
+TEST_CASE("GetOrCompute's lease on keys with braces stays in the key's slot",
+          "[redis][cluster]") {
+  REQUIRE(SharedCluster().WaitUntilHealthy().ok());
+  auto open = [] {
+    auto config = cachet::Config::Parse("[cache]\nbackend = redis\n[redis]\nmode = cluster\n"
+                                        "servers = " + SharedCluster().seeds() + "\n",
+                                        "cluster lease test");
+    REQUIRE(config.ok());
+    auto opened = cachet::Cache::Open(std::move(config).value());
+    REQUIRE(opened.ok());
+    return std::move(opened).value();
+  };
+  auto first = open();
+  auto second = open();
+  cachet::ComputeOptions options;
+  options.lease = std::chrono::milliseconds(30000);
+  options.lease_wait = std::chrono::milliseconds(30000);
+  // No tag (a '}' first), an empty tag, a tag after a stray '}'.
+  for (const std::string key : {"lease}key", "lease{}key", "lease}{t}key"}) {
+    CAPTURE(key);
+    const std::string lock = cachet::redis::LeaseKeyOf(key);
+    REQUIRE(cachet::redis::KeySlot(lock) == cachet::redis::KeySlot(key));
+    std::atomic<int> runs{0};
+    std::atomic<bool> started{false};
+    std::atomic<bool> release{false};
+    auto load = [&]() -> cachet::Result<std::string> {
+      ++runs;
+      started = true;
+      // Bounded: at most 10 s.
+      for (int i = 0; i < 1000 && !release.load(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      return std::string("loaded");
+    };
+    std::string first_value;
+    std::thread winner(
+        [&] { first_value = first->GetOrCompute<std::string>(key, load, options).value_or(""); });
+    for (int i = 0; i < 1000 && !started.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(started.load());
+    // The script took the lock on the node that owns the key's slot (a lock in
+    // another slot would have failed with CROSSSLOT, and the key loaded without it).
+    auto held = second->Get(lock);
+    REQUIRE(held.hit());
+    CHECK(held.value().starts_with("cachet lease "));
+    std::thread releaser([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the second caller polls
+      release = true;
+    });
+    auto got = second->GetOrCompute<std::string>(key, load, options);
+    winner.join();
+    releaser.join();
+    CHECK(got.value_or("") == "loaded");
+    CHECK(first_value == "loaded");
+    CHECK(runs.load() == 1);
+    CHECK(second->Get(lock).miss());  // given back
+  }
+}
+
 TEST_CASE("cas across slots: single calls and a batch, with the script cache flushed",
           "[redis][cluster]") {
   auto backend = ConnectCluster();

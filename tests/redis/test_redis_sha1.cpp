@@ -50,7 +50,7 @@ TEST_CASE("SHA-1 pads correctly around the 64-byte block boundaries", "[redis][s
 TEST_CASE("every script's EVALSHA name is the SHA-1 of its source", "[redis][sha1]") {
   using namespace cachet::redis;
   for (const LuaScript* script : {&kAppendScript, &kPrependScript, &kCasScript, &kCounterScript,
-                                   &kLeaseGetScript}) {
+                                   &kLeaseGetScript, &kLeaseEndScript}) {
     CAPTURE(script->source);
     CHECK(Sha1Hex(script->source) == script->sha1);
   }

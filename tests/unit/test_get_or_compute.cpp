@@ -118,6 +118,35 @@ milliseconds Since(SteadyClock::time_point start) {
   return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - start);
 }
 
+// Waits (at most 10 s) until `flag` is set.
+bool WaitFor(const std::atomic<bool>& flag) {
+  const auto deadline = SteadyClock::now() + milliseconds(10000);
+  while (!flag.load()) {
+    if (SteadyClock::now() >= deadline) return false;
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  return true;
+}
+
+// A loader that says it started, waits until released, then answers `answer`.
+struct GatedLoader {
+  std::atomic<bool> started{false};
+  std::atomic<bool> release{false};
+  Result<std::string> answer = Status::IoError("gave up");
+  Result<std::string> operator()() {
+    started = true;
+    if (!WaitFor(release)) return Status::Timeout("never released");
+    return answer;
+  }
+};
+
+// Whether `value` is a lease token: "cachet lease " and 32 hex digits.
+bool IsLeaseToken(const std::string& value) {
+  const std::string prefix = "cachet lease ";
+  return value.size() == prefix.size() + 32 && value.starts_with(prefix) &&
+         value.find_first_not_of("0123456789abcdef", prefix.size()) == std::string::npos;
+}
+
 }  // namespace
 
 TEST_CASE("a loader's not_found is cached as a miss for negative_ttl", "[compute]") {
@@ -295,6 +324,46 @@ TEST_CASE("a waiter loads by itself after lease_wait", "[compute]") {
   REQUIRE(got.hit());
   CHECK(got.value() == "v1");
   CHECK(store->raw("k#lease") == "slow");  // not its lease: left alone
+}
+
+TEST_CASE("a holder whose lease lapsed leaves the lease another caller took since",
+          "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto first = MakeCache(store);
+  auto second = MakeCache(store);
+  ComputeOptions short_lease;
+  short_lease.lease = milliseconds(200);
+  ComputeOptions long_lease;
+  long_lease.lease = milliseconds(30000);
+
+  GatedLoader first_load;  // fails once released: its lease is given back
+  std::thread holder(
+      [&] { (void)first->GetOrCompute<std::string>("k", std::ref(first_load), short_lease); });
+  REQUIRE(WaitFor(first_load.started));
+  const std::string first_token = store->raw("k#lease");
+  CHECK(IsLeaseToken(first_token));
+  std::this_thread::sleep_for(milliseconds(300));  // its lease lapses mid-load
+  CHECK(store->raw("k#lease").empty());
+
+  GatedLoader second_load;
+  second_load.answer = std::string("second");
+  std::string second_value;
+  std::thread taker([&] {
+    auto got = second->GetOrCompute<std::string>("k", std::ref(second_load), long_lease);
+    second_value = got.hit() ? got.value() : got.status().ToString();
+  });
+  REQUIRE(WaitFor(second_load.started));
+  const std::string second_token = store->raw("k#lease");
+  CHECK(IsLeaseToken(second_token));
+  CHECK(second_token != first_token);  // a token per claim, not per process
+
+  first_load.release = true;
+  holder.join();
+  CHECK(store->raw("k#lease") == second_token);  // left to its new holder
+  second_load.release = true;
+  taker.join();
+  CHECK(second_value == "second");
+  CHECK(store->raw("k#lease").empty());  // its holder gave it back
 }
 
 TEST_CASE("GetOrCompute refuses negative durations", "[compute]") {

@@ -130,6 +130,8 @@ TEST_CASE("meta requests", "[memcached][request]") {
   AppendMetaDelete(b, "k", {5, true, false});
   AppendMetaArithmetic(b, true, "n", 2, {6, false, false});
   AppendMetaArithmetic(b, false, "n", 1, {7, true, false});
+  AppendMetaDelete(b, "k", {8, false, false}, true, 42);  // a lease given back, if still ours
+  AppendMetaDelete(b, "k", {9, false, false}, false, 18446744073709551615u);
   AppendMetaNoop(b);
   CHECK(Flatten(b) ==
         "mg k v f c O1 q\r\n"
@@ -139,6 +141,8 @@ TEST_CASE("meta requests", "[memcached][request]") {
         "md k O5 q\r\n"
         "ma n D2 MD v O6\r\n"
         "ma n D1 O7 q\r\n"
+        "md k I C42 O8\r\n"
+        "md k C18446744073709551615 O9\r\n"
         "mn\r\n");
 }
 

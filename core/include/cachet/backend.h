@@ -95,6 +95,20 @@ struct LeaseRequest {
   // Also lease a present item, for a refresh, when its remaining TTL is below
   // this (memcached's R); Ttl::max(): whatever its TTL; 0: only a missing key.
   Ttl recache_below{0};
+  // Who asks: a token unique to this claim (GetOrCompute draws 128 random
+  // bits). A store whose lease is a lock key keeps it as the lock's value, so
+  // EndLease removes the lock only while it still holds this token.
+  std::string_view owner;
+};
+
+// A won lease as its holder ends it (Backend::EndLease): enough for the store
+// to end this lease and never a later one that another caller took after it
+// lapsed.
+struct LeaseTicket {
+  std::string_view owner;  // the LeaseRequest::owner of the LeaseGet that won it
+  // The store's own token for the lease, from LeaseGet (memcached meta: the
+  // CAS of the item the win was given on, placeholder or value); 0: none.
+  std::uint64_t cas = 0;
 };
 
 // What LeaseGet says about the key's lease.
@@ -187,14 +201,16 @@ class CACHET_EXPORT Backend {
   // Stores with kNativeLease: GetOrCompute's lease with the store's own
   // mechanism, in the read's round trip. Reads `key` like Get() (kNotFound on a
   // miss) and, on a miss or for a present item the request asks to recache,
-  // takes a lease on it if nobody holds one; `*grant` says who holds it. The
-  // default is kUnsupported: GetOrCompute then uses an add-based lease key.
+  // takes a lease on it if nobody holds one; `*grant` says who holds it, and
+  // on kWon `*lease_cas` is the store's token for the lease (LeaseTicket::cas).
+  // The default is kUnsupported: GetOrCompute then uses an add-based lease key.
   // REQUIRES: capabilities() has kNativeLease (the Cache calls it only then).
   virtual Status LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
-                          LeaseGrant* grant);
-  // Ends a lease LeaseGet granted.
+                          LeaseGrant* grant, std::uint64_t* lease_cas);
+  // Ends the lease LeaseGet granted with `ticket`, and no other: a lease that
+  // lapsed and was won by another caller is left to its new holder (ok).
   // REQUIRES: capabilities() has kNativeLease (the Cache calls it only then).
-  virtual Status EndLease(std::string_view key, LeaseEnd end);
+  virtual Status EndLease(std::string_view key, const LeaseTicket& ticket, LeaseEnd end);
   // Appends the health of each of the store's servers, as its net::ServerPool
   // keeps it (ServerPool::AppendHealth). The default, for a store without
   // servers, is kUnsupported and appends nothing.

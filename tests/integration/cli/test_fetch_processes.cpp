@@ -234,7 +234,15 @@ TEST_CASE("a failing command is passed on and nothing is cached", "[fetch][proce
 
   CommandOutcome missing = RunCommand(Fetch(store, {"k", "--", "/nonexistent/command"}));
   CHECK(missing.exit_code == 127);
-  CHECK(missing.err.find("cannot run /nonexistent/command") != std::string::npos);
+  // Worded by the client from the errno the child sent back (the child itself
+  // only execs and writes that number).
+  CHECK(missing.err ==
+        "cachet fetch: cannot run /nonexistent/command: No such file or directory\n");
+  CHECK(missing.out.empty());
+  CHECK(RunCommand({kCachet, "-c", store.config, "get", "k"}).exit_code == 1);
+  CommandOutcome not_executable = RunCommand(Fetch(store, {"k", "--", "/dev/null"}));
+  CHECK(not_executable.exit_code == 127);
+  CHECK(not_executable.err == "cachet fetch: cannot run /dev/null: Permission denied\n");
 
   // Arguments reach the command as given: no shell splits or expands them.
   CommandOutcome exact = RunCommand(Fetch(store, {"e", "--", "printf", "%s|", "a b", "$HOME"}));
@@ -251,6 +259,33 @@ TEST_CASE("a failing command is passed on and nothing is cached", "[fetch][proce
                                     "fetch s -- sh -c \"printf x; cat\"\nget s\n");
   CHECK(shell.exit_code == 0);
   CHECK(shell.out == "x\nx\n");
+}
+
+TEST_CASE("a command's output over max_value_size is an error, and nothing is cached",
+          "[fetch]") {
+  StoreUnderTest store = StartStore("memcached-text");
+  const std::vector<std::string> limited = {kCachet, "-c", store.config, "-o",
+                                            "cache.max_value_size=100000", "fetch"};
+  // An output that never ends (far past a pipe's buffer): the command is
+  // stopped and reaped, the client does not hang.
+  CommandOutcome endless = RunCommand(Join(limited, {"k", "--", "yes"}));
+  CHECK(endless.exit_code == 3);
+  CHECK(endless.out.empty());
+  CHECK(endless.err.find("more than 100000 bytes (max_value_size): nothing was cached") !=
+        std::string::npos);
+  CHECK(RunCommand({kCachet, "-c", store.config, "get", "k"}).exit_code == 1);
+
+  // One byte over the limit, the command ending by itself.
+  CommandOutcome over = RunCommand(Join(limited, {"k", "--", "head", "-c", "100001", "/dev/zero"}));
+  CHECK(over.exit_code == 3);
+  CHECK(over.out.empty());
+  CHECK(RunCommand({kCachet, "-c", store.config, "get", "k"}).exit_code == 1);
+
+  // Exactly the limit is cached.
+  CommandOutcome at = RunCommand(Join(limited, {"k", "--", "head", "-c", "100000", "/dev/zero"}));
+  CHECK(at.exit_code == 0);
+  CHECK(at.out == std::string(100000, '\0'));
+  CHECK(RunCommand({kCachet, "-c", store.config, "get", "k"}).out.size() == 100000);
 }
 
 }  // namespace cachet::test
