@@ -265,6 +265,8 @@ MetricsTable* Cache::metrics_table() noexcept {
 
 Metrics Cache::metrics() const { return state_->metrics.Snapshot(); }
 
+NearMetrics Cache::near_metrics() const { return NearCacheMetrics(*backend_); }
+
 void Cache::ResetMetrics() { state_->metrics.Reset(); }
 
 }  // namespace cachet

@@ -31,6 +31,7 @@
 #include "cachet/config.h"
 #include "cachet/export.h"
 #include "cachet/item.h"
+#include "cachet/near_cache.h"
 #include "cachet/result.h"
 #include "cachet/status.h"
 
@@ -224,6 +225,9 @@ class CACHET_EXPORT Cache {
 
   Metrics metrics() const;
   void ResetMetrics();
+  // The near cache's counters ([cache] near_cache, near_cache.h); enabled is
+  // false when there is none.
+  NearMetrics near_metrics() const;
 
   Backend& backend() noexcept { return *backend_; }
   const Codec& codec() const noexcept { return *codec_; }
