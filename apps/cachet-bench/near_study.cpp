@@ -71,6 +71,7 @@ struct Row {
   double rate = 0;         // operations per second
   double local = 0;        // share of reads that did not reach the server
   double server_cmds = 0;  // server commands per second
+  double cmds_per_op = 0;  // server commands per operation of the client
   std::uint64_t errors = 0;
 };
 
@@ -110,7 +111,9 @@ Result<Row> RunRow(const BenchOptions& bench, const Target& target, Cache& obser
   const double server_reads = static_cast<double>(after->reads - before->reads);
   row.rate = static_cast<double>(ops) / seconds;
   row.local = reads == 0 ? 0 : std::max(0.0, 1.0 - server_reads / static_cast<double>(reads));
-  row.server_cmds = static_cast<double>(after->commands - before->commands) / seconds;
+  const double commands = static_cast<double>(after->commands - before->commands);
+  row.server_cmds = commands / seconds;
+  row.cmds_per_op = commands / static_cast<double>(ops);
   return row;
 }
 
@@ -169,8 +172,8 @@ int RunNearStudy(const BenchOptions& bench) {
       "one thread, %.1f s per row, median of %u\n\n",
       bench.configs[0].c_str(), kSkew, keys.size(), kReadsInTen, bench.value_size,
       bench.duration_seconds, bench.repeat);
-  std::printf("%-28s %12s %14s %16s %8s\n", "target", "ops/s", "reads local", "server cmds/s",
-              "errors");
+  std::printf("%-28s %12s %14s %16s %14s %8s\n", "target", "ops/s", "reads local",
+              "server cmds/s", "cmds per op", "errors");
   std::vector<std::vector<Row>> runs(targets.size());
   for (unsigned r = 0; r < bench.repeat; ++r) {
     for (std::size_t t = 0; t < targets.size(); ++t) {
@@ -185,16 +188,18 @@ int RunNearStudy(const BenchOptions& bench) {
   }
   int status = 0;
   for (std::size_t t = 0; t < targets.size(); ++t) {
-    std::vector<double> rate, local, cmds;
+    std::vector<double> rate, local, cmds, per_op;
     std::uint64_t errors = 0;
     for (const Row& row : runs[t]) {
       rate.push_back(row.rate);
       local.push_back(row.local);
       cmds.push_back(row.server_cmds);
+      per_op.push_back(row.cmds_per_op);
       errors += row.errors;
     }
-    std::printf("%-28s %12.0f %13.1f%% %16.0f %8llu\n", targets[t].label.c_str(), Median(rate),
-                100 * Median(local), Median(cmds), static_cast<unsigned long long>(errors));
+    std::printf("%-28s %12.0f %13.1f%% %16.0f %14.3f %8llu\n", targets[t].label.c_str(),
+                Median(rate), 100 * Median(local), Median(cmds), Median(per_op),
+                static_cast<unsigned long long>(errors));
     if (errors > 0) status = 3;
   }
   return status;
