@@ -197,7 +197,7 @@ Status ReadNearCache(const ConfigSection& near, const Plugin& store_plugin,
   settings->options.invalidation = *mode;
   const bool offered = store_plugin.capabilities().has(Capability::kInvalidations);
   if (*mode == NearInvalidation::kTracking && !offered) {
-    return near.ErrorAt("invalidation", "tracking: the " + std::string(store_plugin.name()) +
+    return near.ErrorAt("invalidation", "the " + std::string(store_plugin.name()) +
                                             " store does not offer invalidations "
                                             "(use auto or ttl)");
   }

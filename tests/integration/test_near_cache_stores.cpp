@@ -81,6 +81,8 @@ TEST_CASE("redis near: a key read 1000 times costs one GET; another client's SET
   REQUIRE(WaitFor([&] { return Live(*cache); }));
   CHECK(cache->near_metrics().tracking);
   REQUIRE(RedisCli(**server, "SET t:k v1") == "OK");
+  // Its invalidation is in before the first read, so nothing drops what it keeps.
+  REQUIRE(WaitFor([&] { return cache->near_metrics().invalidations == 1; }));
   REQUIRE(RedisCli(**server, "CONFIG RESETSTAT") == "OK");
   for (int i = 0; i < 1000; ++i) REQUIRE(Read(*cache, "k") == "v1");
   CHECK(GetCalls(**server) == 1);
@@ -149,7 +151,10 @@ TEST_CASE("redis near: a killed and restarted server leaves no stale entry", "[n
   auto cache = OpenRedis(**server, true, "ttl_ms = 0\n");
   REQUIRE(WaitFor([&] { return Live(*cache); }));
   REQUIRE(cache->Set("k", std::string("before")).ok());
+  // Our own write's invalidation first, then a read that keeps the value.
+  REQUIRE(WaitFor([&] { return cache->near_metrics().invalidations == 1; }));
   REQUIRE(Read(*cache, "k") == "before");
+  REQUIRE(cache->near_metrics().entries == 1);
   REQUIRE((*server)->Kill().ok());
   // The closed tracking link is noticed (a read in between may still be
   // served near: no client hears of a loss before its socket says so).

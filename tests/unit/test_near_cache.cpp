@@ -164,7 +164,8 @@ std::string Read(Cache& cache, const std::string& key) {
 }  // namespace
 
 TEST_CASE("near: a value read again is served in process until ttl", "[unit][near]") {
-  auto [store, cache] = Near(false, NearInvalidation::kAuto, 80ms);
+  // A ttl long enough that a loaded machine cannot run past it by accident.
+  auto [store, cache] = Near(false, NearInvalidation::kAuto, 1000ms);
   REQUIRE(cache->Set("k", std::string("v1")).ok());
   for (int i = 0; i < 1000; ++i) REQUIRE(Read(*cache, "k") == "v1");
   CHECK(store->reads == 0);  // the write went through to the near entry
@@ -178,7 +179,7 @@ TEST_CASE("near: a value read again is served in process until ttl", "[unit][nea
   // Another client's write is seen once the entry has lived its ttl, not before.
   store->WriteBehind("k", "v2");
   CHECK(Read(*cache, "k") == "v1");
-  std::this_thread::sleep_for(120ms);
+  std::this_thread::sleep_for(1100ms);
   CHECK(Read(*cache, "k") == "v2");
   CHECK(store->reads == 1);
 }
@@ -280,7 +281,7 @@ TEST_CASE("near: GetOrCompute's record is served no longer than it is fresh", "[
   auto [store, cache] = Near(false, NearInvalidation::kTtl, 10s);
   int loads = 0;
   ComputeOptions options;
-  options.ttl = Ttl{100};
+  options.ttl = Ttl{1000};
   options.stale = 5000ms;  // values carry their record
   const auto load = [&]() -> Result<std::string> {
     return std::string("load ") + std::to_string(++loads);
@@ -289,7 +290,7 @@ TEST_CASE("near: GetOrCompute's record is served no longer than it is fresh", "[
   // The plain read strips the record, whether it comes from near or the store.
   CHECK(Read(*cache, "c") == "load 1");
   CHECK(cache->GetOrCompute<std::string>("c", load, options).value() == "load 1");
-  std::this_thread::sleep_for(150ms);
+  std::this_thread::sleep_for(1100ms);
   // Stale now: the near entry has gone with the record's freshness, so the
   // Cache sees the stale record in the store and this caller refreshes it.
   CHECK(cache->GetOrCompute<std::string>("c", load, options).value() == "load 2");
