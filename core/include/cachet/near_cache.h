@@ -55,11 +55,12 @@ struct NearMetrics {
   std::uint64_t bytes = 0;                 // bytes held now (the memory store's count)
 };
 
-// `store` behind a near cache held in `near`. kInvalidArgument when `near` is
+// `store` behind a near cache held in `near`. kInvalidArgument when either is
 // null or ttl is negative, kConfigError when tracking is asked of a store
-// without kInvalidations or ttl is 0 without tracking. A subscription failure
-// is not an error: the store keeps trying to connect, and nothing is served
-// near until it does.
+// without kInvalidations or ttl is 0 without tracking, and the store's own
+// answer when SubscribeInvalidations refuses. A subscription that is accepted
+// but not live yet (Redis connects in the background, and reconnects) is not
+// an error: nothing is served near until the store says it is live.
 CACHET_EXPORT Result<std::shared_ptr<Backend>> WithNearCache(std::shared_ptr<Backend> store,
                                                              std::shared_ptr<Backend> near,
                                                              NearCacheOptions options);
