@@ -53,9 +53,8 @@ Result<ServerCounters> ReadCounters(Cache& cache) {
     c.commands = SumOf(*stats, "total_commands_processed");
   } else {
     c.reads = SumOf(*stats, "cmd_get");
-    c.commands = SumOf(*stats, "cmd_get") + SumOf(*stats, "cmd_set") +
-                 SumOf(*stats, "cmd_touch") + SumOf(*stats, "delete_hits") +
-                 SumOf(*stats, "delete_misses");
+    c.commands = SumOf(*stats, "cmd_get") + SumOf(*stats, "cmd_set") + SumOf(*stats, "cmd_touch") +
+                 SumOf(*stats, "delete_hits") + SumOf(*stats, "delete_misses");
   }
   return c;
 }
@@ -172,8 +171,8 @@ int RunNearStudy(const BenchOptions& bench) {
       "one thread, %.1f s per row, median of %u\n\n",
       bench.configs[0].c_str(), kSkew, keys.size(), kReadsInTen, bench.value_size,
       bench.duration_seconds, bench.repeat);
-  std::printf("%-28s %12s %14s %16s %14s %8s\n", "target", "ops/s", "reads local",
-              "server cmds/s", "cmds per op", "errors");
+  std::printf("%-28s %12s %14s %16s %14s %8s\n", "target", "ops/s", "reads local", "server cmds/s",
+              "cmds per op", "errors");
   std::vector<std::vector<Row>> runs(targets.size());
   for (unsigned r = 0; r < bench.repeat; ++r) {
     for (std::size_t t = 0; t < targets.size(); ++t) {

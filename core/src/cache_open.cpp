@@ -296,7 +296,8 @@ Result<std::unique_ptr<Cache>> Cache::Open(Config config) {
   if (checked.near_cache) {
     auto near_store = CreateNearStore(*checked.near_cache);
     if (!near_store.ok()) return near_store.status();
-    auto near = WithNearCache(std::move(store), std::move(*near_store), checked.near_cache->options);
+    auto near =
+        WithNearCache(std::move(store), std::move(*near_store), checked.near_cache->options);
     if (!near.ok()) return near.status();
     store = std::move(*near);
   }

@@ -269,9 +269,9 @@ Status NearCache::EndLease(std::string_view key, LeaseEnd end) {
   return status;
 }
 
-Status NearCache::SubscribeInvalidations(
-    std::span<const std::string> prefixes, InvalidationListener* listener,
-    std::unique_ptr<InvalidationSubscription>* subscription) {
+Status NearCache::SubscribeInvalidations(std::span<const std::string> prefixes,
+                                         InvalidationListener* listener,
+                                         std::unique_ptr<InvalidationSubscription>* subscription) {
   return store_->SubscribeInvalidations(prefixes, listener, subscription);
 }
 
@@ -307,8 +307,8 @@ void NearCache::Execute(std::span<Operation> batch) {
     if (op.kind == OpKind::kGet) {
       AfterRead(op.key, tickets[j], op.status, op.result);
     } else {
-      const bool through = op.kind == OpKind::kStore && op.status.ok() && !op.noreply &&
-                           WritesThrough(op.mode);
+      const bool through =
+          op.kind == OpKind::kStore && op.status.ok() && !op.noreply && WritesThrough(op.mode);
       AfterWrite(op.key, tickets[j], through ? &op.item : nullptr, op.ttl);
     }
   }
@@ -344,8 +344,8 @@ Status NearCache::Stats(StatsMap* out) {
   out->emplace_back("near_dropped_by_lost_link", std::to_string(m.dropped_by_lost_link));
   out->emplace_back("near_entries", std::to_string(m.entries));
   out->emplace_back("near_bytes", std::to_string(m.bytes));
-  out->emplace_back("near_invalidation", m.tracking ? (m.live ? "tracking" : "tracking (down)")
-                                                    : "ttl");
+  out->emplace_back("near_invalidation",
+                    m.tracking ? (m.live ? "tracking" : "tracking (down)") : "ttl");
   return status;
 }
 
@@ -379,7 +379,9 @@ Result<std::shared_ptr<Backend>> WithNearCache(std::shared_ptr<Backend> store,
   if (store == nullptr || near == nullptr) {
     return Status::InvalidArgument("near cache: a store and a near store are needed");
   }
-  if (options.ttl.count() < 0) return Status::InvalidArgument("near cache: ttl must not be negative");
+  if (options.ttl.count() < 0) {
+    return Status::InvalidArgument("near cache: ttl must not be negative");
+  }
   const bool offered = store->capabilities().has(Capability::kInvalidations);
   if (options.invalidation == NearInvalidation::kTracking && !offered) {
     return Status::ConfigError("[near_cache] invalidation = tracking: the " +
@@ -392,8 +394,8 @@ Result<std::shared_ptr<Backend>> WithNearCache(std::shared_ptr<Backend> store,
         "[near_cache] ttl_ms = 0 means 'until invalidated', which needs tracking, and the " +
         std::string(store->name()) + " store is used with ttl invalidation");
   }
-  auto near_cache = std::make_shared<NearCache>(std::move(store), std::move(near), options.ttl,
-                                                tracking);
+  auto near_cache =
+      std::make_shared<NearCache>(std::move(store), std::move(near), options.ttl, tracking);
   if (tracking) {
     if (Status s = near_cache->Subscribe(options.prefixes); !s.ok()) return s;
   }

@@ -80,9 +80,7 @@ class NearCache final : public Backend, private InvalidationListener {
     bool serving = false;  // entries could be kept when it began
   };
 
-  bool Serving() const noexcept {
-    return !tracking_ || live_.load(std::memory_order_acquire);
-  }
+  bool Serving() const noexcept { return !tracking_ || live_.load(std::memory_order_acquire); }
   Stripe& StripeOf(std::string_view key) noexcept;
   Ticket Note(std::string_view key) noexcept;
   // A near answer to a read: true with *status ok (a value) or not_found (a

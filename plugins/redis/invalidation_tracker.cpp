@@ -85,9 +85,8 @@ Status InvalidationTracker::Establish(net::Connection& connection, RespParser& p
       if (outcome == RespParser::Outcome::kError) return parser.error();
       if (outcome == RespParser::Outcome::kReply) {
         const RespValue reply = parser.reply().root();
-        Status s = reply.IsError()
-                       ? StatusFromError(reply.text(), connection.address().HostPort())
-                       : Status::OK();
+        Status s = reply.IsError() ? StatusFromError(reply.text(), connection.address().HostPort())
+                                   : Status::OK();
         // A push before the answer is about keys nobody near holds yet.
         const bool answered = reply.type() != RespType::kPush;
         buffer.Consume(parser.consumed());

@@ -2,9 +2,8 @@
 // thousand reads, another client's SET seen once its invalidation arrives, a
 // killed tracking link or a restarted server leaving nothing stale, two Caches
 // under four threads) and memcached with ttl (staleness bounded by ttl_ms).
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -66,7 +65,8 @@ long GetCalls(const ServerProcess& server) {
 // CLIENT KILL of the near cache's tracking connection, found by its name.
 void KillTrackingLink(const ServerProcess& server) {
   const std::string id = RedisCli(
-      server, "CLIENT LIST | grep 'name=cachet-tracking' | sed 's/^id=\\([0-9]*\\) .*/\\1/' | head -1");
+      server,
+      "CLIENT LIST | grep 'name=cachet-tracking' | sed 's/^id=\\([0-9]*\\) .*/\\1/' | head -1");
   REQUIRE_FALSE(id.empty());
   CHECK(RedisCli(server, "CLIENT KILL ID " + id) == "1");
 }
@@ -92,8 +92,8 @@ TEST_CASE("redis near: a key read 1000 times costs one GET; another client's SET
   const auto written = SteadyClock::now();
   // Served near until the invalidation arrives, then read from the server.
   REQUIRE(WaitFor([&] { return Read(*cache, "k") == "v2"; }));
-  const auto delay = std::chrono::duration_cast<std::chrono::microseconds>(
-      SteadyClock::now() - written);
+  const auto delay =
+      std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - written);
   WARN("invalidation seen " << delay.count() << " us after redis-cli SET returned");
   CHECK(GetCalls(**server) == 2);
   CHECK(cache->near_metrics().invalidations >= 1);

@@ -4,9 +4,8 @@
 // invalidations (as a third-party plugin can), invalidations, lost links,
 // cached misses and races between a read and a change. The Redis tracking link
 // is tested in tests/redis/test_redis_near_cache.cpp.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -273,7 +272,7 @@ TEST_CASE("near: get_multi is served near for the keys it holds", "[unit][near]"
   CHECK(again[1].value() == "2");
   CHECK(again[2].miss());
   const NearMetrics m = cache->near_metrics();
-  CHECK(m.hits == 3);  // a and b the second time; the first time a only
+  CHECK(m.hits == 3);    // a and b the second time; the first time a only
   CHECK(m.misses == 3);  // b and c, then c
 }
 
@@ -370,10 +369,18 @@ TEST_CASE("near: four threads writing and reading stay coherent", "[unit][near]"
         const std::string key = "k" + std::to_string(i % kKeys);
         const std::string value = std::to_string(t) + ":" + std::to_string(i);
         switch ((i + t) % 4) {
-          case 0: (void)cache->Set(key, value); break;
-          case 1: store->WriteBehind(key, value); break;
-          case 2: (void)cache->Remove(key); break;
-          default: (void)Read(*cache, key); break;
+          case 0:
+            (void)cache->Set(key, value);
+            break;
+          case 1:
+            store->WriteBehind(key, value);
+            break;
+          case 2:
+            (void)cache->Remove(key);
+            break;
+          default:
+            (void)Read(*cache, key);
+            break;
         }
       }
     });
