@@ -27,6 +27,7 @@
 #include "cachet/backend.h"
 #include "cachet/invalidation.h"
 #include "cachet/near_cache.h"
+#include "cachet/net/connection.h"
 
 namespace cachet {
 
@@ -80,7 +81,12 @@ class NearCache final : public Backend, private InvalidationListener {
     bool serving = false;  // entries could be kept when it began
   };
 
-  bool Serving() const noexcept { return !tracking_ || live_.load(std::memory_order_acquire); }
+  // A forked child serves nothing near: its copy of the entries gets no
+  // invalidations (the tracking threads stay in the parent).
+  bool Serving() const noexcept {
+    return (!tracking_ || live_.load(std::memory_order_acquire)) &&
+           net::CurrentProcessId() == owner_pid_;
+  }
   Stripe& StripeOf(std::string_view key) noexcept;
   Ticket Note(std::string_view key) noexcept;
   // A near answer to a read: true with *status ok (a value) or not_found (a
@@ -113,6 +119,7 @@ class NearCache final : public Backend, private InvalidationListener {
   const std::shared_ptr<Backend> near_;
   const Ttl ttl_;
   const bool tracking_;
+  const pid_t owner_pid_ = net::CurrentProcessId();
   std::atomic<bool> live_{false};
   std::atomic<std::uint64_t> generation_{0};
   std::unique_ptr<std::array<Stripe, kStripes>> stripes_;

@@ -46,6 +46,17 @@ InvalidationTracker::InvalidationTracker(TrackerSettings settings, InvalidationL
 }
 
 InvalidationTracker::~InvalidationTracker() {
+  if (net::CurrentProcessId() != owner_pid_) {
+    // A forked child: the threads live in the parent only. Writing the shared
+    // pipe would stop them there, and joining would wait forever here. The
+    // thread objects are released unjoined (leaked: destroying a joinable one
+    // terminates), and only this process's pipe descriptors are closed.
+    static_cast<void>(new std::vector<std::thread>(std::move(threads_)));
+    for (const int fd : wake_) {
+      if (fd >= 0) ::close(fd);
+    }
+    return;
+  }
   stopping_.store(true);
   if (wake_[1] >= 0) (void)!::write(wake_[1], "x", 1);
   for (std::thread& thread : threads_) thread.join();

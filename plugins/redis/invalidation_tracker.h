@@ -12,7 +12,8 @@
 // tracking, and OnTrackingLive(false) as soon as one is lost: closed by the
 // server (CLIENT KILL, a restart), or silent past a PING. The lost connection
 // is then opened again, with a backoff, until the tracker is destroyed.
-// Destroying it wakes the threads and joins them: no callback runs after.
+// Destroying it wakes the threads and joins them: no callback runs after. In a
+// forked child (which has none of the threads) it only closes its pipe copy.
 #pragma once
 
 #include <atomic>
@@ -70,6 +71,7 @@ class InvalidationTracker final : public InvalidationSubscription {
   std::mutex live_mutex_;
   std::size_t live_servers_ = 0;  // guarded by live_mutex_
   std::vector<std::thread> threads_;
+  const pid_t owner_pid_ = net::CurrentProcessId();
 };
 
 }  // namespace cachet::redis

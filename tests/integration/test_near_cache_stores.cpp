@@ -2,6 +2,9 @@
 // thousand reads, another client's SET seen once its invalidation arrives, a
 // killed tracking link or a restarted server leaving nothing stale, two Caches
 // under four threads) and memcached with ttl (staleness bounded by ttl_ms).
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -205,6 +208,53 @@ TEST_CASE("redis near: two Caches under four threads agree with the server once 
     CHECK(WaitFor([&] { return Read(*reader, key) == truth && Read(*writer, key) == truth; }));
   }
   CHECK(reader->near_metrics().hits > 0);
+}
+
+TEST_CASE("redis near: a forked child's Cache leaves the parent's tracking alone",
+          "[near][redis][fork]") {
+  auto server = StartRedis();
+  REQUIRE(server.ok());
+  auto cache = OpenRedis(**server, true, "ttl_ms = 0\n");
+  REQUIRE(WaitFor([&] { return Live(*cache); }));
+  REQUIRE(cache->Set("k", std::string("v1")).ok());
+  REQUIRE(WaitFor([&] { return cache->near_metrics().invalidations == 1; }));
+  REQUIRE(Read(*cache, "k") == "v1");
+  REQUIRE(cache->near_metrics().entries == 1);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The child's copy neither serves near (it would hear no invalidation) nor
+    // touches the parent's tracking when it is destroyed.
+    int code = Live(*cache) ? 2 : 0;
+    if (code == 0 && Read(*cache, "k") != "v1") code = 3;
+    if (code == 0 && cache->near_metrics().hits != 0) code = 4;
+    if (code == 0 && !cache->Set("k", std::string("child")).ok()) code = 5;
+    cache.reset();
+    ::_exit(code);
+  }
+  // The child exits promptly (it must not hang joining threads it lacks).
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 1000 && done == 0; ++i) {
+    done = ::waitpid(child, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(milliseconds(10));
+  }
+  if (done == 0) {
+    ::kill(child, SIGKILL);
+    (void)::waitpid(child, &status, 0);
+  }
+  REQUIRE(done == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  // The parent still tracks: the child's write is seen, then served near again.
+  CHECK(Live(*cache));
+  REQUIRE(WaitFor([&] { return Read(*cache, "k") == "child"; }));
+  const auto hits = cache->near_metrics().hits;
+  REQUIRE(Read(*cache, "k") == "child");
+  CHECK(cache->near_metrics().hits == hits + 1);
+  REQUIRE(RedisCli(**server, "SET t:k parent") == "OK");
+  REQUIRE(WaitFor([&] { return Read(*cache, "k") == "parent"; }));
+  CHECK(Live(*cache));
 }
 
 TEST_CASE("memcached near: ttl bounds how long another client's write goes unseen",
