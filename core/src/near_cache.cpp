@@ -119,11 +119,11 @@ void NearCache::PutLocked(std::string_view key, char tag, std::string_view value
 }
 
 void NearCache::AfterRead(std::string_view key, const Ticket& ticket, const Status& status,
-                          const Item& item) {
+                          const Item& item, Ttl store_ttl) {
   if (!ticket.serving) return;
   const bool miss = status.IsNotFound();
   if (!status.ok() && !(miss && tracking_)) return;
-  const Ttl ttl = miss ? ttl_ : EntryTtl(item.value, Ttl{0});
+  const Ttl ttl = miss ? ttl_ : EntryTtl(item.value, store_ttl);
   if (ttl.count() < 0) return;
   const std::lock_guard lock(ticket.stripe->mutex);
   if (ticket.stripe->epoch.load(std::memory_order_relaxed) != ticket.epoch ||
@@ -198,7 +198,8 @@ Status NearCache::Gets(std::string_view key, Item* out) {
 Status NearCache::GetAndTouch(std::string_view key, Ttl ttl, Item* out) {
   const Ticket ticket = Note(key);
   Status status = store_->GetAndTouch(key, ttl, out);
-  AfterRead(key, ticket, status, *out);
+  // Kept no longer than the store now keeps it: min(ttl_ms, the new TTL).
+  AfterRead(key, ticket, status, *out, ttl);
   return status;
 }
 

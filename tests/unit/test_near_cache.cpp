@@ -64,6 +64,10 @@ class SharedStore final : public Backend {
     ++reads;
     return inner_->Gets(key, out);
   }
+  Status GetAndTouch(std::string_view key, Ttl ttl, Item* out) override {
+    ++reads;
+    return inner_->GetAndTouch(key, ttl, out);
+  }
   Status Store(StoreMode mode, std::string_view key, ItemView item,
                const WriteOptions& options) override {
     Status s = inner_->Store(mode, key, item, options);
@@ -181,6 +185,24 @@ TEST_CASE("near: a value read again is served in process until ttl", "[unit][nea
   std::this_thread::sleep_for(1100ms);
   CHECK(Read(*cache, "k") == "v2");
   CHECK(store->reads == 1);
+}
+
+TEST_CASE("near: GetAndTouch keeps the entry no longer than the touched TTL", "[unit][near]") {
+  auto [store, cache] = Near(false, NearInvalidation::kTtl, 60s);
+  Backend& near = cache->backend();
+  REQUIRE(near.Store(StoreMode::kSet, "g", ItemView("v"), WriteOptions{}).ok());
+  Item item;
+  REQUIRE(near.GetAndTouch("g", 300ms, &item).ok());
+  CHECK(item.value == "v");
+  // Once the store has let it expire, the near cache must not answer it (it
+  // would for 60 s if the entry kept ttl_ms). Measured: the wait is at least
+  // the touched TTL however slow the machine.
+  const auto touched = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(400ms);
+  REQUIRE(std::chrono::steady_clock::now() - touched >= 300ms);
+  const int reads = store->reads;
+  CHECK(near.Get("g", &item).IsNotFound());
+  CHECK(store->reads == reads + 1);
 }
 
 TEST_CASE("near: misses are not kept without tracking", "[unit][near]") {
