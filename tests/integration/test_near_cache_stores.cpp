@@ -80,7 +80,9 @@ TEST_CASE("redis near: a key read 1000 times costs one GET; another client's SET
           "[near][redis]") {
   auto server = StartRedis();
   REQUIRE(server.ok());
-  auto cache = OpenRedis(**server, true);
+  // ttl_ms = 0: entries live until invalidated, so only an invalidation can
+  // make a changed value show (never an expiry).
+  auto cache = OpenRedis(**server, true, "ttl_ms = 0\n");
   REQUIRE(WaitFor([&] { return Live(*cache); }));
   CHECK(cache->near_metrics().tracking);
   REQUIRE(RedisCli(**server, "SET t:k v1") == "OK");
@@ -126,7 +128,7 @@ TEST_CASE("redis near: a killed tracking link drops the near cache, which comes 
           "[near][redis]") {
   auto server = StartRedis();
   REQUIRE(server.ok());
-  auto cache = OpenRedis(**server, true);
+  auto cache = OpenRedis(**server, true, "ttl_ms = 0\n");  // only invalidations refresh
   REQUIRE(WaitFor([&] { return Live(*cache); }));
   for (const char* key : {"a", "b", "c"}) REQUIRE(cache->Set(key, std::string("1")).ok());
   // The server reports our own writes too: once they are in, reads keep all three.
@@ -178,8 +180,9 @@ TEST_CASE("redis near: two Caches under four threads agree with the server once 
           "[near][redis]") {
   auto server = StartRedis();
   REQUIRE(server.ok());
-  auto writer = OpenRedis(**server, true);
-  auto reader = OpenRedis(**server, true);
+  // ttl_ms = 0: agreement once quiet comes from invalidations, not expiry.
+  auto writer = OpenRedis(**server, true, "ttl_ms = 0\n");
+  auto reader = OpenRedis(**server, true, "ttl_ms = 0\n");
   REQUIRE(WaitFor([&] { return Live(*writer) && Live(*reader); }));
   constexpr int kKeys = 16;
   std::atomic<int> foreign{0};  // values read that nobody wrote
