@@ -95,8 +95,8 @@ class NearCache final : public Backend, private InvalidationListener {
   // After a read from the store: keeps the value (or, with tracking, the miss)
   // if nothing changed the key since `ticket`. `store_ttl`: the TTL the read
   // just gave the item in the store (GetAndTouch), 0 when it set none.
-  void AfterRead(std::string_view key, const Ticket& ticket, const Status& status,
-                 const Item& item, Ttl store_ttl = Ttl{0});
+  void AfterRead(std::string_view key, const Ticket& ticket, const Status& status, const Item& item,
+                 Ttl store_ttl = Ttl{0});
   // After a write: puts `written` in when the store is known to hold exactly it
   // (a non-null `written`), else drops the entry. `write_ttl`: the store's TTL.
   void AfterWrite(std::string_view key, const Ticket& ticket, const ItemView* written,

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <utility>
 
 #include "resp_encoder.h"
@@ -111,23 +112,17 @@ Status InvalidationTracker::Establish(net::Connection& connection, RespParser& p
 
 Status InvalidationTracker::Listen(net::Connection& connection, RespParser& parser) {
   net::ReadBuffer& buffer = connection.buffer();
-  bool ping_unanswered = false;
+  TrackingReader reader(listener_, connection.address().HostPort());
+  bool heard = false;  // bytes arrived since the last PING went out
   // Bounded by the connection: it fails, stays silent past a PING, or we stop.
   for (;;) {
     while (!buffer.empty()) {
       const RespParser::Outcome outcome = parser.Parse(buffer.data());
       if (outcome == RespParser::Outcome::kError) return parser.error();
       if (outcome == RespParser::Outcome::kNeedMore) break;
-      const RespValue reply = parser.reply().root();
-      if (reply.type() == RespType::kPush) {
-        Deliver(reply);
-      } else if (reply.IsError()) {
-        buffer.Consume(parser.consumed());
-        return StatusFromError(reply.text(), connection.address().HostPort());
-      } else {
-        ping_unanswered = false;  // the PONG
-      }
+      Status s = reader.Handle(parser.reply().root());
       buffer.Consume(parser.consumed());
+      if (!s.ok()) return s;
     }
     switch (Wait(connection.fd(), settings_.health_interval)) {
       case Wake::kStop:
@@ -135,42 +130,85 @@ Status InvalidationTracker::Listen(net::Connection& connection, RespParser& pars
       case Wake::kReadable: {
         const std::size_t before = buffer.size();
         if (Status s = connection.ReadSome(); !s.ok()) return s;
-        if (buffer.size() > before) ping_unanswered = false;
+        if (buffer.size() > before) heard = true;
         break;
       }
       case Wake::kTimeout: {
-        if (ping_unanswered) {
-          return Status::Timeout(connection.Describe("no answer to PING on the tracking link"));
+        if (reader.pongs_due() > 0) {
+          // Silent for a whole interval after a PING: lost.
+          if (!heard) {
+            return Status::Timeout(connection.Describe("no answer to PING on the tracking link"));
+          }
+          heard = false;  // pushes came in; the PONG is still due
+          break;
         }
         std::string ping;
         RespCommand(&ping, 1).Arg("PING");
         const std::string_view pieces[] = {ping};
         if (Status s = connection.WriteAll(pieces, connection.CallDeadline()); !s.ok()) return s;
-        ping_unanswered = true;
+        reader.PingSent();
+        heard = false;
         break;
       }
     }
   }
 }
 
-void InvalidationTracker::Deliver(RespValue push) {
-  if (push.size() < 2 || push[0].text() != "invalidate") return;
+Status TrackingReader::Handle(RespValue reply) {
+  if (reply.type() == RespType::kPush) return Invalidate(reply);
+  if (reply.IsError()) return StatusFromError(reply.text(), where_);
+  if (pongs_due_ == 0) {
+    return Status::ProtocolError("tracking link on " + where_ +
+                                 ": a reply with no PING outstanding");
+  }
+  if (reply.type() != RespType::kSimpleString || reply.text() != "PONG") {
+    return Status::ProtocolError("tracking link on " + where_ + ": expected PONG, got \"" +
+                                 std::string(reply.text()) + "\"");
+  }
+  --pongs_due_;
+  return Status::OK();
+}
+
+Status TrackingReader::Invalidate(RespValue push) {
+  if (push.size() != 2 || !push[0].IsString() || push[0].text() != "invalidate") {
+    return Status::ProtocolError("tracking link on " + where_ +
+                                 ": a push other than invalidate with its keys");
+  }
   const RespValue keys = push[1];
-  if (!keys.IsAggregate()) {
-    listener_->OnInvalidateAll();  // a null: the server was flushed
-    return;
+  if (keys.IsNull()) {
+    listener_->OnInvalidateAll();  // the server was flushed
+    return Status::OK();
+  }
+  if (keys.type() != RespType::kArray) {
+    return Status::ProtocolError("tracking link on " + where_ +
+                                 ": invalidate carries neither keys nor a null");
   }
   std::vector<std::string_view> changed;
   changed.reserve(keys.size());
-  for (const RespValue key : keys) changed.push_back(key.text());
+  for (const RespValue key : keys) {
+    if (!key.IsString()) {
+      return Status::ProtocolError("tracking link on " + where_ +
+                                   ": invalidate with a non-string key");
+    }
+    changed.push_back(key.text());
+  }
   listener_->OnInvalidate(changed);
+  return Status::OK();
 }
 
 InvalidationTracker::Wake InvalidationTracker::Wait(int fd,
                                                     std::chrono::milliseconds timeout) const {
   pollfd fds[2] = {{wake_[0], POLLIN, 0}, {fd, POLLIN, 0}};
   const nfds_t count = fd >= 0 ? 2 : 1;
-  const int ready = ::poll(fds, count, static_cast<int>(timeout.count()));
+  // A signal (EINTR) is no timeout: wait again for what is left.
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  int ready = 0;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    ready = ::poll(fds, count, static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
+    if (ready >= 0 || errno != EINTR) break;
+  }
   if (stopping_.load() || (fds[0].revents & POLLIN) != 0) return Wake::kStop;
   if (ready > 0 && count == 2 && fds[1].revents != 0) return Wake::kReadable;
   return Wake::kTimeout;

@@ -42,6 +42,28 @@ struct TrackerSettings {
   std::chrono::milliseconds health_interval{1000};
 };
 
+// What a tracking link may carry, judged reply by reply: "invalidate" pushes
+// (an array of string keys, or a null for a flush) and one PONG per PING sent.
+// Anything else is an error, which closes the link and so drops the near
+// cache: a reply that cannot be accounted for may hide a lost invalidation.
+class TrackingReader {
+ public:
+  // `where`: the server, for error messages.
+  TrackingReader(InvalidationListener* listener, std::string where)
+      : listener_(listener), where_(std::move(where)) {}
+  void PingSent() noexcept { ++pongs_due_; }
+  std::size_t pongs_due() const noexcept { return pongs_due_; }
+  // Hands an invalidation to the listener or accounts for a PONG.
+  Status Handle(RespValue reply);
+
+ private:
+  Status Invalidate(RespValue push);
+
+  InvalidationListener* const listener_;
+  const std::string where_;
+  std::size_t pongs_due_ = 0;
+};
+
 class InvalidationTracker final : public InvalidationSubscription {
  public:
   // `listener` must outlive this object. Starts one thread per server.
@@ -56,7 +78,6 @@ class InvalidationTracker final : public InvalidationSubscription {
   Status Establish(net::Connection& connection, RespParser& parser);
   // Hands every push to the listener until the connection fails or we stop.
   Status Listen(net::Connection& connection, RespParser& parser);
-  void Deliver(RespValue push);
   // Waits for `fd` (or nothing, with -1) to be readable, the stop signal, or
   // `timeout`.
   Wake Wait(int fd, std::chrono::milliseconds timeout) const;
