@@ -71,6 +71,7 @@ NearCache::Ticket NearCache::Note(std::string_view key) noexcept {
   ticket.generation = generation_.load(std::memory_order_acquire);
   ticket.epoch = ticket.stripe->epoch.load(std::memory_order_acquire);
   ticket.serving = Serving();
+  ticket.began = std::chrono::steady_clock::now();
   return ticket;
 }
 
@@ -91,7 +92,7 @@ bool NearCache::Lookup(std::string_view key, Item* out, Status* status) {
   return true;
 }
 
-Ttl NearCache::EntryTtl(std::string_view value, Ttl write_ttl) const {
+Ttl NearCache::EntryTtl(std::string_view value, Ttl write_ttl, const Ticket& ticket) const {
   Ttl ttl = ShorterTtl(ttl_, write_ttl);
   // GetOrCompute's record goes stale at its own time: the Cache must see it
   // then, from the store, to refresh it or wait for the lease holder.
@@ -103,7 +104,10 @@ Ttl NearCache::EntryTtl(std::string_view value, Ttl write_ttl) const {
     if (record.fresh_until_ms <= now) return Ttl{-1};
     ttl = ShorterTtl(ttl, Ttl{static_cast<Ttl::rep>(record.fresh_until_ms - now)});
   }
-  return ttl;
+  if (ttl.count() == 0) return ttl;  // until invalidated
+  const auto spent =
+      std::chrono::duration_cast<Ttl>(std::chrono::steady_clock::now() - ticket.began);
+  return ttl > spent ? ttl - spent : Ttl{-1};
 }
 
 void NearCache::PutLocked(std::string_view key, char tag, std::string_view value,
@@ -123,7 +127,7 @@ void NearCache::AfterRead(std::string_view key, const Ticket& ticket, const Stat
   if (!ticket.serving) return;
   const bool miss = status.IsNotFound();
   if (!status.ok() && !(miss && tracking_)) return;
-  const Ttl ttl = miss ? ttl_ : EntryTtl(item.value, store_ttl);
+  const Ttl ttl = miss ? EntryTtl({}, Ttl{0}, ticket) : EntryTtl(item.value, store_ttl, ticket);
   if (ttl.count() < 0) return;
   const std::lock_guard lock(ticket.stripe->mutex);
   if (ticket.stripe->epoch.load(std::memory_order_relaxed) != ticket.epoch ||
@@ -146,7 +150,7 @@ void NearCache::AfterWrite(std::string_view key, const Ticket& ticket, const Ite
   const bool through = written != nullptr && ticket.serving && before == ticket.epoch &&
                        generation_.load(std::memory_order_relaxed) == ticket.generation &&
                        Serving();
-  const Ttl ttl = through ? EntryTtl(written->value, write_ttl) : Ttl{-1};
+  const Ttl ttl = through ? EntryTtl(written->value, write_ttl, ticket) : Ttl{-1};
   if (ttl.count() >= 0) {
     PutLocked(key, kValueTag, written->value, written->flags, ttl);
   } else {

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -78,7 +79,8 @@ class NearCache final : public Backend, private InvalidationListener {
     std::uint64_t generation = 0;
     std::uint64_t epoch = 0;
     Stripe* stripe = nullptr;
-    bool serving = false;  // entries could be kept when it began
+    bool serving = false;                         // entries could be kept when it began
+    std::chrono::steady_clock::time_point began;  // when the store was asked
   };
 
   // A forked child serves nothing near: its copy of the entries gets no
@@ -101,8 +103,10 @@ class NearCache final : public Backend, private InvalidationListener {
   // (a non-null `written`), else drops the entry. `write_ttl`: the store's TTL.
   void AfterWrite(std::string_view key, const Ticket& ticket, const ItemView* written,
                   Ttl write_ttl);
-  // How long a value may be kept; negative: not at all (a record already stale).
-  Ttl EntryTtl(std::string_view value, Ttl write_ttl) const;
+  // How long a value may be kept, counted from when `ticket` asked the store
+  // (so ttl_ms bounds staleness however slow the answer); negative: not at
+  // all (a record already stale, or the time already spent).
+  Ttl EntryTtl(std::string_view value, Ttl write_ttl, const Ticket& ticket) const;
   // REQUIRES: the key's stripe is locked.
   void PutLocked(std::string_view key, char tag, std::string_view value, std::uint32_t flags,
                  Ttl ttl);

@@ -205,6 +205,21 @@ TEST_CASE("near: GetAndTouch keeps the entry no longer than the touched TTL", "[
   CHECK(store->reads == reads + 1);
 }
 
+TEST_CASE("near: ttl counts from when the store was asked, not answered", "[unit][near]") {
+  auto [store, cache] = Near(false, NearInvalidation::kTtl, 1200ms);
+  store->WriteBehind("k", "v1");
+  // The store takes a second to answer; the entry then has 200 ms left, not 1200.
+  store->race = [] { std::this_thread::sleep_for(1000ms); };
+  store->race_armed = true;
+  const auto asked = std::chrono::steady_clock::now();
+  REQUIRE(Read(*cache, "k") == "v1");
+  store->WriteBehind("k", "v2");
+  std::this_thread::sleep_until(asked + 1300ms);
+  // Past ttl_ms since the read began: the write is seen (kept from the answer
+  // on, the entry would serve v1 until at least 2200 ms).
+  CHECK(Read(*cache, "k") == "v2");
+}
+
 TEST_CASE("near: misses are not kept without tracking", "[unit][near]") {
   auto [store, cache] = Near(false, NearInvalidation::kTtl, 10s);
   CHECK(Read(*cache, "absent") == "<miss>");
