@@ -58,7 +58,14 @@ NearCache::~NearCache() {
 }
 
 Status NearCache::Subscribe(std::span<const std::string> prefixes) {
+  prefixes_.assign(prefixes.begin(), prefixes.end());
   return store_->SubscribeInvalidations(prefixes, this, &subscription_);
+}
+
+bool NearCache::Kept(std::string_view key) const noexcept {
+  if (!tracking_ || prefixes_.empty()) return true;
+  return std::any_of(prefixes_.begin(), prefixes_.end(),
+                     [&](const std::string& prefix) { return key.starts_with(prefix); });
 }
 
 NearCache::Stripe& NearCache::StripeOf(std::string_view key) noexcept {
@@ -124,7 +131,7 @@ void NearCache::PutLocked(std::string_view key, char tag, std::string_view value
 
 void NearCache::AfterRead(std::string_view key, const Ticket& ticket, const Status& status,
                           const Item& item, Ttl store_ttl) {
-  if (!ticket.serving) return;
+  if (!ticket.serving || !Kept(key)) return;
   const bool miss = status.IsNotFound();
   if (!status.ok() && !(miss && tracking_)) return;
   const Ttl ttl = miss ? EntryTtl({}, Ttl{0}, ticket) : EntryTtl(item.value, store_ttl, ticket);
@@ -147,9 +154,9 @@ void NearCache::AfterWrite(std::string_view key, const Ticket& ticket, const Ite
   const std::uint64_t before = ticket.stripe->epoch.fetch_add(1, std::memory_order_acq_rel);
   // Written through only if nothing else touched the key's stripe meanwhile:
   // another write may have reached the store after this one and its entry.
-  const bool through = written != nullptr && ticket.serving && before == ticket.epoch &&
-                       generation_.load(std::memory_order_relaxed) == ticket.generation &&
-                       Serving();
+  const bool through =
+      written != nullptr && ticket.serving && Kept(key) && before == ticket.epoch &&
+      generation_.load(std::memory_order_relaxed) == ticket.generation && Serving();
   const Ttl ttl = through ? EntryTtl(written->value, write_ttl, ticket) : Ttl{-1};
   if (ttl.count() >= 0) {
     PutLocked(key, kValueTag, written->value, written->flags, ttl);

@@ -89,6 +89,9 @@ class NearCache final : public Backend, private InvalidationListener {
     return (!tracking_ || live_.load(std::memory_order_acquire)) &&
            net::CurrentProcessId() == owner_pid_;
   }
+  // Whether the store reports changes to `key`: with tracking, a key outside
+  // the subscribed prefixes would never be invalidated, so it is never kept.
+  bool Kept(std::string_view key) const noexcept;
   Stripe& StripeOf(std::string_view key) noexcept;
   Ticket Note(std::string_view key) noexcept;
   // A near answer to a read: true with *status ok (a value) or not_found (a
@@ -132,6 +135,7 @@ class NearCache final : public Backend, private InvalidationListener {
   std::atomic<std::uint64_t> misses_{0};
   std::atomic<std::uint64_t> invalidations_{0};
   std::atomic<std::uint64_t> dropped_by_lost_link_{0};
+  std::vector<std::string> prefixes_;  // subscribed (empty: every key)
   // Last: destroyed first, so the store stops calling back before the rest goes.
   std::unique_ptr<InvalidationSubscription> subscription_;
 };

@@ -220,6 +220,23 @@ TEST_CASE("near: ttl counts from when the store was asked, not answered", "[unit
   CHECK(Read(*cache, "k") == "v2");
 }
 
+TEST_CASE("near: with tracking, keys outside the subscribed prefix are not kept", "[unit][near]") {
+  auto [store, cache] = Near(true, NearInvalidation::kTracking, Ttl{0}, "ns:");
+  Backend& near = cache->backend();
+  REQUIRE(near.Store(StoreMode::kSet, "other", ItemView("v"), WriteOptions{}).ok());
+  REQUIRE(near.Store(StoreMode::kSet, "ns:k", ItemView("v"), WriteOptions{}).ok());
+  Item item;
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(near.Get("other", &item).ok());
+    REQUIRE(near.Get("ns:k", &item).ok());
+  }
+  // Every read of "other"; "ns:k" once (its write's own invalidation dropped
+  // the written-through entry), then served near.
+  CHECK(store->reads == 4);
+  CHECK(Read(*cache, "absent") == "<miss>");
+  CHECK(cache->near_metrics().entries == 2);  // ns:k and the miss of ns:absent
+}
+
 TEST_CASE("near: misses are not kept without tracking", "[unit][near]") {
   auto [store, cache] = Near(false, NearInvalidation::kTtl, 10s);
   CHECK(Read(*cache, "absent") == "<miss>");
