@@ -3,7 +3,8 @@
 // or dropping its entry, flush, the byte budget, and, over a store that offers
 // invalidations (as a third-party plugin can), invalidations, lost links,
 // cached misses and races between a read and a change. The Redis tracking link
-// is tested in tests/redis/test_redis_near_cache.cpp.
+// is tested in tests/integration/test_near_cache_stores.cpp and its reader in
+// tests/redis/test_tracking_reader.cpp.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
