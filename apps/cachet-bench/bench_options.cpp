@@ -46,7 +46,10 @@ po::options_description Description() {
       "loader-ms", po::value<std::uint64_t>()->value_name("MS"),
       "--stampede: how long the loader takes (default 50)")(
       "stampede-ttl-ms", po::value<std::uint64_t>()->value_name("MS"),
-      "--stampede: the hot key's TTL (default 1000)")("help,h", "show this help");
+      "--stampede: the hot key's TTL (default 1000)")(
+      "near", "run the near cache study on the first config instead (near_cache off, on, peer)")(
+      "near-keys", po::value<std::size_t>()->value_name("N"),
+      "--near: the Zipf key space (default 100000)")("help,h", "show this help");
   return options;
 }
 
@@ -94,6 +97,9 @@ Status Check(const BenchOptions& o) {
   if (o.stampede_ttl_ms == 0 || o.stampede_ttl_ms > 3600000) {
     return Status::InvalidArgument("--stampede-ttl-ms must be in [1, 3600000]");
   }
+  if (o.near_keys == 0 || o.near_keys > 10000000) {
+    return Status::InvalidArgument("--near-keys must be in [1, 1e7]");
+  }
   if (o.format != "table" && o.format != "json" && o.format != "csv") {
     return Status::InvalidArgument("--format must be table, json or csv, not '" + o.format + "'");
   }
@@ -118,6 +124,8 @@ Status Store(const po::variables_map& vm, BenchOptions* o) {
   o->list = vm.count("list") > 0;
   o->help = vm.count("help") > 0;
   o->stampede = vm.count("stampede") > 0;
+  o->near = vm.count("near") > 0;
+  if (vm.count("near-keys")) o->near_keys = vm["near-keys"].as<std::size_t>();
   if (vm.count("loader-ms")) o->loader_ms = vm["loader-ms"].as<std::uint64_t>();
   if (vm.count("stampede-ttl-ms")) o->stampede_ttl_ms = vm["stampede-ttl-ms"].as<std::uint64_t>();
   if (vm.count("scenarios"))

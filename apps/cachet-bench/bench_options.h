@@ -6,6 +6,7 @@
 //                [--start-servers] [--no-peers] [--list] [--help]
 //   cachet-bench --stampede -c A.conf [--threads N] [--duration SECONDS]
 //                [--loader-ms MS] [--stampede-ttl-ms MS]
+//   cachet-bench --near -c A.conf [--near-keys N] [--duration SECONDS] [--repeat N]
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,9 @@ struct BenchOptions {
   bool stampede = false;
   std::uint64_t loader_ms = 50;          // --loader-ms: how long its loader takes
   std::uint64_t stampede_ttl_ms = 1000;  // --stampede-ttl-ms: the hot key's TTL
+  // --near: the near cache study (near_study.h) instead of the scenarios.
+  bool near = false;
+  std::size_t near_keys = 100000;  // --near-keys: the Zipf key space
 };
 
 // kInvalidArgument naming the bad option or scenario.

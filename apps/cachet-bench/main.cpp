@@ -20,6 +20,7 @@
 #include "formatters.h"
 #include "hit_ratio.h"
 #include "memory_churn.h"
+#include "near_study.h"
 #include "interrupt.h"
 #include "peers.h"
 #include "progress.h"
@@ -199,6 +200,7 @@ int Main(const std::vector<std::string>& args) {
     return 0;
   }
   if (options->stampede) return RunStampede(*options);
+  if (options->near) return RunNearStudy(*options);
   return Run(*options);
 }
 

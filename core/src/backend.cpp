@@ -13,7 +13,7 @@ constexpr std::array kAllCapabilities = {
     Capability::kTouch,      Capability::kCounters,   Capability::kNativeFlags,
     Capability::kPersistence, Capability::kNoreply,   Capability::kPipelining,
     Capability::kFlush,      Capability::kStats,      Capability::kGetAndTouch,
-    Capability::kNativeLease,
+    Capability::kNativeLease, Capability::kInvalidations,
 };
 }  // namespace
 
@@ -32,6 +32,7 @@ std::string_view CapabilityName(Capability c) noexcept {
     case Capability::kStats: return "stats";
     case Capability::kGetAndTouch: return "get_and_touch";
     case Capability::kNativeLease: return "native_lease";
+    case Capability::kInvalidations: return "invalidations";
   }
   return "unknown";
 }
@@ -51,6 +52,8 @@ std::string_view StoreModeName(StoreMode mode) noexcept {
 }
 
 Backend::~Backend() = default;
+InvalidationListener::~InvalidationListener() = default;
+InvalidationSubscription::~InvalidationSubscription() = default;
 
 Status Backend::UnsupportedOperation(std::string_view operation) const {
   std::string msg(name());
@@ -82,6 +85,10 @@ Status Backend::EndLease(std::string_view, const LeaseTicket&, LeaseEnd) {
 }
 
 Status Backend::Health(std::vector<ServerHealth>*) const { return UnsupportedOperation("health"); }
+Status Backend::SubscribeInvalidations(std::span<const std::string>, InvalidationListener*,
+                                       std::unique_ptr<InvalidationSubscription>*) {
+  return UnsupportedOperation("invalidations");
+}
 Status Backend::Stats(StatsMap*) { return UnsupportedOperation("stats"); }
 Status Backend::Extension(std::string_view command, std::span<const std::string>,
                           std::vector<std::string>*) {

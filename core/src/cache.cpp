@@ -294,6 +294,8 @@ void Cache::SetObserver(std::shared_ptr<CacheObserver> observer) {
   active_table_.store(active, std::memory_order_relaxed);
 }
 
+NearMetrics Cache::near_metrics() const { return NearCacheMetrics(*backend_); }
+
 void Cache::ResetMetrics() { state_->metrics.Reset(); }
 
 }  // namespace cachet

@@ -5,12 +5,15 @@
 // envelope when it lacks native flags or TTL.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "cachet/cache.h"
 #include "cachet/envelope.h"
 #include "cachet/log.h"
+#include "cachet/near_cache.h"
 #include "cachet/plugin.h"
 #include "cachet/suggest.h"
 
@@ -19,6 +22,12 @@ namespace cachet {
 namespace {
 
 constexpr std::string_view kCacheSection = "cache";
+constexpr std::string_view kNearCacheSection = "near_cache";
+// The near cache keeps no value above 1/64 of its budget, so one value never
+// empties a shard (the budget is split over the memory store's 16 shards).
+constexpr std::int64_t kNearItemShare = 64;
+// Keys are the store's: longer than the memory store's default allows.
+constexpr std::string_view kNearMaxKeySize = "65536";
 // The largest max_value_size accepted: 4 GiB - 1, what zlib compresses in one call.
 constexpr std::int64_t kMaxValueSizeLimit = 0xFFFFFFFF;
 
@@ -145,7 +154,7 @@ Status ValidateOtherSections(Config* config, const PluginLoader& loader,
                              std::string_view backend_section,
                              std::vector<std::shared_ptr<const Plugin>>* plugins) {
   for (const std::string& name : config->SectionNames()) {
-    if (name == kCacheSection || name == backend_section) continue;
+    if (name == kCacheSection || name == kNearCacheSection || name == backend_section) continue;
     auto plugin = loader.Load(name);
     if (!plugin.ok()) {
       Logger()->debug("section [{}]: {}", name, plugin.status().ToString());
@@ -158,11 +167,68 @@ Status ValidateOtherSections(Config* config, const PluginLoader& loader,
   return Status::OK();
 }
 
+// [near_cache] as read, when [cache] near_cache is on.
+struct NearCacheSettings {
+  std::int64_t max_bytes = 0;
+  NearCacheOptions options;
+  std::shared_ptr<const Plugin> memory;  // the near tier's engine
+};
+
+Result<NearInvalidation> ParseNearInvalidation(const ConfigSection& near) {
+  const std::string mode = near.GetString("invalidation");
+  if (mode == "auto") return NearInvalidation::kAuto;
+  if (mode == "tracking") return NearInvalidation::kTracking;
+  if (mode == "ttl") return NearInvalidation::kTtl;
+  return near.ErrorAt("invalidation", "must be auto, tracking or ttl");
+}
+
+// Reads [near_cache] and checks it against what the store's plugin declares
+// (a store in a mode without invalidations, Redis Cluster, is refused at Open).
+Status ReadNearCache(const ConfigSection& near, const Plugin& store_plugin,
+                     const std::string& key_namespace, NearCacheSettings* settings) {
+  if (Status s = near.GetIntInRange("max_bytes", 1024, INT64_MAX, &settings->max_bytes); !s.ok()) {
+    return s;
+  }
+  std::int64_t ttl_ms = 0;
+  if (Status s = near.GetIntInRange("ttl_ms", 0, INT64_MAX, &ttl_ms); !s.ok()) return s;
+  settings->options.ttl = Ttl{ttl_ms};
+  auto mode = ParseNearInvalidation(near);
+  if (!mode.ok()) return mode.status();
+  settings->options.invalidation = *mode;
+  const bool offered = store_plugin.capabilities().has(Capability::kInvalidations);
+  if (*mode == NearInvalidation::kTracking && !offered) {
+    return near.ErrorAt("invalidation", "the " + std::string(store_plugin.name()) +
+                                            " store does not offer invalidations "
+                                            "(use auto or ttl)");
+  }
+  const bool tracking = offered && *mode != NearInvalidation::kTtl;
+  if (ttl_ms == 0 && !tracking) {
+    return near.ErrorAt("ttl_ms", "0 means 'until invalidated', which needs tracking; the " +
+                                      std::string(store_plugin.name()) +
+                                      " store is used with ttl invalidation");
+  }
+  if (!key_namespace.empty()) settings->options.prefixes.push_back(key_namespace);
+  return Status::OK();
+}
+
+// The near tier's engine: a memory store with the [near_cache] budget.
+Result<std::shared_ptr<Backend>> CreateNearStore(const NearCacheSettings& settings) {
+  const std::int64_t item = std::max<std::int64_t>(1, settings.max_bytes / kNearItemShare);
+  const std::string text = "[memory]\nmax_bytes = " + std::to_string(settings.max_bytes) +
+                           "\nmax_item_size = " + std::to_string(item) +
+                           "\nmax_key_size = " + std::string(kNearMaxKeySize) + "\n";
+  auto config = Config::Parse(text, "[near_cache]");
+  if (!config.ok()) return config.status();
+  if (Status s = config->Validate("memory", settings.memory->options()); !s.ok()) return s;
+  return settings.memory->CreateBackend(*config->section("memory"), Logger());
+}
+
 // What Check establishes and Open goes on with.
 struct CheckedConfig {
   std::vector<std::shared_ptr<const Plugin>> plugins;  // the backend's first
   std::shared_ptr<const Codec> codec;
   CacheOptions cache_options;
+  std::optional<NearCacheSettings> near_cache;  // when [cache] near_cache is on
 };
 
 // `opening`: also applies log_level, before the plugins load, so that their
@@ -192,6 +258,20 @@ Status CheckInto(Config* config, bool opening, CheckedConfig* checked) {
   auto cache_options = ReadCacheOptions(cache);
   if (!cache_options.ok()) return cache_options.status();
   checked->cache_options = std::move(*cache_options);
+  // [near_cache] is checked whether or not it is switched on.
+  if (Status s = config->Validate(kNearCacheSection, NearCacheOptionSpecs()); !s.ok()) return s;
+  if (cache.GetBool("near_cache")) {
+    NearCacheSettings near;
+    if (Status s = ReadNearCache(*config->section(kNearCacheSection), **plugin,
+                                 checked->cache_options.key_namespace, &near);
+        !s.ok()) {
+      return s;
+    }
+    auto memory = loader.Load("memory");
+    if (!memory.ok()) return memory.status();
+    near.memory = std::move(*memory);
+    checked->near_cache = std::move(near);
+  }
   return Status::OK();
 }
 
@@ -212,7 +292,16 @@ Result<std::unique_ptr<Cache>> Cache::Open(Config config) {
   auto backend = plugin.CreateBackend(*config.section(backend_section), Logger());
   if (!backend.ok()) return backend.status();
   Logger()->debug("cache open: backend {} from {}", backend_section, plugin.path().string());
-  return std::make_unique<Cache>(WithEnvelope(std::move(*backend)), std::move(checked.codec),
+  std::shared_ptr<Backend> store = WithEnvelope(std::move(*backend));
+  if (checked.near_cache) {
+    auto near_store = CreateNearStore(*checked.near_cache);
+    if (!near_store.ok()) return near_store.status();
+    auto near =
+        WithNearCache(std::move(store), std::move(*near_store), checked.near_cache->options);
+    if (!near.ok()) return near.status();
+    store = std::move(*near);
+  }
+  return std::make_unique<Cache>(std::move(store), std::move(checked.codec),
                                  std::move(checked.cache_options));
 }
 

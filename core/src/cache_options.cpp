@@ -47,11 +47,27 @@ constexpr std::array kCacheOptions = {
                "GetOrCompute: XFetch beta, to refresh a value before it expires; 0: off, 1: usual"},
     OptionSpec{"negative_ttl", OptionType::kInt, "0",
                "GetOrCompute: seconds a loader's not_found is cached as a miss; 0: not cached"},
+    OptionSpec{"near_cache", OptionType::kBool, "off",
+               "An in-process copy of recently read values in front of the store ([near_cache])"},
+};
+
+constexpr std::array kNearCacheOptions = {
+    OptionSpec{"max_bytes", OptionType::kInt, "16777216",
+               "The near cache's memory budget in bytes (the memory store's engine, LRU)"},
+    OptionSpec{"ttl_ms", OptionType::kInt, "1000",
+               "The longest an entry is served without the store's word; 0 with tracking: "
+               "until invalidated"},
+    OptionSpec{"invalidation", OptionType::kString, "auto",
+               "auto: tracking where the store offers invalidations, else ttl; tracking: the "
+               "store's invalidations (an error where it has none); ttl: expiry only",
+               false, false, "auto|tracking|ttl"},
 };
 
 }  // namespace
 
 std::span<const OptionSpec> CacheOptionSpecs() noexcept { return kCacheOptions; }
+
+std::span<const OptionSpec> NearCacheOptionSpecs() noexcept { return kNearCacheOptions; }
 
 std::string_view OptionTypeName(OptionType t) noexcept {
   switch (t) {

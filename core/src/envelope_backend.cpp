@@ -9,6 +9,7 @@
 
 #include "decimal_text.h"
 #include "envelope_format.h"
+#include "near_cache.h"
 
 namespace cachet {
 
@@ -457,6 +458,10 @@ std::shared_ptr<Backend> WithEnvelope(std::shared_ptr<Backend> inner) {
 }
 
 Capabilities EmulatedCapabilities(const Backend& backend) noexcept {
+  // A near cache sits in front of the envelope: look behind it.
+  if (const auto* near_cache = dynamic_cast<const NearCache*>(&backend)) {
+    return EmulatedCapabilities(near_cache->store());
+  }
   const auto* envelope = dynamic_cast<const EnvelopeBackend*>(&backend);
   return envelope != nullptr ? envelope->emulated() : Capabilities();
 }

@@ -43,6 +43,12 @@ class EnvelopeBackend final : public Backend {
   Status EndLease(std::string_view key, const LeaseTicket& ticket, LeaseEnd end) override {
     return inner_->EndLease(key, ticket, end);
   }
+  // Keys are the inner store's own: its invalidations pass through unchanged.
+  Status SubscribeInvalidations(std::span<const std::string> prefixes,
+                                InvalidationListener* listener,
+                                std::unique_ptr<InvalidationSubscription>* subscription) override {
+    return inner_->SubscribeInvalidations(prefixes, listener, subscription);
+  }
   Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override;
   Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override;
   Status Touch(std::string_view key, Ttl ttl) override;

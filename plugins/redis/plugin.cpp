@@ -115,7 +115,8 @@ constexpr PluginDescriptor kDescriptor{
     "Redis servers or a Redis Cluster over RESP2 or RESP3, with AUTH, SELECT and scripts",
     kOptions.data(),
     kOptions.size(),
-    RedisBackend::kCapabilities.bits(),
+    // Invalidations on standalone servers (RedisBackend::capabilities()).
+    RedisBackend::kCapabilities.with(Capability::kInvalidations).bits(),
     &CreateRedisBackend,
     &ValidateRedisOptions,
 };

@@ -10,6 +10,7 @@
 #include "cas_token.h"
 #include "cluster_router.h"
 #include "cluster_slots.h"
+#include "invalidation_tracker.h"
 #include "redis_commands.h"
 #include "redis_replies.h"
 #include "resp_encoder.h"
@@ -53,6 +54,26 @@ RedisBackend::RedisBackend(RedisOptions options)
     router_ = std::make_unique<StandaloneRouter>(options_.servers, options_.distribution,
                                                  options_.pool, session_, options_.counters);
   }
+}
+
+Capabilities RedisBackend::capabilities() const noexcept {
+  return options_.mode == RedisMode::kStandalone ? kCapabilities.with(Capability::kInvalidations)
+                                                 : kCapabilities;
+}
+
+Status RedisBackend::SubscribeInvalidations(
+    std::span<const std::string> prefixes, InvalidationListener* listener,
+    std::unique_ptr<InvalidationSubscription>* subscription) {
+  if (options_.mode != RedisMode::kStandalone) {
+    return UnsupportedOperation("invalidations in cluster mode");
+  }
+  TrackerSettings settings;
+  settings.servers = options_.servers;
+  settings.connection = options_.pool.connection;
+  settings.session = options_.session;
+  settings.prefixes.assign(prefixes.begin(), prefixes.end());
+  *subscription = std::make_unique<InvalidationTracker>(std::move(settings), listener);
+  return Status::OK();
 }
 
 template <class Encode>

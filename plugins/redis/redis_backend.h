@@ -85,7 +85,8 @@ class RedisBackend final : public Backend {
   explicit RedisBackend(RedisOptions options);
 
   std::string_view name() const noexcept override { return "redis"; }
-  Capabilities capabilities() const noexcept override { return kCapabilities; }
+  // kCapabilities, and kInvalidations on standalone servers.
+  Capabilities capabilities() const noexcept override;
 
   Status Get(std::string_view key, Item* out) override;
   Status Store(StoreMode mode, std::string_view key, ItemView item,
@@ -119,6 +120,12 @@ class RedisBackend final : public Backend {
   Status LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
                   LeaseGrant* grant, std::uint64_t* lease_cas) override;
   Status EndLease(std::string_view key, const LeaseTicket& ticket, LeaseEnd end) override;
+
+  // The near cache's invalidations (kInvalidations, standalone servers only):
+  // an InvalidationTracker with a CLIENT TRACKING ON BCAST connection per server.
+  Status SubscribeInvalidations(std::span<const std::string> prefixes,
+                                InvalidationListener* listener,
+                                std::unique_ptr<InvalidationSubscription>* subscription) override;
 
   // The router, for tests that look at the cluster topology.
   CommandRouter& router() noexcept { return *router_; }

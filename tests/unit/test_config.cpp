@@ -9,6 +9,7 @@
 #include "cachet/config.h"
 
 using cachet::CacheOptionSpecs;
+using cachet::NearCacheOptionSpecs;
 using cachet::Config;
 using cachet::OptionSpec;
 using cachet::OptionType;
@@ -91,8 +92,17 @@ TEST_CASE("a section absent from the file validates as its defaults", "[config]"
 }
 
 TEST_CASE("every [cache] option has a help text and a default", "[config]") {
-  CHECK(CacheOptionSpecs().size() == 19);
+  CHECK(CacheOptionSpecs().size() == 20);
   for (const OptionSpec& spec : CacheOptionSpecs()) {
+    INFO(spec.name);
+    CHECK(spec.help != nullptr);
+    CHECK(spec.default_value != nullptr);
+  }
+}
+
+TEST_CASE("every [near_cache] option has a help text and a default", "[config]") {
+  CHECK(NearCacheOptionSpecs().size() == 3);
+  for (const OptionSpec& spec : NearCacheOptionSpecs()) {
     INFO(spec.name);
     CHECK(spec.help != nullptr);
     CHECK(spec.default_value != nullptr);

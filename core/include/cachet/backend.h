@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +27,7 @@
 
 #include "cachet/export.h"
 #include "cachet/health.h"
+#include "cachet/invalidation.h"
 #include "cachet/item.h"
 #include "cachet/status.h"
 
@@ -47,6 +49,7 @@ enum class Capability : std::uint32_t {
   kStats = 1u << 10,         // server statistics
   kGetAndTouch = 1u << 11,   // read and reset the TTL in one call
   kNativeLease = 1u << 12,   // LeaseGet/EndLease: the store arbitrates GetOrCompute's loaders
+  kInvalidations = 1u << 13,  // SubscribeInvalidations: tells which keys others changed
 };
 
 class Capabilities {
@@ -215,6 +218,16 @@ class CACHET_EXPORT Backend {
   // keeps it (ServerPool::AppendHealth). The default, for a store without
   // servers, is kUnsupported and appends nothing.
   virtual Status Health(std::vector<ServerHealth>* out) const;
+
+  // Stores with kInvalidations: tells `listener` about every change to a key
+  // that starts with one of `prefixes` (all keys when empty), by anyone, until
+  // `*subscription` is destroyed (invalidation.h says what is called when). The
+  // default is kUnsupported: a near cache then expires its entries by time.
+  // `listener` must outlive `*subscription`, which must not outlive this backend.
+  // REQUIRES: capabilities() has kInvalidations (the near cache calls it only then).
+  virtual Status SubscribeInvalidations(std::span<const std::string> prefixes,
+                                        InvalidationListener* listener,
+                                        std::unique_ptr<InvalidationSubscription>* subscription);
 
  protected:
   // kUnsupported naming this store and `operation`.

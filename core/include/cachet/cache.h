@@ -39,6 +39,7 @@
 #include "cachet/item.h"
 #include "cachet/metrics.h"
 #include "cachet/observer.h"
+#include "cachet/near_cache.h"
 #include "cachet/result.h"
 #include "cachet/status.h"
 
@@ -213,6 +214,9 @@ class CACHET_EXPORT Cache {
   // A snapshot of the counters since the Cache opened or the last ResetMetrics.
   Metrics metrics() const;
   void ResetMetrics();
+  // The near cache's counters ([cache] near_cache, near_cache.h); enabled is
+  // false when there is none.
+  NearMetrics near_metrics() const;
 
   // The health of each server of a network store, in configuration order;
   // empty for a store without servers (the memory store).

@@ -134,5 +134,7 @@ class CACHET_EXPORT Config {
 // compression_level, compress_threshold, compress_min_savings, default_ttl,
 // flags_profile, log_level, plugin_path, metrics.
 CACHET_EXPORT std::span<const OptionSpec> CacheOptionSpecs() noexcept;
+// The schema of the [near_cache] section (cachet/near_cache.h).
+CACHET_EXPORT std::span<const OptionSpec> NearCacheOptionSpecs() noexcept;
 
 }  // namespace cachet

@@ -1,0 +1,98 @@
+// InvalidationTracker: the Redis store's invalidations for the core's near
+// cache (cachet/invalidation.h), standalone servers.
+//
+// One dedicated connection per server, on its own thread, in RESP3 (HELLO 3),
+// with CLIENT TRACKING ON BCAST and a PREFIX per namespace: the server then
+// pushes an "invalidate" message for every change to a key with one of those
+// prefixes, by any client, and a null one for a flush. Broadcast mode keeps no
+// state on the data connections, so the pooled connections need no setup and
+// any of them may serve any read (docs/near-cache.md says why this mode).
+//
+// The listener hears OnTrackingLive(true) once every server's connection is
+// tracking, and OnTrackingLive(false) as soon as one is lost: closed by the
+// server (CLIENT KILL, a restart), or silent past a PING. The lost connection
+// is then opened again, with a backoff, until the tracker is destroyed.
+// Destroying it wakes the threads and joins them: no callback runs after. In a
+// forked child (which has none of the threads) it only closes its pipe copy.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cachet/invalidation.h"
+#include "cachet/net/connection.h"
+#include "cachet/net/endpoint.h"
+#include "redis_session.h"
+#include "resp_parser.h"
+
+namespace cachet::redis {
+
+struct TrackerSettings {
+  std::vector<net::ServerAddress> servers;
+  net::ConnectionOptions connection;
+  SessionSettings session;            // resp is forced to 3
+  std::vector<std::string> prefixes;  // empty: every key
+  // Silence after which the connection is checked with a PING; no answer in
+  // as long again and it counts as lost.
+  std::chrono::milliseconds health_interval{1000};
+};
+
+// What a tracking link may carry, judged reply by reply: "invalidate" pushes
+// (an array of string keys, or a null for a flush) and one PONG per PING sent.
+// Anything else is an error, which closes the link and so drops the near
+// cache: a reply that cannot be accounted for may hide a lost invalidation.
+class TrackingReader {
+ public:
+  // `where`: the server, for error messages.
+  TrackingReader(InvalidationListener* listener, std::string where)
+      : listener_(listener), where_(std::move(where)) {}
+  void PingSent() noexcept { ++pongs_due_; }
+  std::size_t pongs_due() const noexcept { return pongs_due_; }
+  // Hands an invalidation to the listener or accounts for a PONG.
+  Status Handle(RespValue reply);
+
+ private:
+  Status Invalidate(RespValue push);
+
+  InvalidationListener* const listener_;
+  const std::string where_;
+  std::size_t pongs_due_ = 0;
+};
+
+class InvalidationTracker final : public InvalidationSubscription {
+ public:
+  // `listener` must outlive this object. Starts one thread per server.
+  InvalidationTracker(TrackerSettings settings, InvalidationListener* listener);
+  ~InvalidationTracker() override;
+
+ private:
+  enum class Wake : std::uint8_t { kReadable, kTimeout, kStop };
+
+  void Run(std::size_t server);
+  // Connects, sets the connection up and turns tracking on.
+  Status Establish(net::Connection& connection, RespParser& parser);
+  // Hands every push to the listener until the connection fails or we stop.
+  Status Listen(net::Connection& connection, RespParser& parser);
+  // Waits for `fd` (or nothing, with -1) to be readable, the stop signal, or
+  // `timeout`.
+  Wake Wait(int fd, std::chrono::milliseconds timeout) const;
+  void ServerUp();
+  void ServerDown();
+
+  const TrackerSettings settings_;
+  const RedisSession session_;
+  InvalidationListener* const listener_;
+  int wake_[2] = {-1, -1};  // a pipe written once, on destruction
+  std::atomic<bool> stopping_{false};
+  std::mutex live_mutex_;
+  std::size_t live_servers_ = 0;  // guarded by live_mutex_
+  std::vector<std::thread> threads_;
+  const pid_t owner_pid_ = net::CurrentProcessId();
+};
+
+}  // namespace cachet::redis

@@ -1,0 +1,514 @@
+// The near cache (cachet/near_cache.h) over a store that counts its reads:
+// entries served for at most ttl, every write path through the Cache updating
+// or dropping its entry, flush, the byte budget, and, over a store that offers
+// invalidations (as a third-party plugin can), invalidations, lost links,
+// cached misses and races between a read and a change. The Redis tracking link
+// is tested in tests/integration/test_near_cache_stores.cpp and its reader in
+// tests/redis/test_tracking_reader.cpp.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cachet/batch.h"
+#include "cachet/cache.h"
+#include "cachet/config.h"
+#include "cachet/invalidation.h"
+#include "cachet/near_cache.h"
+#include "cachet/plugin.h"
+
+using namespace cachet;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A memory store built by the memory plugin, the engine the near tier uses.
+std::shared_ptr<Backend> MemoryBackend(const std::string& max_bytes = "16777216") {
+  static const PluginLoader loader(PluginLoader::DefaultSearchPath({}));
+  auto plugin = loader.Load("memory");
+  REQUIRE(plugin.ok());
+  auto config = Config::Parse("[memory]\nmax_bytes = " + max_bytes + "\n", "near-test");
+  REQUIRE(config.ok());
+  REQUIRE(config->Validate("memory", (*plugin)->options()).ok());
+  auto backend = (*plugin)->CreateBackend(*config->section("memory"), nullptr);
+  REQUIRE(backend.ok());
+  return *backend;
+}
+
+class NoSubscription final : public InvalidationSubscription {};
+
+// A shared store: a memory store behind a wrapper that counts reads, lets
+// "another client" write behind the Cache's back, and, when `offers` is set,
+// reports every change to the listener as a store with kInvalidations does.
+class SharedStore final : public Backend {
+ public:
+  explicit SharedStore(bool offers) : inner_(MemoryBackend()), offers_(offers) {}
+
+  std::string_view name() const noexcept override { return "shared"; }
+  Capabilities capabilities() const noexcept override {
+    const Capabilities caps = inner_->capabilities();
+    return offers_ ? caps.with(Capability::kInvalidations) : caps;
+  }
+  Status Get(std::string_view key, Item* out) override {
+    ++reads;
+    Status s = inner_->Get(key, out);
+    if (race_armed.exchange(false)) race();  // a change racing this read
+    return s;
+  }
+  Status Gets(std::string_view key, Item* out) override {
+    ++reads;
+    return inner_->Gets(key, out);
+  }
+  Status GetAndTouch(std::string_view key, Ttl ttl, Item* out) override {
+    ++reads;
+    return inner_->GetAndTouch(key, ttl, out);
+  }
+  Status Store(StoreMode mode, std::string_view key, ItemView item,
+               const WriteOptions& options) override {
+    Status s = inner_->Store(mode, key, item, options);
+    Report(key);
+    return s;
+  }
+  Status Remove(std::string_view key) override { return Changed(key, inner_->Remove(key)); }
+  Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override {
+    return Changed(key, inner_->Incr(key, delta, value));
+  }
+  Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override {
+    return Changed(key, inner_->Decr(key, delta, value));
+  }
+  Status Touch(std::string_view key, Ttl ttl) override {
+    return Changed(key, inner_->Touch(key, ttl));
+  }
+  Status Flush() override {
+    Status s = inner_->Flush();
+    if (listener_ != nullptr) listener_->OnInvalidateAll();
+    return s;
+  }
+  Status Stats(StatsMap* out) override { return inner_->Stats(out); }
+  Status SubscribeInvalidations(std::span<const std::string> prefixes,
+                                InvalidationListener* listener,
+                                std::unique_ptr<InvalidationSubscription>* out) override {
+    prefixes_.assign(prefixes.begin(), prefixes.end());
+    listener_ = listener;
+    *out = std::make_unique<NoSubscription>();
+    listener_->OnTrackingLive(true);
+    return Status::OK();
+  }
+
+  // Another client's write, reported like any change.
+  // (No assertion here: threads call it, and Catch2's are for the main thread.)
+  void WriteBehind(const std::string& key, const std::string& value) {
+    (void)inner_->Store(StoreMode::kSet, key, ItemView(value), WriteOptions{});
+    Report(key);
+  }
+  void SetLive(bool live) { listener_->OnTrackingLive(live); }
+  const std::vector<std::string>& prefixes() const { return prefixes_; }
+
+  std::atomic<int> reads{0};
+  // Run once inside the next Get, after the store's answer was read.
+  std::function<void()> race;
+  std::atomic<bool> race_armed{false};
+
+ private:
+  Status Changed(std::string_view key, Status s) {
+    Report(key);
+    return s;
+  }
+  void Report(std::string_view key) {
+    if (listener_ == nullptr) return;
+    const std::string_view keys[] = {key};
+    listener_->OnInvalidate(keys);
+  }
+
+  std::shared_ptr<Backend> inner_;
+  bool offers_;
+  InvalidationListener* listener_ = nullptr;
+  std::vector<std::string> prefixes_;
+};
+
+std::shared_ptr<const Codec> PlainCodec() {
+  auto codec = Codec::Create(CodecOptions{});
+  REQUIRE(codec.ok());
+  return *codec;
+}
+
+struct NearSetup {
+  std::shared_ptr<SharedStore> store;
+  std::unique_ptr<Cache> cache;
+};
+
+NearSetup Near(bool offers, NearInvalidation mode, Ttl ttl, std::string key_namespace = "",
+               const std::string& max_bytes = "16777216") {
+  NearSetup setup;
+  setup.store = std::make_shared<SharedStore>(offers);
+  NearCacheOptions options;
+  options.ttl = ttl;
+  options.invalidation = mode;
+  if (!key_namespace.empty()) options.prefixes.push_back(key_namespace);
+  auto near = WithNearCache(setup.store, MemoryBackend(max_bytes), options);
+  INFO(near.status().ToString());
+  REQUIRE(near.ok());
+  CacheOptions cache_options;
+  cache_options.key_namespace = std::move(key_namespace);
+  setup.cache = std::make_unique<Cache>(*near, PlainCodec(), cache_options);
+  return setup;
+}
+
+std::string Read(Cache& cache, const std::string& key) {
+  auto found = cache.Get<std::string>(key);
+  return found.hit() ? found.value() : (found.miss() ? "<miss>" : "<error>");
+}
+
+}  // namespace
+
+TEST_CASE("near: a value read again is served in process until ttl", "[unit][near]") {
+  // The entry's ttl counts from the Set; whether it is still within it is
+  // measured, so a loaded machine skips the check instead of failing it.
+  auto [store, cache] = Near(false, NearInvalidation::kAuto, 2000ms);
+  const auto written = std::chrono::steady_clock::now();
+  REQUIRE(cache->Set("k", std::string("v1")).ok());
+  for (int i = 0; i < 1000; ++i) REQUIRE(Read(*cache, "k") == "v1");
+  CHECK(store->reads == 0);  // the write went through to the near entry
+  const NearMetrics m = cache->near_metrics();
+  CHECK(m.enabled);
+  CHECK_FALSE(m.tracking);
+  CHECK(m.hits == 1000);
+  CHECK(m.entries == 1);
+  CHECK(m.bytes > 0);
+
+  // Another client's write is seen once the entry has lived its ttl, not before.
+  store->WriteBehind("k", "v2");
+  const auto asked = std::chrono::steady_clock::now();
+  const std::string early = Read(*cache, "k");
+  if (asked - written < 1500ms) {
+    CHECK(early == "v1");
+  } else {
+    WARN("the machine took over 1.5 s of the 2 s ttl: the within-ttl check is skipped");
+  }
+  std::this_thread::sleep_until(written + 2100ms);
+  CHECK(Read(*cache, "k") == "v2");
+  CHECK(store->reads == 1);  // and v2 is now served near
+}
+
+TEST_CASE("near: GetAndTouch keeps the entry no longer than the touched TTL", "[unit][near]") {
+  auto [store, cache] = Near(false, NearInvalidation::kTtl, 60s);
+  Backend& near = cache->backend();
+  REQUIRE(near.Store(StoreMode::kSet, "g", ItemView("v"), WriteOptions{}).ok());
+  Item item;
+  REQUIRE(near.GetAndTouch("g", 300ms, &item).ok());
+  CHECK(item.value == "v");
+  // Once the store has let it expire, the near cache must not answer it (it
+  // would for 60 s if the entry kept ttl_ms). Measured: the wait is at least
+  // the touched TTL however slow the machine.
+  const auto touched = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(400ms);
+  REQUIRE(std::chrono::steady_clock::now() - touched >= 300ms);
+  const int reads = store->reads;
+  CHECK(near.Get("g", &item).IsNotFound());
+  CHECK(store->reads == reads + 1);
+}
+
+TEST_CASE("near: ttl counts from when the store was asked, not answered", "[unit][near]") {
+  auto [store, cache] = Near(false, NearInvalidation::kTtl, 1200ms);
+  store->WriteBehind("k", "v1");
+  // The store takes a second to answer; the entry then has 200 ms left, not 1200.
+  store->race = [] { std::this_thread::sleep_for(1000ms); };
+  store->race_armed = true;
+  const auto asked = std::chrono::steady_clock::now();
+  REQUIRE(Read(*cache, "k") == "v1");
+  store->WriteBehind("k", "v2");
+  std::this_thread::sleep_until(asked + 1300ms);
+  // Past ttl_ms since the read began: the write is seen (kept from the answer
+  // on, the entry would serve v1 until at least 2200 ms).
+  CHECK(Read(*cache, "k") == "v2");
+}
+
+TEST_CASE("near: with tracking, keys outside the subscribed prefix are not kept", "[unit][near]") {
+  auto [store, cache] = Near(true, NearInvalidation::kTracking, Ttl{0}, "ns:");
+  Backend& near = cache->backend();
+  REQUIRE(near.Store(StoreMode::kSet, "other", ItemView("v"), WriteOptions{}).ok());
+  REQUIRE(near.Store(StoreMode::kSet, "ns:k", ItemView("v"), WriteOptions{}).ok());
+  Item item;
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(near.Get("other", &item).ok());
+    REQUIRE(near.Get("ns:k", &item).ok());
+  }
+  // Every read of "other"; "ns:k" once (its write's own invalidation dropped
+  // the written-through entry), then served near.
+  CHECK(store->reads == 4);
+  CHECK(Read(*cache, "absent") == "<miss>");
+  CHECK(cache->near_metrics().entries == 2);  // ns:k and the miss of ns:absent
+}
+
+TEST_CASE("near: misses are not kept without tracking", "[unit][near]") {
+  auto [store, cache] = Near(false, NearInvalidation::kTtl, 10s);
+  CHECK(Read(*cache, "absent") == "<miss>");
+  CHECK(Read(*cache, "absent") == "<miss>");
+  CHECK(store->reads == 2);
+}
+
+TEST_CASE("near: every write through the Cache updates or drops the entry", "[unit][near]") {
+  auto [store, cache] = Near(false, NearInvalidation::kTtl, 10s);
+  // Each step reads the key into the near cache first, then writes it.
+  const auto cached = [&](const std::string& key) {
+    (void)Read(*cache, key);
+    REQUIRE(Read(*cache, key) == Read(*cache, key));
+  };
+  REQUIRE(cache->Set("s", std::string("a")).ok());
+  cached("s");
+  REQUIRE(cache->Set("s", std::string("b")).ok());
+  CHECK(Read(*cache, "s") == "b");
+  CHECK(cache->Add("s", std::string("c")).IsNotStored());
+  CHECK(Read(*cache, "s") == "b");
+  REQUIRE(cache->Replace("s", std::string("d")).ok());
+  CHECK(Read(*cache, "s") == "d");
+  REQUIRE(cache->Append("s", "+").ok());
+  CHECK(Read(*cache, "s") == "d+");
+  REQUIRE(cache->Prepend("s", "-").ok());
+  CHECK(Read(*cache, "s") == "-d+");
+
+  auto versioned = cache->Gets<std::string>("s");
+  REQUIRE(versioned.hit());
+  REQUIRE(cache->Cas("s", std::string("e"), versioned.value().cas).ok());
+  CHECK(Read(*cache, "s") == "e");
+  CHECK(cache->Cas("s", std::string("f"), versioned.value().cas).IsExists());
+  CHECK(Read(*cache, "s") == "e");
+
+  REQUIRE(cache->Set("n", std::string("10")).ok());
+  cached("n");
+  REQUIRE(cache->Incr("n", 5).ok());
+  CHECK(Read(*cache, "n") == "15");
+  REQUIRE(cache->Decr("n", 3).ok());
+  CHECK(Read(*cache, "n") == "12");
+
+  REQUIRE(cache->Touch("n", Ttl{50}).ok());
+  std::this_thread::sleep_for(120ms);
+  CHECK(Read(*cache, "n") == "<miss>");  // the touch dropped the entry: the store's expiry holds
+
+  cached("s");
+  REQUIRE(cache->Remove("s").ok());
+  CHECK(Read(*cache, "s") == "<miss>");
+
+  REQUIRE(cache->Set("m1", std::string("x")).ok());
+  REQUIRE(cache->Set("m2", std::string("x")).ok());
+  cached("m1");
+  cached("m2");
+  const std::vector<std::pair<std::string, std::string>> entries = {{"m1", "y"}, {"m2", "y"}};
+  for (const Status& s : cache->SetMulti(entries)) REQUIRE(s.ok());
+  CHECK(Read(*cache, "m1") == "y");
+  CHECK(Read(*cache, "m2") == "y");
+  for (const Status& s : cache->RemoveMulti({"m1", "m2"})) REQUIRE(s.ok());
+  CHECK(Read(*cache, "m1") == "<miss>");
+  CHECK(Read(*cache, "m2") == "<miss>");
+
+  REQUIRE(cache->Set("b", std::string("1")).ok());
+  cached("b");
+  Batch batch(*cache);
+  const auto set = batch.Set("b", std::string("2"));
+  const auto get = batch.Get<std::string>("b");
+  cache->Run(batch);
+  REQUIRE(batch.Outcome(set).ok());
+  CHECK(batch.Outcome(get).value() == "2");  // a read after a write in one batch sees it
+  CHECK(Read(*cache, "b") == "2");
+
+  cached("b");
+  REQUIRE(cache->Flush().ok());
+  CHECK(Read(*cache, "b") == "<miss>");
+  CHECK(cache->near_metrics().entries == 0);
+}
+
+TEST_CASE("near: get_multi is served near for the keys it holds", "[unit][near]") {
+  auto [store, cache] = Near(false, NearInvalidation::kTtl, 10s);
+  REQUIRE(cache->Set("a", std::string("1")).ok());
+  store->WriteBehind("b", "2");
+  (void)cache->GetMulti<std::string>({"a", "b", "c"});
+  CHECK(store->reads == 2);  // b and c: a was written through
+  auto again = cache->GetMulti<std::string>({"a", "b", "c"});
+  REQUIRE(again.size() == 3);
+  CHECK(again[0].value() == "1");
+  CHECK(again[1].value() == "2");
+  CHECK(again[2].miss());
+  const NearMetrics m = cache->near_metrics();
+  CHECK(m.hits == 3);    // a and b the second time; the first time a only
+  CHECK(m.misses == 3);  // b and c, then c
+}
+
+TEST_CASE("near: GetOrCompute's record is served no longer than it is fresh", "[unit][near]") {
+  auto [store, cache] = Near(false, NearInvalidation::kTtl, 10s);
+  int loads = 0;
+  ComputeOptions options;
+  options.ttl = Ttl{2000};
+  options.stale = 10000ms;  // values carry their record
+  const auto load = [&]() -> Result<std::string> {
+    return std::string("load ") + std::to_string(++loads);
+  };
+  const auto began = std::chrono::steady_clock::now();
+  CHECK(cache->GetOrCompute<std::string>("c", load, options).value() == "load 1");
+  // The plain read strips the record, whether it comes from near or the store.
+  CHECK(Read(*cache, "c") == "load 1");
+  CHECK(cache->GetOrCompute<std::string>("c", load, options).value() == "load 1");
+  // Measured: on a machine so loaded that the record went stale already, the
+  // counts below would not hold, and nothing is left to test.
+  if (std::chrono::steady_clock::now() - began >= 1900ms) {
+    WARN("the machine took the record's whole freshness: the rest is skipped");
+    return;
+  }
+  std::this_thread::sleep_until(began + 2100ms);
+  // Stale now: the near entry has gone with the record's freshness, so the
+  // Cache sees the stale record in the store and this caller refreshes it.
+  CHECK(cache->GetOrCompute<std::string>("c", load, options).value() == "load 2");
+  CHECK(loads == 2);
+  CHECK(Read(*cache, "c") == "load 2");
+}
+
+TEST_CASE("near: the byte budget holds", "[unit][near]") {
+  auto [store, cache] = Near(false, NearInvalidation::kTtl, 10s, "", "65536");
+  const std::string value(500, 'v');
+  for (int i = 0; i < 1000; ++i) REQUIRE(cache->Set("k" + std::to_string(i), value).ok());
+  const NearMetrics m = cache->near_metrics();
+  CHECK(m.bytes <= 65536);
+  CHECK(m.entries < 1000);
+  CHECK(Read(*cache, "k0") == value);  // evicted near, still in the store
+}
+
+TEST_CASE("near: tracking drops an entry when the store reports a change", "[unit][near]") {
+  auto [store, cache] = Near(true, NearInvalidation::kAuto, Ttl{0}, "ns:");
+  CHECK(store->prefixes() == std::vector<std::string>{"ns:"});
+  store->WriteBehind("ns:k", "v1");
+  for (int i = 0; i < 100; ++i) REQUIRE(Read(*cache, "k") == "v1");
+  CHECK(store->reads == 1);
+  store->WriteBehind("ns:k", "v2");
+  CHECK(Read(*cache, "k") == "v2");
+  CHECK(store->reads == 2);
+  CHECK(cache->near_metrics().tracking);
+  CHECK(cache->near_metrics().invalidations >= 1);
+
+  // A miss is kept too, until the key is written.
+  CHECK(Read(*cache, "gone") == "<miss>");
+  CHECK(Read(*cache, "gone") == "<miss>");
+  CHECK(store->reads == 3);
+  store->WriteBehind("ns:gone", "here");
+  CHECK(Read(*cache, "gone") == "here");
+}
+
+TEST_CASE("near: a lost link drops everything and serves nothing until live", "[unit][near]") {
+  auto [store, cache] = Near(true, NearInvalidation::kTracking, Ttl{0});
+  store->WriteBehind("a", "1");
+  store->WriteBehind("b", "2");
+  (void)Read(*cache, "a");
+  (void)Read(*cache, "b");
+  CHECK(cache->near_metrics().entries == 2);
+  store->SetLive(false);
+  NearMetrics m = cache->near_metrics();
+  CHECK(m.entries == 0);
+  CHECK(m.dropped_by_lost_link == 2);
+  CHECK_FALSE(m.live);
+  const int before = store->reads;
+  (void)Read(*cache, "a");
+  (void)Read(*cache, "a");
+  CHECK(store->reads == before + 2);  // nothing kept while the link is down
+  store->SetLive(true);
+  (void)Read(*cache, "a");
+  (void)Read(*cache, "a");
+  CHECK(store->reads == before + 3);
+}
+
+TEST_CASE("near: a change during a read never leaves the old value", "[unit][near]") {
+  auto [store, cache] = Near(true, NearInvalidation::kTracking, Ttl{0});
+  store->WriteBehind("k", "old");
+  // The store answers "old", and the key changes before the answer is kept.
+  store->race = [&] { store->WriteBehind("k", "new"); };
+  store->race_armed = true;
+  CHECK(Read(*cache, "k") == "old");
+  CHECK(Read(*cache, "k") == "new");
+}
+
+TEST_CASE("near: four threads writing and reading stay coherent", "[unit][near]") {
+  auto [store, cache] = Near(true, NearInvalidation::kTracking, Ttl{0});
+  constexpr int kKeys = 8;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 2000; ++i) {
+        const std::string key = "k" + std::to_string(i % kKeys);
+        const std::string value = std::to_string(t) + ":" + std::to_string(i);
+        switch ((i + t) % 4) {
+          case 0:
+            (void)cache->Set(key, value);
+            break;
+          case 1:
+            store->WriteBehind(key, value);
+            break;
+          case 2:
+            (void)cache->Remove(key);
+            break;
+          default:
+            (void)Read(*cache, key);
+            break;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  // Quiet now: whatever is served near must be what the store holds. The
+  // truth is read from the shared store itself, past the near cache.
+  const std::uint64_t hits = cache->near_metrics().hits;
+  for (int k = 0; k < kKeys; ++k) {
+    const std::string key = "k" + std::to_string(k);
+    const std::string first = Read(*cache, key);  // served near if an entry is kept
+    Item stored;
+    const Status s = store->Gets(key, &stored);
+    REQUIRE((s.ok() || s.IsNotFound()));
+    const std::string expected = s.ok() ? stored.value : "<miss>";
+    CHECK(first == expected);
+    CHECK(Read(*cache, key) == expected);  // kept by now: served near
+  }
+  CHECK(cache->near_metrics().hits >= hits + kKeys);
+}
+
+TEST_CASE("near: config keys are read and checked", "[unit][near][config]") {
+  const auto open = [](const std::string& text) {
+    auto config = Config::Parse("[cache]\nbackend = memory\n" + text, "near.conf");
+    REQUIRE(config.ok());
+    return Cache::Open(std::move(config).value());
+  };
+  {
+    auto cache = open("near_cache = on\n[near_cache]\nmax_bytes = 65536\nttl_ms = 500\n");
+    INFO(cache.status().ToString());
+    REQUIRE(cache.ok());
+    CHECK((*cache)->near_metrics().enabled);
+    REQUIRE((*cache)->Set("k", std::string("v")).ok());
+    CHECK((*cache)->Get<std::string>("k").value() == "v");
+    auto stats = (*cache)->Stats();
+    REQUIRE(stats.ok());
+    bool has_near = false;
+    for (const auto& [name, value] : *stats) has_near |= name == "near_hits" && value == "1";
+    CHECK(has_near);
+  }
+  {
+    auto cache = open("[near_cache]\nttl_ms = 500\n");
+    REQUIRE(cache.ok());
+    CHECK_FALSE((*cache)->near_metrics().enabled);  // off by default
+  }
+  const auto refused = [&](const std::string& text, const std::string& words) {
+    auto cache = open(text);
+    REQUIRE_FALSE(cache.ok());
+    INFO(cache.status().ToString());
+    CHECK(cache.status().IsConfigError());
+    CHECK(cache.status().ToString().find(words) != std::string::npos);
+  };
+  refused("near_cache = on\n[near_cache]\ninvalidation = tracking\n",
+          "memory store does not offer invalidations");
+  refused("near_cache = on\n[near_cache]\nttl_ms = 0\n", "needs tracking");
+  refused("near_cache = on\n[near_cache]\nttl_ms = -5\n", "ttl_ms");
+  refused("near_cache = on\n[near_cache]\ninvalidation = sometimes\n", "invalidation");
+  refused("near_cache = on\n[near_cache]\nmax_bytes = 10\n", "max_bytes");
+  refused("near_cache = maybe\n", "near_cache");
+  refused("[near_cache]\nttl = 5\n", "ttl");
+}
