@@ -153,7 +153,8 @@ inline QuickReply LineNotUsual(std::string_view input, const ParserLimits& limit
 // parser's and batch reader's own rules: FixedTextReply, TextReplyFits,
 // CodeOfKind), or an incr/decr's number. always_inline: GCC otherwise calls it
 // out of line from a single operation (docs/performance.md).
-[[gnu::always_inline]] inline QuickReply QuickTextLine(std::string_view input, OpKind kind, const ParserLimits& limits) {
+[[gnu::always_inline]] inline QuickReply QuickTextLine(std::string_view input, OpKind kind,
+                                                       const ParserLimits& limits) {
   const std::size_t size = input.size();
   if (size < 2 || input[size - 2] != '\r' || input[size - 1] != '\n') {
     return quick_detail::LineNotUsual(input, limits);

@@ -35,8 +35,9 @@ Status ReadFailure(const net::Connection& connection, Status read, net::Deadline
 // Reads until `reader` is done; `fresh` while the exchange is still at `start`.
 // always_inline, as RunSingleExchange below.
 template <class Reader>
-[[gnu::always_inline]] inline Status ReadReply(net::Connection& connection, Reader& reader, bool fresh,
-                 net::Clock::time_point start, net::Deadline deadline) {
+[[gnu::always_inline]] inline Status ReadReply(net::Connection& connection, Reader& reader,
+                                               bool fresh, net::Clock::time_point start,
+                                               net::Deadline deadline) {
   for (; !reader.done(); fresh = false) {
     Status read = fresh ? connection.ReadMore(deadline, start) : connection.ReadMore(deadline);
     if (!read.ok()) return ReadFailure(connection, std::move(read), deadline);
@@ -58,8 +59,8 @@ template <class Reader>
 // connection. always_inline: GCC otherwise calls it out of line from RunOne
 // (docs/performance.md).
 template <class Reader>
-[[gnu::always_inline]] inline Status RunSingleExchange(net::Connection& connection,
-                                                       iovec* request, int count, Reader& reader,
+[[gnu::always_inline]] inline Status RunSingleExchange(net::Connection& connection, iovec* request,
+                                                       int count, Reader& reader,
                                                        net::Clock::time_point start,
                                                        net::Deadline deadline) {
   // The usual request is one piece, which the socket takes at once.

@@ -195,8 +195,8 @@ TEST_CASE("Discover finds every plugin file once, the first directory winning", 
   // no-entry-point, wrong-abi, tinymap-v1 (an older ABI), wrong-fingerprint and
   // renamed (a file name that is not its descriptor's) do not.
   std::sort(loaded.begin(), loaded.end());
-  CHECK(loaded == std::vector<std::string>{"careless-get", "failing-factory", "null-backend",
-                                           "tinymap"});
+  CHECK(loaded ==
+        std::vector<std::string>{"careless-get", "failing-factory", "null-backend", "tinymap"});
   CHECK(failures == 7);
 }
 
@@ -220,8 +220,7 @@ TEST_CASE("a plugin's validation hook runs without creating a backend", "[plugin
         "tiny.conf:2: [tinymap] greeting = a-very-long-greeting: longer than 16 bytes");
 }
 
-TEST_CASE("a plugin built before ABI version 3 (another Status layout) is refused",
-          "[plugin]") {
+TEST_CASE("a plugin built before ABI version 3 (another Status layout) is refused", "[plugin]") {
   // Its descriptor is version 1 and otherwise whole: the version alone refuses it.
   CHECK(LoadFailure("tinymap-v1")
             .ends_with(": ABI version 1, but this cachet reads version 3 (rebuild the plugin "

@@ -1,6 +1,5 @@
 // Status and Result: codes, predicates, formatting.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <string>
 #include <utility>

@@ -74,7 +74,9 @@ class [[nodiscard]] CACHET_EXPORT Status {
   static Status NotFound(std::string_view msg = {}) { return {StatusCode::kNotFound, msg}; }
   static Status NotStored(std::string_view msg = {}) { return {StatusCode::kNotStored, msg}; }
   static Status Exists(std::string_view msg = {}) { return {StatusCode::kExists, msg}; }
-  static Status InvalidArgument(std::string_view msg) { return {StatusCode::kInvalidArgument, msg}; }
+  static Status InvalidArgument(std::string_view msg) {
+    return {StatusCode::kInvalidArgument, msg};
+  }
   static Status Unsupported(std::string_view msg) { return {StatusCode::kUnsupported, msg}; }
   static Status Timeout(std::string_view msg) { return {StatusCode::kTimeout, msg}; }
   static Status Unavailable(std::string_view msg) { return {StatusCode::kUnavailable, msg}; }
