@@ -42,8 +42,6 @@ void BatchPlan::Plan(std::string_view prefix, std::span<const std::string_view> 
     Operation& op = batch_[size_];
     op.kind = kind;
     op.key = FullKey(prefix, keys[i], &key_storage_);
-    // A kept Operation's status was moved out last call; only its code is left.
-    if (!op.status.ok()) op.status = Status();
     slots_[size_++] = i;
   }
 }

@@ -421,9 +421,7 @@ void EnvelopeBackend::RunPipelined(std::span<Operation> run) {
 void EnvelopeBackend::FinishPipelined(Operation& op) {
   if (op.kind == OpKind::kGet) {
     if (!op.status.ok()) return;
-    // Most values are stored raw and open as ok: only a failure is assigned.
-    Status opened = Open(&op.result);
-    if (!opened.ok()) op.status = std::move(opened);
+    op.status = Open(&op.result);
   } else if ((op.kind == OpKind::kIncr || op.kind == OpKind::kDecr) &&
              op.status.IsInvalidArgument()) {
     op.status = CounterOnEnvelope(op.kind == OpKind::kIncr, op.key, op.delta, &op.counter,

@@ -15,8 +15,7 @@ Plugin::Plugin(std::shared_ptr<void> library, const PluginDescriptor* descriptor
     : library_(std::move(library)), descriptor_(descriptor), path_(std::move(path)) {}
 
 Status Plugin::ValidateOptions(const ConfigSection& options) const {
-  // A version 1 descriptor ends before `validate`: reading it would read past it.
-  if (descriptor_->abi_version < 2 || descriptor_->validate == nullptr) return Status::OK();
+  if (descriptor_->validate == nullptr) return Status::OK();
   return descriptor_->validate(options);
 }
 

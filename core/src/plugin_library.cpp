@@ -38,9 +38,12 @@ std::string ExplainBadDescriptor(const PluginDescriptor* descriptor) {
   if (descriptor == nullptr) return "the entry point returned no descriptor";
   if (descriptor->abi_version < kOldestPluginAbiVersion ||
       descriptor->abi_version > kPluginAbiVersion) {
-    return "ABI version " + std::to_string(descriptor->abi_version) +
-           ", but this cachet reads versions " + std::to_string(kOldestPluginAbiVersion) + " to " +
-           std::to_string(kPluginAbiVersion);
+    const std::string readable = kOldestPluginAbiVersion == kPluginAbiVersion
+                                     ? "version " + std::to_string(kPluginAbiVersion)
+                                     : "versions " + std::to_string(kOldestPluginAbiVersion) +
+                                           " to " + std::to_string(kPluginAbiVersion);
+    return "ABI version " + std::to_string(descriptor->abi_version) + ", but this cachet reads " +
+           readable + " (rebuild the plugin against this cachet)";
   }
   if (descriptor->fingerprint == nullptr ||
       std::strcmp(descriptor->fingerprint, CoreBuildFingerprint()) != 0) {

@@ -65,22 +65,22 @@ Status ForbiddenByteError(std::string_view key) {
 
 }  // namespace
 
-Status CheckKey(std::string_view key, bool binary_keys) {
+Status KeyError(std::string_view key, bool binary_keys) {
   if (key.empty()) return Status::InvalidArgument("memcached key is empty");
   if (binary_keys) {
     if (Base64Length(key.size()) > kMaxKeyLength) {
       return BadKey(key, "is " + std::to_string(key.size()) +
                              " bytes; base64-encoded binary keys allow at most 186");
     }
-    return Status::OK();
-  }
-  if (key.size() > kMaxKeyLength) {
+  } else if (key.size() > kMaxKeyLength) {
     return BadKey(key, "is " + std::to_string(key.size()) +
                            " bytes; memcached allows at most 250 (namespace included)");
+  } else if (HasForbiddenByte(key)) {
+    return ForbiddenByteError(key);
   }
-  // The message naming the bad byte is built only when there is one.
-  if (HasForbiddenByte(key)) return ForbiddenByteError(key);
-  return Status::OK();
+  // KeyIsValid and this function state the same rules; were they ever to
+  // disagree, the key is refused plainly rather than sent.
+  return Status::Internal("memcached: key '" + Printable(key) + "' refused without a reason");
 }
 
 }  // namespace cachet::memcached

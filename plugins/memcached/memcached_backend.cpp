@@ -70,25 +70,10 @@ std::unique_ptr<ServerBatch> MemcachedBackend::NewBatch() const {
   return std::make_unique<TextBatch>(limits_);
 }
 
-Status MemcachedBackend::Check(const Operation& op) const {
-  Status s = CheckKey(op.key, options_.binary_keys);
-  if (!s.ok()) return s;
-  if (op.kind == OpKind::kStore && op.item.value.size() > options_.max_item_size) {
-    return Status::TooLarge("memcached: a value of " + std::to_string(op.item.value.size()) +
-                            " bytes is over max_item_size (" +
-                            std::to_string(options_.max_item_size) + ")");
-  }
-  if (op.ttl.count() < 0) return NegativeTtlError("memcached");
-  return Status::OK();
-}
-
-bool MemcachedBackend::Refuse(Operation& op) const {
-  // Fits() and Check() state the same rules; were they ever to disagree, the
-  // operation fails plainly instead of passing as ok without being sent.
-  Status refused = Check(op);
-  op.status = refused.ok() ? Status::Internal("memcached: operation refused without a reason")
-                           : std::move(refused);
-  return false;
+Status MemcachedBackend::TooLargeError(std::size_t size) const {
+  return Status::TooLarge("memcached: a value of " + std::to_string(size) +
+                          " bytes is over max_item_size (" +
+                          std::to_string(options_.max_item_size) + ")");
 }
 
 bool MemcachedBackend::Route(Operation& op, std::size_t* server, std::size_t* home) {
@@ -146,13 +131,15 @@ void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settin
   if (LoneLiveServer()) {
     std::vector<Operation*>& all = s.by_server[0];
     for (Operation& op : ops) {
-      if (Fits(op)) all.push_back(&op);
+      op.status = Check(op);
+      if (op.status.ok()) all.push_back(&op);
     }
   } else {
     for (Operation& op : ops) {
       std::size_t server = 0;
       std::size_t home = 0;
-      if (!Fits(op) || !Route(op, &server, &home)) continue;
+      op.status = Check(op);
+      if (!op.status.ok() || !Route(op, &server, &home)) continue;
       s.by_server[server].push_back(&op);
       if (server != home) [[unlikely]]
         s.around.push_back({&op, home, server});
@@ -181,7 +168,7 @@ Status MemcachedBackend::RunBatchOfOne(Operation& op, std::size_t server,
   AddExchange(s, server, one, settings);
   RunExchanges(s);
   if (hit != &op.result) std::swap(op.result, *hit);
-  return TakeStatus(op.status);
+  return std::move(op.status);
 }
 
 Status MemcachedBackend::Get(std::string_view key, Item* out) {

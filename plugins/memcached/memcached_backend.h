@@ -48,13 +48,6 @@ struct MemcachedOptions {
   std::size_t failover_max_keys = 10000;
 };
 
-// An operation's outcome, to return: an ok one is made anew rather than moved,
-// since moving a Status copies its (empty) message with a memcpy call.
-inline Status TakeStatus(Status& status) {
-  if (status.ok() && status.message().empty()) return Status::OK();
-  return std::move(status);
-}
-
 class MemcachedBackend final : public Backend {
  public:
   static constexpr Capabilities kCapabilities{
@@ -105,18 +98,16 @@ class MemcachedBackend final : public Backend {
  private:
   struct Scratch;
 
+  // The key, the value's size and the TTL, checked before anything is sent.
   Status Check(const Operation& op) const;
-  // Check() without a Status unless it fails: false, and op.status says why.
-  bool Fits(Operation& op) const;
-  // Fits() for an operation that does not: op.status = Check(op), and false.
-  // Out of line, so that the usual case inlines no Status assignment.
-  bool Refuse(Operation& op) const;
+  // kTooLarge for a value of `size` bytes, over max_item_size.
+  Status TooLargeError(std::size_t size) const;
   // True when the pool is one server and it is live: every key goes there.
   bool LoneLiveServer() const;
   // The pool's route: false (op.status says why) if it goes nowhere. `*home`
   // is the key's own server; `*server` differs from it only with failover.
   bool Route(Operation& op, std::size_t* server, std::size_t* home);
-  // Fits() and the route: false (op.status says why) if it goes nowhere.
+  // Check() and the route: false (op.status says why) if it goes nowhere.
   bool CheckAndRoute(Operation& op, std::size_t* server, std::size_t* home);
   // Route() with failover, for a key routed around its dead `home` server or
   // while some server owes a repair (memcached_failover.cpp): a write around
@@ -184,23 +175,25 @@ class MemcachedBackend final : public Backend {
 // The checks and the route every operation asks for, inline: a single
 // operation's call should not pay a call for each question.
 
-inline bool MemcachedBackend::Fits(Operation& op) const {
-  // Check() builds a Status even for a valid operation; the usual case asks
-  // the same questions without one, and Check() then only words the problem.
-  const bool fits = (op.kind != OpKind::kStore || op.item.value.size() <= options_.max_item_size) &&
-                    op.ttl.count() >= 0;
-  if (fits && KeyIsValid(op.key, options_.binary_keys)) return true;
-  return Refuse(op);
+inline Status MemcachedBackend::Check(const Operation& op) const {
+  if (Status s = CheckKey(op.key, options_.binary_keys); !s.ok()) return s;
+  if (op.kind == OpKind::kStore && op.item.value.size() > options_.max_item_size) {
+    return TooLargeError(op.item.value.size());
+  }
+  if (op.ttl.count() < 0) return NegativeTtlError("memcached");
+  return Status::OK();
 }
 
 inline bool MemcachedBackend::LoneLiveServer() const {
   return pool_.size() == 1 && pool_.Available(0);
 }
 
+// always_inline: GCC otherwise calls it out of line from RunOne (docs/performance.md).
 [[gnu::always_inline]] inline bool MemcachedBackend::CheckAndRoute(Operation& op,
                                                                    std::size_t* server,
                                                                    std::size_t* home) {
-  if (!Fits(op)) return false;
+  op.status = Check(op);
+  if (!op.status.ok()) return false;
   // One live server needs no placement, nor a Result to carry it.
   if (LoneLiveServer()) {
     *server = 0;

@@ -37,12 +37,11 @@ void AppendTextOperation(CommandLine& line, const Operation& op, const BatchSett
 
 }  // namespace
 
-// One frame for the whole call: the checks, the route, the exchange and the
-// reader are inline here, so each adds no call, prologue or Status of its own.
+// Checks and routes the operation, then runs its exchange on a pooled connection.
 Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, Item* hit) {
   std::size_t server = 0;
   std::size_t home = 0;
-  if (!CheckAndRoute(op, &server, &home)) return TakeStatus(op.status);
+  if (!CheckAndRoute(op, &server, &home)) return std::move(op.status);
   // Only with failover, around a dead server: the batch path, then a note.
   if (server != home) [[unlikely]]
     return RunOneAround(op, server, home, settings, hit);
@@ -67,7 +66,7 @@ Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, It
       reader.Settle(transport);
       pool_.Report(server, lease.connection(), transport);
       if (reader.poisoned()) lease->Close();
-      return TakeStatus(op.status);
+      return std::move(op.status);
     }
   }
   return RunBatchOfOne(op, server, settings, hit);

@@ -1,9 +1,9 @@
 // The inline quick recognizers (see quick_reply.h): QuickTextValue, one whole
 // hit of a gets reply for the key expected, read in one pass, and QuickTextLine,
-// the one-line reply to a single command. Inline, with their helpers, because a
-// batch read calls the first once per key and every single command the second:
-// a call cost as much as the reading itself. The helpers are shared with the
-// other quick recognizers (quick_reply.cpp). No I/O, no state.
+// the one-line reply to a single command. Inline, with their helpers: a batch
+// read calls the first once per key and every single command the second. The
+// helpers are shared with the other quick recognizers (quick_reply.cpp). No I/O,
+// no state.
 #pragma once
 
 #include <cstddef>
@@ -51,8 +51,8 @@ inline QuickOutcome Expect(std::string_view input, std::size_t* pos, std::string
 // Expect() for a literal: when the input holds all of it, the comparison has a
 // constant size, which the compiler turns into a load and compare or two.
 template <std::size_t N>
-[[gnu::always_inline]] inline QuickOutcome ExpectLiteral(std::string_view input, std::size_t* pos,
-                                                         const char (&literal)[N]) {
+inline QuickOutcome ExpectLiteral(std::string_view input, std::size_t* pos,
+                                  const char (&literal)[N]) {
   constexpr std::size_t kLength = N - 1;
   if (input.size() - *pos < kLength) return Expect(input, pos, literal);
   if (std::memcmp(input.data() + *pos, literal, kLength) != 0) return QuickOutcome::kUnusual;
@@ -82,10 +82,7 @@ inline QuickOutcome ExpectValueFor(std::string_view input, std::string_view key,
 
 // A decimal of 1 to 20 digits from `*pos`, without overflow, up to the first
 // non-digit, which is left at *pos: what ParseU64 accepts, read in one pass.
-// Inlined into each of its few callers: a reply's three numbers are short, and
-// a call's register saving cost as much as reading their digits.
-[[gnu::always_inline]] inline QuickOutcome ReadNumber(std::string_view input, std::size_t* pos,
-                                                      std::uint64_t* value) {
+inline QuickOutcome ReadNumber(std::string_view input, std::size_t* pos, std::uint64_t* value) {
   const char* const begin = input.data() + *pos;
   const char* const end = input.data() + input.size();
   const char* at = begin;
@@ -154,7 +151,8 @@ inline QuickReply LineNotUsual(std::string_view input, const ParserLimits& limit
 // The one-line reply to a store, delete, incr/decr or touch, whole in `input`
 // and nothing after it: a fixed reply line the command may get (the general
 // parser's and batch reader's own rules: FixedTextReply, TextReplyFits,
-// CodeOfKind), or an incr/decr's number.
+// CodeOfKind), or an incr/decr's number. always_inline: GCC otherwise calls it
+// out of line from a single operation (docs/performance.md).
 [[gnu::always_inline]] inline QuickReply QuickTextLine(std::string_view input, OpKind kind,
                                                        const ParserLimits& limits) {
   const std::size_t size = input.size();

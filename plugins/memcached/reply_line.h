@@ -31,7 +31,7 @@ inline Word Load(const char* at) {
 // key is compared once per hit, a fixed reply line once per reply, and a memcmp
 // call costs more than the compare of so few bytes. The last word may overlap
 // the one before it.
-[[gnu::always_inline]] inline bool SameBytes(const char* a, const char* b, std::size_t n) {
+inline bool SameBytes(const char* a, const char* b, std::size_t n) {
   if (n >= 8) {
     for (std::size_t i = 0; i + 8 <= n; i += 8) {
       if (Load<std::uint64_t>(a + i) != Load<std::uint64_t>(b + i)) return false;
@@ -100,9 +100,7 @@ bool ParseErrorLine(std::string_view line, Reply* reply);
 ParseResult ReadDataBlock(std::string_view input, std::size_t offset, std::uint64_t size,
                           const ParserLimits& limits, std::string_view* data);
 
-// A complete reply of `consumed` bytes. Parsers return this prvalue rather than
-// a named ParseResult: moving one moves its Status, which costs a memcpy call,
-// once per reply.
+// A complete reply of `consumed` bytes.
 inline ParseResult Complete(std::size_t consumed) {
   return {ParseOutcome::kReply, consumed, Status()};
 }

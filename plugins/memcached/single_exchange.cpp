@@ -27,27 +27,20 @@ Status NoReply(const net::Connection& connection, net::Deadline deadline) {
 
 }  // namespace
 
-bool SendRest(net::Connection& connection, iovec* request, int count, net::Deadline deadline,
-              bool* waited, Status* failure) {
+Status SendRest(net::Connection& connection, iovec* request, int count, net::Deadline deadline,
+                bool* waited) {
   // The first send was taken in part: the socket is full.
-  Status s;
-  while (s.ok() && count > 0) {
+  while (count > 0) {
     *waited = true;
     pollfd pfd{connection.fd(), POLLOUT, 0};
     const int rc = ::poll(&pfd, 1, MillisUntil(connection.WaitEnd(deadline)));
-    if (rc == 0) {
-      *failure = NoReply(connection, deadline);
-      return false;
-    }
+    if (rc == 0) return NoReply(connection, deadline);
     if (rc < 0 && errno != EINTR) {
-      *failure = Status::IoError(connection.Describe(std::string("poll: ") + strerror(errno)));
-      return false;
+      return Status::IoError(connection.Describe(std::string("poll: ") + strerror(errno)));
     }
-    s = connection.WriteSome(&request, &count);
+    if (Status s = connection.WriteSome(&request, &count); !s.ok()) return s;
   }
-  if (s.ok()) return true;
-  *failure = std::move(s);
-  return false;
+  return Status::OK();
 }
 
 Status ReadFailure(const net::Connection& connection, Status read, net::Deadline deadline) {

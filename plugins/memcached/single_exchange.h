@@ -7,9 +7,8 @@
 // stalled server is a timeout saying "no reply within the I/O timeout"; any
 // failure closes the connection.
 //
-// Inline, over the reader's own type: the usual exchange, one send, one recv and
-// a reply read whole, is then one function with no Status built but the
-// outcome. Waiting for room to send, and every failure, are out of line.
+// A template over the reader's type, so the usual reply is read without a
+// virtual call; waiting for room to send and wording failures are out of line.
 #pragma once
 
 #include <sys/uio.h>
@@ -25,13 +24,29 @@ namespace cachet::memcached {
 namespace single_exchange_detail {
 
 // Sends what the first send left, waiting for room until `deadline`; *waited
-// says whether it had to. False (and *failure says why) if that failed.
-bool SendRest(net::Connection& connection, iovec* request, int count, net::Deadline deadline,
-              bool* waited, Status* failure);
+// says whether it had to.
+Status SendRest(net::Connection& connection, iovec* request, int count, net::Deadline deadline,
+                bool* waited);
 
 // The failure of a read: a timeout says whether the server was silent for
 // io_timeout or the call's `deadline` ran out.
 Status ReadFailure(const net::Connection& connection, Status read, net::Deadline deadline);
+
+// Reads until `reader` is done; `fresh` while the exchange is still at `start`.
+// always_inline, as RunSingleExchange below.
+template <class Reader>
+[[gnu::always_inline]] inline Status ReadReply(net::Connection& connection, Reader& reader,
+                                               bool fresh, net::Clock::time_point start,
+                                               net::Deadline deadline) {
+  for (; !reader.done(); fresh = false) {
+    Status read = fresh ? connection.ReadMore(deadline, start) : connection.ReadMore(deadline);
+    if (!read.ok()) return ReadFailure(connection, std::move(read), deadline);
+    if (Status consumed = reader.Consume(connection.buffer()); !consumed.ok()) return consumed;
+  }
+  // Bytes after the reply are nobody's answer: the connection is not reused.
+  if (!connection.buffer().empty()) return connection.LeftoverError();
+  return Status::OK();
+}
 
 }  // namespace single_exchange_detail
 
@@ -39,47 +54,30 @@ Status ReadFailure(const net::Connection& connection, Status read, net::Deadline
 // advanced as they are sent. `start` is the clock reading `deadline` (the call's
 // end) was computed from, just before the call (one reading serves the whole
 // exchange). Each wait for the server ends after the connection's io_timeout of
-// silence, or at `deadline`. `reader`
-// has Consume(ReadBuffer&) and done(), as a net::ReplyReader. Returns ok once
-// `reader` is done.
+// silence, or at `deadline`. `reader` has Consume(ReadBuffer&) and done(), as a
+// net::ReplyReader. Returns ok once `reader` is done; any failure closes the
+// connection. always_inline: GCC otherwise calls it out of line from RunOne
+// (docs/performance.md).
 template <class Reader>
 [[gnu::always_inline]] inline Status RunSingleExchange(net::Connection& connection, iovec* request,
                                                        int count, Reader& reader,
                                                        net::Clock::time_point start,
                                                        net::Deadline deadline) {
-  // Every path returns this one object, so it is built in the caller's place.
-  Status outcome;
   // The usual request is one piece, which the socket takes at once.
-  Status written = connection.WriteSome(&request, &count);
-  if (!written.ok()) {
-    outcome = std::move(written);
-    connection.Close();
-    return outcome;
-  }
+  Status sent = connection.WriteSome(&request, &count);
   bool waited = false;
-  if (count > 0 &&
-      !single_exchange_detail::SendRest(connection, request, count, deadline, &waited, &outcome)) {
+  if (sent.ok() && count > 0) {
+    sent = single_exchange_detail::SendRest(connection, request, count, deadline, &waited);
+  }
+  if (!sent.ok()) {
     connection.Close();
-    return outcome;
+    return sent;
   }
   // Right after a send that did not wait, the exchange is still at `start`: the
   // first read decides between a blocking recv and poll() with that reading.
-  for (bool fresh = !waited; !reader.done(); fresh = false) {
-    Status read = fresh ? connection.ReadMore(deadline, start) : connection.ReadMore(deadline);
-    if (!read.ok()) {
-      outcome = single_exchange_detail::ReadFailure(connection, std::move(read), deadline);
-      break;
-    }
-    Status consumed = reader.Consume(connection.buffer());
-    if (!consumed.ok()) {
-      outcome = std::move(consumed);
-      break;
-    }
-  }
-  // Bytes after the reply are nobody's answer: the connection is not reused.
-  if (outcome.ok() && !connection.buffer().empty()) outcome = connection.LeftoverError();
-  if (!outcome.ok()) connection.Close();
-  return outcome;
+  Status read = single_exchange_detail::ReadReply(connection, reader, !waited, start, deadline);
+  if (!read.ok()) connection.Close();
+  return read;
 }
 
 }  // namespace cachet::memcached

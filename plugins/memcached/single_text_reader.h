@@ -31,8 +31,8 @@ class SingleTextReader final {
       : op_(op), hit_(hit), settings_(settings), limits_(limits), done_(op.noreply) {}
 
   // Consumes the reply once whole; an error Status (a protocol error) ends the
-  // exchange, as ReplyReader::Consume. Inline, but for a get's recognizer and
-  // what is not (yet) a usual reply.
+  // exchange, as ReplyReader::Consume. What is not (yet) a usual reply is out of
+  // line. always_inline: GCC otherwise calls it out of line (docs/performance.md).
   [[gnu::always_inline]] Status Consume(net::ReadBuffer& buffer) {
     if (batch_) return batch_->Consume(buffer);
     const QuickReply quick = op_.kind == OpKind::kGet

@@ -25,8 +25,7 @@ namespace text_parser_detail {
 // Whether the line at `at` is `text` (the caller checked its length): the
 // literal's length is a constant, so this is a word or two compared.
 template <std::size_t N>
-[[gnu::always_inline]] inline bool IsFixed(const char* at, const char (&text)[N], ReplyKind which,
-                                           ReplyKind* kind) {
+inline bool IsFixed(const char* at, const char (&text)[N], ReplyKind which, ReplyKind* kind) {
   if (!reply_line_detail::SameBytes(at, text, N - 1)) return false;
   *kind = which;
   return true;
@@ -34,6 +33,7 @@ template <std::size_t N>
 
 }  // namespace text_parser_detail
 
+// always_inline: GCC otherwise calls it out of line from QuickTextLine (docs/performance.md).
 [[gnu::always_inline]] inline bool FixedTextReply(std::string_view line, ReplyKind* kind) {
   using text_parser_detail::IsFixed;
   const char* const at = line.data();

@@ -80,7 +80,7 @@ inline std::string_view StoreCommand(StoreMode mode) {
 // Two appends of a literal each rather than one of either: a literal's length
 // is a constant, so its copy is a store or two.
 template <class Out>
-[[gnu::always_inline]] inline void EndCommand(Out& out, bool noreply) {
+inline void EndCommand(Out& out, bool noreply) {
   if (noreply) {
     out.Append(" noreply\r\n");
   } else {
@@ -173,10 +173,9 @@ void AppendTextCommand(Out& out, std::string_view command) {
   out.Append("\r\n");
 }
 
-// Always inline: a single operation's line is then built with its literals'
-// lengths known and without a call.
+// The command line of an update (store, delete, incr/decr, touch).
 template <class Out>
-[[gnu::always_inline]] inline void AppendTextUpdate(Out& out, const Operation& op) {
+inline void AppendTextUpdate(Out& out, const Operation& op) {
   // An exptime is worked out only for the commands that send one.
   switch (op.kind) {
     case OpKind::kStore:

@@ -15,17 +15,6 @@
 
 namespace cachet::redis {
 
-namespace {
-
-// True when `status` is what Status::OK() / Status::NotFound() make for `code`:
-// an Operation reused from the last call often already holds its outcome, and
-// then building and moving a new Status is work for nothing.
-bool IsPlain(const Status& status, StatusCode code) {
-  return status.code() == code && status.message().empty();
-}
-
-}  // namespace
-
 // The request is sized once and written straight into uninitialized memory:
 // appending key by key would check capacity and copy through a scratch buffer
 // each time, and a std::string sized up front would first fill itself.
@@ -134,11 +123,11 @@ void MgetBatch::ConsumeWholeElements(net::ReadBuffer& buffer) {
     used += element.size;
     // As ReadValue does: a nil is a miss that leaves the item alone.
     if (element.nil) {
-      if (!IsPlain(op.status, StatusCode::kNotFound)) op.status = Status::NotFound();
+      op.status = Status::NotFound();
       continue;
     }
     StoreValue(element.data, &op.result);
-    if (!IsPlain(op.status, StatusCode::kOk)) op.status = Status::OK();
+    op.status = Status::OK();
   }
   buffer.Consume(used);
 }

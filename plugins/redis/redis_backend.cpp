@@ -3,7 +3,6 @@
 #include "redis_backend.h"
 
 #include <algorithm>
-#include <limits>
 #include <memory>
 #include <string>
 
@@ -142,10 +141,8 @@ Status RedisBackend::Remove(std::string_view key) {
 
 Status RedisBackend::Counter(bool increment, std::string_view key, std::uint64_t delta,
                              std::uint64_t* value) {
-  // Checked here first so the usual small delta costs a comparison, not a Status.
-  constexpr auto kLargestNativeDelta = std::uint64_t{std::numeric_limits<std::int64_t>::max()};
-  if (options_.counters == CounterMode::kNative && delta > kLargestNativeDelta) {
-    return CheckCounterDelta(delta);
+  if (options_.counters == CounterMode::kNative) {
+    if (Status s = CheckCounterDelta(delta); !s.ok()) return s;
   }
   return RunScript(
       key,

@@ -46,8 +46,8 @@ inline bool Nil(std::size_t size, std::size_t body, const RespLimits& limits, Wh
 
 // True with *out filled when `input` starts with a whole bulk string or nil
 // that RespParser would accept under `limits`; false, with *out unspecified,
-// for anything else. Always inlined (GCC and Clang): the call and the stores
-// into *out would otherwise cost a tenth of the read of a short value.
+// for anything else. always_inline: an MGET reply asks once per element, and
+// GCC otherwise calls it out of line (docs/performance.md).
 [[gnu::always_inline]] inline bool ReadWholeBulk(std::string_view input, const RespLimits& limits,
                                                  WholeBulk* out) {
   using whole_bulk_detail::IsCrLf;

@@ -80,8 +80,8 @@ const cachet::PluginDescriptor kDescriptor = {
 
 #else
 
-// The same store as a plugin built before ABI version 2 sees it: the
-// descriptor ends at `create`, so there is no validation hook to read.
+// The same store as a plugin built for ABI version 1 described it (the
+// descriptor ends at `create`): the loader refuses it by its version alone.
 struct PluginDescriptorV1 {
   std::uint32_t abi_version;
   const char* fingerprint;

@@ -235,8 +235,8 @@ class CACHET_EXPORT Backend {
 };
 
 // The answer to a negative TTL, from the core and from every bundled store:
-// kInvalidArgument naming `store`. Callers test `ttl.count() < 0` themselves, so
-// the usual case costs a compare and this is only called to word the refusal.
+// kInvalidArgument naming `store`. Callers test `ttl.count() < 0` themselves;
+// this words the refusal.
 CACHET_EXPORT Status NegativeTtlError(std::string_view store);
 
 // Runs one operation of a batch through the single-key calls of `backend`.

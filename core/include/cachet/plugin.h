@@ -39,10 +39,11 @@
 
 namespace cachet {
 
-// Version 2 added PluginDescriptor::validate. The loader still reads version 1
-// descriptors, which end at `create`, as having no validation hook.
-inline constexpr std::uint32_t kPluginAbiVersion = 2;
-inline constexpr std::uint32_t kOldestPluginAbiVersion = 1;
+// Version 2 added PluginDescriptor::validate; version 3 made Status one pointer
+// (status.h). Status crosses the boundary in every call, so plugins built before
+// version 3 are refused: rebuild them.
+inline constexpr std::uint32_t kPluginAbiVersion = 3;
+inline constexpr std::uint32_t kOldestPluginAbiVersion = 3;
 inline constexpr const char* kPluginEntryPoint = "cachet_plugin_v1";
 
 #define CACHET_STRINGIFY_DETAIL(x) #x
@@ -89,7 +90,7 @@ struct PluginDescriptor {
   std::size_t option_count;
   std::uint32_t capabilities;  // Capabilities::bits()
   BackendFactory create;
-  OptionsValidator validate = nullptr;  // ABI version 2; nullptr: the schema says it all
+  OptionsValidator validate = nullptr;  // nullptr: the schema says it all
 };
 
 // The signature of the entry point. Keep this the only spelling of it.

@@ -71,7 +71,7 @@ class [[nodiscard]] Lookup {
  private:
   Lookup(Status status, std::optional<T> value)
       : status_(std::move(status)), value_(std::move(value)) {}
-  // A hit built in place: one move of the value, no Status to move.
+  // A hit built in place: one move of the value.
   Lookup(std::in_place_t, T&& value) : value_(std::in_place, std::move(value)) {}
 
   Status status_;

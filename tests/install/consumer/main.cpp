@@ -18,6 +18,8 @@ bool SetAndGet(const cachet::PluginLoader& loader, const std::string& name) {
     return false;
   }
   std::printf("%s: loaded %s\n", name.c_str(), (*plugin)->path().c_str());
+  // docs/plugins.md names the ABI version a plugin built against this cachet carries.
+  std::printf("%s: ABI version %u\n", name.c_str(), unsigned{(*plugin)->descriptor().abi_version});
   auto config = cachet::Config::Parse("", "consumer");
   cachet::Status valid = config->Validate(name, (*plugin)->options());
   if (!valid.ok()) {
@@ -36,6 +38,14 @@ bool SetAndGet(const cachet::PluginLoader& loader, const std::string& name) {
   if (!stored.ok() || !read.ok() || item.value != "hello") {
     std::fprintf(stderr, "%s: set/get failed: %s / %s\n", name.c_str(), stored.ToString().c_str(),
                  read.ToString().c_str());
+    return false;
+  }
+  // A miss and an error with a message, made in the plugin, read and freed here.
+  cachet::Status miss = (*backend)->Get("absent", &item);
+  cachet::Status refused = (*backend)->Touch("greeting", cachet::Ttl(-1));
+  if (!miss.IsNotFound() || refused.ok() || refused.message().empty()) {
+    std::fprintf(stderr, "%s: miss / refusal wrong: %s / %s\n", name.c_str(),
+                 miss.ToString().c_str(), refused.ToString().c_str());
     return false;
   }
   std::printf("%s: set and get ok\n", name.c_str());
