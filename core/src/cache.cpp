@@ -63,7 +63,7 @@ Status Cache::GetItem(std::string_view key, Item* out, CacheOp op) {
   const CallCounter counter(metrics_table(), op);
   Status s = ReadStored(*backend_, options_.key_namespace, key, out, op);
   // A value GetOrCompute stored with its record reads back as the value alone.
-  if (s.ok() && out->value.starts_with(kComputedMagic)) s = OpenComputedRecord(out);
+  if (s.ok()) s = OpenComputedRecord(out);
   counter.Finish(s);
   return s;
 }
@@ -82,7 +82,7 @@ Status Cache::GetDecoded(CacheOp op, std::string_view key, ItemDecoder decode, v
   Item item;
   Status s = ReadStored(*backend_, options_.key_namespace, key, &item, op);
   // A value GetOrCompute stored with its record reads back as the value alone.
-  if (s.ok() && item.value.starts_with(kComputedMagic)) s = OpenComputedRecord(&item);
+  if (s.ok()) s = OpenComputedRecord(&item);
   // Counted after decoding: a value that does not decode is an error, not a hit.
   if (s.ok()) s = decode(*codec_, std::move(item), out, 0);
   counter.Finish(s);
@@ -195,7 +195,7 @@ std::vector<Status> Cache::GetDecodedMulti(const std::vector<std::string>& keys,
     Status& status = statuses[slot];
     Item& item = plan.op(j).result;
     // A value GetOrCompute stored with its record reads back as the value alone.
-    if (status.ok() && item.value.starts_with(kComputedMagic)) status = OpenComputedRecord(&item);
+    if (status.ok()) status = OpenComputedRecord(&item);
     if (status.ok()) status = decode(*codec_, std::move(item), out, slot);
     tally.Count(status);
   }

@@ -62,14 +62,6 @@ void ReadBatch(Backend& backend, std::string_view prefix, std::span<const std::s
   plan.ReleaseIfLarge();
 }
 
-// A value GetOrCompute stored with its record reads back as the value alone,
-// and a cached miss as not_found, as Get and GetMulti read them.
-void OpenRecord(Item& result, Status& status) {
-  if (status.ok() && result.value.starts_with(kComputedMagic)) {
-    status = OpenComputedRecord(&result);
-  }
-}
-
 // GetItemsInto: the caller's Items are swapped in whole and handed back as the
 // store left them. The plan's own (empty) Item waits in the caller's slot meanwhile.
 struct ItemReader {
@@ -81,7 +73,7 @@ struct ItemReader {
     result.cas = 0;
   }
   void Collect(Item& result, std::size_t slot, Status& status) {
-    OpenRecord(result, status);
+    if (status.ok()) status = OpenComputedRecord(&result);  // as Get and GetMulti read it
     std::swap(result, items[slot]);
     if (!status.ok()) Clear(slot);
   }
@@ -105,7 +97,7 @@ struct ValueReader {
     result.cas = 0;
   }
   void Collect(Item& result, std::size_t slot, Status& status) {
-    OpenRecord(result, status);
+    if (status.ok()) status = OpenComputedRecord(&result);  // as Get and GetMulti read it
     std::string& value = values[slot];
     value.swap(result.value);
     if (!status.ok()) {

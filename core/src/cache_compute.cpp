@@ -224,9 +224,13 @@ Status Cache::ComputeItem(ComputeCall& call, std::string_view key, const ItemLoa
     const LoadCoordinator::Claim claim(&state_->loads, owned_key);
     return LoadMissing(call, key, load, options, out);
   }
-  // Loads by other threads kept failing to store: load without the claim.
+  // Loads by other threads kept failing to store: load without the claim, and
+  // count it as a load like any other.
   call.ran_loader = true;
-  return load(out);
+  const auto started = SteadyClock::now();
+  Status loaded = load(out);
+  RecordCall(CacheOp::kLoad, started, loaded);
+  return loaded;
 }
 
 Status Cache::ReadCached(ComputeCall& call, std::string_view key, const ComputeOptions& options,

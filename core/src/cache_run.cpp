@@ -72,8 +72,7 @@ void Cache::Run(Batch& batch) {
   if (!operations.empty()) backend_->Execute(operations);
   // A value GetOrCompute stored with its record reads back as the value alone.
   for (Operation& operation : operations) {
-    if (operation.kind == OpKind::kGet && operation.status.ok() &&
-        operation.result.value.starts_with(kComputedMagic)) {
+    if (operation.kind == OpKind::kGet && operation.status.ok()) {
       operation.status = OpenComputedRecord(&operation.result);
     }
   }

@@ -59,7 +59,7 @@ Status ComputedRecordRefused() {
       "and would read back altered; docs/get-or-compute.md");
 }
 
-Status OpenComputedRecord(Item* item) {
+Status OpenStoredRecord(Item* item) {
   ComputedRecord record;
   std::string_view value;
   if (!DecodeComputedRecord(item->value, &record, &value)) return Status::OK();

@@ -53,8 +53,15 @@ bool LooksLikeComputedRecord(std::string_view bytes, bool as_prefix = false) noe
 // The invalid_argument such a write gets.
 Status ComputedRecordRefused();
 
-// What a plain read makes of a stored record: the value alone in `item`, or
-// not_found for a cached miss. Other bytes are left as they are.
-Status OpenComputedRecord(Item* item);
+// Opens a record that starts with the magic (OpenComputedRecord).
+Status OpenStoredRecord(Item* item);
+
+// What every read through a Cache makes of the bytes it read: a stored record
+// gives the value alone in `item`, or not_found for a cached miss; other bytes
+// are left as they are. Inline, so a plain value costs one comparison.
+inline Status OpenComputedRecord(Item* item) {
+  if (!item->value.starts_with(kComputedMagic)) return Status::OK();
+  return OpenStoredRecord(item);
+}
 
 }  // namespace cachet
