@@ -257,7 +257,7 @@ TEST_CASE("pooled connections are reused", "[server_pool]") {
   CHECK(again->fd() == first_fd);
 }
 
-TEST_CASE("max_connections bounds a server's connections; a waiter gets one back",
+TEST_CASE("max_connections bounds a server's connections, and a waiter gets one back",
           "[server_pool]") {
   REQUIRE(test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   auto server = test::StartMemcached();

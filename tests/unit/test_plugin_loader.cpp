@@ -127,7 +127,7 @@ TEST_CASE("a library without the entry point is not a cachet plugin", "[plugin]"
 
 TEST_CASE("a wrong ABI version is refused before anything else", "[plugin]") {
   CHECK(LoadFailure("wrong-abi")
-            .ends_with(": ABI version 44, but this cachet reads version 4 (rebuild the plugin "
+            .ends_with(": ABI version 45, but this cachet reads version 4 (rebuild the plugin "
                        "against this cachet)"));
 }
 
