@@ -167,6 +167,12 @@ void WriteServers(std::span<const ServerHealth> servers, std::ostream& out) {
   PerServer(out, servers, "cachet_server_consecutive_failures", "gauge",
             "Failures since the last success.",
             [](const ServerHealth& h) { return h.consecutive_failures; });
+  PerServer(out, servers, "cachet_server_connections", "gauge",
+            "Connections open to the server now, lent or idle.",
+            [](const ServerHealth& h) { return h.connections; });
+  PerServer(out, servers, "cachet_server_pool_timeouts_total", "counter",
+            "Calls that waited for a connection until their deadline (max_connections all lent).",
+            [](const ServerHealth& h) { return h.pool_timeouts; });
 }
 
 nlohmann::json LatencyJson(const LatencyHistogram& h) {
@@ -219,7 +225,9 @@ void WriteMetricsJson(std::string_view store, const Metrics& metrics,
                            {"protocol_errors", h.protocol_errors},
                            {"connects", h.connects},
                            {"marked_dead", h.marked_dead},
-                           {"consecutive_failures", h.consecutive_failures}});
+                           {"consecutive_failures", h.consecutive_failures},
+                           {"connections", h.connections},
+                           {"pool_timeouts", h.pool_timeouts}});
   }
   const nlohmann::json doc = {
       {"store", std::string(store)}, {"operations", operations}, {"servers", server_list}};

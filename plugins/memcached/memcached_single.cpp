@@ -49,6 +49,10 @@ Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, It
     // A text noreply write reads nothing back (see SingleTextReader).
     net::ServerPool::Lease lease = pool_.Acquire(
         server, op.noreply ? net::ServerPool::Use::kWritesOnly : net::ServerPool::Use::kReadsReplies);
+    if (lease->refused()) [[unlikely]] {
+      op.status = lease->EnsureConnected();  // max_connections stayed lent until the deadline
+      return std::move(op.status);
+    }
     // Connecting is the batch path's (FanOut connects to several servers at once).
     if (lease->connected()) {
       CommandLine line;

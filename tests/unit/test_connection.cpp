@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <memory>
@@ -254,6 +255,115 @@ TEST_CASE("pooled connections are reused", "[server_pool]") {
   ServerPool::Lease again = pool.Acquire(0);
   CHECK(again->connected());
   CHECK(again->fd() == first_fd);
+}
+
+TEST_CASE("max_connections bounds a server's connections, and a waiter gets one back",
+          "[server_pool]") {
+  REQUIRE(test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
+  auto server = test::StartMemcached();
+  REQUIRE(server.ok());
+  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
+  ServerPoolOptions options;
+  options.pool_size = 1;
+  options.max_connections = 2;
+  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), options);
+  auto first = std::make_unique<ServerPool::Lease>(pool.Acquire(0));
+  ServerPool::Lease second = pool.Acquire(0);
+  REQUIRE((*first)->EnsureConnected().ok());
+  REQUIRE(second->EnsureConnected().ok());
+  const int first_fd = (*first)->fd();
+  auto health = [&pool] {
+    std::vector<ServerHealth> out;
+    pool.AppendHealth(&out);
+    return out.at(0);
+  };
+  CHECK(health().connections == 2);
+
+  SECTION("a third waits until its deadline, then fails as a timeout that is not the server's") {
+    const Clock::time_point start = Clock::now();
+    ServerPool::Lease third = pool.Acquire(0, ServerPool::Use::kReadsReplies,
+                                           start + milliseconds(150));
+    CHECK(Clock::now() - start >= milliseconds(150));
+    CHECK(third->refused());
+    const Status refused = third->EnsureConnected();
+    CHECK(refused.IsTimeout());
+    CHECK(refused.message().find("max_connections") != std::string::npos);
+    pool.Report(0, third.connection(), refused);
+    const ServerHealth h = health();
+    CHECK(h.connections == 2);  // the stand-in is not a connection
+    CHECK(h.pool_timeouts == 1);
+    CHECK(h.errors == 0);
+    CHECK(h.consecutive_failures == 0);
+    CHECK(pool.Available(0));
+  }
+  SECTION("a third gets the connection another thread gives back") {
+    std::thread giver([&first] {
+      std::this_thread::sleep_for(milliseconds(100));
+      first.reset();
+    });
+    ServerPool::Lease third = pool.Acquire(0, ServerPool::Use::kReadsReplies,
+                                           Clock::now() + milliseconds(5000));
+    giver.join();
+    CHECK_FALSE(third->refused());
+    CHECK(third->connected());
+    CHECK(third->fd() == first_fd);
+    CHECK(health().connections == 2);
+    CHECK(health().pool_timeouts == 0);
+  }
+  SECTION("a connection dropped after an error frees its place for a new one") {
+    std::thread giver([&first] {
+      std::this_thread::sleep_for(milliseconds(100));
+      (*first)->Close();
+      first.reset();
+    });
+    ServerPool::Lease third = pool.Acquire(0, ServerPool::Use::kReadsReplies,
+                                           Clock::now() + milliseconds(5000));
+    giver.join();
+    CHECK_FALSE(third->refused());
+    CHECK(third->EnsureConnected().ok());
+    CHECK(health().connections == 2);
+  }
+}
+
+TEST_CASE("many threads under max_connections never hold more than the bound", "[server_pool]") {
+  REQUIRE(test::HaveMemcached());
+  auto server = test::StartMemcached();
+  REQUIRE(server.ok());
+  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
+  ServerPoolOptions options;
+  options.pool_size = 1;
+  options.max_connections = 3;
+  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), options);
+  std::atomic<int> lent{0};
+  std::atomic<int> most{0};
+  std::atomic<int> refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) {
+        ServerPool::Lease lease =
+            pool.Acquire(0, ServerPool::Use::kReadsReplies, Clock::now() + milliseconds(10000));
+        if (lease->refused()) {
+          ++refused;
+          continue;
+        }
+        const int now = ++lent;
+        int seen = most.load();
+        while (now > seen && !most.compare_exchange_weak(seen, now)) {
+        }
+        if (!lease->EnsureConnected().ok()) lease->Close();
+        std::this_thread::yield();
+        --lent;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CHECK(most.load() <= 3);
+  CHECK(most.load() >= 1);
+  CHECK(refused.load() == 0);
+  std::vector<ServerHealth> health;
+  pool.AppendHealth(&health);
+  CHECK(health.at(0).connections <= 3);
 }
 
 TEST_CASE("a pooled connection that heard anything while idle is not lent again", "[server_pool]") {

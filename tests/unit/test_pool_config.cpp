@@ -26,6 +26,7 @@ constexpr std::array kPoolOptions = {
     OptionSpec{"failure_limit", OptionType::kInt, "2", "failures before dead"},
     OptionSpec{"retry_timeout_ms", OptionType::kInt, "2000", "rest of a dead server"},
     OptionSpec{"pool_size", OptionType::kInt, "8", "idle connections per server"},
+    OptionSpec{"max_connections", OptionType::kInt, "0", "open at once per server"},
     OptionSpec{"failover", OptionType::kBool, "false", "move keys of dead servers"},
 };
 
@@ -44,7 +45,7 @@ Status Read(std::string text, bool with_failover, cachet::net::ServerPoolOptions
 TEST_CASE("the shared network options fill the pool options", "[net][config]") {
   cachet::net::ServerPoolOptions options;
   REQUIRE(Read("[store]\nconnect_timeout_ms = 5\nio_timeout_ms = 6\nfailure_limit = 7\n"
-               "retry_timeout_ms = 8\npool_size = 9\nfailover = true\n",
+               "retry_timeout_ms = 8\npool_size = 9\nmax_connections = 12\nfailover = true\n",
                true, &options)
               .ok());
   CHECK(options.connection.connect_timeout == std::chrono::milliseconds(5));
@@ -53,6 +54,7 @@ TEST_CASE("the shared network options fill the pool options", "[net][config]") {
   CHECK(options.failure_limit == 7);
   CHECK(options.retry_timeout == std::chrono::milliseconds(8));
   CHECK(options.pool_size == 9);
+  CHECK(options.max_connections == 12);
   CHECK(options.failover);
 }
 
@@ -81,6 +83,8 @@ TEST_CASE("an out-of-bounds network option is refused by name", "[net][config]")
   CHECK(std::string(status.message()).find("[store] io_timeout_ms = 0") != std::string::npos);
   CHECK(options.connection.io_timeout == cachet::net::ServerPoolOptions{}.connection.io_timeout);
   CHECK(Read("[store]\npool_size = 5000\n", true, &options).IsConfigError());
+  CHECK(Read("[store]\nmax_connections = -1\n", true, &options).IsConfigError());
+  CHECK(options.max_connections == 0);  // unchanged: no bound by default
 }
 
 TEST_CASE("a factory's exceptions become plugin errors naming the store", "[plugin]") {
@@ -104,10 +108,10 @@ TEST_CASE("a plugin's own options and the shared ones join into one schema", "[n
   constexpr auto joined = cachet::net::JoinOptionSpecs(
       cachet::net::JoinOptionSpecs(kOwn, cachet::net::kServerPoolOptionSpecs),
       cachet::net::kFailoverOptionSpec);
-  static_assert(joined.size() == 8);
+  static_assert(joined.size() == 9);
   CHECK(std::string(joined[0].name) == "servers");
   CHECK(std::string(joined[1].name) == "connect_timeout_ms");
-  CHECK(std::string(joined[7].name) == "failover");
+  CHECK(std::string(joined[8].name) == "failover");
 }
 
 TEST_CASE("servers and distribution are read, bad entries named", "[net][config]") {

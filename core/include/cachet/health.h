@@ -25,6 +25,10 @@ struct ServerHealth {
   std::uint64_t marked_dead = 0;  // times it reached the failure limit and was set to rest
   std::uint32_t consecutive_failures = 0;
   bool dead = false;  // resting now: keys of it fail (or fail over)
+  // The connection pool: connections open now (lent or idle), and calls that
+  // waited for one until their deadline because max_connections were all lent.
+  std::uint64_t connections = 0;
+  std::uint64_t pool_timeouts = 0;
 };
 
 }  // namespace cachet

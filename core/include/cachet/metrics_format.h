@@ -16,6 +16,8 @@
 //   cachet_server_connects_total{server}                counter
 //   cachet_server_marked_dead_total{server}             counter
 //   cachet_server_consecutive_failures{server}          gauge
+//   cachet_server_connections{server}                   gauge: open now, lent or idle
+//   cachet_server_pool_timeouts_total{server}           counter: waits for max_connections
 // One exposition covers one Cache: its series carry no label naming the Cache,
 // so a process serving several writes each on its own endpoint (or scrape
 // path); two in one exposition would repeat every series.

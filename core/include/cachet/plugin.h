@@ -40,10 +40,11 @@
 namespace cachet {
 
 // Version 2 added PluginDescriptor::validate; version 3 made Status one pointer
-// (status.h). Status crosses the boundary in every call, so plugins built before
-// version 3 are refused: rebuild them.
-inline constexpr std::uint32_t kPluginAbiVersion = 3;
-inline constexpr std::uint32_t kOldestPluginAbiVersion = 3;
+// (status.h); version 4 grew ServerHealth and net::Connection (the pool's bound).
+// Both cross the boundary, so plugins built before version 4 are refused:
+// rebuild them.
+inline constexpr std::uint32_t kPluginAbiVersion = 4;
+inline constexpr std::uint32_t kOldestPluginAbiVersion = 4;
 inline constexpr const char* kPluginEntryPoint = "cachet_plugin_v1";
 
 #define CACHET_STRINGIFY_DETAIL(x) #x

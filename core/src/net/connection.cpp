@@ -72,7 +72,8 @@ Connection::Connection(Connection&& other) noexcept
       addresses_(std::move(other.addresses_)),
       next_address_(std::exchange(other.next_address_, 0)),
       connect_deadline_(other.connect_deadline_),
-      last_writes_only_(std::exchange(other.last_writes_only_, Clock::time_point{})) {}
+      last_writes_only_(std::exchange(other.last_writes_only_, Clock::time_point{})),
+      refusal_(std::move(other.refusal_)) {}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
@@ -88,6 +89,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     next_address_ = std::exchange(other.next_address_, 0);
     connect_deadline_ = other.connect_deadline_;
     last_writes_only_ = std::exchange(other.last_writes_only_, Clock::time_point{});
+    refusal_ = std::move(other.refusal_);
   }
   return *this;
 }
@@ -143,6 +145,8 @@ Status Connection::Connect(Deadline limit) {
 
 Status Connection::StartConnect(Deadline limit) {
   if (connected()) return Status::OK();
+  if (refused()) [[unlikely]]
+    return refusal_;
   Close();
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;

@@ -11,13 +11,14 @@ namespace cachet::net {
 
 Status ReadServerPoolOptions(const ConfigSection& section, ServerPoolOptions* out) {
   constexpr std::int64_t kHour = 3600 * 1000;
-  std::int64_t connect = 0, io = 0, request = 0, limit = 0, retry = 0, pool = 0;
+  std::int64_t connect = 0, io = 0, request = 0, limit = 0, retry = 0, pool = 0, bound = 0;
   Status s = section.GetIntInRange("connect_timeout_ms", 1, kHour, &connect);
   if (s.ok()) s = section.GetIntInRange("io_timeout_ms", 1, kHour, &io);
   if (s.ok()) s = section.GetIntInRange("request_timeout_ms", 0, kHour, &request);
   if (s.ok()) s = section.GetIntInRange("failure_limit", 1, 1000000, &limit);
   if (s.ok()) s = section.GetIntInRange("retry_timeout_ms", 0, kHour, &retry);
   if (s.ok()) s = section.GetIntInRange("pool_size", 0, 4096, &pool);
+  if (s.ok()) s = section.GetIntInRange("max_connections", 0, 65536, &bound);
   if (!s.ok()) return s;
   out->connection.connect_timeout = std::chrono::milliseconds(connect);
   out->connection.io_timeout = std::chrono::milliseconds(io);
@@ -25,6 +26,7 @@ Status ReadServerPoolOptions(const ConfigSection& section, ServerPoolOptions* ou
   out->failure_limit = static_cast<std::uint32_t>(limit);
   out->retry_timeout = std::chrono::milliseconds(retry);
   out->pool_size = static_cast<std::size_t>(pool);
+  out->max_connections = static_cast<std::size_t>(bound);
   if (section.Find("failover") != nullptr) out->failover = section.GetBool("failover");
   return Status::OK();
 }

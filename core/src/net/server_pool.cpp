@@ -1,6 +1,7 @@
 // ServerPool: routing with failover, per-server idle connections and health.
 #include "cachet/net/server_pool.h"
 
+#include <mutex>
 #include <string>
 
 namespace cachet::net {
@@ -60,29 +61,60 @@ Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t se
                              "other server is live");
 }
 
-namespace {
-
-// Acquire() when the spare slot is empty: an idle connection, or a new one.
 // Out of line, so that the usual acquire saves no registers for it.
-template <class Server>
-[[gnu::noinline]] Connection* IdleOrNew(Server& s, const ConnectionOptions& options) {
-  {
-    std::lock_guard<std::mutex> lock(s.mutex);
+[[gnu::noinline]] Connection* ServerPool::IdleOrNew(Server& s, Deadline deadline) {
+  std::unique_lock<std::mutex> lock(s.mutex);
+  auto take_idle = [&s] {
+    Connection* c = s.idle.back().release();
+    s.idle.pop_back();
+    return c;
+  };
+  if (!s.idle.empty()) return take_idle();
+  const std::size_t bound = options_.max_connections;
+  if (bound == 0 || s.open.load(std::memory_order_relaxed) < bound) {
+    s.open.fetch_add(1, std::memory_order_relaxed);
+    lock.unlock();
+    return new Connection(s.address, options_.connection);
+  }
+  // Every connection the bound allows is lent: wait for one to come back (to
+  // the spare slot or the idle list) or to be dropped.
+  if (deadline == Deadline{}) deadline = CallDeadline();
+  s.waiters.fetch_add(1, std::memory_order_seq_cst);
+  Connection* c = nullptr;
+  for (;;) {
+    // seq_cst, paired with ~Lease's: either it sees this waiter or this sees its connection.
+    c = s.spare.exchange(nullptr, std::memory_order_seq_cst);
+    if (c != nullptr) break;
     if (!s.idle.empty()) {
-      Connection* c = s.idle.back().release();
-      s.idle.pop_back();
-      return c;
+      c = take_idle();
+      break;
+    }
+    if (s.open.load(std::memory_order_relaxed) < bound) {
+      s.open.fetch_add(1, std::memory_order_relaxed);
+      c = new Connection(s.address, options_.connection);
+      break;
+    }
+    if (s.freed.wait_until(lock, deadline) == std::cv_status::timeout && Clock::now() >= deadline) {
+      break;
     }
   }
-  return new Connection(s.address, options);
+  s.waiters.fetch_sub(1, std::memory_order_relaxed);
+  if (c != nullptr) return c;
+  s.pool_waits_timed_out.fetch_add(1, std::memory_order_relaxed);
+  lock.unlock();
+  c = new Connection(s.address, options_.connection);
+  c->RefuseConnects(Status::Timeout(
+      s.address.HostPort() + ": all " + std::to_string(bound) +
+      " connections (max_connections) stayed in use until the call's deadline"));
+  return c;
 }
 
-}  // namespace
-
-ServerPool::Lease ServerPool::Acquire(std::size_t server, Use use) {
+ServerPool::Lease ServerPool::Acquire(std::size_t server, Use use, Deadline deadline) {
   Server& s = *servers_[server];
   Connection* c = s.spare.exchange(nullptr, std::memory_order_acquire);
-  if (c == nullptr) c = IdleOrNew(s, options_.connection);
+  if (c == nullptr) c = IdleOrNew(s, deadline);
+  if (c->refused()) [[unlikely]]
+    return Lease(this, server, std::unique_ptr<Connection>(c));
   // Whatever arrived while it was idle is nobody's reply; the borrower then
   // connects anew instead of reading it as the answer to its request.
   const bool quiet = use == Use::kWritesOnly ? c->QuietForWritesOnly(Clock::now())
@@ -96,14 +128,33 @@ ServerPool::Lease ServerPool::Acquire(std::size_t server, Use use) {
   return Lease(this, server, std::unique_ptr<Connection>(c));
 }
 
+void ServerPool::WakeWaiter(Server& s) {
+  // Taking the mutex orders this after a waiter's check of the spare slot:
+  // it is then waiting, and hears the notification.
+  { std::lock_guard<std::mutex> lock(s.mutex); }
+  s.freed.notify_one();
+}
+
 // What ~Lease does not: keeping a connection the spare slot gave back (another
 // thread's, returned first) in the idle list, or dropping one.
 void ServerPool::Release(std::size_t server, std::unique_ptr<Connection> connection) {
-  // A closed connection (after an error) or one from before a fork is dropped.
-  if (!connection->connected() || options_.pool_size == 0) return;
   Server& s = *servers_[server];
-  std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.idle.size() + 1 < options_.pool_size) s.idle.push_back(std::move(connection));
+  if (connection->refused()) return;  // a stand-in was never counted
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    const bool waited_for = s.waiters.load(std::memory_order_relaxed) != 0;
+    // A closed connection (after an error) or one from before a fork is
+    // dropped; a live one is kept while the idle list has room, or a thread
+    // waits for it.
+    if (connection->connected() && options_.pool_size != 0 &&
+        (s.idle.size() + 1 < options_.pool_size || waited_for)) {
+      s.idle.push_back(std::move(connection));
+    } else {
+      s.open.fetch_sub(1, std::memory_order_relaxed);
+    }
+    if (waited_for) s.freed.notify_one();
+  }
+  // A dropped connection closes here, outside the lock.
 }
 
 ServerPool::Lease::~Lease() {
@@ -112,8 +163,12 @@ ServerPool::Lease::~Lease() {
   // slot, and one that was there already goes to Release() instead.
   if (connection_->connected() && pool_->options_.pool_size != 0) {
     Server& s = *pool_->servers_[server_];
-    connection_.reset(s.spare.exchange(connection_.release(), std::memory_order_acq_rel));
-    if (!connection_) return;
+    connection_.reset(s.spare.exchange(connection_.release(), std::memory_order_seq_cst));
+    if (!connection_) {
+      if (s.waiters.load(std::memory_order_seq_cst) != 0) [[unlikely]]
+        WakeWaiter(s);
+      return;
+    }
   }
   pool_->Release(server_, std::move(connection_));
 }
@@ -144,6 +199,8 @@ std::atomic<std::uint64_t>* ErrorCounter(Server& s, const Status& transport) {
 
 void ServerPool::ReportNotOk(std::size_t server, const Connection& used,
                              const Status& transport) noexcept {
+  // A stand-in lent after waiting for the bound: the pool's refusal, not the server's.
+  if (used.refused()) return;
   if (auto* counter = ErrorCounter(*servers_[server], transport); counter != nullptr) {
     counter->fetch_add(1, std::memory_order_relaxed);
   }
@@ -184,6 +241,8 @@ void ServerPool::AppendHealth(std::vector<ServerHealth>* out) const {
     h.marked_dead = s.marked_dead.load(kRelaxed);
     h.consecutive_failures = s.failures.load(kRelaxed);
     h.dead = !Available(i);
+    h.pool_timeouts = s.pool_waits_timed_out.load(kRelaxed);
+    h.connections = s.open.load(kRelaxed);
     out->push_back(std::move(h));
   }
 }

@@ -118,6 +118,12 @@ class CACHET_EXPORT Connection {
   bool reused() const noexcept { return reused_; }
   void MarkReused() noexcept { reused_ = true; }
 
+  // A stand-in the pool lends when every connection its bound allows stayed in
+  // use until the call's deadline (ServerPool, max_connections): connecting
+  // fails with `why`, and the failure says nothing about the server's health.
+  void RefuseConnects(Status why) noexcept { refusal_ = std::move(why); }
+  bool refused() const noexcept { return !refusal_.ok(); }
+
   // Connecting without waiting. StartConnect resolves the address and begins a
   // non-blocking connect: kOk when connected() already or when the connect is under
   // way (connecting()); an error when no address could even be tried. Once the
@@ -261,6 +267,7 @@ class CACHET_EXPORT Connection {
   // When a write-only exchange last took this socket (QuietForWritesOnly);
   // the clock's epoch (long ago) once the socket closes.
   Clock::time_point last_writes_only_ = Clock::time_point{};
+  Status refusal_;  // RefuseConnects(): what connecting answers instead
 };
 
 }  // namespace cachet::net

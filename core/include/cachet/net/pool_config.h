@@ -1,9 +1,9 @@
 // The options every network store shares: their schema and their reading.
 //
 // memcached, Redis and Tokyo Tyrant all take `servers` and `distribution`, and
-// connect_timeout_ms, io_timeout_ms, request_timeout_ms, failure_limit, retry_timeout_ms and
-// pool_size (plus, where keys may move to another server, failover) with the same meaning, defaults
-// and bounds. This is the one place that declares the timing and pool options and turns them into
+// connect_timeout_ms, io_timeout_ms, request_timeout_ms, failure_limit, retry_timeout_ms,
+// pool_size and max_connections (plus, where keys may move to another server, failover)
+// with the same meaning, defaults and bounds. This is the one place that declares the timing and pool options and turns them into
 // ServerPoolOptions, so the three stores read them alike.
 #pragma once
 
@@ -24,7 +24,7 @@ namespace cachet::net {
 // The schema entries of the timing and pool options, with ServerPoolOptions'
 // defaults. `failover` is not among them: only stores whose keys may move to
 // another server declare it (kFailoverOptionSpec).
-inline constexpr std::array<OptionSpec, 6> kServerPoolOptionSpecs = {{
+inline constexpr std::array<OptionSpec, 7> kServerPoolOptionSpecs = {{
     {"connect_timeout_ms", OptionType::kInt, "250", "connect timeout in milliseconds"},
     {"io_timeout_ms", OptionType::kInt, "1000",
      "the longest a server may stay silent within a call (a reply still arriving is "
@@ -37,6 +37,9 @@ inline constexpr std::array<OptionSpec, 6> kServerPoolOptionSpecs = {{
     {"retry_timeout_ms", OptionType::kInt, "2000",
      "how long a dead server rests before it is tried again, in milliseconds"},
     {"pool_size", OptionType::kInt, "8", "idle connections kept per server"},
+    {"max_connections", OptionType::kInt, "0",
+     "connections open to one server at once, lent or idle; a call that finds them all "
+     "lent waits for one within its deadline; 0: no bound"},
 }};
 
 inline constexpr std::array<OptionSpec, 1> kFailoverOptionSpec = {{

@@ -5,6 +5,11 @@
 // get their own socket, and each server's health: after `failure_limit`
 // consecutive failures a server is dead for `retry_timeout`, then tried again.
 //
+// `max_connections` bounds the connections open to one server at once (0: no
+// bound). A thread that finds them all lent waits for one until its call's
+// deadline, then gets a stand-in whose connect fails with kTimeout
+// (Connection::RefuseConnects), which Report() does not count against the server.
+//
 // A pooled connection is checked before it is lent again: one that received
 // bytes while idle (a reply nobody asked for) or that the server closed (an idle
 // timeout, a restart) is closed, and the borrower connects anew. A connection
@@ -23,6 +28,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -46,6 +52,7 @@ struct ServerPoolOptions {
   std::chrono::milliseconds retry_timeout{2000};  // how long a dead server rests
   bool failover = false;                          // route around dead servers
   std::size_t pool_size = 8;                      // idle connections kept per server
+  std::size_t max_connections = 0;                // open at once per server; 0: no bound
 };
 
 class CACHET_EXPORT ServerPool {
@@ -104,8 +111,10 @@ class CACHET_EXPORT ServerPool {
   enum class Use : std::uint8_t { kReadsReplies, kWritesOnly };
 
   // A pooled connection to `server` that nothing disturbed while it was idle
-  // (Connection::reused() is then true), or a new, unconnected one.
-  Lease Acquire(std::size_t server, Use use = Use::kReadsReplies);
+  // (Connection::reused() is then true), or a new, unconnected one. With
+  // max_connections reached, waits until `deadline` (a call's timeout from now
+  // when none is given) for one to come back, then lends a refusing stand-in.
+  Lease Acquire(std::size_t server, Use use = Use::kReadsReplies, Deadline deadline = {});
 
   // The one health rule, called by whoever used a connection of `server` with
   // the outcome of its exchange (`transport`: ok, or why the exchange failed).
@@ -139,8 +148,11 @@ class CACHET_EXPORT ServerPool {
     // One idle connection (owned) outside the mutex: a thread's steady acquire
     // and release are then two atomic exchanges, not two lock/unlock pairs.
     std::atomic<Connection*> spare{nullptr};
-    std::mutex mutex;                               // guards idle
-    std::vector<std::unique_ptr<Connection>> idle;  // at most pool_size - 1
+    std::atomic<std::uint32_t> waiters{0};          // threads waiting in Acquire
+    std::mutex mutex;                               // guards idle, open, freed
+    std::vector<std::unique_ptr<Connection>> idle;  // at most pool_size - 1, unless waited for
+    std::atomic<std::size_t> open{0};               // connections that exist (changed under mutex)
+    std::condition_variable freed;                  // a connection came back or went
     std::atomic<std::uint32_t> failures{0};
     std::atomic<std::int64_t> dead_until_ns{0};  // steady clock
     // Health figures (ServerHealth), apart from what the hot path touches.
@@ -152,9 +164,15 @@ class CACHET_EXPORT ServerPool {
     std::atomic<std::uint64_t> other_errors{0};
     std::atomic<std::uint64_t> connects{0};
     std::atomic<std::uint64_t> marked_dead{0};
+    std::atomic<std::uint64_t> pool_waits_timed_out{0};
   };
 
   void Release(std::size_t server, std::unique_ptr<Connection> connection);
+  // Acquire() when the spare slot is empty: an idle connection, a new one if the
+  // bound allows, or (after waiting until `deadline`) a refusing stand-in.
+  Connection* IdleOrNew(Server& s, Deadline deadline);
+  // Wakes a thread waiting in IdleOrNew after the spare slot was filled.
+  static void WakeWaiter(Server& s);
   // Report() of an exchange that did not go through.
   void ReportNotOk(std::size_t server, const Connection& used, const Status& transport) noexcept;
 

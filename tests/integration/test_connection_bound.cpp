@@ -1,0 +1,141 @@
+// max_connections against real servers: many threads sharing one Cache never
+// hold more connections to a server than the bound, counted on the server's
+// side (/proc/net/tcp) and in Cache::Health(), and every call still succeeds.
+// (A wait that outlasts its deadline is tested on the pool itself, in
+// tests/unit/test_connection.cpp.)
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cachet/cache.h"
+#include "cachet/config.h"
+#include "support/memcached_server.h"
+#include "support/redis_server.h"
+
+namespace cachet::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::unique_ptr<Cache> OpenCache(const std::string& text) {
+  auto config = Config::Parse(text, "bound test");
+  REQUIRE(config.ok());
+  auto cache = Cache::Open(std::move(config).value());
+  INFO(cache.status().ToString());
+  REQUIRE(cache.ok());
+  return std::move(cache).value();
+}
+
+// Established TCP connections whose local port is `port`: the server's ends of
+// its clients' connections (IPv4 loopback, as the launchers listen).
+int EstablishedTo(int port) {
+  std::ifstream table("/proc/net/tcp");
+  std::string line;
+  std::getline(table, line);  // the header
+  int count = 0;
+  char wanted[8];
+  std::snprintf(wanted, sizeof wanted, ":%04X", port);
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (state == "01" && local.size() > 5 && local.compare(local.size() - 5, 5, wanted) == 0) {
+      ++count;
+    }
+  }
+  return count;
+}
+
+struct Observed {
+  int most_on_server = 0;
+  std::uint64_t most_in_health = 0;
+};
+
+// 48 threads, each 100 set/get pairs on its own keys, through `cache`, while
+// a monitor samples the server's and the Cache's connection counts.
+Observed Hammer(Cache& cache, int port) {
+  constexpr int kThreads = 48;
+  constexpr int kRounds = 100;
+  std::atomic<int> failures{0};
+  std::atomic<bool> running{true};
+  Observed seen;
+  std::thread monitor([&] {
+    for (int i = 0; i < 5000 && running.load(); ++i) {  // bounded: 5000 x 2 ms at most
+      seen.most_on_server = std::max(seen.most_on_server, EstablishedTo(port));
+      for (const ServerHealth& h : cache.Health()) {
+        seen.most_in_health = std::max(seen.most_in_health, h.connections);
+      }
+      std::this_thread::sleep_for(milliseconds(2));
+    }
+  });
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t) {
+    workers.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        const std::string key = "bound:" + std::to_string(t) + ":" + std::to_string(r);
+        if (!cache.Set(key, std::string("v") + std::to_string(r)).ok()) ++failures;
+        auto got = cache.Get<std::string>(key);
+        if (!got.hit() || got.value() != "v" + std::to_string(r)) ++failures;
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  running = false;
+  monitor.join();
+  CHECK(failures.load() == 0);
+  return seen;
+}
+
+}  // namespace
+
+TEST_CASE("redis: 48 threads with max_connections = 4 hold at most 4 connections",
+          "[pool][redis]") {
+  auto server = StartRedis();
+  REQUIRE(server.ok());
+  auto cache = OpenCache("[cache]\nbackend = redis\n[redis]\nservers = " + (*server)->address() +
+                         "\npool_size = 2\nmax_connections = 4\nio_timeout_ms = 5000\n");
+  const Observed seen = Hammer(*cache, (*server)->port());
+  CHECK(seen.most_on_server >= 1);
+  CHECK(seen.most_on_server <= 4);
+  CHECK(seen.most_in_health <= 4);
+  const std::vector<ServerHealth> health = cache->Health();
+  REQUIRE(health.size() == 1);
+  CHECK(health[0].pool_timeouts == 0);
+  CHECK(health[0].errors == 0);
+}
+
+TEST_CASE("memcached: 48 threads with max_connections = 3 hold at most 3 connections",
+          "[pool][memcached]") {
+  REQUIRE(HaveMemcached());  // .ci/setup installs it: missing, the test fails
+  auto server = StartMemcached();
+  REQUIRE(server.ok());
+  auto cache = OpenCache("[cache]\nbackend = memcached\n[memcached]\nservers = " +
+                         (*server)->address() +
+                         "\npool_size = 1\nmax_connections = 3\nio_timeout_ms = 5000\n");
+  const Observed seen = Hammer(*cache, (*server)->port());
+  CHECK(seen.most_on_server >= 1);
+  CHECK(seen.most_on_server <= 3);
+  CHECK(seen.most_in_health <= 3);
+  CHECK(cache->Health()[0].errors == 0);
+}
+
+TEST_CASE("without a bound, the same load opens more connections than the bound would allow",
+          "[pool][redis]") {
+  // The control for the cases above: their bound is what kept the count down.
+  auto server = StartRedis();
+  REQUIRE(server.ok());
+  auto cache = OpenCache("[cache]\nbackend = redis\n[redis]\nservers = " + (*server)->address() +
+                         "\npool_size = 2\nio_timeout_ms = 5000\n");
+  const Observed seen = Hammer(*cache, (*server)->port());
+  CHECK(seen.most_in_health > 4);
+}
+
+}  // namespace cachet::test
