@@ -66,7 +66,7 @@ struct RedisOptions {
   net::ServerPoolOptions pool;
   SessionSettings session;
   CounterMode counters = CounterMode::kNative;
-  ClusterSettings cluster;  // kCluster only; `servers` become its seeds
+  ClusterSettings cluster;    // kCluster only; `servers` become its seeds
   SentinelSettings sentinel;  // kSentinel only; `servers` become its sentinels
 };
 

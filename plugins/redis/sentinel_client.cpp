@@ -15,7 +15,8 @@ namespace {
 Result<net::ServerAddress> AddressOf(std::string_view ip, std::string_view port_text,
                                      std::string_view where) {
   unsigned port = 0;
-  const auto [end, error] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  const auto [end, error] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (ip.empty() || error != std::errc() || end != port_text.data() + port_text.size() ||
       port == 0 || port > 65535) {
     return Status::ProtocolError("redis sentinel " + std::string(where) + ": bad address \"" +
@@ -56,7 +57,7 @@ Result<net::ServerAddress> ReadMasterAddress(RespValue reply, std::string_view w
 }
 
 Result<std::vector<net::ServerAddress>> ReadUsableReplicas(RespValue reply,
-                                                          std::string_view where) {
+                                                           std::string_view where) {
   if (reply.type() != RespType::kArray) {
     return Status::ProtocolError("redis sentinel " + std::string(where) +
                                  ": SENTINEL REPLICAS answered " +
@@ -116,21 +117,20 @@ Status SentinelClient::AskInOrder(std::string_view request, net::Deadline deadli
   for (std::size_t i = 0; i < pool_.size(); ++i) {
     const std::string where = pool_.address(i).HostPort();
     if (net::Clock::now() >= deadline) {
-      return Status::Timeout("redis sentinel: the request timeout ran out before a sentinel "
-                             "answered about master '" + master_ + "'" +
-                             (reasons.empty() ? "" : "; " + reasons));
+      return Status::Timeout(
+          "redis sentinel: the request timeout ran out before a sentinel "
+          "answered about master '" +
+          master_ + "'" + (reasons.empty() ? "" : "; " + reasons));
     }
     Status answer;
     if (!pool_.Available(i)) {
       answer = pool_.DeadServerError(i);
     } else {
       net::ServerPool::Lease lease = pool_.Acquire(i);
-      Status transport = session_.Exchange(lease.connection(), request, 1, deadline,
-                                           [&](std::size_t, RespValue reply) {
-                                             answer = reply.IsError()
-                                                          ? StatusFromError(reply.text(), where)
-                                                          : read(reply, where);
-                                           });
+      Status transport = session_.Exchange(
+          lease.connection(), request, 1, deadline, [&](std::size_t, RespValue reply) {
+            answer = reply.IsError() ? StatusFromError(reply.text(), where) : read(reply, where);
+          });
       pool_.Report(i, lease.connection(), transport);
       if (answer.IsProtocolError()) lease->Close();
       if (!transport.ok()) answer = transport;

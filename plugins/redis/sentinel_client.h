@@ -32,8 +32,7 @@ Result<net::ServerAddress> ReadMasterAddress(RespValue reply, std::string_view w
 // Reads SENTINEL REPLICAS' reply (one field/value list per replica) into the
 // replicas that can serve reads: flags without s_down, o_down or disconnected,
 // and master-link-status ok. kProtocolError for a reply of another shape.
-Result<std::vector<net::ServerAddress>> ReadUsableReplicas(RespValue reply,
-                                                          std::string_view where);
+Result<std::vector<net::ServerAddress>> ReadUsableReplicas(RespValue reply, std::string_view where);
 
 // True when ROLE's reply says "master".
 bool RoleIsMaster(RespValue reply);

@@ -50,10 +50,10 @@ SentinelRouter::SentinelRouter(SentinelSettings settings, net::ServerPoolOptions
       counters_(counters),
       client_(settings_.sentinels, settings_.master, pool, settings_.session) {
   if (settings_.watch) {
-    WatcherSettings watch{settings_.sentinels, settings_.master, pool.connection, settings_.session};
-    watcher_ = std::make_unique<SentinelWatcher>(std::move(watch), [this] {
-      (void)Rediscover(CallDeadline(), /*forced=*/true);
-    });
+    WatcherSettings watch{settings_.sentinels, settings_.master, pool.connection,
+                          settings_.session};
+    watcher_ = std::make_unique<SentinelWatcher>(
+        std::move(watch), [this] { (void)Rediscover(CallDeadline(), /*forced=*/true); });
   }
 }
 
@@ -77,9 +77,10 @@ SentinelRouter::Node SentinelRouter::Master(net::Deadline deadline, Status* why)
   Status found = Rediscover(deadline, false);
   std::lock_guard lock(mutex_);
   if (!master_) {
-    *why = found.ok() ? Status::Unavailable("redis sentinel: no master known for '" +
-                                            settings_.master + "'")
-                      : found;
+    *why =
+        found.ok()
+            ? Status::Unavailable("redis sentinel: no master known for '" + settings_.master + "'")
+            : found;
   }
   return master_;
 }
@@ -96,8 +97,8 @@ SentinelRouter::Node SentinelRouter::RouterFor(const net::ServerAddress& address
     if (replica_ && replica_address_ == address) return replica_;
   }
   return std::make_shared<StandaloneRouter>(std::vector<net::ServerAddress>{address},
-                                            net::DistributionKind::kModula, pool_options_,
-                                            session_, counters_);
+                                            net::DistributionKind::kModula, pool_options_, session_,
+                                            counters_);
 }
 
 Status SentinelRouter::Rediscover(net::Deadline deadline, bool forced) {
@@ -138,7 +139,8 @@ Status SentinelRouter::ConfirmMaster(StandaloneRouter& node, bool* is_master) {
 Status SentinelRouter::Discover(net::Deadline deadline) {
   Status last;
   for (int round = 0; round < kConfirmRounds; ++round) {
-    if (round > 0) std::this_thread::sleep_until(std::min(net::Clock::now() + kConfirmWait, deadline));
+    if (round > 0)
+      std::this_thread::sleep_until(std::min(net::Clock::now() + kConfirmWait, deadline));
     Result<net::ServerAddress> address = client_.MasterAddress(deadline);
     if (!address.ok()) return address.status();
     Node node = RouterFor(*address);

@@ -50,12 +50,12 @@ namespace cachet::redis {
 
 struct SentinelSettings {
   std::vector<net::ServerAddress> sentinels;
-  std::string master;               // sentinel_master
-  SessionSettings session;          // for the sentinels: their credentials, RESP2
-  bool read_from_replica = false;   // read_from = replica
+  std::string master;              // sentinel_master
+  SessionSettings session;         // for the sentinels: their credentials, RESP2
+  bool read_from_replica = false;  // read_from = replica
   // Least time between two discoveries prompted by failed calls.
   std::chrono::milliseconds refresh_interval{250};
-  bool watch = true;  // subscribe to +switch-master
+  bool watch = true;                       // subscribe to +switch-master
   std::shared_ptr<spdlog::logger> logger;  // may be null: a switch is then not logged
 };
 

@@ -89,8 +89,8 @@ Status Prepare(std::string_view name, PreparedStore* store) {
     auto started = RedisSentinelSet::Start();
     if (!started.ok()) return started.status();
     store->sentinel_set = std::move(started).value();
-    store->config = CacheSection("redis") + "[redis]\nmode = sentinel\nservers = " +
-                    store->sentinel_set->SentinelList() +
+    store->config = CacheSection("redis") +
+                    "[redis]\nmode = sentinel\nservers = " + store->sentinel_set->SentinelList() +
                     "\nsentinel_master = " + store->sentinel_set->master_name() + "\n";
     return Status::OK();
   }

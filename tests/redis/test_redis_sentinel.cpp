@@ -141,9 +141,10 @@ TEST_CASE("sentinel mode serves every operation on the master the sentinels name
   CHECK(Named(health, set->sentinels().front()->address()));
 
   // Through the CLI and the plugin's options.
-  const std::string cli = CACHET_BINARY_DIR "/bin/cachet -o cache.backend=redis -o redis.mode=sentinel"
-                          " -o redis.servers=" + set->SentinelList() +
-                          " -o redis.sentinel_master=" + set->master_name();
+  const std::string cli = CACHET_BINARY_DIR
+                          "/bin/cachet -o cache.backend=redis -o redis.mode=sentinel"
+                          " -o redis.servers=" +
+                          set->SentinelList() + " -o redis.sentinel_master=" + set->master_name();
   CHECK(Run(cli + " set cli-key cli-value").find("error") == std::string::npos);
   CHECK(Run(cli + " get cli-key").find("cli-value") != std::string::npos);
   CHECK(RedisSentinelSet::Cli(set->master().port(), "get cli-key") == "cli-value");
@@ -226,10 +227,10 @@ TEST_CASE("the master killed under a writer: unavailable during the failover, th
 
   const auto window = std::chrono::duration_cast<std::chrono::milliseconds>(
       writes[first_after_switch].at - killed_at);
-  std::cout << "sentinel failover: writes unavailable for " << window.count() << " ms after the kill ("
-            << unavailable << " unavailable, " << in_flight << " in flight, "
-            << writes.size() - first_after_switch << " acknowledged after the switch, all read back)"
-            << std::endl;
+  std::cout << "sentinel failover: writes unavailable for " << window.count()
+            << " ms after the kill (" << unavailable << " unavailable, " << in_flight
+            << " in flight, " << writes.size() - first_after_switch
+            << " acknowledged after the switch, all read back)" << std::endl;
 }
 
 TEST_CASE("a manual failover is followed through -READONLY and lost connections alone",
@@ -237,8 +238,11 @@ TEST_CASE("a manual failover is followed through -READONLY and lost connections 
   auto set = StartSet();
   RedisOptions options = SentinelOptions(*set);
   options.sentinel.watch = false;  // no +switch-master: only failing calls can tell
-  RedisBackend backend(std::move(options));
+  RedisBackend backend(options);
+  RedisBackend batches(std::move(options));  // the same, for a batch
   REQUIRE(backend.Store(StoreMode::kSet, "before", ItemView("1"), {}).ok());
+  Item item;
+  REQUIRE(batches.Get("before", &item).ok());
   REQUIRE(set->SentinelCli(*set->sentinels().front(), "sentinel failover " + set->master_name()) ==
           "OK");
   REQUIRE(set->WaitForMasterPort(set->replica().port()).ok());
@@ -267,6 +271,30 @@ TEST_CASE("a manual failover is followed through -READONLY and lost connections 
   CHECK(failures <= 2);
   CHECK(RouterOf(backend).MasterWhere() == set->replica().address());
   CHECK(RedisSentinelSet::Cli(set->replica().port(), "get after") == "2");
+  // The old master did refuse a write with READONLY.
+  CHECK(RedisSentinelSet::Cli(set->master().port(), "info errorstats").find("errorstat_READONLY") !=
+        std::string::npos);
+
+  // A batch refused by the old master goes to the new one: the writes it never ran.
+  CHECK(RouterOf(batches).MasterWhere() == set->master().address());
+  std::vector<Operation> writes(3);
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    writes[i].kind = OpKind::kStore;
+    writes[i].key = i == 0 ? "b0" : i == 1 ? "b1" : "b2";
+    writes[i].item = ItemView("bv");
+  }
+  batches.Execute(writes);
+  for (const Operation& op : writes) {
+    INFO(op.status.ToString());
+    CHECK((op.status.ok() || op.status.IsUnavailable() || op.status.IsIoError()));
+  }
+  CHECK(RouterOf(batches).MasterWhere() == set->replica().address());
+  batches.Execute(writes);
+  for (const Operation& op : writes) {
+    INFO(op.status.ToString());
+    CHECK(op.status.ok());
+  }
+  CHECK(RedisSentinelSet::Cli(set->replica().port(), "get b2") == "bv");
 }
 
 TEST_CASE("read_from = replica reads from the replica, and from the master when it is gone",
@@ -276,9 +304,8 @@ TEST_CASE("read_from = replica reads from the replica, and from the master when 
   options.sentinel.read_from_replica = true;
   RedisBackend backend(std::move(options));
   REQUIRE(backend.Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
-  REQUIRE(WaitFor(std::chrono::seconds(3), [&] {
-    return RedisSentinelSet::Cli(set->replica().port(), "get k") == "v";
-  }));
+  REQUIRE(WaitFor(std::chrono::seconds(3),
+                  [&] { return RedisSentinelSet::Cli(set->replica().port(), "get k") == "v"; }));
   CHECK(RouterOf(backend).ReplicaWhere() == set->replica().address());
   const std::string replica_get_calls = "cmdstat_get:calls=";
   auto replica_gets = [&] {

@@ -52,9 +52,9 @@ TEST_CASE("sentinel replies: the master's address", "[unit][redis][sentinel]") {
 
   Parsed unknown("*-1\r\n");
   CHECK(ReadMasterAddress(unknown.root(), "s").status().IsNotFound());
-  for (std::string bad : {"*2\r\n" + Bulk("127.0.0.1") + Bulk("port"),
-                          "*2\r\n" + Bulk("127.0.0.1") + Bulk("70000"),
-                          "*1\r\n" + Bulk("127.0.0.1"), std::string(":1\r\n")}) {
+  for (std::string bad :
+       {"*2\r\n" + Bulk("127.0.0.1") + Bulk("port"), "*2\r\n" + Bulk("127.0.0.1") + Bulk("70000"),
+        "*1\r\n" + Bulk("127.0.0.1"), std::string(":1\r\n")}) {
     Parsed reply(bad);
     INFO(bad);
     CHECK(ReadMasterAddress(reply.root(), "s").status().IsProtocolError());
