@@ -175,8 +175,19 @@ TEST_CASE("the master killed under a writer: unavailable during the failover, th
     writes.push_back(w);
     if (i + 1 == kBeforeKill) {
       REQUIRE(writes.back().status.ok());
+      // One write is in flight when the master dies: it is sent to a stopped
+      // master, which is then killed. It may have run, so it is an error, and
+      // it is not sent again.
+      REQUIRE(set->master().Pause().ok());
+      Status in_flight;
+      std::thread stalled(
+          [&] { in_flight = writer.Store(StoreMode::kSet, "in-flight", ItemView("x"), {}); });
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
       REQUIRE(set->master().Kill().ok());
       killed_at = Clock::now();
+      stalled.join();
+      INFO(in_flight.ToString());
+      CHECK(in_flight.IsIoError());
     }
     if (killed_at != Clock::time_point{} && i >= kBeforeKill && w.status.ok() &&
         first_after_switch < 0) {
