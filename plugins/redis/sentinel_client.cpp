@@ -147,7 +147,9 @@ Status SentinelClient::AskInOrder(std::string_view request, net::Deadline deadli
       answer = Status::NotFound("monitors no master named '" + master_ + "'");
     }
     if (!reasons.empty()) reasons += "; ";
-    reasons += where + ": " + std::string(answer.message());
+    // Transport errors name the server already.
+    if (answer.message().find(where) == std::string_view::npos) reasons += where + ": ";
+    reasons += answer.message();
   }
   if (not_monitoring == pool_.size()) {
     return Status::ConfigError("redis sentinel: no sentinel monitors a master named '" + master_ +
