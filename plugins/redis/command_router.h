@@ -2,7 +2,8 @@
 //
 // RedisBackend encodes commands and maps replies; a router decides where they
 // go. StandaloneRouter places keys on independent servers with a distribution
-// (ketama, ...); ClusterRouter follows a Redis Cluster's slot map, MOVED and ASK.
+// (ketama, ...); ClusterRouter follows a Redis Cluster's slot map, MOVED and ASK;
+// SentinelRouter follows the master Redis Sentinel names.
 // The backend owns its router; a router must be safe to call from several
 // threads at once.
 #pragma once
@@ -32,6 +33,13 @@ class CommandRouter {
   // its reply to `on_reply`, whose Status is the result.
   virtual Status RunOnKey(std::string_view key, std::string_view request,
                           const ReplyFn& on_reply) = 0;
+
+  // RunOnKey() for a command that only reads (GET): a router that can serve
+  // reads elsewhere (a Sentinel replica) may send it there.
+  virtual Status RunReadOnKey(std::string_view key, std::string_view request,
+                              const ReplyFn& on_reply) {
+    return RunOnKey(key, request, on_reply);
+  }
 
   // Sends `request` to every server (every primary of a cluster), one after the
   // other. `on_reply` gets a "host:port " prefix for names when there are

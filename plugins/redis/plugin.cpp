@@ -1,6 +1,7 @@
 // The redis plugin's descriptor, option schema and factory.
 #include "cachet/plugin.h"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,12 +14,13 @@ namespace {
 
 constexpr OptionSpec kOwnOptions[] = {
     {"mode", OptionType::kString, "standalone",
-     "standalone (independent servers) or cluster (a Redis Cluster; servers are seed nodes)", false,
-     false, "standalone|cluster"},
+     "standalone (independent servers), cluster (a Redis Cluster; servers are seed nodes) or "
+     "sentinel (the master Redis Sentinel names; servers are the sentinels)",
+     false, false, "standalone|cluster|sentinel"},
     {"servers", OptionType::kList, "127.0.0.1:6379",
      "standalone: servers as host:port[:weight], comma-separated, keys spread over several by "
-     "`distribution`; cluster: seed nodes the slot map is first read from. The port defaults "
-     "to 6379"},
+     "`distribution`; cluster: seed nodes the slot map is first read from; sentinel: the "
+     "sentinels, asked in this order. The port defaults to 6379 (26379 in sentinel mode)"},
     {"distribution", OptionType::kString, "ketama", "key placement over several standalone servers",
      false, false, "ketama|modula|cache-memcached|cmf-ketama"},
     {"resp", OptionType::kInt, "2", "protocol version: 2, or 3 (sends HELLO 3)", false, false,
@@ -32,6 +34,20 @@ constexpr OptionSpec kOwnOptions[] = {
      "or memcached (unsigned 64-bit, wrapping, a missing key is not found; a server-side "
      "script)",
      false, false, "redis|memcached"},
+    {"sentinel_master", OptionType::kString, "",
+     "sentinel: the name the sentinels monitor the master by (required in that mode)"},
+    {"sentinel_username", OptionType::kString, "",
+     "sentinel: ACL user for AUTH on the sentinels; empty: the default user"},
+    {"sentinel_password", OptionType::kString, "",
+     "sentinel: password for AUTH on the sentinels (not the data nodes'); empty: no AUTH", false,
+     true},
+    {"read_from", OptionType::kString, "master",
+     "sentinel: where reads go: master, or replica (one the sentinels list as up; the master "
+     "when there is none)",
+     false, false, "master|replica"},
+    {"sentinel_refresh_interval_ms", OptionType::kInt, "250",
+     "sentinel: least time between two questions to the sentinels prompted by failing calls, "
+     "in milliseconds"},
     {"max_value_size", OptionType::kInt, "536870912",
      "largest reply bulk string accepted, in bytes (Redis' own proto-max-bulk-len)"},
     {"cluster_refresh_interval_ms", OptionType::kInt, "1000",
@@ -62,14 +78,55 @@ Status ReadNumbers(const ConfigSection& section, RedisOptions* o) {
   if (s.ok()) s = section.GetIntInRange("db", 0, 1000000, &db);
   if (s.ok()) s = section.GetIntInRange("max_value_size", 1, std::int64_t{1} << 32, &max_value);
   if (s.ok()) s = ReadClusterNumbers(section, &o->cluster);
+  std::int64_t sentinel_refresh = 0;
+  if (s.ok()) {
+    s = section.GetIntInRange("sentinel_refresh_interval_ms", 0, 60 * 1000, &sentinel_refresh);
+  }
   if (!s.ok()) return s;
+  o->sentinel.refresh_interval = std::chrono::milliseconds(sentinel_refresh);
   o->session.db = db;
   o->session.limits.max_bulk_length = static_cast<std::size_t>(max_value);
   return Status::OK();
 }
 
+RedisMode ModeOf(const std::string& mode) {
+  if (mode == "cluster") return RedisMode::kCluster;
+  return mode == "sentinel" ? RedisMode::kSentinel : RedisMode::kStandalone;
+}
+
+// The sentinel options: the master's name is required in that mode, and the
+// options that only mean something there are refused elsewhere.
+Status ReadSentinelOptions(const ConfigSection& section, RedisOptions* o) {
+  SentinelSettings& sentinel = o->sentinel;
+  sentinel.master = section.GetString("sentinel_master");
+  sentinel.session.username = section.GetString("sentinel_username");
+  sentinel.session.password = section.GetString("sentinel_password");
+  sentinel.session.client_name = o->session.client_name;
+  sentinel.session.limits = o->session.limits;
+  sentinel.read_from_replica = section.GetString("read_from") == "replica";
+  if (o->mode != RedisMode::kSentinel) {
+    for (const char* key : {"sentinel_master", "sentinel_username", "sentinel_password"}) {
+      if (!section.GetString(key).empty()) return section.ErrorAt(key, "needs mode = sentinel");
+    }
+    if (sentinel.read_from_replica) return section.ErrorAt("read_from", "needs mode = sentinel");
+    return Status::OK();
+  }
+  if (sentinel.master.empty()) {
+    return section.ErrorAt("sentinel_master",
+                           "is required with mode = sentinel (the name the sentinels monitor "
+                           "the master by)");
+  }
+  if (!sentinel.session.username.empty() && sentinel.session.password.empty()) {
+    return section.ErrorAt("sentinel_username", "is set but sentinel_password is empty");
+  }
+  return Status::OK();
+}
+
 Status ReadOptions(const ConfigSection& section, RedisOptions* o) {
-  if (Status s = net::ReadServers(section, 6379, &o->servers, &o->distribution); !s.ok()) {
+  o->mode = ModeOf(section.GetString("mode"));
+  // Sentinels listen on 26379 by default, data nodes on 6379.
+  const std::uint16_t default_port = o->mode == RedisMode::kSentinel ? 26379 : 6379;
+  if (Status s = net::ReadServers(section, default_port, &o->servers, &o->distribution); !s.ok()) {
     return s;
   }
   o->session.resp = static_cast<int>(section.GetInt("resp"));
@@ -81,8 +138,8 @@ Status ReadOptions(const ConfigSection& section, RedisOptions* o) {
   if (!o->session.username.empty() && o->session.password.empty()) {
     return section.ErrorAt("username", "is set but password is empty");
   }
-  o->mode = section.GetString("mode") == "cluster" ? RedisMode::kCluster : RedisMode::kStandalone;
   if (Status s = ReadNumbers(section, o); !s.ok()) return s;
+  if (Status s = ReadSentinelOptions(section, o); !s.ok()) return s;
   if (o->mode == RedisMode::kCluster && o->session.db != 0) {
     return section.ErrorAt("db", "Redis Cluster (mode = cluster) has only database 0");
   }
@@ -102,6 +159,7 @@ Status CreateRedisBackend(const PluginContext& context, std::unique_ptr<Backend>
   return GuardedCreate("redis", [&] {
     RedisOptions options;
     if (Status s = ReadOptions(context.options, &options); !s.ok()) return s;
+    options.sentinel.logger = context.logger;
     *out = std::make_unique<RedisBackend>(std::move(options));
     return Status::OK();
   });
@@ -112,7 +170,8 @@ constexpr PluginDescriptor kDescriptor{
     CACHET_BUILD_FINGERPRINT,
     "redis",
     CACHET_VERSION_STRING,
-    "Redis servers or a Redis Cluster over RESP2 or RESP3, with AUTH, SELECT and scripts",
+    "Redis servers, a Redis Cluster or a Sentinel-managed master over RESP2 or RESP3, with AUTH, "
+    "SELECT and scripts",
     kOptions.data(),
     kOptions.size(),
     // Invalidations on standalone servers (RedisBackend::capabilities()).

@@ -49,6 +49,11 @@ RedisBackend::RedisBackend(RedisOptions options)
     cluster.seeds = options_.servers;
     router_ = std::make_unique<ClusterRouter>(std::move(cluster), options_.pool, session_,
                                               options_.counters);
+  } else if (options_.mode == RedisMode::kSentinel) {
+    SentinelSettings sentinel = options_.sentinel;
+    sentinel.sentinels = options_.servers;
+    router_ = std::make_unique<SentinelRouter>(std::move(sentinel), options_.pool, session_,
+                                               options_.counters);
   } else {
     router_ = std::make_unique<StandaloneRouter>(options_.servers, options_.distribution,
                                                  options_.pool, session_, options_.counters);
@@ -64,7 +69,9 @@ Status RedisBackend::SubscribeInvalidations(
     std::span<const std::string> prefixes, InvalidationListener* listener,
     std::unique_ptr<InvalidationSubscription>* subscription) {
   if (options_.mode != RedisMode::kStandalone) {
-    return UnsupportedOperation("invalidations in cluster mode");
+    return UnsupportedOperation(options_.mode == RedisMode::kCluster
+                                    ? "invalidations in cluster mode"
+                                    : "invalidations in sentinel mode");
   }
   TrackerSettings settings;
   settings.servers = options_.servers;
@@ -92,7 +99,7 @@ Status RedisBackend::RunScript(std::string_view key, const Encode& encode,
 Status RedisBackend::Get(std::string_view key, Item* out) {
   std::string& request = RequestBuffer();
   AppendGet(&request, key);
-  return RunOnKey(key, request, [out](RespValue reply, std::string_view where) {
+  return router_->RunReadOnKey(key, request, [out](RespValue reply, std::string_view where) {
     return ReadValue(reply, where, out);
   });
 }

@@ -1,9 +1,11 @@
-// RedisBackend: the Redis store, on standalone servers or on a Redis Cluster.
+// RedisBackend: the Redis store, on standalone servers, on a Redis Cluster, or
+// on a master found through Redis Sentinel.
 //
 // Layering: net::Connection -> net::ServerPool (pooled connections, health) ->
 // RedisSession (handshake, pipelined exchange) -> a CommandRouter (where a key
 // goes: StandaloneRouter spreads keys over `servers` by a distribution;
-// ClusterRouter follows the cluster's slot map, MOVED and ASK) -> this backend,
+// ClusterRouter follows the cluster's slot map, MOVED and ASK; SentinelRouter
+// follows the master the sentinels name, see sentinel_router.h) -> this backend,
 // whose methods each encode one command (redis_commands.h) and map its reply
 // (redis_replies.h); batches go through RedisBatch.
 //
@@ -27,6 +29,8 @@
 //
 // In cluster mode the database is always 0 (Redis Cluster has no SELECT), flush
 // and stats go to every primary, and keys sharing a {hash tag} share a slot.
+// In sentinel mode every command goes to the master the sentinels name (reads,
+// with read_from = replica, to one of its replicas), followed through failovers.
 //
 // Thread-safe: threads share one backend; each call borrows a pooled connection.
 #pragma once
@@ -45,12 +49,14 @@
 #include "command_router.h"
 #include "redis_commands.h"
 #include "redis_session.h"
+#include "sentinel_router.h"
 
 namespace cachet::redis {
 
 enum class RedisMode : std::uint8_t {
   kStandalone,  // independent servers; keys placed by `distribution`
   kCluster,     // a Redis Cluster; `servers` are seed nodes
+  kSentinel,    // a master found through Redis Sentinel; `servers` are the sentinels
 };
 
 struct RedisOptions {
@@ -60,7 +66,8 @@ struct RedisOptions {
   net::ServerPoolOptions pool;
   SessionSettings session;
   CounterMode counters = CounterMode::kNative;
-  ClusterSettings cluster;  // kCluster only; `servers` become its seeds
+  ClusterSettings cluster;    // kCluster only; `servers` become its seeds
+  SentinelSettings sentinel;  // kSentinel only; `servers` become its sentinels
 };
 
 // The lock key of GetOrCompute's lease on `key`, in KEY's cluster slot (the
@@ -121,7 +128,8 @@ class RedisBackend final : public Backend {
                   LeaseGrant* grant, std::uint64_t* lease_cas) override;
   Status EndLease(std::string_view key, const LeaseTicket& ticket, LeaseEnd end) override;
 
-  // The near cache's invalidations (kInvalidations, standalone servers only):
+  // The near cache's invalidations (kInvalidations, standalone servers only,
+  // not sentinel mode: a tracking link would not follow the master):
   // an InvalidationTracker with a CLIENT TRACKING ON BCAST connection per server.
   Status SubscribeInvalidations(std::span<const std::string> prefixes,
                                 InvalidationListener* listener,

@@ -2,7 +2,8 @@
 // store.
 //
 // Starts what STORE needs on free loopback ports (memcached, redis-server, a
-// 3-master Redis Cluster or the Tokyo Tyrant test server; nothing for memory),
+// 3-master Redis Cluster, a master with a replica and three sentinels, or the
+// Tokyo Tyrant test server; nothing for memory),
 // writes a config naming it, runs `KIT -c CONFIG [limits] ARGS...`, then stops the
 // servers by PID and removes the config. Exits with KIT's status, or 1 when the
 // store cannot be prepared (a missing server program fails the test, it never
@@ -22,6 +23,7 @@
 
 #include "support/memcached_server.h"
 #include "support/redis_cluster.h"
+#include "support/redis_sentinel.h"
 #include "support/redis_server.h"
 #ifdef CACHET_WITH_TT_SERVER
 #include "support/tt_server/tokyotyrant_server.h"
@@ -42,6 +44,7 @@ struct PreparedStore {
   std::vector<std::string> limits;
   std::unique_ptr<ServerProcess> server;
   std::unique_ptr<RedisCluster> cluster;
+  std::unique_ptr<RedisSentinelSet> sentinel_set;
 };
 
 std::string CacheSection(std::string_view backend) {
@@ -80,6 +83,15 @@ Status Prepare(std::string_view name, PreparedStore* store) {
     store->cluster = std::move(started).value();
     store->config = CacheSection("redis") +
                     "[redis]\nmode = cluster\nservers = " + store->cluster->seeds() + "\n";
+    return Status::OK();
+  }
+  if (name == "redis-sentinel") {
+    auto started = RedisSentinelSet::Start();
+    if (!started.ok()) return started.status();
+    store->sentinel_set = std::move(started).value();
+    store->config = CacheSection("redis") +
+                    "[redis]\nmode = sentinel\nservers = " + store->sentinel_set->SentinelList() +
+                    "\nsentinel_master = " + store->sentinel_set->master_name() + "\n";
     return Status::OK();
   }
 #ifdef CACHET_WITH_TT_SERVER

@@ -1,0 +1,293 @@
+// Routing to the master Redis Sentinel names, and following it when it moves.
+#include "sentinel_router.h"
+
+#include <spdlog/logger.h>
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+#include "resp_encoder.h"
+
+namespace cachet::redis {
+
+namespace {
+
+// How often a master the sentinels name but that says it is a replica (a
+// failover under way) is asked about again, and how long apart.
+constexpr int kConfirmRounds = 3;
+constexpr std::chrono::milliseconds kConfirmWait{100};
+
+// A write refused by a node that is a replica now: the master moved.
+bool IsReadOnly(const Status& s) {
+  return s.IsInvalidArgument() && s.message().find(": READONLY") != std::string_view::npos;
+}
+
+// A failure that says the node may have moved or died.
+bool MayHaveMoved(const Status& s) {
+  return s.IsUnavailable() || s.IsIoError() || s.IsTimeout() || IsReadOnly(s);
+}
+
+// A failure before the command ran: refused, resting, or -READONLY. Sending it
+// to a new master cannot run it twice.
+bool NeverRan(const Status& s) { return s.IsUnavailable() || IsReadOnly(s); }
+
+// What a call refused with -READONLY reports: the master is unavailable while
+// it moves, whatever the old node's words.
+Status ReadOnlyAsUnavailable(const Status& s) {
+  return IsReadOnly(s) ? Status::Unavailable(std::string(s.message()) +
+                                             " (the master moved; asking the sentinels again)")
+                       : s;
+}
+
+}  // namespace
+
+SentinelRouter::SentinelRouter(SentinelSettings settings, net::ServerPoolOptions pool,
+                               const RedisSession& session, CounterMode counters)
+    : settings_(std::move(settings)),
+      pool_options_(pool),
+      session_(session),
+      counters_(counters),
+      client_(settings_.sentinels, settings_.master, pool, settings_.session) {
+  if (settings_.watch) {
+    WatcherSettings watch{settings_.sentinels, settings_.master, pool.connection,
+                          settings_.session};
+    watcher_ = std::make_unique<SentinelWatcher>(
+        std::move(watch), [this] { (void)Rediscover(CallDeadline(), /*forced=*/true); });
+  }
+}
+
+SentinelRouter::~SentinelRouter() = default;
+
+std::string SentinelRouter::MasterWhere() const {
+  std::lock_guard lock(mutex_);
+  return master_ ? master_address_.HostPort() : std::string();
+}
+
+std::string SentinelRouter::ReplicaWhere() const {
+  std::lock_guard lock(mutex_);
+  return replica_ ? replica_address_.HostPort() : std::string();
+}
+
+SentinelRouter::Node SentinelRouter::Master(net::Deadline deadline, Status* why) {
+  {
+    std::lock_guard lock(mutex_);
+    if (master_) return master_;
+  }
+  Status found = Rediscover(deadline, false);
+  std::lock_guard lock(mutex_);
+  if (!master_) {
+    *why =
+        found.ok()
+            ? Status::Unavailable("redis sentinel: no master known for '" + settings_.master + "'")
+            : found;
+  }
+  return master_;
+}
+
+SentinelRouter::Node SentinelRouter::Replica() const {
+  std::lock_guard lock(mutex_);
+  return replica_;
+}
+
+SentinelRouter::Node SentinelRouter::RouterFor(const net::ServerAddress& address) {
+  {
+    std::lock_guard lock(mutex_);
+    if (master_ && master_address_ == address) return master_;
+    if (replica_ && replica_address_ == address) return replica_;
+  }
+  return std::make_shared<StandaloneRouter>(std::vector<net::ServerAddress>{address},
+                                            net::DistributionKind::kModula, pool_options_, session_,
+                                            counters_);
+}
+
+Status SentinelRouter::Rediscover(net::Deadline deadline, bool forced) {
+  const net::Clock::time_point asked = net::Clock::now();
+  if (asked >= deadline) {
+    return Status::Timeout("redis sentinel: no time left in the request to ask the sentinels");
+  }
+  std::unique_lock lock(discover_mutex_, deadline);
+  if (!lock.owns_lock()) {
+    return Status::Timeout(
+        "redis sentinel: the sentinels were still being asked when the request timeout ran out");
+  }
+  // Single flight: whoever waited for a discovery takes its outcome.
+  if (last_finished_ >= asked) return last_status_;
+  if (!forced && last_started_ != net::Clock::time_point{} &&
+      net::Clock::now() - last_started_ < settings_.refresh_interval) {
+    return last_status_;
+  }
+  last_started_ = net::Clock::now();
+  last_status_ = Discover(deadline);
+  if (last_status_.ok() && settings_.read_from_replica) DiscoverReplica(deadline);
+  last_finished_ = net::Clock::now();
+  return last_status_;
+}
+
+Status SentinelRouter::ConfirmMaster(StandaloneRouter& node, bool* is_master) {
+  *is_master = false;
+  std::string request;
+  AppendCommand(&request, {"ROLE"});
+  return node.RunOnEachServer(request,
+                              [&](RespValue reply, std::string_view where, const std::string&) {
+                                if (reply.IsError()) return StatusFromError(reply.text(), where);
+                                *is_master = RoleIsMaster(reply);
+                                return Status::OK();
+                              });
+}
+
+Status SentinelRouter::Discover(net::Deadline deadline) {
+  Status last;
+  for (int round = 0; round < kConfirmRounds; ++round) {
+    if (round > 0)
+      std::this_thread::sleep_until(std::min(net::Clock::now() + kConfirmWait, deadline));
+    Result<net::ServerAddress> address = client_.MasterAddress(deadline);
+    if (!address.ok()) return address.status();
+    Node node = RouterFor(*address);
+    bool is_master = false;
+    Status role = ConfirmMaster(*node, &is_master);
+    const std::string named = "redis sentinel: master '" + settings_.master + "' at " +
+                              address->HostPort() + " (as the sentinels name it)";
+    if (!role.ok()) {
+      // Unreachable or refusing us: asking again now would name the same node.
+      if (role.IsAuthFailed()) return role;
+      return Status::Unavailable(named + ": " + std::string(role.message()));
+    }
+    if (is_master) {
+      std::lock_guard lock(mutex_);
+      if (master_ != node) {
+        master_ = node;
+        master_address_ = *address;
+        if (replica_address_ == *address) replica_.reset();
+        if (settings_.logger) {
+          settings_.logger->info("redis sentinel: master '{}' is at {}", settings_.master,
+                                 address->HostPort());
+        }
+      }
+      return Status::OK();
+    }
+    last = Status::Unavailable(named + " says it is not a master (a failover is under way)");
+  }
+  return last;
+}
+
+void SentinelRouter::DiscoverReplica(net::Deadline deadline) {
+  Result<std::vector<net::ServerAddress>> replicas = client_.UsableReplicas(deadline);
+  if (!replicas.ok()) return;  // keep the one in use; a failing read falls back to the master
+  net::ServerAddress master;
+  net::ServerAddress current;
+  {
+    std::lock_guard lock(mutex_);
+    master = master_address_;
+    current = replica_ ? replica_address_ : net::ServerAddress{};
+  }
+  const net::ServerAddress* chosen = nullptr;
+  for (const net::ServerAddress& replica : *replicas) {
+    if (replica == master) continue;
+    if (replica == current) {
+      chosen = &replica;  // keep its pooled connections
+      break;
+    }
+    if (chosen == nullptr) chosen = &replica;
+  }
+  Node node = chosen != nullptr ? RouterFor(*chosen) : nullptr;
+  std::lock_guard lock(mutex_);
+  replica_ = node;
+  replica_address_ = chosen != nullptr ? *chosen : net::ServerAddress{};
+}
+
+Status SentinelRouter::AfterFailure(const Status& failed, net::Deadline deadline) {
+  (void)Rediscover(deadline, false);
+  return ReadOnlyAsUnavailable(failed);
+}
+
+Status SentinelRouter::RunOnKey(std::string_view key, std::string_view request,
+                                const ReplyFn& on_reply) {
+  const net::Deadline deadline = CallDeadline();
+  Status why;
+  Node master = Master(deadline, &why);
+  if (!master) return why;
+  Status s = master->RunOnKey(key, request, on_reply);
+  if (!MayHaveMoved(s)) return s;
+  Status failed = AfterFailure(s, deadline);
+  if (NeverRan(s)) {
+    // The sentinels named a new master: it gets the command, once.
+    Node now = Master(deadline, &why);
+    if (now && now != master) return ReadOnlyAsUnavailable(now->RunOnKey(key, request, on_reply));
+  }
+  return failed;
+}
+
+Status SentinelRouter::RunReadOnKey(std::string_view key, std::string_view request,
+                                    const ReplyFn& on_reply) {
+  if (!settings_.read_from_replica) return RunOnKey(key, request, on_reply);
+  const net::Deadline deadline = CallDeadline();
+  Status why;
+  if (!Master(deadline, &why)) return why;  // the first discovery finds the replicas too
+  if (Node replica = Replica()) {
+    Status s = replica->RunOnKey(key, request, on_reply);
+    if (!MayHaveMoved(s)) return s;
+    // A read may run twice: the master answers this one.
+    (void)Rediscover(deadline, false);
+  }
+  return RunOnKey(key, request, on_reply);
+}
+
+Status SentinelRouter::RunOnEachServer(std::string_view request, const EachServerFn& on_reply) {
+  const net::Deadline deadline = CallDeadline();
+  Status why;
+  Node master = Master(deadline, &why);
+  if (!master) return why;
+  Status s = master->RunOnEachServer(request, on_reply);
+  return MayHaveMoved(s) ? AfterFailure(s, deadline) : s;
+}
+
+void SentinelRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
+  const net::Deadline deadline = CallDeadline();
+  Status why;
+  Node master = Master(deadline, &why);
+  if (!master) {
+    for (Operation& op : ops) op.status = why;
+    return;
+  }
+  const bool only_reads = std::all_of(ops.begin(), ops.end(),
+                                      [](const Operation& op) { return op.kind == OpKind::kGet; });
+  Node replica = settings_.read_from_replica && only_reads ? Replica() : nullptr;
+  Node first = replica ? replica : master;
+  first->RunBatch(ops, backend);
+
+  // Operations to send again once the sentinels were asked: reads from a
+  // replica that failed, and any the old master never ran.
+  std::vector<Operation*> again;
+  bool moved = false;
+  for (Operation& op : ops) {
+    if (!MayHaveMoved(op.status)) continue;
+    moved = true;
+    if (replica || NeverRan(op.status)) again.push_back(&op);
+  }
+  if (!moved) return;
+  (void)Rediscover(deadline, false);
+  Node target = Master(deadline, &why);
+  if (!again.empty() && target && target != first) {
+    std::vector<Operation> retry;
+    retry.reserve(again.size());
+    for (Operation* op : again) retry.push_back(std::move(*op));
+    target->RunBatch(retry, backend);
+    for (std::size_t i = 0; i < again.size(); ++i) *again[i] = std::move(retry[i]);
+  }
+  for (Operation& op : ops) op.status = ReadOnlyAsUnavailable(op.status);
+}
+
+void SentinelRouter::AppendHealth(std::vector<ServerHealth>* out) const {
+  Node master, replica;
+  {
+    std::lock_guard lock(mutex_);
+    master = master_;
+    replica = replica_;
+  }
+  if (master) master->AppendHealth(out);
+  if (replica) replica->AppendHealth(out);
+  client_.AppendHealth(out);
+}
+
+}  // namespace cachet::redis
