@@ -115,8 +115,8 @@ constexpr PluginDescriptor kDescriptor{
     "Redis servers or a Redis Cluster over RESP2 or RESP3, with AUTH, SELECT and scripts",
     kOptions.data(),
     kOptions.size(),
-    // Invalidations on standalone servers (RedisBackend::capabilities()).
-    RedisBackend::kCapabilities.with(Capability::kInvalidations).bits(),
+    // The same rule as RedisBackend::capabilities(): both modes offer invalidations.
+    RedisBackend::kOffered.bits(),
     &CreateRedisBackend,
     &ValidateRedisOptions,
 };

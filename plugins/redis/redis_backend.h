@@ -76,6 +76,9 @@ class RedisBackend final : public Backend {
       Capability::kCounters,    Capability::kFlush,         Capability::kStats,
       Capability::kGetAndTouch, Capability::kPipelining,    Capability::kCas,
       Capability::kNativeLease};
+  // What every Redis store offers, standalone or cluster: the plugin declares
+  // it (cachet check) and capabilities() returns it (Cache::Open), one rule.
+  static constexpr Capabilities kOffered = kCapabilities.with(Capability::kInvalidations);
 
   // Commands in flight per server: a batch is sent in rounds of at most this
   // many, so neither side's socket buffers fill up with unread replies.
@@ -85,8 +88,8 @@ class RedisBackend final : public Backend {
   explicit RedisBackend(RedisOptions options);
 
   std::string_view name() const noexcept override { return "redis"; }
-  // kCapabilities, and kInvalidations on standalone servers.
-  Capabilities capabilities() const noexcept override;
+  // kOffered, in both modes.
+  Capabilities capabilities() const noexcept override { return kOffered; }
 
   Status Get(std::string_view key, Item* out) override;
   Status Store(StoreMode mode, std::string_view key, ItemView item,
@@ -121,8 +124,10 @@ class RedisBackend final : public Backend {
                   LeaseGrant* grant, std::uint64_t* lease_cas) override;
   Status EndLease(std::string_view key, const LeaseTicket& ticket, LeaseEnd end) override;
 
-  // The near cache's invalidations (kInvalidations, standalone servers only):
-  // an InvalidationTracker with a CLIENT TRACKING ON BCAST connection per server.
+  // The near cache's invalidations (kInvalidations): CLIENT TRACKING ON BCAST
+  // connections, one per server (InvalidationTracker) or one per cluster
+  // primary, following the slot map (ClusterTracker). The subscription must be
+  // destroyed before this backend.
   Status SubscribeInvalidations(std::span<const std::string> prefixes,
                                 InvalidationListener* listener,
                                 std::unique_ptr<InvalidationSubscription>* subscription) override;
