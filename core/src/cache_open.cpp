@@ -182,8 +182,9 @@ Result<NearInvalidation> ParseNearInvalidation(const ConfigSection& near) {
   return near.ErrorAt("invalidation", "must be auto, tracking or ttl");
 }
 
-// Reads [near_cache] and checks it against what the store's plugin declares
-// (a store in a mode without invalidations, Redis Cluster, is refused at Open).
+// Reads [near_cache] and checks it against what the store's plugin declares;
+// WithNearCache checks the same against the store's Backend, which a plugin
+// keeps equal to its declaration (Redis: RedisBackend::kOffered in both modes).
 Status ReadNearCache(const ConfigSection& near, const Plugin& store_plugin,
                      const std::string& key_namespace, NearCacheSettings* settings) {
   if (Status s = near.GetIntInRange("max_bytes", 1024, INT64_MAX, &settings->max_bytes); !s.ok()) {

@@ -175,6 +175,37 @@ void WriteServers(std::span<const ServerHealth> servers, std::ostream& out) {
             [](const ServerHealth& h) { return h.pool_timeouts; });
 }
 
+void WriteNear(const NearMetrics& near, std::ostream& out) {
+  if (!near.enabled) return;
+  Family(out, "cachet_near_info", "gauge", "The near cache in front of the store.");
+  out << "cachet_near_info{invalidation=\"" << (near.tracking ? "tracking" : "ttl") << "\"} 1\n";
+  Family(out, "cachet_near_live", "gauge",
+         "1 while the near cache may serve entries (tracking: the store's reports are live).");
+  out << "cachet_near_live " << (near.live ? 1 : 0) << '\n';
+  struct Figure {
+    const char* name;
+    const char* type;
+    const char* help;
+    std::uint64_t value;
+  };
+  const Figure figures[] = {
+      {"cachet_near_hits_total", "counter", "Reads answered in process, cached misses included.",
+       near.hits},
+      {"cachet_near_misses_total", "counter", "Reads that went to the store.", near.misses},
+      {"cachet_near_invalidations_total", "counter",
+       "Keys the store reported changed (a flush counts one).", near.invalidations},
+      {"cachet_near_dropped_by_lost_link_total", "counter",
+       "Entries dropped because the store's reports were lost or the topology changed.",
+       near.dropped_by_lost_link},
+      {"cachet_near_entries", "gauge", "Entries held now.", near.entries},
+      {"cachet_near_bytes", "gauge", "Bytes the near cache holds now.", near.bytes},
+  };
+  for (const Figure& f : figures) {
+    Family(out, f.name, f.type, f.help);
+    out << f.name << ' ' << f.value << '\n';
+  }
+}
+
 nlohmann::json LatencyJson(const LatencyHistogram& h) {
   nlohmann::json j = {{"count", h.count()}, {"sum", h.sum_ns()}};
   for (const Quantile& q : kQuantiles) j[q.json_name] = h.PercentileNs(q.q);
@@ -186,15 +217,28 @@ nlohmann::json LatencyJson(const LatencyHistogram& h) {
 
 void WritePrometheus(std::string_view store, const Metrics& metrics,
                      std::span<const ServerHealth> servers, std::ostream& out) {
+  WritePrometheus(store, metrics, servers, NearMetrics{}, out);
+}
+
+void WritePrometheus(std::string_view store, const Metrics& metrics,
+                     std::span<const ServerHealth> servers, const NearMetrics& near,
+                     std::ostream& out) {
   Family(out, "cachet_info", "gauge", "The store this Cache uses.");
   out << "cachet_info{store=\"" << LabelValue(store) << "\"} 1\n";
   WriteOperations(metrics, out);
   WriteLatency(metrics, out);
   WriteServers(servers, out);
+  WriteNear(near, out);
 }
 
 void WriteMetricsJson(std::string_view store, const Metrics& metrics,
                       std::span<const ServerHealth> servers, std::ostream& out) {
+  WriteMetricsJson(store, metrics, servers, NearMetrics{}, out);
+}
+
+void WriteMetricsJson(std::string_view store, const Metrics& metrics,
+                      std::span<const ServerHealth> servers, const NearMetrics& near,
+                      std::ostream& out) {
   nlohmann::json operations = nlohmann::json::object();
   for (std::size_t i = 0; i < kCacheOpCount; ++i) {
     const OpMetrics& m = metrics[i];
@@ -229,19 +273,29 @@ void WriteMetricsJson(std::string_view store, const Metrics& metrics,
                            {"connections", h.connections},
                            {"pool_timeouts", h.pool_timeouts}});
   }
-  const nlohmann::json doc = {
+  nlohmann::json doc = {
       {"store", std::string(store)}, {"operations", operations}, {"servers", server_list}};
+  if (near.enabled) {
+    doc["near"] = {{"invalidation", near.tracking ? "tracking" : "ttl"},
+                   {"live", near.live},
+                   {"hits", near.hits},
+                   {"misses", near.misses},
+                   {"invalidations", near.invalidations},
+                   {"dropped_by_lost_link", near.dropped_by_lost_link},
+                   {"entries", near.entries},
+                   {"bytes", near.bytes}};
+  }
   out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 void WritePrometheus(const Cache& cache, std::ostream& out) {
   const std::vector<ServerHealth> servers = cache.Health();
-  WritePrometheus(cache.store_name(), cache.metrics(), servers, out);
+  WritePrometheus(cache.store_name(), cache.metrics(), servers, cache.near_metrics(), out);
 }
 
 void WriteMetricsJson(const Cache& cache, std::ostream& out) {
   const std::vector<ServerHealth> servers = cache.Health();
-  WriteMetricsJson(cache.store_name(), cache.metrics(), servers, out);
+  WriteMetricsJson(cache.store_name(), cache.metrics(), servers, cache.near_metrics(), out);
 }
 
 }  // namespace cachet

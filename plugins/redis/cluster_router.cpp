@@ -129,6 +129,7 @@ Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
       }
       if (result.redirect == ClusterErrorKind::kAsk) {
         ask_node = topology_.NodeAt(redirect->node);
+        topology_.Asked();
         continue;
       }
       topology_.Moved(redirect->slot, redirect->node);

@@ -87,8 +87,25 @@ std::vector<std::size_t> ClusterTopology::Primaries() const {
 
 void ClusterTopology::Moved(std::uint16_t slot, const ClusterNode& node) {
   std::size_t index = NodeAt(node);
-  std::unique_lock lock(mutex_);
-  owner_[slot % kSlotCount] = static_cast<std::uint16_t>(index);
+  bool changed = false;
+  {
+    std::unique_lock lock(mutex_);
+    std::uint16_t& owner = owner_[slot % kSlotCount];
+    changed = owner != static_cast<std::uint16_t>(index);
+    owner = static_cast<std::uint16_t>(index);
+  }
+  if (changed) Changed();
+}
+
+void ClusterTopology::SetChangeHook(std::function<void()> hook) {
+  const std::lock_guard lock(hook_mutex_);
+  hook_ = std::move(hook);
+}
+
+void ClusterTopology::Changed() {
+  version_.fetch_add(1, std::memory_order_acq_rel);
+  const std::lock_guard lock(hook_mutex_);
+  if (hook_) hook_();
 }
 
 Status ClusterTopology::Refresh(net::Deadline deadline) {
@@ -190,11 +207,18 @@ void ClusterTopology::Install(const SlotMap& map) {
     index_of.push_back(static_cast<std::uint16_t>(NodeAt(primary)));
   }
   const ClusterNode* first = map.primaries().data();
-  std::unique_lock lock(mutex_);
-  for (std::uint16_t slot = 0; slot < kSlotCount; ++slot) {
-    const ClusterNode* primary = map.PrimaryFor(slot);
-    owner_[slot] = primary == nullptr ? SlotMap::kNoNode : index_of[primary - first];
+  bool changed = false;
+  {
+    std::unique_lock lock(mutex_);
+    for (std::uint16_t slot = 0; slot < kSlotCount; ++slot) {
+      const ClusterNode* primary = map.PrimaryFor(slot);
+      const std::uint16_t owner =
+          primary == nullptr ? SlotMap::kNoNode : index_of[primary - first];
+      changed = changed || owner_[slot] != owner;
+      owner_[slot] = owner;
+    }
   }
+  if (changed) Changed();
 }
 
 }  // namespace cachet::redis

@@ -14,9 +14,11 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -62,6 +64,15 @@ class ClusterTopology {
 
   // After MOVED: `slot` is served by `node` from now on.
   void Moved(std::uint16_t slot, const ClusterNode& node);
+  // After ASK: a slot is being migrated, so the map is about to change.
+  void Asked() { Changed(); }
+
+  // Topology changes, for the near cache's tracking (cluster_tracker.h): the
+  // count moves, and then the hook runs on the thread that saw the change,
+  // whenever a slot is found served by another node (MOVED, a reload) and on
+  // every ASK. Setting the hook (or none) waits for a call under way.
+  std::uint64_t version() const noexcept { return version_.load(std::memory_order_acquire); }
+  void SetChangeHook(std::function<void()> hook);
 
   // Reloads the slot map unless a reload finished since this call began (then
   // its outcome is returned) or the last one started less than refresh_interval
@@ -81,6 +92,8 @@ class ClusterTopology {
   Status LoadFrom(std::size_t node, SlotMap* map, net::Deadline deadline);
   void Install(const SlotMap& map);
   std::vector<std::size_t> Candidates();
+  // Moves the version and runs the hook. REQUIRES: mutex_ not held.
+  void Changed();
 
   ClusterSettings settings_;
   net::ServerPoolOptions pool_options_;
@@ -94,6 +107,9 @@ class ClusterTopology {
   net::Clock::time_point last_started_{};
   net::Clock::time_point last_finished_{};
   Status last_status_;
+  std::atomic<std::uint64_t> version_{0};
+  std::mutex hook_mutex_;  // held while the hook runs
+  std::function<void()> hook_;
 };
 
 }  // namespace cachet::redis

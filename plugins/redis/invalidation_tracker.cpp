@@ -18,12 +18,6 @@ namespace {
 constexpr std::chrono::milliseconds kFirstBackoff{50};
 constexpr std::chrono::milliseconds kLongestBackoff{2000};
 
-SessionSettings TrackingSession(SessionSettings session) {
-  session.resp = 3;  // pushes arrive on the connection that asked for them
-  if (!session.client_name.empty()) session.client_name += "-tracking";
-  return session;
-}
-
 // CLIENT TRACKING ON BCAST, with PREFIX p for each prefix (none: every key).
 std::string TrackingCommand(const std::vector<std::string>& prefixes) {
   std::string request;
@@ -34,6 +28,12 @@ std::string TrackingCommand(const std::vector<std::string>& prefixes) {
 }
 
 }  // namespace
+
+SessionSettings TrackingSession(SessionSettings session) {
+  session.resp = 3;  // pushes arrive on the connection that asked for them
+  if (!session.client_name.empty()) session.client_name += "-tracking";
+  return session;
+}
 
 InvalidationTracker::InvalidationTracker(TrackerSettings settings, InvalidationListener* listener)
     : settings_(std::move(settings)),
@@ -72,7 +72,7 @@ void InvalidationTracker::Run(std::size_t server) {
   while (!stopping_.load()) {
     net::Connection connection(settings_.servers[server], settings_.connection);
     RespParser parser(settings_.session.limits);
-    if (Establish(connection, parser).ok()) {
+    if (EstablishTracking(connection, parser, session_, settings_.prefixes).ok()) {
       backoff = kFirstBackoff;
       ServerUp();
       (void)Listen(connection, parser);
@@ -83,10 +83,11 @@ void InvalidationTracker::Run(std::size_t server) {
   }
 }
 
-Status InvalidationTracker::Establish(net::Connection& connection, RespParser& parser) {
+Status EstablishTracking(net::Connection& connection, RespParser& parser,
+                         const RedisSession& session, const std::vector<std::string>& prefixes) {
   const net::Deadline deadline = connection.CallDeadline();
-  if (Status s = session_.Prepare(connection, deadline); !s.ok()) return s;
-  const std::string request = TrackingCommand(settings_.prefixes);
+  if (Status s = session.Prepare(connection, deadline); !s.ok()) return s;
+  const std::string request = TrackingCommand(prefixes);
   const std::string_view pieces[] = {request};
   if (Status s = connection.WriteAll(pieces, deadline); !s.ok()) return s;
   net::ReadBuffer& buffer = connection.buffer();
@@ -127,6 +128,9 @@ Status InvalidationTracker::Listen(net::Connection& connection, RespParser& pars
     switch (Wait(connection.fd(), settings_.health_interval)) {
       case Wake::kStop:
         return Status::Unavailable("stopping");
+      case Wake::kClosed:
+        // Whatever is still unread no longer matters: everything is dropped.
+        return Status::IoError(connection.Describe("tracking link closed by the server"));
       case Wake::kReadable: {
         const std::size_t before = buffer.size();
         if (Status s = connection.ReadSome(); !s.ok()) return s;
@@ -198,7 +202,7 @@ Status TrackingReader::Invalidate(RespValue push) {
 
 InvalidationTracker::Wake InvalidationTracker::Wait(int fd,
                                                     std::chrono::milliseconds timeout) const {
-  pollfd fds[2] = {{wake_[0], POLLIN, 0}, {fd, POLLIN, 0}};
+  pollfd fds[2] = {{wake_[0], POLLIN, 0}, {fd, POLLIN | POLLRDHUP, 0}};
   const nfds_t count = fd >= 0 ? 2 : 1;
   // A signal (EINTR) is no timeout: wait again for what is left.
   const auto until = std::chrono::steady_clock::now() + timeout;
@@ -210,6 +214,9 @@ InvalidationTracker::Wake InvalidationTracker::Wait(int fd,
     if (ready >= 0 || errno != EINTR) break;
   }
   if (stopping_.load() || (fds[0].revents & POLLIN) != 0) return Wake::kStop;
+  if (ready > 0 && count == 2 && (fds[1].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+    return Wake::kClosed;
+  }
   if (ready > 0 && count == 2 && fds[1].revents != 0) return Wake::kReadable;
   return Wake::kTimeout;
 }

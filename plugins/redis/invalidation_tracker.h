@@ -64,6 +64,14 @@ class TrackingReader {
   std::size_t pongs_due_ = 0;
 };
 
+// The tracking connection's session: RESP3, the client name suffixed "-tracking".
+SessionSettings TrackingSession(SessionSettings session);
+
+// Connects `connection`, sets it up with `session` and turns CLIENT TRACKING ON
+// BCAST on, with a PREFIX per prefix; bounded by the connection's call timeout.
+Status EstablishTracking(net::Connection& connection, RespParser& parser,
+                         const RedisSession& session, const std::vector<std::string>& prefixes);
+
 class InvalidationTracker final : public InvalidationSubscription {
  public:
   // `listener` must outlive this object. Starts one thread per server.
@@ -71,11 +79,10 @@ class InvalidationTracker final : public InvalidationSubscription {
   ~InvalidationTracker() override;
 
  private:
-  enum class Wake : std::uint8_t { kReadable, kTimeout, kStop };
+  // kClosed: the kernel reports the peer gone (FIN, RST): nothing is read first.
+  enum class Wake : std::uint8_t { kReadable, kClosed, kTimeout, kStop };
 
   void Run(std::size_t server);
-  // Connects, sets the connection up and turns tracking on.
-  Status Establish(net::Connection& connection, RespParser& parser);
   // Hands every push to the listener until the connection fails or we stop.
   Status Listen(net::Connection& connection, RespParser& parser);
   // Waits for `fd` (or nothing, with -1) to be readable, the stop signal, or

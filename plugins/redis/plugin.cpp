@@ -174,8 +174,8 @@ constexpr PluginDescriptor kDescriptor{
     "SELECT and scripts",
     kOptions.data(),
     kOptions.size(),
-    // Invalidations on standalone servers (RedisBackend::capabilities()).
-    RedisBackend::kCapabilities.with(Capability::kInvalidations).bits(),
+    // The same rule as RedisBackend::capabilities(): both modes offer invalidations.
+    RedisBackend::kOffered.bits(),
     &CreateRedisBackend,
     &ValidateRedisOptions,
 };

@@ -9,6 +9,7 @@
 #include "cas_token.h"
 #include "cluster_router.h"
 #include "cluster_slots.h"
+#include "cluster_tracker.h"
 #include "invalidation_tracker.h"
 #include "redis_commands.h"
 #include "redis_replies.h"
@@ -60,18 +61,21 @@ RedisBackend::RedisBackend(RedisOptions options)
   }
 }
 
-Capabilities RedisBackend::capabilities() const noexcept {
-  return options_.mode == RedisMode::kStandalone ? kCapabilities.with(Capability::kInvalidations)
-                                                 : kCapabilities;
-}
-
 Status RedisBackend::SubscribeInvalidations(
     std::span<const std::string> prefixes, InvalidationListener* listener,
     std::unique_ptr<InvalidationSubscription>* subscription) {
-  if (options_.mode != RedisMode::kStandalone) {
-    return UnsupportedOperation(options_.mode == RedisMode::kCluster
-                                    ? "invalidations in cluster mode"
-                                    : "invalidations in sentinel mode");
+  if (options_.mode == RedisMode::kSentinel) {
+    return UnsupportedOperation("invalidations in sentinel mode");
+  }
+  if (options_.mode == RedisMode::kCluster) {
+    ClusterTrackerSettings settings;
+    settings.connection = options_.pool.connection;
+    settings.session = options_.session;
+    settings.prefixes.assign(prefixes.begin(), prefixes.end());
+    auto& router = static_cast<ClusterRouter&>(*router_);
+    *subscription =
+        std::make_unique<ClusterTracker>(std::move(settings), &router.topology(), listener);
+    return Status::OK();
   }
   TrackerSettings settings;
   settings.servers = options_.servers;

@@ -83,6 +83,10 @@ class RedisBackend final : public Backend {
       Capability::kCounters,    Capability::kFlush,         Capability::kStats,
       Capability::kGetAndTouch, Capability::kPipelining,    Capability::kCas,
       Capability::kNativeLease};
+  // What a Redis store offers, standalone or cluster: the plugin declares it
+  // (cachet check) and capabilities() returns it (Cache::Open). Sentinel mode
+  // offers no invalidations (see SubscribeInvalidations).
+  static constexpr Capabilities kOffered = kCapabilities.with(Capability::kInvalidations);
 
   // Commands in flight per server: a batch is sent in rounds of at most this
   // many, so neither side's socket buffers fill up with unread replies.
@@ -92,8 +96,10 @@ class RedisBackend final : public Backend {
   explicit RedisBackend(RedisOptions options);
 
   std::string_view name() const noexcept override { return "redis"; }
-  // kCapabilities, and kInvalidations on standalone servers.
-  Capabilities capabilities() const noexcept override;
+  // kOffered; kCapabilities in sentinel mode.
+  Capabilities capabilities() const noexcept override {
+    return options_.mode == RedisMode::kSentinel ? kCapabilities : kOffered;
+  }
 
   Status Get(std::string_view key, Item* out) override;
   Status Store(StoreMode mode, std::string_view key, ItemView item,
@@ -128,9 +134,11 @@ class RedisBackend final : public Backend {
                   LeaseGrant* grant, std::uint64_t* lease_cas) override;
   Status EndLease(std::string_view key, const LeaseTicket& ticket, LeaseEnd end) override;
 
-  // The near cache's invalidations (kInvalidations, standalone servers only,
-  // not sentinel mode: a tracking link would not follow the master):
-  // an InvalidationTracker with a CLIENT TRACKING ON BCAST connection per server.
+  // The near cache's invalidations (kInvalidations): CLIENT TRACKING ON BCAST
+  // connections, one per server (InvalidationTracker) or one per cluster
+  // primary, following the slot map (ClusterTracker). Not in sentinel mode: a
+  // link to one master would not follow a failover. The subscription must be
+  // destroyed before this backend.
   Status SubscribeInvalidations(std::span<const std::string> prefixes,
                                 InvalidationListener* listener,
                                 std::unique_ptr<InvalidationSubscription>* subscription) override;

@@ -17,6 +17,9 @@
 #include "cachet/config.h"
 #include "support/memcached_server.h"
 #include "support/redis_server.h"
+#ifdef CACHET_TEST_TOKYOTYRANT
+#include "support/tt_server/tokyotyrant_server.h"
+#endif
 
 namespace cachet::test {
 namespace {
@@ -176,6 +179,66 @@ TEST_CASE("redis near: a killed and restarted server leaves no stale entry", "[n
   REQUIRE(WaitFor([&] { return Read(*cache, "k") == "after"; }));
 }
 
+TEST_CASE("redis near: kill -9 of the server: no read after it is served near; window measured",
+          "[near][redis]") {
+  auto server = StartRedis();
+  REQUIRE(server.ok());
+  auto cache = OpenRedis(**server, true, "ttl_ms = 0\n");
+  REQUIRE(WaitFor([&] { return Live(*cache); }));
+  REQUIRE(cache->Set("k", std::string("v")).ok());
+  REQUIRE(WaitFor([&] { return cache->near_metrics().invalidations == 1; }));
+  REQUIRE(Read(*cache, "k") == "v");
+  REQUIRE(cache->near_metrics().entries == 1);
+
+  // One reader reads k without pause; each read notes when it began and
+  // whether it was answered near (the near hit count moved).
+  struct Sample {
+    SteadyClock::time_point began;
+    bool near;
+  };
+  std::vector<Sample> samples;
+  samples.reserve(1000000);
+  std::atomic<bool> stop{false};
+  std::thread reader([&] {
+    // Bounded: it stops when told, or after a million reads.
+    for (int i = 0; i < 1000000 && !stop.load(); ++i) {
+      const auto hits = cache->near_metrics().hits;
+      const auto began = SteadyClock::now();
+      (void)Read(*cache, "k");
+      samples.push_back({began, cache->near_metrics().hits != hits});
+    }
+  });
+  std::this_thread::sleep_for(milliseconds(50));
+  const auto signalled = SteadyClock::now();
+  REQUIRE((*server)->Kill().ok());  // SIGKILL by PID, then reaped
+  const auto reaped = SteadyClock::now();
+  std::this_thread::sleep_for(milliseconds(200));
+  stop = true;
+  reader.join();
+
+  long near_before = 0, near_after_reaped = 0;
+  SteadyClock::time_point last_near{};
+  for (const Sample& sample : samples) {
+    if (!sample.near) continue;
+    last_near = sample.began;
+    if (sample.began < signalled) ++near_before;
+    if (sample.began >= reaped) ++near_after_reaped;
+  }
+  INFO("reads: " << samples.size());
+  CHECK(near_before > 0);  // the reader did hit the near cache before the kill
+  // The closed socket is seen (POLLRDHUP) as the kernel reports it, not at the
+  // next PING: nothing is served near once the server is known dead.
+  CHECK(near_after_reaped == 0);
+  const auto window =
+      std::chrono::duration_cast<std::chrono::microseconds>(last_near - signalled).count();
+  const auto reaping =
+      std::chrono::duration_cast<std::chrono::microseconds>(reaped - signalled).count();
+  WARN("last near read began " << window << " us after SIGKILL was sent; the server was reaped "
+                               << reaping << " us after it");
+  CHECK(cache->near_metrics().dropped_by_lost_link == 1);
+  CHECK_FALSE(Live(*cache));
+}
+
 TEST_CASE("redis near: two Caches under four threads agree with the server once quiet",
           "[near][redis]") {
   auto server = StartRedis();
@@ -260,28 +323,22 @@ TEST_CASE("redis near: a forked child's Cache leaves the parent's tracking alone
   CHECK(Live(*cache));
 }
 
-TEST_CASE("memcached near: ttl bounds how long another client's write goes unseen",
-          "[near][memcached]") {
-  REQUIRE(HaveMemcached());
-  auto server = StartMemcached();
-  REQUIRE(server.ok());
-  const std::string servers = "[memcached]\nservers = " + (*server)->address() + "\n";
-  auto near = OpenCache("[cache]\nbackend = memcached\nnear_cache = on\n" + servers +
-                        "[near_cache]\nttl_ms = 1000\n");
-  auto other = OpenCache("[cache]\nbackend = memcached\n" + servers);
-  CHECK_FALSE(near->near_metrics().tracking);  // auto: memcached offers no invalidations
-  REQUIRE(other->Set("k", std::string("v1")).ok());
+// Another client's write through `other` goes unseen by `near` (ttl_ms =
+// 1000) no longer than ttl_ms: any read begun ttl_ms after the entry went in
+// sees it; one begun well within ttl_ms (half of it, measured) is served the
+// near copy.
+void CheckStalenessBoundedByTtl(Cache& near, Cache& other) {
+  CHECK_FALSE(near.near_metrics().tracking);  // auto: the store offers no invalidations
+  REQUIRE(other.Set("k", std::string("v1")).ok());
   const auto asked = SteadyClock::now();  // the entry's ttl counts from after this
-  REQUIRE(Read(*near, "k") == "v1");
+  REQUIRE(Read(near, "k") == "v1");
   const auto kept = SteadyClock::now();  // and from before this
-  REQUIRE(other->Set("k", std::string("v2")).ok());
-  // Any read begun ttl_ms after the entry went in sees the write; one begun
-  // well within ttl_ms (half of it, measured) is served the near copy.
+  REQUIRE(other.Set("k", std::string("v2")).ok());
   bool stale_checked = false;
   bool fresh_checked = false;
   for (int i = 0; i < 3000; ++i) {
     const auto began = SteadyClock::now();
-    const std::string value = Read(*near, "k");
+    const std::string value = Read(near, "k");
     if (began - kept > milliseconds(1001)) {
       REQUIRE(value == "v2");
       fresh_checked = true;
@@ -295,10 +352,70 @@ TEST_CASE("memcached near: ttl bounds how long another client's write goes unsee
   }
   CHECK(fresh_checked);
   if (!stale_checked) WARN("no read began within half of ttl_ms: the stale check is skipped");
-  CHECK(Read(*near, "k") == "v2");
+  CHECK(Read(near, "k") == "v2");
   // Its own writes are seen at once.
-  REQUIRE(near->Set("k", std::string("v3")).ok());
-  CHECK(Read(*near, "k") == "v3");
+  REQUIRE(near.Set("k", std::string("v3")).ok());
+  CHECK(Read(near, "k") == "v3");
+}
+
+TEST_CASE("memcached near: ttl bounds how long another client's write goes unseen",
+          "[near][memcached]") {
+  REQUIRE(HaveMemcached());
+  auto server = StartMemcached();
+  REQUIRE(server.ok());
+  const std::string servers = "[memcached]\nservers = " + (*server)->address() + "\n";
+  auto near = OpenCache("[cache]\nbackend = memcached\nnear_cache = on\n" + servers +
+                        "[near_cache]\nttl_ms = 1000\n");
+  auto other = OpenCache("[cache]\nbackend = memcached\n" + servers);
+  CheckStalenessBoundedByTtl(*near, *other);
+}
+
+#ifdef CACHET_TEST_TOKYOTYRANT
+TEST_CASE("tokyotyrant near: ttl bounds how long another client's write goes unseen",
+          "[near][tokyotyrant]") {
+  auto server = StartTokyoTyrant();
+  REQUIRE(server.ok());
+  const std::string servers = "[tokyotyrant]\nservers = " + (*server)->address() + "\n";
+  auto near = OpenCache("[cache]\nbackend = tokyotyrant\nnear_cache = on\n" + servers +
+                        "[near_cache]\nttl_ms = 1000\ninvalidation = ttl\n");
+  auto other = OpenCache("[cache]\nbackend = tokyotyrant\n" + servers);
+  CheckStalenessBoundedByTtl(*near, *other);
+}
+#endif
+
+TEST_CASE("redis near: two servers, each one's tracking link invalidates its keys",
+          "[near][redis]") {
+  auto first = StartRedis();
+  REQUIRE(first.ok());
+  auto second = StartRedis();
+  REQUIRE(second.ok());
+  auto cache = OpenCache("[cache]\nbackend = redis\nnamespace = t:\nnear_cache = on\n"
+                         "[redis]\nservers = " + (*first)->address() + "," +
+                         (*second)->address() +
+                         "\nio_timeout_ms = 500\nretry_timeout_ms = 0\n"
+                         "[near_cache]\nttl_ms = 0\n");
+  REQUIRE(WaitFor([&] { return Live(*cache); }));
+  // Forty keys spread over both servers; each server's own ones are found
+  // there, and our writes' invalidations are in before anything is read.
+  for (int i = 0; i < 40; ++i) REQUIRE(cache->Set("k" + std::to_string(i), std::string("v0")).ok());
+  REQUIRE(WaitFor([&] { return cache->near_metrics().invalidations == 40; }));
+  for (const ServerProcess* server : {first->get(), second->get()}) {
+    INFO(server->address());
+    const std::string held = RedisCli(*server, "--scan --pattern 't:*' | head -1");
+    REQUIRE(held.starts_with("t:k"));
+    const std::string key = held.substr(2);
+    REQUIRE(Read(*cache, key) == "v0");
+    const long calls = GetCalls(*server);
+    for (int i = 0; i < 20; ++i) REQUIRE(Read(*cache, key) == "v0");
+    CHECK(GetCalls(*server) == calls);  // served near
+    REQUIRE(RedisCli(*server, "SET " + held + " v1") == "OK");
+    REQUIRE(WaitFor([&] {
+      const std::string value = Read(*cache, key);
+      REQUIRE((value == "v0" || value == "v1"));
+      return value == "v1";
+    }));
+    for (int i = 0; i < 20; ++i) REQUIRE(Read(*cache, key) == "v1");
+  }
 }
 
 TEST_CASE("near: tracking on memcached is a config error", "[near][memcached]") {

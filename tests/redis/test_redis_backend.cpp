@@ -276,3 +276,15 @@ TEST_CASE("two backends in one thread keep their own reply size limits", "[redis
     CHECK_FALSE(refused.IsNotFound());
   }
 }
+
+TEST_CASE("both modes offer invalidations, as the plugin declares (one rule)", "[redis]") {
+  for (const auto mode : {cachet::redis::RedisMode::kStandalone,
+                          cachet::redis::RedisMode::kCluster}) {
+    RedisOptions options;
+    options.mode = mode;
+    options.servers = {{"127.0.0.1", 1, 1}};  // nothing is sent before the first use
+    RedisBackend backend(std::move(options));
+    CHECK(backend.capabilities().has(cachet::Capability::kInvalidations));
+    CHECK(backend.capabilities().bits() == RedisBackend::kOffered.bits());
+  }
+}

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "cachet/cache.h"
 #include "cachet/config.h"
 #include "cachet/invalidation.h"
+#include "cachet/metrics_format.h"
 #include "cachet/near_cache.h"
 #include "cachet/plugin.h"
 
@@ -417,6 +419,64 @@ TEST_CASE("near: a lost link drops everything and serves nothing until live", "[
   (void)Read(*cache, "a");
   (void)Read(*cache, "a");
   CHECK(store->reads == before + 3);
+}
+
+TEST_CASE("near: the Prometheus and JSON exports carry the near tier", "[unit][near][metrics]") {
+  auto [store, cache] = Near(true, NearInvalidation::kTracking, Ttl{0});
+  store->WriteBehind("a", "1");
+  store->WriteBehind("b", "2");
+  (void)Read(*cache, "a");  // a near miss, then kept
+  (void)Read(*cache, "a");  // a near hit
+  (void)Read(*cache, "b");
+  store->WriteBehind("b", "3");  // reported (the third invalidation): b dropped
+  store->SetLive(false);         // a dropped with the link
+  store->SetLive(true);
+  (void)Read(*cache, "a");  // kept again: one entry
+  const NearMetrics m = cache->near_metrics();
+  REQUIRE(m.hits == 1);
+  REQUIRE(m.misses == 3);
+  REQUIRE(m.invalidations == 3);
+  REQUIRE(m.dropped_by_lost_link == 1);
+  REQUIRE(m.entries == 1);
+  REQUIRE(m.bytes > 0);
+
+  std::ostringstream prometheus;
+  WritePrometheus(*cache, prometheus);
+  const std::string text = prometheus.str();
+  const auto has = [&](const std::string& line) {
+    return text.find("\n" + line + "\n") != std::string::npos;
+  };
+  CHECK(has("# TYPE cachet_near_hits_total counter"));
+  CHECK(has("cachet_near_info{invalidation=\"tracking\"} 1"));
+  CHECK(has("cachet_near_live 1"));
+  CHECK(has("cachet_near_hits_total 1"));
+  CHECK(has("cachet_near_misses_total 3"));
+  CHECK(has("cachet_near_invalidations_total 3"));
+  CHECK(has("cachet_near_dropped_by_lost_link_total 1"));
+  CHECK(has("cachet_near_entries 1"));
+  CHECK(has("# TYPE cachet_near_bytes gauge"));
+  CHECK(has("cachet_near_bytes " + std::to_string(m.bytes)));
+
+  std::ostringstream json;
+  WriteMetricsJson(*cache, json);
+  const std::string doc = json.str();
+  CHECK(doc.find("\"near\": {") != std::string::npos);
+  CHECK(doc.find("\"invalidation\": \"tracking\"") != std::string::npos);
+  CHECK(doc.find("\"hits\": 1,") != std::string::npos);
+  CHECK(doc.find("\"dropped_by_lost_link\": 1") != std::string::npos);
+  CHECK(doc.find("\"bytes\": " + std::to_string(m.bytes)) != std::string::npos);
+}
+
+TEST_CASE("near: without a near cache the exports have no near tier", "[unit][near][metrics]") {
+  auto config = Config::Parse("[cache]\nbackend = memory\n", "test");
+  REQUIRE(config.ok());
+  auto cache = Cache::Open(std::move(config).value());
+  REQUIRE(cache.ok());
+  std::ostringstream prometheus, json;
+  WritePrometheus(**cache, prometheus);
+  WriteMetricsJson(**cache, json);
+  CHECK(prometheus.str().find("cachet_near_") == std::string::npos);
+  CHECK(json.str().find("\"near\"") == std::string::npos);
 }
 
 TEST_CASE("near: a change during a read never leaves the old value", "[unit][near]") {

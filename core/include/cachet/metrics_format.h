@@ -18,10 +18,20 @@
 //   cachet_server_consecutive_failures{server}          gauge
 //   cachet_server_connections{server}                   gauge: open now, lent or idle
 //   cachet_server_pool_timeouts_total{server}           counter: waits for max_connections
+// and, when a near cache is in front of the store (near_cache.h), its tier:
+//   cachet_near_info{invalidation}                      gauge, 1; tracking or ttl
+//   cachet_near_live                                    gauge: 1 while entries may be served
+//   cachet_near_hits_total                              counter: reads answered in process
+//   cachet_near_misses_total                            counter: reads that went to the store
+//   cachet_near_invalidations_total                     counter: keys the store reported changed
+//   cachet_near_dropped_by_lost_link_total              counter: entries dropped with the link
+//   cachet_near_entries                                 gauge
+//   cachet_near_bytes                                   gauge: bytes held
 // One exposition covers one Cache: its series carry no label naming the Cache,
 // so a process serving several writes each on its own endpoint (or scrape
 // path); two in one exposition would repeat every series.
-// WriteMetricsJson writes the same figures as one JSON object. Both take a
+// WriteMetricsJson writes the same figures as one JSON object (the near tier
+// under "near", present only when a near cache is on). Both take a
 // snapshot (Cache::metrics() and Cache::Health()) and may run from any thread.
 #pragma once
 
@@ -32,6 +42,7 @@
 #include "cachet/export.h"
 #include "cachet/health.h"
 #include "cachet/metrics.h"
+#include "cachet/near_cache.h"
 
 namespace cachet {
 
@@ -40,10 +51,17 @@ class Cache;
 CACHET_EXPORT void WritePrometheus(const Cache& cache, std::ostream& out);
 CACHET_EXPORT void WriteMetricsJson(const Cache& cache, std::ostream& out);
 
-// The same from figures already taken; `store` is the backend's name.
+// The same from figures already taken; `store` is the backend's name, `near`
+// the near tier's (written only when near.enabled).
 CACHET_EXPORT void WritePrometheus(std::string_view store, const Metrics& metrics,
                                    std::span<const ServerHealth> servers, std::ostream& out);
 CACHET_EXPORT void WriteMetricsJson(std::string_view store, const Metrics& metrics,
                                     std::span<const ServerHealth> servers, std::ostream& out);
+CACHET_EXPORT void WritePrometheus(std::string_view store, const Metrics& metrics,
+                                   std::span<const ServerHealth> servers, const NearMetrics& near,
+                                   std::ostream& out);
+CACHET_EXPORT void WriteMetricsJson(std::string_view store, const Metrics& metrics,
+                                    std::span<const ServerHealth> servers, const NearMetrics& near,
+                                    std::ostream& out);
 
 }  // namespace cachet

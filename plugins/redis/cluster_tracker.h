@@ -1,0 +1,99 @@
+// ClusterTracker: the Redis store's invalidations for the core's near cache
+// (cachet/invalidation.h) on a Redis Cluster.
+//
+// One RESP3 connection per primary, with CLIENT TRACKING ON BCAST and a PREFIX
+// per namespace, as on standalone servers (invalidation_tracker.h): in
+// broadcast mode each primary reports every change to the keys it holds, by
+// any client, so the links together cover every slot. One thread reads them all.
+//
+// The listener hears OnTrackingLive(true) once every primary of the slot map
+// has a tracking link and the map has not changed meanwhile, and
+// OnTrackingLive(false) as soon as any of these happens:
+//   - the topology changes (ClusterTopology's change hook): a MOVED that points
+//     a slot elsewhere or an ASK, seen by the data path, or a reload of the slot
+//     map that finds another owner for a slot. The hook runs on the thread that
+//     saw the change, so the near cache is dropped before that thread (or any
+//     other, later) reads from it again;
+//   - a tracking link fails: closed by its node, silent past a PING, or an
+//     unexpected reply.
+// Then the links are made to match the new primaries (kept where the node is
+// still a primary, opened where it is new, closed where it no longer is) and
+// the listener hears true again. Every health interval the thread also asks
+// for a reload of the slot map (ClusterTopology::Refresh, at most once per
+// cluster_refresh_interval_ms), so a failover or a new primary is found even
+// when the data path sees no redirect.
+//
+// Destroying the tracker removes the hook, wakes the thread and joins it: no
+// callback runs after. The topology must outlive the tracker.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cachet/invalidation.h"
+#include "cachet/net/connection.h"
+#include "cluster_topology.h"
+#include "invalidation_tracker.h"
+#include "redis_session.h"
+
+namespace cachet::redis {
+
+struct ClusterTrackerSettings {
+  net::ConnectionOptions connection;
+  SessionSettings session;            // resp is forced to 3
+  std::vector<std::string> prefixes;  // empty: every key
+  // Silence after which a link is checked with a PING (lost when no answer in
+  // as long again); also how often the slot map is checked.
+  std::chrono::milliseconds health_interval{1000};
+};
+
+class ClusterTracker final : public InvalidationSubscription {
+ public:
+  // `topology` and `listener` must outlive this object. Starts one thread.
+  ClusterTracker(ClusterTrackerSettings settings, ClusterTopology* topology,
+                 InvalidationListener* listener);
+  ~ClusterTracker() override;
+
+ private:
+  struct Link;
+
+  void Run();
+  // Makes `links` one tracking link per primary of the slot map; the map's
+  // version they match goes to *version. An error when a link cannot be made.
+  Status Connect(std::vector<std::unique_ptr<Link>>* links, std::uint64_t* version);
+  // Hands every push to the listener until a link fails, the topology moves
+  // past `version`, or we stop.
+  Status Listen(std::vector<std::unique_ptr<Link>>& links, std::uint64_t version);
+  // Reads what a link has and handles every whole reply.
+  Status Drain(Link& link);
+  // The PING round of the health check.
+  Status CheckHealth(std::vector<std::unique_ptr<Link>>& links);
+  // true when every link is up and the map is still at `version`.
+  bool GoLive(std::uint64_t version);
+  void GoDown();
+  // The topology's hook: down at once, and the thread woken to follow.
+  void TopologyChanged();
+  // Waits for the wake pipe (or `timeout`); false when stopping.
+  bool Pause(std::chrono::milliseconds timeout);
+  void Wake();
+  void DrainWake();
+
+  const ClusterTrackerSettings settings_;
+  const RedisSession session_;
+  ClusterTopology* const topology_;
+  InvalidationListener* const listener_;
+  int wake_[2] = {-1, -1};  // written on a topology change and on destruction
+  std::atomic<bool> stopping_{false};
+  std::mutex live_mutex_;
+  bool live_ = false;  // guarded by live_mutex_
+  std::thread thread_;
+  const pid_t owner_pid_ = net::CurrentProcessId();
+};
+
+}  // namespace cachet::redis
