@@ -27,6 +27,7 @@ struct MemcachedBackend::Scratch {
   std::size_t used = 0;
   std::vector<net::ServerPool::Lease> leases;
   std::vector<std::size_t> servers;  // the server of each exchange
+  net::Deadline deadline{};          // the batch's end, set by its first exchange
   // With failover: this batch's operations that went around their home server.
   struct Around {
     const Operation* op;
@@ -97,9 +98,12 @@ void MemcachedBackend::AddExchange(Scratch& s, std::size_t server, std::span<Ope
   batch.Reset(settings);
   for (Operation* op : ops) batch.Add(*op);
   batch.Finish();
+  // One deadline for the whole batch: waits for a connection count against it.
+  if (s.used == 0) s.deadline = pool_.CallDeadline();
   // A batch done before any reply (text noreply writes only) reads nothing.
   s.leases.push_back(pool_.Acquire(
-      server, batch.done() ? net::ServerPool::Use::kWritesOnly : net::ServerPool::Use::kReadsReplies));
+      server, batch.done() ? net::ServerPool::Use::kWritesOnly : net::ServerPool::Use::kReadsReplies,
+      s.deadline));
   s.servers.push_back(server);
   // Exchanges are kept, not cleared, so their iovec vectors keep their capacity.
   if (s.used == s.exchanges.size()) s.exchanges.emplace_back();
@@ -112,7 +116,7 @@ void MemcachedBackend::AddExchange(Scratch& s, std::size_t server, std::span<Ope
 void MemcachedBackend::RunExchanges(Scratch& s) {
   if (s.used == 0) return;
   std::span<net::Exchange> exchanges(s.exchanges.data(), s.used);
-  net::RunExchanges(exchanges, pool_.CallDeadline());
+  net::RunExchanges(exchanges, s.deadline);
   for (std::size_t i = 0; i < exchanges.size(); ++i) {
     ServerBatch& batch = *s.batches[s.servers[i]];
     batch.Settle(s.exchanges[i].status);
@@ -264,14 +268,15 @@ Status MemcachedBackend::RunOnServers(
   std::vector<net::Exchange> exchanges(servers.size());
   leases.reserve(servers.size());
   readers.reserve(servers.size());
+  const net::Deadline deadline = pool_.CallDeadline();
   for (std::size_t i = 0; i < servers.size(); ++i) {
-    leases.push_back(pool_.Acquire(servers[i]));
+    leases.push_back(pool_.Acquire(servers[i], net::ServerPool::Use::kReadsReplies, deadline));
     readers.emplace_back(command, limits_);
     exchanges[i].connection = &leases.back().connection();
     exchanges[i].request.push_back({request.data(), request.size()});
     exchanges[i].reader = &readers.back();
   }
-  net::RunExchanges(exchanges, pool_.CallDeadline());
+  net::RunExchanges(exchanges, deadline);
   Status first_error;
   for (std::size_t i = 0; i < servers.size(); ++i) {
     Status s = exchanges[i].status;

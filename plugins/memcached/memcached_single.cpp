@@ -46,6 +46,11 @@ Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, It
   if (server != home) [[unlikely]]
     return RunOneAround(op, server, home, settings, hit);
   if (options_.protocol == Protocol::kText) {
+    CommandLine line;
+    AppendTextOperation(line, op, settings);
+    // Keys are checked and values bounded, so a line always fits; should one
+    // not, the batch path sends it.
+    if (line.overflowed()) return RunBatchOfOne(op, server, settings, hit);
     // A text noreply write reads nothing back (see SingleTextReader).
     net::ServerPool::Lease lease = pool_.Acquire(
         server, op.noreply ? net::ServerPool::Use::kWritesOnly : net::ServerPool::Use::kReadsReplies);
@@ -55,11 +60,6 @@ Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, It
     }
     // Connecting is the batch path's (FanOut connects to several servers at once).
     if (lease->connected()) {
-      CommandLine line;
-      AppendTextOperation(line, op, settings);
-      // Keys are checked and values bounded, so a line always fits; should one
-      // not, the batch path sends it.
-      if (line.overflowed()) return RunBatchOfOne(op, server, settings, hit);
       iovec request[3];
       const int pieces = line.Iovecs(request);
       SingleTextReader reader(op, hit, settings, limits_);

@@ -42,7 +42,8 @@ bool RunBatches(std::span<const BatchTarget> targets, const RedisSession& sessio
   // Every server's connect starts before any handshake waits on one, so a server
   // whose connect hangs does not hold the others back by its connect timeout.
   for (const BatchTarget& target : targets) {
-    leases.push_back(target.pool->Acquire(target.server));
+    leases.push_back(
+        target.pool->Acquire(target.server, net::ServerPool::Use::kReadsReplies, deadline));
     if (!leases.back()->connected()) (void)leases.back()->StartConnect(deadline);
   }
   for (std::size_t i = 0; i < targets.size(); ++i) {

@@ -52,11 +52,11 @@ ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_vi
     attempt.unreachable = true;
     return attempt;
   }
-  net::ServerPool::Lease lease = pool.Acquire(0);
+  net::ServerPool::Lease lease = pool.Acquire(0, net::ServerPool::Use::kReadsReplies, deadline);
   if (Status s = session_.Prepare(lease.connection(), deadline); !s.ok()) {
     // Wrong credentials say nothing about the node's health, and retrying
-    // elsewhere would not help.
-    attempt.unreachable = !s.IsAuthFailed();
+    // elsewhere would not help; nor does a pool whose max_connections stayed lent.
+    attempt.unreachable = !s.IsAuthFailed() && !lease->refused();
     pool.Report(0, lease.connection(), s);
     attempt.status = s;
     return attempt;

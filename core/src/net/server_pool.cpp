@@ -81,6 +81,7 @@ Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t se
   if (deadline == Deadline{}) deadline = CallDeadline();
   s.waiters.fetch_add(1, std::memory_order_seq_cst);
   Connection* c = nullptr;
+  bool last_look = false;
   for (;;) {
     // seq_cst, paired with ~Lease's: either it sees this waiter or this sees its connection.
     c = s.spare.exchange(nullptr, std::memory_order_seq_cst);
@@ -94,9 +95,10 @@ Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t se
       c = new Connection(s.address, options_.connection);
       break;
     }
-    if (s.freed.wait_until(lock, deadline) == std::cv_status::timeout && Clock::now() >= deadline) {
-      break;
-    }
+    if (last_look) break;
+    // Past the deadline, one more look: a notification may have come with it.
+    last_look = s.freed.wait_until(lock, deadline) == std::cv_status::timeout &&
+                Clock::now() >= deadline;
   }
   s.waiters.fetch_sub(1, std::memory_order_relaxed);
   if (c != nullptr) return c;
