@@ -6,6 +6,10 @@
 // OpenSSL holds (TlsRead), and a poll() on the socket again means "nothing
 // more has come". Writes go out in records of up to 16 KiB; a write the socket
 // could not take whole is retried with the same bytes, as OpenSSL requires.
+// A value sent in place ends its record with its "\r\n": memcached (1.6)
+// reads such a value straight into its item, and commands after it in the
+// same record would wait in its OpenSSL buffer, unseen by its event loop,
+// until the client gave up.
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
@@ -139,17 +143,7 @@ Status Connection::TlsWrite(std::string_view* rest) {
 
 Status Connection::TlsWritePieces(iovec** iov, int* count) {
   while (*count > 0) {
-    std::string_view chunk(static_cast<const char*>((*iov)->iov_base), (*iov)->iov_len);
-    if (*count > 1 && chunk.size() < kTlsRecord) {
-      // Small pieces go out as one record. After a full socket the same pieces
-      // are gathered again, so the retry offers the same bytes.
-      tls_gather_.clear();
-      for (int i = 0; i < *count && tls_gather_.size() < kTlsRecord; ++i) {
-        const std::size_t take = std::min((*iov)[i].iov_len, kTlsRecord - tls_gather_.size());
-        tls_gather_.append(static_cast<const char*>((*iov)[i].iov_base), take);
-      }
-      chunk = tls_gather_;
-    }
+    std::string_view chunk = TlsRecordAt(*iov, *count);
     if (chunk.empty()) {  // empty pieces: skipped
       Advance(iov, count, 0);
       continue;
@@ -161,6 +155,28 @@ Status Connection::TlsWritePieces(iovec** iov, int* count) {
     Advance(iov, count, sent);
   }
   return Status::OK();
+}
+
+std::string_view Connection::TlsRecordAt(const iovec* iov, int count) {
+  const std::string_view first(static_cast<const char*>(iov[0].iov_base), iov[0].iov_len);
+  // A piece that starts with "\r\n" follows a value sent in place (request
+  // buffers copy small values into the text): the data block's end is a record
+  // of its own, so what comes next is in the next record.
+  if (first.starts_with("\r\n")) return first.substr(0, 2);
+  if (count == 1 || first.size() >= kTlsRecord) return first;
+  // Small pieces go out as one record, up to the end of the next value's
+  // "\r\n". After a full socket the same pieces are gathered again, so the
+  // retry offers the same bytes, as OpenSSL requires.
+  tls_gather_.clear();
+  for (int i = 0; i < count && tls_gather_.size() < kTlsRecord; ++i) {
+    const std::string_view piece(static_cast<const char*>(iov[i].iov_base), iov[i].iov_len);
+    if (i > 0 && piece.starts_with("\r\n")) {
+      tls_gather_.append(piece.substr(0, std::min<std::size_t>(2, kTlsRecord - tls_gather_.size())));
+      break;
+    }
+    tls_gather_.append(piece.substr(0, kTlsRecord - tls_gather_.size()));
+  }
+  return tls_gather_;
 }
 
 Status Connection::TlsRead(short* want) {

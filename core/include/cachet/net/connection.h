@@ -282,6 +282,9 @@ class CACHET_EXPORT Connection {
   bool TlsQuiet(bool socket_silent, bool socket_has_bytes);
   Status TlsWrite(std::string_view* rest);
   Status TlsWritePieces(iovec** iov, int* count);
+  // The bytes of the next TLS record of `count` pieces at `iov`: the first
+  // piece, or small pieces gathered into tls_gather_ (connection_tls.cpp).
+  std::string_view TlsRecordAt(const iovec* iov, int count);
   Status TlsReadSome();
   Status TlsReadMore(Deadline deadline, Clock::time_point now);
   // One SSL_read into buffer() (blocking if tls::SetBlockingReads said so,
