@@ -67,7 +67,7 @@ struct ConnectionOptions {
   std::chrono::milliseconds request_timeout{0};
   // The store's TLS context (tls.h); null: no TLS. Shared by every connection
   // of the store, and kept alive by them.
-  std::shared_ptr<const TlsContext> tls;
+  std::shared_ptr<const TlsContext> tls{};
 
   // The bound of one call, request_timeout with its default worked out.
   std::chrono::milliseconds CallTimeout() const {
