@@ -61,8 +61,8 @@ Status Keep(Result<std::unique_ptr<ServerProcess>> started, PreparedStore* store
 }
 
 std::string MemcachedSection(const std::string& servers) {
-  return "[memcached]\nservers = " + servers + "\nprotocol = meta\nmax_item_size = " +
-         std::string(kMaxItemSize) + "\n";
+  return "[memcached]\nservers = " + servers +
+         "\nprotocol = meta\nmax_item_size = " + std::string(kMaxItemSize) + "\n";
 }
 
 // memcached-unix, redis-unix, memcached-tls and redis-tls.
@@ -77,8 +77,8 @@ Status PrepareTransport(std::string_view name, PreparedStore* store) {
     if (!started.ok()) return started.status();
     store->unix_server = std::move(started).value();
     const std::string servers = store->unix_server->address();
-    store->config = CacheSection(backend) +
-                    (memcached ? MemcachedSection(servers) : "[redis]\nservers = " + servers + "\n");
+    store->config = CacheSection(backend) + (memcached ? MemcachedSection(servers)
+                                                       : "[redis]\nservers = " + servers + "\n");
     return Status::OK();
   }
   auto certificates = TestCertificates::Make();

@@ -147,9 +147,9 @@ TEST_CASE("TLS with a client certificate, and without one where it is required",
   INFO(NameOf(store));
   auto server = StartTls(store, Certificates().server(), /*require_client_cert=*/true);
   const CertificatePair client = Certificates().client();
-  auto with_cert = Open(store, server->address(),
-                        TrustingCa() + "tls_cert_file = " + client.cert +
-                            "\ntls_key_file = " + client.key + "\n");
+  auto with_cert = Open(
+      store, server->address(),
+      TrustingCa() + "tls_cert_file = " + client.cert + "\ntls_key_file = " + client.key + "\n");
   CheckRoundTrip(*with_cert);
 
   // TLS 1.3 finishes the client's side of the handshake before the server
@@ -173,9 +173,11 @@ TEST_CASE("TLS handshake failures name the server and the reason", "[tls]") {
     auto cache = Open(store, server->address(), TrustingCa());
     CheckRefused(*cache, server->address(), "IP address mismatch");
     // Named as its certificate names it, the same server is trusted.
-    auto named = Open(store, server->address(), TrustingCa() + "tls_server_name = elsewhere.example");
+    auto named =
+        Open(store, server->address(), TrustingCa() + "tls_server_name = elsewhere.example");
     CheckRoundTrip(*named);
-    auto misnamed = Open(store, server->address(), TrustingCa() + "tls_server_name = other.example");
+    auto misnamed =
+        Open(store, server->address(), TrustingCa() + "tls_server_name = other.example");
     CheckRefused(*misnamed, server->address(), "hostname mismatch");
   }
   SECTION("an expired certificate") {

@@ -23,10 +23,10 @@ std::unique_ptr<UnixSocketServer> StartUnix(const std::string& store) {
 }
 
 std::unique_ptr<Cache> Open(const std::string& store, const std::string& servers) {
-  auto config = Config::Parse("[cache]\nbackend = " + store + "\nnamespace = u:\n[" + store +
-                                  "]\nservers = " + servers +
-                                  "\nio_timeout_ms = 500\nretry_timeout_ms = 0\n",
-                              "unix test");
+  auto config =
+      Config::Parse("[cache]\nbackend = " + store + "\nnamespace = u:\n[" + store +
+                        "]\nservers = " + servers + "\nio_timeout_ms = 500\nretry_timeout_ms = 0\n",
+                    "unix test");
   REQUIRE(config.ok());
   auto cache = Cache::Open(std::move(config).value());
   INFO(cache.status().ToString());

@@ -24,8 +24,10 @@ Status MakeSigned(const std::string& dir, const std::string& name, const std::st
                   const std::string& ca, int days, const std::string& extensions) {
   const std::string base = dir + "/" + name;
   std::ofstream(base + ".ext") << extensions << '\n';
-  Status s = Shell("openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-                   "-keyout " + base + ".key -out " + base + ".csr -subj " + subject);
+  Status s = Shell(
+      "openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+      "-keyout " +
+      base + ".key -out " + base + ".csr -subj " + subject);
   if (!s.ok()) return s;
   return Shell("openssl x509 -req -in " + base + ".csr -CA " + dir + "/" + ca + ".crt -CAkey " +
                dir + "/" + ca + ".key -CAcreateserial -days " + std::to_string(days) +
@@ -33,9 +35,11 @@ Status MakeSigned(const std::string& dir, const std::string& name, const std::st
 }
 
 Status MakeCa(const std::string& dir, const std::string& name) {
-  return Shell("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-               "-keyout " + dir + "/" + name + ".key -out " + dir + "/" + name +
-               ".crt -days 2 -subj /CN=cachet-test-" + name);
+  return Shell(
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+      "-keyout " +
+      dir + "/" + name + ".key -out " + dir + "/" + name + ".crt -days 2 -subj /CN=cachet-test-" +
+      name);
 }
 
 constexpr const char* kServerExtensions =
@@ -76,12 +80,25 @@ Result<std::unique_ptr<ServerProcess>> StartRedisTls(const CertificatePair& serv
                                                      bool require_client_cert,
                                                      std::vector<std::string> extra_args) {
   auto argv_for_port = [=](int port) {
-    std::vector<std::string> argv = {
-        "redis-server",      "--port",         "0",          "--tls-port",
-        std::to_string(port), "--bind",        "127.0.0.1",  "--save",
-        "",                  "--appendonly",   "no",         "--tls-cert-file",
-        server.cert,         "--tls-key-file", server.key,   "--tls-ca-cert-file",
-        ca,                  "--tls-auth-clients", require_client_cert ? "yes" : "no"};
+    std::vector<std::string> argv = {"redis-server",
+                                     "--port",
+                                     "0",
+                                     "--tls-port",
+                                     std::to_string(port),
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--save",
+                                     "",
+                                     "--appendonly",
+                                     "no",
+                                     "--tls-cert-file",
+                                     server.cert,
+                                     "--tls-key-file",
+                                     server.key,
+                                     "--tls-ca-cert-file",
+                                     ca,
+                                     "--tls-auth-clients",
+                                     require_client_cert ? "yes" : "no"};
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     return argv;
   };
@@ -92,11 +109,22 @@ Result<std::unique_ptr<ServerProcess>> StartMemcachedTls(const CertificatePair& 
                                                          const std::string& ca,
                                                          bool require_client_cert) {
   auto argv_for_port = [=](int port) {
-    std::vector<std::string> argv = {"memcached", "-l", "127.0.0.1", "-p", std::to_string(port),
-                                     "-U", "0", "-m", "64", "-t", "2", "-Z", "-o",
+    std::vector<std::string> argv = {"memcached",
+                                     "-l",
+                                     "127.0.0.1",
+                                     "-p",
+                                     std::to_string(port),
+                                     "-U",
+                                     "0",
+                                     "-m",
+                                     "64",
+                                     "-t",
+                                     "2",
+                                     "-Z",
+                                     "-o",
                                      "ssl_chain_cert=" + server.cert + ",ssl_key=" + server.key +
-                                         ",ssl_ca_cert=" + ca + ",ssl_verify_mode=" +
-                                         (require_client_cert ? "2" : "0")};
+                                         ",ssl_ca_cert=" + ca +
+                                         ",ssl_verify_mode=" + (require_client_cert ? "2" : "0")};
     if (geteuid() == 0) {
       argv.push_back("-u");
       argv.push_back("root");
@@ -123,8 +151,8 @@ Result<std::unique_ptr<UnixSocketServer>> UnixSocketServer::Start(
 
 Result<std::unique_ptr<UnixSocketServer>> UnixSocketServer::StartMemcached() {
   return Start("memcached", [](const std::string& path) {
-    std::vector<std::string> argv = {"memcached", "-s", path, "-a", "700", "-U", "0",
-                                     "-m",        "64", "-t", "2"};
+    std::vector<std::string> argv = {"memcached", "-s", path, "-a", "700", "-U",
+                                     "0",         "-m", "64", "-t", "2"};
     if (geteuid() == 0) {
       argv.push_back("-u");
       argv.push_back("root");
@@ -135,9 +163,9 @@ Result<std::unique_ptr<UnixSocketServer>> UnixSocketServer::StartMemcached() {
 
 Result<std::unique_ptr<UnixSocketServer>> UnixSocketServer::StartRedis() {
   return Start("redis-server", [](const std::string& path) {
-    return std::vector<std::string>{"redis-server", "--port",         "0",     "--unixsocket",
-                                    path,           "--unixsocketperm", "700", "--save",
-                                    "",             "--appendonly",   "no"};
+    return std::vector<std::string>{
+        "redis-server", "--port", "0", "--unixsocket", path, "--unixsocketperm",
+        "700",          "--save", "",  "--appendonly", "no"};
   });
 }
 

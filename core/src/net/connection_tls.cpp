@@ -81,10 +81,10 @@ Status Connection::TlsHandshake(Deadline limit) {
       failed = Status::Unavailable(Describe("TLS handshake failed: " + tls::ErrorText(ssl_, ret)));
     } else if (Status waited = WaitFor(events, end, "TLS handshake"); !waited.ok()) {
       // A plain-text server waits for a request and never answers a hello.
-      failed = waited.IsTimeout() ? Status::Timeout(Describe(
-                                        "TLS handshake timed out (does the server speak TLS "
-                                        "on this port?)"))
-                                  : waited;
+      failed = waited.IsTimeout()
+                   ? Status::Timeout(Describe("TLS handshake timed out (does the server speak TLS "
+                                              "on this port?)"))
+                   : waited;
     }
     if (!failed.ok()) {
       ERR_clear_error();
@@ -171,7 +171,8 @@ std::string_view Connection::TlsRecordAt(const iovec* iov, int count) {
   for (int i = 0; i < count && tls_gather_.size() < kTlsRecord; ++i) {
     const std::string_view piece(static_cast<const char*>(iov[i].iov_base), iov[i].iov_len);
     if (i > 0 && piece.starts_with("\r\n")) {
-      tls_gather_.append(piece.substr(0, std::min<std::size_t>(2, kTlsRecord - tls_gather_.size())));
+      tls_gather_.append(
+          piece.substr(0, std::min<std::size_t>(2, kTlsRecord - tls_gather_.size())));
       break;
     }
     tls_gather_.append(piece.substr(0, kTlsRecord - tls_gather_.size()));

@@ -2,12 +2,12 @@
 // config section.
 #include "cachet/net/pool_config.h"
 
-#include "cachet/net/tls.h"
-
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
+
+#include "cachet/net/tls.h"
 
 namespace cachet::net {
 

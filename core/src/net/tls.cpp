@@ -37,8 +37,8 @@ int SocketWrite(BIO* bio, const char* data, int size) {
   SocketState* state = StateOf(bio);
   BIO_clear_retry_flags(bio);
   for (;;) {
-    const ssize_t sent = ::send(state->fd, data, static_cast<std::size_t>(size),
-                                MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t sent =
+        ::send(state->fd, data, static_cast<std::size_t>(size), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent >= 0) return static_cast<int>(sent);
     state->last_errno = errno;
     if (errno == EINTR) continue;
@@ -156,7 +156,7 @@ Status BadFile(std::string_view option, std::string_view why, std::string_view* 
 // kOk when `path` is a readable file (or, with `directory`, a directory).
 Status CheckPath(std::string_view option, const std::string& path, bool directory,
                  std::string_view* failed_option) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || ::access(path.c_str(), R_OK) != 0) {
     return BadFile(option, std::strerror(errno), failed_option);
   }
@@ -204,8 +204,7 @@ Status TlsContext::Create(const TlsOptions& options, std::shared_ptr<const TlsCo
   if (!o.ca_file.empty()) {
     if (Status s = CheckPath("tls_ca_file", o.ca_file, false, failed_option); !s.ok()) return s;
     if (SSL_CTX_load_verify_file(ctx, o.ca_file.c_str()) != 1) {
-      return BadFile("tls_ca_file", "no CA certificate read: " + OpenSslReason(),
-                     failed_option);
+      return BadFile("tls_ca_file", "no CA certificate read: " + OpenSslReason(), failed_option);
     }
   }
   if (!o.ca_dir.empty()) {
@@ -224,8 +223,7 @@ Status TlsContext::Create(const TlsOptions& options, std::shared_ptr<const TlsCo
       return s;
     }
     if (SSL_CTX_use_certificate_chain_file(ctx, o.cert_file.c_str()) != 1) {
-      return BadFile("tls_cert_file", "no certificate read: " + OpenSslReason(),
-                     failed_option);
+      return BadFile("tls_cert_file", "no certificate read: " + OpenSslReason(), failed_option);
     }
     // Without tls_key_file the key is expected in the certificate's file.
     const std::string_view key_option = o.key_file.empty() ? "tls_cert_file" : "tls_key_file";
@@ -274,8 +272,9 @@ SSL* TlsContext::NewSsl(const ServerAddress& server, int fd, std::string* error)
   std::string name = options_.server_name;
   if (name.empty() && !server.IsUnix()) name = NameOf(server);
   if (name.empty() && options_.verify) {
-    *error = "a unix: server over TLS needs tls_server_name, the name its certificate is "
-             "checked against";
+    *error =
+        "a unix: server over TLS needs tls_server_name, the name its certificate is "
+        "checked against";
     return nullptr;
   }
   ERR_clear_error();

@@ -16,10 +16,14 @@ namespace {
 CommandOutcome RunCli(const std::string& store, const std::string& address, const std::string& ca,
                       std::vector<std::string> command) {
   std::vector<std::string> argv = {kCachet,
-                                   "-o", "cache.backend=" + store,
-                                   "-o", store + ".servers=" + address,
-                                   "-o", store + ".tls=true",
-                                   "-o", store + ".tls_ca_file=" + ca};
+                                   "-o",
+                                   "cache.backend=" + store,
+                                   "-o",
+                                   store + ".servers=" + address,
+                                   "-o",
+                                   store + ".tls=true",
+                                   "-o",
+                                   store + ".tls_ca_file=" + ca};
   argv.insert(argv.end(), command.begin(), command.end());
   return RunCommand(argv);
 }

@@ -90,8 +90,8 @@ constexpr std::array<OptionSpec, N + M> JoinOptionSpecs(const std::array<OptionS
 CACHET_EXPORT Status ReadServerPoolOptions(const ConfigSection& section, ServerPoolOptions* out);
 
 // Reads `servers` (host:port[:weight] or unix:/path[:weight], comma-separated;
-// `default_port` where a port is left out) and `distribution`. kConfigError naming the section and the
-// bad entry.
+// `default_port` where a port is left out) and `distribution`. kConfigError naming the section and
+// the bad entry.
 CACHET_EXPORT Status ReadServers(const ConfigSection& section, std::uint16_t default_port,
                                  std::vector<ServerAddress>* servers,
                                  DistributionKind* distribution);

@@ -31,13 +31,13 @@ namespace cachet::net {
 
 // What the tls_* options of a store's section say (see pool_config.h).
 struct TlsOptions {
-  bool enabled = false;     // tls
-  std::string ca_file;      // tls_ca_file: PEM CA bundle; with ca_dir empty too: system CAs
-  std::string ca_dir;       // tls_ca_dir: a hashed CA directory (c_rehash)
-  std::string cert_file;    // tls_cert_file: the client certificate (chain), PEM
-  std::string key_file;     // tls_key_file: its private key, PEM; empty: in cert_file
-  std::string server_name;  // tls_server_name: SNI and the name verified; empty: the host
-  bool verify = true;       // tls_verify: check the server's certificate and name
+  bool enabled = false;      // tls
+  std::string ca_file;       // tls_ca_file: PEM CA bundle; with ca_dir empty too: system CAs
+  std::string ca_dir;        // tls_ca_dir: a hashed CA directory (c_rehash)
+  std::string cert_file;     // tls_cert_file: the client certificate (chain), PEM
+  std::string key_file;      // tls_key_file: its private key, PEM; empty: in cert_file
+  std::string server_name;   // tls_server_name: SNI and the name verified; empty: the host
+  bool verify = true;        // tls_verify: check the server's certificate and name
   int min_version = 0x0303;  // tls_min_version: 0x0303 (TLS 1.2) or 0x0304 (TLS 1.3)
 };
 
