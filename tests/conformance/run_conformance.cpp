@@ -8,7 +8,9 @@
 // servers by PID and removes the config. Exits with KIT's status, or 1 when the
 // store cannot be prepared (a missing server program fails the test, it never
 // passes silently). memcached is spoken in the meta protocol; ARGS
-// `-o memcached.protocol=text` override it.
+// `-o memcached.protocol=text` override it. memcached-unix and redis-unix reach
+// their server over a Unix socket; memcached-tls and redis-tls over TLS, with
+// certificates made for the run.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +27,7 @@
 #include "support/redis_cluster.h"
 #include "support/redis_sentinel.h"
 #include "support/redis_server.h"
+#include "support/tls_servers.h"
 #ifdef CACHET_WITH_TT_SERVER
 #include "support/tt_server/tokyotyrant_server.h"
 #endif
@@ -45,6 +48,8 @@ struct PreparedStore {
   std::unique_ptr<ServerProcess> server;
   std::unique_ptr<RedisCluster> cluster;
   std::unique_ptr<RedisSentinelSet> sentinel_set;
+  std::unique_ptr<UnixSocketServer> unix_server;
+  std::unique_ptr<TestCertificates> certificates;
 };
 
 std::string CacheSection(std::string_view backend) {
@@ -58,7 +63,44 @@ Status Keep(Result<std::unique_ptr<ServerProcess>> started, PreparedStore* store
   return Status::OK();
 }
 
+std::string MemcachedSection(const std::string& servers) {
+  return "[memcached]\nservers = " + servers +
+         "\nprotocol = meta\nmax_item_size = " + std::string(kMaxItemSize) + "\n";
+}
+
+// memcached-unix, redis-unix, memcached-tls and redis-tls.
+Status PrepareTransport(std::string_view name, PreparedStore* store) {
+  const bool memcached = name.starts_with("memcached");
+  const std::string backend = memcached ? "memcached" : "redis";
+  if (memcached) {
+    store->limits = {"--max-key-size", "250", "--max-value-size", std::string(kMaxItemSize)};
+  }
+  if (name.ends_with("-unix")) {
+    auto started = memcached ? UnixSocketServer::StartMemcached() : UnixSocketServer::StartRedis();
+    if (!started.ok()) return started.status();
+    store->unix_server = std::move(started).value();
+    const std::string servers = store->unix_server->address();
+    store->config = CacheSection(backend) + (memcached ? MemcachedSection(servers)
+                                                       : "[redis]\nservers = " + servers + "\n");
+    return Status::OK();
+  }
+  auto certificates = TestCertificates::Make();
+  if (!certificates.ok()) return certificates.status();
+  store->certificates = std::move(certificates).value();
+  const TestCertificates& certs = *store->certificates;
+  Status s = Keep(memcached ? StartMemcachedTls(certs.server(), certs.ca(), false)
+                            : StartRedisTls(certs.server(), certs.ca(), false),
+                  store);
+  if (!s.ok()) return s;
+  const std::string servers = store->server->address();
+  store->config = CacheSection(backend) +
+                  (memcached ? MemcachedSection(servers) : "[redis]\nservers = " + servers + "\n") +
+                  "tls = true\ntls_ca_file = " + certs.ca() + "\n";
+  return Status::OK();
+}
+
 Status Prepare(std::string_view name, PreparedStore* store) {
+  if (name.ends_with("-unix") || name.ends_with("-tls")) return PrepareTransport(name, store);
   if (name == "memory") {
     store->config = CacheSection("memory") + "[memory]\nmax_bytes = 134217728\n";
     store->limits = {"--max-key-size", "250", "--max-value-size", std::string(kMaxItemSize)};

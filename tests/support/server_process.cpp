@@ -7,11 +7,13 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -124,17 +126,38 @@ bool AcceptsConnections(int port) {
   return ok;
 }
 
+bool AcceptsUnixConnections(const std::string& path) {
+  sockaddr_un addr{};
+  if (path.size() >= sizeof(addr.sun_path)) return false;
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+std::string MakeTempDirectory(const std::string& prefix) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string path = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + prefix +
+                     "XXXXXX";
+  return mkdtemp(path.data()) != nullptr ? path : std::string();
+}
+
 ServerProcess::ServerProcess(std::string name, ArgvForPort argv_for_port,
-                             milliseconds ready_timeout)
+                             milliseconds ready_timeout, ReadyCheck ready)
     : name_(std::move(name)),
       argv_for_port_(std::move(argv_for_port)),
-      ready_timeout_(ready_timeout) {}
+      ready_timeout_(ready_timeout),
+      ready_(std::move(ready)) {}
 
 Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::string name,
                                                             ArgvForPort argv_for_port,
-                                                            milliseconds ready_timeout) {
-  std::unique_ptr<ServerProcess> server(
-      new ServerProcess(std::move(name), std::move(argv_for_port), ready_timeout));
+                                                            milliseconds ready_timeout,
+                                                            ReadyCheck ready) {
+  std::unique_ptr<ServerProcess> server(new ServerProcess(
+      std::move(name), std::move(argv_for_port), ready_timeout, std::move(ready)));
   Status last = Status::Unavailable("no free loopback port");
   // Another process may grab the port between FindFreeLoopbackPort and the
   // server's bind; a fresh port is then tried.
@@ -157,7 +180,7 @@ Status ServerProcess::Launch() {
   pid_ = *pid;
   const auto deadline = Clock::now() + ready_timeout_;
   while (Clock::now() < deadline) {
-    if (AcceptsConnections(port_)) return Status::OK();
+    if (ready_ ? ready_(port_) : AcceptsConnections(port_)) return Status::OK();
     if (Reaped(pid_)) {
       pid_ = -1;
       return Status::Unavailable(name_ + " exited before accepting connections on port " +

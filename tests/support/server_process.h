@@ -38,10 +38,20 @@ int ListenOnLoopback(int backlog, int* port);
 // True if a TCP connection to 127.0.0.1:port succeeds right now.
 bool AcceptsConnections(int port);
 
+// True if a connection to the Unix-domain socket at `path` succeeds right now.
+bool AcceptsUnixConnections(const std::string& path);
+
+// A fresh directory under $TMPDIR (or /tmp) whose name starts with `prefix`;
+// "" if it could not be made. The caller removes it.
+std::string MakeTempDirectory(const std::string& prefix);
+
 class ServerProcess {
  public:
   // Builds the argv (argv[0] is the program, searched in PATH) for a port.
   using ArgvForPort = std::function<std::vector<std::string>(int port)>;
+  // Whether the server started on `port` is ready; empty: it accepts TCP
+  // connections there. (A server on a Unix socket only says so otherwise.)
+  using ReadyCheck = std::function<bool(int port)>;
 
   static constexpr std::chrono::milliseconds kDefaultReadyTimeout{5000};
 
@@ -49,7 +59,7 @@ class ServerProcess {
   // the meantime. kUnavailable if it never accepts connections in time.
   static Result<std::unique_ptr<ServerProcess>> Start(
       std::string name, ArgvForPort argv_for_port,
-      std::chrono::milliseconds ready_timeout = kDefaultReadyTimeout);
+      std::chrono::milliseconds ready_timeout = kDefaultReadyTimeout, ReadyCheck ready = {});
 
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
@@ -75,7 +85,7 @@ class ServerProcess {
 
  private:
   ServerProcess(std::string name, ArgvForPort argv_for_port,
-                std::chrono::milliseconds ready_timeout);
+                std::chrono::milliseconds ready_timeout, ReadyCheck ready);
   // Spawns on port_ and waits until it accepts connections or dies.
   Status Launch();
   Status Signal(int signo) const;
@@ -83,6 +93,7 @@ class ServerProcess {
   std::string name_;
   ArgvForPort argv_for_port_;
   std::chrono::milliseconds ready_timeout_;
+  ReadyCheck ready_;
   int port_ = 0;
   pid_t pid_ = -1;
 };

@@ -111,6 +111,32 @@ TEST_CASE("server addresses parse with ports and weights", "[endpoint]") {
   CHECK(ParseServerList(std::vector<std::string>{" , "}, 1).status().IsConfigError());
 }
 
+TEST_CASE("unix: addresses keep their text as the host, with an optional weight", "[endpoint]") {
+  auto a = ParseServerAddress("unix:/run/memcached/memcached.sock", 11211);
+  REQUIRE(a.ok());
+  CHECK(a->IsUnix());
+  CHECK(a->host == "unix:/run/memcached/memcached.sock");
+  CHECK(a->UnixPath() == "/run/memcached/memcached.sock");
+  CHECK(a->port == 0);
+  CHECK(a->weight == 1);
+  CHECK(a->HostPort() == "unix:/run/memcached/memcached.sock");
+  auto weighted = ParseServerAddress(" unix:/tmp/a.sock:3 ", 11211);
+  REQUIRE(weighted.ok());
+  CHECK(weighted->UnixPath() == "/tmp/a.sock");
+  CHECK(weighted->weight == 3);
+  CHECK(ParseServerAddress("unix:/tmp/a.sock:0", 1).status().IsConfigError());
+  CHECK(ParseServerAddress("unix:", 1).status().IsConfigError());
+  CHECK(ParseServerAddress("unix:/" + std::string(120, 'x'), 1).status().IsConfigError());
+  CHECK_FALSE(ParseServerAddress("unixhost:1", 1)->IsUnix());
+  // Several unix: servers are a list like any other, hashed on their text.
+  std::vector<std::string> entries = {"unix:/tmp/a.sock,unix:/tmp/b.sock:2, 10.0.0.1:5"};
+  auto list = ParseServerList(entries, 11211);
+  REQUIRE(list.ok());
+  REQUIRE(list->size() == 3);
+  CHECK((*list)[1].weight == 2);
+  CHECK((*list)[2].HostPort() == "10.0.0.1:5");
+}
+
 TEST_CASE("a read buffer compacts and grows", "[read_buffer]") {
   ReadBuffer b;
   char* w = b.PrepareWrite(4);

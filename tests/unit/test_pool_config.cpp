@@ -10,6 +10,7 @@
 
 #include "cachet/config.h"
 #include "cachet/net/pool_config.h"
+#include "cachet/net/tls.h"
 #include "cachet/plugin.h"
 
 using cachet::Config;
@@ -108,10 +109,34 @@ TEST_CASE("a plugin's own options and the shared ones join into one schema", "[n
   constexpr auto joined = cachet::net::JoinOptionSpecs(
       cachet::net::JoinOptionSpecs(kOwn, cachet::net::kServerPoolOptionSpecs),
       cachet::net::kFailoverOptionSpec);
-  static_assert(joined.size() == 9);
+  static_assert(joined.size() == 17);
   CHECK(std::string(joined[0].name) == "servers");
   CHECK(std::string(joined[1].name) == "connect_timeout_ms");
-  CHECK(std::string(joined[8].name) == "failover");
+  CHECK(std::string(joined[8].name) == "tls");
+  CHECK(std::string(joined[16].name) == "failover");
+}
+
+TEST_CASE("tls builds the store's TLS context when the options are read", "[net][config]") {
+  auto read = [](const std::string& text, cachet::net::ServerPoolOptions* out) {
+    auto config = Config::Parse(text, "store.conf");
+    REQUIRE(config.ok());
+    REQUIRE(config->Validate("store", cachet::net::kServerPoolOptionSpecs).ok());
+    return cachet::net::ReadServerPoolOptions(*config->section("store"), out);
+  };
+  cachet::net::ServerPoolOptions plain;
+  REQUIRE(read("[store]\n", &plain).ok());
+  CHECK(plain.connection.tls == nullptr);
+  cachet::net::ServerPoolOptions secured;
+  REQUIRE(read("[store]\ntls = true\ntls_min_version = 1.3\n", &secured).ok());
+  REQUIRE(secured.connection.tls != nullptr);
+  CHECK(secured.connection.tls->options().min_version == 0x0304);
+  CHECK(secured.connection.tls->options().verify);
+  cachet::net::ServerPoolOptions untouched;
+  const Status missing = read("[store]\ntls = true\ntls_cert_file = /nonexistent.crt\n", &untouched);
+  CHECK(missing.IsConfigError());
+  CHECK(std::string(missing.message()).find("store.conf:3: [store] tls_cert_file = /nonexistent.crt") !=
+        std::string::npos);
+  CHECK(untouched.connection.tls == nullptr);
 }
 
 TEST_CASE("servers and distribution are read, bad entries named", "[net][config]") {

@@ -4,17 +4,20 @@
 // kernel receive timeout of io_timeout: every send and every read that must not
 // wait says so with MSG_DONTWAIT, and a read that may wait (ReadMore right after
 // a request went out) is one blocking recv() instead of poll() and recv(), one
-// system call less per round trip.
+// system call less per round trip. A Unix-domain server is the same socket of
+// another family; TLS sits on top (connection_tls.cpp).
 #include "cachet/net/connection.h"
 
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -72,6 +75,8 @@ Connection::Connection(Connection&& other) noexcept
       addresses_(std::move(other.addresses_)),
       next_address_(std::exchange(other.next_address_, 0)),
       connect_deadline_(other.connect_deadline_),
+      connect_limit_(other.connect_limit_),
+      ssl_(std::exchange(other.ssl_, nullptr)),
       last_writes_only_(std::exchange(other.last_writes_only_, Clock::time_point{})),
       refusal_(std::move(other.refusal_)) {}
 
@@ -88,6 +93,8 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     addresses_ = std::move(other.addresses_);
     next_address_ = std::exchange(other.next_address_, 0);
     connect_deadline_ = other.connect_deadline_;
+    connect_limit_ = other.connect_limit_;
+    ssl_ = std::exchange(other.ssl_, nullptr);
     last_writes_only_ = std::exchange(other.last_writes_only_, Clock::time_point{});
     refusal_ = std::move(other.refusal_);
   }
@@ -97,8 +104,15 @@ Connection& Connection::operator=(Connection&& other) noexcept {
 Connection::~Connection() { Close(); }
 
 void Connection::Close() noexcept {
-  // close() only, never shutdown(): in a forked child the descriptor is a copy
-  // and the parent's connection must stay intact.
+  // close() only, never shutdown() nor a TLS close_notify: in a forked child
+  // the descriptor is a copy and the parent's connection must stay intact.
+  if (ssl_ != nullptr) {
+    // Marked as shut down (nothing is sent), or SSL_free would make the
+    // server's session unresumable for the next connection.
+    if (SSL_is_init_finished(ssl_)) SSL_set_shutdown(ssl_, SSL_SENT_SHUTDOWN);
+    SSL_free(ssl_);
+  }
+  ssl_ = nullptr;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   buffer_.Clear();
@@ -148,6 +162,20 @@ Status Connection::StartConnect(Deadline limit) {
   if (refused()) [[unlikely]]
     return refusal_;
   Close();
+  connect_limit_ = limit;
+  if (address_.IsUnix()) {
+    // The path's length was checked when the address was parsed.
+    sockaddr_un un{};
+    un.sun_family = AF_UNIX;
+    const std::string_view path = address_.UnixPath();
+    std::memcpy(un.sun_path, path.data(), std::min(path.size(), sizeof(un.sun_path) - 1));
+    SocketAddress address{};
+    std::memcpy(&address.storage, &un, sizeof(un));
+    address.length = sizeof(un);
+    addresses_.push_back(address);
+    connect_deadline_ = std::min(Clock::now() + options_.connect_timeout, limit);
+    return TryNextAddress();
+  }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -213,7 +241,7 @@ Status Connection::Established() {
   addresses_.clear();
   next_address_ = 0;
   int one = 1;
-  setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (!address_.IsUnix()) setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   const auto usec = std::chrono::duration_cast<std::chrono::microseconds>(options_.io_timeout);
   timeval receive_timeout{static_cast<time_t>(usec.count() / 1000000),
                           static_cast<suseconds_t>(usec.count() % 1000000)};
@@ -225,6 +253,7 @@ Status Connection::Established() {
     return failed;
   }
   owner_pid_ = CurrentProcessId();
+  if (options_.tls != nullptr) return TlsHandshake(connect_limit_);
   return Status::OK();
 }
 
@@ -234,6 +263,7 @@ Status Connection::SendFailed() const {
 }
 
 Status Connection::WritePieces(iovec** iov, int* count) {
+  if (ssl_ != nullptr) return TlsWritePieces(iov, count);
   while (*count > 0) {
     msghdr msg{};
     msg.msg_iov = *iov;
@@ -275,6 +305,7 @@ Status Connection::WriteAll(std::span<const std::string_view> buffers, Deadline 
 }
 
 Status Connection::ReadSome() {
+  if (ssl_ != nullptr) return TlsReadSome();
   char* dest = buffer_.PrepareWrite(kReadChunk);
   for (;;) {
     ssize_t got = ::recv(fd_, dest, buffer_.writable(), MSG_DONTWAIT);

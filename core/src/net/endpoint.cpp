@@ -1,6 +1,9 @@
 // Parsing of "host:port[:weight]" server addresses.
 #include "cachet/net/endpoint.h"
 
+#include <sys/un.h>
+
+#include <algorithm>
 #include <charconv>
 #include <string>
 
@@ -42,12 +45,40 @@ Status SplitHost(std::string_view text, std::string_view* host, std::string_view
   return Status::OK();
 }
 
+// "unix:/path[:weight]": the host is "unix:/path" as written, the port 0.
+Result<ServerAddress> ParseUnixAddress(std::string_view text) {
+  std::string_view path = text.substr(ServerAddress::kUnixPrefix.size());
+  ServerAddress address{std::string(text), 0, 1};
+  const std::size_t colon = path.rfind(':');
+  if (colon != std::string_view::npos && colon + 1 < path.size()) {
+    std::string_view weight = path.substr(colon + 1);
+    if (std::all_of(weight.begin(), weight.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      if (!ParseDecimal(weight, &address.weight) || address.weight == 0) {
+        return BadAddress(text, "weight must be a positive integer");
+      }
+      path = path.substr(0, colon);
+      address.host.resize(ServerAddress::kUnixPrefix.size() + path.size());
+    }
+  }
+  if (path.empty()) return BadAddress(text, "no socket path after 'unix:'");
+  // The path and its terminating NUL must fit sockaddr_un.
+  if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+    return BadAddress(text, "socket path longer than " +
+                                std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) + " bytes");
+  }
+  return address;
+}
+
 }  // namespace
 
-std::string ServerAddress::HostPort() const { return host + ":" + std::to_string(port); }
+std::string ServerAddress::HostPort() const {
+  if (IsUnix()) return host;
+  return host + ":" + std::to_string(port);
+}
 
 Result<ServerAddress> ParseServerAddress(std::string_view text, std::uint16_t default_port) {
   text = Trim(text);
+  if (text.starts_with(ServerAddress::kUnixPrefix)) return ParseUnixAddress(text);
   std::string_view host, rest;
   Status s = SplitHost(text, &host, &rest);
   if (!s.ok()) return s;

@@ -7,7 +7,33 @@
 #include <string>
 #include <utility>
 
+#include "cachet/net/tls.h"
+
 namespace cachet::net {
+
+namespace {
+
+// The TLS context the tls_* options describe; null when `tls` is off (or not
+// in the schema).
+Status ReadTls(const ConfigSection& section, std::shared_ptr<const TlsContext>* out) {
+  out->reset();
+  if (section.Find("tls") == nullptr || !section.GetBool("tls")) return Status::OK();
+  TlsOptions options;
+  options.enabled = true;
+  options.ca_file = section.GetString("tls_ca_file");
+  options.ca_dir = section.GetString("tls_ca_dir");
+  options.cert_file = section.GetString("tls_cert_file");
+  options.key_file = section.GetString("tls_key_file");
+  options.server_name = section.GetString("tls_server_name");
+  options.verify = section.GetBool("tls_verify");
+  options.min_version = section.GetString("tls_min_version") == "1.3" ? 0x0304 : 0x0303;
+  std::string_view failed_option;
+  Status s = TlsContext::Create(options, out, &failed_option);
+  if (s.ok() || failed_option.empty()) return s;
+  return section.ErrorAt(failed_option, s.message());
+}
+
+}  // namespace
 
 Status ReadServerPoolOptions(const ConfigSection& section, ServerPoolOptions* out) {
   constexpr std::int64_t kHour = 3600 * 1000;
@@ -19,7 +45,10 @@ Status ReadServerPoolOptions(const ConfigSection& section, ServerPoolOptions* ou
   if (s.ok()) s = section.GetIntInRange("retry_timeout_ms", 0, kHour, &retry);
   if (s.ok()) s = section.GetIntInRange("pool_size", 0, 4096, &pool);
   if (s.ok()) s = section.GetIntInRange("max_connections", 0, 65536, &bound);
+  std::shared_ptr<const TlsContext> tls;
+  if (s.ok()) s = ReadTls(section, &tls);
   if (!s.ok()) return s;
+  out->connection.tls = std::move(tls);
   out->connection.connect_timeout = std::chrono::milliseconds(connect);
   out->connection.io_timeout = std::chrono::milliseconds(io);
   out->connection.request_timeout = std::chrono::milliseconds(request);  // 0: 3 x io

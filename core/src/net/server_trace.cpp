@@ -21,6 +21,11 @@ constinit thread_local ServerNote this_thread_note;
 
 // "host:port" of `address` into `out`, the host cut short if it does not fit.
 void Format(const ServerAddress& address, NotedServerText* out) noexcept {
+  if (address.IsUnix()) {  // "unix:/path", no port
+    out->size = std::min(address.host.size(), NotedServerText::kCapacity);
+    std::memcpy(out->text, address.host.data(), out->size);
+    return;
+  }
   constexpr std::size_t kPortRoom = 6;  // ':' and up to five digits
   const std::size_t host = std::min(address.host.size(), NotedServerText::kCapacity - kPortRoom);
   std::memcpy(out->text, address.host.data(), host);

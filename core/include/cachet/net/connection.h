@@ -1,4 +1,5 @@
-// Connection: one TCP connection to one server, with deadlines.
+// Connection: one TCP or Unix-domain connection to one server, with deadlines,
+// in the clear or over TLS.
 //
 // RAII and move-only: the socket closes with the object. Two limits bound every
 // wait: io_timeout, the longest the server may stay silent (each wait for bytes or
@@ -11,6 +12,15 @@
 // after another. TCP_NODELAY is set because requests are small and latency
 // matters. Writes gather several buffers with writev; reads land in a reusable
 // ReadBuffer.
+//
+// A server written "unix:/path" (endpoint.h) is reached over that socket. With
+// ConnectionOptions::tls set, the connect ends with a TLS handshake (within
+// io_timeout, never past the caller's limit) and every byte then goes through
+// OpenSSL: the same calls, the same deadlines (SSL_read's and SSL_write's
+// "want read/write" are waited for with the same poll()), and reads still land
+// where ReadBuffer says, a direct value's own string included. Plain
+// connections pay one null-pointer test for it. Anything a TLS connection
+// cannot account for (a record that is not a reply, an alert) closes it.
 //
 // Fork safety: a Connection remembers the process that opened it. In a forked
 // child it reports itself closed (and closes only its own copy of the descriptor,
@@ -30,6 +40,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -40,7 +51,11 @@
 #include "cachet/net/read_buffer.h"
 #include "cachet/status.h"
 
+struct ssl_st;
+
 namespace cachet::net {
+
+class TlsContext;
 
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
@@ -50,6 +65,9 @@ struct ConnectionOptions {
   std::chrono::milliseconds io_timeout{1000};      // the longest silence within a call
   // A whole call: connects, waits, retries; 0: three times io_timeout.
   std::chrono::milliseconds request_timeout{0};
+  // The store's TLS context (tls.h); null: no TLS. Shared by every connection
+  // of the store, and kept alive by them.
+  std::shared_ptr<const TlsContext> tls{};
 
   // The bound of one call, request_timeout with its default worked out.
   std::chrono::milliseconds CallTimeout() const {
@@ -100,7 +118,10 @@ class CACHET_EXPORT Connection {
     if (fd_ < 0 || !buffer_.empty()) return false;
     char byte;
     const ssize_t got = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    const bool silent = got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    // Over TLS, bytes may be a session ticket rather than a reply.
+    if (ssl_ != nullptr) return TlsQuiet(silent, got > 0);
+    return silent;
   }
   // QuietSinceLastUse() for an exchange that reads nothing back (memcached text
   // noreply writes only). Bytes waiting unread cannot be taken for its replies
@@ -160,6 +181,7 @@ class CACHET_EXPORT Connection {
   // WriteSome() of one piece, with one send(): advances `*rest` past what was
   // sent. Inline: a single operation's request is nearly always taken whole.
   Status WriteSome(std::string_view* rest) {
+    if (ssl_ != nullptr) return TlsWrite(rest);
     const ssize_t sent = ::send(fd_, rest->data(), rest->size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent < 0) return SendFailed();
     rest->remove_prefix(static_cast<std::size_t>(sent));
@@ -180,6 +202,7 @@ class CACHET_EXPORT Connection {
   // just begun): `now` is that reading, so one exchange needs only one.
   // Inline, as the blocking read's usual case: one exchange's read is one recv.
   Status ReadMore(Deadline deadline, Clock::time_point now) {
+    if (ssl_ != nullptr) return TlsReadMore(deadline, now);
     // The kernel's receive timeout is io_timeout: a blocking recv may wait that
     // long, which is within the deadline (give or take kBlockingSlack) only early
     // in an exchange. Later, or for a shorter deadline, poll() keeps it exact. A
@@ -193,6 +216,10 @@ class CACHET_EXPORT Connection {
   ReadBuffer& buffer() noexcept { return buffer_; }
   const ReadBuffer& buffer() const noexcept { return buffer_; }
   int fd() const noexcept { return fd_; }
+  // True when the connection runs TLS (its handshake is done).
+  bool tls() const noexcept { return ssl_ != nullptr; }
+  // True when its TLS session was resumed rather than negotiated anew.
+  bool tls_resumed() const noexcept;
 
   // "host:port: what went wrong".
   std::string Describe(std::string_view what) const;
@@ -253,6 +280,27 @@ class CACHET_EXPORT Connection {
   Status PollThenRead(Deadline deadline);
   Status WaitFor(short events, Deadline deadline, std::string_view what);
 
+  // TLS (connection_tls.cpp). The handshake, once the socket is connected:
+  // done within io_timeout, never past `limit`.
+  Status TlsHandshake(Deadline limit);
+  // QuietSinceLastUse() over TLS, from the peek's outcome (neither: the server
+  // closed). True when nothing but TLS housekeeping (a session ticket) arrived.
+  bool TlsQuiet(bool socket_silent, bool socket_has_bytes);
+  Status TlsWrite(std::string_view* rest);
+  Status TlsWritePieces(iovec** iov, int* count);
+  // The bytes of the next TLS record of `count` pieces at `iov`: the first
+  // piece, or small pieces gathered into tls_gather_ (connection_tls.cpp).
+  std::string_view TlsRecordAt(const iovec* iov, int count);
+  Status TlsReadSome();
+  Status TlsReadMore(Deadline deadline, Clock::time_point now);
+  // One SSL_read into buffer() (blocking if tls::SetBlockingReads said so,
+  // which it then undoes), then what OpenSSL still holds: kOk with *want 0
+  // when bytes came; kOk with *want POLLIN/POLLOUT when it must wait; an
+  // error when the connection failed.
+  Status TlsRead(short* want);
+  // The error of a failed TLS operation (`what`: "read", "write", "handshake").
+  Status TlsFailure(int ret, std::string_view what);
+
   ServerAddress address_;
   ConnectionOptions options_;
   int fd_ = -1;
@@ -264,6 +312,12 @@ class CACHET_EXPORT Connection {
   std::vector<SocketAddress> addresses_;
   std::size_t next_address_ = 0;
   Deadline connect_deadline_{};
+  // The limit StartConnect was given: the handshake never runs past it.
+  Deadline connect_limit_ = Deadline::max();
+  // The TLS session over fd_, owned (SSL_free); null on plain connections.
+  ssl_st* ssl_ = nullptr;
+  // Where partial TLS writes of several pieces are gathered into one record.
+  std::string tls_gather_;
   // When a write-only exchange last took this socket (QuietForWritesOnly);
   // the clock's epoch (long ago) once the socket closes.
   Clock::time_point last_writes_only_ = Clock::time_point{};

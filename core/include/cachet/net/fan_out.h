@@ -7,6 +7,10 @@
 // The protocol is the ReplyReader's business: it consumes complete replies from
 // the connection's buffer (no I/O of its own) and says when all have arrived.
 //
+// Over TLS a connect's handshake is finished inside ContinueConnect, one
+// server after another (each within its io_timeout); only the TCP connects
+// overlap.
+//
 // On any failure (connect, timeout, I/O, the reader's protocol error, bytes left
 // over after the last reply the reader expected) that exchange's connection is
 // closed, its status says why, and the other exchanges carry on. Not thread-safe per exchange;
