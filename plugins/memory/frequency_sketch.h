@@ -3,14 +3,18 @@
 //
 // Four rows of saturating counters (0..15, one byte each); a key bumps one
 // counter per row, picked by a different mix of its hash, and its estimate is
-// the smallest of the four (collisions only ever add). Only the smallest
+// the smallest of the four (collisions only ever add). A key's four counters
+// lie in one 64-byte block (16 counters of each row), picked by its hash, so
+// recording or estimating a key touches one cache line, not four. Only the smallest
 // counters are bumped (conservative update), which keeps collisions from
 // inflating the others. After `sample` bumps every counter is halved, so the
 // sketch forgets what was popular long ago and a once-hot key loses its weight.
 //
 // Lock-free readers bump the sketch beside the shard's writer, so counters are
 // relaxed atomics: a lost or doubled bump only blurs an estimate that is blurred
-// by design. Aging is done by the writer (under the shard's lock), never by readers.
+// by design; the count of accesses is a relaxed load and store, not an atomic
+// add, for the same reason (a lost addition only delays aging a little). Aging
+// is done by the writer (under the shard's lock), never by readers.
 #pragma once
 
 #include <atomic>
@@ -18,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 
 namespace cachet::memory {
 
@@ -30,7 +35,8 @@ class FrequencySketch {
   explicit FrequencySketch(std::size_t keys)
       : width_(std::bit_ceil(keys < 64 ? std::size_t{64} : keys)),
         sample_(10 * width_),
-        counters_(new std::atomic<std::uint8_t>[kRows * width_]()) {}
+        block_mask_(kRows * width_ / kBlock - 1),
+        counters_(new (std::align_val_t{kBlock}) std::atomic<std::uint8_t>[kRows * width_]()) {}
 
   // Counts one access to the key with this hash.
   void Record(std::uint64_t hash) noexcept {
@@ -49,7 +55,7 @@ class FrequencySketch {
                                     std::memory_order_relaxed);
       }
     }
-    additions_.fetch_add(1, std::memory_order_relaxed);
+    additions_.store(additions_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 
   // The estimated accesses to the key with this hash since it was last halved.
@@ -81,19 +87,32 @@ class FrequencySketch {
   std::size_t bytes() const noexcept { return kRows * width_; }
 
  private:
-  // Row `row`'s counter for `hash`: each row mixes the hash with its own odd
-  // constant, so two keys that collide in one row rarely collide in another.
+  static constexpr std::size_t kBlock = 64;                 // bytes: one cache line
+  static constexpr std::size_t kRowInBlock = kBlock / kRows;  // 16 counters of each row
+
+  // Row `row`'s counter for `hash`: the key's block, picked by one mix of the
+  // hash, then one of the row's 16 counters in it, picked by 4 bits of another
+  // mix that differ per row, so two keys that share a block and collide in one
+  // row rarely collide in another.
   std::size_t Slot(std::uint64_t hash, unsigned row) const noexcept {
-    static constexpr std::uint64_t kSeeds[kRows] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full,
-                                                    0x165667B19E3779F9ull, 0xD6E8FEB86659FD93ull};
-    std::uint64_t h = (hash ^ (hash >> 29)) * kSeeds[row];
+    std::uint64_t h = (hash ^ (hash >> 29)) * 0x9E3779B97F4A7C15ull;
     h ^= h >> 32;
-    return row * width_ + (static_cast<std::size_t>(h) & (width_ - 1));
+    std::uint64_t g = (hash ^ (hash >> 31)) * 0xC2B2AE3D27D4EB4Full;
+    g ^= g >> 29;
+    const std::size_t block = static_cast<std::size_t>(h) & block_mask_;
+    const std::size_t counter = static_cast<std::size_t>(g >> (8 * row)) & (kRowInBlock - 1);
+    return block * kBlock + row * kRowInBlock + counter;
   }
 
-  const std::size_t width_;   // counters per row, a power of two
-  const std::size_t sample_;  // recorded accesses between two halvings
-  std::unique_ptr<std::atomic<std::uint8_t>[]> counters_;
+  const std::size_t width_;       // counters per row, a power of two
+  const std::size_t sample_;      // recorded accesses between two halvings
+  const std::size_t block_mask_;  // blocks - 1, a power of two less one
+  struct AlignedDelete {
+    void operator()(std::atomic<std::uint8_t>* counters) const noexcept {
+      ::operator delete[](counters, std::align_val_t{kBlock});
+    }
+  };
+  std::unique_ptr<std::atomic<std::uint8_t>[], AlignedDelete> counters_;  // 64-byte aligned
   // Written by every Record that bumps a counter, from any reading thread: on a
   // cache line of its own, so those writes do not take the line of the fields
   // above (read by every Record and Estimate) from the other cores. Not sampled:
