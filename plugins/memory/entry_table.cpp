@@ -106,7 +106,8 @@ void EntryTable::RetireAll() noexcept {
       if (pointer == kEmpty || pointer == kTombstone) continue;
       old->slots[i].store(kTombstone);
       ++tombstones_;
-      limbo_.Retire(reinterpret_cast<MemoryEntry*>(pointer));
+      auto* entry = reinterpret_cast<MemoryEntry*>(pointer);
+      limbo_.Retire(entry, entry->charge());
     }
     size_ = 0;
     return;
@@ -115,7 +116,8 @@ void EntryTable::RetireAll() noexcept {
   for (std::size_t i = 0; i <= old->mask; ++i) {
     const std::uint64_t pointer = old->slots[i].load(kRelaxed) & kPointerBits;
     if (pointer != kEmpty && pointer != kTombstone) {
-      limbo_.Retire(reinterpret_cast<MemoryEntry*>(pointer));
+      auto* entry = reinterpret_cast<MemoryEntry*>(pointer);
+      limbo_.Retire(entry, entry->charge());
     }
   }
   limbo_.Retire(old, (old->mask + 1) * sizeof(Slot));

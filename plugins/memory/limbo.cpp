@@ -30,9 +30,8 @@ Limbo::~Limbo() {
 
 // The epoch is read after the block was unlinked (the unlinking stores and this
 // load are sequentially consistent), which the reclamation rule requires.
-void Limbo::Retire(MemoryEntry* entry) noexcept {
+void Limbo::Retire(MemoryEntry* entry, std::size_t charge) noexcept {
   const std::uint64_t epoch = epochs_.current();
-  const std::size_t charge = entry->charge();
   if (!entries_.Push({entry, epoch})) {
     // No memory for the ring: wait, here, until no reader can hold the entry.
     // Readers stay for one lookup, so this ends soon.
@@ -104,10 +103,11 @@ void Limbo::Reclaim(bool keep_spares) noexcept {
 MemoryEntry* Limbo::TakeSpare(std::size_t bytes) noexcept {
   for (std::size_t i = spare_count_; i > 0; --i) {
     const Spare spare = spares_[i - 1];
+    const std::size_t capacity = MemoryEntry::CapacityOf(spare.charge);
     // Room enough, and not so much more that the budget pays for air.
-    if (spare.capacity >= bytes && spare.capacity - bytes <= bytes / 4 + 32) {
+    if (capacity >= bytes && capacity - bytes <= bytes / 4 + 32) {
       spares_[i - 1] = spares_[--spare_count_];
-      spare_bytes_ -= spare.entry->charge();
+      spare_bytes_ -= spare.charge;
       return spare.entry;
     }
   }
@@ -120,10 +120,9 @@ void Limbo::FreeWhile(Predicate may_free, bool keep_spares) noexcept {
     MemoryEntry* entry = entries_.Pop().entry;
     const std::size_t charge = entry->charge();
     bytes_ -= charge;
-    const std::size_t capacity = entry->capacity();
-    if (keep_spares && spare_count_ < kSpares && capacity <= kLargestSpare &&
+    if (keep_spares && spare_count_ < kSpares && MemoryEntry::CapacityOf(charge) <= kLargestSpare &&
         spare_bytes_ + charge <= kSpareBytes) {
-      spares_[spare_count_++] = {entry, capacity};
+      spares_[spare_count_++] = {entry, charge};
       spare_bytes_ += charge;
     } else {
       MemoryEntry::Destroy(entry);

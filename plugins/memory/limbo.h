@@ -47,8 +47,8 @@ class Limbo {
   Limbo(const Limbo&) = delete;
   Limbo& operator=(const Limbo&) = delete;
 
-  // Takes an entry unlinked from the table and the LRU list.
-  void Retire(MemoryEntry* entry) noexcept;
+  // Takes an entry unlinked from the table, whose charge() is `charge`.
+  void Retire(MemoryEntry* entry, std::size_t charge) noexcept;
   // Takes an array of `bytes` bytes that readers may still be reading.
   void Retire(RetiredArray* array, std::size_t bytes) noexcept;
   // Frees what no reader can hold any more.
@@ -139,7 +139,7 @@ class Limbo {
   ArrayQueue arrays_;
   struct Spare {
     MemoryEntry* entry;
-    std::size_t capacity;  // its room for key and value bytes
+    std::size_t charge;  // its charge(): its room is MemoryEntry::CapacityOf(charge)
   };
   std::array<Spare, kSpares> spares_{};
   std::size_t spare_count_ = 0;

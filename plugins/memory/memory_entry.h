@@ -87,14 +87,14 @@ struct MemoryEntry {
     std::free(entry);
   }
 
-  // Key and value bytes the block has room for.
-  std::size_t capacity() const noexcept {
-    return malloc_usable_size(const_cast<MemoryEntry*>(this)) - sizeof(MemoryEntry);
-  }
   // What the entry costs the shard's budget: the allocator's whole chunk, its
-  // header word included.
+  // header word included. Asks the allocator: callers ask once per entry and pass it on.
   std::size_t charge() const noexcept {
     return malloc_usable_size(const_cast<MemoryEntry*>(this)) + sizeof(std::size_t);
+  }
+  // Key and value bytes a block of this charge has room for.
+  static std::size_t CapacityOf(std::size_t charge) noexcept {
+    return charge - sizeof(std::size_t) - sizeof(MemoryEntry);
   }
 
   std::uint64_t cas() const noexcept { return (std::uint64_t{cas_high} << 32) | cas_low; }

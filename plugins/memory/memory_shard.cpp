@@ -1,6 +1,7 @@
 // MemoryShard: the operations of the memory store on one shard, under its lock.
 #include "memory_shard.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -42,7 +43,9 @@ std::size_t SketchKeys(std::size_t capacity_bytes) {
 MemoryShard::MemoryShard(ShardLimits limits, ReadEpochs& epochs)
     : epochs_(epochs), limits_(limits), limbo_(epochs), table_(limbo_) {
   if (limits.policy == EvictionPolicy::kTinyLfu) {
-    sketch_ = std::make_unique<FrequencySketch>(SketchKeys(limits.capacity_bytes));
+    // Small at first: it grows with the items (StoreNew), up to what the budget holds.
+    sketch_ = std::make_unique<FrequencySketch>(std::min<std::size_t>(1024, SketchKeys(limits.capacity_bytes)),
+                                                SketchKeys(limits.capacity_bytes));
   }
 }
 
@@ -58,9 +61,10 @@ std::int64_t ExpiryCode::Base() noexcept {
 }
 
 Status MemoryShard::Get(KeyRef key, Item* out) {
-  if (sketch_ != nullptr) sketch_->Record(key.hash);  // hit or miss, the key was wanted
   {
     ReadEpochs::Section section(epochs_);
+    // Hit or miss, the key was wanted; inside the section, as the sketch may grow.
+    if (sketch_ != nullptr) sketch_->Record(key.hash);
     EntryTable::Slot* slot = nullptr;
     MemoryEntry* entry = table_.Find(key.key, key.hash, &slot);
     if (entry == nullptr) {
@@ -234,6 +238,11 @@ Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged) {
   bytes_ += entry->charge();
   payload_bytes_ += entry->key_size + entry->value_size;
   ++counters_.total_items;
+  // The sketch tells apart about four times the keys the shard holds.
+  if (sketch_ != nullptr) {
+    const std::size_t old_bytes = sketch_->bytes();
+    if (RetiredArray* old = sketch_->Grow(4 * table_.size())) limbo_.Retire(old, old_bytes);
+  }
   EvictOver(entry);
   return Status::OK();
 }
@@ -292,9 +301,10 @@ MemoryEntry* MemoryShard::Rewrite(Found found, std::string_view first, std::stri
   fresh->set_cas(NextCas());
   fresh->set_expiry(expires_at_ms);
   table_.Replace(found.index, fresh);
-  bytes_ = bytes_ - entry->charge() + fresh->charge();
+  const std::size_t old_charge = entry->charge();
+  bytes_ = bytes_ - old_charge + fresh->charge();
   payload_bytes_ = payload_bytes_ - (entry->key_size + entry->value_size) + fresh->key_size + size;
-  limbo_.Retire(entry);
+  limbo_.Retire(entry, old_charge);
   return fresh;
 }
 
@@ -308,9 +318,10 @@ Status MemoryShard::CheckFits(std::size_t key_size, std::size_t value_size) cons
 
 void MemoryShard::Erase(std::size_t index) {
   MemoryEntry* entry = table_.Remove(index);
-  bytes_ -= entry->charge();
+  const std::size_t charge = entry->charge();
+  bytes_ -= charge;
   payload_bytes_ -= entry->key_size + entry->value_size;
-  limbo_.Retire(entry);
+  limbo_.Retire(entry, charge);
 }
 
 void MemoryShard::EvictOver(const MemoryEntry* keep) {

@@ -88,12 +88,25 @@ TEST_CASE("frequency sketch halves every count after its sample", "[memory][poli
   CHECK(sketch.additions() == 0);
 }
 
-TEST_CASE("frequency sketch keeps its shared access count on a cache line of its own",
-          "[memory][policy]") {
-  // The read-mostly fields fill the first 64-byte line; the count every reader
-  // bumps starts the second, so the object spans two lines, aligned to them.
-  CHECK(alignof(FrequencySketch) == 64);
-  CHECK(sizeof(FrequencySketch) == 128);
+TEST_CASE("frequency sketch grows and keeps every estimate", "[memory][policy]") {
+  FrequencySketch sketch(64, 4096);
+  // No reader here: the old counters can go at once.
+  auto grow = [&](std::size_t keys) {
+    std::unique_ptr<cachet::memory::RetiredArray> old(sketch.Grow(keys));
+    return old != nullptr;
+  };
+  REQUIRE(sketch.width() == 64);
+  for (std::uint64_t k = 0; k < 40; ++k) {
+    for (std::uint64_t i = 0; i <= k % 9; ++i) sketch.Record(HashOf(k));
+  }
+  std::vector<int> before;
+  for (std::uint64_t k = 0; k < 40; ++k) before.push_back(sketch.Estimate(HashOf(k)));
+  REQUIRE(grow(1000));
+  CHECK(sketch.width() == 1024);
+  for (std::uint64_t k = 0; k < 40; ++k) CHECK(sketch.Estimate(HashOf(k)) == before[k]);
+  CHECK(grow(100000));
+  CHECK(sketch.width() == 4096);  // no wider than its most
+  CHECK_FALSE(grow(100000));
 }
 
 TEST_CASE("memory rejects a policy it does not know", "[memory][policy]") {
