@@ -104,8 +104,9 @@ MemoryEntry* Limbo::TakeSpare(std::size_t bytes) noexcept {
   for (std::size_t i = spare_count_; i > 0; --i) {
     const Spare spare = spares_[i - 1];
     const std::size_t capacity = MemoryEntry::CapacityOf(spare.charge);
-    // Room enough, and not so much more that the budget pays for air.
-    if (capacity >= bytes && capacity - bytes <= bytes / 4 + 32) {
+    // Room enough, and no more than the allocator's own rounding to 16 bytes
+    // would give: a spare never makes an item cost more than a new block.
+    if (capacity >= bytes && capacity - bytes < 16) {
       spares_[i - 1] = spares_[--spare_count_];
       spare_bytes_ -= spare.charge;
       return spare.entry;
