@@ -1,14 +1,15 @@
-// MemoryShard: one lock's worth of the memory store: a hash table of entries,
-// their LRU list, a byte budget, a CAS counter and the limbo of unlinked entries.
+// MemoryShard: one lock's worth of the memory store: a hash table of entries
+// with its CLOCK, a byte budget, a CAS counter and the limbo of unlinked entries.
 //
 // Writers take the shard's lock for their whole duration, so writes are atomic
 // with respect to each other. Get takes no lock: it reads inside a ReadEpochs
 // section, and entries never change once published (a write publishes a new
 // entry and retires the old one), so a reader sees an item as it was either
 // before or after any write, never half of one. Recency is kept the
-// CLOCK way: a read only marks its entry as referenced (no list surgery on the
-// hot path); eviction starts at the least recently written end and gives a
-// referenced entry a second chance by moving it to the newest end. Expired
+// CLOCK way: a read or a write marks its entry's slot in the table (no list
+// surgery on the hot path, no links in the entry); eviction walks the slots with
+// the clock hand, clears the marks it passes (a second chance) and takes the
+// first unmarked entry (EntryTable::NextVictim). Expired
 // entries are removed lazily, when an operation finds them or eviction reaches
 // them. Keys and values are validated by the caller (MemoryBackend); the shard
 // enforces its byte budget and the item size limit that append can reach.
