@@ -16,6 +16,7 @@
 #include <malloc.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -55,7 +56,12 @@ class ExpiryCode {
     return Base() + code;
   }
   // Steady-clock milliseconds when the store was first used in this process.
-  static std::int64_t Base() noexcept;
+  static std::int64_t Base() noexcept {
+    static const std::int64_t base = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now().time_since_epoch())
+                                         .count();
+    return base;
+  }
 
  private:
   static constexpr std::uint32_t kSecondsBit = std::uint32_t{1} << 31;

@@ -55,11 +55,6 @@ std::int64_t SteadyNowMs() noexcept {
   return duration_cast<milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::int64_t ExpiryCode::Base() noexcept {
-  static const std::int64_t base = SteadyNowMs();
-  return base;
-}
-
 Status MemoryShard::Get(KeyRef key, Item* out) {
   {
     ReadEpochs::Section section(epochs_);
