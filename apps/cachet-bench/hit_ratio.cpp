@@ -122,18 +122,26 @@ Result<std::shared_ptr<Cache>> OpenWith(const std::string& path, std::vector<std
   return std::shared_ptr<Cache>(std::move(cache).value());
 }
 
-// What one item costs the store (bytes charged to max_bytes), learnt by storing one.
+// What one item costs the store (bytes charged to max_bytes: its block and its
+// share of the hash table's slots), learnt by storing every key of the plan in a
+// store large enough to keep them all.
 Result<std::size_t> ItemCharge(const std::string& path, const HitRatioPlan& plan,
                                const std::string& value) {
   Result<std::shared_ptr<Cache>> cache =
-      OpenWith(path, plan.overrides, std::size_t{64} << 20, "lru");
+      OpenWith(path, plan.overrides, std::size_t{1} << 30, "lru");
   if (!cache.ok()) return cache.status();
-  if (Status s = (*cache)->Set(KeyOf(0), std::string_view(value)); !s.ok()) return s;
+  for (std::uint64_t id = 0; id < plan.keys; ++id) {
+    if (Status s = (*cache)->Set(KeyOf(id), std::string_view(value)); !s.ok()) return s;
+  }
   Result<StatsMap> stats = (*cache)->Stats();
   if (!stats.ok()) return stats.status();
-  const std::size_t bytes = std::stoull("0" + StatOf(*stats, "bytes"));
-  if (bytes == 0) return Status::Internal("hit_ratio: the store reports no bytes for an item");
-  return bytes;
+  const std::size_t bytes = std::stoull("0" + StatOf(*stats, "bytes")) +
+                            std::stoull("0" + StatOf(*stats, "table_bytes"));
+  const std::size_t items = std::stoull("0" + StatOf(*stats, "curr_items"));
+  if (bytes == 0 || items == 0) {
+    return Status::Internal("hit_ratio: the store reports no bytes or items");
+  }
+  return bytes / items;
 }
 
 struct Cell {

@@ -83,7 +83,8 @@ Status RunConfig(const std::string& path, const MemoryChurnPlan& plan) {
   const std::size_t after = ResidentBytes();
   Result<StatsMap> stats = (*cache)->Stats();
   if (!stats.ok()) return stats.status();
-  const std::size_t held = StatOf(*stats, "bytes");
+  // The entries and the hash tables' slots: both are charged to max_bytes.
+  const std::size_t held = StatOf(*stats, "bytes") + StatOf(*stats, "table_bytes");
   const std::size_t limbo = StatOf(*stats, "reclaiming_bytes");
   const std::size_t sketch = StatOf(*stats, "sketch_bytes");
   const std::size_t allowed = plan.max_bytes + limbo + sketch;
@@ -91,11 +92,13 @@ Status RunConfig(const std::string& path, const MemoryChurnPlan& plan) {
   std::printf(
       "memory_churn: %s: %zu sets of 32 B..16 KiB values (%.0f MiB written, %llu items held)\n"
       "  resident growth %.1f MiB; max_bytes %.1f MiB + limbo %.1f MiB + sketch %.1f MiB = %.1f "
-      "MiB; store charges %.1f MiB\n  resident / (max_bytes + limbo + sketch) = %.3f\n",
+      "MiB; store charges %.1f MiB\n  resident / (max_bytes + limbo + sketch) = %.3f; "
+      "overhead_per_item %llu bytes\n",
       label.c_str(), writes, MiB(written),
       static_cast<unsigned long long>(StatOf(*stats, "curr_items")), MiB(grown),
       MiB(plan.max_bytes), MiB(limbo), MiB(sketch), MiB(allowed), MiB(held),
-      static_cast<double>(grown) / static_cast<double>(allowed));
+      static_cast<double>(grown) / static_cast<double>(allowed),
+      static_cast<unsigned long long>(StatOf(*stats, "overhead_per_item")));
   return Status::OK();
 }
 

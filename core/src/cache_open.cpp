@@ -26,8 +26,9 @@ constexpr std::string_view kNearCacheSection = "near_cache";
 // The near cache keeps no value above 1/64 of its budget, so one value never
 // empties a shard (the budget is split over the memory store's 16 shards).
 constexpr std::int64_t kNearItemShare = 64;
-// Keys are the store's: longer than the memory store's default allows.
-constexpr std::string_view kNearMaxKeySize = "65536";
+// Keys are the store's: longer than the memory store's default allows, up to
+// the longest it can hold (its entries keep a key's size in 16 bits).
+constexpr std::string_view kNearMaxKeySize = "65535";
 // The largest max_value_size accepted: 4 GiB - 1, what zlib compresses in one call.
 constexpr std::int64_t kMaxValueSizeLimit = 0xFFFFFFFF;
 

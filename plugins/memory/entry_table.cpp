@@ -1,6 +1,7 @@
-// EntryTable: insertion, removal and growth of the chained hash table.
+// EntryTable: insertion, removal, rebuilding and the clock of the open-addressed table.
 #include "entry_table.h"
 
+#include <functional>
 #include <new>
 
 namespace cachet::memory {
@@ -9,105 +10,159 @@ namespace {
 constexpr auto kRelaxed = std::memory_order_relaxed;
 }  // namespace
 
-EntryTable::BucketArray* EntryTable::BucketArray::Create(std::size_t count) noexcept {
-  auto* buckets = new (std::nothrow) BucketArray;
-  if (buckets == nullptr) return nullptr;
-  // Value-initialized: every head starts as nullptr.
-  buckets->heads.reset(new (std::nothrow) std::atomic<MemoryEntry*>[count]());
-  if (buckets->heads == nullptr) {
-    delete buckets;
+EntryTable::SlotArray* EntryTable::SlotArray::Create(std::size_t count) noexcept {
+  auto* array = new (std::nothrow) SlotArray;
+  if (array == nullptr) return nullptr;
+  // Value-initialized: every slot starts empty.
+  array->slots.reset(new (std::nothrow) Slot[count]());
+  if (array->slots == nullptr) {
+    delete array;
     return nullptr;
   }
-  buckets->mask = count - 1;
-  return buckets;
+  array->mask = count - 1;
+  return array;
+}
+
+std::uint64_t EntryTable::HashOf(const MemoryEntry* entry) noexcept {
+  // The store's hash (MemoryStore::Locate); recomputed only when the array is
+  // rebuilt and for TinyLFU's victim, so no entry stores it.
+  return std::hash<std::string_view>{}(entry->key());
 }
 
 EntryTable::EntryTable(Limbo& limbo) : limbo_(limbo) {
-  BucketArray* buckets = BucketArray::Create(kInitialBuckets);
-  if (buckets == nullptr) throw std::bad_alloc();
-  buckets_.store(buckets);
+  SlotArray* array = SlotArray::Create(kInitialSlots);
+  if (array == nullptr) throw std::bad_alloc();
+  array_.store(array);
 }
 
 EntryTable::~EntryTable() {
   // No reader is left when the table goes, so the entries are freed at once.
-  BucketArray* buckets = buckets_.load();
-  for (std::size_t i = 0; i <= buckets->mask; ++i) {
-    MemoryEntry* e = buckets->heads[i].load(kRelaxed);
-    while (e != nullptr) {
-      MemoryEntry* next = e->chain_next.load(kRelaxed);
-      MemoryEntry::Destroy(e);
-      e = next;
+  SlotArray* array = Current();
+  for (std::size_t i = 0; i <= array->mask; ++i) {
+    const std::uint64_t pointer = array->slots[i].load(kRelaxed) & kPointerBits;
+    if (pointer != kEmpty && pointer != kTombstone) {
+      MemoryEntry::Destroy(reinterpret_cast<MemoryEntry*>(pointer));
     }
   }
-  delete buckets;
+  delete array;
 }
 
-void EntryTable::Insert(MemoryEntry* entry) noexcept {
-  GrowIfFull();
-  std::atomic<MemoryEntry*>& head = HeadOf(entry);
-  entry->chain_next.store(head.load(kRelaxed), kRelaxed);
-  head.store(entry);  // publishes the entry, fully built, to readers
-  ++size_;
-}
-
-std::atomic<MemoryEntry*>* EntryTable::LinkTo(const MemoryEntry* entry) noexcept {
-  std::atomic<MemoryEntry*>* link = &HeadOf(entry);
-  for (MemoryEntry* e = link->load(kRelaxed); e != nullptr; e = link->load(kRelaxed)) {
-    if (e == entry) return link;
-    link = &e->chain_next;
+std::size_t EntryTable::IndexOf(std::string_view key, std::uint64_t hash) const noexcept {
+  const SlotArray* array = Current();
+  const std::uint64_t tag = TagOf(hash);
+  for (std::size_t i = hash & array->mask, n = 0; n <= array->mask;
+       i = (i + 1) & array->mask, ++n) {
+    const std::uint64_t word = array->slots[i].load(kRelaxed);
+    const std::uint64_t pointer = word & kPointerBits;
+    if (pointer == kEmpty) return kNone;
+    if ((word & kTagBits) != tag || pointer == kTombstone) continue;
+    if (reinterpret_cast<const MemoryEntry*>(pointer)->key() == key) return i;
   }
-  return nullptr;
+  return kNone;
 }
 
-void EntryTable::Detach(MemoryEntry* entry) noexcept {
-  std::atomic<MemoryEntry*>* link = LinkTo(entry);
-  if (link == nullptr) return;
-  // The entry keeps its own link: a reader standing on it still reaches the rest.
-  link->store(entry->chain_next.load(kRelaxed));
+bool EntryTable::Insert(MemoryEntry* entry, std::uint64_t hash) noexcept {
+  if (!MakeRoom()) return false;
+  SlotArray* array = Current();
+  std::size_t i = hash & array->mask;
+  // The first free slot of the probe: the key is absent, so a tombstone will do.
+  for (;; i = (i + 1) & array->mask) {
+    const std::uint64_t pointer = array->slots[i].load(kRelaxed) & kPointerBits;
+    if (pointer == kEmpty) break;
+    if (pointer == kTombstone) {
+      --tombstones_;
+      break;
+    }
+  }
+  // Publishes the entry, fully built, to readers.
+  array->slots[i].store(reinterpret_cast<std::uint64_t>(entry) | TagOf(hash) | kReferenced);
+  ++size_;
+  return true;
+}
+
+MemoryEntry* EntryTable::Remove(std::size_t index) noexcept {
+  MemoryEntry* entry = At(index);
+  // A tombstone, never empty: a reader probing past this slot must walk on.
+  Current()->slots[index].store(kTombstone);
   --size_;
+  ++tombstones_;
+  return entry;
 }
 
-void EntryTable::Replace(MemoryEntry* entry, MemoryEntry* replacement) noexcept {
-  std::atomic<MemoryEntry*>* link = LinkTo(entry);
-  if (link == nullptr) return;
-  replacement->chain_next.store(entry->chain_next.load(kRelaxed), kRelaxed);
-  link->store(replacement);  // publishes the replacement, fully built, to readers
+void EntryTable::Replace(std::size_t index, MemoryEntry* replacement) noexcept {
+  Slot& slot = Current()->slots[index];
+  const std::uint64_t tag = slot.load(kRelaxed) & kTagBits;
+  // Publishes the replacement, fully built, to readers.
+  slot.store(reinterpret_cast<std::uint64_t>(replacement) | tag | kReferenced);
 }
 
 void EntryTable::RetireAll() noexcept {
-  BucketArray* buckets = buckets_.load(kRelaxed);
-  for (std::size_t i = 0; i <= buckets->mask; ++i) {
-    MemoryEntry* e = buckets->heads[i].exchange(nullptr);
-    while (e != nullptr) {
-      MemoryEntry* next = e->chain_next.load(kRelaxed);
-      limbo_.Retire(e);
-      e = next;
+  SlotArray* fresh = SlotArray::Create(kInitialSlots);
+  SlotArray* old = Current();
+  if (fresh == nullptr) {
+    // Out of memory: empty the array in place, leaving tombstones.
+    for (std::size_t i = 0; i <= old->mask; ++i) {
+      const std::uint64_t pointer = old->slots[i].load(kRelaxed) & kPointerBits;
+      if (pointer == kEmpty || pointer == kTombstone) continue;
+      old->slots[i].store(kTombstone);
+      ++tombstones_;
+      auto* entry = reinterpret_cast<MemoryEntry*>(pointer);
+      limbo_.Retire(entry, entry->charge());
+    }
+    size_ = 0;
+    return;
+  }
+  array_.store(fresh);
+  for (std::size_t i = 0; i <= old->mask; ++i) {
+    const std::uint64_t pointer = old->slots[i].load(kRelaxed) & kPointerBits;
+    if (pointer != kEmpty && pointer != kTombstone) {
+      auto* entry = reinterpret_cast<MemoryEntry*>(pointer);
+      limbo_.Retire(entry, entry->charge());
     }
   }
+  limbo_.Retire(old, (old->mask + 1) * sizeof(Slot));
   size_ = 0;
+  tombstones_ = 0;
+  hand_ = 0;
 }
 
-void EntryTable::GrowIfFull() noexcept {
-  BucketArray* old = buckets_.load(kRelaxed);
-  if (size_ <= old->mask) return;
-  BucketArray* bigger = BucketArray::Create((old->mask + 1) * 2);
-  if (bigger == nullptr) return;
-  // Moving entries rewrites their links, so a reader walking a chain meanwhile
-  // may miss an entry; the odd generation tells it not to trust a miss.
-  layout_.fetch_add(1);
+bool EntryTable::MakeRoom() noexcept {
+  SlotArray* old = Current();
+  const std::size_t slots = old->mask + 1;
+  if ((size_ + tombstones_ + 1) * 8 <= slots * 7) return true;
+  const std::size_t count = (size_ + 1) * 4 > slots * 3 ? slots * 2 : slots;
+  SlotArray* fresh = SlotArray::Create(count);
+  if (fresh == nullptr) return size_ + tombstones_ < slots;
   for (std::size_t i = 0; i <= old->mask; ++i) {
-    MemoryEntry* e = old->heads[i].load(kRelaxed);
-    while (e != nullptr) {
-      MemoryEntry* next = e->chain_next.load(kRelaxed);
-      std::atomic<MemoryEntry*>& head = bigger->heads[e->hash & bigger->mask];
-      e->chain_next.store(head.load(kRelaxed));
-      head.store(e, kRelaxed);
-      e = next;
-    }
+    const std::uint64_t word = old->slots[i].load(kRelaxed);
+    const std::uint64_t pointer = word & kPointerBits;
+    if (pointer == kEmpty || pointer == kTombstone) continue;
+    std::size_t j = HashOf(reinterpret_cast<MemoryEntry*>(pointer)) & fresh->mask;
+    while (fresh->slots[j].load(kRelaxed) != kEmpty) j = (j + 1) & fresh->mask;
+    fresh->slots[j].store(word, kRelaxed);
   }
-  buckets_.store(bigger);
-  layout_.fetch_add(1);
-  limbo_.Retire(old, (old->mask + 1) * sizeof(std::atomic<MemoryEntry*>));
+  // Publishes the whole new array; the old one stays as it was for its readers.
+  array_.store(fresh);
+  tombstones_ = 0;
+  hand_ = hand_ & fresh->mask;
+  limbo_.Retire(old, slots * sizeof(Slot));
+  return true;
+}
+
+std::size_t EntryTable::NextVictim(const MemoryEntry* keep, std::int64_t now_ms) noexcept {
+  SlotArray* array = Current();
+  // Two turns at most: the first clears every mark, the second finds an entry.
+  for (std::size_t n = 0; n < 2 * (array->mask + 1); ++n, hand_ = (hand_ + 1) & array->mask) {
+    Slot& slot = array->slots[hand_];
+    const std::uint64_t word = slot.load(kRelaxed);
+    const std::uint64_t pointer = word & kPointerBits;
+    if (pointer == kEmpty || pointer == kTombstone) continue;
+    const auto* entry = reinterpret_cast<const MemoryEntry*>(pointer);
+    if (entry == keep) continue;
+    if ((word & kReferenced) == 0 || (now_ms != 0 && entry->ExpiredAt(now_ms))) return hand_;
+    slot.fetch_and(~kReferenced, kRelaxed);
+  }
+  return kNone;
 }
 
 }  // namespace cachet::memory

@@ -1,16 +1,20 @@
-// EntryTable: the memory store's hash table, chained through the entries.
+// EntryTable: the memory store's hash table, and the CLOCK that picks what to evict.
 //
-// Buckets are a power-of-two array of chain heads; an entry records its hash, so
-// a lookup compares keys only when the hashes match, and growing the table never
-// hashes a key again. The table owns its entries and destroys them with itself.
+// Open addressing with linear probing over one array of 8-byte slots. A slot
+// holds an entry's pointer (48 bits), a 15-bit tag from its hash (a probe
+// compares keys only when the tags match, so it rarely touches another entry)
+// and the CLOCK mark: set when the entry is read or written, cleared when the
+// clock hand passes it, which evicts an entry it finds unmarked. So an item
+// costs the table one slot and nothing more: no chain link, no LRU links.
 //
-// Writers (Insert, Detach, Replace, RetireAll) hold the shard's lock. Find may
-// also run without it, beside a writer: every link it follows is an atomic, an
-// unlinked entry keeps its own link (a reader standing on it walks on), and what
-// writers unlink goes to the Limbo, not to the allocator. A lock-free Find can
-// miss an entry only while the table grows (entries move between chains), so it
-// reports the table's layout generation: a miss counts only if the generation,
-// read before and after, did not change.
+// Writers (Insert, Remove, Replace, RetireAll, the clock) hold the shard's lock.
+// Find runs without it, beside a writer: a slot is one atomic word, a slot that
+// ever held an entry never becomes empty again in the same array (a removal
+// leaves a tombstone), so a probe never stops early, and what writers unlink goes
+// to the Limbo, not to the allocator. Growing (or sweeping out tombstones) builds
+// a new array and publishes it with one store; the old one is never changed
+// afterwards and waits in the limbo, so a reader on it sees the table as it was
+// just before: a miss is always a miss at some instant of the read.
 #pragma once
 
 #include <atomic>
@@ -26,62 +30,115 @@ namespace cachet::memory {
 
 class EntryTable {
  public:
+  using Slot = std::atomic<std::uint64_t>;
+  static constexpr std::size_t kNone = ~std::size_t{0};
+
   explicit EntryTable(Limbo& limbo);
   ~EntryTable();
   EntryTable(const EntryTable&) = delete;
   EntryTable& operator=(const EntryTable&) = delete;
 
-  MemoryEntry* Find(std::string_view key, std::uint64_t hash) const noexcept {
-    const BucketArray* buckets = buckets_.load();
-    for (MemoryEntry* e = buckets->heads[hash & buckets->mask].load(); e != nullptr;
-         e = e->chain_next.load()) {
-      if (e->hash == hash && e->key() == key) return e;
+  // Lock-free lookup: the entry under `key`, or nullptr; `*slot` is where it was
+  // found, for MarkReferenced.
+  MemoryEntry* Find(std::string_view key, std::uint64_t hash, Slot** slot) const noexcept {
+    const SlotArray* array = array_.load();
+    const std::uint64_t tag = TagOf(hash);
+    for (std::size_t i = hash & array->mask, n = 0; n <= array->mask;
+         i = (i + 1) & array->mask, ++n) {
+      const std::uint64_t word = array->slots[i].load();
+      const std::uint64_t pointer = word & kPointerBits;
+      if (pointer == kEmpty) return nullptr;
+      if ((word & kTagBits) != tag || pointer == kTombstone) continue;
+      auto* entry = reinterpret_cast<MemoryEntry*>(pointer);
+      if (entry->key() == key) {
+        *slot = &array->slots[i];
+        return entry;
+      }
     }
     return nullptr;
   }
-  // Odd while the table grows; changes with every growth. See the opening comment.
-  std::uint64_t layout() const noexcept { return layout_.load(); }
+  // A read marks its slot only when the mark is missing, so readers of a hot
+  // entry do not keep writing its cache line. A mark that lands on another entry
+  // (the slot changed meanwhile) only blurs the clock.
+  static void MarkReferenced(Slot* slot) noexcept {
+    if ((slot->load(std::memory_order_relaxed) & kReferenced) == 0) {
+      slot->fetch_or(kReferenced, std::memory_order_relaxed);
+    }
+  }
 
-  // Takes ownership. REQUIRES: no entry with the same key is present.
-  void Insert(MemoryEntry* entry) noexcept;
-  // Unlinks `entry` and gives its ownership back to the caller, who must retire
-  // it rather than free it.
-  void Detach(MemoryEntry* entry) noexcept;
-  // Puts `replacement` (same key) in place of `entry`, which the caller then owns
-  // and must retire.
-  void Replace(MemoryEntry* entry, MemoryEntry* replacement) noexcept;
-  // Unlinks every entry and retires it to the limbo.
+  // The writer's lookup: the slot index of `key`'s entry, or kNone. Indexes
+  // stay valid until the next Insert.
+  std::size_t IndexOf(std::string_view key, std::uint64_t hash) const noexcept;
+  MemoryEntry* At(std::size_t index) const noexcept {
+    return reinterpret_cast<MemoryEntry*>(Word(index) & kPointerBits);
+  }
+  void MarkAt(std::size_t index) noexcept { MarkReferenced(&Current()->slots[index]); }
+
+  // Takes ownership, marked as referenced. REQUIRES: no entry with the same key
+  // is present. May rebuild the array: every index taken before is stale.
+  // false, and nothing changed, only when memory ran out with the array full.
+  bool Insert(MemoryEntry* entry, std::uint64_t hash) noexcept;
+  // Unlinks the entry at `index` and gives its ownership back to the caller, who
+  // must retire it rather than free it.
+  MemoryEntry* Remove(std::size_t index) noexcept;
+  // Puts `replacement` (same key), marked, in place of the entry at `index`,
+  // which the caller then owns and must retire.
+  void Replace(std::size_t index, MemoryEntry* replacement) noexcept;
+  // Unlinks every entry and retires it and the array to the limbo; starts over small.
   void RetireAll() noexcept;
 
+  // The clock: moves the hand on, clearing the marks it passes (each a second
+  // chance), to the first unmarked entry other than `keep`, and returns its
+  // index (the hand stays on it); an expired entry is taken even if marked when
+  // `now_ms` is not 0. kNone when there is no such entry.
+  std::size_t NextVictim(const MemoryEntry* keep, std::int64_t now_ms) noexcept;
+
+  // The store's hash of the entry's key (MemoryStore::Locate), computed again:
+  // no entry stores it.
+  static std::uint64_t HashOf(const MemoryEntry* entry) noexcept;
+
   std::size_t size() const noexcept { return size_; }
+  // The slot array's bytes (charged to the shard's budget).
+  std::size_t bytes() const noexcept { return (Current()->mask + 1) * sizeof(Slot); }
 
  private:
-  // Small, so that many shards cost little while empty; the table doubles as it fills.
-  static constexpr std::size_t kInitialBuckets = 64;
+  static constexpr std::uint64_t kPointerBits = (std::uint64_t{1} << 48) - 1;
+  static constexpr std::uint64_t kTagBits = (std::uint64_t{0x7FFF}) << 48;
+  static constexpr std::uint64_t kReferenced = std::uint64_t{1} << 63;
+  static constexpr std::uint64_t kEmpty = 0;
+  static constexpr std::uint64_t kTombstone = 1;  // entries are 4-byte aligned: never 1
+  // Small, so that many shards cost little while empty; the array doubles as it fills.
+  static constexpr std::size_t kInitialSlots = 64;
 
-  struct BucketArray final : RetiredArray {
+  struct SlotArray final : RetiredArray {
     std::size_t mask = 0;
-    std::unique_ptr<std::atomic<MemoryEntry*>[]> heads;
+    std::unique_ptr<Slot[]> slots;
 
     // nullptr when memory runs out.
-    static BucketArray* Create(std::size_t count) noexcept;
+    static SlotArray* Create(std::size_t count) noexcept;
   };
 
-  std::atomic<MemoryEntry*>& HeadOf(const MemoryEntry* entry) noexcept {
-    BucketArray* buckets = buckets_.load(std::memory_order_relaxed);
-    return buckets->heads[entry->hash & buckets->mask];
+  // Bits 32..46 of the hash: the shard was picked by the top bits and the slot by
+  // the low ones, so these still tell the keys of one shard apart.
+  static std::uint64_t TagOf(std::uint64_t hash) noexcept {
+    return ((hash >> 32) & 0x7FFF) << 48;
   }
-  // The link that points at `entry` (its bucket's head or its predecessor's
-  // chain link), or nullptr if it is not in the table.
-  std::atomic<MemoryEntry*>* LinkTo(const MemoryEntry* entry) noexcept;
-  // Doubles the buckets once there are more entries than buckets. When memory
-  // runs out the table keeps its size: chains grow longer, nothing is lost.
-  void GrowIfFull() noexcept;
+
+  SlotArray* Current() const noexcept { return array_.load(std::memory_order_relaxed); }
+  std::uint64_t Word(std::size_t index) const noexcept {
+    return Current()->slots[index].load(std::memory_order_relaxed);
+  }
+  // Rebuilds the array before an insert would fill more than 7/8 of it (so a
+  // slot costs an item 8 / (3/8 .. 7/8) = 9 to 21 bytes): twice as large when
+  // live entries fill more than 3/4, else the same size without its tombstones. When memory runs out it keeps the old one while it has an
+  // empty slot (which every insert needs); false when it has none.
+  bool MakeRoom() noexcept;
 
   Limbo& limbo_;
-  std::atomic<BucketArray*> buckets_;
-  std::atomic<std::uint64_t> layout_{0};
-  std::size_t size_ = 0;
+  std::atomic<SlotArray*> array_;
+  std::size_t size_ = 0;        // live entries
+  std::size_t tombstones_ = 0;  // removed entries' slots not yet reused
+  std::size_t hand_ = 0;        // the clock's position
 };
 
 }  // namespace cachet::memory

@@ -1,31 +1,59 @@
 // Limbo: retiring unlinked entries and arrays, and freeing them once the epoch allows.
 #include "limbo.h"
 
+#include <new>
+#include <thread>
 
 namespace cachet::memory {
 
+bool Limbo::Ring::Push(Waiting waiting) noexcept {
+  if (count_ == mask_ + 1) {
+    // Full (or never given room): twice the room, the waiting entries in order.
+    const std::size_t capacity = count_ == 0 ? 64 : 2 * count_;
+    auto* items = new (std::nothrow) Waiting[capacity];
+    if (items == nullptr) return false;
+    for (std::size_t i = 0; i < count_; ++i) items[i] = items_[(head_ + i) & mask_];
+    delete[] items_;
+    items_ = items;
+    mask_ = capacity - 1;
+    head_ = 0;
+  }
+  items_[(head_ + count_) & mask_] = waiting;
+  ++count_;
+  return true;
+}
+
 Limbo::~Limbo() {
   FreeWhile([](std::uint64_t) { return true; }, /*keep_spares=*/false);
-  for (std::size_t i = 0; i < spare_count_; ++i) MemoryEntry::Destroy(spares_[i]);
+  for (std::size_t i = 0; i < spare_count_; ++i) MemoryEntry::Destroy(spares_[i].entry);
 }
 
 // The epoch is read after the block was unlinked (the unlinking stores and this
 // load are sequentially consistent), which the reclamation rule requires.
-void Limbo::Retire(MemoryEntry* entry) noexcept {
-  entry->retired_in = epochs_.current();
-  entries_.Push(entry);
-  Retired(entry->charge());
+void Limbo::Retire(MemoryEntry* entry, std::size_t charge) noexcept {
+  const std::uint64_t epoch = epochs_.current();
+  if (!entries_.Push({entry, epoch})) {
+    // No memory for the ring: wait, here, until no reader can hold the entry.
+    // Readers stay for one lookup, so this ends soon.
+    while (!epochs_.Reclaimable(epoch)) {
+      if (!epochs_.TryAdvance()) std::this_thread::yield();
+    }
+    MemoryEntry::Destroy(entry);
+    return;
+  }
+  bytes_ += charge;
+  Retired(charge);
 }
 
 void Limbo::Retire(RetiredArray* array, std::size_t bytes) noexcept {
   array->retired_in = epochs_.current();
   array->retired_bytes = bytes;
   arrays_.Push(array);
+  bytes_ += bytes;
   Retired(bytes);
 }
 
 void Limbo::Retired(std::size_t bytes) noexcept {
-  bytes_ += bytes;
   ++blocks_since_advance_;
   bytes_since_advance_ += bytes;
   if (blocks_since_advance_ >= kAdvanceEveryBlocks || bytes_since_advance_ >= kAdvanceEveryBytes) {
@@ -36,8 +64,8 @@ void Limbo::Retired(std::size_t bytes) noexcept {
     if (epochs_.current() == epoch_seen_) epochs_.TryAdvance();
     epoch_seen_ = epochs_.current();
   }
-  // What waits can only become free when the epoch moves, so the queue (whose
-  // oldest entry is a cold cache line) is looked at once per epoch, not per write.
+  // What waits can only become free when the epoch moves, so the ring is looked
+  // at once per epoch, not per write.
   if (const std::uint64_t epoch = epochs_.current(); epoch != freed_in_) {
     freed_in_ = epoch;
     FreeReclaimable();
@@ -56,20 +84,17 @@ void Limbo::Reclaim(bool keep_spares) noexcept {
   for (int attempt = 0; attempt < 2; ++attempt) {
     // The newest waiting block is the last to become free.
     std::uint64_t newest = 0;
-    if (entries_.newest != nullptr) newest = entries_.newest->retired_in;
+    if (!entries_.empty()) newest = entries_.newest().retired_in;
     if (arrays_.newest != nullptr && arrays_.newest->retired_in > newest) {
       newest = arrays_.newest->retired_in;
     }
-    if ((entries_.newest == nullptr && arrays_.newest == nullptr) ||
-        epochs_.Reclaimable(newest)) {
-      break;
-    }
+    if ((entries_.empty() && arrays_.newest == nullptr) || epochs_.Reclaimable(newest)) break;
     (void)epochs_.TryAdvance();
   }
   epoch_seen_ = epochs_.current();
   FreeReclaimable();
   if (!keep_spares) {
-    for (std::size_t i = 0; i < spare_count_; ++i) MemoryEntry::Destroy(spares_[i]);
+    for (std::size_t i = 0; i < spare_count_; ++i) MemoryEntry::Destroy(spares_[i].entry);
     spare_count_ = 0;
     spare_bytes_ = 0;
   }
@@ -77,12 +102,14 @@ void Limbo::Reclaim(bool keep_spares) noexcept {
 
 MemoryEntry* Limbo::TakeSpare(std::size_t bytes) noexcept {
   for (std::size_t i = spare_count_; i > 0; --i) {
-    MemoryEntry* spare = spares_[i - 1];
-    // Room enough, and not so much more that the budget pays for air.
-    if (spare->capacity >= bytes && spare->capacity - bytes <= bytes / 4 + 32) {
+    const Spare spare = spares_[i - 1];
+    const std::size_t capacity = MemoryEntry::CapacityOf(spare.charge);
+    // Room enough, and no more than the allocator's own rounding to 16 bytes
+    // would give: a spare never makes an item cost more than a new block.
+    if (capacity >= bytes && capacity - bytes < 16) {
       spares_[i - 1] = spares_[--spare_count_];
-      spare_bytes_ -= spare->capacity;
-      return spare;
+      spare_bytes_ -= spare.charge;
+      return spare.entry;
     }
   }
   return nullptr;
@@ -90,13 +117,14 @@ MemoryEntry* Limbo::TakeSpare(std::size_t bytes) noexcept {
 
 template <class Predicate>
 void Limbo::FreeWhile(Predicate may_free, bool keep_spares) noexcept {
-  while (entries_.oldest != nullptr && may_free(entries_.oldest->retired_in)) {
-    MemoryEntry* entry = entries_.Pop();
-    bytes_ -= entry->charge();
-    if (keep_spares && spare_count_ < kSpares && entry->capacity <= kLargestSpare &&
-        spare_bytes_ + entry->capacity <= kSpareBytes) {
-      spares_[spare_count_++] = entry;
-      spare_bytes_ += entry->capacity;
+  while (!entries_.empty() && may_free(entries_.oldest().retired_in)) {
+    MemoryEntry* entry = entries_.Pop().entry;
+    const std::size_t charge = entry->charge();
+    bytes_ -= charge;
+    if (keep_spares && spare_count_ < kSpares && MemoryEntry::CapacityOf(charge) <= kLargestSpare &&
+        spare_bytes_ + charge <= kSpareBytes) {
+      spares_[spare_count_++] = {entry, charge};
+      spare_bytes_ += charge;
     } else {
       MemoryEntry::Destroy(entry);
     }

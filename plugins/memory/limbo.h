@@ -11,16 +11,18 @@
 // which already moved its waiting blocks on. Bytes waiting here are not charged to the shard's budget: they are on their
 // way out. Not synchronized: the shard's lock guards it.
 //
-// Entries wait on a list threaded through their own LRU link (an unlinked entry
-// is in no LRU list), so retiring one costs no memory; the rare bucket arrays wait
-// on a list of their own. Since every write builds a new entry, the limbo keeps a
-// few dozen small freed entries as spares for the next writes, which then skip the
-// allocator (and the freed entry its free); spares are not charged either.
+// Entries wait in a ring of (entry, epoch) pairs that the limbo owns (an entry
+// carries no link of its own: readers may still be reading all of it), so a
+// live item costs nothing here; the rare bucket arrays wait on a list of their
+// own. Since every write builds a new entry, the limbo keeps a few dozen small
+// freed entries as spares for the next writes, which then skip the allocator
+// (and the freed entry its free); spares are not charged either.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "memory_entry.h"
 #include "read_epochs.h"
@@ -45,8 +47,8 @@ class Limbo {
   Limbo(const Limbo&) = delete;
   Limbo& operator=(const Limbo&) = delete;
 
-  // Takes an entry unlinked from the table and the LRU list.
-  void Retire(MemoryEntry* entry) noexcept;
+  // Takes an entry unlinked from the table, whose charge() is `charge`.
+  void Retire(MemoryEntry* entry, std::size_t charge) noexcept;
   // Takes an array of `bytes` bytes that readers may still be reading.
   void Retire(RetiredArray* array, std::size_t bytes) noexcept;
   // Frees what no reader can hold any more.
@@ -55,13 +57,13 @@ class Limbo {
   // advance the epoch, which is all a block retired now needs, then frees what
   // no reader can hold; without `keep_spares` the spares are freed too.
   void Reclaim(bool keep_spares) noexcept;
-  // A freed entry with room for `bytes` bytes of key and value (and not much
-  // more), to be rebuilt with MemoryEntry::Recycle; nullptr if none fits.
+  // A freed entry with room for `bytes` bytes of key and value (and less than
+  // 16 more), to be rebuilt with MemoryEntry::Recycle; nullptr if none fits.
   MemoryEntry* TakeSpare(std::size_t bytes) noexcept;
 
   // Waiting blocks and spares, as charged (a spare is memory the store holds).
   std::size_t bytes() const noexcept {
-    return bytes_ + spare_bytes_ + spare_count_ * kEntryOverhead;
+    return bytes_ + spare_bytes_;
   }
 
  private:
@@ -77,26 +79,51 @@ class Limbo {
   static constexpr std::size_t kLargestSpare = 4096;
   static constexpr std::size_t kSpareBytes = std::size_t{64} << 10;  // all spares together
 
-  // A first-in, first-out list linked through each element's member `Next`.
-  template <class T, T* T::*Next>
-  struct Queue {
-    T* oldest = nullptr;
-    T* newest = nullptr;
-
-    void Push(T* element) noexcept {
-      element->*Next = nullptr;
-      if (newest == nullptr) {
-        oldest = element;
-      } else {
-        newest->*Next = element;
-      }
-      newest = element;
+  struct Waiting {
+    MemoryEntry* entry;
+    std::uint64_t retired_in;  // the epoch when it was unlinked
+  };
+  // A first-in, first-out ring of waiting entries that doubles when full.
+  class Ring {
+   public:
+    ~Ring() { delete[] items_; }
+    bool empty() const noexcept { return count_ == 0; }
+    const Waiting& oldest() const noexcept { return items_[head_]; }
+    const Waiting& newest() const noexcept { return items_[(head_ + count_ - 1) & mask_]; }
+    // false when the ring is full and cannot grow (out of memory).
+    bool Push(Waiting waiting) noexcept;
+    Waiting Pop() noexcept {
+      const Waiting waiting = items_[head_];
+      head_ = (head_ + 1) & mask_;
+      --count_;
+      return waiting;
     }
-    T* Pop() noexcept {
-      T* element = oldest;
-      oldest = element->*Next;
+
+   private:
+    Waiting* items_ = nullptr;
+    std::size_t mask_ = ~std::size_t{0};  // capacity - 1; no capacity yet
+    std::size_t head_ = 0;
+    std::size_t count_ = 0;
+  };
+  // A first-in, first-out list of arrays linked through `retired_next`.
+  struct ArrayQueue {
+    RetiredArray* oldest = nullptr;
+    RetiredArray* newest = nullptr;
+
+    void Push(RetiredArray* array) noexcept {
+      array->retired_next = nullptr;
+      if (newest == nullptr) {
+        oldest = array;
+      } else {
+        newest->retired_next = array;
+      }
+      newest = array;
+    }
+    RetiredArray* Pop() noexcept {
+      RetiredArray* array = oldest;
+      oldest = array->retired_next;
       if (oldest == nullptr) newest = nullptr;
-      return element;
+      return array;
     }
   };
 
@@ -108,9 +135,13 @@ class Limbo {
   void FreeWhile(Predicate may_free, bool keep_spares) noexcept;
 
   ReadEpochs& epochs_;
-  Queue<MemoryEntry, &MemoryEntry::newer> entries_;
-  Queue<RetiredArray, &RetiredArray::retired_next> arrays_;
-  std::array<MemoryEntry*, kSpares> spares_{};
+  Ring entries_;
+  ArrayQueue arrays_;
+  struct Spare {
+    MemoryEntry* entry;
+    std::size_t charge;  // its charge(): its room is MemoryEntry::CapacityOf(charge)
+  };
+  std::array<Spare, kSpares> spares_{};
   std::size_t spare_count_ = 0;
   std::size_t spare_bytes_ = 0;
   std::size_t bytes_ = 0;

@@ -69,6 +69,7 @@ Status MemoryBackend::Stats(StatsMap* out) {
   *out = {
       {"curr_items", std::to_string(s.items)},
       {"bytes", std::to_string(s.bytes)},
+      {"table_bytes", std::to_string(s.table_bytes)},
       {"reclaiming_bytes", std::to_string(s.reclaiming_bytes)},
       {"limit_maxbytes", std::to_string(o.max_bytes)},
       {"get_hits", std::to_string(s.get_hits)},
@@ -80,9 +81,11 @@ Status MemoryBackend::Stats(StatsMap* out) {
       {"policy", o.policy == EvictionPolicy::kTinyLfu ? "tinylfu" : "lru"},
       {"rejected", std::to_string(s.rejected)},
       {"sketch_bytes", std::to_string(s.sketch_bytes)},
-      // What an item costs beyond its key and value: header, allocator and bucket.
+      // What an item costs beyond its key and value: its share of the
+      // allocator's chunks and of the table's slots; with no items, the fixed part.
       {"overhead_per_item",
-       std::to_string(s.items == 0 ? kEntryOverhead : (s.bytes - s.payload_bytes) / s.items)},
+       std::to_string(s.items == 0 ? ChargeFor(0, 0) + sizeof(std::uint64_t)
+                                   : (s.bytes + s.table_bytes - s.payload_bytes) / s.items)},
       {"max_item_size", std::to_string(o.max_item_size)},
   };
   return Status::OK();

@@ -1,72 +1,112 @@
-// MemoryEntry and LruList: one stored item of the memory store, and the recency
-// list its shard keeps.
+// MemoryEntry: one stored item of the memory store.
 //
-// An entry is one heap block: this header followed by the key bytes and then the
-// value bytes, so a hit touches the bucket, the header and the bytes beside it
-// and nothing else. The links of the hash chain and the LRU list are inside the
-// entry (intrusive), so neither structure allocates.
+// An entry is one heap block: a 20-byte header followed by the key bytes and then
+// the value bytes, so a hit touches the table slot, the header and the bytes
+// beside it and nothing else. Nothing else is kept per item: the hash table's
+// slot holds the entry's pointer, a tag of its hash and the CLOCK mark
+// (EntryTable), the limbo keeps retired entries in an array of its own, and the
+// block's room is what the allocator says it is (malloc_usable_size).
 //
 // Readers take no lock, so an entry is immutable once published in the table:
 // its key, value, flags and CAS never change. A write builds a new entry, puts it
-// in the old one's place and retires the old one (Limbo). Only three fields change
-// in place, and they are atomics: the chain link (readers follow it), the expiry
-// (touch) and the referenced mark (reads). The LRU links are the writers' alone,
-// under the shard's lock, as is LruList.
+// in the old one's place and retires the old one (Limbo). Only the expiry changes
+// in place (touch), and it is an atomic.
 #pragma once
 
+#include <malloc.h>
+
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string_view>
 
 namespace cachet::memory {
 
+// The largest key and value an entry can hold (its sizes are 16 and 32 bits).
+inline constexpr std::size_t kLargestKey = 0xFFFF;
+inline constexpr std::size_t kLargestValue = 0xFFFFFFFF;
+// CAS tokens are 48 bits: at 10 million writes a second a shard takes 890 years to wrap.
+inline constexpr std::uint64_t kLargestCas = (std::uint64_t{1} << 48) - 1;
+
+// Expiry times as 32 bits: milliseconds of the steady clock since the process
+// started using the store, up to 2^31 ms (24.8 days); past that, seconds (rounded
+// up) with the top bit set, up to 2^31 s (68 years); past that, no expiry (the
+// item outlives the process anyway). 0 is no expiry.
+class ExpiryCode {
+ public:
+  static constexpr std::uint32_t kNever = 0;
+
+  // The code for the steady-clock instant `at_ms`, 0 meaning never.
+  static std::uint32_t Encode(std::int64_t at_ms) noexcept {
+    if (at_ms == 0) return kNever;
+    const std::int64_t since = at_ms - Base();
+    if (since < 1) return 1;  // already due: the earliest instant there is
+    if (since < kSecondsBit) return static_cast<std::uint32_t>(since);
+    const std::int64_t seconds = (since + 999) / 1000;
+    if (seconds >= kSecondsBit) return kNever;
+    return kSecondsBit | static_cast<std::uint32_t>(seconds);
+  }
+  // The steady-clock instant of a code other than kNever.
+  static std::int64_t Decode(std::uint32_t code) noexcept {
+    if ((code & kSecondsBit) != 0) return Base() + std::int64_t{code & ~kSecondsBit} * 1000;
+    return Base() + code;
+  }
+  // Steady-clock milliseconds when the store was first used in this process.
+  static std::int64_t Base() noexcept {
+    static const std::int64_t base = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now().time_since_epoch())
+                                         .count();
+    return base;
+  }
+
+ private:
+  static constexpr std::uint32_t kSecondsBit = std::uint32_t{1} << 31;
+};
+
 struct MemoryEntry {
-  std::atomic<MemoryEntry*> chain_next{nullptr};  // next entry in the same hash bucket
-  MemoryEntry* newer = nullptr;       // towards the most recently used end; once
-                                      // retired, the next entry in the Limbo
-  MemoryEntry* older = nullptr;       // towards the eviction end
-  std::uint64_t hash = 0;
-  std::uint64_t cas = 0;
-  std::atomic<std::int64_t> expires_at_ms{0};  // steady clock milliseconds; 0: never
-  std::size_t key_size = 0;
-  std::size_t value_size = 0;
-  std::size_t capacity = 0;  // bytes after the header, for key and value
+  std::uint32_t cas_low = 0;
+  std::uint16_t cas_high = 0;
+  std::uint16_t key_size = 0;
   std::uint32_t flags = 0;
-  std::atomic<bool> referenced{false};  // read since it last moved in the LRU list
-  std::uint64_t retired_in = 0;         // the epoch it was unlinked in (Limbo)
+  std::uint32_t value_size = 0;
+  std::atomic<std::uint32_t> expires{ExpiryCode::kNever};  // ExpiryCode
 
   // A block for `key` with room for a value of `value_capacity` bytes; the
-  // value is empty. nullptr when memory runs out.
-  static MemoryEntry* Create(std::uint64_t hash, std::string_view key,
-                             std::size_t value_capacity) noexcept {
-    void* block = ::operator new(sizeof(MemoryEntry) + key.size() + value_capacity, std::nothrow);
+  // value is empty. nullptr when memory runs out. REQUIRES: the sizes fit.
+  static MemoryEntry* Create(std::string_view key, std::size_t value_capacity) noexcept {
+    void* block = std::malloc(sizeof(MemoryEntry) + key.size() + value_capacity);
     if (block == nullptr) return nullptr;
-    return Build(block, hash, key, key.size() + value_capacity);
+    return Build(block, key);
   }
   // Makes the block of a freed entry (no reader can hold it) a new, empty entry
   // for `key`, keeping its room. REQUIRES: room for the key.
-  static MemoryEntry* Recycle(MemoryEntry* freed, std::uint64_t hash,
-                              std::string_view key) noexcept {
-    const std::size_t capacity = freed->capacity;
+  static MemoryEntry* Recycle(MemoryEntry* freed, std::string_view key) noexcept {
     freed->~MemoryEntry();
-    return Build(freed, hash, key, capacity);
+    return Build(freed, key);
   }
   static void Destroy(MemoryEntry* entry) noexcept {
     entry->~MemoryEntry();
-    ::operator delete(entry);
+    std::free(entry);
   }
 
-  static MemoryEntry* Build(void* block, std::uint64_t hash, std::string_view key,
-                            std::size_t capacity) noexcept {
-    auto* entry = new (block) MemoryEntry;
-    entry->hash = hash;
-    entry->key_size = key.size();
-    entry->capacity = capacity;
-    std::memcpy(entry->bytes(), key.data(), key.size());
-    return entry;
+  // What the entry costs the shard's budget: the allocator's whole chunk, its
+  // header word included. Asks the allocator: callers ask once per entry and pass it on.
+  std::size_t charge() const noexcept {
+    return malloc_usable_size(const_cast<MemoryEntry*>(this)) + sizeof(std::size_t);
+  }
+  // Key and value bytes a block of this charge has room for.
+  static std::size_t CapacityOf(std::size_t charge) noexcept {
+    return charge - sizeof(std::size_t) - sizeof(MemoryEntry);
+  }
+
+  std::uint64_t cas() const noexcept { return (std::uint64_t{cas_high} << 32) | cas_low; }
+  void set_cas(std::uint64_t cas) noexcept {
+    cas_low = static_cast<std::uint32_t>(cas);
+    cas_high = static_cast<std::uint16_t>(cas >> 32);
   }
 
   char* bytes() noexcept { return reinterpret_cast<char*>(this + 1); }
@@ -75,79 +115,31 @@ struct MemoryEntry {
   std::string_view value() const noexcept { return {bytes() + key_size, value_size}; }
   char* value_data() noexcept { return bytes() + key_size; }
 
-  // What the entry costs the shard's budget: its block plus an allowance for
-  // the allocator's header and the bucket pointer.
-  std::size_t charge() const noexcept;
-  std::int64_t expiry() const noexcept { return expires_at_ms.load(std::memory_order_relaxed); }
+  // The expiry as steady-clock milliseconds; 0: never.
+  std::int64_t expiry() const noexcept {
+    const std::uint32_t code = expires.load(std::memory_order_relaxed);
+    return code == ExpiryCode::kNever ? 0 : ExpiryCode::Decode(code);
+  }
+  bool has_expiry() const noexcept {
+    return expires.load(std::memory_order_relaxed) != ExpiryCode::kNever;
+  }
   void set_expiry(std::int64_t at_ms) noexcept {
-    expires_at_ms.store(at_ms, std::memory_order_relaxed);
+    expires.store(ExpiryCode::Encode(at_ms), std::memory_order_relaxed);
   }
   bool ExpiredAt(std::int64_t now_ms) const noexcept {
     const std::int64_t at = expiry();
     return at != 0 && now_ms >= at;
   }
-  // A read marks the entry only when the mark is missing, so readers of a hot
-  // entry do not keep writing its cache line.
-  void MarkReferenced() noexcept {
-    if (!referenced.load(std::memory_order_relaxed)) {
-      referenced.store(true, std::memory_order_relaxed);
-    }
-  }
-};
-
-// What an entry costs beyond its key and value bytes: the header, and an
-// allowance for the allocator's header and the bucket pointer.
-inline constexpr std::size_t kEntryOverhead = sizeof(MemoryEntry) + 24;
-
-inline std::size_t MemoryEntry::charge() const noexcept { return kEntryOverhead + capacity; }
-
-// A doubly linked list through MemoryEntry's links; it never owns the entries.
-class LruList {
- public:
-  LruList() = default;
-  LruList(const LruList&) = delete;
-  LruList& operator=(const LruList&) = delete;
-
-  // Inserts `entry` as the most recently used. REQUIRES: not in the list.
-  void PushNewest(MemoryEntry* entry) noexcept {
-    entry->older = newest_;
-    entry->newer = nullptr;
-    if (newest_ != nullptr) newest_->newer = entry;
-    newest_ = entry;
-    if (oldest_ == nullptr) oldest_ = entry;
-  }
-
-  void Unlink(MemoryEntry* entry) noexcept {
-    if (entry->newer != nullptr) entry->newer->older = entry->older;
-    if (entry->older != nullptr) entry->older->newer = entry->newer;
-    if (newest_ == entry) newest_ = entry->older;
-    if (oldest_ == entry) oldest_ = entry->newer;
-    entry->newer = entry->older = nullptr;
-  }
-
-  void MoveToNewest(MemoryEntry* entry) noexcept {
-    if (newest_ == entry) return;
-    Unlink(entry);
-    PushNewest(entry);
-  }
-
-  // Puts `replacement` where `entry` is. REQUIRES: `replacement` not listed.
-  void Substitute(MemoryEntry* entry, MemoryEntry* replacement) noexcept {
-    replacement->newer = entry->newer;
-    replacement->older = entry->older;
-    if (entry->newer != nullptr) entry->newer->older = replacement;
-    if (entry->older != nullptr) entry->older->newer = replacement;
-    if (newest_ == entry) newest_ = replacement;
-    if (oldest_ == entry) oldest_ = replacement;
-    entry->newer = entry->older = nullptr;
-  }
-
-  MemoryEntry* oldest() const noexcept { return oldest_; }
-  void Clear() noexcept { newest_ = oldest_ = nullptr; }
 
  private:
-  MemoryEntry* newest_ = nullptr;
-  MemoryEntry* oldest_ = nullptr;
+  static MemoryEntry* Build(void* block, std::string_view key) noexcept {
+    auto* entry = new (block) MemoryEntry;
+    entry->key_size = static_cast<std::uint16_t>(key.size());
+    std::memcpy(entry->bytes(), key.data(), key.size());
+    return entry;
+  }
 };
+
+static_assert(sizeof(MemoryEntry) == 20, "the entry header is 20 bytes");
 
 }  // namespace cachet::memory

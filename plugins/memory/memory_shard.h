@@ -1,14 +1,15 @@
-// MemoryShard: one lock's worth of the memory store: a hash table of entries,
-// their LRU list, a byte budget, a CAS counter and the limbo of unlinked entries.
+// MemoryShard: one lock's worth of the memory store: a hash table of entries
+// with its CLOCK, a byte budget, a CAS counter and the limbo of unlinked entries.
 //
 // Writers take the shard's lock for their whole duration, so writes are atomic
 // with respect to each other. Get takes no lock: it reads inside a ReadEpochs
 // section, and entries never change once published (a write publishes a new
 // entry and retires the old one), so a reader sees an item as it was either
 // before or after any write, never half of one. Recency is kept the
-// CLOCK way: a read only marks its entry as referenced (no list surgery on the
-// hot path); eviction starts at the least recently written end and gives a
-// referenced entry a second chance by moving it to the newest end. Expired
+// CLOCK way: a read or a write marks its entry's slot in the table (no list
+// surgery on the hot path, no links in the entry); eviction walks the slots with
+// the clock hand, clears the marks it passes (a second chance) and takes the
+// first unmarked entry (EntryTable::NextVictim). Expired
 // entries are removed lazily, when an operation finds them or eviction reaches
 // them. Keys and values are validated by the caller (MemoryBackend); the shard
 // enforces its byte budget and the item size limit that append can reach.
@@ -46,7 +47,8 @@ struct ShardLimits {
 
 struct ShardStats {
   std::uint64_t items = 0;
-  std::uint64_t bytes = 0;
+  std::uint64_t bytes = 0;        // the entries' charge
+  std::uint64_t table_bytes = 0;  // the hash tables' slots (charged to the budget too)
   std::uint64_t reclaiming_bytes = 0;  // unlinked, waiting for readers to move on
   std::uint64_t get_hits = 0;          // kept by the store (ReadEpochs), not by shards
   std::uint64_t get_misses = 0;
@@ -57,6 +59,12 @@ struct ShardStats {
   std::uint64_t payload_bytes = 0;  // keys and values of the live items
   std::uint64_t sketch_bytes = 0;   // the admission policy's frequency sketch
 };
+
+// The upper bound of what an entry of these sizes costs the budget: header,
+// key, value, the allocator's header word and its rounding to 16 bytes.
+inline std::size_t ChargeFor(std::size_t key_size, std::size_t value_size) noexcept {
+  return (sizeof(MemoryEntry) + key_size + value_size + sizeof(std::size_t) + 15) & ~std::size_t{15};
+}
 
 // A key and its hash, computed once by the store and used by the shard's table.
 struct KeyRef {
@@ -83,13 +91,17 @@ class alignas(64) MemoryShard {
   ShardStats stats();
 
  private:
-  // Get's way when the lock-free read cannot decide: an expired entry to remove,
-  // or a miss while the table was growing.
+  // An entry and its slot in the table, for a writer (valid until the next insert).
+  struct Found {
+    MemoryEntry* entry = nullptr;
+    std::size_t index = EntryTable::kNone;
+  };
+  // Get's way when the lock-free read found an expired entry to remove.
   Status GetLocked(KeyRef key, Item* out);
-  // The live entry under `key`, or nullptr; an expired one is removed on the way.
-  MemoryEntry* FindLive(KeyRef key);
+  // The live entry under `key`, or none; an expired one is removed on the way.
+  Found FindLive(KeyRef key);
   // FindLive for a read under the lock: counts the hit or miss and marks the entry.
-  MemoryEntry* FindForRead(KeyRef key);
+  Found FindForRead(KeyRef key);
   // Stores a new key. With `judged` (every new key but an add's) a full shard
   // under TinyLFU may refuse it: not_stored, and nothing changed but the sketch.
   Status StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged);
@@ -99,17 +111,24 @@ class alignas(64) MemoryShard {
   bool Admit(std::uint64_t hash, std::size_t charge);
   // An empty entry for `key` with room for `value_size` bytes: a spare from the
   // limbo if one fits, else a new block. nullptr when out of memory.
-  MemoryEntry* NewEntry(std::uint64_t hash, std::string_view key, std::size_t value_size);
-  Status Concatenate(MemoryEntry* entry, std::string_view bytes, bool after);
-  // Publishes a new entry for `entry`'s key, with the value `first` + `second`,
-  // these flags and expiry and a new CAS, in `entry`'s place as the most recently
-  // used, and retires `entry`. nullptr, and `entry` untouched, when out of memory.
-  MemoryEntry* Rewrite(MemoryEntry* entry, std::string_view first, std::string_view second,
+  MemoryEntry* NewEntry(std::string_view key, std::size_t value_size);
+  Status Concatenate(Found found, std::string_view bytes, bool after);
+  // Publishes a new entry for `found`'s key, with the value `first` + `second`,
+  // these flags and expiry and a new CAS, in its place, marked as referenced, and
+  // retires the old one. nullptr, and the old entry untouched, when out of memory.
+  MemoryEntry* Rewrite(Found found, std::string_view first, std::string_view second,
                        std::uint32_t flags, std::int64_t expires_at_ms);
   Status CheckFits(std::size_t key_size, std::size_t value_size) const;
-  void Erase(MemoryEntry* entry);
-  // Drops the least recently used entries, never `keep`, until the budget holds.
-  void EvictOver(MemoryEntry* keep);
+  void Erase(std::size_t index);
+  // Drops the entries the clock picks, never `keep`, until the budget holds.
+  void EvictOver(const MemoryEntry* keep);
+  // The budget used: the entries and the table's slots.
+  std::size_t used() const noexcept { return bytes_ + table_.bytes(); }
+  std::uint64_t NextCas() noexcept {
+    const std::uint64_t cas = next_cas_;
+    next_cas_ = cas == kLargestCas ? 1 : cas + 1;
+    return cas;
+  }
   static void CopyOut(const MemoryEntry& entry, Item* out);
 
   ReadEpochs& epochs_;  // the store's, shared by its shards
@@ -117,9 +136,8 @@ class alignas(64) MemoryShard {
   const ShardLimits limits_;
   Limbo limbo_;  // before table_: the table retires into it
   EntryTable table_;
-  LruList lru_;
   std::unique_ptr<FrequencySketch> sketch_;  // TinyLFU only; nullptr for LRU
-  std::size_t bytes_ = 0;
+  std::size_t bytes_ = 0;  // the entries' charge()
   std::size_t payload_bytes_ = 0;  // key and value bytes of the live entries
   std::uint64_t next_cas_ = 1;
   ShardStats counters_;  // evictions, expired, total_items, rejected; stats() adds the rest

@@ -22,6 +22,7 @@ ShardStats MemoryStore::TotalStats() {
     const ShardStats s = shard->stats();
     total.items += s.items;
     total.bytes += s.bytes;
+    total.table_bytes += s.table_bytes;
     total.reclaiming_bytes += s.reclaiming_bytes;
     total.evictions += s.evictions;
     total.expired += s.expired;

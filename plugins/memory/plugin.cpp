@@ -17,9 +17,9 @@ constexpr OptionSpec kOptions[] = {
     {"shards", OptionType::kInt, "16",
      "independent write locks the keys are spread over (1..1024); reads take no lock"},
     {"max_item_size", OptionType::kInt, "1048576",
-     "largest value in bytes; a bigger one is refused with too_large"},
+     "largest value in bytes (1..4294967295); a bigger one is refused with too_large"},
     {"max_key_size", OptionType::kInt, "250",
-     "longest key in bytes; a longer one is refused with invalid_argument"},
+     "longest key in bytes (1..65535); a longer one is refused with invalid_argument"},
     {"policy", OptionType::kString, "lru",
      "lru: a new item always evicts the CLOCK victim; tinylfu: only if it was asked for "
      "more often lately (frequency sketch)"},
@@ -37,11 +37,14 @@ Status ReadBounded(const ConfigSection& section, const char* key, std::int64_t l
 Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
   constexpr std::int64_t kMaxInt = INT64_MAX;
   if (Status s = ReadBounded(section, "shards", 1, 1024, &options->shards); !s.ok()) return s;
-  if (Status s = ReadBounded(section, "max_item_size", 1, kMaxInt, &options->max_item_size);
+  // An entry keeps a value's size in 32 bits and a key's in 16 (MemoryEntry).
+  constexpr auto kValueLimit = static_cast<std::int64_t>(kLargestValue);
+  constexpr auto kKeyLimit = static_cast<std::int64_t>(kLargestKey);
+  if (Status s = ReadBounded(section, "max_item_size", 1, kValueLimit, &options->max_item_size);
       !s.ok()) {
     return s;
   }
-  if (Status s = ReadBounded(section, "max_key_size", 1, kMaxInt, &options->max_key_size);
+  if (Status s = ReadBounded(section, "max_key_size", 1, kKeyLimit, &options->max_key_size);
       !s.ok()) {
     return s;
   }

@@ -4,6 +4,7 @@
 // admitted everything, or nothing.
 #include <catch2/catch.hpp>
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
@@ -87,12 +88,25 @@ TEST_CASE("frequency sketch halves every count after its sample", "[memory][poli
   CHECK(sketch.additions() == 0);
 }
 
-TEST_CASE("frequency sketch keeps its shared access count on a cache line of its own",
-          "[memory][policy]") {
-  // The read-mostly fields fill the first 64-byte line; the count every reader
-  // bumps starts the second, so the object spans two lines, aligned to them.
-  CHECK(alignof(FrequencySketch) == 64);
-  CHECK(sizeof(FrequencySketch) == 128);
+TEST_CASE("frequency sketch grows and keeps every estimate", "[memory][policy]") {
+  FrequencySketch sketch(64, 4096);
+  // No reader here: the old counters can go at once.
+  auto grow = [&](std::size_t keys) {
+    std::unique_ptr<cachet::memory::RetiredArray> old(sketch.Grow(keys));
+    return old != nullptr;
+  };
+  REQUIRE(sketch.width() == 64);
+  for (std::uint64_t k = 0; k < 40; ++k) {
+    for (std::uint64_t i = 0; i <= k % 9; ++i) sketch.Record(HashOf(k));
+  }
+  std::vector<int> before;
+  for (std::uint64_t k = 0; k < 40; ++k) before.push_back(sketch.Estimate(HashOf(k)));
+  REQUIRE(grow(1000));
+  CHECK(sketch.width() == 1024);
+  for (std::uint64_t k = 0; k < 40; ++k) CHECK(sketch.Estimate(HashOf(k)) == before[k]);
+  CHECK(grow(100000));
+  CHECK(sketch.width() == 4096);  // no wider than its most
+  CHECK_FALSE(grow(100000));
 }
 
 TEST_CASE("memory rejects a policy it does not know", "[memory][policy]") {
@@ -172,9 +186,9 @@ TEST_CASE("tinylfu never refuses an add: two claims of one key, exactly one wins
   auto cache = OpenMemory(std::string(kSmallShard) + "policy = tinylfu\n");
   const std::string value(1000, 'v');
   // A full shard of items read often, so any judged newcomer would lose.
-  for (int i = 0; i < 60; ++i) (void)cache->Set("hot" + std::to_string(i), value);
+  for (int i = 0; i < 70; ++i) (void)cache->Set("hot" + std::to_string(i), value);
   for (int round = 0; round < 6; ++round) {
-    for (int i = 0; i < 60; ++i) (void)cache->Get("hot" + std::to_string(i));
+    for (int i = 0; i < 70; ++i) (void)cache->Get("hot" + std::to_string(i));
   }
   REQUIRE(cache->Set("judged", value).IsNotStored());  // a set is judged, and loses
   // An add is a claim (a lock, GetOrCompute's lease), not a cache fill: it is
@@ -248,15 +262,37 @@ TEST_CASE("memory reports what an item costs beyond its key and value", "[memory
   auto stats = StatsOf(*cache);
   const std::uint64_t overhead = std::stoull(stats["overhead_per_item"]);
   CHECK(overhead > 0);
-  // Every item has a 4-byte key and a 90-byte value: the charge is exactly that plus overhead.
-  CHECK(std::stoull(stats["bytes"]) == 10 * (4 + 90 + overhead));
+  // Every item has a 4-byte key and a 90-byte value: what `bytes` and the table
+  // hold beyond them is the overhead (rounded down per item).
+  const std::uint64_t beyond =
+      std::stoull(stats["bytes"]) + std::stoull(stats["table_bytes"]) - 10 * (4 + 90);
+  CHECK(beyond / 10 == overhead);
 
-  // A flush forgets the keys and values too: the figure stays the same afterwards.
+  // A flush forgets the keys and values too: one item left, its bytes are its
+  // key, its value and its overhead.
   REQUIRE(cache->Flush().ok());
   REQUIRE(cache->Set("again", std::string(50, 'v')).ok());
   auto after = StatsOf(*cache);
-  CHECK(std::stoull(after["overhead_per_item"]) == overhead);
-  CHECK(std::stoull(after["bytes"]) == 5 + 50 + overhead);
+  CHECK(std::stoull(after["curr_items"]) == 1);
+  CHECK(std::stoull(after["bytes"]) + std::stoull(after["table_bytes"]) ==
+        5 + 50 + std::stoull(after["overhead_per_item"]));
+}
+
+TEST_CASE("memory spends at most 48 bytes per item beyond key and value", "[memory]") {
+  // 16-byte keys and 100-byte values, as the benchmark writes them, at table
+  // sizes from just after a growth to just before the next one.
+  for (const int items : {1000, 1794, 6000, 20000, 28674}) {
+    auto cache = OpenMemory("shards = 1\n");
+    for (int i = 0; i < items; ++i) {
+      char key[17];
+      std::snprintf(key, sizeof(key), "key:%012d", i);
+      REQUIRE(cache->Set(key, std::string(100, 'v')).ok());
+    }
+    auto stats = StatsOf(*cache);
+    INFO(items << " items: overhead_per_item " << stats["overhead_per_item"]);
+    REQUIRE(std::stoull(stats["curr_items"]) == static_cast<std::uint64_t>(items));
+    CHECK(std::stoull(stats["overhead_per_item"]) <= 48);
+  }
 }
 
 TEST_CASE("tinylfu readers bump the sketch beside writers that age it", "[memory][policy][threads]") {
@@ -267,11 +303,14 @@ TEST_CASE("tinylfu readers bump the sketch beside writers that age it", "[memory
   constexpr int kKeys = 4000;
   constexpr int kOps = 40000;
   std::atomic<bool> failed{false};
+  std::atomic<bool> writing{true};
   std::atomic<int> hits{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 2; ++t) {
     threads.emplace_back([&, t] {
-      for (int i = 0; i < kOps; ++i) {
+      // At least kOps reads, and on while the writer writes (bounded): on a busy
+      // machine the readers could otherwise be done before the first write.
+      for (int i = 0; i < kOps || (writing.load() && i < 100 * kOps); ++i) {
         const std::string key = "k" + std::to_string((i * 7 + t * 13) % kKeys);
         auto got = cache->Get(key);
         if (got.hit()) {
@@ -286,6 +325,7 @@ TEST_CASE("tinylfu readers bump the sketch beside writers that age it", "[memory
     const cachet::Status s = cache->Set(key, key);
     if (!s.ok() && !s.IsNotStored()) failed = true;
   }
+  writing = false;
   for (auto& thread : threads) thread.join();
   CHECK_FALSE(failed);
   CHECK(hits.load() > 0);  // the readers met the writer's items

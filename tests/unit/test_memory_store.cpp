@@ -7,6 +7,7 @@
 
 #include "cachet/cache.h"
 #include "cachet/config.h"
+#include "../../plugins/memory/memory_entry.h"
 
 using cachet::Cache;
 using cachet::Config;
@@ -116,4 +117,46 @@ TEST_CASE("memory counters survive growing from 1 to 20 digits", "[memory]") {
   auto small = cache->Decr("n", 18446744073709551600ull);
   REQUIRE(small.ok());
   CHECK(cache->Get("n").value_or("") == "9");
+}
+
+TEST_CASE("memory refuses a max_key_size or max_item_size its entries cannot hold", "[memory]") {
+  for (const char* section : {"max_key_size = 65536\n", "max_item_size = 4294967296\n"}) {
+    auto config = Config::Parse(std::string("[cache]\nbackend = memory\n[memory]\n") + section,
+                                "memory-bounds.conf");
+    REQUIRE(config.ok());
+    auto cache = Cache::Open(std::move(config).value());
+    INFO(section);
+    REQUIRE_FALSE(cache.ok());
+    const std::string name = std::string(section).substr(0, std::string(section).find(' '));
+    CHECK(cache.status().message().find(name) != std::string::npos);
+  }
+  auto largest = OpenMemory("max_key_size = 65535\n");
+  CHECK(largest->Set(std::string(65535, 'k'), std::string("v")).ok());
+  CHECK(largest->Get(std::string(65535, 'k')).hit());
+}
+
+TEST_CASE("memory keeps expiries in 32 bits: milliseconds, then seconds, then none", "[memory]") {
+  using cachet::memory::ExpiryCode;
+  const std::int64_t base = ExpiryCode::Base();
+  CHECK(ExpiryCode::Encode(0) == ExpiryCode::kNever);
+  // Up to 2^31 ms after the base: to the millisecond.
+  for (const std::int64_t after : {std::int64_t{1}, std::int64_t{1500}, (std::int64_t{1} << 31) - 1}) {
+    const std::uint32_t code = ExpiryCode::Encode(base + after);
+    REQUIRE(code != ExpiryCode::kNever);
+    CHECK(ExpiryCode::Decode(code) == base + after);
+  }
+  // Past that: seconds, rounded up, never early.
+  const std::int64_t month = std::int64_t{30} * 24 * 3600 * 1000 + 1;
+  const std::uint32_t code = ExpiryCode::Encode(base + month);
+  REQUIRE(code != ExpiryCode::kNever);
+  CHECK(ExpiryCode::Decode(code) >= base + month);
+  CHECK(ExpiryCode::Decode(code) - (base + month) < 1000);
+  // Past 2^31 seconds (68 years): no expiry, as the item outlives the process.
+  CHECK(ExpiryCode::Encode(base + (std::int64_t{1} << 31) * 1000 + 1000) == ExpiryCode::kNever);
+}
+
+TEST_CASE("memory keeps an item with a month-long ttl", "[memory]") {
+  auto cache = OpenMemory("");
+  REQUIRE(cache->Set("month", std::string("v"), cachet::Ttl(std::int64_t{30} * 24 * 3600 * 1000)).ok());
+  CHECK(cache->Get("month").hit());
 }
