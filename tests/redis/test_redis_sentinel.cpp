@@ -431,5 +431,10 @@ TEST_CASE("the sentinels' password: the right one works, a wrong one is auth_fai
   const std::string unnamed = Run(cli + " -o redis.sentinel_master= check");
   CHECK(unnamed.find("sentinel_master") != std::string::npos);
   CHECK(unnamed.find("required") != std::string::npos);
+  // A secret option refused outside sentinel mode is named, its value masked.
+  const std::string refused = Run(cli + " -o redis.mode=standalone check");
+  CHECK(refused.find("sentinel_password") != std::string::npos);
+  CHECK(refused.find("needs mode = sentinel") != std::string::npos);
+  CHECK(refused.find(secret) == std::string::npos);
   std::remove(config_path.c_str());
 }
