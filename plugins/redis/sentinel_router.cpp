@@ -17,6 +17,8 @@ namespace {
 // failover under way) is asked about again, and how long apart.
 constexpr int kConfirmRounds = 3;
 constexpr std::chrono::milliseconds kConfirmWait{100};
+// The most time a discovery after a failed call adds to that call.
+constexpr std::chrono::milliseconds kDiscoveryBudget{2000};
 
 // A write refused by a node that is a replica now: the master moved.
 bool IsReadOnly(const Status& s) {
@@ -67,6 +69,12 @@ std::string SentinelRouter::MasterWhere() const {
 std::string SentinelRouter::ReplicaWhere() const {
   std::lock_guard lock(mutex_);
   return replica_ ? replica_address_.HostPort() : std::string();
+}
+
+net::Deadline SentinelRouter::DiscoveryDeadline(net::Deadline call) const {
+  const auto budget =
+      std::min<net::Clock::duration>(pool_options_.connection.CallTimeout(), kDiscoveryBudget);
+  return std::max(call, net::Clock::now() + budget);
 }
 
 SentinelRouter::Node SentinelRouter::Master(net::Deadline deadline, Status* why) {
@@ -197,7 +205,7 @@ void SentinelRouter::DiscoverReplica(net::Deadline deadline) {
 }
 
 Status SentinelRouter::AfterFailure(const Status& failed, net::Deadline deadline) {
-  (void)Rediscover(deadline, false);
+  (void)Rediscover(DiscoveryDeadline(deadline), false);
   return ReadOnlyAsUnavailable(failed);
 }
 
@@ -212,7 +220,7 @@ Status SentinelRouter::RunOnKey(std::string_view key, std::string_view request,
   Status failed = AfterFailure(s, deadline);
   if (NeverRan(s)) {
     // The sentinels named a new master: it gets the command, once.
-    Node now = Master(deadline, &why);
+    Node now = Master(DiscoveryDeadline(deadline), &why);
     if (now && now != master) return ReadOnlyAsUnavailable(now->RunOnKey(key, request, on_reply));
   }
   return failed;
@@ -228,7 +236,7 @@ Status SentinelRouter::RunReadOnKey(std::string_view key, std::string_view reque
     Status s = replica->RunOnKey(key, request, on_reply);
     if (!MayHaveMoved(s)) return s;
     // A read may run twice: the master answers this one.
-    (void)Rediscover(deadline, false);
+    (void)Rediscover(DiscoveryDeadline(deadline), false);
   }
   return RunOnKey(key, request, on_reply);
 }
@@ -266,8 +274,9 @@ void SentinelRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
     if (replica || NeverRan(op.status)) again.push_back(&op);
   }
   if (!moved) return;
-  (void)Rediscover(deadline, false);
-  Node target = Master(deadline, &why);
+  const net::Deadline discovery = DiscoveryDeadline(deadline);
+  (void)Rediscover(discovery, false);
+  Node target = Master(discovery, &why);
   if (!again.empty() && target && target != first) {
     std::vector<Operation> retry;
     retry.reserve(again.size());

@@ -13,7 +13,9 @@
 //     error or a timeout) or read-only (-READONLY: it became a replica) asks
 //     the sentinels again, at most once per `refresh_interval` across all
 //     threads (one asks, the others take its answer), so a dead master does not
-//     cause a storm of questions.
+//     cause a storm of questions. That question gets time of its own (the
+//     call's timeout, at most 2 s) when the failure used up the
+//     call's: such a call may take that much longer than its timeout.
 // A command the old master never ran (refused, or -READONLY) is sent once more
 // when the answer names a new master; one that may have run (the connection
 // was lost after sending) is returned as the error it is. Until the sentinels
@@ -107,6 +109,11 @@ class SentinelRouter final : public CommandRouter {
   net::Deadline CallDeadline() const {
     return net::Clock::now() + pool_options_.connection.CallTimeout();
   }
+  // The deadline of a discovery prompted by a failed call: the call's, or, when
+  // that leaves less, a fresh one of at most kDiscoveryBudget (2 s). A call that
+  // timed out on a dark master has used its own time up, and that is exactly
+  // when the sentinels must be asked.
+  net::Deadline DiscoveryDeadline(net::Deadline call) const;
 
   const SentinelSettings settings_;
   const net::ServerPoolOptions pool_options_;

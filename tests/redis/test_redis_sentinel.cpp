@@ -308,6 +308,34 @@ TEST_CASE("a manual failover is followed through -READONLY and lost connections 
   CHECK(RedisSentinelSet::Cli(set->replica().port(), "get b2") == "bv");
 }
 
+TEST_CASE("a master gone dark: the call that times out on it asks the sentinels",
+          "[redis][sentinel][failover]") {
+  auto set = StartSet();
+  REQUIRE(set->WaitUntilAcquainted().ok());  // a failover needs the sentinels to know each other
+  RedisOptions options = SentinelOptions(*set);
+  options.sentinel.watch = false;  // no +switch-master: only failing calls can tell
+  // The whole call is one wait: a timeout uses up all of the call's time.
+  options.pool.connection.request_timeout = kIoTimeout;
+  RedisBackend backend(std::move(options));
+  REQUIRE(backend.Store(StoreMode::kSet, "before", ItemView("1"), {}).ok());
+  REQUIRE(WaitFor(std::chrono::seconds(3), [&] {
+    return RedisSentinelSet::Cli(set->replica().port(), "get before") == "1";
+  }));
+  // Stopped, the master keeps its connections open but answers nothing: calls
+  // on it time out, using up their whole timeout.
+  REQUIRE(set->master().Pause().ok());
+  REQUIRE(set->WaitForMasterPort(set->replica().port()).ok());
+  CHECK(RouterOf(backend).MasterWhere() == set->master().address());
+  Item item;
+  const Status dark = backend.Get("before", &item);
+  INFO(dark.ToString());
+  CHECK(dark.IsTimeout());
+  // That one call asked the sentinels (in time of its own) and took the new master.
+  CHECK(RouterOf(backend).MasterWhere() == set->replica().address());
+  REQUIRE(backend.Get("before", &item).ok());
+  CHECK(item.value == "1");
+}
+
 TEST_CASE("read_from = replica reads from the replica, and from the master when it is gone",
           "[redis][sentinel]") {
   auto set = StartSet();
