@@ -146,11 +146,18 @@ Status SentinelRouter::ConfirmMaster(StandaloneRouter& node, bool* is_master) {
 
 Status SentinelRouter::Discover(net::Deadline deadline) {
   Status last;
-  for (int round = 0; round < kConfirmRounds; ++round) {
+  // A sentinel whose answer ROLE contradicts may lag behind a failover: the
+  // next round asks the sentinel after it. Every sentinel gets its turn.
+  const std::size_t sentinels = client_.sentinels().size();
+  const int rounds = std::max(kConfirmRounds, static_cast<int>(sentinels));
+  std::size_t first = 0;
+  for (int round = 0; round < rounds; ++round) {
     if (round > 0)
       std::this_thread::sleep_until(std::min(net::Clock::now() + kConfirmWait, deadline));
-    Result<net::ServerAddress> address = client_.MasterAddress(deadline);
+    std::size_t answered = first;
+    Result<net::ServerAddress> address = client_.MasterAddress(deadline, first, &answered);
     if (!address.ok()) return address.status();
+    first = (answered + 1) % sentinels;
     Node node = RouterFor(*address);
     bool is_master = false;
     Status role = ConfirmMaster(*node, &is_master);

@@ -4,8 +4,9 @@
 // Commands go where a StandaloneRouter over one server sends them: the master
 // the sentinels name (SENTINEL GET-MASTER-ADDR-BY-NAME, asked in order, see
 // SentinelClient), once ROLE on it says "master"; a node that says otherwise is
-// mid-failover, and the sentinels are asked again (a few times, within the
-// call's deadline). Nothing is sent before the first call.
+// mid-failover, or the sentinel that named it lags behind one, and the next
+// sentinel is asked (each in turn, at least three rounds 100 ms apart, within
+// the call's deadline). Nothing is sent before the first call.
 //
 // Following a failover:
 //   - a SentinelWatcher hears +switch-master and asks the sentinels at once;

@@ -18,6 +18,7 @@
 #include "redis_backend.h"
 #include "sentinel_router.h"
 #include "support/redis_sentinel.h"
+#include "support/scripted_server.h"
 
 using cachet::Item;
 using cachet::ItemView;
@@ -334,6 +335,29 @@ TEST_CASE("a master gone dark: the call that times out on it asks the sentinels"
   CHECK(RouterOf(backend).MasterWhere() == set->replica().address());
   REQUIRE(backend.Get("before", &item).ok());
   CHECK(item.value == "1");
+}
+
+TEST_CASE("a sentinel naming a node that is no master: the next sentinel is asked",
+          "[redis][sentinel]") {
+  auto set = StartSet();
+  // A fake first sentinel with a stale view: it names the replica, whatever it is asked.
+  const std::string names_replica = "*2\r\n$9\r\n127.0.0.1\r\n$" +
+                                    std::to_string(std::to_string(set->replica().port()).size()) +
+                                    "\r\n" + std::to_string(set->replica().port()) + "\r\n";
+  cachet::test::ScriptedServer stale(cachet::test::RespRequests(),
+                                     {{names_replica}, {names_replica}, {names_replica}});
+  std::vector<std::uint16_t> ports{static_cast<std::uint16_t>(stale.port())};
+  for (const auto& sentinel : set->sentinels()) ports.push_back(Port(*sentinel));
+  RedisOptions options = SentinelOptions(ports, set->master_name());
+  options.sentinel.watch = false;  // the fake answers no subscription
+  RedisBackend backend(std::move(options));
+  const Status s = backend.Store(StoreMode::kSet, "k", ItemView("v"), {});
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(RouterOf(backend).MasterWhere() == set->master().address());
+  // The stale sentinel was asked once; its answer (ROLE: slave) sent cachet on.
+  CHECK(stale.requests().size() == 1);
+  CHECK(RedisSentinelSet::Cli(set->master().port(), "get k") == "v");
 }
 
 TEST_CASE("read_from = replica reads from the replica, and from the master when it is gone",
