@@ -169,15 +169,22 @@ Status SentinelRouter::Discover(net::Deadline deadline) {
       return Status::Unavailable(named + ": " + std::string(role.message()));
     }
     if (is_master) {
-      std::lock_guard lock(mutex_);
-      if (master_ != node) {
-        master_ = node;
-        master_address_ = *address;
-        if (replica_address_ == *address) replica_.reset();
-        if (settings_.logger) {
-          settings_.logger->info("redis sentinel: master '{}' is at {}", settings_.master,
-                                 address->HostPort());
+      // The routers replaced are closed, and the switch logged, after the lock
+      // is released: every call takes that lock.
+      Node old_master, old_replica;
+      bool switched = false;
+      {
+        std::lock_guard lock(mutex_);
+        if (master_ != node) {
+          old_master = std::exchange(master_, node);
+          master_address_ = *address;
+          if (replica_address_ == *address) old_replica = std::move(replica_);
+          switched = true;
         }
+      }
+      if (switched && settings_.logger) {
+        settings_.logger->info("redis sentinel: master '{}' is at {}", settings_.master,
+                               address->HostPort());
       }
       return Status::OK();
     }

@@ -5,12 +5,18 @@
 // nothing acknowledged lost); a manual failover followed through -READONLY and
 // lost connections alone; reads from the replica; a wrong master name, no
 // sentinel, and the sentinels' password.
+#include <spdlog/logger.h>
+#include <spdlog/sinks/base_sink.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -104,6 +110,27 @@ struct Write {
   std::string value;
   Status status;
   Clock::time_point at;
+};
+
+// A log sink that, for each message, asks `probe` from another thread and
+// counts the answers not back within a second: while cachet logs, the lock
+// every call takes must be free.
+class ProbingSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  std::function<std::string()> probe;
+  int messages = 0;
+  int blocked = 0;
+  // Kept until the test clears them: a future's destructor waits for its thread.
+  std::vector<std::future<std::string>> pending;
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg&) override {
+    ++messages;
+    if (!probe) return;
+    pending.push_back(std::async(std::launch::async, probe));
+    if (pending.back().wait_for(std::chrono::seconds(1)) != std::future_status::ready) ++blocked;
+  }
+  void flush_() override {}
 };
 
 }  // namespace
@@ -358,6 +385,21 @@ TEST_CASE("a sentinel naming a node that is no master: the next sentinel is aske
   // The stale sentinel was asked once; its answer (ROLE: slave) sent cachet on.
   CHECK(stale.requests().size() == 1);
   CHECK(RedisSentinelSet::Cli(set->master().port(), "get k") == "v");
+}
+
+TEST_CASE("a master switch is logged with the routing lock free", "[redis][sentinel]") {
+  auto set = StartSet();
+  auto sink = std::make_shared<ProbingSink>();
+  RedisOptions options = SentinelOptions(*set);
+  options.sentinel.watch = false;
+  options.sentinel.logger = std::make_shared<spdlog::logger>("sentinel-test", sink);
+  RedisBackend backend(std::move(options));
+  sink->probe = [&backend] { return RouterOf(backend).MasterWhere(); };
+  REQUIRE(backend.Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
+  for (auto& answer : sink->pending) CHECK(answer.get() == set->master().address());
+  sink->pending.clear();
+  CHECK(sink->messages == 1);  // "master 'cachet-master' is at ..."
+  CHECK(sink->blocked == 0);
 }
 
 TEST_CASE("read_from = replica reads from the replica, and from the master when it is gone",
