@@ -50,7 +50,8 @@ SentinelRouter::SentinelRouter(SentinelSettings settings, net::ServerPoolOptions
       pool_options_(pool),
       session_(session),
       counters_(counters),
-      client_(settings_.sentinels, settings_.master, pool, settings_.session) {
+      client_(settings_.sentinels, settings_.master, pool, settings_.session),
+      discovery_(new Discovery(net::CurrentProcessId())) {
   if (settings_.watch) {
     WatcherSettings watch{settings_.sentinels, settings_.master, pool.connection,
                           settings_.session};
@@ -59,7 +60,27 @@ SentinelRouter::SentinelRouter(SentinelSettings settings, net::ServerPoolOptions
   }
 }
 
-SentinelRouter::~SentinelRouter() = default;
+SentinelRouter::~SentinelRouter() {
+  watcher_.reset();  // its thread may be discovering: it stops first
+  Discovery* state = discovery_.load();
+  // A forked child that never discovered still points at the parent's state,
+  // whose mutex may be locked: it is left alone.
+  if (state->pid == net::CurrentProcessId()) delete state;
+}
+
+SentinelRouter::Discovery& SentinelRouter::DiscoveryState() {
+  const pid_t pid = net::CurrentProcessId();
+  Discovery* state = discovery_.load(std::memory_order_acquire);
+  while (state->pid != pid) {
+    // A forked child's first discovery: the parent's state is not ours.
+    auto fresh = std::make_unique<Discovery>(pid);
+    if (discovery_.compare_exchange_weak(state, fresh.get(), std::memory_order_acq_rel)) {
+      return *fresh.release();  // the parent's state stays allocated, unused
+    }
+    // Another thread of this child got there first (`state` is now its one).
+  }
+  return *state;
+}
 
 std::string SentinelRouter::MasterWhere() const {
   std::lock_guard lock(mutex_);
@@ -114,22 +135,23 @@ Status SentinelRouter::Rediscover(net::Deadline deadline, bool forced) {
   if (asked >= deadline) {
     return Status::Timeout("redis sentinel: no time left in the request to ask the sentinels");
   }
-  std::unique_lock lock(discover_mutex_, deadline);
+  Discovery& state = DiscoveryState();
+  std::unique_lock lock(state.mutex, deadline);
   if (!lock.owns_lock()) {
     return Status::Timeout(
         "redis sentinel: the sentinels were still being asked when the request timeout ran out");
   }
   // Single flight: whoever waited for a discovery takes its outcome.
-  if (last_finished_ >= asked) return last_status_;
-  if (!forced && last_started_ != net::Clock::time_point{} &&
-      net::Clock::now() - last_started_ < settings_.refresh_interval) {
-    return last_status_;
+  if (state.last_finished >= asked) return state.last_status;
+  if (!forced && state.last_started != net::Clock::time_point{} &&
+      net::Clock::now() - state.last_started < settings_.refresh_interval) {
+    return state.last_status;
   }
-  last_started_ = net::Clock::now();
-  last_status_ = Discover(deadline);
-  if (last_status_.ok() && settings_.read_from_replica) DiscoverReplica(deadline);
-  last_finished_ = net::Clock::now();
-  return last_status_;
+  state.last_started = net::Clock::now();
+  state.last_status = Discover(deadline);
+  if (state.last_status.ok() && settings_.read_from_replica) DiscoverReplica(deadline);
+  state.last_finished = net::Clock::now();
+  return state.last_status;
 }
 
 Status SentinelRouter::ConfirmMaster(StandaloneRouter& node, bool* is_master) {

@@ -27,10 +27,14 @@
 // with every discovery), and to the master when there is none or it fails.
 // Replicas are asynchronous copies: a read there may not see the latest write.
 //
+// Fork-safe: a forked child asks the sentinels on its own (its own discovery
+// state and connections), whatever the parent's threads were doing.
+//
 // Thread-safe. Routers of an old master are kept alive by the calls using them
 // (shared_ptr), so a call in flight during a switch finishes on its own pool.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -128,10 +132,21 @@ class SentinelRouter final : public CommandRouter {
   Node replica_;
   net::ServerAddress replica_address_;
 
-  std::timed_mutex discover_mutex_;  // held while discovering; guards the three below
-  net::Clock::time_point last_started_{};
-  net::Clock::time_point last_finished_{};
-  Status last_status_;
+  // Who is asking the sentinels, and the last answer. One per process: the
+  // watcher thread holds `mutex` across network I/O, and a fork then would
+  // leave it locked for good in the child, where that thread does not exist.
+  struct Discovery {
+    explicit Discovery(pid_t owner) : pid(owner) {}
+    const pid_t pid;         // the process this state belongs to
+    std::timed_mutex mutex;  // held while discovering; guards the three below
+    net::Clock::time_point last_started{};
+    net::Clock::time_point last_finished{};
+    Status last_status;
+  };
+  // This process's discovery state: in a forked child, a fresh one (the
+  // parent's is left as it is, never destroyed: its mutex may be locked).
+  Discovery& DiscoveryState();
+  std::atomic<Discovery*> discovery_;
 
   // Last: destroyed first, so its thread stops before the rest goes.
   std::unique_ptr<SentinelWatcher> watcher_;

@@ -7,9 +7,12 @@
 // sentinel, and the sentinels' password.
 #include <spdlog/logger.h>
 #include <spdlog/sinks/base_sink.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -422,6 +425,45 @@ TEST_CASE("a master switch is logged with the routing lock free", "[redis][senti
   sink->pending.clear();
   CHECK(sink->messages == 1);  // "master 'cachet-master' is at ..."
   CHECK(sink->blocked == 0);
+}
+
+TEST_CASE("a child forked while the parent asks the sentinels asks them on its own",
+          "[redis][sentinel][fork]") {
+  auto set = StartSet();
+  RedisOptions options = SentinelOptions(*set);
+  options.sentinel.watch = false;
+  // A stalled first sentinel keeps a discovery (and its lock) busy for 1.5 s.
+  options.pool.connection.io_timeout = std::chrono::milliseconds(1500);
+  RedisBackend backend(std::move(options));
+  REQUIRE(backend.Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
+  REQUIRE(set->sentinels().front()->Pause().ok());
+  Status parent_found;
+  std::thread asking([&] {
+    parent_found = RouterOf(backend).Rediscover(Clock::now() + std::chrono::seconds(5), true);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // it waits on the stalled one
+  const pid_t child = fork();
+  if (child == 0) {
+    // Only this thread goes on here. The parent's discovery is not this
+    // process's: the child asks the sentinels itself (the stalled one, then the next).
+    const Status found = RouterOf(backend).Rediscover(Clock::now() + std::chrono::seconds(5), true);
+    Item item;
+    const bool read = found.ok() && backend.Get("k", &item).ok() && item.value == "v";
+    _exit(read ? 0 : found.IsTimeout() ? 2 : 3);
+  }
+  asking.join();
+  REQUIRE(child > 0);
+  int status = -1;
+  const bool ended =
+      WaitFor(std::chrono::seconds(15), [&] { return waitpid(child, &status, WNOHANG) == child; });
+  if (!ended) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+  }
+  CHECK(ended);
+  CHECK(parent_found.ok());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);  // 2: the child found the parent's lock held
 }
 
 TEST_CASE("read_from = replica reads from the replica, and from the master when it is gone",
