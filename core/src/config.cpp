@@ -159,7 +159,11 @@ Status ConfigSection::ErrorAt(std::string_view key, std::string_view reason) con
   const ConfigValue* found = Find(key);
   std::string text = found == nullptr ? std::string() : Where(*found);
   text += "[" + name_ + "] " + std::string(key);
-  if (found != nullptr) text += " = " + found->value;
+  if (found != nullptr) {
+    // A secret's value never reaches an error message, which may end up in a log.
+    bool masked = IsSecret(*this, key) && !found->value.empty();
+    text += " = " + (masked ? std::string(kMask) : found->value);
+  }
   return Status::ConfigError(text + ": " + std::string(reason));
 }
 

@@ -111,10 +111,11 @@ SentinelClient::SentinelClient(std::vector<net::ServerAddress> sentinels, std::s
             pool) {}
 
 Status SentinelClient::AskInOrder(std::string_view request, net::Deadline deadline,
-                                  const ReadFn& read) {
+                                  const ReadFn& read, std::size_t first, std::size_t* answered) {
   std::string reasons;  // "host:port: why; ..." for the error when none answers
   std::size_t not_monitoring = 0;
-  for (std::size_t i = 0; i < pool_.size(); ++i) {
+  for (std::size_t n = 0; n < pool_.size(); ++n) {
+    const std::size_t i = (first + n) % pool_.size();
     const std::string where = pool_.address(i).HostPort();
     if (net::Clock::now() >= deadline) {
       return Status::Timeout(
@@ -135,7 +136,10 @@ Status SentinelClient::AskInOrder(std::string_view request, net::Deadline deadli
       if (answer.IsProtocolError()) lease->Close();
       if (!transport.ok()) answer = transport;
     }
-    if (answer.ok()) return answer;
+    if (answer.ok()) {
+      if (answered != nullptr) *answered = i;
+      return answer;
+    }
     if (answer.IsAuthFailed()) {
       // The data nodes' credentials are not the sentinels': say which to check.
       return Status::AuthFailed("redis sentinel " + where +
@@ -159,16 +163,20 @@ Status SentinelClient::AskInOrder(std::string_view request, net::Deadline deadli
                              "': " + reasons);
 }
 
-Result<net::ServerAddress> SentinelClient::MasterAddress(net::Deadline deadline) {
+Result<net::ServerAddress> SentinelClient::MasterAddress(net::Deadline deadline, std::size_t first,
+                                                         std::size_t* answered) {
   std::string request;
   AppendCommand(&request, {"SENTINEL", "GET-MASTER-ADDR-BY-NAME", master_});
   net::ServerAddress found;
-  Status s = AskInOrder(request, deadline, [&](RespValue reply, std::string_view where) {
-    Result<net::ServerAddress> address = ReadMasterAddress(reply, where);
-    if (!address.ok()) return address.status();
-    found = std::move(address).value();
-    return Status::OK();
-  });
+  Status s = AskInOrder(
+      request, deadline,
+      [&](RespValue reply, std::string_view where) {
+        Result<net::ServerAddress> address = ReadMasterAddress(reply, where);
+        if (!address.ok()) return address.status();
+        found = std::move(address).value();
+        return Status::OK();
+      },
+      first, answered);
   if (!s.ok()) return s;
   return found;
 }

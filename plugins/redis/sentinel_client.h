@@ -13,6 +13,7 @@
 // Thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,11 +49,14 @@ class SentinelClient {
   SentinelClient(std::vector<net::ServerAddress> sentinels, std::string master,
                  net::ServerPoolOptions pool, SessionSettings session);
 
-  // The master's address, from the first sentinel that knows it, by `deadline`.
+  // The master's address, from the first sentinel that knows it, by `deadline`,
+  // asking from sentinel `first` on (in configured order, wrapping around);
+  // `*answered`, when given, is set to the index of the sentinel believed.
   // kConfigError when every sentinel that answered monitors no master by that
   // name; kAuthFailed for refused credentials; kUnavailable (naming each
   // sentinel and why) when none answered; kTimeout when the deadline passed.
-  Result<net::ServerAddress> MasterAddress(net::Deadline deadline);
+  Result<net::ServerAddress> MasterAddress(net::Deadline deadline, std::size_t first = 0,
+                                           std::size_t* answered = nullptr);
   // The replicas that can serve reads, from the first sentinel that answers.
   Result<std::vector<net::ServerAddress>> UsableReplicas(net::Deadline deadline);
 
@@ -62,10 +66,12 @@ class SentinelClient {
   void AppendHealth(std::vector<ServerHealth>* out) const { pool_.AppendHealth(out); }
 
  private:
-  // Sends `request` to the sentinels in order until `read` accepts one's reply;
-  // `read(reply, where)` returns ok, or why that sentinel's answer is not taken.
+  // Sends `request` to the sentinels in order, from `first` on, until `read`
+  // accepts one's reply (its index goes to `*answered`); `read(reply, where)`
+  // returns ok, or why that sentinel's answer is not taken.
   using ReadFn = FunctionRef<Status(RespValue reply, std::string_view where)>;
-  Status AskInOrder(std::string_view request, net::Deadline deadline, const ReadFn& read);
+  Status AskInOrder(std::string_view request, net::Deadline deadline, const ReadFn& read,
+                    std::size_t first = 0, std::size_t* answered = nullptr);
 
   const std::vector<net::ServerAddress> sentinels_;
   const std::string master_;

@@ -17,6 +17,8 @@ namespace {
 // failover under way) is asked about again, and how long apart.
 constexpr int kConfirmRounds = 3;
 constexpr std::chrono::milliseconds kConfirmWait{100};
+// The most time a discovery after a failed call adds to that call.
+constexpr std::chrono::milliseconds kDiscoveryBudget{2000};
 
 // A write refused by a node that is a replica now: the master moved.
 bool IsReadOnly(const Status& s) {
@@ -48,7 +50,8 @@ SentinelRouter::SentinelRouter(SentinelSettings settings, net::ServerPoolOptions
       pool_options_(pool),
       session_(session),
       counters_(counters),
-      client_(settings_.sentinels, settings_.master, pool, settings_.session) {
+      client_(settings_.sentinels, settings_.master, pool, settings_.session),
+      discovery_(new Discovery(net::CurrentProcessId())) {
   if (settings_.watch) {
     WatcherSettings watch{settings_.sentinels, settings_.master, pool.connection,
                           settings_.session};
@@ -57,7 +60,27 @@ SentinelRouter::SentinelRouter(SentinelSettings settings, net::ServerPoolOptions
   }
 }
 
-SentinelRouter::~SentinelRouter() = default;
+SentinelRouter::~SentinelRouter() {
+  watcher_.reset();  // its thread may be discovering: it stops first
+  Discovery* state = discovery_.load();
+  // A forked child that never discovered still points at the parent's state,
+  // whose mutex may be locked: it is left alone.
+  if (state->pid == net::CurrentProcessId()) delete state;
+}
+
+SentinelRouter::Discovery& SentinelRouter::DiscoveryState() {
+  const pid_t pid = net::CurrentProcessId();
+  Discovery* state = discovery_.load(std::memory_order_acquire);
+  while (state->pid != pid) {
+    // A forked child's first discovery: the parent's state is not ours.
+    auto fresh = std::make_unique<Discovery>(pid);
+    if (discovery_.compare_exchange_weak(state, fresh.get(), std::memory_order_acq_rel)) {
+      return *fresh.release();  // the parent's state stays allocated, unused
+    }
+    // Another thread of this child got there first (`state` is now its one).
+  }
+  return *state;
+}
 
 std::string SentinelRouter::MasterWhere() const {
   std::lock_guard lock(mutex_);
@@ -67,6 +90,12 @@ std::string SentinelRouter::MasterWhere() const {
 std::string SentinelRouter::ReplicaWhere() const {
   std::lock_guard lock(mutex_);
   return replica_ ? replica_address_.HostPort() : std::string();
+}
+
+net::Deadline SentinelRouter::DiscoveryDeadline(net::Deadline call) const {
+  const auto budget =
+      std::min<net::Clock::duration>(pool_options_.connection.CallTimeout(), kDiscoveryBudget);
+  return std::max(call, net::Clock::now() + budget);
 }
 
 SentinelRouter::Node SentinelRouter::Master(net::Deadline deadline, Status* why) {
@@ -106,22 +135,23 @@ Status SentinelRouter::Rediscover(net::Deadline deadline, bool forced) {
   if (asked >= deadline) {
     return Status::Timeout("redis sentinel: no time left in the request to ask the sentinels");
   }
-  std::unique_lock lock(discover_mutex_, deadline);
+  Discovery& state = DiscoveryState();
+  std::unique_lock lock(state.mutex, deadline);
   if (!lock.owns_lock()) {
     return Status::Timeout(
         "redis sentinel: the sentinels were still being asked when the request timeout ran out");
   }
   // Single flight: whoever waited for a discovery takes its outcome.
-  if (last_finished_ >= asked) return last_status_;
-  if (!forced && last_started_ != net::Clock::time_point{} &&
-      net::Clock::now() - last_started_ < settings_.refresh_interval) {
-    return last_status_;
+  if (state.last_finished >= asked) return state.last_status;
+  if (!forced && state.last_started != net::Clock::time_point{} &&
+      net::Clock::now() - state.last_started < settings_.refresh_interval) {
+    return state.last_status;
   }
-  last_started_ = net::Clock::now();
-  last_status_ = Discover(deadline);
-  if (last_status_.ok() && settings_.read_from_replica) DiscoverReplica(deadline);
-  last_finished_ = net::Clock::now();
-  return last_status_;
+  state.last_started = net::Clock::now();
+  state.last_status = Discover(deadline);
+  if (state.last_status.ok() && settings_.read_from_replica) DiscoverReplica(deadline);
+  state.last_finished = net::Clock::now();
+  return state.last_status;
 }
 
 Status SentinelRouter::ConfirmMaster(StandaloneRouter& node, bool* is_master) {
@@ -138,11 +168,18 @@ Status SentinelRouter::ConfirmMaster(StandaloneRouter& node, bool* is_master) {
 
 Status SentinelRouter::Discover(net::Deadline deadline) {
   Status last;
-  for (int round = 0; round < kConfirmRounds; ++round) {
+  // A sentinel whose answer ROLE contradicts may lag behind a failover: the
+  // next round asks the sentinel after it. Every sentinel gets its turn.
+  const std::size_t sentinels = client_.sentinels().size();
+  const int rounds = std::max(kConfirmRounds, static_cast<int>(sentinels));
+  std::size_t first = 0;
+  for (int round = 0; round < rounds; ++round) {
     if (round > 0)
       std::this_thread::sleep_until(std::min(net::Clock::now() + kConfirmWait, deadline));
-    Result<net::ServerAddress> address = client_.MasterAddress(deadline);
+    std::size_t answered = first;
+    Result<net::ServerAddress> address = client_.MasterAddress(deadline, first, &answered);
     if (!address.ok()) return address.status();
+    first = (answered + 1) % sentinels;
     Node node = RouterFor(*address);
     bool is_master = false;
     Status role = ConfirmMaster(*node, &is_master);
@@ -154,15 +191,22 @@ Status SentinelRouter::Discover(net::Deadline deadline) {
       return Status::Unavailable(named + ": " + std::string(role.message()));
     }
     if (is_master) {
-      std::lock_guard lock(mutex_);
-      if (master_ != node) {
-        master_ = node;
-        master_address_ = *address;
-        if (replica_address_ == *address) replica_.reset();
-        if (settings_.logger) {
-          settings_.logger->info("redis sentinel: master '{}' is at {}", settings_.master,
-                                 address->HostPort());
+      // The routers replaced are closed, and the switch logged, after the lock
+      // is released: every call takes that lock.
+      Node old_master, old_replica;
+      bool switched = false;
+      {
+        std::lock_guard lock(mutex_);
+        if (master_ != node) {
+          old_master = std::exchange(master_, node);
+          master_address_ = *address;
+          if (replica_address_ == *address) old_replica = std::move(replica_);
+          switched = true;
         }
+      }
+      if (switched && settings_.logger) {
+        settings_.logger->info("redis sentinel: master '{}' is at {}", settings_.master,
+                               address->HostPort());
       }
       return Status::OK();
     }
@@ -197,7 +241,7 @@ void SentinelRouter::DiscoverReplica(net::Deadline deadline) {
 }
 
 Status SentinelRouter::AfterFailure(const Status& failed, net::Deadline deadline) {
-  (void)Rediscover(deadline, false);
+  (void)Rediscover(DiscoveryDeadline(deadline), false);
   return ReadOnlyAsUnavailable(failed);
 }
 
@@ -212,7 +256,7 @@ Status SentinelRouter::RunOnKey(std::string_view key, std::string_view request,
   Status failed = AfterFailure(s, deadline);
   if (NeverRan(s)) {
     // The sentinels named a new master: it gets the command, once.
-    Node now = Master(deadline, &why);
+    Node now = Master(DiscoveryDeadline(deadline), &why);
     if (now && now != master) return ReadOnlyAsUnavailable(now->RunOnKey(key, request, on_reply));
   }
   return failed;
@@ -228,7 +272,7 @@ Status SentinelRouter::RunReadOnKey(std::string_view key, std::string_view reque
     Status s = replica->RunOnKey(key, request, on_reply);
     if (!MayHaveMoved(s)) return s;
     // A read may run twice: the master answers this one.
-    (void)Rediscover(deadline, false);
+    (void)Rediscover(DiscoveryDeadline(deadline), false);
   }
   return RunOnKey(key, request, on_reply);
 }
@@ -266,8 +310,9 @@ void SentinelRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
     if (replica || NeverRan(op.status)) again.push_back(&op);
   }
   if (!moved) return;
-  (void)Rediscover(deadline, false);
-  Node target = Master(deadline, &why);
+  const net::Deadline discovery = DiscoveryDeadline(deadline);
+  (void)Rediscover(discovery, false);
+  Node target = Master(discovery, &why);
   if (!again.empty() && target && target != first) {
     std::vector<Operation> retry;
     retry.reserve(again.size());

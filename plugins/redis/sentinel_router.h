@@ -4,8 +4,9 @@
 // Commands go where a StandaloneRouter over one server sends them: the master
 // the sentinels name (SENTINEL GET-MASTER-ADDR-BY-NAME, asked in order, see
 // SentinelClient), once ROLE on it says "master"; a node that says otherwise is
-// mid-failover, and the sentinels are asked again (a few times, within the
-// call's deadline). Nothing is sent before the first call.
+// mid-failover, or the sentinel that named it lags behind one, and the next
+// sentinel is asked (each in turn, at least three rounds 100 ms apart, within
+// the call's deadline). Nothing is sent before the first call.
 //
 // Following a failover:
 //   - a SentinelWatcher hears +switch-master and asks the sentinels at once;
@@ -13,7 +14,9 @@
 //     error or a timeout) or read-only (-READONLY: it became a replica) asks
 //     the sentinels again, at most once per `refresh_interval` across all
 //     threads (one asks, the others take its answer), so a dead master does not
-//     cause a storm of questions.
+//     cause a storm of questions. That question gets time of its own (the
+//     call's timeout, at most 2 s) when the failure used up the
+//     call's: such a call may take that much longer than its timeout.
 // A command the old master never ran (refused, or -READONLY) is sent once more
 // when the answer names a new master; one that may have run (the connection
 // was lost after sending) is returned as the error it is. Until the sentinels
@@ -24,10 +27,14 @@
 // with every discovery), and to the master when there is none or it fails.
 // Replicas are asynchronous copies: a read there may not see the latest write.
 //
+// Fork-safe: a forked child asks the sentinels on its own (its own discovery
+// state and connections), whatever the parent's threads were doing.
+//
 // Thread-safe. Routers of an old master are kept alive by the calls using them
 // (shared_ptr), so a call in flight during a switch finishes on its own pool.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -107,6 +114,11 @@ class SentinelRouter final : public CommandRouter {
   net::Deadline CallDeadline() const {
     return net::Clock::now() + pool_options_.connection.CallTimeout();
   }
+  // The deadline of a discovery prompted by a failed call: the call's, or, when
+  // that leaves less, a fresh one of at most kDiscoveryBudget (2 s). A call that
+  // timed out on a dark master has used its own time up, and that is exactly
+  // when the sentinels must be asked.
+  net::Deadline DiscoveryDeadline(net::Deadline call) const;
 
   const SentinelSettings settings_;
   const net::ServerPoolOptions pool_options_;
@@ -120,10 +132,21 @@ class SentinelRouter final : public CommandRouter {
   Node replica_;
   net::ServerAddress replica_address_;
 
-  std::timed_mutex discover_mutex_;  // held while discovering; guards the three below
-  net::Clock::time_point last_started_{};
-  net::Clock::time_point last_finished_{};
-  Status last_status_;
+  // Who is asking the sentinels, and the last answer. One per process: the
+  // watcher thread holds `mutex` across network I/O, and a fork then would
+  // leave it locked for good in the child, where that thread does not exist.
+  struct Discovery {
+    explicit Discovery(pid_t owner) : pid(owner) {}
+    const pid_t pid;         // the process this state belongs to
+    std::timed_mutex mutex;  // held while discovering; guards the three below
+    net::Clock::time_point last_started{};
+    net::Clock::time_point last_finished{};
+    Status last_status;
+  };
+  // This process's discovery state: in a forked child, a fresh one (the
+  // parent's is left as it is, never destroyed: its mutex may be locked).
+  Discovery& DiscoveryState();
+  std::atomic<Discovery*> discovery_;
 
   // Last: destroyed first, so its thread stops before the rest goes.
   std::unique_ptr<SentinelWatcher> watcher_;

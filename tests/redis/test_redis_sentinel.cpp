@@ -5,12 +5,21 @@
 // nothing acknowledged lost); a manual failover followed through -READONLY and
 // lost connections alone; reads from the replica; a wrong master name, no
 // sentinel, and the sentinels' password.
+#include <spdlog/logger.h>
+#include <spdlog/sinks/base_sink.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +27,7 @@
 #include "redis_backend.h"
 #include "sentinel_router.h"
 #include "support/redis_sentinel.h"
+#include "support/scripted_server.h"
 
 using cachet::Item;
 using cachet::ItemView;
@@ -105,6 +115,27 @@ struct Write {
   Clock::time_point at;
 };
 
+// A log sink that, for each message, asks `probe` from another thread and
+// counts the answers not back within a second: while cachet logs, the lock
+// every call takes must be free.
+class ProbingSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  std::function<std::string()> probe;
+  int messages = 0;
+  int blocked = 0;
+  // Kept until the test clears them: a future's destructor waits for its thread.
+  std::vector<std::future<std::string>> pending;
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg&) override {
+    ++messages;
+    if (!probe) return;
+    pending.push_back(std::async(std::launch::async, probe));
+    if (pending.back().wait_for(std::chrono::seconds(1)) != std::future_status::ready) ++blocked;
+  }
+  void flush_() override {}
+};
+
 }  // namespace
 
 TEST_CASE("sentinel mode serves every operation on the master the sentinels name",
@@ -164,17 +195,23 @@ TEST_CASE("the master killed under a writer: unavailable during the failover, th
   constexpr int kBeforeKill = 50;
   constexpr int kAfterSwitch = 200;
   constexpr int kMaxWrites = 10000;  // at 2 ms apart, 20 s: far longer than a failover
+  // Failed writes take up to a call's timeout each: the loop is bounded in time too.
+  const Clock::time_point give_up = Clock::now() + std::chrono::seconds(40);
   std::vector<Write> writes;
   writes.reserve(kMaxWrites);
   Clock::time_point killed_at{};
   int first_after_switch = -1;  // index of the first write acknowledged after the kill
-  for (int i = 0; i < kMaxWrites; ++i) {
+  for (int i = 0; i < kMaxWrites && Clock::now() < give_up; ++i) {
     Write w{"w:" + std::to_string(i), "value-" + std::to_string(i), Status(), Clock::now()};
     w.status = writer.Store(StoreMode::kSet, w.key, ItemView(w.value), {});
     w.at = Clock::now();
     writes.push_back(w);
     if (i + 1 == kBeforeKill) {
       REQUIRE(writes.back().status.ok());
+      // Replication is asynchronous: a write the replica has not received when
+      // the master dies is lost, whoever the client. WAIT makes the writes
+      // acknowledged so far reach the replica, so they must all read back.
+      REQUIRE(RedisSentinelSet::Cli(set->master().port(), "wait 1 5000") == "1");
       // One write is in flight when the master dies: it is sent to a stopped
       // master, which is then killed. It may have run, so it is an error, and
       // it is not sent again.
@@ -183,9 +220,12 @@ TEST_CASE("the master killed under a writer: unavailable during the failover, th
       std::thread stalled(
           [&] { in_flight = writer.Store(StoreMode::kSet, "in-flight", ItemView("x"), {}); });
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      REQUIRE(set->master().Kill().ok());
+      // No REQUIRE while the thread runs: a failed one would end the test with
+      // the thread joinable (std::terminate). The write ends within its timeout.
+      const Status killed = set->master().Kill();
       killed_at = Clock::now();
       stalled.join();
+      REQUIRE(killed.ok());
       INFO(in_flight.ToString());
       CHECK(in_flight.IsIoError());
     }
@@ -223,13 +263,21 @@ TEST_CASE("the master killed under a writer: unavailable during the failover, th
   CHECK(RouterOf(writer).MasterWhere() == set->replica().address());
   REQUIRE(set->WaitForMasterPort(set->replica().port()).ok());
 
-  // Nothing acknowledged after the switch is lost: each reads back as written.
-  for (std::size_t i = first_after_switch; i < writes.size(); ++i) {
+  // Nothing acknowledged is lost: the writes before the kill (replicated, see
+  // WAIT above) and after the switch each read back as written.
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    if (i >= static_cast<std::size_t>(kBeforeKill) &&
+        i < static_cast<std::size_t>(first_after_switch)) {
+      continue;
+    }
     Item back;
     INFO(writes[i].key);
     REQUIRE(writer.Get(writes[i].key, &back).ok());
     CHECK(back.value == writes[i].value);
   }
+  // The write in flight reached only the stopped master, killed before it ran
+  // it: the new master never saw it (and cachet did not send it again).
+  CHECK(writer.Get("in-flight", &item).IsNotFound());
   // The idle backend followed through +switch-master alone.
   CHECK(WaitFor(std::chrono::seconds(5),
                 [&] { return RouterOf(idle).MasterWhere() == set->replica().address(); }));
@@ -294,11 +342,16 @@ TEST_CASE("a manual failover is followed through -READONLY and lost connections 
     writes[i].key = i == 0 ? "b0" : i == 1 ? "b1" : "b2";
     writes[i].item = ItemView("bv");
   }
+  const std::string refused_before = RedisSentinelSet::Cli(set->master().port(), "info errorstats");
   batches.Execute(writes);
+  // Refused with -READONLY, the writes never ran: they were sent again to the
+  // new master, and succeeded there.
   for (const Operation& op : writes) {
     INFO(op.status.ToString());
-    CHECK((op.status.ok() || op.status.IsUnavailable() || op.status.IsIoError()));
+    REQUIRE(op.status.ok());
   }
+  CHECK(RedisSentinelSet::Cli(set->master().port(), "info errorstats") != refused_before);
+  CHECK(RedisSentinelSet::Cli(set->replica().port(), "get b0") == "bv");
   CHECK(RouterOf(batches).MasterWhere() == set->replica().address());
   batches.Execute(writes);
   for (const Operation& op : writes) {
@@ -306,6 +359,111 @@ TEST_CASE("a manual failover is followed through -READONLY and lost connections 
     CHECK(op.status.ok());
   }
   CHECK(RedisSentinelSet::Cli(set->replica().port(), "get b2") == "bv");
+}
+
+TEST_CASE("a master gone dark: the call that times out on it asks the sentinels",
+          "[redis][sentinel][failover]") {
+  auto set = StartSet();
+  REQUIRE(set->WaitUntilAcquainted().ok());  // a failover needs the sentinels to know each other
+  RedisOptions options = SentinelOptions(*set);
+  options.sentinel.watch = false;  // no +switch-master: only failing calls can tell
+  // The whole call is one wait: a timeout uses up all of the call's time.
+  options.pool.connection.request_timeout = kIoTimeout;
+  RedisBackend backend(std::move(options));
+  REQUIRE(backend.Store(StoreMode::kSet, "before", ItemView("1"), {}).ok());
+  REQUIRE(WaitFor(std::chrono::seconds(3), [&] {
+    return RedisSentinelSet::Cli(set->replica().port(), "get before") == "1";
+  }));
+  // Stopped, the master keeps its connections open but answers nothing: calls
+  // on it time out, using up their whole timeout.
+  REQUIRE(set->master().Pause().ok());
+  REQUIRE(set->WaitForMasterPort(set->replica().port()).ok());
+  CHECK(RouterOf(backend).MasterWhere() == set->master().address());
+  Item item;
+  const Status dark = backend.Get("before", &item);
+  INFO(dark.ToString());
+  CHECK(dark.IsTimeout());
+  // That one call asked the sentinels (in time of its own) and took the new master.
+  CHECK(RouterOf(backend).MasterWhere() == set->replica().address());
+  REQUIRE(backend.Get("before", &item).ok());
+  CHECK(item.value == "1");
+}
+
+TEST_CASE("a sentinel naming a node that is no master: the next sentinel is asked",
+          "[redis][sentinel]") {
+  auto set = StartSet();
+  // A fake first sentinel with a stale view: it names the replica, whatever it is asked.
+  const std::string names_replica = "*2\r\n$9\r\n127.0.0.1\r\n$" +
+                                    std::to_string(std::to_string(set->replica().port()).size()) +
+                                    "\r\n" + std::to_string(set->replica().port()) + "\r\n";
+  cachet::test::ScriptedServer stale(cachet::test::RespRequests(),
+                                     {{names_replica}, {names_replica}, {names_replica}});
+  std::vector<std::uint16_t> ports{static_cast<std::uint16_t>(stale.port())};
+  for (const auto& sentinel : set->sentinels()) ports.push_back(Port(*sentinel));
+  RedisOptions options = SentinelOptions(ports, set->master_name());
+  options.sentinel.watch = false;  // the fake answers no subscription
+  RedisBackend backend(std::move(options));
+  const Status s = backend.Store(StoreMode::kSet, "k", ItemView("v"), {});
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(RouterOf(backend).MasterWhere() == set->master().address());
+  // The stale sentinel was asked once; its answer (ROLE: slave) sent cachet on.
+  CHECK(stale.requests().size() == 1);
+  CHECK(RedisSentinelSet::Cli(set->master().port(), "get k") == "v");
+}
+
+TEST_CASE("a master switch is logged with the routing lock free", "[redis][sentinel]") {
+  auto set = StartSet();
+  auto sink = std::make_shared<ProbingSink>();
+  RedisOptions options = SentinelOptions(*set);
+  options.sentinel.watch = false;
+  options.sentinel.logger = std::make_shared<spdlog::logger>("sentinel-test", sink);
+  RedisBackend backend(std::move(options));
+  sink->probe = [&backend] { return RouterOf(backend).MasterWhere(); };
+  REQUIRE(backend.Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
+  for (auto& answer : sink->pending) CHECK(answer.get() == set->master().address());
+  sink->pending.clear();
+  CHECK(sink->messages == 1);  // "master 'cachet-master' is at ..."
+  CHECK(sink->blocked == 0);
+}
+
+TEST_CASE("a child forked while the parent asks the sentinels asks them on its own",
+          "[redis][sentinel][fork]") {
+  auto set = StartSet();
+  RedisOptions options = SentinelOptions(*set);
+  options.sentinel.watch = false;
+  // A stalled first sentinel keeps a discovery (and its lock) busy for 1.5 s.
+  options.pool.connection.io_timeout = std::chrono::milliseconds(1500);
+  RedisBackend backend(std::move(options));
+  REQUIRE(backend.Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
+  REQUIRE(set->sentinels().front()->Pause().ok());
+  Status parent_found;
+  std::thread asking([&] {
+    parent_found = RouterOf(backend).Rediscover(Clock::now() + std::chrono::seconds(5), true);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // it waits on the stalled one
+  const pid_t child = fork();
+  if (child == 0) {
+    // Only this thread goes on here. The parent's discovery is not this
+    // process's: the child asks the sentinels itself (the stalled one, then the next).
+    const Status found = RouterOf(backend).Rediscover(Clock::now() + std::chrono::seconds(5), true);
+    Item item;
+    const bool read = found.ok() && backend.Get("k", &item).ok() && item.value == "v";
+    _exit(read ? 0 : found.IsTimeout() ? 2 : 3);
+  }
+  asking.join();
+  REQUIRE(child > 0);
+  int status = -1;
+  const bool ended =
+      WaitFor(std::chrono::seconds(15), [&] { return waitpid(child, &status, WNOHANG) == child; });
+  if (!ended) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+  }
+  CHECK(ended);
+  CHECK(parent_found.ok());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);  // 2: the child found the parent's lock held
 }
 
 TEST_CASE("read_from = replica reads from the replica, and from the master when it is gone",
@@ -431,5 +589,11 @@ TEST_CASE("the sentinels' password: the right one works, a wrong one is auth_fai
   const std::string unnamed = Run(cli + " -o redis.sentinel_master= check");
   CHECK(unnamed.find("sentinel_master") != std::string::npos);
   CHECK(unnamed.find("required") != std::string::npos);
+  // A secret option refused outside sentinel mode is named, its value masked.
+  const std::string refused =
+      Run(cli + " -o redis.mode=standalone -o redis.sentinel_master= check");
+  CHECK(refused.find("sentinel_password") != std::string::npos);
+  CHECK(refused.find("needs mode = sentinel") != std::string::npos);
+  CHECK(refused.find(secret) == std::string::npos);
   std::remove(config_path.c_str());
 }

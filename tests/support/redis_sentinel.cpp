@@ -141,16 +141,19 @@ Status RedisSentinelSet::WaitForMasterPort(int port, std::chrono::milliseconds l
   std::string last;
   while (Clock::now() < deadline) {
     bool agreed = true;
+    int asked = 0;  // with every sentinel stopped, nobody agreed
     for (const auto& sentinel : sentinels_) {
       if (!sentinel->running()) continue;
+      ++asked;
       last = SentinelCli(*sentinel, "sentinel get-master-addr-by-name " + options_.master_name);
       agreed = agreed && last == expected;
     }
-    if (agreed) return Status::OK();
+    if (asked > 0 && agreed) return Status::OK();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return Status::Timeout("redis sentinel set: the sentinels do not name port " +
-                         std::to_string(port) + " in time: " + last);
+  return Status::Timeout(
+      "redis sentinel set: the sentinels do not name port " + std::to_string(port) +
+      " in time: " + (last.empty() ? std::string("no sentinel is running") : last));
 }
 
 std::string RedisSentinelSet::SentinelList() const {

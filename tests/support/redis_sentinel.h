@@ -52,8 +52,8 @@ class RedisSentinelSet {
   // Waits (bounded by `limit`) until every sentinel knows the other sentinels,
   // which a failover needs (they find each other through hello messages).
   Status WaitUntilAcquainted(std::chrono::milliseconds limit = std::chrono::seconds(15)) const;
-  // Waits (bounded by `limit`) until every running sentinel names the master
-  // at `port`.
+  // Waits (bounded by `limit`) until every running sentinel, and at least one,
+  // names the master at `port`.
   Status WaitForMasterPort(int port,
                            std::chrono::milliseconds limit = std::chrono::seconds(20)) const;
 

@@ -9,8 +9,8 @@
 #include "cachet/config.h"
 
 using cachet::CacheOptionSpecs;
-using cachet::NearCacheOptionSpecs;
 using cachet::Config;
+using cachet::NearCacheOptionSpecs;
 using cachet::OptionSpec;
 using cachet::OptionType;
 
@@ -273,9 +273,28 @@ TEST_CASE("an integer out of bounds names its line, section, value and bounds", 
   std::int64_t value = 42;
   const cachet::Status status = section.GetIntInRange("io_timeout_ms", 1, 3600000, &value);
   REQUIRE(status.IsConfigError());
-  CHECK(status.message() == "shop.conf:2: [memcached] io_timeout_ms = 0: must be between 1 and "
-                            "3600000");
+  CHECK(status.message() ==
+        "shop.conf:2: [memcached] io_timeout_ms = 0: must be between 1 and "
+        "3600000");
   CHECK(value == 42);
   REQUIRE(section.GetIntInRange("io_timeout_ms", 0, 10, &value).ok());
   CHECK(value == 0);
+}
+
+TEST_CASE("ErrorAt never shows a secret option's value", "[config][security]") {
+  Config config = MustParse("[redis]\npassword = hunter2\n[other]\nsentinel_password = s3cr3t\n");
+  REQUIRE(config.Validate("redis", kRedisOptions).ok());
+  // Validated: the schema says password is secret.
+  const cachet::Status status = config.section("redis")->ErrorAt("password", "is refused");
+  CHECK(status.message() == "shop.conf:2: [redis] password = ********: is refused");
+  CHECK(status.ToString().find("hunter2") == std::string::npos);
+  // Not validated: a name that looks secret is masked anyway.
+  const cachet::Status other =
+      config.section("other")->ErrorAt("sentinel_password", "needs mode = sentinel");
+  CHECK(other.message() ==
+        "shop.conf:4: [other] sentinel_password = ********: needs mode = sentinel");
+  CHECK(other.ToString().find("s3cr3t") == std::string::npos);
+  // A plain option still shows its value.
+  CHECK(config.section("redis")->ErrorAt("host", "is refused").message() ==
+        "default: [redis] host = 127.0.0.1: is refused");
 }

@@ -72,7 +72,8 @@ class CACHET_EXPORT ConfigSection {
   Status GetIntInRange(std::string_view key, std::int64_t low, std::int64_t high,
                        std::int64_t* out) const;
   // kConfigError about `key`, naming where its value came from:
-  // "file:line: [section] key = value: reason" (without " = value" when unset).
+  // "file:line: [section] key = value: reason" (without " = value" when unset;
+  // a secret option's value shows as "********").
   // For a plugin's or the core's own checks beyond the schema.
   Status ErrorAt(std::string_view key, std::string_view reason) const;
   bool GetBool(std::string_view key) const;
