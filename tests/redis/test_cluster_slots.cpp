@@ -11,19 +11,19 @@
 #include "redis_backend.h"
 #include "resp_parser.h"
 
+using cachet::Status;
 using cachet::redis::ClusterNode;
 using cachet::redis::Crc16Xmodem;
 using cachet::redis::HashTag;
 using cachet::redis::KeySlot;
 using cachet::redis::kSlotCount;
-using cachet::Status;
 using cachet::redis::LeaseKeyOf;
 using cachet::redis::NodePort;
-using cachet::redis::SlotTag;
 using cachet::redis::ParseRedirect;
 using cachet::redis::Redirect;
 using cachet::redis::RespParser;
 using cachet::redis::SlotMap;
+using cachet::redis::SlotTag;
 
 namespace {
 

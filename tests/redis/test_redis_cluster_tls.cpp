@@ -148,10 +148,10 @@ TEST_CASE("over TLS: a slot moved to another master is followed by its MOVED",
   REQUIRE(target != 0);
   const std::string target_id = SharedCluster().NodeCli(target, "cluster myid");
   const std::string source_id = SharedCluster().NodeCli(source, "cluster myid");
-  REQUIRE(SharedCluster().NodeCli(target, "cluster setslot " + slot + " importing " +
-                                              source_id) == "OK");
-  REQUIRE(SharedCluster().NodeCli(source, "cluster setslot " + slot + " migrating " +
-                                              target_id) == "OK");
+  REQUIRE(SharedCluster().NodeCli(target, "cluster setslot " + slot + " importing " + source_id) ==
+          "OK");
+  REQUIRE(SharedCluster().NodeCli(source, "cluster setslot " + slot + " migrating " + target_id) ==
+          "OK");
   for (int port : SharedCluster().MasterPorts()) {
     REQUIRE(SharedCluster().NodeCli(port, "cluster setslot " + slot + " node " + target_id) ==
             "OK");

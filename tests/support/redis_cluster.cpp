@@ -38,10 +38,22 @@ std::string RunCli(const std::string& options, int port, const std::string& args
 
 // The TLS part of a node's argv: TLS only, between nodes too.
 std::vector<std::string> TlsArgs(const RedisClusterTls& tls, const std::string& port) {
-  return {"--port",          "0",          "--tls-port",          port,
-          "--tls-cluster",   "yes",        "--tls-replication",   "yes",
-          "--tls-cert-file", tls.server.cert, "--tls-key-file",   tls.server.key,
-          "--tls-ca-cert-file", tls.ca,    "--tls-auth-clients",  "no"};
+  return {"--port",
+          "0",
+          "--tls-port",
+          port,
+          "--tls-cluster",
+          "yes",
+          "--tls-replication",
+          "yes",
+          "--tls-cert-file",
+          tls.server.cert,
+          "--tls-key-file",
+          tls.server.key,
+          "--tls-ca-cert-file",
+          tls.ca,
+          "--tls-auth-clients",
+          "no"};
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ struct RedisClusterOptions {
   // Milliseconds without an answer before a node is considered failed.
   int node_timeout_ms = 2000;
   std::vector<std::string> extra_args;  // appended to every node's argv
-  std::optional<RedisClusterTls> tls;    // set: TLS-only nodes (see above)
+  std::optional<RedisClusterTls> tls;   // set: TLS-only nodes (see above)
 };
 
 class RedisCluster {
