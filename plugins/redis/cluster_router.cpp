@@ -94,8 +94,9 @@ Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
   Status last;
   for (std::uint32_t attempt = 0; attempt < attempts; ++attempt) {
     std::size_t node = ask_node != kNoNode ? ask_node : topology_.NodeFor(slot);
+    Status loaded;
     if (node == kNoNode) {
-      Status loaded = topology_.Refresh(deadline);
+      loaded = topology_.Refresh(deadline);
       if (loaded.IsAuthFailed()) return loaded;
       node = topology_.NodeFor(slot);
     }
@@ -107,7 +108,7 @@ Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
                              std::to_string(attempt) + " attempts; last: " + last.ToString());
     }
     if (node == kNoNode) {
-      last = NoNodeFor(slot);
+      last = loaded.ok() ? NoNodeFor(slot) : loaded;  // a failed reload says why
       WaitBeforeRetry(attempt, deadline);
       continue;
     }

@@ -50,23 +50,37 @@ Status BadReply(std::string_view command, std::string_view why) {
                                " reply: " + std::string(why));
 }
 
-// The primary of one CLUSTER SHARDS entry; false when the shard has none online.
-bool ShardPrimary(RespValue nodes, std::string_view asked_host, ClusterNode* primary) {
+const char* PortField(NodePort port_kind) {
+  return port_kind == NodePort::kTls ? "tls-port" : "port";
+}
+
+// The online primary of one CLUSTER SHARDS entry, read into *primary: kOk, or
+// kNotFound when the shard has none; kUnavailable when it has one without the
+// port `port_kind` names, since no connection this client makes could reach it.
+Status ShardPrimary(RespValue nodes, std::string_view asked_host, NodePort port_kind,
+                    ClusterNode* primary) {
   for (RespValue node : nodes) {
     RespValue role = node, health = node, port = node, ip = node, endpoint = node, id = node;
     if (!node.FindField("role", &role) || role.text() != "master") continue;
     if (node.FindField("health", &health) && health.text() != "online") continue;
-    std::int64_t port_number = 0;
-    if (!node.FindField("port", &port) || !AsNumber(port, &port_number)) continue;
     std::string_view ip_text = node.FindField("ip", &ip) ? ip.text() : std::string_view();
     std::string_view endpoint_text =
         node.FindField("endpoint", &endpoint) ? endpoint.text() : std::string_view();
     primary->host = EndpointHost(endpoint_text, ip_text, asked_host);
-    primary->port = static_cast<int>(port_number);
     primary->id = node.FindField("id", &id) ? std::string(id.text()) : std::string();
-    return true;
+    std::int64_t port_number = 0;
+    if (!node.FindField(PortField(port_kind), &port) || !AsNumber(port, &port_number)) {
+      return Status::Unavailable(
+          "CLUSTER SHARDS gives no " + std::string(PortField(port_kind)) + " for primary " +
+          primary->host + (primary->id.empty() ? "" : " (" + primary->id + ")") +
+          (port_kind == NodePort::kTls
+               ? ": a client over TLS needs nodes with a tls-port and tls-cluster yes"
+               : ": it takes TLS connections only; set tls = true"));
+    }
+    primary->port = static_cast<int>(port_number);
+    return Status::OK();
   }
-  return false;
+  return Status::NotFound();
 }
 
 }  // namespace
@@ -148,7 +162,8 @@ Status SlotMap::AssignRange(std::int64_t first, std::int64_t last, const Cluster
   return Status::OK();
 }
 
-Status SlotMap::FromShards(RespValue reply, std::string_view asked_host, SlotMap* out) {
+Status SlotMap::FromShards(RespValue reply, std::string_view asked_host, NodePort port_kind,
+                           SlotMap* out) {
   if (!reply.IsAggregate()) return BadReply("SHARDS", "not an array");
   SlotMap map;
   for (RespValue shard : reply) {
@@ -157,8 +172,11 @@ Status SlotMap::FromShards(RespValue reply, std::string_view asked_host, SlotMap
       return BadReply("SHARDS", "a shard without slots or nodes");
     }
     if (slots.size() % 2 != 0) return BadReply("SHARDS", "an odd slot range list");
+    if (slots.size() == 0) continue;
     ClusterNode primary;
-    if (slots.size() == 0 || !ShardPrimary(nodes, asked_host, &primary)) continue;
+    Status found = ShardPrimary(nodes, asked_host, port_kind, &primary);
+    if (found.IsNotFound()) continue;  // no online primary: its slots stay unserved
+    if (!found.ok()) return found;
     for (auto it = slots.begin(); it != slots.end(); ++it) {
       std::int64_t first = 0, last = 0;
       if (!AsNumber(*it, &first) || !AsNumber(*++it, &last)) {

@@ -6,6 +6,11 @@
 // is built from a CLUSTER SHARDS reply (Redis 7.0+) or a CLUSTER SLOTS reply, in
 // RESP2 or RESP3. A MOVED or ASK error names the node a slot went to.
 //
+// Over TLS: CLUSTER SHARDS lists a node's plain `port` and its `tls-port` (a
+// TLS-only node has no `port`), so the caller says which one it connects to.
+// CLUSTER SLOTS and MOVED/ASK name one port, which Redis 7 picks by the asking
+// connection: the TLS port for a TLS client when the nodes run tls-cluster yes.
+//
 // A SlotMap is a value; it is not synchronized. The cluster client builds a new
 // one on refresh and swaps it in.
 #pragma once
@@ -49,14 +54,22 @@ struct ClusterNode {
   }
 };
 
+// Which of a node's ports the client connects to: `port`, or `tls-port` when
+// the store's connections use TLS.
+enum class NodePort : std::uint8_t { kPlain, kTls };
+
 class SlotMap {
  public:
   static constexpr std::uint16_t kNoNode = UINT16_MAX;
 
   // From a CLUSTER SHARDS or CLUSTER SLOTS reply. `asked_host` replaces an empty
   // or unknown ("?") endpoint, which Redis sends to mean "the host you asked".
-  // kProtocolError for a reply of the wrong shape.
-  static Status FromShards(RespValue reply, std::string_view asked_host, SlotMap* out);
+  // kProtocolError for a reply of the wrong shape. FromShards reads each
+  // primary's `port` or `tls-port` as `port_kind` says; kUnavailable, naming the
+  // field, when an online primary has no such port (a TLS client of nodes
+  // without tls-cluster yes, or a plain client of TLS-only nodes).
+  static Status FromShards(RespValue reply, std::string_view asked_host, NodePort port_kind,
+                           SlotMap* out);
   static Status FromSlots(RespValue reply, std::string_view asked_host, SlotMap* out);
 
   // The primary serving `slot`, or nullptr when no node does.

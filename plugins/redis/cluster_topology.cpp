@@ -176,6 +176,9 @@ Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map, net::Deadline d
   net::ServerPool& node_pool = pool(node);
   net::ServerPool::Lease lease = node_pool.Acquire(0);
   const std::string host = node_pool.address(0).host;
+  // CLUSTER SHARDS lists both ports of a node; the store's transport picks one.
+  const NodePort port_kind =
+      pool_options_.connection.tls != nullptr ? NodePort::kTls : NodePort::kPlain;
   std::string request;
   AppendCommand(&request, {"CLUSTER", "SHARDS"});
   Status parsed;
@@ -186,7 +189,7 @@ Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map, net::Deadline d
                                    no_shards = true;  // older than 7.0: ask for SLOTS instead
                                    return;
                                  }
-                                 parsed = SlotMap::FromShards(reply, host, map);
+                                 parsed = SlotMap::FromShards(reply, host, port_kind, map);
                                });
   if (s.ok() && no_shards) {
     request.clear();

@@ -86,7 +86,9 @@ std::vector<std::string> ParseAll(std::string_view input, std::size_t split, boo
     std::size_t visited = 0;
     Walk(reply.root(), rest.substr(0, parser.consumed()), &visited);
     redis::SlotMap map;
-    (void)redis::SlotMap::FromShards(reply.root(), "127.0.0.1", &map);
+    for (redis::NodePort port_kind : {redis::NodePort::kPlain, redis::NodePort::kTls}) {
+      (void)redis::SlotMap::FromShards(reply.root(), "127.0.0.1", port_kind, &map);
+    }
     (void)redis::SlotMap::FromSlots(reply.root(), "127.0.0.1", &map);
     replies.emplace_back(reply.bytes());
     offset += parser.consumed();

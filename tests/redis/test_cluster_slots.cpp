@@ -11,17 +11,19 @@
 #include "redis_backend.h"
 #include "resp_parser.h"
 
+using cachet::Status;
 using cachet::redis::ClusterNode;
 using cachet::redis::Crc16Xmodem;
 using cachet::redis::HashTag;
 using cachet::redis::KeySlot;
 using cachet::redis::kSlotCount;
 using cachet::redis::LeaseKeyOf;
-using cachet::redis::SlotTag;
+using cachet::redis::NodePort;
 using cachet::redis::ParseRedirect;
 using cachet::redis::Redirect;
 using cachet::redis::RespParser;
 using cachet::redis::SlotMap;
+using cachet::redis::SlotTag;
 
 namespace {
 
@@ -116,7 +118,7 @@ TEST_CASE("the slot map is built from CLUSTER SHARDS in RESP2 and RESP3", "[clus
     RespParser parser;
     REQUIRE(parser.Parse(bytes) == RespParser::Outcome::kReply);
     SlotMap map;
-    REQUIRE(SlotMap::FromShards(parser.reply().root(), "10.0.0.1", &map).ok());
+    REQUIRE(SlotMap::FromShards(parser.reply().root(), "10.0.0.1", NodePort::kPlain, &map).ok());
     CheckThreeMasters(map);
   }
 }
@@ -141,12 +143,58 @@ TEST_CASE("a shard's replicas and failed primaries are not used", "[cluster]") {
   RespParser parser;
   REQUIRE(parser.Parse(bytes) == RespParser::Outcome::kReply);
   SlotMap map;
-  REQUIRE(SlotMap::FromShards(parser.reply().root(), "seed.example", &map).ok());
+  REQUIRE(SlotMap::FromShards(parser.reply().root(), "seed.example", NodePort::kPlain, &map).ok());
   CHECK(map.covered_slots() == 100 + 16184);
   REQUIRE(map.PrimaryFor(50) != nullptr);
   CHECK(map.PrimaryFor(50)->port == 3);
   CHECK(map.PrimaryFor(50)->host == "seed.example");
   CHECK(map.PrimaryFor(150) == nullptr);
+}
+
+// One shard serving every slot, whose online primary lists `ports` (RESP2
+// field-value pairs such as "$4\r\nport\r\n:7000\r\n"), `count` of them.
+namespace {
+
+std::string OneShard(int count, const std::string& ports) {
+  return "*1\r\n*4\r\n$5\r\nslots\r\n*2\r\n:0\r\n:16383\r\n$5\r\nnodes\r\n*1\r\n*" +
+         std::to_string(2 * (3 + count)) +
+         "\r\n$2\r\nip\r\n$9\r\n127.0.0.1\r\n$4\r\nrole\r\n$6\r\nmaster\r\n"
+         "$6\r\nhealth\r\n$6\r\nonline\r\n" +
+         ports;
+}
+
+Status ShardsWith(const std::string& bytes, NodePort port_kind, SlotMap* map) {
+  RespParser parser;
+  REQUIRE(parser.Parse(bytes) == RespParser::Outcome::kReply);
+  return SlotMap::FromShards(parser.reply().root(), "h", port_kind, map);
+}
+
+}  // namespace
+
+TEST_CASE("a client over TLS reads a shard primary's tls-port", "[cluster]") {
+  const std::string plain = "$4\r\nport\r\n:7000\r\n";
+  const std::string tls = "$8\r\ntls-port\r\n:7100\r\n";
+  SlotMap map;
+  SECTION("a node with both ports: each client takes its own") {
+    REQUIRE(ShardsWith(OneShard(2, plain + tls), NodePort::kTls, &map).ok());
+    CHECK(map.PrimaryFor(0)->port == 7100);
+    REQUIRE(ShardsWith(OneShard(2, plain + tls), NodePort::kPlain, &map).ok());
+    CHECK(map.PrimaryFor(16383)->port == 7000);
+  }
+  SECTION("a TLS-only node (no port field)") {
+    REQUIRE(ShardsWith(OneShard(1, tls), NodePort::kTls, &map).ok());
+    CHECK(map.PrimaryFor(5000)->port == 7100);
+    CHECK(map.PrimaryFor(5000)->host == "127.0.0.1");
+    CHECK(map.covered_slots() == kSlotCount);
+    Status s = ShardsWith(OneShard(1, tls), NodePort::kPlain, &map);
+    CHECK(s.IsUnavailable());
+    CHECK(s.message().find("set tls = true") != std::string_view::npos);
+  }
+  SECTION("a plain node, asked by a TLS client") {
+    Status s = ShardsWith(OneShard(1, plain), NodePort::kTls, &map);
+    CHECK(s.IsUnavailable());
+    CHECK(s.message().find("no tls-port") != std::string_view::npos);
+  }
 }
 
 TEST_CASE("a malformed topology reply is a protocol error", "[cluster]") {
@@ -163,7 +211,7 @@ TEST_CASE("a malformed topology reply is a protocol error", "[cluster]") {
   RespParser parser;
   REQUIRE(parser.Parse(odd) == RespParser::Outcome::kReply);
   SlotMap map;
-  CHECK(SlotMap::FromShards(parser.reply().root(), "h", &map).IsProtocolError());
+  CHECK(SlotMap::FromShards(parser.reply().root(), "h", NodePort::kPlain, &map).IsProtocolError());
 }
 
 TEST_CASE("a MOVED updates one slot of the map", "[cluster]") {

@@ -28,14 +28,40 @@ bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-}  // namespace
-
-std::string RedisCluster::Cli(int port, const std::string& args) {
-  // `timeout` bounds a redis-cli that would otherwise wait on a stalled node.
-  std::string out = CommandOutput("timeout 60 redis-cli -h 127.0.0.1 -p " + std::to_string(port) +
-                                  " " + args + " 2>&1");
+// `timeout` bounds a redis-cli that would otherwise wait on a stalled node.
+std::string RunCli(const std::string& options, int port, const std::string& args) {
+  std::string out = CommandOutput("timeout 60 redis-cli " + options + " -h 127.0.0.1 -p " +
+                                  std::to_string(port) + " " + args + " 2>&1");
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   return out;
+}
+
+// The TLS part of a node's argv: TLS only, between nodes too.
+std::vector<std::string> TlsArgs(const RedisClusterTls& tls, const std::string& port) {
+  return {"--port",
+          "0",
+          "--tls-port",
+          port,
+          "--tls-cluster",
+          "yes",
+          "--tls-replication",
+          "yes",
+          "--tls-cert-file",
+          tls.server.cert,
+          "--tls-key-file",
+          tls.server.key,
+          "--tls-ca-cert-file",
+          tls.ca,
+          "--tls-auth-clients",
+          "no"};
+}
+
+}  // namespace
+
+std::string RedisCluster::Cli(int port, const std::string& args) { return RunCli("", port, args); }
+
+std::string RedisCluster::NodeCli(int port, const std::string& args) const {
+  return RunCli(cli_options_, port, args);
 }
 
 Result<std::unique_ptr<RedisCluster>> RedisCluster::Start(RedisClusterOptions options) {
@@ -43,6 +69,7 @@ Result<std::unique_ptr<RedisCluster>> RedisCluster::Start(RedisClusterOptions op
   Result<std::filesystem::path> dir = MakeTempDir();
   if (!dir.ok()) return dir.status();
   cluster->dir_ = *dir;
+  if (options.tls) cluster->cli_options_ = "--tls --cacert " + options.tls->ca;
   if (Status s = cluster->StartNodes(options); !s.ok()) return s;
   if (Status s = cluster->Create(options.replicas); !s.ok()) return s;
   if (Status s = cluster->WaitUntilHealthy(); !s.ok()) return s;
@@ -58,10 +85,11 @@ Status RedisCluster::StartNodes(const RedisClusterOptions& options) {
       int& bus_port = (*bus_ports)[port];
       if (bus_port == 0) bus_port = FindFreeLoopbackPort();
       std::string p = std::to_string(port);
-      std::vector<std::string> argv = {"redis-server",
-                                       "--port",
-                                       p,
-                                       "--cluster-enabled",
+      std::vector<std::string> argv = {"redis-server"};
+      std::vector<std::string> listen =
+          options.tls ? TlsArgs(*options.tls, p) : std::vector<std::string>{"--port", p};
+      argv.insert(argv.end(), listen.begin(), listen.end());
+      std::vector<std::string> rest = {"--cluster-enabled",
                                        "yes",
                                        "--cluster-config-file",
                                        "nodes-" + p + ".conf",
@@ -79,6 +107,7 @@ Status RedisCluster::StartNodes(const RedisClusterOptions& options) {
                                        dir,
                                        "--logfile",
                                        "node-" + p + ".log"};
+      argv.insert(argv.end(), rest.begin(), rest.end());
       argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
       return argv;
     };
@@ -93,7 +122,7 @@ Status RedisCluster::Create(int replicas) const {
   std::string args = "--cluster create";
   for (const auto& node : nodes_) args += " " + node->address();
   args += " --cluster-replicas " + std::to_string(replicas) + " --cluster-yes";
-  std::string out = Cli(nodes_.front()->port(), args);
+  std::string out = NodeCli(nodes_.front()->port(), args);
   if (!Contains(out, "[OK] All 16384 slots covered")) {
     return Status::Unavailable("redis cluster: create failed: " + out.substr(0, 2000));
   }
@@ -110,11 +139,11 @@ Status RedisCluster::WaitUntilHealthy(std::chrono::milliseconds limit) const {
     for (const auto& node : nodes_) {
       if (!node->running()) continue;
       any_port = node->port();
-      last = Cli(node->port(), "cluster info");
+      last = NodeCli(node->port(), "cluster info");
       healthy = healthy && Contains(last, "cluster_state:ok");
     }
     if (healthy && any_port != 0) {
-      last = Cli(any_port, "--cluster check 127.0.0.1:" + std::to_string(any_port));
+      last = NodeCli(any_port, "--cluster check 127.0.0.1:" + std::to_string(any_port));
       if (Contains(last, "[OK] All nodes agree about slots configuration.") &&
           Contains(last, "[OK] All 16384 slots covered.") && !Contains(last, "[WARNING]")) {
         return Status::OK();
@@ -129,7 +158,7 @@ std::vector<int> RedisCluster::PortsWithRole(const std::string& role) const {
   std::vector<int> ports;
   for (const auto& node : nodes_) {
     if (!node->running()) continue;
-    std::string out = Cli(node->port(), "role");
+    std::string out = NodeCli(node->port(), "role");
     if (out.compare(0, role.size(), role) == 0) ports.push_back(node->port());
   }
   return ports;

@@ -7,6 +7,11 @@
 // P+10000 may be out of range. `redis-cli --cluster create` joins the nodes,
 // giving each master `replicas` replicas, and Start() returns once every node
 // reports cluster_state:ok and agrees on the slot map. Every wait is bounded.
+//
+// With `tls` set, the nodes take TLS only: `--port 0 --tls-port P` (P is the
+// port ServerProcess picked), the cluster bus and replication over TLS too
+// (tls-cluster, tls-replication), presenting tls.server, client certificates
+// not required; redis-cli then speaks TLS trusting tls.ca (NodeCli).
 // The destructor stops every node and deletes the directory with its
 // nodes-*.conf files, so no later start rejoins this cluster.
 //
@@ -16,12 +21,20 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "support/server_process.h"
+#include "support/tls_servers.h"
 
 namespace cachet::test {
+
+// The certificates of a TLS-only cluster (tls_servers.h makes them).
+struct RedisClusterTls {
+  CertificatePair server;  // every node presents it, to clients and to each other
+  std::string ca;          // what the nodes and redis-cli trust
+};
 
 struct RedisClusterOptions {
   int masters = 3;
@@ -29,6 +42,7 @@ struct RedisClusterOptions {
   // Milliseconds without an answer before a node is considered failed.
   int node_timeout_ms = 2000;
   std::vector<std::string> extra_args;  // appended to every node's argv
+  std::optional<RedisClusterTls> tls;   // set: TLS-only nodes (see above)
 };
 
 class RedisCluster {
@@ -47,6 +61,8 @@ class RedisCluster {
   // The output of `redis-cli -p port ARGS` (bounded by `timeout`), without the
   // trailing newline. ARGS is passed to the shell as written.
   static std::string Cli(int port, const std::string& args);
+  // Cli() to a node of this cluster: over TLS when the cluster uses it.
+  std::string NodeCli(int port, const std::string& args) const;
 
   // The ports of the nodes that are masters now, and of those that are replicas.
   std::vector<int> MasterPorts() const;
@@ -63,6 +79,7 @@ class RedisCluster {
   std::vector<int> PortsWithRole(const std::string& role) const;
 
   std::filesystem::path dir_;
+  std::string cli_options_;  // "--tls --cacert CA" for a TLS cluster, else empty
   std::vector<std::unique_ptr<ServerProcess>> nodes_;
 };
 
