@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -35,12 +36,14 @@ std::unique_ptr<Cache> OpenCache(const std::string& text) {
 }
 
 // Established TCP connections whose local port is `port`: the server's ends of
-// its clients' connections (IPv4 loopback, as the launchers listen).
+// its clients' connections (IPv4 loopback, as the launchers listen). Counted
+// by the client's address, as a line read twice (the table changes while it
+// is read in pieces) is the same connection.
 int EstablishedTo(int port) {
   std::ifstream table("/proc/net/tcp");
   std::string line;
   std::getline(table, line);  // the header
-  int count = 0;
+  std::set<std::string> clients;
   char wanted[8];
   std::snprintf(wanted, sizeof wanted, ":%04X", port);
   while (std::getline(table, line)) {
@@ -48,10 +51,10 @@ int EstablishedTo(int port) {
     std::string slot, local, remote, state;
     fields >> slot >> local >> remote >> state;
     if (state == "01" && local.size() > 5 && local.compare(local.size() - 5, 5, wanted) == 0) {
-      ++count;
+      clients.insert(remote);
     }
   }
-  return count;
+  return static_cast<int>(clients.size());
 }
 
 struct Observed {

@@ -145,18 +145,22 @@ void ServerPool::Release(std::size_t server, std::unique_ptr<Connection> connect
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     const bool waited_for = s.waiters.load(std::memory_order_relaxed) != 0;
-    // A closed connection (after an error) or one from before a fork is
-    // dropped; a live one is kept while the idle list has room, or a thread
-    // waits for it.
+    // A live connection is kept while the idle list has room, or a thread
+    // waits for it; a closed one (after an error), one from before a fork or
+    // one beyond pool_size is dropped.
     if (connection->connected() && options_.pool_size != 0 &&
         (s.idle.size() + 1 < options_.pool_size || waited_for)) {
       s.idle.push_back(std::move(connection));
-    } else {
-      s.open.fetch_sub(1, std::memory_order_relaxed);
+      if (waited_for) s.freed.notify_one();
+      return;
     }
-    if (waited_for) s.freed.notify_one();
   }
-  // A dropped connection closes here, outside the lock.
+  // Closed outside the lock, and before its slot is given up: the server
+  // never sees more than max_connections at once.
+  connection.reset();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.open.fetch_sub(1, std::memory_order_relaxed);
+  if (s.waiters.load(std::memory_order_relaxed) != 0) s.freed.notify_one();
 }
 
 ServerPool::Lease::~Lease() {
