@@ -16,6 +16,10 @@
 // It lives in the plugin, not in core/net: no other store keeps a background
 // link, and the stop/nudge semantics are the ones these three users need.
 //
+// A user starts its threads with Start(body), where body calls
+// KeepConnecting(attempt) and the attempt waits on its socket with Wait; its
+// destructor calls Stop() first, since the threads use the user's members.
+//
 // Thread safety: Wait, Nudge and stopping() may be called from any thread;
 // Start and Stop only by the owner (never from a link thread).
 #pragma once
