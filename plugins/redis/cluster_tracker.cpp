@@ -1,10 +1,6 @@
 // ClusterTracker: a CLIENT TRACKING ON BCAST link per primary, following the topology.
 #include "cluster_tracker.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -17,8 +13,8 @@ namespace cachet::redis {
 
 namespace {
 
-constexpr std::chrono::milliseconds kFirstBackoff{50};
-constexpr std::chrono::milliseconds kLongestBackoff{2000};
+// The pause before the links are made again: 50 ms, doubling up to 2 s.
+constexpr ReconnectBackoff kBackoff{std::chrono::milliseconds(50), std::chrono::milliseconds(2000)};
 
 }  // namespace
 
@@ -39,59 +35,45 @@ ClusterTracker::ClusterTracker(ClusterTrackerSettings settings, ClusterTopology*
     : settings_(std::move(settings)),
       session_(TrackingSession(settings_.session)),
       topology_(topology),
-      listener_(listener) {
-  if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
+      listener_(listener),
+      link_(kBackoff) {
   topology_->SetChangeHook([this] { TopologyChanged(); });
-  thread_ = std::thread([this] { Run(); });
+  link_.Start([this] { Run(); });
 }
 
 ClusterTracker::~ClusterTracker() {
-  if (net::CurrentProcessId() != owner_pid_) {
-    // A forked child: the thread lives in the parent only (as in
-    // InvalidationTracker); it is released unjoined and only this process's
-    // pipe copies are closed. The child's topology copy keeps a hook to this
-    // object, which the child's Cache (destroyed with it) never reaches again.
-    static_cast<void>(new std::thread(std::move(thread_)));
-    for (const int fd : wake_) {
-      if (fd >= 0) ::close(fd);
-    }
-    return;
-  }
-  topology_->SetChangeHook(nullptr);  // waits for a hook call under way
-  stopping_.store(true);
-  Wake();
-  thread_.join();
-  for (const int fd : wake_) {
-    if (fd >= 0) ::close(fd);
-  }
+  // A forked child leaves the hook alone (a hook call under way in the parent
+  // may hold its lock): its topology copy keeps a hook to this object, which
+  // the child's Cache (destroyed with it) never reaches again.
+  if (link_.InOwnerProcess()) topology_->SetChangeHook(nullptr);  // waits for a call under way
+  link_.Stop();
 }
 
 void ClusterTracker::Run() {
-  std::chrono::milliseconds backoff = kFirstBackoff;
-  std::vector<std::unique_ptr<Link>> links;
-  // Bounded by the stop signal: every pass ends in a wait that it ends.
-  while (!stopping_.load()) {
-    std::uint64_t version = 0;
-    Status s = Connect(&links, &version);
-    if (s.ok() && GoLive(version)) {
-      backoff = kFirstBackoff;
-      s = Listen(links, version);
-      GoDown();
-      if (s.ok()) continue;  // the topology moved: follow it at once
-    } else if (!s.ok()) {
-      // A primary that cannot be reached may have failed over: ask the cluster.
-      (void)topology_->Refresh(net::Clock::now() + settings_.connection.CallTimeout());
-    }
-    // A link that failed is opened again; the others are kept.
-    links.erase(std::remove_if(links.begin(), links.end(),
-                               [](const auto& link) { return !link->connection.connected(); }),
-                links.end());
-    if (!Pause(backoff)) break;
-    backoff = std::min(backoff * 2, kLongestBackoff);
-  }
+  Links links;  // the thread's own, kept from one attempt to the next
+  link_.KeepConnecting([&] { return Follow(links); });
 }
 
-Status ClusterTracker::Connect(std::vector<std::unique_ptr<Link>>* links, std::uint64_t* version) {
+BackgroundLink::Attempt ClusterTracker::Follow(Links& links) {
+  std::uint64_t version = 0;
+  BackgroundLink::Attempt outcome = BackgroundLink::Attempt::kFailed;
+  if (Status s = Connect(&links, &version); !s.ok()) {
+    // A primary that cannot be reached may have failed over: ask the cluster.
+    (void)topology_->Refresh(net::Clock::now() + settings_.connection.CallTimeout());
+  } else if (GoLive(version)) {
+    const Status lost = Listen(links, version);
+    GoDown();
+    if (lost.ok()) return BackgroundLink::Attempt::kRetryNow;  // the topology moved: follow it
+    outcome = BackgroundLink::Attempt::kWasUp;
+  }
+  // A link that failed is opened again; the others are kept.
+  links.erase(std::remove_if(links.begin(), links.end(),
+                             [](const auto& link) { return !link->connection.connected(); }),
+              links.end());
+  return outcome;
+}
+
+Status ClusterTracker::Connect(Links* links, std::uint64_t* version) {
   const net::Deadline deadline = net::Clock::now() + settings_.connection.CallTimeout();
   *version = topology_->version();
   std::vector<std::size_t> primaries = topology_->Primaries();
@@ -101,7 +83,7 @@ Status ClusterTracker::Connect(std::vector<std::unique_ptr<Link>>* links, std::u
     primaries = topology_->Primaries();
     if (primaries.empty()) return Status::Unavailable("redis cluster: no primary is known");
   }
-  std::vector<std::unique_ptr<Link>> next;
+  Links next;
   for (const std::size_t node : primaries) {
     const net::ServerAddress& address = topology_->pool(node).address(0);
     const std::string where = address.HostPort();
@@ -127,7 +109,7 @@ Status ClusterTracker::Connect(std::vector<std::unique_ptr<Link>>* links, std::u
 
 bool ClusterTracker::GoLive(std::uint64_t version) {
   const std::lock_guard lock(live_mutex_);
-  if (stopping_.load() || topology_->version() != version) return false;
+  if (link_.stopping() || topology_->version() != version) return false;
   live_ = true;
   listener_->OnTrackingLive(true);
   return true;
@@ -138,16 +120,17 @@ void ClusterTracker::GoDown() {
   if (!live_) return;
   live_ = false;
   // On the way out the near cache is going too: nothing to tell it.
-  if (!stopping_.load()) listener_->OnTrackingLive(false);
+  if (!link_.stopping()) listener_->OnTrackingLive(false);
 }
 
 void ClusterTracker::TopologyChanged() {
   GoDown();
-  Wake();
+  link_.Nudge();
 }
 
-Status ClusterTracker::Listen(std::vector<std::unique_ptr<Link>>& links, std::uint64_t version) {
-  std::vector<pollfd> fds(links.size() + 1);
+Status ClusterTracker::Listen(Links& links, std::uint64_t version) {
+  std::vector<pollfd> fds(links.size());
+  for (std::size_t i = 0; i < links.size(); ++i) fds[i].fd = links[i]->connection.fd();
   auto next_check = net::Clock::now() + settings_.health_interval;
   // Bounded by the links: one fails, stays silent past a PING, the topology
   // moves, or we stop.
@@ -155,25 +138,21 @@ Status ClusterTracker::Listen(std::vector<std::unique_ptr<Link>>& links, std::ui
     if (topology_->version() != version) return Status::OK();
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(next_check - net::Clock::now());
-    fds[0] = {wake_[0], POLLIN, 0};
-    for (std::size_t i = 0; i < links.size(); ++i) {
-      fds[i + 1] = {links[i]->connection.fd(), POLLIN | POLLRDHUP, 0};
-    }
-    const int ready =
-        ::poll(fds.data(), fds.size(), static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
-    if (ready < 0 && errno != EINTR) {
+    // A nudge (the topology moved) is seen at the top of the next pass.
+    const BackgroundLink::Wake woke = link_.WaitAny(fds, left);
+    if (woke == BackgroundLink::Wake::kStop) return Status::Unavailable("stopping");
+    if (woke == BackgroundLink::Wake::kFailed) {
       return Status::IoError(std::string("tracking links: poll failed: ") + strerror(errno));
     }
-    if (stopping_.load()) return Status::Unavailable("stopping");
-    if (ready > 0 && fds[0].revents != 0) DrainWake();
-    for (std::size_t i = 0; ready > 0 && i < links.size(); ++i) {
-      if (fds[i + 1].revents == 0) continue;
-      if ((fds[i + 1].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const BackgroundLink::Wake news = BackgroundLink::Readiness(fds[i]);
+      if (news == BackgroundLink::Wake::kClosed) {
         // The node is gone (FIN, RST): down at once, nothing unread matters.
         links[i]->connection.Close();
         return Status::IoError("tracking link to " + links[i]->connection.address().HostPort() +
                                " closed by the server");
       }
+      if (news != BackgroundLink::Wake::kReadable) continue;
       if (Status s = Drain(*links[i]); !s.ok()) {
         links[i]->connection.Close();
         return s;
@@ -205,7 +184,7 @@ Status ClusterTracker::Drain(Link& link) {
   return Status::OK();
 }
 
-Status ClusterTracker::CheckHealth(std::vector<std::unique_ptr<Link>>& links) {
+Status ClusterTracker::CheckHealth(Links& links) {
   for (const auto& link : links) {
     if (link->reader.pongs_due() > 0) {
       // Silent for a whole interval after a PING: lost.
@@ -228,31 +207,6 @@ Status ClusterTracker::CheckHealth(std::vector<std::unique_ptr<Link>>& links) {
     link->heard = false;
   }
   return Status::OK();
-}
-
-bool ClusterTracker::Pause(std::chrono::milliseconds timeout) {
-  pollfd fd = {wake_[0], POLLIN, 0};
-  const auto until = net::Clock::now() + timeout;
-  // A signal (EINTR) is no timeout: wait again for what is left.
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(until - net::Clock::now());
-    const int ready = ::poll(&fd, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
-    if (ready >= 0 || errno != EINTR) break;
-  }
-  DrainWake();
-  return !stopping_.load();
-}
-
-void ClusterTracker::Wake() {
-  if (wake_[1] >= 0) (void)!::write(wake_[1], "x", 1);  // a full pipe already wakes
-}
-
-void ClusterTracker::DrainWake() {
-  char bytes[64];
-  // Bounded: the pipe is non-blocking and holds what was written.
-  while (wake_[0] >= 0 && ::read(wake_[0], bytes, sizeof bytes) > 0) {
-  }
 }
 
 }  // namespace cachet::redis

@@ -24,18 +24,18 @@
 // when the data path sees no redirect.
 //
 // Destroying the tracker removes the hook, wakes the thread and joins it: no
-// callback runs after. The topology must outlive the tracker.
+// callback runs after. The topology must outlive the tracker. The thread, its
+// waits, the nudge and the backoff are a BackgroundLink (background_link.h).
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "background_link.h"
 #include "cachet/invalidation.h"
 #include "cachet/net/connection.h"
 #include "cluster_topology.h"
@@ -62,38 +62,36 @@ class ClusterTracker final : public InvalidationSubscription {
 
  private:
   struct Link;
+  using Links = std::vector<std::unique_ptr<Link>>;
 
+  // The thread: links made again and again, each time to the primaries of then.
   void Run();
+  // Makes the links (keeping those in `links` that are still up) and listens
+  // on them until one fails or the topology moves.
+  BackgroundLink::Attempt Follow(Links& links);
   // Makes `links` one tracking link per primary of the slot map; the map's
   // version they match goes to *version. An error when a link cannot be made.
-  Status Connect(std::vector<std::unique_ptr<Link>>* links, std::uint64_t* version);
+  Status Connect(Links* links, std::uint64_t* version);
   // Hands every push to the listener until a link fails, the topology moves
   // past `version`, or we stop.
-  Status Listen(std::vector<std::unique_ptr<Link>>& links, std::uint64_t version);
+  Status Listen(Links& links, std::uint64_t version);
   // Reads what a link has and handles every whole reply.
   Status Drain(Link& link);
   // The PING round of the health check.
-  Status CheckHealth(std::vector<std::unique_ptr<Link>>& links);
+  Status CheckHealth(Links& links);
   // true when every link is up and the map is still at `version`.
   bool GoLive(std::uint64_t version);
   void GoDown();
-  // The topology's hook: down at once, and the thread woken to follow.
+  // The topology's hook: down at once, and the thread nudged to follow.
   void TopologyChanged();
-  // Waits for the wake pipe (or `timeout`); false when stopping.
-  bool Pause(std::chrono::milliseconds timeout);
-  void Wake();
-  void DrainWake();
 
   const ClusterTrackerSettings settings_;
   const RedisSession session_;
   ClusterTopology* const topology_;
   InvalidationListener* const listener_;
-  int wake_[2] = {-1, -1};  // written on a topology change and on destruction
-  std::atomic<bool> stopping_{false};
   std::mutex live_mutex_;
-  bool live_ = false;  // guarded by live_mutex_
-  std::thread thread_;
-  const pid_t owner_pid_ = net::CurrentProcessId();
+  bool live_ = false;    // guarded by live_mutex_
+  BackgroundLink link_;  // last: its thread uses the members above
 };
 
 }  // namespace cachet::redis

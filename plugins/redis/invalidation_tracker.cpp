@@ -1,12 +1,6 @@
 // InvalidationTracker: CLIENT TRACKING ON BCAST connections and their pushes.
 #include "invalidation_tracker.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
 #include <utility>
 
 #include "resp_encoder.h"
@@ -15,8 +9,8 @@ namespace cachet::redis {
 
 namespace {
 
-constexpr std::chrono::milliseconds kFirstBackoff{50};
-constexpr std::chrono::milliseconds kLongestBackoff{2000};
+// The pause before reconnecting: 50 ms, doubling up to 2 s.
+constexpr ReconnectBackoff kBackoff{std::chrono::milliseconds(50), std::chrono::milliseconds(2000)};
 
 // CLIENT TRACKING ON BCAST, with PREFIX p for each prefix (none: every key).
 std::string TrackingCommand(const std::vector<std::string>& prefixes) {
@@ -38,49 +32,26 @@ SessionSettings TrackingSession(SessionSettings session) {
 InvalidationTracker::InvalidationTracker(TrackerSettings settings, InvalidationListener* listener)
     : settings_(std::move(settings)),
       session_(TrackingSession(settings_.session)),
-      listener_(listener) {
-  if (::pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
-  threads_.reserve(settings_.servers.size());
+      listener_(listener),
+      link_(kBackoff) {
+  // One thread per server, each keeping its tracking connection up.
   for (std::size_t i = 0; i < settings_.servers.size(); ++i) {
-    threads_.emplace_back([this, i] { Run(i); });
+    link_.Start([this, i] { link_.KeepConnecting([this, i] { return Track(i); }); });
   }
 }
 
-InvalidationTracker::~InvalidationTracker() {
-  if (net::CurrentProcessId() != owner_pid_) {
-    // A forked child: the threads live in the parent only. Writing the shared
-    // pipe would stop them there, and joining would wait forever here. The
-    // thread objects are released unjoined (leaked: destroying a joinable one
-    // terminates), and only this process's pipe descriptors are closed.
-    static_cast<void>(new std::vector<std::thread>(std::move(threads_)));
-    for (const int fd : wake_) {
-      if (fd >= 0) ::close(fd);
-    }
-    return;
-  }
-  stopping_.store(true);
-  if (wake_[1] >= 0) (void)!::write(wake_[1], "x", 1);
-  for (std::thread& thread : threads_) thread.join();
-  for (const int fd : wake_) {
-    if (fd >= 0) ::close(fd);
-  }
-}
+InvalidationTracker::~InvalidationTracker() { link_.Stop(); }
 
-void InvalidationTracker::Run(std::size_t server) {
-  std::chrono::milliseconds backoff = kFirstBackoff;
-  // Bounded by the stop signal: every pass ends with a wait that it ends.
-  while (!stopping_.load()) {
-    net::Connection connection(settings_.servers[server], settings_.connection);
-    RespParser parser(settings_.session.limits);
-    if (EstablishTracking(connection, parser, session_, settings_.prefixes).ok()) {
-      backoff = kFirstBackoff;
-      ServerUp();
-      (void)Listen(connection, parser);
-      ServerDown();
-    }
-    if (Wait(-1, backoff) == Wake::kStop) break;
-    backoff = std::min(backoff * 2, kLongestBackoff);
+BackgroundLink::Attempt InvalidationTracker::Track(std::size_t server) {
+  net::Connection connection(settings_.servers[server], settings_.connection);
+  RespParser parser(settings_.session.limits);
+  if (!EstablishTracking(connection, parser, session_, settings_.prefixes).ok()) {
+    return BackgroundLink::Attempt::kFailed;
   }
+  ServerUp();
+  (void)Listen(connection, parser);
+  ServerDown();
+  return BackgroundLink::Attempt::kWasUp;
 }
 
 Status EstablishTracking(net::Connection& connection, RespParser& parser,
@@ -125,19 +96,23 @@ Status InvalidationTracker::Listen(net::Connection& connection, RespParser& pars
       buffer.Consume(parser.consumed());
       if (!s.ok()) return s;
     }
-    switch (Wait(connection.fd(), settings_.health_interval)) {
-      case Wake::kStop:
+    switch (link_.Wait(connection.fd(), settings_.health_interval)) {
+      case BackgroundLink::Wake::kStop:
         return Status::Unavailable("stopping");
-      case Wake::kClosed:
+      case BackgroundLink::Wake::kFailed:
+        return Status::IoError(connection.Describe("waiting on the tracking link failed"));
+      case BackgroundLink::Wake::kClosed:
         // Whatever is still unread no longer matters: everything is dropped.
         return Status::IoError(connection.Describe("tracking link closed by the server"));
-      case Wake::kReadable: {
+      case BackgroundLink::Wake::kReadable: {
         const std::size_t before = buffer.size();
         if (Status s = connection.ReadSome(); !s.ok()) return s;
         if (buffer.size() > before) heard = true;
         break;
       }
-      case Wake::kTimeout: {
+      case BackgroundLink::Wake::kNudged:
+        break;  // nobody nudges these threads: nothing to look at
+      case BackgroundLink::Wake::kTimeout: {
         if (reader.pongs_due() > 0) {
           // Silent for a whole interval after a PING: lost.
           if (!heard) {
@@ -200,27 +175,6 @@ Status TrackingReader::Invalidate(RespValue push) {
   return Status::OK();
 }
 
-InvalidationTracker::Wake InvalidationTracker::Wait(int fd,
-                                                    std::chrono::milliseconds timeout) const {
-  pollfd fds[2] = {{wake_[0], POLLIN, 0}, {fd, POLLIN | POLLRDHUP, 0}};
-  const nfds_t count = fd >= 0 ? 2 : 1;
-  // A signal (EINTR) is no timeout: wait again for what is left.
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  int ready = 0;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        until - std::chrono::steady_clock::now());
-    ready = ::poll(fds, count, static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
-    if (ready >= 0 || errno != EINTR) break;
-  }
-  if (stopping_.load() || (fds[0].revents & POLLIN) != 0) return Wake::kStop;
-  if (ready > 0 && count == 2 && (fds[1].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
-    return Wake::kClosed;
-  }
-  if (ready > 0 && count == 2 && fds[1].revents != 0) return Wake::kReadable;
-  return Wake::kTimeout;
-}
-
 void InvalidationTracker::ServerUp() {
   const std::lock_guard lock(live_mutex_);
   if (++live_servers_ == settings_.servers.size()) listener_->OnTrackingLive(true);
@@ -230,7 +184,7 @@ void InvalidationTracker::ServerDown() {
   const std::lock_guard lock(live_mutex_);
   --live_servers_;
   // On the way out the near cache is going too: nothing to tell it.
-  if (!stopping_.load()) listener_->OnTrackingLive(false);
+  if (!link_.stopping()) listener_->OnTrackingLive(false);
 }
 
 }  // namespace cachet::redis

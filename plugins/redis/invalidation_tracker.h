@@ -13,17 +13,17 @@
 // server (CLIENT KILL, a restart), or silent past a PING. The lost connection
 // is then opened again, with a backoff, until the tracker is destroyed.
 // Destroying it wakes the threads and joins them: no callback runs after. In a
-// forked child (which has none of the threads) it only closes its pipe copy.
+// forked child (which has none of the threads) it only closes its pipe copy
+// (background_link.h holds the threads, their waits and the backoff).
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "background_link.h"
 #include "cachet/invalidation.h"
 #include "cachet/net/connection.h"
 #include "cachet/net/endpoint.h"
@@ -79,27 +79,20 @@ class InvalidationTracker final : public InvalidationSubscription {
   ~InvalidationTracker() override;
 
  private:
-  // kClosed: the kernel reports the peer gone (FIN, RST): nothing is read first.
-  enum class Wake : std::uint8_t { kReadable, kClosed, kTimeout, kStop };
-
-  void Run(std::size_t server);
+  // Opens one tracking connection to `server` and listens on it until it is
+  // lost; its thread calls it again and again.
+  BackgroundLink::Attempt Track(std::size_t server);
   // Hands every push to the listener until the connection fails or we stop.
   Status Listen(net::Connection& connection, RespParser& parser);
-  // Waits for `fd` (or nothing, with -1) to be readable, the stop signal, or
-  // `timeout`.
-  Wake Wait(int fd, std::chrono::milliseconds timeout) const;
   void ServerUp();
   void ServerDown();
 
   const TrackerSettings settings_;
   const RedisSession session_;
   InvalidationListener* const listener_;
-  int wake_[2] = {-1, -1};  // a pipe written once, on destruction
-  std::atomic<bool> stopping_{false};
   std::mutex live_mutex_;
   std::size_t live_servers_ = 0;  // guarded by live_mutex_
-  std::vector<std::thread> threads_;
-  const pid_t owner_pid_ = net::CurrentProcessId();
+  BackgroundLink link_;           // last: its threads use the members above
 };
 
 }  // namespace cachet::redis

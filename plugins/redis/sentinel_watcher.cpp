@@ -1,12 +1,6 @@
 // SentinelWatcher: the +switch-master subscription and its thread.
 #include "sentinel_watcher.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
 #include <utility>
 
 #include "resp_encoder.h"
@@ -16,8 +10,8 @@ namespace cachet::redis {
 
 namespace {
 
-constexpr std::chrono::milliseconds kFirstBackoff{50};
-constexpr std::chrono::milliseconds kLongestBackoff{1000};
+// The pause before the next sentinel is tried: 50 ms, doubling up to 1 s.
+constexpr ReconnectBackoff kBackoff{std::chrono::milliseconds(50), std::chrono::milliseconds(1000)};
 constexpr std::string_view kChannel = "+switch-master";
 
 SessionSettings WatcherSession(SessionSettings session) {
@@ -65,46 +59,36 @@ Status SwitchReader::Handle(RespValue reply, bool* switched) {
 SentinelWatcher::SentinelWatcher(WatcherSettings settings, std::function<void()> on_switch)
     : settings_(std::move(settings)),
       session_(WatcherSession(settings_.session)),
-      on_switch_(std::move(on_switch)) {
-  if (::pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
-  thread_ = std::thread([this] { Run(); });
+      on_switch_(std::move(on_switch)),
+      link_(kBackoff) {
+  link_.Start([this] { Run(); });
 }
 
-SentinelWatcher::~SentinelWatcher() {
-  if (net::CurrentProcessId() != owner_pid_) {
-    // A forked child: the thread lives in the parent only (see
-    // InvalidationTracker); release it unjoined and close this process's pipe.
-    static_cast<void>(new std::thread(std::move(thread_)));
-  } else {
-    stopping_.store(true);
-    if (wake_[1] >= 0) (void)!::write(wake_[1], "x", 1);
-    thread_.join();
-  }
-  for (const int fd : wake_) {
-    if (fd >= 0) ::close(fd);
-  }
-}
+SentinelWatcher::~SentinelWatcher() { link_.Stop(); }
 
 void SentinelWatcher::Run() {
-  std::chrono::milliseconds backoff = kFirstBackoff;
+  std::size_t next = 0;
   bool ever_subscribed = false;
-  // Bounded by the stop signal: every pass ends with a wait that it ends.
-  for (std::size_t next = 0; !stopping_.load(); next = (next + 1) % settings_.sentinels.size()) {
-    net::Connection connection(settings_.sentinels[next], settings_.connection);
-    RespParser parser(settings_.session.limits);
-    SwitchReader reader(settings_.master, connection.address().HostPort());
-    if (Subscribe(connection, parser, reader).ok()) {
-      backoff = kFirstBackoff;
-      subscribed_.store(true);
-      // A switch may have been announced while no link was up.
-      if (ever_subscribed) on_switch_();
-      ever_subscribed = true;
-      (void)Listen(connection, parser, reader);
-      subscribed_.store(false);
-    }
-    if (Wait(-1, backoff) == Wake::kStop) break;
-    backoff = std::min(backoff * 2, kLongestBackoff);
-  }
+  link_.KeepConnecting([&] {
+    const net::ServerAddress& sentinel = settings_.sentinels[next];
+    next = (next + 1) % settings_.sentinels.size();  // a lost link moves on to the next
+    return Watch(sentinel, &ever_subscribed);
+  });
+}
+
+BackgroundLink::Attempt SentinelWatcher::Watch(const net::ServerAddress& sentinel,
+                                               bool* ever_subscribed) {
+  net::Connection connection(sentinel, settings_.connection);
+  RespParser parser(settings_.session.limits);
+  SwitchReader reader(settings_.master, connection.address().HostPort());
+  if (!Subscribe(connection, parser, reader).ok()) return BackgroundLink::Attempt::kFailed;
+  subscribed_.store(true);
+  // A switch may have been announced while no link was up.
+  if (*ever_subscribed) on_switch_();
+  *ever_subscribed = true;
+  (void)Listen(connection, parser, reader);
+  subscribed_.store(false);
+  return BackgroundLink::Attempt::kWasUp;
 }
 
 Status SentinelWatcher::Subscribe(net::Connection& connection, RespParser& parser,
@@ -150,16 +134,23 @@ Status SentinelWatcher::Listen(net::Connection& connection, RespParser& parser,
       if (!s.ok()) return s;
       if (switched) on_switch_();
     }
-    switch (Wait(connection.fd(), settings_.health_interval)) {
-      case Wake::kStop:
+    switch (link_.Wait(connection.fd(), settings_.health_interval)) {
+      case BackgroundLink::Wake::kStop:
         return Status::Unavailable("stopping");
-      case Wake::kReadable: {
+      case BackgroundLink::Wake::kFailed:
+        return Status::IoError(connection.Describe("waiting on the sentinel link failed"));
+      case BackgroundLink::Wake::kNudged:
+        break;  // nobody nudges this thread: nothing to look at
+      // A message sent just before the close is still read: ReadSome then
+      // reports the close.
+      case BackgroundLink::Wake::kClosed:
+      case BackgroundLink::Wake::kReadable: {
         const std::size_t before = buffer.size();
         if (Status s = connection.ReadSome(); !s.ok()) return s;
         if (buffer.size() > before) heard = true;
         break;
       }
-      case Wake::kTimeout: {
+      case BackgroundLink::Wake::kTimeout: {
         if (reader.pongs_due() > 0) {
           if (!heard) {
             return Status::Timeout(connection.Describe("no answer to PING on the sentinel link"));
@@ -177,23 +168,6 @@ Status SentinelWatcher::Listen(net::Connection& connection, RespParser& parser,
       }
     }
   }
-}
-
-SentinelWatcher::Wake SentinelWatcher::Wait(int fd, std::chrono::milliseconds timeout) const {
-  pollfd fds[2] = {{wake_[0], POLLIN, 0}, {fd, POLLIN, 0}};
-  const nfds_t count = fd >= 0 ? 2 : 1;
-  // A signal (EINTR) is no timeout: wait again for what is left.
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  int ready = 0;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        until - std::chrono::steady_clock::now());
-    ready = ::poll(fds, count, static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
-    if (ready >= 0 || errno != EINTR) break;
-  }
-  if (stopping_.load() || (fds[0].revents & POLLIN) != 0) return Wake::kStop;
-  if (ready > 0 && count == 2 && fds[1].revents != 0) return Wake::kReadable;
-  return Wake::kTimeout;
 }
 
 }  // namespace cachet::redis

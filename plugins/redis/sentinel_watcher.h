@@ -10,7 +10,8 @@
 // (with a backoff) until the watcher is destroyed. Destroying it wakes the
 // thread and joins it: no callback runs after. In a forked child (which has
 // no such thread) it only closes its pipe copy; the child still follows a
-// failover through -READONLY and lost connections.
+// failover through -READONLY and lost connections. The thread, its waits and
+// the backoff are a BackgroundLink (background_link.h).
 #pragma once
 
 #include <atomic>
@@ -18,9 +19,9 @@
 #include <functional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
+#include "background_link.h"
 #include "cachet/net/connection.h"
 #include "cachet/net/endpoint.h"
 #include "redis_session.h"
@@ -69,23 +70,19 @@ class SentinelWatcher {
   bool subscribed() const noexcept { return subscribed_.load(); }
 
  private:
-  enum class Wake : std::uint8_t { kReadable, kTimeout, kStop };
-
+  // The thread: subscriptions to one sentinel after another, in turn.
   void Run();
+  // Subscribes on `sentinel` and listens until the link is lost.
+  // *ever_subscribed: whether a subscription was ever live, on this thread.
+  BackgroundLink::Attempt Watch(const net::ServerAddress& sentinel, bool* ever_subscribed);
   Status Subscribe(net::Connection& connection, RespParser& parser, SwitchReader& reader);
   Status Listen(net::Connection& connection, RespParser& parser, SwitchReader& reader);
-  // Waits for `fd` (or nothing, with -1) to be readable, the stop signal, or
-  // `timeout`.
-  Wake Wait(int fd, std::chrono::milliseconds timeout) const;
 
   const WatcherSettings settings_;
   const RedisSession session_;
   const std::function<void()> on_switch_;
-  int wake_[2] = {-1, -1};  // a pipe written once, on destruction
-  std::atomic<bool> stopping_{false};
   std::atomic<bool> subscribed_{false};
-  std::thread thread_;
-  const pid_t owner_pid_ = net::CurrentProcessId();
+  BackgroundLink link_;  // last: its thread uses the members above
 };
 
 }  // namespace cachet::redis
