@@ -205,10 +205,11 @@ TEST_CASE("cluster near: a reshard drops every entry at the first redirect; no s
   }
   // The read that meets MOVED drops everything before it returns. If the
   // tracker's own check of the slot map got there first and tracking is live
-  // again, the probe's miss may be kept; either way both earlier entries are gone.
+  // again, the probe's miss may be kept; either way both earlier entries are
+  // gone ("{m}a" may have gone first, by the invalidation MIGRATE's delete sends).
   REQUIRE(Read(*cache, probe) == "<miss>");
   CHECK(cache->near_metrics().entries <= 1);
-  CHECK(cache->near_metrics().dropped_by_lost_link >= dropped + 2);
+  CHECK(cache->near_metrics().dropped_by_lost_link > dropped);
   const auto hits = cache->near_metrics().hits;
   REQUIRE(Read(*cache, other) == "v0");
   CHECK(cache->near_metrics().hits == hits);  // read from the store: its entry was dropped
