@@ -11,7 +11,7 @@
 #include <cstring>
 #include <string>
 
-#include "support/tt_server/tokyotyrant_server.h"
+#include "launchers/tokyotyrant_server.h"
 #include "unit/tt_bytes.h"
 
 using cachet::test::Hex;
