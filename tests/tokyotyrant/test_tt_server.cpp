@@ -12,7 +12,7 @@
 #include <string>
 
 #include "launchers/tokyotyrant_server.h"
-#include "unit/tt_bytes.h"
+#include "tt_bytes.h"
 
 using cachet::test::Hex;
 
