@@ -24,6 +24,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cachet/backend.h"
@@ -38,6 +39,13 @@ class FakeBackend : public Backend {
     bool keep_flags = true;       // false: items are stored with flags 0
     bool expire = false;          // true: an item with a TTL is gone once it elapsed
     bool memcached_keys = false;  // true: a key with a space or control byte is invalid
+
+    // The defaults under another name.
+    static Options Named(std::string name) {
+      Options options;
+      options.name = std::move(name);
+      return options;
+    }
   };
 
   FakeBackend();

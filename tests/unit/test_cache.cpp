@@ -38,13 +38,15 @@ using cachet::test::FakeBackend;
 // A map behind a mutex that remembers what it was asked: keys, TTLs, batches.
 class RecordingBackend : public FakeBackend {
  public:
-  RecordingBackend() : FakeBackend(Options{.name = "recording"}) {}
+  RecordingBackend() : FakeBackend(Options::Named("recording")) {}
 };
 
 // A store whose server is down: every call fails with kUnavailable.
 class FailingBackend : public FakeBackend {
  public:
-  FailingBackend() : FakeBackend(Options{.name = "failing"}) { FailWith(Status::Unavailable("down")); }
+  FailingBackend() : FakeBackend(Options::Named("failing")) {
+    FailWith(Status::Unavailable("down"));
+  }
 };
 
 std::shared_ptr<const Codec> DefaultCodec() {

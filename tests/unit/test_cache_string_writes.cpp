@@ -31,7 +31,10 @@ using cachet::CacheOp;
 namespace {
 
 // Keeps what it is given, flags included, in a map.
-using MapBackend = cachet::test::FakeBackend;
+class MapBackend : public cachet::test::FakeBackend {
+ public:
+  MapBackend() : FakeBackend(Options::Named("map")) {}
+};
 
 std::shared_ptr<const Codec> ZlibCodec(FlagsProfile profile) {
   CodecOptions options;

@@ -34,9 +34,15 @@ namespace {
 // only records the TTL it was given.
 class FakeStore final : public cachet::test::FakeBackend {
  public:
-  explicit FakeStore(Capabilities caps)
-      : FakeBackend(Options{.capabilities = caps,
-                            .keep_flags = caps.has(Capability::kNativeFlags)}) {}
+  explicit FakeStore(Capabilities caps) : FakeBackend(With(caps)) {}
+
+ private:
+  static Options With(Capabilities caps) {
+    Options options;
+    options.capabilities = caps;
+    options.keep_flags = caps.has(Capability::kNativeFlags);
+    return options;
+  }
 };
 
 const Capabilities kBare{Capability::kCounters, Capability::kAppendPrepend};

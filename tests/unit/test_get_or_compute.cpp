@@ -39,8 +39,15 @@ namespace {
 // that missed each key (misses()).
 class ExpiringMap : public cachet::test::FakeBackend {
  public:
-  ExpiringMap()
-      : FakeBackend(Options{.name = "expiring-map", .expire = true, .memcached_keys = true}) {}
+  ExpiringMap() : FakeBackend(Expiring()) {}
+
+ private:
+  static Options Expiring() {
+    Options options = Options::Named("expiring-map");
+    options.expire = true;
+    options.memcached_keys = true;
+    return options;
+  }
 };
 
 std::unique_ptr<Cache> MakeCache(std::shared_ptr<Backend> backend) {

@@ -37,7 +37,10 @@ using cachet::StoreMode;
 using cachet::Ttl;
 
 // A map that answers a given Status instead while FailWith() is in force.
-using MapBackend = cachet::test::FakeBackend;
+class MapBackend : public cachet::test::FakeBackend {
+ public:
+  MapBackend() : FakeBackend(Options::Named("map")) {}
+};
 
 std::unique_ptr<Cache> MakeCache(std::shared_ptr<Backend> backend, bool metrics = true) {
   auto codec = cachet::Codec::Create(cachet::CodecOptions{});
