@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cachet/result.h"
-#include "support/server_process.h"
+#include "launchers/server_process.h"
 
 namespace cachet::bench {
 
@@ -24,8 +24,5 @@ struct StartedServers {
 // Starts what it can; a server that is missing or fails is a note, not an error,
 // so the other stores still run.
 StartedServers StartServers();
-
-// The Tokyo Tyrant test server, expected beside this executable.
-std::string TokyoTyrantServerPath();
 
 }  // namespace cachet::bench

@@ -23,13 +23,13 @@
 #include <string_view>
 #include <vector>
 
-#include "support/memcached_server.h"
-#include "support/redis_cluster.h"
-#include "support/redis_sentinel.h"
-#include "support/redis_server.h"
-#include "support/tls_servers.h"
+#include "launchers/memcached_server.h"
+#include "launchers/redis_cluster.h"
+#include "launchers/redis_sentinel.h"
+#include "launchers/redis_server.h"
+#include "launchers/tls_servers.h"
 #ifdef CACHET_WITH_TT_SERVER
-#include "support/tt_server/tokyotyrant_server.h"
+#include "launchers/tokyotyrant_server.h"
 #endif
 
 namespace cachet::test {

@@ -19,8 +19,8 @@
 
 #include "cachet/cache.h"
 #include "cachet/config.h"
-#include "support/memcached_server.h"
-#include "support/redis_server.h"
+#include "launchers/memcached_server.h"
+#include "launchers/redis_server.h"
 
 namespace cachet::test {
 namespace {

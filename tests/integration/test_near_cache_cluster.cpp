@@ -17,7 +17,7 @@
 
 #include "cachet/cache.h"
 #include "cachet/config.h"
-#include "support/redis_cluster.h"
+#include "launchers/redis_cluster.h"
 
 namespace cachet::test {
 namespace {

@@ -15,10 +15,10 @@
 
 #include "cachet/cache.h"
 #include "cachet/config.h"
-#include "support/memcached_server.h"
-#include "support/redis_server.h"
+#include "launchers/memcached_server.h"
+#include "launchers/redis_server.h"
 #ifdef CACHET_TEST_TOKYOTYRANT
-#include "support/tt_server/tokyotyrant_server.h"
+#include "launchers/tokyotyrant_server.h"
 #endif
 
 namespace cachet::test {

@@ -16,8 +16,8 @@
 
 #include "memcached_backend.h"
 #include "redis_backend.h"
-#include "support/memcached_server.h"
-#include "support/redis_server.h"
+#include "launchers/memcached_server.h"
+#include "launchers/redis_server.h"
 #include "support/scripted_server.h"
 #include "tt_backend.h"
 

@@ -16,9 +16,9 @@
 #include "cachet/net/connection.h"
 #include "cachet/net/pool_config.h"
 #include "cachet/net/tls.h"
-#include "support/memcached_server.h"
-#include "support/redis_server.h"
-#include "support/tls_servers.h"
+#include "launchers/memcached_server.h"
+#include "launchers/redis_server.h"
+#include "launchers/tls_servers.h"
 
 namespace cachet::test {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "cachet/cache.h"
 #include "cachet/config.h"
-#include "support/memcached_server.h"
-#include "support/tls_servers.h"
+#include "launchers/memcached_server.h"
+#include "launchers/tls_servers.h"
 
 namespace cachet::test {
 namespace {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "redis_backend.h"
-#include "support/server_process.h"
+#include "launchers/server_process.h"
 
 using cachet::Item;
 using cachet::redis::RedisBackend;

@@ -8,7 +8,7 @@
 
 #include "lua_scripts.h"
 #include "redis_backend.h"
-#include "support/redis_server.h"
+#include "launchers/redis_server.h"
 
 using cachet::Item;
 using cachet::ItemView;

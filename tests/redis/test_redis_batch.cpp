@@ -14,8 +14,8 @@
 #include "cachet/net/distribution.h"
 #include "cachet/net/endpoint.h"
 #include "redis_backend.h"
-#include "support/redis_cluster.h"
-#include "support/redis_server.h"
+#include "launchers/redis_cluster.h"
+#include "launchers/redis_server.h"
 
 namespace cachet::redis {
 namespace {

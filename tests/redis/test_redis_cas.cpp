@@ -23,7 +23,7 @@
 #include "redis_replies.h"
 #include "resp_encoder.h"
 #include "resp_parser.h"
-#include "support/redis_server.h"
+#include "launchers/redis_server.h"
 
 using cachet::Item;
 using cachet::ItemView;

@@ -18,7 +18,7 @@
 #include "cluster_router.h"
 #include "cluster_slots.h"
 #include "redis_backend.h"
-#include "support/redis_cluster.h"
+#include "launchers/redis_cluster.h"
 
 using cachet::Item;
 using cachet::ItemView;

@@ -12,8 +12,8 @@
 
 #include "cachet/cache.h"
 #include "cachet/config.h"
-#include "support/redis_cluster.h"
-#include "support/tls_servers.h"
+#include "launchers/redis_cluster.h"
+#include "launchers/tls_servers.h"
 
 namespace cachet::test {
 namespace {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "redis_backend.h"
-#include "support/redis_server.h"
+#include "launchers/redis_server.h"
 
 using cachet::Item;
 using cachet::ItemView;

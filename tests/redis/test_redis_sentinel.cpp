@@ -26,7 +26,7 @@
 
 #include "redis_backend.h"
 #include "sentinel_router.h"
-#include "support/redis_sentinel.h"
+#include "launchers/redis_sentinel.h"
 #include "support/scripted_server.h"
 
 using cachet::Item;

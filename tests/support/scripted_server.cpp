@@ -8,7 +8,7 @@
 #include <charconv>
 #include <utility>
 
-#include "support/server_process.h"
+#include "launchers/server_process.h"
 
 namespace cachet::test {
 

@@ -1,7 +1,7 @@
 // Tests of the test-server launcher against a real memcached.
 #include <catch2/catch.hpp>
 
-#include "support/memcached_server.h"
+#include "launchers/memcached_server.h"
 
 namespace cachet::test {
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cachet/cache.h"
+#include "support/fake_backend.h"
 
 using cachet::Backend;
 using cachet::Cache;
@@ -32,88 +33,20 @@ using cachet::WriteOptions;
 
 namespace {
 
+using cachet::test::FakeBackend;
+
 // A map behind a mutex that remembers what it was asked: keys, TTLs, batches.
-class RecordingBackend : public Backend {
+class RecordingBackend : public FakeBackend {
  public:
-  std::string_view name() const noexcept override { return "recording"; }
-  Capabilities capabilities() const noexcept override { return {}; }
-
-  Status Get(std::string_view key, Item* out) override {
-    std::lock_guard lock(mutex_);
-    ++gets_;
-    keys_seen_.emplace_back(key);
-    auto it = items_.find(std::string(key));
-    if (it == items_.end()) return Status::NotFound();
-    *out = it->second;
-    return Status::OK();
-  }
-
-  Status Store(StoreMode mode, std::string_view key, ItemView item,
-               const WriteOptions& options) override {
-    std::lock_guard lock(mutex_);
-    keys_seen_.emplace_back(key);
-    last_ttl_ = options.ttl;
-    const bool present = items_.count(std::string(key)) != 0;
-    if (mode == StoreMode::kAdd && present) return Status::NotStored();
-    if (mode == StoreMode::kReplace && !present) return Status::NotStored();
-    items_[std::string(key)] = Item{std::string(item.value), item.flags, 1};
-    return Status::OK();
-  }
-
-  Status Remove(std::string_view key) override {
-    std::lock_guard lock(mutex_);
-    keys_seen_.emplace_back(key);
-    return items_.erase(std::string(key)) == 1 ? Status::OK() : Status::NotFound();
-  }
-
-  void Execute(std::span<Operation> batch) override {
-    {
-      std::lock_guard lock(mutex_);
-      batch_sizes_.push_back(batch.size());
-    }
-    Backend::Execute(batch);
-  }
-
-  bool Has(const std::string& full_key) {
-    std::lock_guard lock(mutex_);
-    return items_.count(full_key) != 0;
-  }
-  std::vector<std::string> keys_seen() {
-    std::lock_guard lock(mutex_);
-    return keys_seen_;
-  }
-  std::vector<std::size_t> batch_sizes() {
-    std::lock_guard lock(mutex_);
-    return batch_sizes_;
-  }
-  Ttl last_ttl() {
-    std::lock_guard lock(mutex_);
-    return last_ttl_;
-  }
-  int gets() {
-    std::lock_guard lock(mutex_);
-    return gets_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::map<std::string, Item> items_;
-  std::vector<std::string> keys_seen_;
-  std::vector<std::size_t> batch_sizes_;
-  Ttl last_ttl_{-1};
-  int gets_ = 0;
+  RecordingBackend() : FakeBackend(Options::Named("recording")) {}
 };
 
 // A store whose server is down: every call fails with kUnavailable.
-class FailingBackend : public Backend {
+class FailingBackend : public FakeBackend {
  public:
-  std::string_view name() const noexcept override { return "failing"; }
-  Capabilities capabilities() const noexcept override { return {}; }
-  Status Get(std::string_view, Item*) override { return Status::Unavailable("down"); }
-  Status Store(StoreMode, std::string_view, ItemView, const WriteOptions&) override {
-    return Status::Unavailable("down");
+  FailingBackend() : FakeBackend(Options::Named("failing")) {
+    FailWith(Status::Unavailable("down"));
   }
-  Status Remove(std::string_view) override { return Status::Unavailable("down"); }
 };
 
 std::shared_ptr<const Codec> DefaultCodec() {

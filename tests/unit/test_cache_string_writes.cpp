@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cachet/cache.h"
+#include "support/fake_backend.h"
 
 using cachet::Backend;
 using cachet::Cache;
@@ -29,29 +30,10 @@ using cachet::CacheOp;
 
 namespace {
 
-// Keeps what it is given, flags included, in a map (one thread only).
-class MapBackend : public Backend {
+// Keeps what it is given, flags included, in a map.
+class MapBackend : public cachet::test::FakeBackend {
  public:
-  std::string_view name() const noexcept override { return "map"; }
-  Capabilities capabilities() const noexcept override { return {}; }
-  Status Get(std::string_view key, Item* out) override {
-    auto it = items_.find(std::string(key));
-    if (it == items_.end()) return Status::NotFound();
-    *out = it->second;
-    return Status::OK();
-  }
-  Status Store(StoreMode, std::string_view key, ItemView item, const WriteOptions&) override {
-    items_[std::string(key)] = Item{std::string(item.value), item.flags, item.cas};
-    return Status::OK();
-  }
-  Status Remove(std::string_view key) override {
-    return items_.erase(std::string(key)) == 1 ? Status::OK() : Status::NotFound();
-  }
-  const Item& stored(const std::string& key) { return items_.at(key); }
-  void Put(const std::string& key, Item item) { items_[key] = std::move(item); }
-
- private:
-  std::map<std::string, Item> items_;
+  MapBackend() : FakeBackend(Options::Named("map")) {}
 };
 
 std::shared_ptr<const Codec> ZlibCodec(FlagsProfile profile) {
@@ -70,8 +52,8 @@ TEST_CASE("a short string is stored raw with flags 0 and reads back", "[unit][ca
   auto backend = std::make_shared<MapBackend>();
   Cache cache(backend, ZlibCodec(FlagsProfile::kCachet), CacheOptions{"ns:", {}, true});
   REQUIRE(cache.Set("k", std::string("short value")).ok());
-  CHECK(backend->stored("ns:k").value == "short value");
-  CHECK(backend->stored("ns:k").flags == 0);
+  CHECK(backend->Stored("ns:k").value == "short value");
+  CHECK(backend->Stored("ns:k").flags == 0);
   auto found = cache.Get<std::string>("k");
   REQUIRE(found.hit());
   CHECK(found.value() == "short value");
@@ -83,7 +65,7 @@ TEST_CASE("a long compressible string is stored compressed and reads back", "[un
     auto backend = std::make_shared<MapBackend>();
     Cache cache(backend, ZlibCodec(profile), CacheOptions{});
     REQUIRE(cache.Set("k", value).ok());
-    const Item& stored = backend->stored("k");
+    const Item stored = backend->Stored("k");
     CHECK(stored.value.size() < value.size());
     CHECK(stored.flags != 0);
     // A second write on the same thread reuses the compression buffer: the
@@ -117,9 +99,9 @@ TEST_CASE("GetMultiInto decodes each value into the caller's string", "[unit][ca
   REQUIRE(cache.Set("raw", std::string("short")).ok());
   REQUIRE(cache.Set("zipped", big).ok());
   REQUIRE(cache.Set("number", std::int64_t{42}).ok());
-  REQUIRE(backend->stored("ns:zipped").flags != 0);
+  REQUIRE(backend->Stored("ns:zipped").flags != 0);
   // Bytes whose flags say zlib but which are not: they must not decode.
-  Item corrupt = backend->stored("ns:zipped");
+  Item corrupt = backend->Stored("ns:zipped");
   corrupt.value = "not zlib at all";
   backend->Put("ns:corrupt", corrupt);
 

@@ -18,8 +18,8 @@
 #include "cachet/net/connection.h"
 #include "cachet/net/fan_out.h"
 #include "cachet/net/server_pool.h"
-#include "support/memcached_server.h"
-#include "support/server_process.h"
+#include "launchers/memcached_server.h"
+#include "launchers/server_process.h"
 
 namespace cachet::net {
 namespace {

@@ -1,5 +1,5 @@
 // Envelope: the header layout, and the decorator that emulates flags and TTL over
-// a store without them (a small in-memory fake here).
+// a store without them (the shared fake Backend here).
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <map>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cachet/envelope.h"
+#include "support/fake_backend.h"
 
 using cachet::Backend;
 using cachet::Capabilities;
@@ -28,103 +29,20 @@ using cachet::WriteOptions;
 
 namespace {
 
-// A map-based store with memcached semantics and configurable capabilities. It
+// A map-based store with memcached semantics and the capabilities given. It
 // keeps flags only when it declares kNativeFlags and never expires anything: it
 // only records the TTL it was given.
-class FakeStore final : public Backend {
+class FakeStore final : public cachet::test::FakeBackend {
  public:
-  explicit FakeStore(Capabilities caps) : caps_(caps) {}
-
-  std::string_view name() const noexcept override { return "fake"; }
-  Capabilities capabilities() const noexcept override { return caps_; }
-
-  Status Get(std::string_view key, Item* out) override {
-    std::lock_guard lock(mutex_);
-    auto it = items_.find(std::string(key));
-    if (it == items_.end()) return Status::NotFound();
-    *out = it->second;
-    return Status::OK();
-  }
-
-  Status Store(StoreMode mode, std::string_view key, ItemView item,
-               const WriteOptions& options) override {
-    std::lock_guard lock(mutex_);
-    const std::string k(key);
-    auto it = items_.find(k);
-    const bool present = it != items_.end();
-    switch (mode) {
-      case StoreMode::kAdd:
-        if (present) return Status::NotStored();
-        break;
-      case StoreMode::kReplace:
-        if (!present) return Status::NotStored();
-        break;
-      case StoreMode::kAppend:
-      case StoreMode::kPrepend:
-        if (!present) return Status::NotStored();
-        it->second.value = mode == StoreMode::kAppend ? it->second.value + std::string(item.value)
-                                                      : std::string(item.value) + it->second.value;
-        it->second.cas = ++next_cas_;
-        return Status::OK();
-      case StoreMode::kCas:
-        if (!present) return Status::NotFound();
-        if (it->second.cas != item.cas) return Status::Exists();
-        break;
-      case StoreMode::kSet:
-        break;
-    }
-    const std::uint32_t flags = caps_.has(Capability::kNativeFlags) ? item.flags : 0;
-    items_[k] = Item{std::string(item.value), flags, ++next_cas_};
-    ttls_[k] = options.ttl;
-    return Status::OK();
-  }
-
-  Status Remove(std::string_view key) override {
-    std::lock_guard lock(mutex_);
-    return items_.erase(std::string(key)) == 1 ? Status::OK() : Status::NotFound();
-  }
-
-  Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override {
-    return Count(key, delta, true, value);
-  }
-  Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override {
-    return Count(key, delta, false, value);
-  }
-
-  void Execute(std::span<Operation> batch) override {
-    ++execute_calls;
-    Backend::Execute(batch);
-  }
-
-  // Test access to what is really stored.
-  std::string Raw(const std::string& key) { return items_.at(key).value; }
-  bool Has(const std::string& key) { return items_.count(key) == 1; }
-  void Put(const std::string& key, std::string value) { items_[key] = Item{std::move(value)}; }
-  Ttl LastTtl(const std::string& key) { return ttls_.at(key); }
-
-  int execute_calls = 0;
+  explicit FakeStore(Capabilities caps) : FakeBackend(With(caps)) {}
 
  private:
-  Status Count(std::string_view key, std::uint64_t delta, bool incr, std::uint64_t* value) {
-    std::lock_guard lock(mutex_);
-    auto it = items_.find(std::string(key));
-    if (it == items_.end()) return Status::NotFound();
-    const std::string& text = it->second.value;
-    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
-      return Status::InvalidArgument("fake: not a number");
-    }
-    const std::uint64_t current = std::stoull(text);
-    *value = incr ? current + delta : (current > delta ? current - delta : 0);
-    it->second.value = std::to_string(*value);
-    it->second.cas = ++next_cas_;
-    return Status::OK();
+  static Options With(Capabilities caps) {
+    Options options;
+    options.capabilities = caps;
+    options.keep_flags = caps.has(Capability::kNativeFlags);
+    return options;
   }
-
-  Capabilities caps_;
-  std::mutex mutex_;
-  std::map<std::string, Item> items_;
-  std::map<std::string, Ttl> ttls_;
-  std::uint64_t next_cas_ = 0;
 };
 
 const Capabilities kBare{Capability::kCounters, Capability::kAppendPrepend};
@@ -517,9 +435,9 @@ TEST_CASE("batches are translated and still reach the store in one call", "[enve
   batch[4].delta = 5;
   batch[5].kind = OpKind::kRemove;
   batch[5].key = "n";
-  w.inner->execute_calls = 0;
+  w.inner->ResetCounts();
   w.outer->Execute(batch);
-  CHECK(w.inner->execute_calls == 1);
+  CHECK(w.inner->execute_calls() == 1);
   CHECK(batch[0].status.ok());
   REQUIRE(batch[1].status.ok());
   CHECK(batch[1].result.value == "alpha");

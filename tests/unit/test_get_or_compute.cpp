@@ -14,6 +14,7 @@
 
 #include "cachet/batch.h"
 #include "cachet/cache.h"
+#include "support/fake_backend.h"
 
 using cachet::Backend;
 using cachet::Cache;
@@ -34,67 +35,19 @@ using SteadyClock = std::chrono::steady_clock;
 
 namespace {
 
-// A map with per-item expiry, counting the reads that missed each key.
-class ExpiringMap : public Backend {
+// A map with per-item expiry that refuses keys with a space, counting the reads
+// that missed each key (misses()).
+class ExpiringMap : public cachet::test::FakeBackend {
  public:
-  std::string_view name() const noexcept override { return "expiring-map"; }
-  Capabilities capabilities() const noexcept override { return {}; }
-
-  Status Get(std::string_view key, Item* out) override {
-    if (key.find(' ') != std::string_view::npos) return Status::InvalidArgument("space in key");
-    std::lock_guard lock(mutex_);
-    auto it = Live(key);
-    if (it == entries_.end()) {
-      ++misses_[std::string(key)];
-      return Status::NotFound();
-    }
-    *out = it->second.item;
-    return Status::OK();
-  }
-
-  Status Store(StoreMode mode, std::string_view key, ItemView item,
-               const WriteOptions& options) override {
-    std::lock_guard lock(mutex_);
-    if (mode == StoreMode::kAdd && Live(key) != entries_.end()) return Status::NotStored();
-    Entry& entry = entries_[std::string(key)];
-    entry.item = Item{std::string(item.value), item.flags, 0};
-    entry.expires =
-        options.ttl.count() > 0 ? SteadyClock::now() + options.ttl : SteadyClock::time_point::max();
-    return Status::OK();
-  }
-
-  Status Remove(std::string_view key) override {
-    std::lock_guard lock(mutex_);
-    return entries_.erase(std::string(key)) == 1 ? Status::OK() : Status::NotFound();
-  }
-
-  int misses(const std::string& key) {
-    std::lock_guard lock(mutex_);
-    return misses_[key];
-  }
-  std::string raw(const std::string& key) {
-    std::lock_guard lock(mutex_);
-    auto it = Live(key);
-    return it == entries_.end() ? "" : it->second.item.value;
-  }
+  ExpiringMap() : FakeBackend(Expiring()) {}
 
  private:
-  struct Entry {
-    Item item;
-    SteadyClock::time_point expires;
-  };
-  std::map<std::string, Entry>::iterator Live(std::string_view key) {
-    auto it = entries_.find(std::string(key));
-    if (it != entries_.end() && SteadyClock::now() >= it->second.expires) {
-      entries_.erase(it);
-      return entries_.end();
-    }
-    return it;
+  static Options Expiring() {
+    Options options = Options::Named("expiring-map");
+    options.expire = true;
+    options.memcached_keys = true;
+    return options;
   }
-
-  std::mutex mutex_;
-  std::map<std::string, Entry> entries_;
-  std::map<std::string, int> misses_;
 };
 
 std::unique_ptr<Cache> MakeCache(std::shared_ptr<Backend> backend) {
@@ -286,7 +239,7 @@ TEST_CASE("a lease lets one of several Caches load a missing key", "[compute]") 
   for (std::thread& caller : callers) caller.join();
   CHECK(loader.runs.load() == 1);
   for (const std::string& value : values) CHECK(value == "v1");
-  CHECK(store->raw("k#lease").empty());  // given back
+  CHECK(store->Raw("k#lease").empty());  // given back
 }
 
 TEST_CASE("a lease left by a dead holder frees the key after lease_ms", "[compute]") {
@@ -323,7 +276,7 @@ TEST_CASE("a waiter loads by itself after lease_wait", "[compute]") {
   auto got = cache->GetOrCompute<std::string>("k", std::ref(loader), options);
   REQUIRE(got.hit());
   CHECK(got.value() == "v1");
-  CHECK(store->raw("k#lease") == "slow");  // not its lease: left alone
+  CHECK(store->Raw("k#lease") == "slow");  // not its lease: left alone
 }
 
 TEST_CASE("a holder whose lease lapsed leaves the lease another caller took since",
@@ -340,10 +293,10 @@ TEST_CASE("a holder whose lease lapsed leaves the lease another caller took sinc
   std::thread holder(
       [&] { (void)first->GetOrCompute<std::string>("k", std::ref(first_load), short_lease); });
   REQUIRE(WaitFor(first_load.started));
-  const std::string first_token = store->raw("k#lease");
+  const std::string first_token = store->Raw("k#lease");
   CHECK(IsLeaseToken(first_token));
   std::this_thread::sleep_for(milliseconds(300));  // its lease lapses mid-load
-  CHECK(store->raw("k#lease").empty());
+  CHECK(store->Raw("k#lease").empty());
 
   GatedLoader second_load;
   second_load.answer = std::string("second");
@@ -353,17 +306,17 @@ TEST_CASE("a holder whose lease lapsed leaves the lease another caller took sinc
     second_value = got.hit() ? got.value() : got.status().ToString();
   });
   REQUIRE(WaitFor(second_load.started));
-  const std::string second_token = store->raw("k#lease");
+  const std::string second_token = store->Raw("k#lease");
   CHECK(IsLeaseToken(second_token));
   CHECK(second_token != first_token);  // a token per claim, not per process
 
   first_load.release = true;
   holder.join();
-  CHECK(store->raw("k#lease") == second_token);  // left to its new holder
+  CHECK(store->Raw("k#lease") == second_token);  // left to its new holder
   second_load.release = true;
   taker.join();
   CHECK(second_value == "second");
-  CHECK(store->raw("k#lease").empty());  // its holder gave it back
+  CHECK(store->Raw("k#lease").empty());  // its holder gave it back
 }
 
 TEST_CASE("GetOrCompute refuses negative durations", "[compute]") {
@@ -393,7 +346,7 @@ TEST_CASE("batch reads into buffers strip GetOrCompute's record", "[compute]") {
   options.negative_ttl = milliseconds(60000);
   CountingLoader loader;
   REQUIRE(cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v1");
-  REQUIRE(store->raw("k").size() > 2);  // the record is there in the store
+  REQUIRE(store->Raw("k").size() > 2);  // the record is there in the store
   auto absent = []() -> Result<std::string> { return Status::NotFound("no row"); };
   REQUIRE(cache->GetOrCompute<std::string>("gone", absent, options).miss());
 
@@ -420,7 +373,7 @@ TEST_CASE("a Batch reads the value alone and refuses a record's bytes", "[comput
   options.stale = milliseconds(60000);  // stored with its record
   CountingLoader loader;
   REQUIRE(cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v1");
-  const std::string record = store->raw("k");
+  const std::string record = store->Raw("k");
   REQUIRE(record.size() == 26);
 
   cachet::Batch batch(*cache);
@@ -431,7 +384,7 @@ TEST_CASE("a Batch reads the value alone and refuses a record's bytes", "[comput
   CHECK(batch.Outcome(read).value() == "v1");
   CHECK(batch.Outcome(set).IsInvalidArgument());
   CHECK(batch.Outcome(prepend).IsInvalidArgument());
-  CHECK(store->raw("mine").empty());
+  CHECK(store->Raw("mine").empty());
 }
 
 TEST_CASE("writes refuse a value that would read back as GetOrCompute's record", "[compute]") {
@@ -442,7 +395,7 @@ TEST_CASE("writes refuse a value that would read back as GetOrCompute's record",
   options.stale = milliseconds(60000);
   CountingLoader loader;
   REQUIRE(cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v1");
-  const std::string record = store->raw("k");  // a header and "v1"
+  const std::string record = store->Raw("k");  // a header and "v1"
   REQUIRE(record.size() == 26);
 
   CHECK(cache->Set("mine", record).IsInvalidArgument());
@@ -457,8 +410,8 @@ TEST_CASE("writes refuse a value that would read back as GetOrCompute's record",
   const std::vector<Status> stored = cache->SetMulti(entries);
   CHECK(stored[0].ok());
   CHECK(stored[1].IsInvalidArgument());
-  CHECK(store->raw("mine").empty());
-  CHECK(store->raw("b").empty());
+  CHECK(store->Raw("mine").empty());
+  CHECK(store->Raw("b").empty());
   CHECK(cache->Get("a").value() == "plain");
 
   // The magic with a checksum that does not match is an ordinary value.

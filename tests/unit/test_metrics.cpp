@@ -19,6 +19,7 @@
 #include "cachet/metrics.h"
 #include "cachet/metrics_format.h"
 #include "cachet/observer.h"
+#include "support/fake_backend.h"
 
 namespace {
 
@@ -35,78 +36,10 @@ using cachet::StatusCode;
 using cachet::StoreMode;
 using cachet::Ttl;
 
-// A map, with the answer of every call replaced by `fail_with` while it is set.
-class MapBackend : public Backend {
+// A map that answers a given Status instead while FailWith() is in force.
+class MapBackend : public cachet::test::FakeBackend {
  public:
-  std::string_view name() const noexcept override { return "map"; }
-  Capabilities capabilities() const noexcept override { return {}; }
-  Status Get(std::string_view key, Item* out) override {
-    if (fail_with) return *fail_with;
-    auto it = items_.find(std::string(key));
-    if (it == items_.end()) return Status::NotFound();
-    *out = it->second;
-    return Status::OK();
-  }
-  Status Store(StoreMode mode, std::string_view key, ItemView item,
-               const cachet::WriteOptions&) override {
-    if (fail_with) return *fail_with;
-    const std::string k(key);
-    const bool present = items_.count(k) != 0;
-    if (mode == StoreMode::kAdd && present) return Status::NotStored();
-    if ((mode == StoreMode::kReplace || mode == StoreMode::kAppend ||
-         mode == StoreMode::kPrepend) &&
-        !present) {
-      return Status::NotStored();
-    }
-    if (mode == StoreMode::kCas) {
-      if (!present) return Status::NotFound();
-      if (items_[k].cas != item.cas) return Status::Exists();
-    }
-    Item stored{std::string(item.value), item.flags, ++next_cas_};
-    if (mode == StoreMode::kAppend) stored.value = items_[k].value + stored.value;
-    if (mode == StoreMode::kPrepend) stored.value = stored.value + items_[k].value;
-    items_[k] = stored;
-    return Status::OK();
-  }
-  Status Remove(std::string_view key) override {
-    if (fail_with) return *fail_with;
-    return items_.erase(std::string(key)) != 0 ? Status::OK() : Status::NotFound();
-  }
-  Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override {
-    if (fail_with) return *fail_with;
-    auto it = items_.find(std::string(key));
-    if (it == items_.end()) return Status::NotFound();
-    *value = std::stoull(it->second.value) + delta;
-    it->second.value = std::to_string(*value);
-    return Status::OK();
-  }
-  Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override {
-    return Incr(key, 0 - delta, value);
-  }
-  Status Touch(std::string_view key, Ttl) override {
-    if (fail_with) return *fail_with;
-    return items_.count(std::string(key)) != 0 ? Status::OK() : Status::NotFound();
-  }
-  Status Flush() override {
-    if (fail_with) return *fail_with;
-    items_.clear();
-    return Status::OK();
-  }
-  Status Stats(cachet::StatsMap* out) override {
-    if (fail_with) return *fail_with;
-    out->emplace_back("items", std::to_string(items_.size()));
-    return Status::OK();
-  }
-  // Stores raw bytes with flags, as a foreign client would.
-  void Put(const std::string& key, std::string value, std::uint32_t flags) {
-    items_[key] = Item{std::move(value), flags, ++next_cas_};
-  }
-
-  std::optional<Status> fail_with;
-
- private:
-  std::map<std::string, Item> items_;
-  std::uint64_t next_cas_ = 0;
+  MapBackend() : FakeBackend(Options::Named("map")) {}
 };
 
 std::unique_ptr<Cache> MakeCache(std::shared_ptr<Backend> backend, bool metrics = true) {
@@ -206,7 +139,7 @@ TEST_CASE("every single-key operation counts its hits and misses", "[metrics]") 
 TEST_CASE("every single-key operation counts its errors by status code", "[metrics]") {
   auto backend = std::make_shared<MapBackend>();
   auto cache = MakeCache(backend);
-  backend->fail_with = Status::Unavailable("down");
+  backend->FailWith(Status::Unavailable("down"));
   (void)cache->Get("k");
   (void)cache->Gets<std::string>("k");
   (void)cache->Set("k", std::string("v"));
@@ -221,9 +154,9 @@ TEST_CASE("every single-key operation counts its errors by status code", "[metri
   (void)cache->Touch("k", Ttl{1});
   (void)cache->Flush();
   (void)cache->Stats();
-  backend->fail_with = Status::Timeout("slow");
+  backend->FailWith(Status::Timeout("slow"));
   (void)cache->Get("k");
-  backend->fail_with.reset();
+  backend->Recover();
   (void)cache->Get("");                              // an empty key: invalid_argument
   (void)cache->Set("k", std::string("v"), Ttl{-1});  // a negative TTL: invalid_argument
 
@@ -286,7 +219,7 @@ TEST_CASE("batches count one call and each key's outcome", "[metrics]") {
   CHECK(CountsOf(*cache, CacheOp::kRemoveMulti) == OpCounts{1, 1, 1, 0});
   CHECK(CountsOf(*cache, CacheOp::kGet) == OpCounts{0, 0, 0, 0});
 
-  backend->fail_with = Status::IoError("reset");
+  backend->FailWith(Status::IoError("reset"));
   (void)cache->GetMulti({"a", "b"});
   CHECK(Of(*cache, CacheOp::kGetMulti).count(StatusCode::kIoError) == 2);
 }
@@ -336,7 +269,7 @@ TEST_CASE("GetOrCompute counts once, and its loads apart", "[metrics][load]") {
 
   // A store that is down: the read's error, and the load's write-back error;
   // the loader's value is still returned.
-  backend->fail_with = Status::Unavailable("down");
+  backend->FailWith(Status::Unavailable("down"));
   CHECK(cache->GetOrCompute<std::string>("k", loader).hit());
   CHECK(CountsOf(*cache, CacheOp::kGetOrCompute) == OpCounts{4, 1, 2, 1});
   CHECK(Of(*cache, CacheOp::kGetOrCompute).count(StatusCode::kUnavailable) == 1);
@@ -532,9 +465,9 @@ TEST_CASE("an observer sees every call with its keys, store, outcome and duratio
   (void)cache->GetMulti({"k", "absent", ""});
   (void)cache->GetOrCompute<std::string>("computed",
                                          [] { return cachet::Result<std::string>("x"); });
-  backend->fail_with = Status::Timeout("slow");
+  backend->FailWith(Status::Timeout("slow"));
   (void)cache->Remove("k");
-  backend->fail_with.reset();
+  backend->Recover();
   cache->SetObserver(nullptr);
   (void)cache->Get("after");  // removed: not seen
 
@@ -580,7 +513,7 @@ TEST_CASE("WritePrometheus writes the exposition format", "[metrics][prometheus]
     (void)cache->Set("k", std::string("v"));
     (void)cache->Get("k");
     (void)cache->Get("nope");
-    backend->fail_with = Status::Timeout("slow");
+    backend->FailWith(Status::Timeout("slow"));
     (void)cache->Get("k");
   });
   std::ostringstream out;

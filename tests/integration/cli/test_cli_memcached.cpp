@@ -8,7 +8,7 @@
 
 #include "cli_paths.h"
 #include "run_command.h"
-#include "support/memcached_server.h"
+#include "launchers/memcached_server.h"
 
 namespace cachet::test {
 namespace {

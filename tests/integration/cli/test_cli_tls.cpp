@@ -8,7 +8,7 @@
 
 #include "cli_paths.h"
 #include "run_command.h"
-#include "support/tls_servers.h"
+#include "launchers/tls_servers.h"
 
 namespace cachet::test {
 namespace {

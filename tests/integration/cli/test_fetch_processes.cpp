@@ -21,10 +21,10 @@
 
 #include "cli_paths.h"
 #include "run_command.h"
-#include "support/memcached_server.h"
-#include "support/redis_cluster.h"
-#include "support/redis_server.h"
-#include "support/tt_server/tokyotyrant_server.h"
+#include "launchers/memcached_server.h"
+#include "launchers/redis_cluster.h"
+#include "launchers/redis_server.h"
+#include "launchers/tokyotyrant_server.h"
 
 extern char** environ;
 

@@ -10,7 +10,7 @@
 #include "cachet/cache.h"
 #include "cachet/config.h"
 #include "script_client.h"
-#include "support/memcached_server.h"
+#include "launchers/memcached_server.h"
 
 namespace cachet::test {
 

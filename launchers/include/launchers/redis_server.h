@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "support/server_process.h"
+#include "launchers/server_process.h"
 
 namespace cachet::test {
 

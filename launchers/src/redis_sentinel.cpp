@@ -1,12 +1,12 @@
 // RedisSentinelSet: a loopback master, replica and sentinels for failover tests.
-#include "support/redis_sentinel.h"
+#include "launchers/redis_sentinel.h"
 
 #include <cstdlib>
 #include <fstream>
 #include <system_error>
 #include <thread>
 
-#include "support/redis_server.h"
+#include "launchers/redis_server.h"
 
 namespace cachet::test {
 

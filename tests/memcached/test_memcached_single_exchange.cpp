@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "memcached_backend.h"
-#include "support/server_process.h"
+#include "launchers/server_process.h"
 
 namespace cachet::memcached::test {
 namespace {

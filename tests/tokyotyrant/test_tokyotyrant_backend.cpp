@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "cachet/envelope.h"
-#include "support/tt_server/tokyotyrant_server.h"
+#include "launchers/tokyotyrant_server.h"
 #include "tt_backend.h"
 
 namespace cachet::tokyotyrant {

@@ -1,5 +1,5 @@
 // ServerProcess: spawning, readiness polling and PID-based stopping of test servers.
-#include "support/server_process.h"
+#include "launchers/server_process.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 // MemcachedServer: the argv of a loopback-only memcached for tests.
-#include "support/memcached_server.h"
+#include "launchers/memcached_server.h"
 
 #include <unistd.h>
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "memcached_backend.h"
-#include "support/memcached_server.h"
+#include "launchers/memcached_server.h"
 
 namespace cachet::memcached::test {
 

@@ -1,5 +1,5 @@
 // RedisCluster: starting, joining, checking and tearing down a loopback Redis Cluster.
-#include "support/redis_cluster.h"
+#include "launchers/redis_cluster.h"
 
 #include <cstdlib>
 #include <map>

@@ -1,5 +1,5 @@
 // TestCertificates (the openssl command) and the TLS and Unix-socket launchers.
-#include "support/tls_servers.h"
+#include "launchers/tls_servers.h"
 
 #include <unistd.h>
 

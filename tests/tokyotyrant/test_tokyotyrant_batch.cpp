@@ -11,7 +11,7 @@
 
 #include "cachet/batch.h"
 #include "cachet/cache.h"
-#include "support/tt_server/tokyotyrant_server.h"
+#include "launchers/tokyotyrant_server.h"
 #include "tt_backend.h"
 
 namespace cachet::tokyotyrant {

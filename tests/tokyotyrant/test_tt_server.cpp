@@ -11,8 +11,8 @@
 #include <cstring>
 #include <string>
 
-#include "support/tt_server/tokyotyrant_server.h"
-#include "unit/tt_bytes.h"
+#include "launchers/tokyotyrant_server.h"
+#include "tt_bytes.h"
 
 using cachet::test::Hex;
 

@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "support/server_process.h"
-#include "support/tls_servers.h"
+#include "launchers/server_process.h"
+#include "launchers/tls_servers.h"
 
 namespace cachet::test {
 

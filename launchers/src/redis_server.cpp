@@ -1,5 +1,5 @@
 // RedisServer: the argv of a loopback-only, diskless redis-server for tests.
-#include "support/redis_server.h"
+#include "launchers/redis_server.h"
 
 namespace cachet::test {
 
