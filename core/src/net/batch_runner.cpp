@@ -1,0 +1,94 @@
+// BatchRunner: leases, one RunExchanges over every server, health reports and
+// settling (see batch_runner.h).
+#include "cachet/net/batch_runner.h"
+
+#include <atomic>
+#include <utility>
+
+namespace cachet::net {
+
+ServerBatch::~ServerBatch() = default;
+
+ConnectionSetup::~ConnectionSetup() = default;
+
+BatchRunner::~BatchRunner() = default;
+
+std::uint64_t BatchRunner::NewOwner() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+void BatchRunner::Reset(std::uint64_t owner, std::size_t servers) {
+  owner_ = owner;
+  groups_.assign(servers, {});
+  batches_.clear();
+  batches_.resize(servers);
+}
+
+void BatchRunner::Enlist(ServerPool& pool, std::size_t server, ServerBatch& batch) {
+  // The last run's outcomes are kept for status() until a new run begins.
+  if (ran_) {
+    enlisted_.clear();
+    ran_ = false;
+  }
+  enlisted_.push_back({&pool, server, &batch, Status::OK()});
+}
+
+bool BatchRunner::Run(Deadline deadline, const ConnectionSetup* setup) {
+  ran_ = true;
+  if (enlisted_.empty()) return true;
+  for (const Enlisted& e : enlisted_) {
+    // A batch that expects no reply (memcached's noreply writes) reads nothing back.
+    const ServerPool::Use use =
+        e.batch->done() ? ServerPool::Use::kWritesOnly : ServerPool::Use::kReadsReplies;
+    leases_.push_back(e.pool->Acquire(e.server, use, deadline));
+  }
+  bool all_ok = setup == nullptr || Prepare(*setup, deadline);
+  std::size_t used = 0;
+  for (std::size_t i = 0; i < enlisted_.size(); ++i) {
+    if (!enlisted_[i].status.ok()) continue;  // its setup failed
+    if (used == exchanges_.size()) exchanges_.emplace_back();
+    Exchange& x = exchanges_[used++];
+    x.connection = &leases_[i].connection();
+    enlisted_[i].batch->Request(&x.request);
+    x.reader = enlisted_[i].batch;
+    running_.push_back(i);
+  }
+  RunExchanges(std::span<Exchange>(exchanges_.data(), used), deadline);
+  for (std::size_t k = 0; k < used; ++k) {
+    Enlisted& e = enlisted_[running_[k]];
+    e.status = std::move(exchanges_[k].status);
+    all_ok = all_ok && e.status.ok();
+    Finish(e, *exchanges_[k].connection);
+  }
+  running_.clear();
+  leases_.clear();  // the connections go back to their pools
+  return all_ok;
+}
+
+bool BatchRunner::Prepare(const ConnectionSetup& setup, Deadline deadline) {
+  // Every connect starts before any handshake waits on one, so a server whose
+  // connect hangs does not hold the others back by its connect timeout.
+  for (ServerPool::Lease& lease : leases_) {
+    if (!lease->connected()) (void)lease->StartConnect(deadline);
+  }
+  bool all_ok = true;
+  for (std::size_t i = 0; i < enlisted_.size(); ++i) {
+    Connection& connection = leases_[i].connection();
+    Status s = setup.Prepare(connection, deadline);
+    if (s.ok()) continue;
+    enlisted_[i].status = std::move(s);
+    Finish(enlisted_[i], connection);
+    all_ok = false;
+  }
+  return all_ok;
+}
+
+void BatchRunner::Finish(Enlisted& e, Connection& connection) {
+  // On failure every operation the server did not answer takes the exchange's status.
+  e.batch->Settle(e.status);
+  e.pool->Report(e.server, connection, e.status);
+  if (e.batch->poisoned()) connection.Close();
+}
+
+}  // namespace cachet::net

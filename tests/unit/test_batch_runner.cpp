@@ -1,0 +1,205 @@
+// net::BatchRunner against scripted loopback servers and a port nobody listens
+// on: grouping by server, settling, health reports, the handshake hook, and the
+// per-owner reuse of batches.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cachet/net/batch_runner.h"
+#include "support/scripted_server.h"
+#include "support/server_process.h"
+
+namespace cachet::net {
+namespace {
+
+using std::chrono::milliseconds;
+
+ServerAddress Loopback(int port) { return {"127.0.0.1", static_cast<std::uint16_t>(port), 1}; }
+
+// A line protocol: "get KEY\r\n" per operation, one reply line each: the value,
+// or "MISS". The store's side of the runner in a few lines.
+class LineBatch final : public ServerBatch {
+ public:
+  void Reset() {
+    request_.clear();
+    ops_.clear();
+    answered_ = 0;
+  }
+  void Add(Operation& op) {
+    request_ += "get " + std::string(op.key) + "\r\n";
+    ops_.push_back(&op);
+  }
+  void Request(std::vector<iovec>* out) const override {
+    out->assign(1, iovec{const_cast<char*>(request_.data()), request_.size()});
+  }
+  Status Consume(ReadBuffer& buffer) override {
+    while (answered_ < ops_.size()) {
+      const std::size_t end = buffer.data().find("\r\n");
+      if (end == std::string_view::npos) return Status::OK();
+      const std::string_view line = buffer.data().substr(0, end);
+      Operation& op = *ops_[answered_++];
+      if (line == "MISS") {
+        op.status = Status::NotFound();
+      } else {
+        op.result.value.assign(line);
+        op.status = Status::OK();
+      }
+      buffer.Consume(end + 2);
+    }
+    return Status::OK();
+  }
+  bool done() const noexcept override { return answered_ == ops_.size(); }
+  void Settle(const Status& transport) override {
+    settled++;
+    for (std::size_t i = answered_; i < ops_.size(); ++i) ops_[i]->status = transport;
+  }
+
+  int settled = 0;
+
+ private:
+  std::string request_;
+  std::vector<Operation*> ops_;
+  std::size_t answered_ = 0;
+};
+
+// Fills `slot` with a LineBatch of `group`, as a store's fill function does.
+ServerBatch* FillLines(std::size_t, std::span<Operation* const> group,
+                       std::unique_ptr<ServerBatch>& slot) {
+  if (!slot) slot = std::make_unique<LineBatch>();
+  auto& batch = static_cast<LineBatch&>(*slot);
+  batch.Reset();
+  for (Operation* op : group) batch.Add(*op);
+  return &batch;
+}
+
+std::unique_ptr<ServerPool> PoolOf(const std::vector<int>& ports, std::uint32_t failure_limit = 2) {
+  std::vector<ServerAddress> servers;
+  for (int port : ports) servers.push_back(Loopback(port));
+  ServerPoolOptions options;
+  options.failure_limit = failure_limit;
+  options.retry_timeout = milliseconds(60000);
+  options.connection.connect_timeout = milliseconds(2000);
+  options.connection.io_timeout = milliseconds(2000);
+  return std::make_unique<ServerPool>(
+      servers, Distribution::Create(DistributionKind::kModula, servers), options);
+}
+
+std::vector<Operation> Gets(const std::vector<std::string>& keys) {
+  std::vector<Operation> ops(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) ops[i].key = keys[i];
+  return ops;
+}
+
+TEST_CASE("the runner sends each server its group in one exchange and settles it",
+          "[batch_runner]") {
+  test::ScriptedServer a(test::MemcachedTextRequests(), {{"A1\r\n"}, {"MISS\r\n"}});
+  test::ScriptedServer b(test::MemcachedTextRequests(), {{"B1\r\n"}});
+  REQUIRE(a.port() > 0);
+  REQUIRE(b.port() > 0);
+  auto pool = PoolOf({a.port(), b.port()});
+  const std::vector<std::string> keys = {"a1", "b1", "a2"};
+  std::vector<Operation> ops = Gets(keys);
+  BatchRunner runner;
+  runner.Claim(BatchRunner::NewOwner(), pool->size());
+  runner.Add(0, ops[0]);
+  runner.Add(1, ops[1]);
+  runner.Add(0, ops[2]);
+  runner.EnlistGroups(*pool, FillLines);
+  CHECK(runner.Run(pool->CallDeadline()));
+  CHECK(ops[0].status.ok());
+  CHECK(ops[0].result.value == "A1");
+  CHECK(ops[1].result.value == "B1");
+  CHECK(ops[2].status.IsNotFound());
+  CHECK(runner.status(0).ok());
+  CHECK(runner.status(1).ok());
+  REQUIRE(a.WaitUntilPlayed());
+  CHECK(a.requests() == std::vector<std::string>{"get a1\r\n", "get a2\r\n"});
+  CHECK(a.connections() == 1);  // both of server a's operations in one exchange
+  CHECK(b.requests() == std::vector<std::string>{"get b1\r\n"});
+}
+
+TEST_CASE("a server that fails gives its operations the exchange's status and is reported",
+          "[batch_runner]") {
+  test::ScriptedServer live(test::MemcachedTextRequests(), {{"L\r\n"}});
+  REQUIRE(live.port() > 0);
+  const int nobody = test::FindFreeLoopbackPort();
+  auto pool = PoolOf({live.port(), nobody}, /*failure_limit=*/1);
+  std::vector<Operation> ops = Gets({"l", "x", "y"});
+  BatchRunner runner;
+  runner.Claim(BatchRunner::NewOwner(), pool->size());
+  runner.Add(0, ops[0]);
+  runner.Add(1, ops[1]);
+  runner.Add(1, ops[2]);
+  runner.EnlistGroups(*pool, FillLines);
+  CHECK_FALSE(runner.Run(pool->CallDeadline()));
+  CHECK(ops[0].result.value == "L");
+  INFO(ops[1].status.ToString());
+  CHECK(ops[1].status.IsUnavailable());  // connection refused: an error, never a miss
+  CHECK(ops[2].status.IsUnavailable());
+  CHECK(runner.status(1).IsUnavailable());
+  CHECK(pool->Available(0));
+  CHECK_FALSE(pool->Available(1));  // reported through the pool's health rule
+}
+
+// A handshake that refuses the server on a port it names.
+class RefusingSetup final : public ConnectionSetup {
+ public:
+  explicit RefusingSetup(int refused_port) : refused_port_(refused_port) {}
+  Status Prepare(Connection& connection, Deadline) const override {
+    prepared++;
+    if (connection.address().port == refused_port_) return Status::AuthFailed("wrong password");
+    return Status::OK();
+  }
+  mutable int prepared = 0;
+
+ private:
+  int refused_port_;
+};
+
+TEST_CASE("a failed handshake settles its server's operations without sending them",
+          "[batch_runner]") {
+  test::ScriptedServer good(test::MemcachedTextRequests(), {{"G\r\n"}});
+  test::ScriptedServer refused(test::MemcachedTextRequests(), {{"never\r\n"}});
+  REQUIRE(good.port() > 0);
+  REQUIRE(refused.port() > 0);
+  auto pool = PoolOf({good.port(), refused.port()}, /*failure_limit=*/1);
+  std::vector<Operation> ops = Gets({"g", "r"});
+  BatchRunner runner;
+  runner.Claim(BatchRunner::NewOwner(), pool->size());
+  runner.Add(0, ops[0]);
+  runner.Add(1, ops[1]);
+  runner.EnlistGroups(*pool, FillLines);
+  const RefusingSetup setup(refused.port());
+  CHECK_FALSE(runner.Run(pool->CallDeadline(), &setup));
+  CHECK(setup.prepared == 2);
+  CHECK(ops[0].result.value == "G");
+  CHECK(ops[1].status.IsAuthFailed());
+  CHECK(refused.requests().empty());
+  CHECK(pool->Available(1));  // wrong credentials count neither way
+}
+
+TEST_CASE("a runner keeps its batches for its owner and drops them for another", "[batch_runner]") {
+  test::ScriptedServer a(test::MemcachedTextRequests(), {{"1\r\n"}, {"2\r\n"}});
+  REQUIRE(a.port() > 0);
+  auto pool = PoolOf({a.port()});
+  const std::uint64_t owner = BatchRunner::NewOwner();
+  BatchRunner runner;
+  runner.Claim(owner, pool->size());
+  for (const char* expected : {"1", "2"}) {
+    std::vector<Operation> ops = Gets({"k"});
+    runner.Claim(owner, pool->size());
+    runner.Add(0, ops[0]);
+    runner.EnlistGroups(*pool, FillLines);
+    REQUIRE(runner.Run(pool->CallDeadline()));
+    CHECK(ops[0].result.value == expected);
+  }
+  REQUIRE(runner.slot(0) != nullptr);
+  CHECK(static_cast<LineBatch&>(*runner.slot(0)).settled == 2);  // one batch, reused
+  runner.Claim(BatchRunner::NewOwner(), pool->size());
+  CHECK(runner.slot(0) == nullptr);
+}
+
+}  // namespace
+}  // namespace cachet::net
