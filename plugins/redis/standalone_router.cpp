@@ -87,6 +87,27 @@ net::BatchRunner& StandaloneRouter::Group(std::span<Operation> ops) {
 
 // Redis batches are made afresh for each call: the runner's slots hold them
 // for the call only, and are emptied after it.
+net::ServerBatch* StandaloneRouter::FillMixed(std::size_t server, std::span<Operation* const> group,
+                                              std::unique_ptr<net::ServerBatch>* slot) const {
+  auto batch = std::make_unique<RedisBatch>(where_[server], session_.settings().limits, counters_);
+  batch->Reserve(group.size());
+  for (Operation* op : group) batch->Add(*op);
+  // Operations settled at Add() (a counter delta Redis cannot take) send nothing.
+  net::ServerBatch* send = batch->empty() ? nullptr : batch.get();
+  *slot = std::move(batch);
+  return send;
+}
+
+net::ServerBatch* StandaloneRouter::FillReads(std::size_t server, std::span<Operation* const> group,
+                                              std::unique_ptr<net::ServerBatch>* slot) const {
+  auto batch = std::make_unique<MgetBatch>(where_[server], session_.settings().limits);
+  batch->Reserve(group.size());
+  for (Operation* op : group) batch->Add(*op);
+  batch->Seal();
+  *slot = std::move(batch);
+  return slot->get();
+}
+
 void StandaloneRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
   const bool only_reads = std::all_of(ops.begin(), ops.end(),
                                       [](const Operation& op) { return op.kind == OpKind::kGet; });
@@ -95,18 +116,10 @@ void StandaloneRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
     return;
   }
   net::BatchRunner& runner = Group(ops);
-  runner.EnlistGroups(pool_,
-                      [&](std::size_t server, std::span<Operation* const> group,
-                          std::unique_ptr<net::ServerBatch>& slot) -> net::ServerBatch* {
-                        auto batch = std::make_unique<RedisBatch>(
-                            where_[server], session_.settings().limits, counters_);
-                        batch->Reserve(group.size());
-                        for (Operation* op : group) batch->Add(*op);
-                        slot = std::move(batch);
-                        // Operations settled at Add() (a counter delta Redis cannot take) send
-                        // nothing.
-                        return static_cast<RedisBatch&>(*slot).empty() ? nullptr : slot.get();
-                      });
+  runner.EnlistGroups(pool_, [&](std::size_t server, std::span<Operation* const> group,
+                                 std::unique_ptr<net::ServerBatch>& slot) {
+    return FillMixed(server, group, &slot);
+  });
   (void)runner.Run(pool_.CallDeadline(), &session_);
   // Scripts the server had not cached yet run again one by one, which loads them.
   std::vector<Operation*> needs_script;
@@ -125,12 +138,7 @@ void StandaloneRouter::RunReads(std::span<Operation> ops) {
   net::BatchRunner& runner = Group(ops);
   runner.EnlistGroups(pool_, [&](std::size_t server, std::span<Operation* const> group,
                                  std::unique_ptr<net::ServerBatch>& slot) {
-    auto batch = std::make_unique<MgetBatch>(where_[server], session_.settings().limits);
-    batch->Reserve(group.size());
-    for (Operation* op : group) batch->Add(*op);
-    batch->Seal();
-    slot = std::move(batch);
-    return slot.get();
+    return FillReads(server, group, &slot);
   });
   (void)runner.Run(pool_.CallDeadline(), &session_);
   for (std::size_t server = 0; server < pool_.size(); ++server) runner.slot(server).reset();

@@ -6,6 +6,8 @@
 // of gets only goes as one MGET per server (see mget_batch.h). Thread-safe.
 #pragma once
 
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,12 @@ class StandaloneRouter final : public CommandRouter {
   net::BatchRunner& Group(std::span<Operation> ops);
   // A batch of gets only: one MGET per server instead of one GET per key.
   void RunReads(std::span<Operation> ops);
+  // `server`'s batch of `group` in `*slot`: mixed operations, or MGET reads.
+  // Null when nothing needs sending.
+  net::ServerBatch* FillMixed(std::size_t server, std::span<Operation* const> group,
+                              std::unique_ptr<net::ServerBatch>* slot) const;
+  net::ServerBatch* FillReads(std::size_t server, std::span<Operation* const> group,
+                              std::unique_ptr<net::ServerBatch>* slot) const;
 
   const RedisSession& session_;
   CounterMode counters_;
