@@ -197,6 +197,11 @@ TEST_CASE("a runner keeps its batches for its owner and drops them for another",
   }
   REQUIRE(runner.slot(0) != nullptr);
   CHECK(static_cast<LineBatch&>(*runner.slot(0)).settled == 2);  // one batch, reused
+  // A run with nothing enlisted (every operation refused before the wire) sends nothing.
+  CHECK(runner.Run(pool->CallDeadline()));
+  CHECK(static_cast<LineBatch&>(*runner.slot(0)).settled == 2);
+  REQUIRE(a.WaitUntilPlayed());
+  CHECK(a.requests().size() == 2);
   runner.Claim(BatchRunner::NewOwner(), pool->size());
   CHECK(runner.slot(0) == nullptr);
 }

@@ -35,6 +35,7 @@ void BatchRunner::Enlist(ServerPool& pool, std::size_t server, ServerBatch& batc
 }
 
 bool BatchRunner::Run(Deadline deadline, const ConnectionSetup* setup) {
+  if (ran_) enlisted_.clear();  // nothing was enlisted since the last run
   ran_ = true;
   if (enlisted_.empty()) return true;
   for (const Enlisted& e : enlisted_) {
