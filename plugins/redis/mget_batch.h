@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,8 @@ class MgetBatch final : public net::ServerBatch {
   void Reserve(std::size_t reads) { reads_.reserve(reads); }
   // REQUIRES: op.kind == OpKind::kGet, and Seal() not called yet.
   void Add(Operation& op) { reads_.push_back(&op); }
+  // Add() of each of `ops`, in order, in one copy.
+  void Add(std::span<Operation* const> ops) { reads_.insert(reads_.end(), ops.begin(), ops.end()); }
   // Encodes the MGET of every added key; call once, after the last Add().
   void Seal();
   // The encoded MGET, once sealed.

@@ -65,13 +65,11 @@ net::BatchRunner& StandaloneRouter::Group(std::span<Operation> ops) {
     // With one server the route does not depend on the key (that server, or
     // its error when it is resting), so it is asked once for the whole batch.
     Result<std::size_t> server = pool_.Route(ops.front().key);
-    for (Operation& op : ops) {
-      if (server.ok()) {
-        runner.Add(*server, op);
-      } else {
-        op.status = server.status();
-      }
+    if (!server.ok()) {
+      for (Operation& op : ops) op.status = server.status();
+      return runner;
     }
+    for (Operation& op : ops) runner.Add(*server, op);
     return runner;
   }
   for (Operation& op : ops) {
@@ -101,8 +99,7 @@ net::ServerBatch* StandaloneRouter::FillMixed(std::size_t server, std::span<Oper
 net::ServerBatch* StandaloneRouter::FillReads(std::size_t server, std::span<Operation* const> group,
                                               std::unique_ptr<net::ServerBatch>* slot) const {
   auto batch = std::make_unique<MgetBatch>(where_[server], session_.settings().limits);
-  batch->Reserve(group.size());
-  for (Operation* op : group) batch->Add(*op);
+  batch->Add(group);
   batch->Seal();
   *slot = std::move(batch);
   return slot->get();
