@@ -18,14 +18,42 @@ std::uint64_t BatchRunner::NewOwner() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+namespace {
+
+// The status of an exchange that never began because its call's time was up.
+Status LateStatus() {
+  return Status::Timeout("the call's deadline passed before its request could be sent");
+}
+
+}  // namespace
+
 void BatchRunner::Reset(std::uint64_t owner, std::size_t servers) {
+  // A new owner while exchanges wait for Run() would free batches they point to.
+  assert((ran_ || enlisted_.empty()) && "BatchRunner claimed between Enlist and Run");
   owner_ = owner;
   groups_.assign(servers, {});
   batches_.clear();
   batches_.resize(servers);
+  enlisted_.clear();
+  ran_ = false;
+}
+
+void BatchRunner::Abandon() noexcept {
+  for (ServerPool::Lease& lease : leases_) lease->Close();
+  leases_.clear();  // closed: nothing goes back to a pool
+  running_.clear();
+  enlisted_.clear();
+  ran_ = false;
+  for (std::vector<Operation*>& group : groups_) group.clear();
+  for (std::unique_ptr<ServerBatch>& batch : batches_) batch.reset();
 }
 
 void BatchRunner::Enlist(ServerPool& pool, std::size_t server, ServerBatch& batch) {
+  assert(!busy_ && "BatchRunner is not re-entrant");
+  EnlistOne(pool, server, batch);
+}
+
+void BatchRunner::EnlistOne(ServerPool& pool, std::size_t server, ServerBatch& batch) {
   // The last run's outcomes are kept for status() until a new run begins.
   if (ran_) {
     enlisted_.clear();
@@ -35,6 +63,8 @@ void BatchRunner::Enlist(ServerPool& pool, std::size_t server, ServerBatch& batc
 }
 
 bool BatchRunner::Run(Deadline deadline, const ConnectionSetup* setup) {
+  assert(!busy_ && "BatchRunner is not re-entrant");
+  const Busy busy(*this);
   if (ran_) enlisted_.clear();  // nothing was enlisted since the last run
   ran_ = true;
   if (enlisted_.empty()) return true;
@@ -44,6 +74,9 @@ bool BatchRunner::Run(Deadline deadline, const ConnectionSetup* setup) {
         e.batch->done() ? ServerPool::Use::kWritesOnly : ServerPool::Use::kReadsReplies;
     leases_.push_back(e.pool->Acquire(e.server, use, deadline));
   }
+  // Waiting for pooled connections may have used the call's time up; a server
+  // asked nothing must not be counted as failing (ClusterRouter's rule too).
+  if (Clock::now() >= deadline) return SettleLate();
   bool all_ok = setup == nullptr || Prepare(*setup, deadline);
   std::size_t used = 0;
   for (std::size_t i = 0; i < enlisted_.size(); ++i) {
@@ -67,6 +100,15 @@ bool BatchRunner::Run(Deadline deadline, const ConnectionSetup* setup) {
   return all_ok;
 }
 
+bool BatchRunner::SettleLate() {
+  for (std::size_t i = 0; i < enlisted_.size(); ++i) {
+    enlisted_[i].status = LateStatus();
+    enlisted_[i].batch->Settle(enlisted_[i].status);
+  }
+  leases_.clear();  // unused: they go back to their pools as they were
+  return false;
+}
+
 bool BatchRunner::Prepare(const ConnectionSetup& setup, Deadline deadline) {
   // Every connect starts before any handshake waits on one, so a server whose
   // connect hangs does not hold the others back by its connect timeout.
@@ -76,10 +118,20 @@ bool BatchRunner::Prepare(const ConnectionSetup& setup, Deadline deadline) {
   bool all_ok = true;
   for (std::size_t i = 0; i < enlisted_.size(); ++i) {
     Connection& connection = leases_[i].connection();
+    if (Clock::now() >= deadline) {
+      // An earlier handshake used the time up: this server was asked nothing,
+      // so its health is not touched; its connect may be half done.
+      enlisted_[i].status = LateStatus();
+      enlisted_[i].batch->Settle(enlisted_[i].status);
+      connection.Close();
+      all_ok = false;
+      continue;
+    }
     Status s = setup.Prepare(connection, deadline);
     if (s.ok()) continue;
     enlisted_[i].status = std::move(s);
     Finish(enlisted_[i], connection);
+    connection.Close();  // a handshake left half done must not be pooled as ready
     all_ok = false;
   }
   return all_ok;

@@ -23,12 +23,18 @@
 //
 // Not thread-safe: one runner per thread. Not re-entrant: a store that must run
 // another batch while building one (a repair in the middle of routing) uses a
-// runner of its own for it.
+// runner of its own for it (debug builds assert it).
+//
+// Exception safe: when a fill, a setup or a reader throws out of EnlistGroups
+// or Run, the runner closes every connection it leased and drops its groups,
+// exchanges and batches, so the thread's next batch starts clean.
 #pragma once
 
 #include <sys/uio.h>
 
+#include <cassert>
 #include <cstddef>
+#include <exception>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -64,7 +70,8 @@ class CACHET_EXPORT ConnectionSetup {
  public:
   virtual ~ConnectionSetup();
   // Readies `connection` (connected, or its connect started) by `deadline`;
-  // ok, or why not (the runner settles that server's operations with it).
+  // ok, or why not (the runner settles that server's operations with it and
+  // closes the connection, so no half-prepared connection is pooled again).
   virtual Status Prepare(Connection& connection, Deadline deadline) const = 0;
 };
 
@@ -83,11 +90,15 @@ class CACHET_EXPORT BatchRunner {
   // speak another protocol. Owner ids, not addresses: a new store may live
   // where a destroyed one did.
   void Claim(std::uint64_t owner, std::size_t servers) {
+    assert(!busy_ && "BatchRunner is not re-entrant");
     if (owner != owner_) Reset(owner, servers);
   }
 
   // Puts `op` in `server`'s group. REQUIRES: server < the count Claim() got.
-  void Add(std::size_t server, Operation& op) { groups_[server].push_back(&op); }
+  void Add(std::size_t server, Operation& op) {
+    assert(!busy_ && "BatchRunner is not re-entrant");
+    groups_[server].push_back(&op);
+  }
 
   // Turns each group into its server's batch, in server order, and enlists
   // it: `fill(server, group, slot)` builds the batch (in `slot`, kept across
@@ -95,11 +106,13 @@ class CACHET_EXPORT BatchRunner {
   // nothing needs sending (every operation already settled). Empties the groups.
   template <class Fill>
   void EnlistGroups(ServerPool& pool, Fill&& fill) {
+    assert(!busy_ && "BatchRunner is not re-entrant");
+    const Busy busy(*this);
     for (std::size_t server = 0; server < groups_.size(); ++server) {
       std::vector<Operation*>& group = groups_[server];
       if (group.empty()) continue;
       ServerBatch* batch = fill(server, std::span<Operation* const>(group), batches_[server]);
-      if (batch != nullptr) Enlist(pool, server, *batch);
+      if (batch != nullptr) EnlistOne(pool, server, *batch);
       group.clear();
     }
   }
@@ -116,7 +129,11 @@ class CACHET_EXPORT BatchRunner {
   // pooled connection included): leases a connection per exchange, runs
   // `setup` on each if given, sends and reads (RunExchanges), reports each
   // outcome to its pool, settles each batch, then returns the connections.
-  // True when every exchange went through (whatever the replies said).
+  // An exchange that would begin past `deadline` (the wait for a pooled
+  // connection or an earlier handshake used the time up) is not begun: its
+  // operations time out and its server's health is not touched, since the
+  // server was never asked. True when every exchange went through (whatever
+  // the replies said).
   bool Run(Deadline deadline, const ConnectionSetup* setup = nullptr);
 
   // The outcome of the i-th exchange enlisted for the last Run().
@@ -131,7 +148,32 @@ class CACHET_EXPORT BatchRunner {
     Status status;  // its outcome, once Run() is over
   };
 
+  // Marks the runner busy while a store's code runs inside it (fills, setups,
+  // readers); if that code throws, Abandon()s everything the call held.
+  class Busy {
+   public:
+    explicit Busy(BatchRunner& runner) : runner_(runner) { runner_.busy_ = true; }
+    ~Busy() {
+      runner_.busy_ = false;
+      if (std::uncaught_exceptions() > exceptions_) runner_.Abandon();
+    }
+    Busy(const Busy&) = delete;
+    Busy& operator=(const Busy&) = delete;
+
+   private:
+    BatchRunner& runner_;
+    int exceptions_ = std::uncaught_exceptions();
+  };
+
   void Reset(std::uint64_t owner, std::size_t servers);
+  // After an exception: closes every leased connection (its stream may hold
+  // replies nobody read) and drops leases, exchanges, groups and batches.
+  void Abandon() noexcept;
+  // Enlist() without the re-entrance check, for EnlistGroups.
+  void EnlistOne(ServerPool& pool, std::size_t server, ServerBatch& batch);
+  // Settles, without a health report, every exchange when the deadline passed
+  // before any could start (waiting for pooled connections used it up).
+  bool SettleLate();
   // Runs `setup` on every leased connection; an exchange whose setup fails is
   // settled and reported at once, and left out of the run. False if any failed.
   bool Prepare(const ConnectionSetup& setup, Deadline deadline);
@@ -143,6 +185,7 @@ class CACHET_EXPORT BatchRunner {
   std::vector<std::unique_ptr<ServerBatch>> batches_;  // per server, kept across calls
   std::vector<Enlisted> enlisted_;                     // this call's exchanges
   bool ran_ = false;                                   // enlisted_ holds the last Run()'s outcomes
+  bool busy_ = false;                                  // inside EnlistGroups or Run
   std::vector<ServerPool::Lease> leases_;              // one per enlisted exchange, in order
   std::vector<Exchange> exchanges_;   // kept, not cleared: their iovec lists keep their room
   std::vector<std::size_t> running_;  // the index in enlisted_ of each exchange that runs
