@@ -7,19 +7,25 @@
 #include <utility>
 #include <vector>
 
-#include "cachet/net/fan_out.h"
+#include "cachet/net/batch_runner.h"
 #include "text_parser.h"
 
 namespace cachet::memcached {
 
-// Reads one server's answer: lines up to END for "stats", one line otherwise.
-class AdminReplyReader final : public net::ReplyReader {
+// Sends `request` (the command's line, borrowed) to one server and reads its
+// answer: lines up to END for "stats", one line otherwise. The caller reads the
+// exchange's status from the runner and the answer from outcome() and lines().
+class AdminReplyReader final : public net::ServerBatch {
  public:
-  AdminReplyReader(std::string_view command, ParserLimits limits)
-      : multi_line_(command == "stats"), parser_(limits) {}
+  AdminReplyReader(std::string_view command, std::string_view request, ParserLimits limits)
+      : multi_line_(command == "stats"), request_(request), parser_(limits) {}
 
+  void Request(std::vector<iovec>* out) const override {
+    out->assign(1, iovec{const_cast<char*>(request_.data()), request_.size()});
+  }
   Status Consume(net::ReadBuffer& buffer) override;
   bool done() const noexcept override { return done_; }
+  void Settle(const Status&) override {}
 
   // The outcome: ok, or the server's error.
   const Status& outcome() const noexcept { return outcome_; }
@@ -30,6 +36,7 @@ class AdminReplyReader final : public net::ReplyReader {
   Status OnReply(const Reply& reply);
 
   bool multi_line_;
+  std::string_view request_;
   TextReplyParser parser_;
   bool done_ = false;
   Status outcome_;

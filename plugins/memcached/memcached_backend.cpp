@@ -1,8 +1,10 @@
 // MemcachedBackend: checks, routing, per-server batches and fan-out.
 #include "memcached_backend.h"
 
-#include <atomic>
 #include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
 
 #include "admin_command.h"
 #include "key_check.h"
@@ -11,48 +13,8 @@
 
 namespace cachet::memcached {
 
-namespace {
-
-std::atomic<std::uint64_t> g_next_backend_id{1};
-
-}  // namespace
-
-// Per-thread working memory of Run(), reused so a steady stream of operations
-// allocates nothing: per-server operation lists, batches, exchanges, leases.
-struct MemcachedBackend::Scratch {
-  std::uint64_t owner = 0;  // MemcachedBackend::id_ of the last user
-  std::vector<std::vector<Operation*>> by_server;
-  std::vector<std::unique_ptr<ServerBatch>> batches;
-  std::vector<net::Exchange> exchanges;  // only the first `used` are this batch's
-  std::size_t used = 0;
-  std::vector<net::ServerPool::Lease> leases;
-  std::vector<std::size_t> servers;  // the server of each exchange
-  net::Deadline deadline{};          // the batch's end, set by its first exchange
-  // With failover: this batch's operations that went around their home server.
-  struct Around {
-    const Operation* op;
-    std::size_t home;
-    std::size_t server;
-  };
-  std::vector<Around> around;
-
-  static Scratch& For(const MemcachedBackend& backend) {
-    thread_local Scratch scratch;
-    if (scratch.owner != backend.id_) {
-      // Another backend used this thread last: its batches may speak another
-      // protocol, with other limits and another number of servers. Ids, not
-      // addresses: a new backend may live where a destroyed one did.
-      scratch.owner = backend.id_;
-      scratch.by_server.assign(backend.pool_.size(), {});
-      scratch.batches.clear();
-      scratch.batches.resize(backend.pool_.size());
-    }
-    return scratch;
-  }
-};
-
 MemcachedBackend::MemcachedBackend(MemcachedOptions options)
-    : id_(g_next_backend_id.fetch_add(1)),
+    : id_(net::BatchRunner::NewOwner()),
       options_(std::move(options)),
       limits_{2048, options_.max_item_size},
       pool_(options_.servers,
@@ -91,52 +53,39 @@ bool MemcachedBackend::Route(Operation& op, std::size_t* server, std::size_t* ho
   return true;
 }
 
-void MemcachedBackend::AddExchange(Scratch& s, std::size_t server, std::span<Operation* const> ops,
-                                   const BatchSettings& settings) {
-  if (!s.batches[server]) s.batches[server] = NewBatch();
-  ServerBatch& batch = *s.batches[server];
+net::BatchRunner& MemcachedBackend::Runner() const {
+  // In the plugin, so that the plugin's code outlives the batches it holds.
+  thread_local net::BatchRunner runner;
+  runner.Claim(id_, pool_.size());
+  return runner;
+}
+
+ServerBatch& MemcachedBackend::FillBatch(std::unique_ptr<net::ServerBatch>& slot,
+                                         std::span<Operation* const> ops,
+                                         const BatchSettings& settings) const {
+  if (!slot) slot = NewBatch();
+  auto& batch = static_cast<ServerBatch&>(*slot);
   batch.Reset(settings);
   for (Operation* op : ops) batch.Add(*op);
   batch.Finish();
-  // One deadline for the whole batch: waits for a connection count against it.
-  if (s.used == 0) s.deadline = pool_.CallDeadline();
-  // A batch done before any reply (text noreply writes only) reads nothing.
-  s.leases.push_back(pool_.Acquire(
-      server, batch.done() ? net::ServerPool::Use::kWritesOnly : net::ServerPool::Use::kReadsReplies,
-      s.deadline));
-  s.servers.push_back(server);
-  // Exchanges are kept, not cleared, so their iovec vectors keep their capacity.
-  if (s.used == s.exchanges.size()) s.exchanges.emplace_back();
-  net::Exchange& e = s.exchanges[s.used++];
-  e.connection = &s.leases.back().connection();
-  batch.request().Iovecs(&e.request);
-  e.reader = &batch;
-}
-
-void MemcachedBackend::RunExchanges(Scratch& s) {
-  if (s.used == 0) return;
-  std::span<net::Exchange> exchanges(s.exchanges.data(), s.used);
-  net::RunExchanges(exchanges, s.deadline);
-  for (std::size_t i = 0; i < exchanges.size(); ++i) {
-    ServerBatch& batch = *s.batches[s.servers[i]];
-    batch.Settle(s.exchanges[i].status);
-    pool_.Report(s.servers[i], *s.exchanges[i].connection, s.exchanges[i].status);
-    if (batch.poisoned()) s.exchanges[i].connection->Close();
-  }
-  s.used = 0;
-  s.servers.clear();
-  s.leases.clear();  // connections go back to the pool
+  return batch;
 }
 
 void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settings) {
-  Scratch& s = Scratch::For(*this);
+  net::BatchRunner& runner = Runner();
+  // With failover: operations that went around their home server, noted after.
+  struct Around {
+    const Operation* op;
+    std::size_t home;
+    std::size_t server;
+  };
+  std::vector<Around> around;
   // Whether the one server is live is asked once for the whole batch, which
   // goes out as one exchange anyway.
   if (LoneLiveServer()) {
-    std::vector<Operation*>& all = s.by_server[0];
     for (Operation& op : ops) {
       op.status = Check(op);
-      if (op.status.ok()) all.push_back(&op);
+      if (op.status.ok()) runner.Add(0, op);
     }
   } else {
     for (Operation& op : ops) {
@@ -144,33 +93,28 @@ void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settin
       std::size_t home = 0;
       op.status = Check(op);
       if (!op.status.ok() || !Route(op, &server, &home)) continue;
-      s.by_server[server].push_back(&op);
+      runner.Add(server, op);
       if (server != home) [[unlikely]]
-        s.around.push_back({&op, home, server});
+        around.push_back({&op, home, server});
     }
   }
-  for (std::size_t server = 0; server < s.by_server.size(); ++server) {
-    std::vector<Operation*>& mine = s.by_server[server];
-    if (mine.empty()) continue;
-    AddExchange(s, server, mine, settings);
-    mine.clear();
-  }
-  RunExchanges(s);
-  if (!s.around.empty()) [[unlikely]] {
-    for (const Scratch::Around& a : s.around) NoteWriteAround(*a.op, a.home, a.server);
-    s.around.clear();
-  }
+  runner.EnlistGroups(pool_, [&](std::size_t, std::span<Operation* const> group,
+                                 std::unique_ptr<net::ServerBatch>& slot) {
+    return &FillBatch(slot, group, settings);
+  });
+  runner.Run(pool_.CallDeadline());
+  for (const Around& a : around) NoteWriteAround(*a.op, a.home, a.server);
 }
 
 Status MemcachedBackend::RunBatchOfOne(Operation& op, std::size_t server,
                                        const BatchSettings& settings, Item* hit) {
   // One operation needs no grouping by server: straight to its exchange.
-  Scratch& s = Scratch::For(*this);
+  net::BatchRunner& runner = Runner();
   Operation* const one[] = {&op};
   // The batch fills op.result; the caller's Item lends its buffer there.
   if (hit != &op.result) std::swap(op.result, *hit);
-  AddExchange(s, server, one, settings);
-  RunExchanges(s);
+  runner.Enlist(pool_, server, FillBatch(runner.slot(server), one, settings));
+  runner.Run(pool_.CallDeadline());
   if (hit != &op.result) std::swap(op.result, *hit);
   return std::move(op.status);
 }
@@ -262,25 +206,19 @@ Status MemcachedBackend::RunOnServers(
     std::string_view command, std::span<const std::size_t> servers,
     const std::function<void(std::size_t, const std::vector<std::pair<std::string, std::string>>&)>&
         on_reply) {
-  std::string request = std::string(command) + "\r\n";
-  std::vector<net::ServerPool::Lease> leases;
+  const std::string request = std::string(command) + "\r\n";
   std::vector<AdminReplyReader> readers;
-  std::vector<net::Exchange> exchanges(servers.size());
-  leases.reserve(servers.size());
-  readers.reserve(servers.size());
-  const net::Deadline deadline = pool_.CallDeadline();
-  for (std::size_t i = 0; i < servers.size(); ++i) {
-    leases.push_back(pool_.Acquire(servers[i], net::ServerPool::Use::kReadsReplies, deadline));
-    readers.emplace_back(command, limits_);
-    exchanges[i].connection = &leases.back().connection();
-    exchanges[i].request.push_back({request.data(), request.size()});
-    exchanges[i].reader = &readers.back();
+  readers.reserve(servers.size());  // the runner holds their addresses
+  // A runner of its own: a repair runs this in the middle of routing a batch.
+  net::BatchRunner runner;
+  for (std::size_t server : servers) {
+    readers.emplace_back(command, request, limits_);
+    runner.Enlist(pool_, server, readers.back());
   }
-  net::RunExchanges(exchanges, deadline);
+  runner.Run(pool_.CallDeadline());
   Status first_error;
   for (std::size_t i = 0; i < servers.size(); ++i) {
-    Status s = exchanges[i].status;
-    pool_.Report(servers[i], leases[i].connection(), s);
+    Status s = runner.status(i);
     if (s.ok()) s = readers[i].outcome();
     if (s.ok()) {
       on_reply(servers[i], readers[i].lines());

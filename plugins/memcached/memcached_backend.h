@@ -3,8 +3,8 @@
 //
 // Layering: net::Connection -> net::ServerPool (placement, health, pooled
 // connections) -> this backend, which checks keys and sizes before anything is
-// sent, splits a batch by server, and runs every server's share at once through
-// net::RunExchanges. A single operation on a connected text-protocol connection
+// sent and routes each operation; net::BatchRunner groups a batch by server and
+// runs every server's share at once. A single operation on a connected text-protocol connection
 // skips the batch machinery: its command is built on the stack and its reply
 // read by SingleTextReader (memcached_single.cpp). The protocols live in
 // text_batch / meta_batch (encoding in *_request, parsing in *_parser); replies
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cachet/backend.h"
+#include "cachet/net/batch_runner.h"
 #include "cachet/net/server_pool.h"
 #include "failover_ledger.h"
 #include "key_check.h"
@@ -96,8 +97,6 @@ class MemcachedBackend final : public Backend {
   const MemcachedOptions& options() const noexcept { return options_; }
 
  private:
-  struct Scratch;
-
   // The key, the value's size and the TTL, checked before anything is sent.
   Status Check(const Operation& op) const;
   // kTooLarge for a value of `size` bytes, over max_item_size.
@@ -134,11 +133,11 @@ class MemcachedBackend final : public Backend {
   std::vector<bool> Undo(std::size_t owner, const FailoverLedger::Debt& debt);
   void DeleteMovedKeys(const std::vector<std::string>& keys, std::span<const std::size_t> servers,
                        std::vector<bool>* cleaned);
-  // Adds one server's batch of `ops` to this call's exchanges.
-  void AddExchange(Scratch& s, std::size_t server, std::span<Operation* const> ops,
-                   const BatchSettings& settings);
-  // Runs the exchanges added, settles their operations, returns the connections.
-  void RunExchanges(Scratch& s);
+  // This thread's batch runner, claimed for this backend.
+  net::BatchRunner& Runner() const;
+  // Fills the batch in `slot` (made on first use) with `ops`, in order.
+  ServerBatch& FillBatch(std::unique_ptr<net::ServerBatch>& slot, std::span<Operation* const> ops,
+                         const BatchSettings& settings) const;
   // One operation: checked, routed, then sent alone (memcached_single.cpp): on
   // a connected text-protocol connection by the single-operation path, else
   // through the batch machinery. A hit's item goes to `*hit`: op.result, or an
@@ -161,10 +160,10 @@ class MemcachedBackend final : public Backend {
           on_reply);
   std::unique_ptr<ServerBatch> NewBatch() const;
   // Sends one meta command about `key` to its server and reads its one reply.
-  Status RunMetaCommand(std::string_view key, const net::RequestBuffer& request,
-                        OneMetaReplyReader* reader);
+  // REQUIRES: `reader` holds the command's request.
+  Status RunMetaCommand(std::string_view key, OneMetaReplyReader* reader);
 
-  const std::uint64_t id_;  // unique per backend, keys the per-thread scratch
+  const std::uint64_t id_;  // BatchRunner::NewOwner(): claims this thread's runner
   MemcachedOptions options_;
   ParserLimits limits_;
   net::ServerPool pool_;

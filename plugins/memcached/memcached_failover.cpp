@@ -117,35 +117,25 @@ void MemcachedBackend::DeleteMovedKeys(const std::vector<std::string>& keys,
     for (std::size_t s : servers) (*cleaned)[s] = true;
     return;
   }
-  // Its own batches, exchanges and leases: this runs in the middle of routing
-  // a batch, whose per-thread scratch is in use.
+  // A runner of its own: this runs in the middle of routing a batch, while
+  // this thread's runner is being filled.
+  net::BatchRunner runner;
+  runner.Claim(id_, pool_.size());
   std::vector<std::vector<Operation>> deletes(servers.size());
-  std::vector<std::unique_ptr<ServerBatch>> batches;
-  std::vector<net::ServerPool::Lease> leases;
-  std::vector<net::Exchange> exchanges(servers.size());
-  leases.reserve(servers.size());
+  std::vector<Operation*> group(keys.size());
   for (std::size_t i = 0; i < servers.size(); ++i) {
     deletes[i].resize(keys.size());
-    batches.push_back(NewBatch());
-    ServerBatch& batch = *batches.back();
-    batch.Reset({options_.binary_keys});
     for (std::size_t k = 0; k < keys.size(); ++k) {
       deletes[i][k].kind = OpKind::kRemove;
       deletes[i][k].key = keys[k];
-      batch.Add(deletes[i][k]);
+      group[k] = &deletes[i][k];
     }
-    batch.Finish();
-    leases.push_back(pool_.Acquire(servers[i]));
-    exchanges[i].connection = &leases.back().connection();
-    batch.request().Iovecs(&exchanges[i].request);
-    exchanges[i].reader = &batch;
+    runner.Enlist(pool_, servers[i],
+                  FillBatch(runner.slot(servers[i]), group, {options_.binary_keys}));
   }
-  net::RunExchanges(exchanges, pool_.CallDeadline());
+  runner.Run(pool_.CallDeadline());
   for (std::size_t i = 0; i < servers.size(); ++i) {
-    batches[i]->Settle(exchanges[i].status);
-    pool_.Report(servers[i], *exchanges[i].connection, exchanges[i].status);
-    if (batches[i]->poisoned()) exchanges[i].connection->Close();
-    bool deleted = exchanges[i].status.ok();
+    bool deleted = runner.status(i).ok();
     for (const Operation& op : deletes[i]) {
       deleted = deleted && (op.status.ok() || op.status.IsNotFound());
     }

@@ -13,11 +13,16 @@
 
 namespace cachet::memcached {
 
-// Reads the one meta reply of a single command, copying what it needs out of
-// the connection's buffer.
-class OneMetaReplyReader final : public net::ReplyReader {
+// Sends a single meta command (`request`, borrowed) and reads its one reply,
+// copying what it needs out of the connection's buffer. The caller reads the
+// exchange's status from the runner and the reply from reply() and outcome().
+class OneMetaReplyReader final : public net::ServerBatch {
  public:
-  explicit OneMetaReplyReader(ParserLimits limits) : parser_(limits) {}
+  OneMetaReplyReader(const net::RequestBuffer& request, ParserLimits limits)
+      : request_(request), parser_(limits) {}
+
+  void Request(std::vector<iovec>* out) const override { request_.Iovecs(out); }
+  void Settle(const Status&) override {}
 
   Status Consume(net::ReadBuffer& buffer) override {
     if (done_) return Status::ProtocolError("memcached: bytes after the reply");
@@ -42,6 +47,7 @@ class OneMetaReplyReader final : public net::ReplyReader {
   const Status& outcome() const noexcept { return outcome_; }
 
  private:
+  const net::RequestBuffer& request_;
   MetaReplyParser parser_;
   bool done_ = false;
   Reply reply_;
@@ -49,22 +55,16 @@ class OneMetaReplyReader final : public net::ReplyReader {
   Status outcome_;
 };
 
-Status MemcachedBackend::RunMetaCommand(std::string_view key, const net::RequestBuffer& request,
-                                        OneMetaReplyReader* reader) {
+Status MemcachedBackend::RunMetaCommand(std::string_view key, OneMetaReplyReader* reader) {
   Operation op;
   op.kind = OpKind::kGet;
   op.key = key;
   std::size_t server = 0;
   std::size_t home = 0;
   if (!CheckAndRoute(op, &server, &home)) return op.status;
-  net::ServerPool::Lease lease = pool_.Acquire(server);
-  net::Exchange exchange;
-  exchange.connection = &lease.connection();
-  request.Iovecs(&exchange.request);
-  exchange.reader = reader;
-  net::RunExchanges(std::span<net::Exchange>(&exchange, 1), pool_.CallDeadline());
-  pool_.Report(server, lease.connection(), exchange.status);
-  if (!exchange.status.ok()) return exchange.status;
+  net::BatchRunner& runner = Runner();
+  runner.Enlist(pool_, server, *reader);
+  if (!runner.Run(pool_.CallDeadline())) return runner.status(0);
   return reader->outcome();
 }
 
@@ -97,8 +97,8 @@ Status MemcachedBackend::LeaseGet(std::string_view key, const LeaseRequest& requ
   // N0 would keep the placeholder for good: a lease lasts at least a second.
   const std::int64_t exptime = request.lease.count() > 0 ? ExptimeFor(request.lease) : 1;
   AppendMetaLeaseGet(request_bytes, key, tokens, exptime, RecacheSeconds(request.recache_below));
-  OneMetaReplyReader reader(limits_);
-  Status s = RunMetaCommand(key, request_bytes, &reader);
+  OneMetaReplyReader reader(request_bytes, limits_);
+  Status s = RunMetaCommand(key, &reader);
   if (!s.ok()) return s;
   const Reply& reply = reader.reply();
   if (reply.kind == ReplyKind::kMetaMiss) return Status::NotFound();
@@ -130,8 +130,8 @@ Status MemcachedBackend::EndLease(std::string_view key, const LeaseTicket& ticke
   // with C<cas>: an item that changed since the win (the placeholder lapsed
   // and another client won a new one, or stored a value) answers EX and stays.
   AppendMetaDelete(request, key, tokens, end == LeaseEnd::kAbandonRefresh, ticket.cas);
-  OneMetaReplyReader reader(limits_);
-  Status s = RunMetaCommand(key, request, &reader);
+  OneMetaReplyReader reader(request, limits_);
+  Status s = RunMetaCommand(key, &reader);
   return s.IsNotFound() || s.IsExists() ? Status::OK() : s;
 }
 

@@ -2,9 +2,10 @@
 // and the reader that routes that server's replies back to them.
 //
 // The backend adds operations (already validated and routed here), calls
-// Finish(), runs the request through FanOut with this object as the ReplyReader,
-// then calls Settle() with the exchange's outcome: operations that got no reply
-// because the exchange failed take that failure; nothing is guessed. One class
+// Finish(), and hands the batch to net::BatchRunner, which sends its request,
+// feeds it the replies and calls Settle() with the exchange's outcome:
+// operations that got no reply because the exchange failed take that failure;
+// nothing is guessed. One class
 // per protocol (text_batch.h, meta_batch.h). Reused across batches by Reset(),
 // so steady-state batches allocate nothing. Not thread-safe.
 //
@@ -19,8 +20,8 @@
 #include <vector>
 
 #include "cachet/backend.h"
+#include "cachet/net/batch_runner.h"
 #include "cachet/net/direct_value.h"
-#include "cachet/net/fan_out.h"
 #include "cachet/net/request_buffer.h"
 #include "reply.h"
 
@@ -33,7 +34,7 @@ struct BatchSettings {
   Ttl get_touch_ttl{0};
 };
 
-class ServerBatch : public net::ReplyReader {
+class ServerBatch : public net::ServerBatch {
  public:
   explicit ServerBatch(ParserLimits limits) : limits_(limits) {}
 
@@ -42,14 +43,13 @@ class ServerBatch : public net::ReplyReader {
   virtual void Add(Operation& op) = 0;
   // Closes the request (an open gets line, the meta batch's mn).
   virtual void Finish() = 0;
-  // After the exchange: `transport` is its status; unanswered operations get it.
-  virtual void Settle(const Status& transport) = 0;
   // True after a reply that may leave the connection out of step (ERROR,
   // CLIENT_ERROR): the connection is dropped rather than reused.
-  bool poisoned() const noexcept { return poisoned_; }
+  bool poisoned() const noexcept final { return poisoned_; }
   bool empty() const noexcept { return request_.empty(); }
 
   const net::RequestBuffer& request() const noexcept { return request_; }
+  void Request(std::vector<iovec>* out) const final { request_.Iovecs(out); }
 
   // The reply loop both protocols share: parses complete replies off the front
   // of `buffer` and hands each to OnReply() until done() or more bytes are needed.

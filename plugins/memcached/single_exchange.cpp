@@ -9,15 +9,11 @@
 #include <cstring>
 #include <string>
 
+#include "cachet/net/poll_timeout.h"
+
 namespace cachet::memcached::single_exchange_detail {
 
 namespace {
-
-// Rounded up, so that a wait never ends just before its deadline and spins.
-int MillisUntil(net::Deadline deadline) {
-  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - net::Clock::now());
-  return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, INT_MAX));
-}
 
 Status NoReply(const net::Connection& connection, net::Deadline deadline) {
   return Status::Timeout(connection.Describe(net::Clock::now() >= deadline
@@ -33,7 +29,7 @@ Status SendRest(net::Connection& connection, iovec* request, int count, net::Dea
   while (count > 0) {
     *waited = true;
     pollfd pfd{connection.fd(), POLLOUT, 0};
-    const int rc = ::poll(&pfd, 1, MillisUntil(connection.WaitEnd(deadline)));
+    const int rc = ::poll(&pfd, 1, net::MillisUntil(connection.WaitEnd(deadline)));
     if (rc == 0) return NoReply(connection, deadline);
     if (rc < 0 && errno != EINTR) {
       return Status::IoError(connection.Describe(std::string("poll: ") + strerror(errno)));

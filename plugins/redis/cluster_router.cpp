@@ -5,7 +5,7 @@
 #include <memory>
 #include <thread>
 
-#include "batch_exchange.h"
+#include "cachet/net/batch_runner.h"
 #include "redis_batch.h"
 #include "resp_encoder.h"
 
@@ -196,13 +196,14 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
     }
     batches[node]->Add(*op);
   }
-  std::vector<BatchTarget> targets;
+  // Each node is a pool of its own, of one server.
+  net::BatchRunner runner;
   for (std::size_t node = 0; node < batches.size(); ++node) {
     if (batches[node] && !batches[node]->empty()) {
-      targets.push_back({&topology_.pool(node), 0, batches[node].get()});
+      runner.Enlist(topology_.pool(node), 0, *batches[node]);
     }
   }
-  if (!RunBatches(targets, session_, deadline)) {
+  if (!runner.Run(deadline, &session_)) {
     topology_.RefreshIfIdle(deadline);  // a node may have failed over
   }
   std::vector<Operation*> again;

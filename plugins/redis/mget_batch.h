@@ -16,20 +16,23 @@
 // Not thread-safe: one batch per server per call.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cachet/backend.h"
-#include "cachet/net/fan_out.h"
+#include "cachet/net/batch_runner.h"
 #include "direct_bulk.h"
 #include "resp_parser.h"
 
 namespace cachet::redis {
 
-class MgetBatch final : public net::ReplyReader {
+class MgetBatch final : public net::ServerBatch {
  public:
   MgetBatch(std::string where, RespLimits limits)
       : where_(std::move(where)), limits_(limits), parser_(limits) {}
@@ -38,17 +41,22 @@ class MgetBatch final : public net::ReplyReader {
   void Reserve(std::size_t reads) { reads_.reserve(reads); }
   // REQUIRES: op.kind == OpKind::kGet, and Seal() not called yet.
   void Add(Operation& op) { reads_.push_back(&op); }
+  // Add() of each of `ops`, in order, in one copy.
+  void Add(std::span<Operation* const> ops) { reads_.insert(reads_.end(), ops.begin(), ops.end()); }
   // Encodes the MGET of every added key; call once, after the last Add().
   void Seal();
   // The encoded MGET, once sealed.
   std::string_view request() const noexcept { return {request_.get(), request_size_}; }
+  void Request(std::vector<iovec>* out) const override {
+    out->assign(1, iovec{request_.get(), request_size_});
+  }
   bool empty() const noexcept { return reads_.empty(); }
 
   Status Consume(net::ReadBuffer& buffer) override;
   bool done() const noexcept override { return answered_ == reads_.size(); }
 
   // After the exchange: `status` of the exchange for reads left unanswered.
-  void Settle(const Status& status);
+  void Settle(const Status& status) override;
 
  private:
   // The array header (or an error in its place). Sets *complete when read.

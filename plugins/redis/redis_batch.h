@@ -16,13 +16,15 @@
 // Not thread-safe: one batch per server per call.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cachet/backend.h"
-#include "cachet/net/fan_out.h"
+#include "cachet/net/batch_runner.h"
 #include "direct_bulk.h"
 #include "lua_scripts.h"
 #include "redis_commands.h"
@@ -30,7 +32,7 @@
 
 namespace cachet::redis {
 
-class RedisBatch final : public net::ReplyReader {
+class RedisBatch final : public net::ServerBatch {
  public:
   RedisBatch(std::string where, RespLimits limits, CounterMode counters)
       : where_(std::move(where)), parser_(limits), counters_(counters) {}
@@ -40,13 +42,16 @@ class RedisBatch final : public net::ReplyReader {
   void Reserve(std::size_t operations) { sent_.reserve(operations); }
   void Add(Operation& op);
   const std::string& request() const noexcept { return request_; }
+  void Request(std::vector<iovec>* out) const override {
+    out->assign(1, iovec{const_cast<char*>(request_.data()), request_.size()});
+  }
   bool empty() const noexcept { return sent_.empty(); }
 
   Status Consume(net::ReadBuffer& buffer) override;
   bool done() const noexcept override { return next_ == sent_.size(); }
 
   // After the exchange: `status` of the exchange for operations left unanswered.
-  void Settle(const Status& status);
+  void Settle(const Status& status) override;
   // Operations answered NOSCRIPT: the caller runs them again one by one.
   const std::vector<Operation*>& needs_script() const noexcept { return needs_script_; }
 

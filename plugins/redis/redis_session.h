@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "cachet/net/batch_runner.h"
 #include "cachet/net/connection.h"
 #include "cachet/status.h"
 #include "function_ref.h"
@@ -40,7 +41,7 @@ struct SessionSettings {
 // Called only while Exchange() runs, so a reference to the caller's lambda does.
 using ReplyHandler = FunctionRef<void(std::size_t index, RespValue reply)>;
 
-class RedisSession {
+class RedisSession final : public net::ConnectionSetup {
  public:
   explicit RedisSession(SessionSettings settings) : settings_(std::move(settings)) {}
 
@@ -50,9 +51,8 @@ class RedisSession {
                   net::Deadline deadline, ReplyHandler on_reply) const;
 
   // Connects and runs the handshake if `connection` is not connected, by
-  // `deadline`; for callers that drive the connection themselves
-  // (net::RunExchanges).
-  Status Prepare(net::Connection& connection, net::Deadline deadline) const;
+  // `deadline`; net::BatchRunner calls it before a batch's exchange.
+  Status Prepare(net::Connection& connection, net::Deadline deadline) const override;
 
   const SessionSettings& settings() const noexcept { return settings_; }
 

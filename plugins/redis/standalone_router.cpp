@@ -7,47 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "batch_exchange.h"
 #include "mget_batch.h"
 #include "redis_batch.h"
 
 namespace cachet::redis {
-
-namespace {
-
-// One batch per server that `ops` route to, made by `make(server)` on first use;
-// an operation whose key cannot be routed gets that status instead.
-template <class Batch, class Make>
-std::vector<std::unique_ptr<Batch>> SplitByServer(std::span<Operation> ops, net::ServerPool& pool,
-                                                  Make make) {
-  std::vector<std::unique_ptr<Batch>> batches(pool.size());
-  if (pool.size() == 1 && !ops.empty()) {
-    // With one server the route does not depend on the key (that server, or
-    // its error when it is resting), so it is asked once for the whole batch.
-    Result<std::size_t> server = pool.Route(ops.front().key);
-    if (!server.ok()) {
-      for (Operation& op : ops) op.status = server.status();
-      return batches;
-    }
-    batches[*server] = make(*server);
-    batches[*server]->Reserve(ops.size());
-    for (Operation& op : ops) batches[*server]->Add(op);
-    return batches;
-  }
-  for (Operation& op : ops) {
-    Result<std::size_t> server = pool.Route(op.key);
-    if (!server.ok()) {
-      op.status = server.status();
-      continue;
-    }
-    std::unique_ptr<Batch>& batch = batches[*server];
-    if (!batch) batch = make(*server);
-    batch->Add(op);
-  }
-  return batches;
-}
-
-}  // namespace
 
 StandaloneRouter::StandaloneRouter(std::vector<net::ServerAddress> servers,
                                    net::DistributionKind distribution, net::ServerPoolOptions pool,
@@ -94,6 +57,54 @@ Status StandaloneRouter::RunOnEachServer(std::string_view request, const EachSer
   return first;
 }
 
+net::BatchRunner& StandaloneRouter::Group(std::span<Operation> ops) {
+  // In the plugin, so that the plugin's code outlives the batches it holds.
+  thread_local net::BatchRunner runner;
+  runner.Claim(id_, pool_.size());
+  if (pool_.size() == 1 && !ops.empty()) {
+    // With one server the route does not depend on the key (that server, or
+    // its error when it is resting), so it is asked once for the whole batch.
+    Result<std::size_t> server = pool_.Route(ops.front().key);
+    if (!server.ok()) {
+      for (Operation& op : ops) op.status = server.status();
+      return runner;
+    }
+    for (Operation& op : ops) runner.Add(*server, op);
+    return runner;
+  }
+  for (Operation& op : ops) {
+    Result<std::size_t> server = pool_.Route(op.key);
+    if (!server.ok()) {
+      op.status = server.status();
+      continue;
+    }
+    runner.Add(*server, op);
+  }
+  return runner;
+}
+
+// Redis batches are made afresh for each call: the runner's slots hold them
+// for the call only, and are emptied after it.
+net::ServerBatch* StandaloneRouter::FillMixed(std::size_t server, std::span<Operation* const> group,
+                                              std::unique_ptr<net::ServerBatch>* slot) const {
+  auto batch = std::make_unique<RedisBatch>(where_[server], session_.settings().limits, counters_);
+  batch->Reserve(group.size());
+  for (Operation* op : group) batch->Add(*op);
+  // Operations settled at Add() (a counter delta Redis cannot take) send nothing.
+  net::ServerBatch* send = batch->empty() ? nullptr : batch.get();
+  *slot = std::move(batch);
+  return send;
+}
+
+net::ServerBatch* StandaloneRouter::FillReads(std::size_t server, std::span<Operation* const> group,
+                                              std::unique_ptr<net::ServerBatch>* slot) const {
+  auto batch = std::make_unique<MgetBatch>(where_[server], session_.settings().limits);
+  batch->Add(group);
+  batch->Seal();
+  *slot = std::move(batch);
+  return slot->get();
+}
+
 void StandaloneRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
   const bool only_reads = std::all_of(ops.begin(), ops.end(),
                                       [](const Operation& op) { return op.kind == OpKind::kGet; });
@@ -101,35 +112,33 @@ void StandaloneRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
     RunReads(ops);
     return;
   }
-  auto batches = SplitByServer<RedisBatch>(ops, pool_, [&](std::size_t server) {
-    return std::make_unique<RedisBatch>(where_[server], session_.settings().limits, counters_);
+  net::BatchRunner& runner = Group(ops);
+  runner.EnlistGroups(pool_, [&](std::size_t server, std::span<Operation* const> group,
+                                 std::unique_ptr<net::ServerBatch>& slot) {
+    return FillMixed(server, group, &slot);
   });
-  std::vector<BatchTarget> targets;
-  for (std::size_t server = 0; server < batches.size(); ++server) {
-    if (batches[server] && !batches[server]->empty()) {
-      targets.push_back({&pool_, server, batches[server].get()});
-    }
-  }
-  (void)RunBatches(targets, session_, pool_.CallDeadline());
+  (void)runner.Run(pool_.CallDeadline(), &session_);
   // Scripts the server had not cached yet run again one by one, which loads them.
-  for (auto& batch : batches) {
-    if (!batch) continue;
-    for (Operation* op : batch->needs_script()) ExecuteOne(backend, *op);
+  std::vector<Operation*> needs_script;
+  for (std::size_t server = 0; server < pool_.size(); ++server) {
+    std::unique_ptr<net::ServerBatch>& slot = runner.slot(server);
+    if (!slot) continue;
+    const auto& again = static_cast<RedisBatch&>(*slot).needs_script();
+    needs_script.insert(needs_script.end(), again.begin(), again.end());
+    slot.reset();
   }
+  for (Operation* op : needs_script) ExecuteOne(backend, *op);
 }
 
 // A batch of reads: each server's keys in one MGET, all servers at once.
 void StandaloneRouter::RunReads(std::span<Operation> ops) {
-  auto batches = SplitByServer<MgetBatch>(ops, pool_, [&](std::size_t server) {
-    return std::make_unique<MgetBatch>(where_[server], session_.settings().limits);
+  net::BatchRunner& runner = Group(ops);
+  runner.EnlistGroups(pool_, [&](std::size_t server, std::span<Operation* const> group,
+                                 std::unique_ptr<net::ServerBatch>& slot) {
+    return FillReads(server, group, &slot);
   });
-  std::vector<BatchTarget> targets;
-  for (std::size_t server = 0; server < batches.size(); ++server) {
-    if (!batches[server] || batches[server]->empty()) continue;
-    batches[server]->Seal();
-    targets.push_back({&pool_, server, nullptr, batches[server].get()});
-  }
-  (void)RunBatches(targets, session_, pool_.CallDeadline());
+  (void)runner.Run(pool_.CallDeadline(), &session_);
+  for (std::size_t server = 0; server < pool_.size(); ++server) runner.slot(server).reset();
 }
 
 }  // namespace cachet::redis

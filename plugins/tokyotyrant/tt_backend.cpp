@@ -3,7 +3,7 @@
 
 #include <sys/uio.h>
 
-#include <atomic>
+#include <memory>
 #include <utility>
 
 #include "tt_request.h"
@@ -11,13 +11,21 @@
 namespace cachet::tokyotyrant {
 namespace {
 
-// Reads exactly one reply of a known shape and hands it to a callback.
-class OneReplyReader : public net::ReplyReader {
+// Sends one request (borrowed) and reads exactly one reply of a known shape,
+// which it hands to a callback. The caller reads the exchange's status from the
+// runner and the callback's from TakeResult().
+class OneReplyReader final : public net::ServerBatch {
  public:
   using Handler = std::function<Status(const Reply&, std::string_view)>;
-  OneReplyReader(ReplyShape shape, const Handler& handler) : handler_(handler) {
+  OneReplyReader(const std::string& request, ReplyShape shape, const Handler& handler)
+      : request_(request), handler_(handler) {
     parser_.Start(shape);
   }
+
+  void Request(std::vector<iovec>* out) const override {
+    out->assign(1, iovec{const_cast<char*>(request_.data()), request_.size()});
+  }
+  void Settle(const Status&) override {}
 
   Status Consume(net::ReadBuffer& buffer) override {
     if (done_) return Status::OK();
@@ -33,6 +41,7 @@ class OneReplyReader : public net::ReplyReader {
   Status TakeResult() { return std::move(result_); }
 
  private:
+  const std::string& request_;
   const Handler& handler_;
   ReplyParser parser_;
   bool done_ = false;
@@ -41,37 +50,8 @@ class OneReplyReader : public net::ReplyReader {
 
 }  // namespace
 
-// Per-thread working memory of Run(), reused so a steady stream of operations
-// allocates nothing once warm.
-struct TokyoTyrantBackend::Scratch {
-  // The backend this thread's scratch was sized for, by id: a new backend may
-  // reuse a destroyed one's address, and its batches must not outlive it.
-  std::uint64_t owner = 0;
-  std::vector<std::vector<Operation*>> by_server;
-  std::vector<std::unique_ptr<TtServerBatch>> batches;
-  std::vector<net::Exchange> exchanges;
-  std::vector<net::ServerPool::Lease> leases;
-  std::vector<std::size_t> servers;  // the server of each exchange
-
-  static Scratch& For(const TokyoTyrantBackend& backend) {
-    thread_local Scratch scratch;
-    if (scratch.owner != backend.id_) {
-      scratch.owner = backend.id_;
-      scratch.by_server.assign(backend.pool_.size(), {});
-      scratch.batches.clear();
-      scratch.batches.resize(backend.pool_.size());
-    }
-    return scratch;
-  }
-};
-
-std::uint64_t TokyoTyrantBackend::NextId() {
-  static std::atomic<std::uint64_t> next{1};
-  return next.fetch_add(1);
-}
-
 TokyoTyrantBackend::TokyoTyrantBackend(TokyoTyrantOptions options)
-    : id_(NextId()),
+    : id_(net::BatchRunner::NewOwner()),
       options_(std::move(options)),
       pool_(options_.servers,
             net::Distribution::Create(options_.distribution, options_.servers,
@@ -149,7 +129,9 @@ Status TokyoTyrantBackend::Check(const Operation& op) const {
 }
 
 void TokyoTyrantBackend::Run(std::span<Operation> ops) {
-  Scratch& s = Scratch::For(*this);
+  // In the plugin, so that the plugin's code outlives the batches it holds.
+  thread_local net::BatchRunner runner;
+  runner.Claim(id_, pool_.size());
   for (Operation& op : ops) {
     op.status = Check(op);
     if (!op.status.ok()) continue;
@@ -158,36 +140,18 @@ void TokyoTyrantBackend::Run(std::span<Operation> ops) {
       op.status = server.status();
       continue;
     }
-    s.by_server[*server].push_back(&op);
+    runner.Add(*server, op);
   }
-  for (std::size_t server = 0; server < s.by_server.size(); ++server) {
-    std::vector<Operation*>& mine = s.by_server[server];
-    if (mine.empty()) continue;
-    if (!s.batches[server]) s.batches[server] = std::make_unique<TtServerBatch>(options_);
-    TtServerBatch& batch = *s.batches[server];
+  runner.EnlistGroups(pool_, [&](std::size_t, std::span<Operation* const> group,
+                                 std::unique_ptr<net::ServerBatch>& slot) -> net::ServerBatch* {
+    if (!slot) slot = std::make_unique<TtServerBatch>(options_);
+    auto& batch = static_cast<TtServerBatch&>(*slot);
     batch.Reset();
-    for (Operation* op : mine) batch.Add(*op);
+    for (Operation* op : group) batch.Add(*op);
     batch.Finish();
-    mine.clear();
-    if (batch.request().empty()) continue;  // nothing encodable
-    s.leases.push_back(pool_.Acquire(server));
-    s.servers.push_back(server);
-    net::Exchange& e = s.exchanges.emplace_back();
-    e.connection = &s.leases.back().connection();
-    e.request.assign(1, iovec{const_cast<char*>(batch.request().data()), batch.request().size()});
-    e.reader = &batch;
-  }
-  if (s.exchanges.empty()) return;
-  net::RunExchanges(s.exchanges, pool_.CallDeadline());
-  for (std::size_t i = 0; i < s.exchanges.size(); ++i) {
-    TtServerBatch& batch = *s.batches[s.servers[i]];
-    batch.Settle(s.exchanges[i].status);
-    pool_.Report(s.servers[i], *s.exchanges[i].connection, s.exchanges[i].status);
-    if (batch.poisoned()) s.exchanges[i].connection->Close();
-  }
-  s.exchanges.clear();
-  s.servers.clear();
-  s.leases.clear();  // connections go back to the pool
+    return batch.request().empty() ? nullptr : &batch;  // nothing encodable
+  });
+  runner.Run(pool_.CallDeadline());
 }
 
 Status TokyoTyrantBackend::RunOne(Operation& op) {
@@ -251,18 +215,12 @@ Status TokyoTyrantBackend::RoundTrip(
     std::size_t server, const std::string& request, ReplyShape shape,
     const std::function<Status(const Reply&, std::string_view)>& on_reply) {
   if (!pool_.Available(server)) return pool_.DeadServerError(server);
-  net::ServerPool::Lease lease = pool_.Acquire(server);
-  OneReplyReader reader(shape, on_reply);
-  net::Exchange e;
-  e.connection = &lease.connection();
-  e.request.assign(1, iovec{const_cast<char*>(request.data()), request.size()});
-  e.reader = &reader;
-  net::RunExchanges({&e, 1}, pool_.CallDeadline());
-  pool_.Report(server, lease.connection(), e.status);
-  if (!e.status.ok()) {
-    lease.connection().Close();  // whatever was half-read cannot be trusted
-    return e.status;
-  }
+  OneReplyReader reader(request, shape, on_reply);
+  // Extensions and admin commands are rare: a runner of their own, on the stack.
+  net::BatchRunner runner;
+  runner.Enlist(pool_, server, reader);
+  // A failed exchange has closed its connection: a half-read reply cannot be trusted.
+  if (!runner.Run(pool_.CallDeadline())) return runner.status(0);
   return reader.TakeResult();
 }
 

@@ -2,9 +2,9 @@
 //
 // Layering: net::Connection -> net::ServerPool (placement by the configured
 // distribution, health, pooled connections) -> this backend, which checks keys
-// and sizes before anything is sent, splits a batch by server and runs every
-// server's share at once (net::RunExchanges). Encoding is in tt_request, parsing
-// in tt_reply_parser, the operation mapping in tt_batch.
+// and sizes before anything is sent and routes each operation; net::BatchRunner
+// groups a batch by server and runs every server's share at once. Encoding is in tt_request,
+// parsing in tt_reply_parser, the operation mapping in tt_batch.
 //
 // Tokyo Tyrant has no TTL, flags or CAS: the core's envelope emulates TTL and
 // flags. replace, prepend, cas and touch cannot be done atomically over this
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cachet/backend.h"
+#include "cachet/net/batch_runner.h"
 #include "cachet/net/server_pool.h"
 #include "tt_batch.h"
 #include "tt_options.h"
@@ -62,7 +63,6 @@ class TokyoTyrantBackend final : public Backend {
                    std::vector<std::string>* reply) override;
 
  private:
-  struct Scratch;
   friend class ExtensionRunner;
 
   // The reason `op` cannot be sent, or ok.
@@ -73,9 +73,7 @@ class TokyoTyrantBackend final : public Backend {
   Status RoundTrip(std::size_t server, const std::string& request, ReplyShape shape,
                    const std::function<Status(const Reply&, std::string_view)>& on_reply);
 
-  static std::uint64_t NextId();
-
-  const std::uint64_t id_;  // unique per backend for the life of the process
+  const std::uint64_t id_;  // BatchRunner::NewOwner(): claims this thread's runner
   TokyoTyrantOptions options_;
   net::ServerPool pool_;
 };

@@ -8,24 +8,27 @@
 // not_found, 01 on get is a miss, 01 on addint is invalid_argument.
 //
 // The backend adds operations already checked and routed here, calls Finish(),
-// runs the request through net::RunExchanges with this batch as its reader, and
-// calls Settle() with the exchange's status: operations left unanswered take it.
+// and hands the batch to net::BatchRunner, which sends its request, feeds it the
+// replies and calls Settle() with the exchange's status: operations left
+// unanswered take it.
 // A framing doubt poisons the batch so the connection is dropped. Reused across
 // batches; not thread-safe.
 #pragma once
+
+#include <sys/uio.h>
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
 #include "cachet/backend.h"
-#include "cachet/net/fan_out.h"
+#include "cachet/net/batch_runner.h"
 #include "tt_options.h"
 #include "tt_reply_parser.h"
 
 namespace cachet::tokyotyrant {
 
-class TtServerBatch : public net::ReplyReader {
+class TtServerBatch final : public net::ServerBatch {
  public:
   explicit TtServerBatch(const TokyoTyrantOptions& options) : options_(options) {}
 
@@ -34,13 +37,16 @@ class TtServerBatch : public net::ReplyReader {
   // encoded gets its error at once and sends nothing.
   void Add(Operation& op);
   void Finish() { FlushGets(); }
-  void Settle(const Status& transport);
+  void Settle(const Status& transport) override;
 
   Status Consume(net::ReadBuffer& buffer) override;
   bool done() const noexcept override { return next_ == expected_.size(); }
 
-  bool poisoned() const noexcept { return poisoned_; }
+  bool poisoned() const noexcept override { return poisoned_; }
   const std::string& request() const noexcept { return request_; }
+  void Request(std::vector<iovec>* out) const override {
+    out->assign(1, iovec{const_cast<char*>(request_.data()), request_.size()});
+  }
 
  private:
   // One reply to come: the operation it answers, or a range of gets (mget).

@@ -28,18 +28,20 @@
 #include <utility>
 #include <vector>
 
+#include "cachet/net/poll_timeout.h"
+
 namespace cachet::net {
 
 std::atomic<pid_t> detail::g_process_id{0};
 
+int MillisUntil(Deadline deadline) {
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+  return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, INT_MAX));
+}
+
 namespace {
 
 void RefreshProcessId() { detail::g_process_id.store(getpid(), std::memory_order_relaxed); }
-
-int MillisUntil(Deadline deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, INT_MAX));
-}
 
 std::string HostForResolver(const std::string& host) {
   // "[::1]" is the configured spelling; the resolver wants "::1".

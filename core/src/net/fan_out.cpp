@@ -10,6 +10,8 @@
 #include <cstring>
 #include <string>
 
+#include "cachet/net/poll_timeout.h"
+
 namespace cachet::net {
 
 ReplyReader::~ReplyReader() = default;
@@ -60,12 +62,6 @@ void Read(Progress& p, Deadline now) {
   if (!s.ok()) return Fail(p, std::move(s));
   Moved(p, now);
   if (p.exchange->reader->done()) Finish(p);
-}
-
-// Rounded up, so that a wait never ends just before its deadline and spins.
-int MillisUntil(Deadline deadline) {
-  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-  return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, INT_MAX));
 }
 
 // Begins the exchange: connects (without waiting, so that every server's connect

@@ -1,0 +1,194 @@
+// BatchRunner: runs a network store's batch, one exchange per server, all at once.
+//
+// What every network store does with a batch is the same: put each operation
+// in its server's group, turn each group into one request (the store's
+// protocol), lease a connection per server, send every request and read every
+// reply at once (RunExchanges), tell the pool how each server did (its one
+// health rule, ServerPool::Report) and give each operation its outcome. The
+// runner does all of it; a store supplies one ServerBatch per server: its
+// request bytes and the reader of its replies (no I/O of its own).
+//
+//   runner.Claim(owner, pool.size());           // this thread's runner, for this store
+//   for (Operation& op : ops) runner.Add(server_of_op, op);   // routed by the store
+//   runner.EnlistGroups(pool, [&](std::size_t server, std::span<Operation* const> group,
+//                                 std::unique_ptr<ServerBatch>& slot) {
+//     ... fill the store's batch in `slot` from `group` ...; return slot.get();
+//   });
+//   runner.Run(pool.CallDeadline());
+//
+// A runner keeps its groups, batches, exchanges and leases from one batch to
+// the next, so a steady stream of batches allocates nothing: a store keeps one
+// per thread (a thread_local in the plugin, so the plugin's code outlives the
+// batches it made) and Claim()s it with its owner id on each use.
+//
+// Not thread-safe: one runner per thread. Not re-entrant: a store that must run
+// another batch while building one (a repair in the middle of routing) uses a
+// runner of its own for it (debug builds assert it).
+//
+// Exception safe: when a fill, a setup or a reader throws out of EnlistGroups
+// or Run, the runner closes every connection it leased and drops its groups,
+// exchanges and batches, so the thread's next batch starts clean.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cassert>
+#include <cstddef>
+#include <exception>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "cachet/backend.h"
+#include "cachet/export.h"
+#include "cachet/net/fan_out.h"
+#include "cachet/net/server_pool.h"
+#include "cachet/status.h"
+
+namespace cachet::net {
+
+// One server's share of a batch, as a store encodes it: the request, and the
+// reader its replies are fed to (ReplyReader::Consume, done).
+class CACHET_EXPORT ServerBatch : public ReplyReader {
+ public:
+  ~ServerBatch() override;
+  // Sets `*out` to the request's bytes, in order; they stay put until Settle().
+  virtual void Request(std::vector<iovec>* out) const = 0;
+  // After the exchange: every operation still unanswered takes `transport`
+  // (ok when the exchange went through, else why it failed).
+  virtual void Settle(const Status& transport) = 0;
+  // True after a reply that leaves the stream out of step: the connection is
+  // closed rather than pooled again.
+  virtual bool poisoned() const noexcept { return false; }
+};
+
+// A handshake a store runs on each connection before its first request (a
+// login, a database select). The runner starts every connect first, so the
+// servers' connects overlap, then calls Prepare() on each.
+class CACHET_EXPORT ConnectionSetup {
+ public:
+  virtual ~ConnectionSetup();
+  // Readies `connection` (connected, or its connect started) by `deadline`;
+  // ok, or why not (the runner settles that server's operations with it and
+  // closes the connection, so no half-prepared connection is pooled again).
+  virtual Status Prepare(Connection& connection, Deadline deadline) const = 0;
+};
+
+class CACHET_EXPORT BatchRunner {
+ public:
+  BatchRunner() = default;
+  ~BatchRunner();
+  BatchRunner(const BatchRunner&) = delete;
+  BatchRunner& operator=(const BatchRunner&) = delete;
+
+  // A number no other store of this process has, for Claim().
+  static std::uint64_t NewOwner();
+
+  // Makes this runner the one of store `owner` with `servers` servers. When
+  // another store used it last, its groups and batches are dropped: they may
+  // speak another protocol. Owner ids, not addresses: a new store may live
+  // where a destroyed one did.
+  void Claim(std::uint64_t owner, std::size_t servers) {
+    assert(!busy_ && "BatchRunner is not re-entrant");
+    if (owner != owner_) Reset(owner, servers);
+  }
+
+  // Puts `op` in `server`'s group. REQUIRES: server < the count Claim() got.
+  void Add(std::size_t server, Operation& op) {
+    assert(!busy_ && "BatchRunner is not re-entrant");
+    groups_[server].push_back(&op);
+  }
+
+  // Turns each group into its server's batch, in server order, and enlists
+  // it: `fill(server, group, slot)` builds the batch (in `slot`, kept across
+  // calls; the store makes it there on first use) and returns it, or null when
+  // nothing needs sending (every operation already settled). Empties the groups.
+  template <class Fill>
+  void EnlistGroups(ServerPool& pool, Fill&& fill) {
+    assert(!busy_ && "BatchRunner is not re-entrant");
+    const Busy busy(*this);
+    for (std::size_t server = 0; server < groups_.size(); ++server) {
+      std::vector<Operation*>& group = groups_[server];
+      if (group.empty()) continue;
+      ServerBatch* batch = fill(server, std::span<Operation* const>(group), batches_[server]);
+      if (batch != nullptr) EnlistOne(pool, server, *batch);
+      group.clear();
+    }
+  }
+
+  // The batch kept for `server` (EnlistGroups' `slot`), for a store that
+  // builds one server's batch without grouping (a single operation).
+  std::unique_ptr<ServerBatch>& slot(std::size_t server) { return batches_[server]; }
+
+  // Adds one exchange to the next Run(): `batch` sent to `server` of `pool`.
+  // The batch must stay alive until Run() returns.
+  void Enlist(ServerPool& pool, std::size_t server, ServerBatch& batch);
+
+  // Runs every enlisted exchange at once, all by `deadline` (waits for a
+  // pooled connection included): leases a connection per exchange, runs
+  // `setup` on each if given, sends and reads (RunExchanges), reports each
+  // outcome to its pool, settles each batch, then returns the connections.
+  // An exchange that would begin past `deadline` (the wait for a pooled
+  // connection or an earlier handshake used the time up) is not begun: its
+  // operations time out and its server's health is not touched, since the
+  // server was never asked. True when every exchange went through (whatever
+  // the replies said).
+  bool Run(Deadline deadline, const ConnectionSetup* setup = nullptr);
+
+  // The outcome of the i-th exchange enlisted for the last Run().
+  const Status& status(std::size_t i) const { return enlisted_[i].status; }
+
+ private:
+  // One exchange enlisted for the next Run(): where it goes and what it sends.
+  struct Enlisted {
+    ServerPool* pool;
+    std::size_t server;
+    ServerBatch* batch;
+    Status status;  // its outcome, once Run() is over
+  };
+
+  // Marks the runner busy while a store's code runs inside it (fills, setups,
+  // readers); if that code throws, Abandon()s everything the call held.
+  class Busy {
+   public:
+    explicit Busy(BatchRunner& runner) : runner_(runner) { runner_.busy_ = true; }
+    ~Busy() {
+      runner_.busy_ = false;
+      if (std::uncaught_exceptions() > exceptions_) runner_.Abandon();
+    }
+    Busy(const Busy&) = delete;
+    Busy& operator=(const Busy&) = delete;
+
+   private:
+    BatchRunner& runner_;
+    int exceptions_ = std::uncaught_exceptions();
+  };
+
+  void Reset(std::uint64_t owner, std::size_t servers);
+  // After an exception: closes every leased connection (its stream may hold
+  // replies nobody read) and drops leases, exchanges, groups and batches.
+  void Abandon() noexcept;
+  // Enlist() without the re-entrance check, for EnlistGroups.
+  void EnlistOne(ServerPool& pool, std::size_t server, ServerBatch& batch);
+  // Settles, without a health report, every exchange when the deadline passed
+  // before any could start (waiting for pooled connections used it up).
+  bool SettleLate();
+  // Runs `setup` on every leased connection; an exchange whose setup fails is
+  // settled and reported at once, and left out of the run. False if any failed.
+  bool Prepare(const ConnectionSetup& setup, Deadline deadline);
+  // Settles one exchange's batch with its status and reports it to its pool.
+  void Finish(Enlisted& e, Connection& connection);
+
+  std::uint64_t owner_ = 0;                            // the store the groups and batches are for
+  std::vector<std::vector<Operation*>> groups_;        // per server
+  std::vector<std::unique_ptr<ServerBatch>> batches_;  // per server, kept across calls
+  std::vector<Enlisted> enlisted_;                     // this call's exchanges
+  bool ran_ = false;                                   // enlisted_ holds the last Run()'s outcomes
+  bool busy_ = false;                                  // inside EnlistGroups or Run
+  std::vector<ServerPool::Lease> leases_;              // one per enlisted exchange, in order
+  std::vector<Exchange> exchanges_;   // kept, not cleared: their iovec lists keep their room
+  std::vector<std::size_t> running_;  // the index in enlisted_ of each exchange that runs
+};
+
+}  // namespace cachet::net
