@@ -1,5 +1,5 @@
 // TLS to real servers: redis-server --tls-port and memcached -Z, started here
-// with certificates made here (support/tls_servers.h). Both stores, with and
+// with certificates made here (launchers/tls_servers.h). Both stores, with and
 // without client certificates; every handshake failure (unknown CA, wrong name,
 // expired, a client certificate wanted, a plain server behind tls = true, a TLS
 // server behind tls = false) an error naming the server and the reason, soon,

@@ -1,5 +1,5 @@
 // Redis Sentinel mode against real servers: a master, its replica and three
-// sentinels (support/redis_sentinel.h) on loopback ports. Operations through
+// sentinels (launchers/redis_sentinel.h) on loopback ports. Operations through
 // the master the sentinels name; the master killed under a writer (writes are
 // unavailable during the failover, then continue on the new master with
 // nothing acknowledged lost); a manual failover followed through -READONLY and

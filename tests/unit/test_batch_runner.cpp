@@ -10,7 +10,7 @@
 
 #include "cachet/net/batch_runner.h"
 #include "support/scripted_server.h"
-#include "support/server_process.h"
+#include "launchers/server_process.h"
 
 namespace cachet::net {
 namespace {
