@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "tt_request.h"
 
@@ -224,46 +225,76 @@ Status TokyoTyrantBackend::RoundTrip(
   return reader.TakeResult();
 }
 
+Status TokyoTyrantBackend::RoundTripAll(
+    const std::string& request, ReplyShape shape,
+    const std::function<Status(std::size_t, const Reply&, std::string_view)>& on_reply) {
+  using Handler = std::function<Status(const Reply&, std::string_view)>;
+  std::vector<Status> outcomes(pool_.size());
+  std::vector<Handler> handlers;  // readers hold references: no reallocation
+  handlers.reserve(pool_.size());
+  std::vector<std::unique_ptr<OneReplyReader>> readers;
+  std::vector<std::size_t> servers;  // the server of each enlisted reader
+  net::BatchRunner runner;
+  for (std::size_t server = 0; server < pool_.size(); ++server) {
+    if (!pool_.Available(server)) {
+      outcomes[server] = pool_.DeadServerError(server);
+      continue;
+    }
+    handlers.push_back([&on_reply, server](const Reply& r, std::string_view buffer) {
+      return on_reply(server, r, buffer);
+    });
+    readers.push_back(std::make_unique<OneReplyReader>(request, shape, handlers.back()));
+    servers.push_back(server);
+    runner.Enlist(pool_, server, *readers.back());
+  }
+  runner.Run(pool_.CallDeadline());
+  for (std::size_t i = 0; i < readers.size(); ++i) {
+    outcomes[servers[i]] = runner.status(i).ok() ? readers[i]->TakeResult() : runner.status(i);
+  }
+  for (Status& s : outcomes) {
+    if (!s.ok()) return std::move(s);
+  }
+  return Status::OK();
+}
+
 Status TokyoTyrantBackend::Flush() {
   std::string request;
   if (Status s = EncodeBare(Command::kVanish, &request); !s.ok()) return s;
-  Status first_error;
-  for (std::size_t server = 0; server < pool_.size(); ++server) {
-    Status s =
-        RoundTrip(server, request, ReplyShape::kStatus, [](const Reply& r, std::string_view) {
-          return r.ok ? Status::OK() : Status::IoError("tokyotyrant: vanish failed");
-        });
-    if (!s.ok() && first_error.ok()) first_error = std::move(s);
-  }
-  return first_error;
+  return RoundTripAll(request, ReplyShape::kStatus,
+                      [](std::size_t, const Reply& r, std::string_view) {
+                        return r.ok ? Status::OK() : Status::IoError("tokyotyrant: vanish failed");
+                      });
 }
 
 Status TokyoTyrantBackend::Stats(StatsMap* out) {
   std::string request;
   if (Status s = EncodeBare(Command::kStat, &request); !s.ok()) return s;
   out->clear();
-  Status first_error;
-  for (std::size_t server = 0; server < pool_.size(); ++server) {
-    const std::string prefix = pool_.address(server).HostPort() + " ";
-    Status s = RoundTrip(server, request, ReplyShape::kBytes,
-                         [&](const Reply& r, std::string_view buffer) {
-                           if (!r.ok) return Status::IoError("tokyotyrant: stat failed");
-                           std::string_view text = r.Field(buffer, 0);
-                           // "name\tvalue\n" lines; a line without a tab is skipped.
-                           while (!text.empty()) {
-                             const std::size_t end = std::min(text.find('\n'), text.size());
-                             const std::string_view line = text.substr(0, end);
-                             text.remove_prefix(std::min(end + 1, text.size()));
-                             const std::size_t tab = line.find('\t');
-                             if (tab == std::string_view::npos) continue;
-                             out->emplace_back(prefix + std::string(line.substr(0, tab)),
-                                               std::string(line.substr(tab + 1)));
-                           }
-                           return Status::OK();
-                         });
-    if (!s.ok() && first_error.ok()) first_error = std::move(s);
+  // Replies arrive in any order: each server's lines are kept apart, then
+  // joined in configuration order.
+  std::vector<StatsMap> per_server(pool_.size());
+  Status status = RoundTripAll(
+      request, ReplyShape::kBytes,
+      [&](std::size_t server, const Reply& r, std::string_view buffer) {
+        if (!r.ok) return Status::IoError("tokyotyrant: stat failed");
+        const std::string prefix = pool_.address(server).HostPort() + " ";
+        std::string_view text = r.Field(buffer, 0);
+        // "name\tvalue\n" lines; a line without a tab is skipped.
+        while (!text.empty()) {
+          const std::size_t end = std::min(text.find('\n'), text.size());
+          const std::string_view line = text.substr(0, end);
+          text.remove_prefix(std::min(end + 1, text.size()));
+          const std::size_t tab = line.find('\t');
+          if (tab == std::string_view::npos) continue;
+          per_server[server].emplace_back(prefix + std::string(line.substr(0, tab)),
+                                          std::string(line.substr(tab + 1)));
+        }
+        return Status::OK();
+      });
+  for (StatsMap& lines : per_server) {
+    for (auto& line : lines) out->push_back(std::move(line));
   }
-  return first_error;
+  return status;
 }
 
 }  // namespace cachet::tokyotyrant

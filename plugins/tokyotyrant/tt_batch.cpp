@@ -13,6 +13,7 @@ void TtServerBatch::Reset() {
   gets_.clear();
   pending_gets_ = 0;
   expected_.clear();
+  noreply_.clear();
   next_ = 0;
   started_ = false;
   poisoned_ = false;
@@ -42,8 +43,10 @@ void TtServerBatch::AddStore(Operation& op) {
   switch (op.mode) {
     case StoreMode::kSet:
       if (op.noreply) {
-        // putnr has no reply: it is done once written, and never awaited.
+        // putnr has no reply and is never awaited: it succeeded if the
+        // exchange went out (Settle), so a write never sent is never ok.
         op.status = EncodeStore(Command::kPutNr, op.key, op.item.value, &request_);
+        if (op.status.ok()) noreply_.push_back(&op);
         return;
       }
       return Expect(ReplyShape::kStatus, &op,
@@ -190,6 +193,7 @@ void TtServerBatch::ApplyMget(const Expected& e, std::string_view buffer) {
 }
 
 void TtServerBatch::Settle(const Status& transport) {
+  for (Operation* op : noreply_) op->status = transport;
   // Replies are paired with requests by position: after a protocol error (a
   // reply too many included) any of them may be another request's.
   const std::size_t first = transport.IsProtocolError() ? 0 : next_;

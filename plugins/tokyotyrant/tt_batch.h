@@ -71,6 +71,7 @@ class TtServerBatch final : public net::ServerBatch {
   std::size_t pending_gets_ = 0;        // gets_ not yet encoded
   std::vector<std::string_view> keys_;  // scratch for mget
   std::vector<Expected> expected_;
+  std::vector<Operation*> noreply_;  // putnr writes: no reply, they take the exchange's outcome
   std::size_t next_ = 0;  // the reply being parsed
   bool started_ = false;  // parser_ started on expected_[next_]
   ReplyParser parser_;

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -300,6 +301,35 @@ TEST_CASE("tt backend: extension commands", "[tokyotyrant][backend]") {
   bool has_rnum = false;
   for (const auto& [name, value] : stats) has_rnum |= name.ends_with(" rnum") && value == "5";
   CHECK(has_rnum);
+}
+
+TEST_CASE("tt backend: flush and stats ask every live server at once and name a dead one",
+          "[tokyotyrant][backend][faults]") {
+  auto servers = StartServers(2);
+  TokyoTyrantOptions o = OptionsFor(servers);
+  // A server nobody listens on, between the two live ones.
+  o.servers.insert(o.servers.begin() + 1,
+                   {"127.0.0.1", static_cast<std::uint16_t>(test::FindFreeLoopbackPort()), 1});
+  o.pool.connection.connect_timeout = std::chrono::milliseconds(2000);
+  TokyoTyrantBackend ring(o);
+  std::vector<std::unique_ptr<TokyoTyrantBackend>> alone;
+  for (const auto& server : servers) {
+    TokyoTyrantOptions single;
+    single.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(server->port()), 1});
+    alone.push_back(std::make_unique<TokyoTyrantBackend>(single));
+    REQUIRE(alone.back()->Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
+  }
+  StatsMap stats;
+  CHECK(ring.Stats(&stats).IsUnavailable());  // the dead server's error
+  // Both live servers' figures, in configuration order, whatever order they arrived in.
+  std::vector<std::string> rnum_of;
+  for (const auto& [name, value] : stats) {
+    if (name.ends_with(" rnum")) rnum_of.push_back(name);
+  }
+  CHECK(rnum_of == std::vector<std::string>{o.servers[0].HostPort() + " rnum",
+                                            o.servers[2].HostPort() + " rnum"});
+  CHECK(ring.Flush().IsUnavailable());
+  for (auto& backend : alone) CHECK(Rnum(*backend) == "0");  // every live server was flushed
 }
 
 TEST_CASE("tt backend: a dead server is an error, never a miss, and a restart heals",

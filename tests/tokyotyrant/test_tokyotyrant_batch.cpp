@@ -117,6 +117,23 @@ TEST_CASE("a noreply set in a tokyotyrant batch is putnr, read back by the next 
   for (const auto& read : reads) CHECK(batch.Outcome(read).value_or("") == "v");
 }
 
+TEST_CASE("a noreply set to a tokyotyrant server nobody listens on fails, never ok",
+          "[tokyotyrant][batch][noreply]") {
+  TokyoTyrantOptions options;
+  options.servers.push_back(
+      {"127.0.0.1", static_cast<std::uint16_t>(test::FindFreeLoopbackPort()), 1});
+  options.pool.connection.connect_timeout = milliseconds(2000);
+  std::unique_ptr<Cache> cache = CacheOver(options);
+  Batch batch(*cache);
+  batch.set_noreply(true);
+  const BatchWrite set = batch.Set("k", "v");
+  const BatchWrite other = batch.Set("k2", "v");
+  cache->Run(batch);
+  // putnr has no reply, but a write that never went out is an error.
+  CHECK(batch.Outcome(set).IsError());
+  CHECK(batch.Outcome(other).IsError());
+}
+
 TEST_CASE("noreply add, append, remove and incr on tokyotyrant answer unsupported, unsent",
           "[tokyotyrant][batch][noreply]") {
   Servers servers = StartServers(1);
