@@ -4,6 +4,7 @@
 #include <sys/uio.h>
 
 #include <memory>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -18,8 +19,8 @@ namespace {
 class OneReplyReader final : public net::ServerBatch {
  public:
   using Handler = std::function<Status(const Reply&, std::string_view)>;
-  OneReplyReader(const std::string& request, ReplyShape shape, const Handler& handler)
-      : request_(request), handler_(handler) {
+  OneReplyReader(const std::string& request, ReplyShape shape, Handler handler)
+      : request_(request), handler_(std::move(handler)) {
     parser_.Start(shape);
   }
 
@@ -43,7 +44,7 @@ class OneReplyReader final : public net::ServerBatch {
 
  private:
   const std::string& request_;
-  const Handler& handler_;
+  Handler handler_;
   ReplyParser parser_;
   bool done_ = false;
   Status result_;
@@ -215,41 +216,44 @@ void TokyoTyrantBackend::Execute(std::span<Operation> batch) { Run(batch); }
 Status TokyoTyrantBackend::RoundTrip(
     std::size_t server, const std::string& request, ReplyShape shape,
     const std::function<Status(const Reply&, std::string_view)>& on_reply) {
-  if (!pool_.Available(server)) return pool_.DeadServerError(server);
-  OneReplyReader reader(request, shape, on_reply);
-  // Extensions and admin commands are rare: a runner of their own, on the stack.
-  net::BatchRunner runner;
-  runner.Enlist(pool_, server, reader);
-  // A failed exchange has closed its connection: a half-read reply cannot be trusted.
-  if (!runner.Run(pool_.CallDeadline())) return runner.status(0);
-  return reader.TakeResult();
+  return RoundTripOn({&server, 1}, request, shape,
+                     [&on_reply](std::size_t, const Reply& r, std::string_view buffer) {
+                       return on_reply(r, buffer);
+                     });
 }
 
-Status TokyoTyrantBackend::RoundTripAll(
-    const std::string& request, ReplyShape shape,
-    const std::function<Status(std::size_t, const Reply&, std::string_view)>& on_reply) {
-  using Handler = std::function<Status(const Reply&, std::string_view)>;
-  std::vector<Status> outcomes(pool_.size());
-  std::vector<Handler> handlers;  // readers hold references: no reallocation
-  handlers.reserve(pool_.size());
+Status TokyoTyrantBackend::RoundTripAll(const std::string& request, ReplyShape shape,
+                                        const ServerReplyFn& on_reply) {
+  std::vector<std::size_t> all(pool_.size());
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  return RoundTripOn(all, request, shape, on_reply);
+}
+
+Status TokyoTyrantBackend::RoundTripOn(std::span<const std::size_t> servers,
+                                       const std::string& request, ReplyShape shape,
+                                       const ServerReplyFn& on_reply) {
+  std::vector<Status> outcomes(servers.size());
   std::vector<std::unique_ptr<OneReplyReader>> readers;
-  std::vector<std::size_t> servers;  // the server of each enlisted reader
+  std::vector<std::size_t> enlisted;  // the index in `servers` of each enlisted reader
+  // Extensions and admin commands are rare: a runner of their own, on the stack.
   net::BatchRunner runner;
-  for (std::size_t server = 0; server < pool_.size(); ++server) {
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    const std::size_t server = servers[i];
     if (!pool_.Available(server)) {
-      outcomes[server] = pool_.DeadServerError(server);
+      outcomes[i] = pool_.DeadServerError(server);
       continue;
     }
-    handlers.push_back([&on_reply, server](const Reply& r, std::string_view buffer) {
-      return on_reply(server, r, buffer);
-    });
-    readers.push_back(std::make_unique<OneReplyReader>(request, shape, handlers.back()));
-    servers.push_back(server);
+    readers.push_back(std::make_unique<OneReplyReader>(
+        request, shape, [&on_reply, server](const Reply& r, std::string_view buffer) {
+          return on_reply(server, r, buffer);
+        }));
+    enlisted.push_back(i);
     runner.Enlist(pool_, server, *readers.back());
   }
   runner.Run(pool_.CallDeadline());
-  for (std::size_t i = 0; i < readers.size(); ++i) {
-    outcomes[servers[i]] = runner.status(i).ok() ? readers[i]->TakeResult() : runner.status(i);
+  // A failed exchange has closed its connection: a half-read reply cannot be trusted.
+  for (std::size_t k = 0; k < readers.size(); ++k) {
+    outcomes[enlisted[k]] = runner.status(k).ok() ? readers[k]->TakeResult() : runner.status(k);
   }
   for (Status& s : outcomes) {
     if (!s.ok()) return std::move(s);

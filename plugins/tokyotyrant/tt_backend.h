@@ -69,15 +69,18 @@ class TokyoTyrantBackend final : public Backend {
   Status Check(const Operation& op) const;
   Status RunOne(Operation& op);
   void Run(std::span<Operation> ops);
+  using ServerReplyFn = std::function<Status(std::size_t, const Reply&, std::string_view)>;
   // One request to one server, its single reply handed to `on_reply`.
   Status RoundTrip(std::size_t server, const std::string& request, ReplyShape shape,
                    const std::function<Status(const Reply&, std::string_view)>& on_reply);
-  // One request to every server at once (one runner, one deadline), each
-  // server's reply handed to `on_reply(server, ...)`; the first error in
-  // server order, if any.
-  Status RoundTripAll(
-      const std::string& request, ReplyShape shape,
-      const std::function<Status(std::size_t, const Reply&, std::string_view)>& on_reply);
+  // One request to every server at once.
+  Status RoundTripAll(const std::string& request, ReplyShape shape,
+                      const ServerReplyFn& on_reply);
+  // One request to each of `servers` at once (one runner, one deadline), each
+  // server's reply handed to `on_reply(server, ...)`; the first error in the
+  // order of `servers`, if any.
+  Status RoundTripOn(std::span<const std::size_t> servers, const std::string& request,
+                     ReplyShape shape, const ServerReplyFn& on_reply);
 
   const std::uint64_t id_;  // BatchRunner::NewOwner(): claims this thread's runner
   TokyoTyrantOptions options_;
