@@ -122,7 +122,7 @@ void Limbo::FreeWhile(Predicate may_free, bool keep_spares) noexcept {
     const std::size_t charge = entry->charge();
     bytes_ -= charge;
     if (keep_spares && spare_count_ < kSpares && MemoryEntry::CapacityOf(charge) <= kLargestSpare &&
-        spare_bytes_ + charge <= kSpareBytes) {
+        spare_bytes_ + charge <= spare_limit_) {
       spares_[spare_count_++] = {entry, charge};
       spare_bytes_ += charge;
     } else {

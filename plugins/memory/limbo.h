@@ -41,7 +41,9 @@ struct RetiredArray {
 
 class Limbo {
  public:
-  explicit Limbo(ReadEpochs& epochs) noexcept : epochs_(epochs) {}
+  // Spares take at most `spare_limit` bytes (and never more than kSpareBytes).
+  Limbo(ReadEpochs& epochs, std::size_t spare_limit) noexcept
+      : epochs_(epochs), spare_limit_(spare_limit < kSpareBytes ? spare_limit : kSpareBytes) {}
   // Frees everything: a limbo ends with its store, when no reader is left.
   ~Limbo();
   Limbo(const Limbo&) = delete;
@@ -77,7 +79,7 @@ class Limbo {
   // Spares: how many, and the largest room (key and value bytes) worth keeping.
   static constexpr std::size_t kSpares = 64;
   static constexpr std::size_t kLargestSpare = 4096;
-  static constexpr std::size_t kSpareBytes = std::size_t{64} << 10;  // all spares together
+  static constexpr std::size_t kSpareBytes = std::size_t{64} << 10;  // all spares, at most
 
   struct Waiting {
     MemoryEntry* entry;
@@ -135,6 +137,7 @@ class Limbo {
   void FreeWhile(Predicate may_free, bool keep_spares) noexcept;
 
   ReadEpochs& epochs_;
+  const std::size_t spare_limit_;  // bytes all spares together may take
   Ring entries_;
   ArrayQueue arrays_;
   struct Spare {

@@ -40,12 +40,17 @@ std::size_t SketchKeys(std::size_t capacity_bytes) {
 
 }  // namespace
 
-MemoryShard::MemoryShard(ShardLimits limits, ReadEpochs& epochs)
-    : epochs_(epochs), limits_(limits), limbo_(epochs), table_(limbo_) {
+MemoryShard::MemoryShard(ShardLimits limits, ReadEpochs& epochs, ByteBudget& budget)
+    : epochs_(epochs),
+      budget_(budget),
+      limits_(limits),
+      // Spares are not charged: a sixteenth of the shard's share keeps them small beside it.
+      limbo_(epochs, limits.share_bytes / 16),
+      table_(limbo_) {
   if (limits.policy == EvictionPolicy::kTinyLfu) {
-    // Small at first: it grows with the items (StoreNew), up to what the budget holds.
-    sketch_ = std::make_unique<FrequencySketch>(std::min<std::size_t>(1024, SketchKeys(limits.capacity_bytes)),
-                                                SketchKeys(limits.capacity_bytes));
+    // Small at first: it grows with the items (StoreNew), up to what the share holds.
+    sketch_ = std::make_unique<FrequencySketch>(
+        std::min<std::size_t>(1024, SketchKeys(limits.share_bytes)), SketchKeys(limits.share_bytes));
   }
 }
 
@@ -132,6 +137,7 @@ Status MemoryShard::Remove(KeyRef key) {
   const Found found = FindLive(key);
   if (found.entry == nullptr) return Status::NotFound();
   Erase(found.index);
+  ReturnSurplus();
   return Status::OK();
 }
 
@@ -169,6 +175,7 @@ void MemoryShard::Flush() {
   table_.RetireAll();
   bytes_ = 0;
   payload_bytes_ = 0;
+  ReturnSurplus();
   // A shard may see no write after a flush: give back now what readers allow.
   limbo_.Reclaim(/*keep_spares=*/false);
 }
@@ -186,6 +193,16 @@ ShardStats MemoryShard::stats() {
   return out;
 }
 
+std::size_t MemoryShard::TryGiveBack(std::size_t bytes) noexcept {
+  std::unique_lock lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return 0;
+  EvictFor(bytes, nullptr);
+  const std::size_t unused = credit_ > used() ? credit_ - used() : 0;
+  credit_ -= unused;
+  budget_.Return(unused);
+  return unused;
+}
+
 MemoryShard::Found MemoryShard::FindLive(KeyRef key) {
   const std::size_t index = table_.IndexOf(key.key, key.hash);
   if (index == EntryTable::kNone) return {};
@@ -193,6 +210,7 @@ MemoryShard::Found MemoryShard::FindLive(KeyRef key) {
   if (ExpiredNow(*entry)) {
     ++counters_.expired;
     Erase(index);
+    ReturnSurplus();
     return {};
   }
   return {entry, index};
@@ -243,7 +261,7 @@ Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged) {
 }
 
 bool MemoryShard::Admit(std::uint64_t hash, std::size_t charge) {
-  if (sketch_ == nullptr || used() + charge <= limits_.capacity_bytes) return true;
+  if (sketch_ == nullptr || used() + charge <= credit_ + budget_.left()) return true;
   const std::int64_t now_ms = SteadyNowMs();
   // The clock's walk up to its first victim: marked entries get their second
   // chance here, as EvictOver would give it.
@@ -305,10 +323,10 @@ MemoryEntry* MemoryShard::Rewrite(Found found, std::string_view first, std::stri
 
 Status MemoryShard::CheckFits(std::size_t key_size, std::size_t value_size) const {
   const std::size_t charge = ChargeFor(key_size, value_size);
-  if (charge + table_.bytes() <= limits_.capacity_bytes) return Status::OK();
+  if (charge + table_.bytes() <= budget_.total()) return Status::OK();
   return Status::TooLarge("memory: an item of " + std::to_string(charge) +
-                          " bytes exceeds the shard budget of " +
-                          std::to_string(limits_.capacity_bytes) + " bytes (raise max_bytes)");
+                          " bytes exceeds max_bytes of " + std::to_string(budget_.total()) +
+                          " (with its shard's table)");
 }
 
 void MemoryShard::Erase(std::size_t index) {
@@ -319,10 +337,23 @@ void MemoryShard::Erase(std::size_t index) {
   limbo_.Retire(entry, charge);
 }
 
-void MemoryShard::EvictOver(const MemoryEntry* keep) {
-  if (used() <= limits_.capacity_bytes) return;
+void MemoryShard::CoverUsage(const MemoryEntry* keep) {
+  // What is missing, and a chunk more so the next writes need not borrow.
+  credit_ += budget_.Borrow(used() - credit_ + kChunk);
+  if (used() <= credit_) return;
+  EvictFor(0, keep);
+  if (used() <= credit_) return;
+  // This shard has too little to evict (a large item in a small shard).
+  budget_.Reclaim(this, used() - credit_);
+  credit_ += budget_.Borrow(used() - credit_);
+  // Should every other shard have been busy, this one stays over by what it
+  // just wrote until its next write covers it again.
+}
+
+void MemoryShard::EvictFor(std::size_t room, const MemoryEntry* keep) {
+  if (used() + room <= credit_) return;
   const std::int64_t now_ms = SteadyNowMs();
-  while (used() > limits_.capacity_bytes) {
+  while (used() + room > credit_) {
     const std::size_t index = table_.NextVictim(keep, now_ms);
     if (index == EntryTable::kNone) return;
     ++(table_.At(index)->ExpiredAt(now_ms) ? counters_.expired : counters_.evictions);

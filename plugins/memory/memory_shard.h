@@ -12,7 +12,10 @@
 // first unmarked entry (EntryTable::NextVictim). Expired
 // entries are removed lazily, when an operation finds them or eviction reaches
 // them. Keys and values are validated by the caller (MemoryBackend); the shard
-// enforces its byte budget and the item size limit that append can reach.
+// enforces the item size limit that append can reach. What its items cost is
+// charged against credit borrowed from the store's ByteBudget: a shard out of
+// credit borrows more, else evicts its own victims, else asks other shards to
+// give bytes back; one that shrank returns what it no longer needs.
 // Nothing here throws: allocation failures come back as Status.
 #pragma once
 
@@ -25,6 +28,7 @@
 #include "cachet/backend.h"
 #include "cachet/item.h"
 #include "cachet/status.h"
+#include "byte_budget.h"
 #include "entry_table.h"
 #include "frequency_sketch.h"
 #include "limbo.h"
@@ -40,7 +44,7 @@ namespace cachet::memory {
 enum class EvictionPolicy { kLru, kTinyLfu };
 
 struct ShardLimits {
-  std::size_t capacity_bytes = 0;  // sum of the entries' charge()
+  std::size_t share_bytes = 0;     // max_bytes / shards: what sizes the sketch
   std::size_t max_item_size = 0;   // largest value
   EvictionPolicy policy = EvictionPolicy::kLru;
 };
@@ -77,7 +81,7 @@ std::int64_t SteadyNowMs() noexcept;
 
 class alignas(64) MemoryShard {
  public:
-  MemoryShard(ShardLimits limits, ReadEpochs& epochs);
+  MemoryShard(ShardLimits limits, ReadEpochs& epochs, ByteBudget& budget);
   MemoryShard(const MemoryShard&) = delete;
   MemoryShard& operator=(const MemoryShard&) = delete;
 
@@ -89,6 +93,10 @@ class alignas(64) MemoryShard {
   Status AddToCounter(KeyRef key, std::uint64_t delta, bool increment, std::uint64_t* value);
   void Flush();
   ShardStats stats();
+  // For ByteBudget::Reclaim, from another shard's writer: unless this shard is
+  // locked, evicts until `bytes` of its credit are unused, and returns all of its
+  // unused credit to the budget. Returns how much it gave back.
+  std::size_t TryGiveBack(std::size_t bytes) noexcept;
 
  private:
   // An entry and its slot in the table, for a writer (valid until the next insert).
@@ -120,8 +128,21 @@ class alignas(64) MemoryShard {
                        std::uint32_t flags, std::int64_t expires_at_ms);
   Status CheckFits(std::size_t key_size, std::size_t value_size) const;
   void Erase(std::size_t index);
-  // Drops the entries the clock picks, never `keep`, until the budget holds.
-  void EvictOver(const MemoryEntry* keep);
+  // Makes the credit cover used(): borrows, else evicts the entries the clock
+  // picks (never `keep`), else asks other shards for bytes.
+  void EvictOver(const MemoryEntry* keep) {
+    if (used() > credit_) CoverUsage(keep);
+  }
+  void CoverUsage(const MemoryEntry* keep);
+  // Evicts the clock's victims, never `keep`, until used() + `room` fits the credit.
+  void EvictFor(std::size_t room, const MemoryEntry* keep);
+  // Returns credit beyond a chunk of headroom once two chunks lie unused.
+  void ReturnSurplus() noexcept {
+    if (credit_ > used() + 2 * kChunk) {
+      budget_.Return(credit_ - used() - kChunk);
+      credit_ = used() + kChunk;
+    }
+  }
   // The budget used: the entries and the table's slots.
   std::size_t used() const noexcept { return bytes_ + table_.bytes(); }
   std::uint64_t NextCas() noexcept {
@@ -131,8 +152,13 @@ class alignas(64) MemoryShard {
   }
   static void CopyOut(const MemoryEntry& entry, Item* out);
 
+  // Credit is borrowed and returned in steps of this many bytes.
+  static constexpr std::size_t kChunk = std::size_t{16} << 10;
+
   ReadEpochs& epochs_;  // the store's, shared by its shards
+  ByteBudget& budget_;  // the store's
   ShardLock mutex_;
+  std::size_t credit_ = 0;  // bytes borrowed from budget_: used() stays within it
   const ShardLimits limits_;
   Limbo limbo_;  // before table_: the table retires into it
   EntryTable table_;

@@ -3,13 +3,17 @@
 
 namespace cachet::memory {
 
-MemoryStore::MemoryStore(const MemoryStoreOptions& options) : options_(options) {
-  const ShardLimits limits{options.max_bytes / options.shards, options.max_item_size,
-                           options.policy};
-  shards_.reserve(options.shards);
-  for (std::size_t i = 0; i < options.shards; ++i) {
-    shards_.push_back(std::make_unique<MemoryShard>(limits, epochs_));
+MemoryStore::MemoryStore(const MemoryStoreOptions& options)
+    : options_(options), budget_(options.max_bytes) {
+  const ShardLimits limits{options_.max_bytes / options_.shards, options_.max_item_size,
+                           options_.policy};
+  shards_.reserve(options_.shards);
+  std::vector<MemoryShard*> lenders;
+  for (std::size_t i = 0; i < options_.shards; ++i) {
+    shards_.push_back(std::make_unique<MemoryShard>(limits, epochs_, budget_));
+    lenders.push_back(shards_.back().get());
   }
+  budget_.SetShards(std::move(lenders));
 }
 
 void MemoryStore::Flush() {

@@ -1,8 +1,10 @@
 // MemoryStore: the memory store's shards, and the choice of shard for a key.
 //
-// The byte budget is split evenly between the shards; each shard evicts on its
-// own, so a key's neighbours in other shards never pay for it. A key is hashed
-// once: the high bits pick the shard, the low bits the bucket inside it.
+// The shards borrow from one ByteBudget, so a shard holds what its keys need and
+// evicts its own items first: a key's neighbours in other shards pay for it only
+// when its shard has nothing left to give, and no shard needs a fixed share
+// large enough for the largest item. A key is hashed once: the high bits pick
+// the shard, the low bits the bucket inside it.
 // Thread-safe: the shards lock themselves for writes, reads run in the store's
 // ReadEpochs, and the shard list never changes after construction.
 #pragma once
@@ -48,6 +50,7 @@ class MemoryStore {
  private:
   MemoryStoreOptions options_;
   ReadEpochs epochs_;  // before shards_, which use it until they are gone
+  ByteBudget budget_;  // likewise
   std::vector<std::unique_ptr<MemoryShard>> shards_;
 };
 

@@ -56,7 +56,7 @@ Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
   } else {
     return section.ErrorAt("policy", "must be lru or tinylfu");
   }
-  // Each shard's budget is max_bytes / shards, which must not round down to 0.
+  // Each shard's share, max_bytes / shards, sizes its sketch: it must not round down to 0.
   const auto min_bytes = static_cast<std::int64_t>(options->shards);
   return ReadBounded(section, "max_bytes", min_bytes, kMaxInt, &options->max_bytes);
 }

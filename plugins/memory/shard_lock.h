@@ -4,8 +4,8 @@
 // section is a hash lookup and a copy of the value, far shorter than putting a
 // thread to sleep and waking it. A plain mutex sends the loser of a collision
 // into the kernel (futex wait and wake); this one spins briefly first (glibc's
-// adaptive mutex), so a collision usually costs a few hundred cycles instead. Meets BasicLockable, for
-// std::lock_guard.
+// adaptive mutex), so a collision usually costs a few hundred cycles instead. Meets Lockable: std::lock_guard for writes,
+// try_lock for ByteBudget::Reclaim, which must never wait on another shard.
 #pragma once
 
 #include <pthread.h>
@@ -26,6 +26,7 @@ class ShardLock {
   ShardLock& operator=(const ShardLock&) = delete;
 
   void lock() noexcept { pthread_mutex_lock(&mutex_); }
+  bool try_lock() noexcept { return pthread_mutex_trylock(&mutex_) == 0; }
   void unlock() noexcept { pthread_mutex_unlock(&mutex_); }
 
  private:

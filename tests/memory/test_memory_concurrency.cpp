@@ -201,3 +201,40 @@ TEST_CASE("memory counts hits and misses of every thread", "[memory][threads]") 
   CHECK(StatOf(*cache, "get_hits") == kThreads * kReads);
   CHECK(StatOf(*cache, "get_misses") == kThreads * kReads);
 }
+
+TEST_CASE("memory writers on many small shards borrow and give back within max_bytes",
+          "[memory][threads]") {
+  // 128 shards of a 2 MiB budget (16 KiB each) and values up to 40 KiB: writes
+  // keep borrowing, evicting and asking other shards for bytes while readers read.
+  constexpr std::uint64_t kBudget = 2 << 20;
+  auto cache = OpenMemory("shards = 128\nmax_bytes = 2097152\n");
+  constexpr int kThreads = 4;
+  constexpr int kKeys = 400;
+  std::atomic<int> arrived{0};
+  std::atomic<int> torn{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      WaitForAll(arrived, kThreads);
+      for (int i = 0; i < 3000; ++i) {
+        const std::string key = KeyName((i * 7 + t * 13) % kKeys);
+        // Every 50th value is big: larger than a shard's share.
+        std::string value = ValueFor(key, i);
+        if (i % 50 == 0) value += std::string(40000, 'x');
+        if (t % 2 == 0) {
+          (void)cache->Set(key, value);
+          if (i % 5 == 0) (void)cache->Remove(KeyName((i * 3) % kKeys));
+        } else {
+          auto got = cache->Get(key);
+          if (got.hit() && !Whole(key, got->substr(0, got->find('x')))) ++torn;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(torn.load() == 0);
+  // Each shard's items and table stay within what it borrowed; the credit of
+  // all shards together never exceeds the budget.
+  CHECK(StatOf(*cache, "bytes") + StatOf(*cache, "table_bytes") <= kBudget);
+  CHECK(StatOf(*cache, "evictions") > 0);
+}

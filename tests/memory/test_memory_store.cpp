@@ -4,6 +4,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "cachet/cache.h"
 #include "cachet/config.h"
@@ -28,6 +30,10 @@ std::map<std::string, std::string> StatsOf(Cache& cache) {
   auto stats = cache.Stats();
   REQUIRE(stats.ok());
   return {stats->begin(), stats->end()};
+}
+
+std::uint64_t StatOf(Cache& cache, const std::string& name) {
+  return std::stoull(StatsOf(cache)[name]);
 }
 
 }  // namespace
@@ -159,4 +165,58 @@ TEST_CASE("memory keeps an item with a month-long ttl", "[memory]") {
   auto cache = OpenMemory("");
   REQUIRE(cache->Set("month", std::string("v"), cachet::Ttl(std::int64_t{30} * 24 * 3600 * 1000)).ok());
   CHECK(cache->Get("month").hit());
+}
+
+namespace {
+
+// The shard a key falls in, as MemoryStore::Locate picks it.
+std::size_t ShardOf(const std::string& key, std::size_t shards) {
+  const std::uint64_t hash = std::hash<std::string_view>{}(key);
+  return static_cast<std::size_t>(((hash >> 32) * shards) >> 32);
+}
+
+// `count` keys, all of them in shard `shard` of `shards`.
+std::vector<std::string> KeysInShard(std::size_t shard, std::size_t shards, int count,
+                                     const std::string& stem) {
+  std::vector<std::string> keys;
+  for (int i = 0; static_cast<int>(keys.size()) < count && i < 1000000; ++i) {
+    std::string key = stem + std::to_string(i);
+    if (ShardOf(key, shards) == shard) keys.push_back(std::move(key));
+  }
+  REQUIRE(static_cast<int>(keys.size()) == count);
+  return keys;
+}
+
+}  // namespace
+
+TEST_CASE("memory shards share one budget: one shard may hold most of it", "[memory]") {
+  // 16 shards of a 1 MiB budget: a fixed split would give each 64 KiB.
+  auto cache = OpenMemory("max_bytes = 1048576\nshards = 16\n");
+  const std::string value(1000, 'v');
+  const auto first = KeysInShard(3, 16, 600, "a");  // about 600 KiB, all in shard 3
+  for (const auto& key : first) REQUIRE(cache->Set(key, value).ok());
+  CHECK(StatOf(*cache, "evictions") == 0);
+  CHECK(StatOf(*cache, "curr_items") == 600);
+  for (const auto& key : first) CHECK(cache->Get(key).hit());
+
+  // Once shard 3 lets its items go, its bytes are another shard's to borrow.
+  for (const auto& key : first) REQUIRE(cache->Remove(key).ok());
+  const auto second = KeysInShard(11, 16, 600, "b");
+  for (const auto& key : second) REQUIRE(cache->Set(key, value).ok());
+  CHECK(StatOf(*cache, "evictions") == 0);
+  CHECK(StatOf(*cache, "curr_items") == 600);
+  CHECK(StatOf(*cache, "bytes") + StatOf(*cache, "table_bytes") <= 1048576);
+}
+
+TEST_CASE("memory stores an item larger than a shard's share by evicting elsewhere",
+          "[memory]") {
+  // 64 shards of 4 MiB: 64 KiB each, and a 1 MiB value.
+  auto cache = OpenMemory("max_bytes = 4194304\nshards = 64\n");
+  const std::string small(1000, 's');
+  for (int i = 0; i < 5000; ++i) REQUIRE(cache->Set("k" + std::to_string(i), small).ok());
+  CHECK(StatOf(*cache, "evictions") > 0);  // the budget is full
+  const std::string big(1 << 20, 'b');
+  REQUIRE(cache->Set("big", big).ok());
+  CHECK(cache->Get("big").value_or("") == big);
+  CHECK(StatOf(*cache, "bytes") + StatOf(*cache, "table_bytes") <= 4194304);
 }

@@ -1,0 +1,37 @@
+// ByteBudget: lending bytes to shards, and asking them back.
+#include "byte_budget.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "memory_shard.h"
+
+namespace cachet::memory {
+
+// Relaxed: the count guards no other memory, only how much may be allocated.
+std::size_t ByteBudget::Borrow(std::size_t want) noexcept {
+  std::size_t free = free_.load(std::memory_order_relaxed);
+  for (;;) {
+    const std::size_t take = std::min(free, want);
+    if (take == 0) return 0;
+    if (free_.compare_exchange_weak(free, free - take, std::memory_order_relaxed)) return take;
+  }
+}
+
+void ByteBudget::Reclaim(const MemoryShard* asking, std::size_t bytes) noexcept {
+  const std::size_t count = shards_.size();
+  // A shard is locked only for one write, so a pass that found the shards with
+  // bytes to give busy is tried again, a few times.
+  for (int pass = 0; pass < kPasses && bytes > 0; ++pass) {
+    if (pass > 0) std::this_thread::yield();
+    const std::size_t start = hand_.fetch_add(1, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < count && bytes > 0; ++i) {
+      MemoryShard* shard = shards_[(start + i) % count];
+      if (shard == asking) continue;
+      const std::size_t given = shard->TryGiveBack(bytes);
+      bytes -= std::min(given, bytes);
+    }
+  }
+}
+
+}  // namespace cachet::memory
