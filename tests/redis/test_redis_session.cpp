@@ -56,12 +56,15 @@ Status TwoCommands(const RedisSession& session, net::Connection& connection, Hea
 
 TEST_CASE("session: pushes between replies reach the hook, replies their commands",
           "[redis][session][push]") {
-  // Before the first reply, between the two, and right after the last.
-  const std::string first = Invalidate("x") + "$1\r\nA\r\n";
-  const std::string second = Invalidate("y") + "$1\r\nB\r\n" + Invalidate("z");
   // Whole, and one byte at a time (every frame split at every byte).
   for (std::size_t piece : {std::size_t{0}, std::size_t{1}}) {
     CAPTURE(piece);
+    // Before the first reply, between the two, and (when sent whole, so it
+    // arrives with the last reply) right after the last.
+    const std::string first = Invalidate("x") + "$1\r\nA\r\n";
+    const std::string second = Invalidate("y") + "$1\r\nB\r\n" + (piece ? "" : Invalidate("z"));
+    const std::vector<std::string> pushes =
+        piece ? std::vector<std::string>{"x", "y"} : std::vector<std::string>{"x", "y", "z"};
     ScriptedServer server(cachet::test::RespRequests(),
                           {ScriptStep(first, piece, milliseconds(piece ? 1 : 0)),
                            ScriptStep(second, piece, milliseconds(piece ? 1 : 0))});
@@ -72,8 +75,8 @@ TEST_CASE("session: pushes between replies reach the hook, replies their command
     INFO(s.ToString());
     REQUIRE(s.ok());
     CHECK(heard.replies == std::vector<std::string>{"A", "B"});
-    CHECK(heard.pushes == std::vector<std::string>{"x", "y", "z"});
-    CHECK(heard.push_sources.size() == 3);
+    CHECK(heard.pushes == pushes);
+    CHECK(heard.push_sources.size() == pushes.size());
     CHECK(heard.push_sources.front() == "127.0.0.1:" + std::to_string(server.port()));
     // Pushes are no leftover: the connection stays in use.
     CHECK(connection.connected());

@@ -332,6 +332,7 @@ TEST_CASE("exchange: a peer that hangs up mid-reply fails the exchange and close
     ExchangeState state;
     state.Begin(&piece, 1);
     REQUIRE(state.Write(*pair.connection, reader) == Want::kRead);
+    CHECK(pair.Receive() == request);  // read, so the hang-up is a clean close
     pair.Send("first\nsec");
     pair.HangUp();
     AwaitBytes(*pair.connection);
@@ -346,12 +347,17 @@ TEST_CASE("exchange: a peer that hangs up mid-reply fails the exchange and close
   SECTION("lone driver") {
     Pair pair;
     iovec piece = Piece(request);
-    pair.Send("first\nsec");
-    pair.HangUp();
+    std::thread peer([&] {
+      if (pair.Receive() != request) return;
+      pair.Send("first\nsec");
+      pair.HangUp();
+    });
     LineReader reader(2);
     const Clock::time_point start = Clock::now();
     Status s = RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    peer.join();
     CHECK(s.IsIoError());
+    CHECK(s.message().find("closed by the server") != std::string_view::npos);
     CHECK(reader.lines == std::vector<std::string>{"first"});
     CHECK_FALSE(pair.connection->connected());
   }
