@@ -163,7 +163,8 @@ TEST_CASE("exchange: the lone driver reads a reply split at any byte", "[exchang
     });
     LineReader reader(2);
     const Clock::time_point start = Clock::now();
-    Status s = RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    Status s =
+        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
     peer.join();
     CHECK(s.ok());
     CHECK(reader.lines == std::vector<std::string>{"first", "second"});
@@ -210,7 +211,8 @@ TEST_CASE("exchange: the lone driver waits for room, then reads the reply", "[ex
   });
   LineReader reader(1);
   const Clock::time_point start = Clock::now();
-  Status s = RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(5000));
+  Status s =
+      RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(5000));
   peer.join();
   CHECK(s.ok());
   CHECK(got == big.size());
@@ -241,7 +243,8 @@ TEST_CASE("exchange: bytes after the last reply are an error and close the conne
     pair.Send("value\nextra\n");
     LineReader reader(1);
     const Clock::time_point start = Clock::now();
-    Status s = RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    Status s =
+        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
     CHECK(s.IsProtocolError());
     CHECK(s.message().find("bytes after the last reply") != std::string_view::npos);
     CHECK_FALSE(pair.connection->connected());
@@ -273,7 +276,8 @@ TEST_CASE("exchange: a stalled peer is a timeout within the I/O timeout, and is 
     iovec piece = Piece(request);
     LineReader reader(1);
     const Clock::time_point start = Clock::now();
-    Status s = RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    Status s =
+        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
     const auto took = Clock::now() - start;
     CHECK(s.IsTimeout());
     CHECK(s.message().find("no reply within the I/O timeout") != std::string_view::npos);
@@ -286,7 +290,8 @@ TEST_CASE("exchange: a stalled peer is a timeout within the I/O timeout, and is 
     iovec piece = Piece(request);
     LineReader reader(1);
     const Clock::time_point start = Clock::now();
-    Status s = RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(100));
+    Status s =
+        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(100));
     CHECK(s.IsTimeout());
     CHECK(s.message().find("no reply within the request timeout") != std::string_view::npos);
     CHECK_FALSE(pair.connection->connected());
@@ -354,7 +359,8 @@ TEST_CASE("exchange: a peer that hangs up mid-reply fails the exchange and close
     });
     LineReader reader(2);
     const Clock::time_point start = Clock::now();
-    Status s = RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    Status s =
+        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
     peer.join();
     CHECK(s.IsIoError());
     CHECK(s.message().find("closed by the server") != std::string_view::npos);
@@ -370,7 +376,8 @@ TEST_CASE("exchange: a reader's protocol error ends the exchange and closes it",
   pair.Send("BAD\n");
   LineReader reader(1);
   const Clock::time_point start = Clock::now();
-  Status s = RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+  Status s =
+      RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
   CHECK(s.IsProtocolError());
   CHECK(s.message() == "a bad line");
   CHECK_FALSE(pair.connection->connected());
@@ -382,7 +389,8 @@ TEST_CASE("exchange: a request that expects no reply is done once sent", "[excha
   iovec piece = Piece(request);
   LineReader reader(0);
   const Clock::time_point start = Clock::now();
-  Status s = RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+  Status s =
+      RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
   CHECK(s.ok());
   CHECK(pair.Receive() == request);
   CHECK(pair.connection->connected());

@@ -31,9 +31,7 @@ struct Progress {
 };
 
 // The exchange moved bytes at `now`: the server is not stalled.
-void Moved(Progress& p, Deadline now) {
-  p.quiet_until = now + p.connection().options().io_timeout;
-}
+void Moved(Progress& p, Deadline now) { p.quiet_until = now + p.connection().options().io_timeout; }
 
 // Begins the exchange: connects (without waiting, so that every server's connect
 // runs at once) and writes what the socket takes.

@@ -61,9 +61,10 @@ class CACHET_EXPORT ExchangeState {
   const Status& status() const noexcept { return status_; }
   Status TakeStatus() noexcept { return std::move(status_); }
 
-  // Step: the socket may have room. Sends what it takes now.
+  // Step: the socket may have room. Sends what it takes now. The hot steps are
+  // always_inline: GCC otherwise calls them out of line from the lone driver.
   template <class Reader>
-  Want Write(Connection& connection, Reader& reader) {
+  [[gnu::always_inline]] Want Write(Connection& connection, Reader& reader) {
     Status sent = connection.WriteSome(&unsent_, &unsent_count_);
     if (!sent.ok()) [[unlikely]]
       return Fail(connection, std::move(sent));
@@ -82,7 +83,8 @@ class CACHET_EXPORT ExchangeState {
   // Step: the driver read into connection.buffer() itself (a blocking read)
   // with outcome `read`; `deadline` (the call's end) words a timeout.
   template <class Reader>
-  Want Received(Connection& connection, Reader& reader, Status read, Deadline deadline) {
+  [[gnu::always_inline]] Want Received(Connection& connection, Reader& reader, Status read,
+                                       Deadline deadline) {
     if (!read.ok()) [[unlikely]]
       return Fail(connection, ReadFailure(connection, std::move(read), deadline));
     if (Status consumed = reader.Consume(connection.buffer()); !consumed.ok()) [[unlikely]]
@@ -100,7 +102,7 @@ class CACHET_EXPORT ExchangeState {
 
  private:
   // Every reply arrived: bytes after them are nobody's answer.
-  Want Finish(Connection& connection) {
+  [[gnu::always_inline]] Want Finish(Connection& connection) {
     if (!connection.buffer().empty()) [[unlikely]]
       return Fail(connection, connection.LeftoverError());
     return want_ = Want::kDone;
