@@ -396,5 +396,36 @@ TEST_CASE("exchange: a request that expects no reply is done once sent", "[excha
   CHECK(pair.connection->connected());
 }
 
+// A subscription's answer: the bytes after it are the link's messages.
+class LinkOpener final {
+ public:
+  static constexpr bool kKeepsRest = true;
+  Status Consume(ReadBuffer& buffer) {
+    const std::size_t end = buffer.data().find('\n');
+    if (end == std::string_view::npos) return Status::OK();
+    buffer.Consume(end + 1);
+    answered_ = true;
+    return Status::OK();
+  }
+  bool done() const noexcept { return answered_; }
+
+ private:
+  bool answered_ = false;
+};
+
+TEST_CASE("exchange: a reader that opens a link keeps what follows its answer", "[exchange]") {
+  Pair pair;
+  const std::string request = "subscribe\n";
+  iovec piece = Piece(request);
+  pair.Send("subscribed\nmessage 1\n");
+  LinkOpener reader;
+  const Clock::time_point start = Clock::now();
+  Status s =
+      RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+  CHECK(s.ok());
+  CHECK(pair.connection->connected());
+  CHECK(pair.connection->buffer().data() == "message 1\n");
+}
+
 }  // namespace
 }  // namespace cachet::net

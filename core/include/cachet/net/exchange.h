@@ -21,7 +21,8 @@
 //   - a server silent for io_timeout is a timeout "no reply within the I/O
 //     timeout" ("... request timeout" once the call's deadline passed);
 //   - bytes left after the last reply the reader expected are a protocol
-//     error (nobody's answer: the connection cannot be trusted again).
+//     error (nobody's answer: the connection cannot be trusted again), unless
+//     the reader keeps them (KeepsRest: a subscription's messages).
 //
 // The reader is the store's parser, fed bytes, with no I/O of its own: any
 // type with `Status Consume(ReadBuffer&)` (consume every complete reply at the
@@ -42,6 +43,14 @@
 #include "cachet/status.h"
 
 namespace cachet::net {
+
+// A reader whose last reply opens a link rather than ends an exchange (the
+// answer to a SUBSCRIBE): the bytes after it are the link's, not leftover. It
+// says so with `static constexpr bool kKeepsRest = true;`.
+template <class Reader>
+concept KeepsRest = requires {
+  requires Reader::kKeepsRest;
+};
 
 // What an exchange waits for after a step.
 enum class Want : std::uint8_t { kWrite, kRead, kDone };
@@ -70,7 +79,7 @@ class CACHET_EXPORT ExchangeState {
       return Fail(connection, std::move(sent));
     if (unsent_count_ > 0) return want_ = Want::kWrite;
     if (reader.done()) [[unlikely]]
-      return Finish(connection);  // nothing to read back (a write-only request)
+      return Finish<Reader>(connection);  // nothing to read back (a write-only request)
     return want_ = Want::kRead;
   }
 
@@ -90,7 +99,7 @@ class CACHET_EXPORT ExchangeState {
     if (Status consumed = reader.Consume(connection.buffer()); !consumed.ok()) [[unlikely]]
       return Fail(connection, std::move(consumed));
     if (!reader.done()) return want_;
-    return Finish(connection);
+    return Finish<Reader>(connection);
   }
 
   // Step: the driver's wait ended at `now` with nothing to do: a timeout,
@@ -101,10 +110,14 @@ class CACHET_EXPORT ExchangeState {
   Want Fail(Connection& connection, Status why);
 
  private:
-  // Every reply arrived: bytes after them are nobody's answer.
+  // Every reply arrived: bytes after them are nobody's answer (unless the
+  // reader keeps them for the link it opened).
+  template <class Reader>
   [[gnu::always_inline]] Want Finish(Connection& connection) {
-    if (!connection.buffer().empty()) [[unlikely]]
-      return Fail(connection, connection.LeftoverError());
+    if constexpr (!KeepsRest<Reader>) {
+      if (!connection.buffer().empty()) [[unlikely]]
+        return Fail(connection, connection.LeftoverError());
+    }
     return want_ = Want::kDone;
   }
   // A failed read's status; a timeout in the engine's words.
