@@ -11,10 +11,10 @@
 // meta protocol, go through the batch machinery as before.
 #include <utility>
 
+#include "cachet/net/exchange.h"
 #include "command_line.h"
 #include "exptime.h"
 #include "memcached_backend.h"
-#include "single_exchange.h"
 #include "single_text_reader.h"
 #include "text_request.h"
 
@@ -66,7 +66,7 @@ Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, It
       const net::Clock::time_point start = net::Clock::now();
       const net::Deadline deadline = start + options_.pool.connection.CallTimeout();
       Status transport =
-          RunSingleExchange(lease.connection(), request, pieces, reader, start, deadline);
+          net::RunLoneExchange(lease.connection(), request, pieces, reader, start, deadline);
       reader.Settle(transport);
       pool_.Report(server, lease.connection(), transport);
       if (reader.poisoned()) lease->Close();

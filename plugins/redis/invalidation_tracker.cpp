@@ -1,8 +1,11 @@
 // InvalidationTracker: CLIENT TRACKING ON BCAST connections and their pushes.
 #include "invalidation_tracker.h"
 
+#include <sys/uio.h>
+
 #include <utility>
 
+#include "cachet/net/exchange.h"
 #include "resp_encoder.h"
 
 namespace cachet::redis {
@@ -54,32 +57,52 @@ BackgroundLink::Attempt InvalidationTracker::Track(std::size_t server) {
   return BackgroundLink::Attempt::kWasUp;
 }
 
+namespace {
+
+// CLIENT TRACKING's answer, read by the core's lone driver. Pushes before it are
+// about keys nobody near holds yet; what follows it is the link's (Listen).
+class TrackingAnswer {
+ public:
+  static constexpr bool kKeepsRest = true;
+  TrackingAnswer(RespParser& parser, std::string where)
+      : parser_(parser), where_(std::move(where)) {}
+
+  Status Consume(net::ReadBuffer& buffer) {
+    // Bounded by the buffer: each pass takes one whole frame off it, or returns.
+    while (!answered_ && !buffer.empty()) {
+      const RespParser::Outcome outcome = parser_.Parse(buffer.data());
+      if (outcome == RespParser::Outcome::kError) return parser_.error();
+      if (outcome == RespParser::Outcome::kNeedMore) return Status::OK();
+      const RespValue reply = parser_.reply().root();
+      if (reply.type() != RespType::kPush) {
+        answer = reply.IsError() ? StatusFromError(reply.text(), where_) : Status::OK();
+        answered_ = true;
+      }
+      buffer.Consume(parser_.consumed());
+    }
+    return Status::OK();
+  }
+  bool done() const noexcept { return answered_; }
+
+  Status answer;
+
+ private:
+  RespParser& parser_;
+  const std::string where_;
+  bool answered_ = false;
+};
+
+}  // namespace
+
 Status EstablishTracking(net::Connection& connection, RespParser& parser,
                          const RedisSession& session, const std::vector<std::string>& prefixes) {
   const net::Deadline deadline = connection.CallDeadline();
   if (Status s = session.Prepare(connection, deadline); !s.ok()) return s;
-  const std::string request = TrackingCommand(prefixes);
-  const std::string_view pieces[] = {request};
-  if (Status s = connection.WriteAll(pieces, deadline); !s.ok()) return s;
-  net::ReadBuffer& buffer = connection.buffer();
-  // Bounded by `deadline`: each pass parses a reply or reads before it.
-  for (;;) {
-    if (!buffer.empty()) {
-      const RespParser::Outcome outcome = parser.Parse(buffer.data());
-      if (outcome == RespParser::Outcome::kError) return parser.error();
-      if (outcome == RespParser::Outcome::kReply) {
-        const RespValue reply = parser.reply().root();
-        Status s = reply.IsError() ? StatusFromError(reply.text(), connection.address().HostPort())
-                                   : Status::OK();
-        // A push before the answer is about keys nobody near holds yet.
-        const bool answered = reply.type() != RespType::kPush;
-        buffer.Consume(parser.consumed());
-        if (answered) return s;
-        continue;
-      }
-    }
-    if (Status s = connection.ReadMore(deadline); !s.ok()) return s;
-  }
+  std::string request = TrackingCommand(prefixes);
+  iovec piece{request.data(), request.size()};
+  TrackingAnswer reader(parser, connection.address().HostPort());
+  Status s = net::RunLoneExchange(connection, &piece, 1, reader, net::Clock::now(), deadline);
+  return s.ok() ? reader.answer : s;
 }
 
 Status InvalidationTracker::Listen(net::Connection& connection, RespParser& parser) {

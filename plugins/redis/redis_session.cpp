@@ -1,10 +1,11 @@
-// Connecting, the handshake, and reading pipelined replies for one Redis server.
+// Connecting, the handshake, and one exchange of pipelined replies for one Redis server.
 #include "redis_session.h"
 
 #include <sys/uio.h>
 
 #include <string>
 
+#include "cachet/net/exchange.h"
 #include "resp_encoder.h"
 
 namespace cachet::redis {
@@ -34,17 +35,6 @@ RespParser& ThreadParser(const RespLimits& limits) {
   return mine.parser;
 }
 
-// One non-blocking send covers any request that fits the socket buffer (nearly
-// all of them) without building WriteAll's gather list; a rest waits for room.
-Status WriteRequest(net::Connection& connection, std::string_view request, net::Deadline deadline) {
-  iovec piece{const_cast<char*>(request.data()), request.size()};
-  iovec* iov = &piece;
-  int count = 1;
-  if (Status s = connection.WriteSome(&iov, &count); !s.ok() || count == 0) return s;
-  std::string_view rest[] = {{static_cast<const char*>(piece.iov_base), piece.iov_len}};
-  return connection.WriteAll(rest, deadline);
-}
-
 }  // namespace
 
 Status StatusFromError(std::string_view error, std::string_view where) {
@@ -63,10 +53,18 @@ Status RedisSession::Exchange(net::Connection& connection, std::string_view requ
                               std::size_t reply_count, net::Deadline deadline,
                               ReplyHandler on_reply) const {
   if (Status s = Prepare(connection, deadline); !s.ok()) return s;
-  Status s = WriteRequest(connection, request, deadline);
-  if (s.ok()) s = ReadReplies(connection, reply_count, deadline, on_reply);
-  if (!s.ok()) connection.Close();
-  return s;
+  return Run(connection, request, reply_count, deadline, on_reply);
+}
+
+Status RedisSession::Run(net::Connection& connection, std::string_view request,
+                         std::size_t reply_count, net::Deadline deadline,
+                         ReplyHandler on_reply) const {
+  RespParser& parser = ThreadParser(settings_.limits);
+  // A previous exchange may have stopped in the middle of a reply or on an error.
+  if (!parser.idle()) parser.Reset();
+  SessionReplies replies(parser, connection, reply_count, on_reply, &settings_.on_push);
+  iovec piece{const_cast<char*>(request.data()), request.size()};
+  return net::RunLoneExchange(connection, &piece, 1, replies, net::Clock::now(), deadline);
 }
 
 Status RedisSession::Prepare(net::Connection& connection, net::Deadline deadline) const {
@@ -106,11 +104,9 @@ Status RedisSession::Handshake(net::Connection& connection, net::Deadline deadli
     ++commands;
   }
   if (commands == 0) return Status::OK();
-  std::string_view pieces[] = {request};
-  if (Status s = connection.WriteAll(pieces, deadline); !s.ok()) return s;
   Status first_error;
   std::string where = connection.address().HostPort();
-  Status s = ReadReplies(connection, commands, deadline, [&](std::size_t, RespValue reply) {
+  Status s = Run(connection, request, commands, deadline, [&](std::size_t, RespValue reply) {
     if (!reply.IsError() || !first_error.ok()) return;
     first_error = StatusFromError(reply.text(), where);
   });
@@ -122,37 +118,32 @@ Status RedisSession::Handshake(net::Connection& connection, net::Deadline deadli
   return first_error;
 }
 
-Status RedisSession::ReadReplies(net::Connection& connection, std::size_t reply_count,
-                                 net::Deadline deadline, ReplyHandler on_reply) const {
-  RespParser& parser = ThreadParser(settings_.limits);
-  // A previous exchange may have stopped in the middle of a reply or on an error.
-  if (!parser.idle()) parser.Reset();
-  net::ReadBuffer& buffer = connection.buffer();
-  std::size_t index = 0;
-  // Each round either completes a reply or reads more bytes before the deadline.
-  while (index < reply_count) {
-    // Nothing to parse yet (the usual state right after sending): read first.
-    if (buffer.empty()) {
-      if (Status s = connection.ReadMore(deadline); !s.ok()) return s;
-      continue;
-    }
-    switch (parser.Parse(buffer.data())) {
+Status SessionReplies::Consume(net::ReadBuffer& buffer) {
+  // Bounded by the buffer: each pass takes one whole frame off it, or returns.
+  while (!buffer.empty()) {
+    switch (parser_.Parse(buffer.data())) {
       case RespParser::Outcome::kReply:
-        // Out-of-band RESP3 pushes are not replies to our commands.
-        if (parser.reply().root().type() != RespType::kPush)
-          on_reply(index++, parser.reply().root());
-        buffer.Consume(parser.consumed());
         break;
       case RespParser::Outcome::kNeedMore:
-        if (Status s = connection.ReadMore(deadline); !s.ok()) return s;
-        break;
+        return Status::OK();
       case RespParser::Outcome::kError:
-        return Status::ProtocolError(connection.Describe(parser.error().message()));
+        return Status::ProtocolError(connection_.Describe(parser_.error().message()));
     }
+    const RespValue frame = parser_.reply().root();
+    if (frame.type() == RespType::kPush) [[unlikely]] {
+      Push(frame);
+    } else if (done()) [[unlikely]] {
+      return Status::OK();  // nobody's reply: left for the leftover rule
+    } else {
+      on_reply_(index_++, frame);
+    }
+    buffer.Consume(parser_.consumed());
   }
-  // Bytes after the replies are nobody's answer (cachet subscribes to no
-  // pushes): the next request would read them as its own.
-  return buffer.empty() ? Status::OK() : connection.LeftoverError();
+  return Status::OK();
+}
+
+void SessionReplies::Push(RespValue push) const {
+  if (on_push_ != nullptr && *on_push_) (*on_push_)(push, connection_.address().HostPort());
 }
 
 }  // namespace cachet::redis

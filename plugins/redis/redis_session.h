@@ -8,14 +8,17 @@
 // itself is never part of a message.
 //
 // Exchange() writes one buffer holding `reply_count` commands, then reads that
-// many replies in order and hands each to a callback. Any transport failure,
-// malformed reply, or byte after the last reply closes
-// the connection, so the next use starts clean. Every wait ends after the
-// connection's io_timeout of silence, or at the call's deadline.
+// many replies in order and hands each to a callback: one exchange on the core's
+// lone driver (cachet/net/exchange.h), with SessionReplies as its reader. Any
+// transport failure, malformed reply, or byte after the last reply closes the
+// connection, so the next use starts clean. Every wait ends after the
+// connection's io_timeout of silence, or at the call's deadline. RESP3 pushes
+// that arrive between replies go to SessionSettings::on_push, never to a command.
 // Stateless apart from its settings: safe to share between threads.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -27,6 +30,10 @@
 
 namespace cachet::redis {
 
+// Called with each RESP3 push frame (`>`) a session's exchange meets between
+// replies, and `where` ("host:port") it came from.
+using PushHandler = std::function<void(RespValue push, std::string_view where)>;
+
 struct SessionSettings {
   int resp = 2;             // 2 or 3
   std::string username;     // ACL user; empty: the default user
@@ -34,12 +41,45 @@ struct SessionSettings {
   std::int64_t db = 0;      // SELECT when not 0
   std::string client_name;  // CLIENT SETNAME when not empty
   RespLimits limits;
+  // Pushes met on this session's connections; empty: they are dropped. The data
+  // connections subscribe to nothing, but a server may push (RESP3) anyway.
+  PushHandler on_push;
 };
 
 // Called with each reply in order; a non-ok Status is that reply's outcome and is
 // kept, but does not stop the reading (the replies must all be read anyway).
 // Called only while Exchange() runs, so a reference to the caller's lambda does.
 using ReplyHandler = FunctionRef<void(std::size_t index, RespValue reply)>;
+
+// The replies of one exchange, fed bytes (a reader of cachet/net/exchange.h):
+// `count` replies in order to `on_reply`, and every push frame before, between
+// or right after them to `on_push` (if set), which is no reply to a command.
+class SessionReplies {
+ public:
+  // `parser` idle; `connection` words protocol errors. All borrowed.
+  SessionReplies(RespParser& parser, const net::Connection& connection, std::size_t count,
+                 ReplyHandler on_reply, const PushHandler* on_push)
+      : parser_(parser),
+        connection_(connection),
+        count_(count),
+        on_reply_(on_reply),
+        on_push_(on_push) {}
+
+  // Consumes every whole reply and push at the front of `buffer`; a reply
+  // past the last expected one is left there (the exchange's leftover error).
+  Status Consume(net::ReadBuffer& buffer);
+  bool done() const noexcept { return index_ == count_; }
+
+ private:
+  void Push(RespValue push) const;
+
+  RespParser& parser_;
+  const net::Connection& connection_;
+  const std::size_t count_;
+  std::size_t index_ = 0;
+  ReplyHandler on_reply_;
+  const PushHandler* on_push_;
+};
 
 class RedisSession final : public net::ConnectionSetup {
  public:
@@ -58,8 +98,9 @@ class RedisSession final : public net::ConnectionSetup {
 
  private:
   Status Handshake(net::Connection& connection, net::Deadline deadline) const;
-  Status ReadReplies(net::Connection& connection, std::size_t reply_count, net::Deadline deadline,
-                     ReplyHandler on_reply) const;
+  // Sends `request` on the connected `connection` and reads its replies.
+  Status Run(net::Connection& connection, std::string_view request, std::size_t reply_count,
+             net::Deadline deadline, ReplyHandler on_reply) const;
 
   SessionSettings settings_;
 };

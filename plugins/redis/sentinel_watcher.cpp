@@ -1,8 +1,11 @@
 // SentinelWatcher: the +switch-master subscription and its thread.
 #include "sentinel_watcher.h"
 
+#include <sys/uio.h>
+
 #include <utility>
 
+#include "cachet/net/exchange.h"
 #include "resp_encoder.h"
 #include "sentinel_client.h"
 
@@ -91,31 +94,46 @@ BackgroundLink::Attempt SentinelWatcher::Watch(const net::ServerAddress& sentine
   return BackgroundLink::Attempt::kWasUp;
 }
 
+namespace {
+
+// SUBSCRIBE's confirmation, read by the core's lone driver; what follows it is
+// the link's (Listen).
+class SubscribeAnswer {
+ public:
+  static constexpr bool kKeepsRest = true;
+  SubscribeAnswer(RespParser& parser, SwitchReader& reader) : parser_(parser), reader_(reader) {}
+
+  Status Consume(net::ReadBuffer& buffer) {
+    // Bounded by the buffer: each pass takes one whole frame off it, or returns.
+    while (!reader_.subscribed() && !buffer.empty()) {
+      const RespParser::Outcome outcome = parser_.Parse(buffer.data());
+      if (outcome == RespParser::Outcome::kError) return parser_.error();
+      if (outcome == RespParser::Outcome::kNeedMore) return Status::OK();
+      bool switched = false;
+      Status s = reader_.Handle(parser_.reply().root(), &switched);
+      buffer.Consume(parser_.consumed());
+      if (!s.ok()) return s;
+    }
+    return Status::OK();
+  }
+  bool done() const noexcept { return reader_.subscribed(); }
+
+ private:
+  RespParser& parser_;
+  SwitchReader& reader_;
+};
+
+}  // namespace
+
 Status SentinelWatcher::Subscribe(net::Connection& connection, RespParser& parser,
                                   SwitchReader& reader) {
   const net::Deadline deadline = connection.CallDeadline();
   if (Status s = session_.Prepare(connection, deadline); !s.ok()) return s;
   std::string request;
   AppendCommand(&request, {"SUBSCRIBE", kChannel});
-  const std::string_view pieces[] = {request};
-  if (Status s = connection.WriteAll(pieces, deadline); !s.ok()) return s;
-  net::ReadBuffer& buffer = connection.buffer();
-  // Bounded by `deadline`: each pass parses a reply or reads before it.
-  while (!reader.subscribed()) {
-    if (!buffer.empty()) {
-      const RespParser::Outcome outcome = parser.Parse(buffer.data());
-      if (outcome == RespParser::Outcome::kError) return parser.error();
-      if (outcome == RespParser::Outcome::kReply) {
-        bool switched = false;
-        Status s = reader.Handle(parser.reply().root(), &switched);
-        buffer.Consume(parser.consumed());
-        if (!s.ok()) return s;
-        continue;
-      }
-    }
-    if (Status s = connection.ReadMore(deadline); !s.ok()) return s;
-  }
-  return Status::OK();
+  iovec piece{request.data(), request.size()};
+  SubscribeAnswer answer(parser, reader);
+  return net::RunLoneExchange(connection, &piece, 1, answer, net::Clock::now(), deadline);
 }
 
 Status SentinelWatcher::Listen(net::Connection& connection, RespParser& parser,

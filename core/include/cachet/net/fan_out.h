@@ -6,6 +6,8 @@
 // pipeline never deadlocks against a server whose replies fill the socket.
 // The protocol is the ReplyReader's business: it consumes complete replies from
 // the connection's buffer (no I/O of its own) and says when all have arrived.
+// Each exchange is an ExchangeState (exchange.h) stepped by this loop; a lone
+// exchange past its connect is handed to the lone driver (DriveAlone).
 //
 // Over TLS a connect's handshake is finished inside ContinueConnect, one
 // server after another (each within its io_timeout); only the TCP connects

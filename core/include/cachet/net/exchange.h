@@ -1,0 +1,193 @@
+// ExchangeState: one request and its replies on one connection, as a resumable
+// state machine.
+//
+// The machine never waits: each step does what the socket allows right now
+// (send what it takes, take what arrived, feed it to the reader) and answers
+// what the exchange waits for next:
+//
+//   kWrite  request bytes remain: wait for room to send (and read replies that
+//           arrive meanwhile, so a large pipeline never deadlocks);
+//   kRead   the request went out: wait for bytes;
+//   kDone   over; status() says how (ok, or why it failed).
+//
+// Whoever waits is the driver. Two are in core: RunExchanges (fan_out.h), one
+// poll() loop over several servers, and RunLoneExchange below, one exchange
+// on its own (a single operation): it sends the request whole, then waits with
+// one blocking recv() bounded by io_timeout and the call's deadline, without
+// poll() on the usual path. An event loop can drive it the same way.
+//
+// The rules live here, once, whatever drives the exchange:
+//   - any failure closes the connection, so the next use starts clean;
+//   - a server silent for io_timeout is a timeout "no reply within the I/O
+//     timeout" ("... request timeout" once the call's deadline passed);
+//   - bytes left after the last reply the reader expected are a protocol
+//     error (nobody's answer: the connection cannot be trusted again), unless
+//     the reader keeps them (KeepsRest: a subscription's messages).
+//
+// The reader is the store's parser, fed bytes, with no I/O of its own: any
+// type with `Status Consume(ReadBuffer&)` (consume every complete reply at the
+// front; an error ends the exchange) and `bool done() const` (no more replies
+// expected), such as net::ReplyReader (fan_out.h). The steps are templates over
+// it, so a store that knows its reader's type reads the usual reply without a
+// virtual call.
+#pragma once
+
+#include <poll.h>
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "cachet/export.h"
+#include "cachet/net/connection.h"
+#include "cachet/status.h"
+
+namespace cachet::net {
+
+// A reader whose last reply opens a link rather than ends an exchange (the
+// answer to a SUBSCRIBE): the bytes after it are the link's, not leftover. It
+// says so with `static constexpr bool kKeepsRest = true;`.
+template <class Reader>
+concept KeepsRest = requires {
+  requires Reader::kKeepsRest;
+};
+
+// What an exchange waits for after a step.
+enum class Want : std::uint8_t { kWrite, kRead, kDone };
+
+class CACHET_EXPORT ExchangeState {
+ public:
+  // Starts an exchange of `count` request pieces at `request` (advanced as they
+  // are sent; the bytes stay the caller's) on a connected connection.
+  void Begin(iovec* request, int count) noexcept {
+    unsent_ = request;
+    unsent_count_ = count;
+    want_ = count > 0 ? Want::kWrite : Want::kRead;
+  }
+
+  Want want() const noexcept { return want_; }
+  // How the exchange ended (ok until then).
+  const Status& status() const noexcept { return status_; }
+  Status TakeStatus() noexcept { return std::move(status_); }
+
+  // Step: the socket may have room. Sends what it takes now. The hot steps are
+  // always_inline: GCC otherwise calls them out of line from the lone driver.
+  template <class Reader>
+  [[gnu::always_inline]] Want Write(Connection& connection, Reader& reader) {
+    Status sent = connection.WriteSome(&unsent_, &unsent_count_);
+    if (!sent.ok()) [[unlikely]]
+      return Fail(connection, std::move(sent));
+    if (unsent_count_ > 0) return want_ = Want::kWrite;
+    if (reader.done()) [[unlikely]]
+      return Finish<Reader>(connection);  // nothing to read back (a write-only request)
+    return want_ = Want::kRead;
+  }
+
+  // Step: bytes may have arrived. Takes them without waiting and feeds them on.
+  template <class Reader>
+  Want Read(Connection& connection, Reader& reader) {
+    return Received(connection, reader, connection.ReadSome(), Deadline::max());
+  }
+
+  // Step: the driver read into connection.buffer() itself (a blocking read)
+  // with outcome `read`; `deadline` (the call's end) words a timeout.
+  template <class Reader>
+  [[gnu::always_inline]] Want Received(Connection& connection, Reader& reader, Status read,
+                                       Deadline deadline) {
+    if (!read.ok()) [[unlikely]]
+      return Fail(connection, ReadFailure(connection, std::move(read), deadline));
+    if (Status consumed = reader.Consume(connection.buffer()); !consumed.ok()) [[unlikely]]
+      return Fail(connection, std::move(consumed));
+    if (!reader.done()) return want_;
+    return Finish<Reader>(connection);
+  }
+
+  // Step: the driver's wait ended at `now` with nothing to do: a timeout,
+  // against the call's `deadline` or the server's silence.
+  Want Expire(Connection& connection, Deadline now, Deadline deadline);
+
+  // Ends the exchange with `why`, closing the connection.
+  Want Fail(Connection& connection, Status why);
+
+ private:
+  // Every reply arrived: bytes after them are nobody's answer (unless the
+  // reader keeps them for the link it opened).
+  template <class Reader>
+  [[gnu::always_inline]] Want Finish(Connection& connection) {
+    if constexpr (!KeepsRest<Reader>) {
+      if (!connection.buffer().empty()) [[unlikely]]
+        return Fail(connection, connection.LeftoverError());
+    }
+    return want_ = Want::kDone;
+  }
+  // A failed read's status; a timeout in the engine's words.
+  static Status ReadFailure(const Connection& connection, Status read, Deadline deadline);
+
+  iovec* unsent_ = nullptr;
+  int unsent_count_ = 0;
+  Want want_ = Want::kDone;
+  Status status_;
+};
+
+namespace exchange_detail {
+
+// Waits until `connection`'s socket is ready for `events` (POLLOUT and/or
+// POLLIN), for io_timeout at most and never past `deadline`: ok with
+// `*revents` set, or the timeout or poll() failure, in the engine's words.
+CACHET_EXPORT Status AwaitSocket(const Connection& connection, short events, Deadline deadline,
+                                 short* revents);
+
+// The lone driver's rare step: request bytes remain, so it waits for room (and
+// reads what arrives meanwhile). Out of line: the usual request goes out whole.
+template <class Reader>
+[[gnu::noinline]] Want AwaitRoom(ExchangeState& state, Connection& connection, Reader& reader,
+                                 Deadline deadline) {
+  short revents = 0;
+  Status ready = AwaitSocket(connection, POLLIN | POLLOUT, deadline, &revents);
+  if (!ready.ok()) return state.Fail(connection, std::move(ready));
+  Want want = state.want();
+  if (revents & POLLOUT) want = state.Write(connection, reader);
+  if (want != Want::kDone && (revents & (POLLIN | POLLHUP | POLLERR))) {
+    want = state.Read(connection, reader);
+  }
+  return want;
+}
+
+}  // namespace exchange_detail
+
+// The lone driver: runs `state` (begun, its first step taken, which said
+// `want`) to its end on its own. Each wait for the server ends after the
+// connection's io_timeout of silence, or at `deadline` (the call's end).
+// `start` is the clock reading the exchange began at: while the first read
+// follows a send that did not wait, it spares the read a clock reading.
+template <class Reader>
+[[gnu::always_inline]] inline void DriveAlone(ExchangeState& state, Want want,
+                                              Connection& connection, Reader& reader,
+                                              Clock::time_point start, Deadline deadline) {
+  for (bool fresh = true; want != Want::kDone; fresh = false) {
+    if (want == Want::kWrite) [[unlikely]] {
+      want = exchange_detail::AwaitRoom(state, connection, reader, deadline);
+      continue;
+    }
+    Status read = fresh ? connection.ReadMore(deadline, start) : connection.ReadMore(deadline);
+    want = state.Received(connection, reader, std::move(read), deadline);
+  }
+}
+
+// One exchange on its own, from its first send: `count` request pieces at
+// `request` on a connected `connection`, its replies fed to `reader`. `start`
+// is the clock reading `deadline` was computed from, just before the call.
+// Returns ok once `reader` is done; any failure closes the connection.
+// always_inline: a single operation's whole exchange, inline in its caller.
+template <class Reader>
+[[gnu::always_inline]] inline Status RunLoneExchange(Connection& connection, iovec* request,
+                                                     int count, Reader& reader,
+                                                     Clock::time_point start, Deadline deadline) {
+  ExchangeState state;
+  state.Begin(request, count);
+  const Want want = state.Write(connection, reader);
+  DriveAlone(state, want, connection, reader, start, deadline);
+  return state.TakeStatus();
+}
+
+}  // namespace cachet::net

@@ -1,0 +1,63 @@
+// ExchangeState's rare paths: failures, timeouts in the engine's words, and the
+// lone driver's wait for room to send.
+#include "cachet/net/exchange.h"
+
+#include <poll.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "cachet/net/poll_timeout.h"
+
+namespace cachet::net {
+
+namespace {
+
+// The timeout of a server that did not answer by `now`: the call's `deadline`
+// ran out, or the server was silent for io_timeout (or did not accept the connect).
+Status NoReply(const Connection& connection, Deadline now, Deadline deadline) {
+  const char* why = now >= deadline           ? "no reply within the request timeout"
+                    : connection.connecting() ? "connect timed out"
+                                              : "no reply within the I/O timeout";
+  return Status::Timeout(connection.Describe(why));
+}
+
+}  // namespace
+
+Want ExchangeState::Fail(Connection& connection, Status why) {
+  status_ = std::move(why);
+  connection.Close();
+  return want_ = Want::kDone;
+}
+
+Want ExchangeState::Expire(Connection& connection, Deadline now, Deadline deadline) {
+  return Fail(connection, NoReply(connection, now, deadline));
+}
+
+Status ExchangeState::ReadFailure(const Connection& connection, Status read, Deadline deadline) {
+  // Connection's own "read timed out" becomes the engine's wording.
+  return read.IsTimeout() ? NoReply(connection, Clock::now(), deadline) : read;
+}
+
+namespace exchange_detail {
+
+Status AwaitSocket(const Connection& connection, short events, Deadline deadline, short* revents) {
+  pollfd pfd{connection.fd(), events, 0};
+  // Bounded: each pass either returns or was interrupted by a signal.
+  for (;;) {
+    const int rc = ::poll(&pfd, 1, MillisUntil(connection.WaitEnd(deadline)));
+    if (rc > 0) {
+      *revents = pfd.revents;
+      return Status::OK();
+    }
+    if (rc == 0) return NoReply(connection, Clock::now(), deadline);
+    if (errno != EINTR) {
+      return Status::IoError(connection.Describe(std::string("poll: ") + strerror(errno)));
+    }
+  }
+}
+
+}  // namespace exchange_detail
+
+}  // namespace cachet::net

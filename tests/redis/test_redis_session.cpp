@@ -1,0 +1,115 @@
+// RedisSession's exchanges against a scripted fake Redis: RESP3 pushes that
+// arrive before, between and after the replies reach the session's push hook
+// and never a command; the replies still go to their commands, in order.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cachet/net/connection.h"
+#include "redis_session.h"
+#include "support/scripted_server.h"
+
+namespace cachet::redis {
+namespace {
+
+using cachet::test::ScriptedServer;
+using cachet::test::ScriptStep;
+using std::chrono::milliseconds;
+
+net::ServerAddress Loopback(int port) { return {"127.0.0.1", static_cast<std::uint16_t>(port), 1}; }
+
+// An "invalidate" push for one key, as Redis sends it under CLIENT TRACKING.
+std::string Invalidate(const std::string& key) {
+  return ">2\r\n$10\r\ninvalidate\r\n*1\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n";
+}
+
+// What one exchange handed out: replies by index, pushes by their key.
+struct Heard {
+  std::vector<std::string> replies;
+  std::vector<std::string> pushes;
+  std::vector<std::string> push_sources;
+};
+
+SessionSettings Hooked(Heard* heard) {
+  SessionSettings settings;
+  settings.on_push = [heard](RespValue push, std::string_view where) {
+    REQUIRE(push.type() == RespType::kPush);
+    REQUIRE(push.size() == 2);
+    heard->pushes.emplace_back(push[1][0].text());
+    heard->push_sources.emplace_back(where);
+  };
+  return settings;
+}
+
+// Sends two commands in one exchange and collects what came back.
+Status TwoCommands(const RedisSession& session, net::Connection& connection, Heard* heard) {
+  const std::string request = "*2\r\n$3\r\nGET\r\n$1\r\na\r\n*2\r\n$3\r\nGET\r\n$1\r\nb\r\n";
+  return session.Exchange(connection, request, 2, connection.CallDeadline(),
+                          [&](std::size_t index, RespValue reply) {
+                            CHECK(index == heard->replies.size());
+                            heard->replies.emplace_back(reply.text());
+                          });
+}
+
+TEST_CASE("session: pushes between replies reach the hook, replies their commands",
+          "[redis][session][push]") {
+  // Whole, and one byte at a time (every frame split at every byte).
+  for (std::size_t piece : {std::size_t{0}, std::size_t{1}}) {
+    CAPTURE(piece);
+    // Before the first reply, between the two, and (when sent whole, so it
+    // arrives with the last reply) right after the last.
+    const std::string first = Invalidate("x") + "$1\r\nA\r\n";
+    const std::string second = Invalidate("y") + "$1\r\nB\r\n" + (piece ? "" : Invalidate("z"));
+    const std::vector<std::string> pushes =
+        piece ? std::vector<std::string>{"x", "y"} : std::vector<std::string>{"x", "y", "z"};
+    ScriptedServer server(cachet::test::RespRequests(),
+                          {ScriptStep(first, piece, milliseconds(piece ? 1 : 0)),
+                           ScriptStep(second, piece, milliseconds(piece ? 1 : 0))});
+    Heard heard;
+    const RedisSession session(Hooked(&heard));
+    net::Connection connection(Loopback(server.port()), {});
+    Status s = TwoCommands(session, connection, &heard);
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+    CHECK(heard.replies == std::vector<std::string>{"A", "B"});
+    CHECK(heard.pushes == pushes);
+    CHECK(heard.push_sources.size() == pushes.size());
+    CHECK(heard.push_sources.front() == "127.0.0.1:" + std::to_string(server.port()));
+    // Pushes are no leftover: the connection stays in use.
+    CHECK(connection.connected());
+    CHECK(server.WaitUntilPlayed());
+  }
+}
+
+TEST_CASE("session: without a hook pushes are dropped, and still never taken as replies",
+          "[redis][session][push]") {
+  ScriptedServer server(cachet::test::RespRequests(),
+                        {{Invalidate("x") + "$1\r\nA\r\n"}, {"$1\r\nB\r\n" + Invalidate("y")}});
+  Heard heard;
+  const RedisSession session(SessionSettings{});
+  net::Connection connection(Loopback(server.port()), {});
+  Status s = TwoCommands(session, connection, &heard);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(heard.replies == std::vector<std::string>{"A", "B"});
+  CHECK(connection.connected());
+}
+
+TEST_CASE("session: a reply after the last one expected is an error, a push is not",
+          "[redis][session][push]") {
+  ScriptedServer server(cachet::test::RespRequests(),
+                        {{"$1\r\nA\r\n"}, {"$1\r\nB\r\n$5\r\nEXTRA\r\n"}});
+  Heard heard;
+  const RedisSession session(Hooked(&heard));
+  net::Connection connection(Loopback(server.port()), {});
+  Status s = TwoCommands(session, connection, &heard);
+  CHECK(s.IsProtocolError());
+  CHECK(heard.replies == std::vector<std::string>{"A", "B"});
+  CHECK_FALSE(connection.connected());
+}
+
+}  // namespace
+}  // namespace cachet::redis

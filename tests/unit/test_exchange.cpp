@@ -1,0 +1,431 @@
+// net::ExchangeState and its two drivers against a peer the test holds by hand
+// (the far end of a Unix-domain socket): partial writes, replies split at every
+// byte, bytes after the last reply, a stalled peer, a peer that hangs up in the
+// middle of a reply. No server is needed.
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cachet/net/exchange.h"
+#include "cachet/net/fan_out.h"
+
+namespace cachet::net {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Replies are lines; the reader expects `expected` of them.
+class LineReader final : public ReplyReader {
+ public:
+  explicit LineReader(std::size_t expected) : expected_(expected) {}
+  Status Consume(ReadBuffer& buffer) override {
+    while (lines.size() < expected_) {
+      const std::size_t end = buffer.data().find('\n');
+      if (end == std::string_view::npos) return Status::OK();
+      if (buffer.data().substr(0, end) == "BAD") return Status::ProtocolError("a bad line");
+      lines.emplace_back(buffer.data().substr(0, end));
+      buffer.Consume(end + 1);
+    }
+    return Status::OK();
+  }
+  bool done() const noexcept override { return lines.size() == expected_; }
+  std::vector<std::string> lines;
+
+ private:
+  std::size_t expected_;
+};
+
+// A connection and the peer's end of it, over a Unix-domain socket in /tmp.
+class Pair {
+ public:
+  explicit Pair(milliseconds io_timeout = milliseconds(1000)) {
+    path_ = "/tmp/cachet-exchange-" + std::to_string(::getpid()) + "-" +
+            std::to_string(counter_++) + ".sock";
+    ::unlink(path_.c_str());
+    listener_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path_.c_str());
+    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(listener_, 1) == 0);
+    ConnectionOptions options;
+    options.io_timeout = io_timeout;
+    connection = std::make_unique<Connection>(ServerAddress{"unix:" + path_, 0, 1}, options);
+    REQUIRE(connection->EnsureConnected().ok());
+    peer = ::accept(listener_, nullptr, nullptr);
+    REQUIRE(peer >= 0);
+  }
+  ~Pair() {
+    if (peer >= 0) ::close(peer);
+    ::close(listener_);
+    ::unlink(path_.c_str());
+  }
+
+  void Send(std::string_view bytes) const {
+    REQUIRE(::send(peer, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+            static_cast<ssize_t>(bytes.size()));
+  }
+  // Reads what the client sent so far, waiting up to `wait` for the first byte.
+  std::string Receive(milliseconds wait = milliseconds(1000)) const {
+    std::string got;
+    pollfd p{peer, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(wait.count())) != 1) return got;
+    char chunk[65536];
+    // Bounded: stops as soon as nothing more is ready.
+    for (;;) {
+      const ssize_t n = ::recv(peer, chunk, sizeof chunk, MSG_DONTWAIT);
+      if (n <= 0) return got;
+      got.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+  void HangUp() {
+    ::close(peer);
+    peer = -1;
+  }
+  // True when the client closed its end: what it sent is drained until the
+  // end of the stream (or 200 ms of quiet, which means it is still open).
+  bool ClientClosed() const {
+    char chunk[65536];
+    for (int pass = 0; pass < 1000; ++pass) {
+      pollfd p{peer, POLLIN, 0};
+      if (::poll(&p, 1, 200) != 1) return false;
+      const ssize_t n = ::recv(peer, chunk, sizeof chunk, MSG_DONTWAIT);
+      if (n == 0) return true;
+      if (n < 0) return false;
+    }
+    return false;
+  }
+
+  std::unique_ptr<Connection> connection;
+  int peer = -1;
+
+ private:
+  static inline int counter_ = 0;
+  std::string path_;
+  int listener_ = -1;
+};
+
+iovec Piece(const std::string& bytes) { return {const_cast<char*>(bytes.data()), bytes.size()}; }
+
+// Waits (at most 1 s) until the client's socket has bytes to read.
+void AwaitBytes(const Connection& c) {
+  pollfd p{c.fd(), POLLIN, 0};
+  REQUIRE(::poll(&p, 1, 1000) == 1);
+}
+
+TEST_CASE("exchange: a reply split at any byte is read whole, step by step", "[exchange]") {
+  const std::string reply = "first\nsecond\n";
+  for (std::size_t cut = 1; cut < reply.size(); ++cut) {
+    CAPTURE(cut);
+    Pair pair;
+    const std::string request = "get a b\n";
+    iovec piece = Piece(request);
+    LineReader reader(2);
+    ExchangeState state;
+    state.Begin(&piece, 1);
+    REQUIRE(state.Write(*pair.connection, reader) == Want::kRead);
+    CHECK(pair.Receive() == request);
+    pair.Send(reply.substr(0, cut));
+    AwaitBytes(*pair.connection);
+    // Half a reply: the machine still waits for bytes, the reader holds what is whole.
+    CHECK(state.Read(*pair.connection, reader) == Want::kRead);
+    CHECK(reader.lines.size() == (cut >= 6 ? 1u : 0u));
+    pair.Send(reply.substr(cut));
+    AwaitBytes(*pair.connection);
+    REQUIRE(state.Read(*pair.connection, reader) == Want::kDone);
+    CHECK(state.status().ok());
+    CHECK(reader.lines == std::vector<std::string>{"first", "second"});
+    CHECK(pair.connection->connected());  // kept for the next request
+  }
+}
+
+TEST_CASE("exchange: the lone driver reads a reply split at any byte", "[exchange]") {
+  const std::string reply = "first\nsecond\n";
+  for (std::size_t cut = 1; cut < reply.size(); ++cut) {
+    CAPTURE(cut);
+    Pair pair;
+    const std::string request = "get a b\n";
+    iovec piece = Piece(request);
+    std::thread peer([&] {
+      if (pair.Receive() != request) return;
+      pair.Send(reply.substr(0, cut));
+      std::this_thread::sleep_for(milliseconds(5));
+      pair.Send(reply.substr(cut));
+    });
+    LineReader reader(2);
+    const Clock::time_point start = Clock::now();
+    Status s =
+        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    peer.join();
+    CHECK(s.ok());
+    CHECK(reader.lines == std::vector<std::string>{"first", "second"});
+    CHECK(pair.connection->connected());
+  }
+}
+
+TEST_CASE("exchange: a request the socket takes in parts goes out whole, in order", "[exchange]") {
+  Pair pair;
+  // Far more than a socket buffer holds: the first write is partial.
+  const std::string big(8 << 20, 'x');
+  const std::string tail = "end\n";
+  iovec pieces[] = {Piece(big), Piece(tail)};
+  LineReader reader(1);
+  ExchangeState state;
+  state.Begin(pieces, 2);
+  REQUIRE(state.Write(*pair.connection, reader) == Want::kWrite);
+  std::string received;
+  // Bounded: each pass drains what was sent; the request is finite.
+  for (int pass = 0; pass < 100000 && state.want() == Want::kWrite; ++pass) {
+    received += pair.Receive(milliseconds(50));
+    state.Write(*pair.connection, reader);
+  }
+  REQUIRE(state.want() == Want::kRead);
+  received += pair.Receive(milliseconds(50));
+  CHECK(received.size() == big.size() + tail.size());
+  CHECK(received == big + tail);
+  pair.Send("ok\n");
+  AwaitBytes(*pair.connection);
+  CHECK(state.Read(*pair.connection, reader) == Want::kDone);
+  CHECK(state.status().ok());
+}
+
+TEST_CASE("exchange: the lone driver waits for room, then reads the reply", "[exchange]") {
+  Pair pair;
+  const std::string big(8 << 20, 'y');
+  iovec piece = Piece(big);
+  std::size_t got = 0;
+  std::thread peer([&] {
+    // Drains slowly at first, so the client must wait for room.
+    std::this_thread::sleep_for(milliseconds(50));
+    for (int pass = 0; pass < 10000 && got < big.size(); ++pass) got += pair.Receive().size();
+    pair.Send("stored\n");
+  });
+  LineReader reader(1);
+  const Clock::time_point start = Clock::now();
+  Status s =
+      RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(5000));
+  peer.join();
+  CHECK(s.ok());
+  CHECK(got == big.size());
+  CHECK(reader.lines == std::vector<std::string>{"stored"});
+}
+
+TEST_CASE("exchange: bytes after the last reply are an error and close the connection",
+          "[exchange]") {
+  SECTION("step by step") {
+    Pair pair;
+    const std::string request = "get a\n";
+    iovec piece = Piece(request);
+    LineReader reader(1);
+    ExchangeState state;
+    state.Begin(&piece, 1);
+    REQUIRE(state.Write(*pair.connection, reader) == Want::kRead);
+    pair.Send("value\nextra");
+    AwaitBytes(*pair.connection);
+    CHECK(state.Read(*pair.connection, reader) == Want::kDone);
+    CHECK(state.status().IsProtocolError());
+    CHECK(state.status().message().find("bytes after the last reply") != std::string_view::npos);
+    CHECK_FALSE(pair.connection->connected());
+  }
+  SECTION("lone driver") {
+    Pair pair;
+    const std::string request = "get a\n";
+    iovec piece = Piece(request);
+    pair.Send("value\nextra\n");
+    LineReader reader(1);
+    const Clock::time_point start = Clock::now();
+    Status s =
+        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    CHECK(s.IsProtocolError());
+    CHECK(s.message().find("bytes after the last reply") != std::string_view::npos);
+    CHECK_FALSE(pair.connection->connected());
+  }
+  SECTION("poll loop") {
+    Pair a;
+    Pair b;
+    const std::string request = "get a\n";
+    LineReader ra(1);
+    LineReader rb(1);
+    Exchange exchanges[2];
+    exchanges[0] = {a.connection.get(), {Piece(request)}, &ra, {}};
+    exchanges[1] = {b.connection.get(), {Piece(request)}, &rb, {}};
+    a.Send("value\n");
+    b.Send("value\nextra\n");
+    RunExchanges(exchanges, Clock::now() + milliseconds(3000));
+    CHECK(exchanges[0].status.ok());
+    CHECK(a.connection->connected());
+    CHECK(exchanges[1].status.IsProtocolError());
+    CHECK_FALSE(b.connection->connected());
+  }
+}
+
+TEST_CASE("exchange: a stalled peer is a timeout within the I/O timeout, and is closed",
+          "[exchange]") {
+  const std::string request = "get a\n";
+  SECTION("lone driver") {
+    Pair pair(milliseconds(100));
+    iovec piece = Piece(request);
+    LineReader reader(1);
+    const Clock::time_point start = Clock::now();
+    Status s =
+        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    const auto took = Clock::now() - start;
+    CHECK(s.IsTimeout());
+    CHECK(s.message().find("no reply within the I/O timeout") != std::string_view::npos);
+    CHECK(took < milliseconds(1000));
+    CHECK_FALSE(pair.connection->connected());
+    CHECK(pair.ClientClosed());
+  }
+  SECTION("lone driver, the call's deadline first") {
+    Pair pair(milliseconds(1000));
+    iovec piece = Piece(request);
+    LineReader reader(1);
+    const Clock::time_point start = Clock::now();
+    Status s =
+        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(100));
+    CHECK(s.IsTimeout());
+    CHECK(s.message().find("no reply within the request timeout") != std::string_view::npos);
+    CHECK_FALSE(pair.connection->connected());
+  }
+  SECTION("poll loop: the stalled one times out, the other answers") {
+    Pair quiet(milliseconds(100));
+    Pair live(milliseconds(100));
+    LineReader rq(1);
+    LineReader rl(1);
+    Exchange exchanges[2];
+    exchanges[0] = {quiet.connection.get(), {Piece(request)}, &rq, {}};
+    exchanges[1] = {live.connection.get(), {Piece(request)}, &rl, {}};
+    live.Send("value\n");
+    RunExchanges(exchanges, Clock::now() + milliseconds(3000));
+    CHECK(exchanges[0].status.IsTimeout());
+    CHECK(exchanges[0].status.message().find("no reply within the I/O timeout") !=
+          std::string_view::npos);
+    CHECK_FALSE(quiet.connection->connected());
+    CHECK(exchanges[1].status.ok());
+  }
+  SECTION("the machine's Expire step") {
+    Pair pair;
+    iovec piece = Piece(request);
+    LineReader reader(1);
+    ExchangeState state;
+    state.Begin(&piece, 1);
+    REQUIRE(state.Write(*pair.connection, reader) == Want::kRead);
+    const Clock::time_point now = Clock::now();
+    CHECK(state.Expire(*pair.connection, now, now + milliseconds(500)) == Want::kDone);
+    CHECK(state.status().message().find("no reply within the I/O timeout") !=
+          std::string_view::npos);
+    CHECK_FALSE(pair.connection->connected());
+  }
+}
+
+TEST_CASE("exchange: a peer that hangs up mid-reply fails the exchange and closes it",
+          "[exchange]") {
+  const std::string request = "get a b\n";
+  SECTION("step by step") {
+    Pair pair;
+    iovec piece = Piece(request);
+    LineReader reader(2);
+    ExchangeState state;
+    state.Begin(&piece, 1);
+    REQUIRE(state.Write(*pair.connection, reader) == Want::kRead);
+    CHECK(pair.Receive() == request);  // read, so the hang-up is a clean close
+    pair.Send("first\nsec");
+    pair.HangUp();
+    AwaitBytes(*pair.connection);
+    Want want = state.Read(*pair.connection, reader);
+    // The close may come with the bytes or on the next read.
+    if (want == Want::kRead) want = state.Read(*pair.connection, reader);
+    CHECK(want == Want::kDone);
+    CHECK(state.status().IsIoError());
+    CHECK(state.status().message().find("closed by the server") != std::string_view::npos);
+    CHECK_FALSE(pair.connection->connected());
+  }
+  SECTION("lone driver") {
+    Pair pair;
+    iovec piece = Piece(request);
+    std::thread peer([&] {
+      if (pair.Receive() != request) return;
+      pair.Send("first\nsec");
+      pair.HangUp();
+    });
+    LineReader reader(2);
+    const Clock::time_point start = Clock::now();
+    Status s =
+        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    peer.join();
+    CHECK(s.IsIoError());
+    CHECK(s.message().find("closed by the server") != std::string_view::npos);
+    CHECK(reader.lines == std::vector<std::string>{"first"});
+    CHECK_FALSE(pair.connection->connected());
+  }
+}
+
+TEST_CASE("exchange: a reader's protocol error ends the exchange and closes it", "[exchange]") {
+  Pair pair;
+  const std::string request = "get a\n";
+  iovec piece = Piece(request);
+  pair.Send("BAD\n");
+  LineReader reader(1);
+  const Clock::time_point start = Clock::now();
+  Status s =
+      RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+  CHECK(s.IsProtocolError());
+  CHECK(s.message() == "a bad line");
+  CHECK_FALSE(pair.connection->connected());
+}
+
+TEST_CASE("exchange: a request that expects no reply is done once sent", "[exchange]") {
+  Pair pair;
+  const std::string request = "set a 0 0 1 noreply\r\nx\r\n";
+  iovec piece = Piece(request);
+  LineReader reader(0);
+  const Clock::time_point start = Clock::now();
+  Status s =
+      RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+  CHECK(s.ok());
+  CHECK(pair.Receive() == request);
+  CHECK(pair.connection->connected());
+}
+
+// A subscription's answer: the bytes after it are the link's messages.
+class LinkOpener final {
+ public:
+  static constexpr bool kKeepsRest = true;
+  Status Consume(ReadBuffer& buffer) {
+    const std::size_t end = buffer.data().find('\n');
+    if (end == std::string_view::npos) return Status::OK();
+    buffer.Consume(end + 1);
+    answered_ = true;
+    return Status::OK();
+  }
+  bool done() const noexcept { return answered_; }
+
+ private:
+  bool answered_ = false;
+};
+
+TEST_CASE("exchange: a reader that opens a link keeps what follows its answer", "[exchange]") {
+  Pair pair;
+  const std::string request = "subscribe\n";
+  iovec piece = Piece(request);
+  pair.Send("subscribed\nmessage 1\n");
+  LinkOpener reader;
+  const Clock::time_point start = Clock::now();
+  Status s =
+      RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+  CHECK(s.ok());
+  CHECK(pair.connection->connected());
+  CHECK(pair.connection->buffer().data() == "message 1\n");
+}
+
+}  // namespace
+}  // namespace cachet::net
