@@ -3,7 +3,6 @@
 #include "text_batch.h"
 
 #include "exptime.h"
-#include "quick_value.h"
 #include "reply_status.h"
 #include "text_request.h"
 
@@ -18,7 +17,34 @@ void TextBatch::Reset(const BatchSettings& settings) {
   next_ = 0;
   gets_open_ = false;
   poisoned_ = false;
-  ResetDirect();
+  ResetReader();
+}
+
+void TextBatch::ExpectOne(Operation& op, Item* hit) {
+  ops_.clear();
+  noreply_.clear();
+  expected_.clear();
+  next_ = 0;
+  gets_open_ = false;
+  poisoned_ = false;
+  ResetReader();
+  LendItem(op, hit);
+  // As Add(): a get is a gets line of one key; nothing comes back for noreply.
+  if (op.kind != OpKind::kGet && op.noreply) {
+    noreply_.push_back(&op);
+    return;
+  }
+  expected_.push_back({0, 0, 1, op.kind == OpKind::kGet});
+  ops_.push_back(&op);
+}
+
+TextBatch& TextBatch::ForOne(Operation& op, Item* hit, ParserLimits limits) {
+  // In the plugin, as the batch runner, so that the plugin's code outlives it.
+  thread_local TextBatch batch(limits);
+  batch.limits_ = limits;
+  batch.parser_ = TextReplyParser(limits);
+  batch.ExpectOne(op, hit);
+  return batch;
 }
 
 void TextBatch::CloseGetsLine() {
@@ -64,25 +90,6 @@ Status TextBatch::OnReply(const Reply& reply) {
   // the exchange's protocol error, rather than an ok it never had.
   if (s.ok()) ++next_;
   return s;
-}
-
-void TextBatch::TakeUsualReplies(net::ReadBuffer& buffer) {
-  // Each hit is for the first key still open in its group, so the key is
-  // compared rather than scanned for; a miss, an END or anything unusual stops
-  // here and goes through the general parser and OnReply().
-  while (next_ < expected_.size()) {
-    Expected& group = expected_[next_];
-    if (!group.retrieval || group.op_count == 0) return;
-    Operation& op = *ops_[group.first_op];
-    std::size_t consumed = 0;
-    const QuickReply hit = QuickTextValue(buffer.data(), op.key, limits_, &consumed);
-    if (hit.outcome != QuickOutcome::kDone) return;
-    StoreHit(op, hit.data, hit.flags, hit.cas);
-    ++group.first_op;
-    --group.op_count;
-    // Consumed only now: the data viewed the buffer.
-    buffer.Consume(consumed);
-  }
 }
 
 Status TextBatch::OnRetrievalReply(Expected& group, const Reply& reply) {
@@ -133,7 +140,7 @@ Status TextBatch::OnSingleReply(Operation& op, const Reply& reply) {
   return Status::OK();
 }
 
-void TextBatch::Settle(const Status& transport) {
+void TextBatch::SettleRest(const Status& transport) {
   // noreply commands were sent; with the text protocol their outcome is unknown
   // unless the connection failed.
   for (Operation* op : noreply_) op->status = transport;

@@ -9,6 +9,12 @@
 // answer stands, hits already read included. Every other command answers with
 // one line, in order, unless noreply (then nothing comes back, and nothing can
 // be reported: the text protocol's noreply loses errors).
+//
+// It is the one reader of text replies: a batch's, and a single operation's
+// (ExpectOne, ForOne). The usual replies (a hit for the key expected next, an
+// END, the one-line reply a command expects) are taken first, straight off the
+// buffer (text_usual.h); anything else goes to the general parser and OnReply(),
+// from the same bytes, so errors and unusual replies are decided in one place.
 #pragma once
 
 #include <string>
@@ -16,17 +22,42 @@
 
 #include "server_batch.h"
 #include "text_parser.h"
+#include "text_usual.h"
 
 namespace cachet::memcached {
 
 class TextBatch final : public ServerBatch {
  public:
-  explicit TextBatch(ParserLimits limits) : ServerBatch(limits), parser_(limits) {}
+  // With `usual_replies` false every reply goes to the general parser: for the
+  // tests and the fuzzer, which check that taking the usual ones changes nothing.
+  explicit TextBatch(ParserLimits limits, bool usual_replies = true)
+      : ServerBatch(limits), parser_(limits), usual_replies_(usual_replies) {}
 
   void Reset(const BatchSettings& settings) override;
   void Add(Operation& op) override;
   void Finish() override;
-  void Settle(const Status& transport) override;
+
+  // Readies the batch for the reply to `op` alone, whose command the caller sent
+  // (a single operation's line, built on the stack): as Reset() then Add(),
+  // without a request. A hit goes to `*hit`, op.result or an Item the caller lends.
+  void ExpectOne(Operation& op, Item* hit);
+  // This thread's batch for single operations, readied by ExpectOne(), reading
+  // with `limits`. Kept from call to call, so a single operation allocates nothing;
+  // valid until the thread's next ForOne().
+  static TextBatch& ForOne(Operation& op, Item* hit, ParserLimits limits);
+
+  // The usual replies first, whole; what is left (a reply still arriving, an
+  // error, anything unusual) goes to the general loop, ServerBatch::Consume.
+  // Inline: a single operation's usual reply is read without a call.
+  Status Consume(net::ReadBuffer& buffer) override {
+    if (usual_replies_ && !direct_active()) TakeUsual(buffer);
+    if (done() && buffer.empty()) return Status::OK();
+    return ServerBatch::Consume(buffer);
+  }
+  // Inline for the usual end: every reply came, no noreply command waits.
+  void Settle(const Status& transport) override {
+    if (!transport.ok() || !noreply_.empty()) SettleRest(transport);
+  }
 
   bool done() const noexcept override { return next_ == expected_.size(); }
 
@@ -48,11 +79,62 @@ class TextBatch final : public ServerBatch {
     return parser_.ValueHeader(input, reply, data_offset, size);
   }
   Status OnReply(const Reply& reply) override;
-  // The hits of a gets line that come for the very key expected next, read
-  // with QuickTextValue (quick_reply.h): the usual case of a batch read.
-  void TakeUsualReplies(net::ReadBuffer& buffer) override;
+  void TakeUsualReplies(net::ReadBuffer& buffer) override {
+    if (usual_replies_) TakeUsual(buffer);
+  }
+  // Takes the usual replies off the front of `buffer`, whole ones only, each
+  // routed as the general parser and OnReply() would route it; stops at
+  // anything else.
+  void TakeUsual(net::ReadBuffer& buffer) {
+    while (next_ < expected_.size()) {
+      Expected& expected = expected_[next_];
+      if (!(expected.retrieval ? TakeRetrieval(buffer, expected)
+                               : TakeLine(buffer, *ops_[expected.first_op]))) {
+        return;
+      }
+    }
+  }
+  // A hit for the key `group` expects next, or the END that closes it.
+  bool TakeRetrieval(net::ReadBuffer& buffer, Expected& group) {
+    const std::string_view input = buffer.data();
+    if (quick_detail::StartsWith(input, "END\r\n")) {
+      // Every key still open is a miss.
+      for (std::size_t i = 0; i < group.op_count; ++i) {
+        ops_[group.first_op + i]->status = Status::NotFound();
+      }
+      group.op_count = 0;
+      ++next_;
+      buffer.Consume(5);
+      return true;
+    }
+    if (group.op_count == 0) return false;
+    Operation& op = *ops_[group.first_op];
+    std::size_t consumed = 0;
+    const QuickReply hit = QuickTextValue(input, op.key, limits_, &consumed);
+    if (hit.outcome != QuickOutcome::kDone) return false;
+    StoreHit(op, hit.data, hit.flags, hit.cas);
+    ++group.first_op;
+    --group.op_count;
+    // Consumed only now: the data viewed the buffer.
+    buffer.Consume(consumed);
+    return true;
+  }
+  // The one-line reply `op` expects.
+  bool TakeLine(net::ReadBuffer& buffer, Operation& op) {
+    const UsualLine line = UsualTextLine(buffer.data(), op.kind, limits_);
+    if (line.consumed == 0) return false;
+    op.status = Status::FromCode(line.code, {});
+    if (line.code == StatusCode::kOk && (op.kind == OpKind::kIncr || op.kind == OpKind::kDecr)) {
+      op.counter = line.number;
+    }
+    ++next_;
+    buffer.Consume(line.consumed);
+    return true;
+  }
   Status OnRetrievalReply(Expected& group, const Reply& reply);
   Status OnSingleReply(Operation& op, const Reply& reply);
+  // Settle() after a failed exchange or with noreply commands.
+  void SettleRest(const Status& transport);
 
   TextReplyParser parser_;
   BatchSettings settings_;
@@ -62,6 +144,7 @@ class TextBatch final : public ServerBatch {
   std::string keys_;  // the keys of a gets line; kept for its capacity
   std::size_t next_ = 0;
   bool gets_open_ = false;
+  bool usual_replies_;
 };
 
 }  // namespace cachet::memcached
