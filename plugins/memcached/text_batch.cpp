@@ -2,6 +2,8 @@
 // replies, in order, back to them.
 #include "text_batch.h"
 
+#include <memory>
+
 #include "exptime.h"
 #include "reply_status.h"
 #include "text_request.h"
@@ -20,27 +22,80 @@ void TextBatch::Reset(const BatchSettings& settings) {
   ResetReader();
 }
 
-void TextBatch::ExpectOne(Operation& op, Item* hit) {
-  ops_.clear();
-  noreply_.clear();
-  expected_.clear();
-  next_ = 0;
-  gets_open_ = false;
-  poisoned_ = false;
-  ResetReader();
-  LendItem(op, hit);
-  // As Add(): a get is a gets line of one key; nothing comes back for noreply.
-  if (op.kind != OpKind::kGet && op.noreply) {
-    noreply_.push_back(&op);
-    return;
+UsualLine OtherUsualTextLine(std::string_view input, OpKind kind) {
+  using quick_detail::FixedLine;
+  UsualLine line;
+  switch (kind) {
+    case OpKind::kStore:
+      FixedLine(input, "NOT_STORED\r\n", StatusCode::kNotStored, &line) ||
+          FixedLine(input, "EXISTS\r\n", StatusCode::kExists, &line) ||
+          FixedLine(input, "NOT_FOUND\r\n", StatusCode::kNotFound, &line);
+      break;
+    case OpKind::kRemove:
+    case OpKind::kTouch:
+    case OpKind::kIncr:
+    case OpKind::kDecr:
+      FixedLine(input, "NOT_FOUND\r\n", StatusCode::kNotFound, &line);
+      break;
+    case OpKind::kGet:
+      break;
   }
-  expected_.push_back({0, 0, 1, op.kind == OpKind::kGet});
-  ops_.push_back(&op);
+  return line;
 }
 
+bool TextBatch::TakeRetrievals(net::ReadBuffer& buffer, Expected& group) {
+  for (;;) {
+    const std::string_view input = buffer.data();
+    if (!input.empty() && input[0] == 'E') {
+      if (!quick_detail::StartsWith(input, "END\r\n")) return false;
+      // Every key still open is a miss.
+      for (std::size_t i = 0; i < group.op_count; ++i) {
+        ops_[group.first_op + i]->status = Status::NotFound();
+      }
+      group.op_count = 0;
+      ++next_;
+      buffer.Consume(5);
+      return true;
+    }
+    if (group.op_count == 0) return false;
+    Operation& op = *ops_[group.first_op];
+    std::size_t consumed = 0;
+    const QuickReply hit = QuickTextValue(input, op.key, limits_, &consumed);
+    if (hit.outcome != QuickOutcome::kDone) return false;
+    StoreHit(op, hit.data, hit.flags, hit.cas);
+    ++group.first_op;
+    --group.op_count;
+    // Consumed only now: the data viewed the buffer.
+    buffer.Consume(consumed);
+  }
+}
+
+void TextBatch::Reshape(bool silent) {
+  ops_.assign(silent ? 0 : 1, nullptr);
+  expected_.assign(silent ? 0 : 1, Expected{});
+  noreply_.assign(silent ? 1 : 0, nullptr);
+  gets_open_ = false;
+}
+
+namespace {
+
+// This thread's batch for single operations, made on first use; `owner` frees
+// it when the thread ends. In the plugin, as the batch runner, so that the
+// plugin's code outlives it. The pointer alone is read on every call: it needs
+// no guard, unlike an object with a constructor.
+thread_local TextBatch* lone_batch = nullptr;
+thread_local std::unique_ptr<TextBatch> lone_owner;
+
+TextBatch& MakeLoneBatch(ParserLimits limits) {
+  lone_owner = std::make_unique<TextBatch>(limits);
+  lone_batch = lone_owner.get();
+  return *lone_batch;
+}
+
+}  // namespace
+
 TextBatch& TextBatch::ForOne(Operation& op, Item* hit, ParserLimits limits) {
-  // In the plugin, as the batch runner, so that the plugin's code outlives it.
-  thread_local TextBatch batch(limits);
+  TextBatch& batch = lone_batch != nullptr ? *lone_batch : MakeLoneBatch(limits);
   batch.limits_ = limits;
   batch.parser_ = TextReplyParser(limits);
   batch.ExpectOne(op, hit);

@@ -84,45 +84,25 @@ class TextBatch final : public ServerBatch {
   }
   // Takes the usual replies off the front of `buffer`, whole ones only, each
   // routed as the general parser and OnReply() would route it; stops at
-  // anything else.
+  // anything else. A gets line's replies are taken out of line, a command's
+  // one line inline: a single store, delete or counter is read without a call.
   void TakeUsual(net::ReadBuffer& buffer) {
     while (next_ < expected_.size()) {
       Expected& expected = expected_[next_];
-      if (!(expected.retrieval ? TakeRetrieval(buffer, expected)
+      if (!(expected.retrieval ? TakeRetrievals(buffer, expected)
                                : TakeLine(buffer, *ops_[expected.first_op]))) {
         return;
       }
     }
   }
-  // A hit for the key `group` expects next, or the END that closes it.
-  bool TakeRetrieval(net::ReadBuffer& buffer, Expected& group) {
-    const std::string_view input = buffer.data();
-    if (quick_detail::StartsWith(input, "END\r\n")) {
-      // Every key still open is a miss.
-      for (std::size_t i = 0; i < group.op_count; ++i) {
-        ops_[group.first_op + i]->status = Status::NotFound();
-      }
-      group.op_count = 0;
-      ++next_;
-      buffer.Consume(5);
-      return true;
-    }
-    if (group.op_count == 0) return false;
-    Operation& op = *ops_[group.first_op];
-    std::size_t consumed = 0;
-    const QuickReply hit = QuickTextValue(input, op.key, limits_, &consumed);
-    if (hit.outcome != QuickOutcome::kDone) return false;
-    StoreHit(op, hit.data, hit.flags, hit.cas);
-    ++group.first_op;
-    --group.op_count;
-    // Consumed only now: the data viewed the buffer.
-    buffer.Consume(consumed);
-    return true;
-  }
+  // The hits of `group` for the keys it expects next, in order, and the END
+  // that closes it: true once the END is taken.
+  bool TakeRetrievals(net::ReadBuffer& buffer, Expected& group);
   // The one-line reply `op` expects.
   bool TakeLine(net::ReadBuffer& buffer, Operation& op) {
-    const UsualLine line = UsualTextLine(buffer.data(), op.kind, limits_);
-    if (line.consumed == 0) return false;
+    const UsualLine line = UsualTextLine(buffer.data(), op.kind);
+    // A line over max_line is the general parser's to refuse (tiny limits).
+    if (line.consumed == 0 || line.consumed > limits_.max_line + 2) return false;
     op.status = Status::FromCode(line.code, {});
     if (line.code == StatusCode::kOk && (op.kind == OpKind::kIncr || op.kind == OpKind::kDecr)) {
       op.counter = line.number;
@@ -135,6 +115,8 @@ class TextBatch final : public ServerBatch {
   Status OnSingleReply(Operation& op, const Reply& reply);
   // Settle() after a failed exchange or with noreply commands.
   void SettleRest(const Status& transport);
+  // Sizes the lists for one operation, sent with noreply (`silent`) or not.
+  void Reshape(bool silent);
 
   TextReplyParser parser_;
   BatchSettings settings_;
@@ -146,5 +128,26 @@ class TextBatch final : public ServerBatch {
   bool gets_open_ = false;
   bool usual_replies_;
 };
+
+inline void TextBatch::ExpectOne(Operation& op, Item* hit) {
+  next_ = 0;
+  poisoned_ = false;
+  ResetReader();
+  LendItem(op, hit);
+  // As Add(): a get is a gets line of one key; nothing comes back for noreply.
+  // The lists of a batch reused for single operations have their one element
+  // in place already, unless the last one differed.
+  const bool silent = op.noreply && op.kind != OpKind::kGet;
+  if (silent ? !expected_.empty() || noreply_.size() != 1
+             : expected_.size() != 1 || !noreply_.empty()) [[unlikely]] {
+    Reshape(silent);
+  }
+  if (silent) {
+    noreply_[0] = &op;
+    return;
+  }
+  ops_[0] = &op;
+  expected_[0] = {0, 0, 1, op.kind == OpKind::kGet};
+}
 
 }  // namespace cachet::memcached
