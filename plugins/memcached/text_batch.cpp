@@ -17,8 +17,10 @@ void TextBatch::Reset(const BatchSettings& settings) {
   noreply_.clear();
   expected_.clear();
   next_ = 0;
+  expected_count_ = 0;
   gets_open_ = false;
   poisoned_ = false;
+  shape_ = Shape::kBatch;
   ResetReader();
 }
 
@@ -75,31 +77,16 @@ void TextBatch::Reshape(bool silent) {
   expected_.assign(silent ? 0 : 1, Expected{});
   noreply_.assign(silent ? 1 : 0, nullptr);
   gets_open_ = false;
+  shape_ = silent ? Shape::kOneSilent : Shape::kOne;
 }
 
-namespace {
-
-// This thread's batch for single operations, made on first use; `owner` frees
-// it when the thread ends. In the plugin, as the batch runner, so that the
-// plugin's code outlives it. The pointer alone is read on every call: it needs
-// no guard, unlike an object with a constructor.
-thread_local TextBatch* lone_batch = nullptr;
-thread_local std::unique_ptr<TextBatch> lone_owner;
-
-TextBatch& MakeLoneBatch(ParserLimits limits) {
-  lone_owner = std::make_unique<TextBatch>(limits);
-  lone_batch = lone_owner.get();
-  return *lone_batch;
-}
-
-}  // namespace
-
-TextBatch& TextBatch::ForOne(Operation& op, Item* hit, ParserLimits limits) {
-  TextBatch& batch = lone_batch != nullptr ? *lone_batch : MakeLoneBatch(limits);
-  batch.limits_ = limits;
-  batch.parser_ = TextReplyParser(limits);
-  batch.ExpectOne(op, hit);
-  return batch;
+TextBatch& TextBatch::MakeLoneBatch(ParserLimits limits) {
+  // Frees the batch when the thread ends. In the plugin, as the batch runner,
+  // so that the plugin's code outlives it.
+  thread_local std::unique_ptr<TextBatch> owner;
+  owner = std::make_unique<TextBatch>(limits);
+  lone_batch_ = owner.get();
+  return *owner;
 }
 
 void TextBatch::CloseGetsLine() {
@@ -132,7 +119,10 @@ void TextBatch::Add(Operation& op) {
   }
 }
 
-void TextBatch::Finish() { CloseGetsLine(); }
+void TextBatch::Finish() {
+  CloseGetsLine();
+  expected_count_ = expected_.size();
+}
 
 Status TextBatch::OnReply(const Reply& reply) {
   if (reply.kind == ReplyKind::kError || reply.kind == ReplyKind::kClientError) {

@@ -43,12 +43,18 @@ class TextBatch final : public ServerBatch {
   void ExpectOne(Operation& op, Item* hit);
   // This thread's batch for single operations, readied by ExpectOne(), reading
   // with `limits`. Kept from call to call, so a single operation allocates nothing;
-  // valid until the thread's next ForOne().
-  static TextBatch& ForOne(Operation& op, Item* hit, ParserLimits limits);
+  // valid until the thread's next ForOne(). Inline: every single operation asks.
+  static TextBatch& ForOne(Operation& op, Item* hit, ParserLimits limits) {
+    TextBatch& batch = lone_batch_ != nullptr ? *lone_batch_ : MakeLoneBatch(limits);
+    batch.limits_ = limits;
+    batch.parser_ = TextReplyParser(limits);
+    batch.ExpectOne(op, hit);
+    return batch;
+  }
 
   // The usual replies first, whole; what is left (a reply still arriving, an
   // error, anything unusual) goes to the general loop, ServerBatch::Consume.
-  // Inline: a single operation's usual reply is read without a call.
+  // Inline: a single operation's usual reply is read with few calls.
   Status Consume(net::ReadBuffer& buffer) override {
     if (usual_replies_ && !direct_active()) TakeUsual(buffer);
     if (done() && buffer.empty()) return Status::OK();
@@ -59,7 +65,8 @@ class TextBatch final : public ServerBatch {
     if (!transport.ok() || !noreply_.empty()) SettleRest(transport);
   }
 
-  bool done() const noexcept override { return next_ == expected_.size(); }
+  // After Finish() or ExpectOne().
+  bool done() const noexcept override { return next_ == expected_count_; }
 
  private:
   // One reply (or, for a gets line, one group of replies) still to come.
@@ -85,9 +92,9 @@ class TextBatch final : public ServerBatch {
   // Takes the usual replies off the front of `buffer`, whole ones only, each
   // routed as the general parser and OnReply() would route it; stops at
   // anything else. A gets line's replies are taken out of line, a command's
-  // one line inline: a single store, delete or counter is read without a call.
+  // one line inline (TakeLine).
   void TakeUsual(net::ReadBuffer& buffer) {
-    while (next_ < expected_.size()) {
+    while (next_ < expected_count_) {
       Expected& expected = expected_[next_];
       if (!(expected.retrieval ? TakeRetrievals(buffer, expected)
                                : TakeLine(buffer, *ops_[expected.first_op]))) {
@@ -98,8 +105,9 @@ class TextBatch final : public ServerBatch {
   // The hits of `group` for the keys it expects next, in order, and the END
   // that closes it: true once the END is taken.
   bool TakeRetrievals(net::ReadBuffer& buffer, Expected& group);
-  // The one-line reply `op` expects.
-  bool TakeLine(net::ReadBuffer& buffer, Operation& op) {
+  // The one-line reply `op` expects. always_inline: GCC otherwise calls it out
+  // of line from a single operation (docs/performance.md).
+  [[gnu::always_inline]] bool TakeLine(net::ReadBuffer& buffer, Operation& op) {
     const UsualLine line = UsualTextLine(buffer.data(), op.kind);
     // A line over max_line is the general parser's to refuse (tiny limits).
     if (line.consumed == 0 || line.consumed > limits_.max_line + 2) return false;
@@ -117,6 +125,16 @@ class TextBatch final : public ServerBatch {
   void SettleRest(const Status& transport);
   // Sizes the lists for one operation, sent with noreply (`silent`) or not.
   void Reshape(bool silent);
+  // Makes this thread's batch for single operations (ForOne).
+  static TextBatch& MakeLoneBatch(ParserLimits limits);
+
+  // The shape of the lists: a batch's (Add), or one operation's (ExpectOne),
+  // which the next ExpectOne() reuses as it is.
+  enum class Shape : std::uint8_t { kBatch, kOne, kOneSilent };
+
+  // This thread's batch for single operations, made on first use. Only the
+  // pointer is read on each call: it needs no guard, as an object would.
+  static inline thread_local TextBatch* lone_batch_ = nullptr;
 
   TextReplyParser parser_;
   BatchSettings settings_;
@@ -125,8 +143,10 @@ class TextBatch final : public ServerBatch {
   std::vector<Expected> expected_;
   std::string keys_;  // the keys of a gets line; kept for its capacity
   std::size_t next_ = 0;
+  std::size_t expected_count_ = 0;  // expected_.size(), once Finish()ed
   bool gets_open_ = false;
   bool usual_replies_;
+  Shape shape_ = Shape::kBatch;
 };
 
 inline void TextBatch::ExpectOne(Operation& op, Item* hit) {
@@ -135,19 +155,20 @@ inline void TextBatch::ExpectOne(Operation& op, Item* hit) {
   ResetReader();
   LendItem(op, hit);
   // As Add(): a get is a gets line of one key; nothing comes back for noreply.
-  // The lists of a batch reused for single operations have their one element
-  // in place already, unless the last one differed.
-  const bool silent = op.noreply && op.kind != OpKind::kGet;
-  if (silent ? !expected_.empty() || noreply_.size() != 1
-             : expected_.size() != 1 || !noreply_.empty()) [[unlikely]] {
-    Reshape(silent);
-  }
-  if (silent) {
+  // The lists of the last single operation are reused as they are when this
+  // one has their shape.
+  if (op.noreply && op.kind != OpKind::kGet) {
+    if (shape_ != Shape::kOneSilent) [[unlikely]]
+      Reshape(true);
     noreply_[0] = &op;
+    expected_count_ = 0;
     return;
   }
+  if (shape_ != Shape::kOne) [[unlikely]]
+    Reshape(false);
   ops_[0] = &op;
   expected_[0] = {0, 0, 1, op.kind == OpKind::kGet};
+  expected_count_ = 1;
 }
 
 }  // namespace cachet::memcached
