@@ -105,9 +105,8 @@ class TextBatch final : public ServerBatch {
   // The hits of `group` for the keys it expects next, in order, and the END
   // that closes it: true once the END is taken.
   bool TakeRetrievals(net::ReadBuffer& buffer, Expected& group);
-  // The one-line reply `op` expects. always_inline: GCC otherwise calls it out
-  // of line from a single operation (docs/performance.md).
-  [[gnu::always_inline]] bool TakeLine(net::ReadBuffer& buffer, Operation& op) {
+  // The one-line reply `op` expects.
+  bool TakeLine(net::ReadBuffer& buffer, Operation& op) {
     const UsualLine line = UsualTextLine(buffer.data(), op.kind);
     // A line over max_line is the general parser's to refuse (tiny limits).
     if (line.consumed == 0 || line.consumed > limits_.max_line + 2) return false;
