@@ -11,11 +11,14 @@
 //
 // Input: byte 0, the number of commands (1 to 6, low bits) and of cuts (high
 // bits); then a byte per command (its kind, and noreply); then a byte per cut
-// (where the reply is split); the rest is the reply.
+// (where the reply is split); the rest is the reply, where a byte from 0xe0 up
+// stands for a piece of a usual reply (kPieces), so that whole replies, and
+// replies to the wrong command, are found quickly.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +39,28 @@ constexpr ParserLimits kLimits{256, 1 << 20};
 const std::string_view kKeys[] = {"k", "key2", "a-longer-key-03", "k", "k5", "k6"};
 constexpr OpKind kKinds[] = {OpKind::kGet,  OpKind::kGet,  OpKind::kStore, OpKind::kRemove,
                              OpKind::kIncr, OpKind::kDecr, OpKind::kTouch};
+
+const std::string_view kPieces[] = {
+    "VALUE ", "END\r\n", "STORED\r\n", "NOT_STORED\r\n", "EXISTS\r\n", "NOT_FOUND\r\n",
+    "DELETED\r\n", "TOUCHED\r\n", "\r\n", " ", "k", "key2", "a-longer-key-03", "k5", "0", "1",
+    "12", "18446744073709551615", "18446744073709551616", "4294967296", "ERROR\r\n",
+    "CLIENT_ERROR bad\r\n", "SERVER_ERROR object too large for cache\r\n", "VALUE k 0 1\r\nx\r\n",
+    "VALUE key2 3 2 7\r\nab\r\n", "OK\r\n", "\n", "999999", "VALUE k 0 300\r\n", "65", "x",
+    "ab"};
+
+// The reply an input stands for: its bytes, each from 0xe0 up replaced by a piece.
+std::string Expand(std::string_view raw) {
+  std::string out;
+  for (const char c : raw) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0xe0) {
+      out += kPieces[(byte - 0xe0) % std::size(kPieces)];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 struct Command {
   OpKind kind;
@@ -164,8 +189,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const OpKind kind = kKinds[(byte & 0x7f) % 7];
     commands.push_back({kind, kind != OpKind::kGet && (byte & 0x80) != 0});
   }
-  const std::string_view reply(reinterpret_cast<const char*>(data) + 1 + count + cut_count,
-                               size - 1 - count - cut_count);
+  const std::string reply = Expand(std::string_view(
+      reinterpret_cast<const char*>(data) + 1 + count + cut_count, size - 1 - count - cut_count));
   std::vector<std::size_t> cuts;
   for (std::size_t i = 0; i < cut_count; ++i) {
     const std::size_t cut = reply.empty() ? 0 : data[1 + count + i] % (reply.size() + 1);
