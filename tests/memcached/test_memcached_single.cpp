@@ -126,10 +126,11 @@ Status Exchange(Reader& reader, std::string_view reply, const std::vector<std::s
 // `kinds` sent as one batch, read by a TextBatch with or without the usual
 // replies taken first.
 Outcome ThroughBatch(const std::vector<OpKind>& kinds, std::string_view reply,
-                     const std::vector<std::size_t>& cuts, bool usual_replies) {
+                     const std::vector<std::size_t>& cuts, bool usual_replies,
+                     ParserLimits limits = kLimits) {
   static const std::string kKeys[] = {"k", "key2", "a-longer-key-03", "k4", "k5", "k6"};
   std::deque<Operation> ops;
-  TextBatch batch(kLimits, usual_replies);
+  TextBatch batch(limits, usual_replies);
   batch.Reset({});
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     ops.push_back(MakeOp(kinds[i], kKeys[i % 6]));
@@ -147,13 +148,13 @@ Outcome ThroughBatch(const std::vector<OpKind>& kinds, std::string_view reply,
 // One operation read as the single-operation path reads it: this thread's
 // TextBatch of one (ForOne), a get's hit going to an Item the caller lends.
 Outcome ThroughSingle(OpKind kind, std::string_view reply, const std::vector<std::size_t>& cuts,
-                      bool noreply = false) {
+                      bool noreply = false, ParserLimits limits = kLimits) {
   Operation op = MakeOp(kind, "k");
   op.noreply = noreply;
   Item lent;
   lent.value = "left over from the last read";
   Item* hit = kind == OpKind::kGet ? &lent : &op.result;
-  TextBatch& reader = TextBatch::ForOne(op, hit, kLimits);
+  TextBatch& reader = TextBatch::ForOne(op, hit, limits);
   Outcome out;
   out.stream = Exchange(reader, reply, cuts, &out.done);
   out.poisoned = reader.poisoned();
@@ -400,6 +401,25 @@ TEST_CASE("single: a batch of mixed commands reads the same with and without the
   const Outcome usual = ThroughBatch(kinds, replies[0], {}, true);
   CHECK(usual.ops == std::vector<std::string>{"ok 'ab' 1 3", "not_found", "ok", "ok 7", "ok",
                                               "not_found"});
+}
+
+TEST_CASE("single: a line over max_line is refused on the usual path too", "[memcached][single]") {
+  // Limits smaller than any usual line: the general parser refuses each as too
+  // long, and the usual path must not take it.
+  for (const std::size_t max_line : {std::size_t{3}, std::size_t{6}, std::size_t{7}}) {
+    const ParserLimits tiny{max_line, 1024};
+    for (const auto& [kind, reply] : std::vector<std::pair<OpKind, std::string>>{
+             {OpKind::kStore, "STORED\r\n"},
+             {OpKind::kRemove, "DELETED\r\n"},
+             {OpKind::kStore, "NOT_STORED\r\n"},
+             {OpKind::kIncr, "12345678\r\n"},
+             {OpKind::kGet, "END\r\n"}}) {
+      INFO("max_line " << max_line << ", reply '" << reply << "'");
+      const Outcome single = ThroughSingle(kind, reply, {}, false, tiny);
+      CHECK(single == ThroughBatch({kind}, reply, {}, false, tiny));
+      if (reply.size() - 2 > max_line) CHECK(single.stream.IsProtocolError());
+    }
+  }
 }
 
 TEST_CASE("single: a noreply command expects nothing and takes the exchange's outcome",
