@@ -111,11 +111,11 @@ Status MemcachedBackend::RunBatchOfOne(Operation& op, std::size_t server,
   // One operation needs no grouping by server: straight to its exchange.
   net::BatchRunner& runner = Runner();
   Operation* const one[] = {&op};
-  // The batch fills op.result; the caller's Item lends its buffer there.
-  if (hit != &op.result) std::swap(op.result, *hit);
-  runner.Enlist(pool_, server, FillBatch(runner.slot(server), one, settings));
+  ServerBatch& batch = FillBatch(runner.slot(server), one, settings);
+  // A hit goes to the caller's Item, whose buffer is reused.
+  batch.LendItem(op, hit);
+  runner.Enlist(pool_, server, batch);
   runner.Run(pool_.CallDeadline());
-  if (hit != &op.result) std::swap(op.result, *hit);
   return std::move(op.status);
 }
 

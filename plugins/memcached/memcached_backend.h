@@ -6,7 +6,7 @@
 // sent and routes each operation; net::BatchRunner groups a batch by server and
 // runs every server's share at once. A single operation on a connected text-protocol connection
 // skips the batch machinery: its command is built on the stack and its reply
-// read by SingleTextReader (memcached_single.cpp). The protocols live in
+// read by the same reader, a TextBatch of one (memcached_single.cpp). The protocols live in
 // text_batch / meta_batch (encoding in *_request, parsing in *_parser); replies
 // map to Status in reply_status.
 //

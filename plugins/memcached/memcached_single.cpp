@@ -1,12 +1,13 @@
 // MemcachedBackend's single-operation path: one command built on the stack,
-// sent alone, its reply read by the quick recognizers.
+// sent alone, its reply read by the text reader every batch uses (TextBatch).
 //
 // A single get, set or incr is most of what applications send, and the batch
 // machinery (per-thread scratch, per-server lists, a growable request, the poll
 // loop's bookkeeping, a tokenizing parser) cost more than the round trip's own
 // work. This path keeps every rule of the batch path: keys and sizes are checked
 // first, the pool routes and keeps health, the exchange has the same deadline,
-// and any reply out of the ordinary goes to the batch reader (SingleTextReader).
+// and the reply is read by a TextBatch of one (TextBatch::ForOne), which takes
+// the usual reply straight off the buffer and judges anything else as for a batch.
 // It takes over only when the connection is already up; connecting, and the
 // meta protocol, go through the batch machinery as before.
 #include <utility>
@@ -15,7 +16,7 @@
 #include "command_line.h"
 #include "exptime.h"
 #include "memcached_backend.h"
-#include "single_text_reader.h"
+#include "text_batch.h"
 #include "text_request.h"
 
 namespace cachet::memcached {
@@ -51,7 +52,7 @@ Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, It
     // Keys are checked and values bounded, so a line always fits; should one
     // not, the batch path sends it.
     if (line.overflowed()) return RunBatchOfOne(op, server, settings, hit);
-    // A text noreply write reads nothing back (see SingleTextReader).
+    // A text noreply write reads nothing back (see TextBatch).
     net::ServerPool::Lease lease = pool_.Acquire(
         server, op.noreply ? net::ServerPool::Use::kWritesOnly : net::ServerPool::Use::kReadsReplies);
     if (lease->refused()) [[unlikely]] {
@@ -62,7 +63,7 @@ Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, It
     if (lease->connected()) {
       iovec request[3];
       const int pieces = line.Iovecs(request);
-      SingleTextReader reader(op, hit, settings, limits_);
+      TextBatch& reader = TextBatch::ForOne(op, hit, limits_);
       const net::Clock::time_point start = net::Clock::now();
       const net::Deadline deadline = start + options_.pool.connection.CallTimeout();
       Status transport =

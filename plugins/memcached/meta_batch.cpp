@@ -45,7 +45,7 @@ void MetaBatch::Reset(const BatchSettings& settings) {
   after_last_answer_ = 0;
   done_ = false;
   poisoned_ = false;
-  ResetDirect();
+  ResetReader();
 }
 
 void MetaBatch::Add(Operation& op) {

@@ -41,7 +41,7 @@ Status ServerBatch::StartDirect(net::ReadBuffer& buffer) {
   if (direct_op_ == nullptr) {
     return Status::ProtocolError("memcached: a large value for an operation that reads none");
   }
-  direct_.Start(buffer, offset, static_cast<std::size_t>(size), &direct_op_->result.value);
+  direct_.Start(buffer, offset, static_cast<std::size_t>(size), &ResultOf(*direct_op_).value);
   return Status::OK();
 }
 
@@ -50,12 +50,6 @@ Status ServerBatch::ContinueDirect(net::ReadBuffer& buffer, bool* done) {
   if (!s.ok()) return Status::ProtocolError("memcached: " + std::string(s.message()));
   if (*done) direct_op_->status = Status::OK();
   return Status::OK();
-}
-
-void ServerBatch::ResetDirect() noexcept {
-  direct_.Reset();
-  direct_op_ = nullptr;
-  routing_direct_ = false;
 }
 
 void ServerBatch::SettleDirect(const Status& transport) {
@@ -67,8 +61,9 @@ void ServerBatch::FillItem(Operation& op, const Reply& reply) {
     StoreHit(op, reply.data, reply.flags, reply.cas);
     return;
   }
-  op.result.flags = reply.flags;
-  op.result.cas = reply.cas;
+  Item& item = ResultOf(op);
+  item.flags = reply.flags;
+  item.cas = reply.cas;
   // Until the data is whole, a failed exchange must not leave a hit behind.
   direct_op_ = &op;
   op.status = Status::IoError("memcached: the connection failed inside a value");

@@ -53,7 +53,15 @@ class ServerBatch : public net::ServerBatch {
 
   // The reply loop both protocols share: parses complete replies off the front
   // of `buffer` and hands each to OnReply() until done() or more bytes are needed.
-  Status Consume(net::ReadBuffer& buffer) final;
+  // A protocol may take its usual replies first (TextBatch) and then call this.
+  Status Consume(net::ReadBuffer& buffer) override;
+
+  // A hit for `op` goes to `*item` instead of op.result (an Item the caller of a
+  // single Get lends, so its buffer is reused), until the next Reset().
+  void LendItem(const Operation& op, Item* item) noexcept {
+    lent_for_ = &op;
+    lent_ = item;
+  }
 
  protected:
   // One reply from the front of `input` (the protocol's parser).
@@ -68,8 +76,15 @@ class ServerBatch : public net::ServerBatch {
   // the front of `buffer`, whole ones only, each routed exactly as the parser and
   // OnReply() would route it; anything else is left to them. None by default.
   virtual void TakeUsualReplies(net::ReadBuffer& buffer) { (void)buffer; }
-  // Forgets a value left half-read by an earlier exchange. Reset() calls it.
-  void ResetDirect() noexcept;
+  // Forgets a value left half-read by an earlier exchange, and a lent item.
+  // Reset() calls it.
+  void ResetReader() noexcept {
+    direct_.Reset();
+    direct_op_ = nullptr;
+    routing_direct_ = false;
+    lent_for_ = nullptr;
+  }
+  bool direct_active() const noexcept { return direct_.active(); }
   // A value still being received when the exchange failed gets the exchange's
   // status, as an unanswered operation would. Settle() calls it first.
   void SettleDirect(const Status& transport);
@@ -79,14 +94,16 @@ class ServerBatch : public net::ServerBatch {
   void FillItem(Operation& op, const Reply& reply);
   // A whole hit: its bytes are copied into op's buffer. Inline: a batch read
   // stores one per key.
-  static void StoreHit(Operation& op, std::string_view data, std::uint32_t flags,
-                       std::uint64_t cas) {
-    op.result.flags = flags;
-    op.result.cas = cas;
+  void StoreHit(Operation& op, std::string_view data, std::uint32_t flags, std::uint64_t cas) {
+    Item& item = ResultOf(op);
+    item.flags = flags;
+    item.cas = cas;
     // assign() reuses the capacity of the caller's Item.
-    op.result.value.assign(data.data(), data.size());
+    item.value.assign(data.data(), data.size());
     op.status = Status::OK();
   }
+  // Where op's hit goes: op.result, or the item lent for it.
+  Item& ResultOf(Operation& op) const noexcept { return &op == lent_for_ ? *lent_ : op.result; }
 
   ParserLimits limits_;
   net::RequestBuffer request_;
@@ -102,6 +119,8 @@ class ServerBatch : public net::ServerBatch {
   net::DirectValue direct_;
   Operation* direct_op_ = nullptr;  // the operation the direct value is for
   bool routing_direct_ = false;     // OnReply is routing a header without its data
+  const Operation* lent_for_ = nullptr;  // LendItem(): the operation whose hit goes to lent_
+  Item* lent_ = nullptr;
 };
 
 }  // namespace cachet::memcached

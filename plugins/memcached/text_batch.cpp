@@ -2,8 +2,9 @@
 // replies, in order, back to them.
 #include "text_batch.h"
 
+#include <memory>
+
 #include "exptime.h"
-#include "quick_value.h"
 #include "reply_status.h"
 #include "text_request.h"
 
@@ -16,9 +17,76 @@ void TextBatch::Reset(const BatchSettings& settings) {
   noreply_.clear();
   expected_.clear();
   next_ = 0;
+  expected_count_ = 0;
   gets_open_ = false;
   poisoned_ = false;
-  ResetDirect();
+  shape_ = Shape::kBatch;
+  ResetReader();
+}
+
+UsualLine OtherUsualTextLine(std::string_view input, OpKind kind) {
+  using quick_detail::FixedLine;
+  UsualLine line;
+  switch (kind) {
+    case OpKind::kStore:
+      FixedLine(input, "NOT_STORED\r\n", StatusCode::kNotStored, &line) ||
+          FixedLine(input, "EXISTS\r\n", StatusCode::kExists, &line) ||
+          FixedLine(input, "NOT_FOUND\r\n", StatusCode::kNotFound, &line);
+      break;
+    case OpKind::kRemove:
+    case OpKind::kTouch:
+    case OpKind::kIncr:
+    case OpKind::kDecr:
+      FixedLine(input, "NOT_FOUND\r\n", StatusCode::kNotFound, &line);
+      break;
+    case OpKind::kGet:
+      break;
+  }
+  return line;
+}
+
+bool TextBatch::TakeRetrievals(net::ReadBuffer& buffer, Expected& group) {
+  for (;;) {
+    const std::string_view input = buffer.data();
+    if (!input.empty() && input[0] == 'E') {
+      if (!quick_detail::StartsWith(input, "END\r\n")) return false;
+      // Every key still open is a miss.
+      for (std::size_t i = 0; i < group.op_count; ++i) {
+        ops_[group.first_op + i]->status = Status::NotFound();
+      }
+      group.op_count = 0;
+      ++next_;
+      buffer.Consume(5);
+      return true;
+    }
+    if (group.op_count == 0) return false;
+    Operation& op = *ops_[group.first_op];
+    std::size_t consumed = 0;
+    const QuickReply hit = QuickTextValue(input, op.key, limits_, &consumed);
+    if (hit.outcome != QuickOutcome::kDone) return false;
+    StoreHit(op, hit.data, hit.flags, hit.cas);
+    ++group.first_op;
+    --group.op_count;
+    // Consumed only now: the data viewed the buffer.
+    buffer.Consume(consumed);
+  }
+}
+
+void TextBatch::Reshape(bool silent) {
+  ops_.assign(silent ? 0 : 1, nullptr);
+  expected_.assign(silent ? 0 : 1, Expected{});
+  noreply_.assign(silent ? 1 : 0, nullptr);
+  gets_open_ = false;
+  shape_ = silent ? Shape::kOneSilent : Shape::kOne;
+}
+
+TextBatch& TextBatch::MakeLoneBatch(ParserLimits limits) {
+  // Frees the batch when the thread ends. In the plugin, as the batch runner,
+  // so that the plugin's code outlives it.
+  thread_local std::unique_ptr<TextBatch> owner;
+  owner = std::make_unique<TextBatch>(limits);
+  lone_batch_ = owner.get();
+  return *owner;
 }
 
 void TextBatch::CloseGetsLine() {
@@ -51,7 +119,10 @@ void TextBatch::Add(Operation& op) {
   }
 }
 
-void TextBatch::Finish() { CloseGetsLine(); }
+void TextBatch::Finish() {
+  CloseGetsLine();
+  expected_count_ = expected_.size();
+}
 
 Status TextBatch::OnReply(const Reply& reply) {
   if (reply.kind == ReplyKind::kError || reply.kind == ReplyKind::kClientError) {
@@ -64,25 +135,6 @@ Status TextBatch::OnReply(const Reply& reply) {
   // the exchange's protocol error, rather than an ok it never had.
   if (s.ok()) ++next_;
   return s;
-}
-
-void TextBatch::TakeUsualReplies(net::ReadBuffer& buffer) {
-  // Each hit is for the first key still open in its group, so the key is
-  // compared rather than scanned for; a miss, an END or anything unusual stops
-  // here and goes through the general parser and OnReply().
-  while (next_ < expected_.size()) {
-    Expected& group = expected_[next_];
-    if (!group.retrieval || group.op_count == 0) return;
-    Operation& op = *ops_[group.first_op];
-    std::size_t consumed = 0;
-    const QuickReply hit = QuickTextValue(buffer.data(), op.key, limits_, &consumed);
-    if (hit.outcome != QuickOutcome::kDone) return;
-    StoreHit(op, hit.data, hit.flags, hit.cas);
-    ++group.first_op;
-    --group.op_count;
-    // Consumed only now: the data viewed the buffer.
-    buffer.Consume(consumed);
-  }
 }
 
 Status TextBatch::OnRetrievalReply(Expected& group, const Reply& reply) {
@@ -133,7 +185,7 @@ Status TextBatch::OnSingleReply(Operation& op, const Reply& reply) {
   return Status::OK();
 }
 
-void TextBatch::Settle(const Status& transport) {
+void TextBatch::SettleRest(const Status& transport) {
   // noreply commands were sent; with the text protocol their outcome is unknown
   // unless the connection failed.
   for (Operation* op : noreply_) op->status = transport;

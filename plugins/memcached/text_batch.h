@@ -9,6 +9,12 @@
 // answer stands, hits already read included. Every other command answers with
 // one line, in order, unless noreply (then nothing comes back, and nothing can
 // be reported: the text protocol's noreply loses errors).
+//
+// It is the one reader of text replies: a batch's, and a single operation's
+// (ExpectOne, ForOne). The usual replies (a hit for the key expected next, an
+// END, the one-line reply a command expects) are taken first, straight off the
+// buffer (text_usual.h); anything else goes to the general parser and OnReply(),
+// from the same bytes, so errors and unusual replies are decided in one place.
 #pragma once
 
 #include <string>
@@ -16,19 +22,51 @@
 
 #include "server_batch.h"
 #include "text_parser.h"
+#include "text_usual.h"
 
 namespace cachet::memcached {
 
 class TextBatch final : public ServerBatch {
  public:
-  explicit TextBatch(ParserLimits limits) : ServerBatch(limits), parser_(limits) {}
+  // With `usual_replies` false every reply goes to the general parser: for the
+  // tests and the fuzzer, which check that taking the usual ones changes nothing.
+  explicit TextBatch(ParserLimits limits, bool usual_replies = true)
+      : ServerBatch(limits), parser_(limits), usual_replies_(usual_replies) {}
 
   void Reset(const BatchSettings& settings) override;
   void Add(Operation& op) override;
   void Finish() override;
-  void Settle(const Status& transport) override;
 
-  bool done() const noexcept override { return next_ == expected_.size(); }
+  // Readies the batch for the reply to `op` alone, whose command the caller sent
+  // (a single operation's line, built on the stack): as Reset() then Add(),
+  // without a request. A hit goes to `*hit`, op.result or an Item the caller lends.
+  void ExpectOne(Operation& op, Item* hit);
+  // This thread's batch for single operations, readied by ExpectOne(), reading
+  // with `limits`. Kept from call to call, so a single operation allocates nothing;
+  // valid until the thread's next ForOne(). Inline: every single operation asks.
+  static TextBatch& ForOne(Operation& op, Item* hit, ParserLimits limits) {
+    TextBatch& batch = lone_batch_ != nullptr ? *lone_batch_ : MakeLoneBatch(limits);
+    batch.limits_ = limits;
+    batch.parser_ = TextReplyParser(limits);
+    batch.ExpectOne(op, hit);
+    return batch;
+  }
+
+  // The usual replies first, whole; what is left (a reply still arriving, an
+  // error, anything unusual) goes to the general loop, ServerBatch::Consume.
+  // Inline: a single operation's usual reply is read with few calls.
+  Status Consume(net::ReadBuffer& buffer) override {
+    if (usual_replies_ && !direct_active()) TakeUsual(buffer);
+    if (done() && buffer.empty()) return Status::OK();
+    return ServerBatch::Consume(buffer);
+  }
+  // Inline for the usual end: every reply came, no noreply command waits.
+  void Settle(const Status& transport) override {
+    if (!transport.ok() || !noreply_.empty()) SettleRest(transport);
+  }
+
+  // After Finish() or ExpectOne().
+  bool done() const noexcept override { return next_ == expected_count_; }
 
  private:
   // One reply (or, for a gets line, one group of replies) still to come.
@@ -48,11 +86,54 @@ class TextBatch final : public ServerBatch {
     return parser_.ValueHeader(input, reply, data_offset, size);
   }
   Status OnReply(const Reply& reply) override;
-  // The hits of a gets line that come for the very key expected next, read
-  // with QuickTextValue (quick_reply.h): the usual case of a batch read.
-  void TakeUsualReplies(net::ReadBuffer& buffer) override;
+  void TakeUsualReplies(net::ReadBuffer& buffer) override {
+    if (usual_replies_) TakeUsual(buffer);
+  }
+  // Takes the usual replies off the front of `buffer`, whole ones only, each
+  // routed as the general parser and OnReply() would route it; stops at
+  // anything else. A gets line's replies are taken out of line, a command's
+  // one line inline (TakeLine).
+  void TakeUsual(net::ReadBuffer& buffer) {
+    while (next_ < expected_count_) {
+      Expected& expected = expected_[next_];
+      if (!(expected.retrieval ? TakeRetrievals(buffer, expected)
+                               : TakeLine(buffer, *ops_[expected.first_op]))) {
+        return;
+      }
+    }
+  }
+  // The hits of `group` for the keys it expects next, in order, and the END
+  // that closes it: true once the END is taken.
+  bool TakeRetrievals(net::ReadBuffer& buffer, Expected& group);
+  // The one-line reply `op` expects.
+  bool TakeLine(net::ReadBuffer& buffer, Operation& op) {
+    const UsualLine line = UsualTextLine(buffer.data(), op.kind);
+    // A line over max_line is the general parser's to refuse (tiny limits).
+    if (line.consumed == 0 || line.consumed > limits_.max_line + 2) return false;
+    op.status = Status::FromCode(line.code, {});
+    if (line.code == StatusCode::kOk && (op.kind == OpKind::kIncr || op.kind == OpKind::kDecr)) {
+      op.counter = line.number;
+    }
+    ++next_;
+    buffer.Consume(line.consumed);
+    return true;
+  }
   Status OnRetrievalReply(Expected& group, const Reply& reply);
   Status OnSingleReply(Operation& op, const Reply& reply);
+  // Settle() after a failed exchange or with noreply commands.
+  void SettleRest(const Status& transport);
+  // Sizes the lists for one operation, sent with noreply (`silent`) or not.
+  void Reshape(bool silent);
+  // Makes this thread's batch for single operations (ForOne).
+  static TextBatch& MakeLoneBatch(ParserLimits limits);
+
+  // The shape of the lists: a batch's (Add), or one operation's (ExpectOne),
+  // which the next ExpectOne() reuses as it is.
+  enum class Shape : std::uint8_t { kBatch, kOne, kOneSilent };
+
+  // This thread's batch for single operations, made on first use. Only the
+  // pointer is read on each call: it needs no guard, as an object would.
+  static inline thread_local TextBatch* lone_batch_ = nullptr;
 
   TextReplyParser parser_;
   BatchSettings settings_;
@@ -61,7 +142,32 @@ class TextBatch final : public ServerBatch {
   std::vector<Expected> expected_;
   std::string keys_;  // the keys of a gets line; kept for its capacity
   std::size_t next_ = 0;
+  std::size_t expected_count_ = 0;  // expected_.size(), once Finish()ed
   bool gets_open_ = false;
+  bool usual_replies_;
+  Shape shape_ = Shape::kBatch;
 };
+
+inline void TextBatch::ExpectOne(Operation& op, Item* hit) {
+  next_ = 0;
+  poisoned_ = false;
+  ResetReader();
+  LendItem(op, hit);
+  // As Add(): a get is a gets line of one key; nothing comes back for noreply.
+  // The lists of the last single operation are reused as they are when this
+  // one has their shape.
+  if (op.noreply && op.kind != OpKind::kGet) {
+    if (shape_ != Shape::kOneSilent) [[unlikely]]
+      Reshape(true);
+    noreply_[0] = &op;
+    expected_count_ = 0;
+    return;
+  }
+  if (shape_ != Shape::kOne) [[unlikely]]
+    Reshape(false);
+  ops_[0] = &op;
+  expected_[0] = {0, 0, 1, op.kind == OpKind::kGet};
+  expected_count_ = 1;
+}
 
 }  // namespace cachet::memcached

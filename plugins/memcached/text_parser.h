@@ -17,9 +17,7 @@ namespace cachet::memcached {
 
 // The fixed reply lines (without "\r\n"): END, STORED, NOT_STORED, EXISTS,
 // NOT_FOUND, DELETED, TOUCHED, OK. True and `*kind` for one of them; `*kind`
-// is left alone otherwise. Inline,
-// by length, a word or two compared: the general parser and the quick
-// recognizer of a single command (quick_value.h) both ask.
+// is left alone otherwise. By length, a word or two compared.
 namespace text_parser_detail {
 
 // Whether the line at `at` is `text` (the caller checked its length): the
@@ -33,8 +31,7 @@ inline bool IsFixed(const char* at, const char (&text)[N], ReplyKind which, Repl
 
 }  // namespace text_parser_detail
 
-// always_inline: GCC otherwise calls it out of line from QuickTextLine (docs/performance.md).
-[[gnu::always_inline]] inline bool FixedTextReply(std::string_view line, ReplyKind* kind) {
+inline bool FixedTextReply(std::string_view line, ReplyKind* kind) {
   using text_parser_detail::IsFixed;
   const char* const at = line.data();
   switch (line.size()) {

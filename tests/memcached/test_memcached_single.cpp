@@ -1,15 +1,16 @@
 // The memcached single-operation path without a server: commands built on the
-// stack match the batch encoders byte for byte, and the quick reply
-// recognizers agree with the batch reader (TextBatch) on every reply, split at
-// every offset, and leave everything out of the ordinary to it.
+// stack match the batch encoders byte for byte, and the text reader of a single
+// operation (a TextBatch of one, which takes the usual reply straight off the
+// buffer) decides every reply, usual or not, split at every offset, exactly as
+// the general parser alone does (a TextBatch without the usual path).
 #include <catch2/catch.hpp>
+#include <deque>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "cachet/net/read_buffer.h"
 #include "command_line.h"
-#include "quick_reply.h"
-#include "single_text_reader.h"
 #include "text_batch.h"
 #include "text_request.h"
 
@@ -58,77 +59,124 @@ Operation MakeOp(OpKind kind, std::string_view key) {
   return op;
 }
 
-// What one reader made of a reply: done or not, the stream's status, the
+// What a reader made of a reply: done or not, the stream's status, and each
 // operation's status and outputs.
 struct Outcome {
   bool done = false;
+  bool poisoned = false;
   Status stream;
-  Status op;
-  std::string value;
-  std::uint32_t flags = 0;
-  std::uint64_t cas = 0;
-  std::uint64_t counter = 0;
+  std::vector<std::string> ops;  // each one's status, value, flags, cas and counter
+
+  // A protocol error's message quotes the bytes at hand, which depend on how
+  // they arrived; its code does not.
+  static bool SameStatus(const Status& a, const Status& b) {
+    return a.IsProtocolError() && b.IsProtocolError() ? true : a.ToString() == b.ToString();
+  }
+  bool operator==(const Outcome& other) const {
+    return done == other.done && poisoned == other.poisoned && SameStatus(stream, other.stream) &&
+           ops == other.ops;
+  }
 };
 
-// Feeds `bytes` to `reader` and settles `op` as the backend would.
-template <class Reader>
-Outcome Feed(Reader& reader, Operation& op, const Item& hit, std::string_view bytes) {
-  net::ReadBuffer buffer;
-  char* dest = buffer.PrepareWrite(bytes.size() + 1);
-  bytes.copy(dest, bytes.size());
-  buffer.Commit(bytes.size());
-  Outcome out;
-  out.stream = reader.Consume(buffer);
-  out.done = reader.done();
-  reader.Settle(out.done || !out.stream.ok() ? out.stream : Status::Timeout("cut short"));
-  out.op = op.status;
-  out.value = hit.value;
-  out.flags = hit.flags;
-  out.cas = hit.cas;
-  out.counter = op.counter;
+std::ostream& operator<<(std::ostream& out, const Outcome& outcome) {
+  out << "done " << outcome.done << ", poisoned " << outcome.poisoned << ", stream "
+      << outcome.stream.ToString();
+  for (const std::string& op : outcome.ops) out << "; " << op;
   return out;
 }
 
-Outcome ThroughBatch(OpKind kind, std::string_view key, std::string_view bytes) {
-  Operation op = MakeOp(kind, key);
-  TextBatch batch(kLimits);
-  batch.Reset({});
-  batch.Add(op);
-  batch.Finish();
-  return Feed(batch, op, op.result, bytes);
+std::string Describe(const Operation& op, const Item& item) {
+  std::string out = op.status.ToString();
+  if (op.status.ok() && op.kind == OpKind::kGet) {
+    out += " '" + item.value + "' " + std::to_string(item.flags) + " " + std::to_string(item.cas);
+  }
+  if (op.status.ok() && (op.kind == OpKind::kIncr || op.kind == OpKind::kDecr)) {
+    out += " " + std::to_string(op.counter);
+  }
+  return out;
 }
 
-Outcome ThroughSingle(OpKind kind, std::string_view key, std::string_view bytes) {
-  Operation op = MakeOp(kind, key);
-  // As the backend does: a get's hit goes to an Item the caller lends (which
-  // holds an earlier read), anything else's to op.result.
+void Append(net::ReadBuffer& buffer, std::string_view bytes) {
+  char* dest = buffer.PrepareWrite(bytes.size() + 1);
+  bytes.copy(dest, bytes.size());
+  buffer.Commit(bytes.size());
+}
+
+// Feeds `reply` to `reader` as an exchange does: in the pieces `cuts` makes
+// (ascending offsets), until the reader is done or fails; bytes left after it
+// is done are an error; then the reader settles with the exchange's status.
+template <class Reader>
+Status Exchange(Reader& reader, std::string_view reply, const std::vector<std::size_t>& cuts,
+                bool* done) {
+  net::ReadBuffer buffer;
+  Status stream;
+  std::size_t from = 0;
+  for (std::size_t i = 0; i <= cuts.size() && stream.ok() && !reader.done(); ++i) {
+    const std::size_t to = i < cuts.size() ? cuts[i] : reply.size();
+    Append(buffer, reply.substr(from, to - from));
+    from = to;
+    stream = reader.Consume(buffer);
+  }
+  *done = reader.done();
+  if (stream.ok() && *done && !buffer.empty()) stream = Status::ProtocolError("bytes after");
+  reader.Settle(*done || !stream.ok() ? stream : Status::Timeout("cut short"));
+  return stream;
+}
+
+// `kinds` sent as one batch, read by a TextBatch with or without the usual
+// replies taken first.
+Outcome ThroughBatch(const std::vector<OpKind>& kinds, std::string_view reply,
+                     const std::vector<std::size_t>& cuts, bool usual_replies,
+                     ParserLimits limits = kLimits) {
+  static const std::string kKeys[] = {"k", "key2", "a-longer-key-03", "k4", "k5", "k6"};
+  std::deque<Operation> ops;
+  TextBatch batch(limits, usual_replies);
+  batch.Reset({});
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    ops.push_back(MakeOp(kinds[i], kKeys[i % 6]));
+    ops.back().result.value = "left over";
+    batch.Add(ops.back());
+  }
+  batch.Finish();
+  Outcome out;
+  out.stream = Exchange(batch, reply, cuts, &out.done);
+  out.poisoned = batch.poisoned();
+  for (const Operation& op : ops) out.ops.push_back(Describe(op, op.result));
+  return out;
+}
+
+// One operation read as the single-operation path reads it: this thread's
+// TextBatch of one (ForOne), a get's hit going to an Item the caller lends.
+Outcome ThroughSingle(OpKind kind, std::string_view reply, const std::vector<std::size_t>& cuts,
+                      bool noreply = false, ParserLimits limits = kLimits) {
+  Operation op = MakeOp(kind, "k");
+  op.noreply = noreply;
   Item lent;
   lent.value = "left over from the last read";
   Item* hit = kind == OpKind::kGet ? &lent : &op.result;
-  SingleTextReader reader(op, hit, {}, kLimits);
-  return Feed(reader, op, *hit, bytes);
+  TextBatch& reader = TextBatch::ForOne(op, hit, limits);
+  Outcome out;
+  out.stream = Exchange(reader, reply, cuts, &out.done);
+  out.poisoned = reader.poisoned();
+  out.ops.push_back(Describe(op, *hit));
+  return out;
 }
 
-void CheckSame(const Outcome& a, const Outcome& b) {
-  CHECK(a.done == b.done);
-  CHECK(a.stream.ToString() == b.stream.ToString());
-  CHECK(a.op.ToString() == b.op.ToString());
-  if (a.op.ok() && a.done) {
-    CHECK(a.value == b.value);
-    CHECK(a.flags == b.flags);
-    CHECK(a.cas == b.cas);
-    CHECK(a.counter == b.counter);
-  }
-}
-
-// The single reader and the batch reader agree on `reply` and on each of its
-// prefixes (a reply split at every offset).
-void AgreeAtEveryOffset(OpKind kind, std::string_view key, const std::string& reply) {
+// The single reader, split anywhere, decides as the general parser alone does
+// on the same pieces: whole, cut in two at every offset, a byte at a time.
+// Returns the outcome of the whole reply.
+Outcome AgreeAtEveryOffset(OpKind kind, const std::string& reply) {
+  const Outcome whole = ThroughSingle(kind, reply, {});
+  CHECK(whole == ThroughBatch({kind}, reply, {}, false));
   for (std::size_t cut = 0; cut <= reply.size(); ++cut) {
     INFO("reply '" << reply << "' cut at " << cut);
-    const std::string_view bytes = std::string_view(reply).substr(0, cut);
-    CheckSame(ThroughSingle(kind, key, bytes), ThroughBatch(kind, key, bytes));
+    CHECK(ThroughSingle(kind, reply, {cut}) == ThroughBatch({kind}, reply, {cut}, false));
   }
+  std::vector<std::size_t> every;
+  for (std::size_t cut = 1; cut < reply.size(); ++cut) every.push_back(cut);
+  INFO("reply '" << reply << "' a byte at a time");
+  CHECK(ThroughSingle(kind, reply, every) == ThroughBatch({kind}, reply, every, false));
+  return whole;
 }
 
 }  // namespace
@@ -192,114 +240,113 @@ TEST_CASE("single: a line that would not fit overflows instead of being cut",
   CHECK(two.overflowed());
 }
 
-TEST_CASE("single: usual replies are read quickly", "[memcached][single]") {
-  QuickReply hit = QuickTextRetrieval("VALUE k1 42 5 99\r\nhe\r\no\r\nEND\r\n", "k1", kLimits);
-  REQUIRE(hit.outcome == QuickOutcome::kDone);
-  CHECK(hit.code == StatusCode::kOk);
-  CHECK(hit.data == "he\r\no");
-  CHECK(hit.flags == 42);
-  CHECK(hit.cas == 99);
-  QuickReply miss = QuickTextRetrieval("END\r\n", "k1", kLimits);
-  REQUIRE(miss.outcome == QuickOutcome::kDone);
-  CHECK(miss.code == StatusCode::kNotFound);
-  QuickReply counter = QuickTextLine("18446744073709551615\r\n", OpKind::kIncr, kLimits);
-  REQUIRE(counter.outcome == QuickOutcome::kDone);
-  CHECK(counter.number == 18446744073709551615u);
-  CHECK(QuickTextLine("NOT_STORED\r\n", OpKind::kStore, kLimits).code == StatusCode::kNotStored);
-  CHECK(QuickTextLine("EXISTS\r\n", OpKind::kStore, kLimits).code == StatusCode::kExists);
-  CHECK(QuickTextLine("NOT_FOUND\r\n", OpKind::kRemove, kLimits).code == StatusCode::kNotFound);
-  CHECK(QuickTextLine("TOUCHED\r\n", OpKind::kTouch, kLimits).code == StatusCode::kOk);
-}
-
-TEST_CASE("single: anything out of the ordinary is left to the batch reader",
-          "[memcached][single]") {
-  const auto unusual_get = [](std::string_view bytes) {
-    return QuickTextRetrieval(bytes, "k", kLimits).outcome == QuickOutcome::kUnusual;
+TEST_CASE("single: the usual replies are read, whole or split anywhere", "[memcached][single]") {
+  struct Case {
+    OpKind kind;
+    std::string reply;
+    std::string outcome;
   };
-  CHECK(unusual_get("VALUE other 0 1\r\nx\r\nEND\r\n"));     // a key not asked for
-  CHECK(unusual_get("VALUE k 0 1\r\nx\r\nEND\r\nEND\r\n"));  // bytes after the reply
-  CHECK(unusual_get("VALUE k 0 1\r\nxy\r\nEND\r\n"));        // a lying length
-  CHECK(unusual_get("VALUE k 4294967296 1\r\nx\r\nEND\r\n"));
-  CHECK(unusual_get("VALUE k 0 1048577\r\n"));  // over max_value
-  CHECK(unusual_get("SERVER_ERROR out of memory\r\n"));
-  CHECK(unusual_get("ERROR\r\n"));
-  CHECK(unusual_get("END\n"));
-  const auto unusual_line = [](std::string_view bytes, OpKind kind) {
-    return QuickTextLine(bytes, kind, kLimits).outcome == QuickOutcome::kUnusual;
+  const std::vector<Case> cases = {
+      {OpKind::kGet, "END\r\n", "not_found"},
+      {OpKind::kGet, "VALUE k 42 5 99\r\nhe\r\no\r\nEND\r\n", "ok 'he\r\no' 42 99"},
+      {OpKind::kGet, "VALUE k 0 0\r\n\r\nEND\r\n", "ok '' 0 0"},
+      {OpKind::kGet, "VALUE k 4294967295 1 18446744073709551615\r\nx\r\nEND\r\n",
+       "ok 'x' 4294967295 18446744073709551615"},
+      {OpKind::kGet, "VALUE k 0 01 00000000000000000007\r\nx\r\nEND\r\n", "ok 'x' 0 7"},
+      {OpKind::kStore, "STORED\r\n", "ok"},
+      {OpKind::kStore, "NOT_STORED\r\n", "not_stored"},
+      {OpKind::kStore, "EXISTS\r\n", "exists"},
+      {OpKind::kStore, "NOT_FOUND\r\n", "not_found"},
+      {OpKind::kRemove, "DELETED\r\n", "ok"},
+      {OpKind::kRemove, "NOT_FOUND\r\n", "not_found"},
+      {OpKind::kIncr, "0\r\n", "ok 0"},
+      {OpKind::kIncr, "18446744073709551615\r\n", "ok 18446744073709551615"},
+      {OpKind::kDecr, "0012\r\n", "ok 12"},
+      {OpKind::kIncr, "NOT_FOUND\r\n", "not_found"},
+      {OpKind::kTouch, "TOUCHED\r\n", "ok"},
+      {OpKind::kTouch, "NOT_FOUND\r\n", "not_found"},
   };
-  CHECK(unusual_line("STORED\r\nSTORED\r\n", OpKind::kStore));
-  CHECK(unusual_line("DELETED\r\n", OpKind::kStore));  // a reply that does not fit
-  CHECK(unusual_line("CLIENT_ERROR bad data chunk\r\n", OpKind::kStore));
-  CHECK(unusual_line("STORED\r\nX", OpKind::kStore));
-  CHECK(unusual_line("12a\r\n", OpKind::kIncr));
-  CHECK(unusual_line("18446744073709551616\r\n", OpKind::kIncr));
-  CHECK(unusual_line(std::string(kLimits.max_line + 2, 'S'), OpKind::kStore));
-  CHECK(QuickTextLine(std::string(kLimits.max_line + 1, 'S'), OpKind::kStore, kLimits).outcome ==
-        QuickOutcome::kNeedMore);
-}
-
-TEST_CASE("single: the single reader and the batch reader agree, at every offset",
-          "[memcached][single]") {
-  const std::vector<std::string> gets = {
-      "END\r\n",
-      "VALUE k 42 5 99\r\nhe\r\no\r\nEND\r\n",
-      "VALUE k 0 0\r\n\r\nEND\r\n",
-      "VALUE k 4294967295 1 18446744073709551615\r\nx\r\nEND\r\n",
-      "VALUE k 0 1 18446744073709551616\r\nx\r\nEND\r\n",
-      "VALUE k 0 1 123456789012345678901\r\nx\r\nEND\r\n",
-      "VALUE k 0 01 00000000000000000000000007\r\nx\r\nEND\r\n",
-      "VALUE k 7 3\r\nabc\r\nEND\r\n",
-      "VALUE k 0 1\r\nx\r\nEND\r\nEND\r\n",
-      "VALUE k 0 1\r\nxy\r\nEND\r\n",
-      "VALUE kk 0 1\r\nx\r\nEND\r\n",
-      "VALUE k 0 1 \r\nx\r\nEND\r\n",
-      "VALUE k  0 1\r\nx\r\nEND\r\n",
-      "VALUE k 0 1\r\nx\r\nVALUE k 0 1\r\nx\r\nEND\r\n",
-      "VALUE k 0 1\r\nx\r\nSERVER_ERROR late\r\n",
-      "SERVER_ERROR object too large for cache\r\n",
-      "CLIENT_ERROR bad command line format\r\n",
-      "ERROR\r\n",
-      "STORED\r\n",
-      "garbage\r\n",
-  };
-  for (const std::string& reply : gets) AgreeAtEveryOffset(OpKind::kGet, "k", reply);
-  const std::vector<std::pair<OpKind, std::string>> lines = {
-      {OpKind::kStore, "STORED\r\n"},
-      {OpKind::kStore, "NOT_STORED\r\n"},
-      {OpKind::kStore, "EXISTS\r\n"},
-      {OpKind::kStore, "NOT_FOUND\r\n"},
-      {OpKind::kStore, "DELETED\r\n"},
-      {OpKind::kStore, "STORED\r\nSTORED\r\n"},
-      {OpKind::kRemove, "DELETED\r\n"},
-      {OpKind::kRemove, "NOT_FOUND\r\n"},
-      {OpKind::kIncr, "0\r\n"},
-      {OpKind::kIncr, "18446744073709551615\r\n"},
-      {OpKind::kDecr, "12\r\n"},
-      {OpKind::kIncr, "12a\r\n"},
-      {OpKind::kIncr, "NOT_FOUND\r\n"},
-      {OpKind::kTouch, "TOUCHED\r\n"},
-      {OpKind::kTouch, "NOT_FOUND\r\n"},
-      {OpKind::kStore, "SERVER_ERROR out of memory\r\n"},
-      {OpKind::kIncr, "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"},
-      {OpKind::kRemove, "ERROR\r\n"},
-      {OpKind::kStore, "STORED\n"},
-  };
-  for (const auto& [kind, reply] : lines) AgreeAtEveryOffset(kind, "k", reply);
-  // A counter of every width: as long as each fixed reply line, too.
-  std::string digits;
-  for (int width = 1; width <= 21; ++width) {
-    digits += static_cast<char>('0' + width % 10);
-    AgreeAtEveryOffset(OpKind::kIncr, "k", digits + "\r\n");
-    const QuickReply quick = QuickTextLine(digits + "\r\n", OpKind::kIncr, kLimits);
-    if (width < 20) {
-      REQUIRE(quick.outcome == QuickOutcome::kDone);
-      CHECK(quick.code == StatusCode::kOk);
-      CHECK(quick.number == std::stoull(digits));
-    }
+  for (const Case& c : cases) {
+    INFO("reply '" << c.reply << "'");
+    const Outcome out = AgreeAtEveryOffset(c.kind, c.reply);
+    CHECK(out.done);
+    CHECK(out.stream.ok());
+    CHECK_FALSE(out.poisoned);
+    CHECK(out.ops == std::vector<std::string>{c.outcome});
   }
 }
 
-TEST_CASE("single: a usual reply with any one byte changed is judged as the batch reader judges it",
+TEST_CASE("single: unusual replies are judged as the general parser judges them",
+          "[memcached][single]") {
+  struct Case {
+    OpKind kind;
+    std::string reply;
+    StatusCode stream;   // the exchange's outcome
+    std::string op;      // the start of the operation's status
+    bool poisoned = false;
+  };
+  const std::vector<Case> cases = {
+      // Errors from the server.
+      {OpKind::kGet, "SERVER_ERROR object too large for cache\r\n", StatusCode::kOk,
+       "too_large: memcached: SERVER_ERROR object too large"},
+      {OpKind::kStore, "SERVER_ERROR out of memory storing object\r\n", StatusCode::kOk,
+       "io_error: memcached: SERVER_ERROR out of memory"},
+      {OpKind::kGet, "CLIENT_ERROR bad command line format\r\n", StatusCode::kOk,
+       "invalid_argument: memcached: CLIENT_ERROR bad command line format", true},
+      {OpKind::kIncr, "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n",
+       StatusCode::kOk, "invalid_argument: memcached: CLIENT_ERROR cannot increment", true},
+      {OpKind::kRemove, "ERROR\r\n", StatusCode::kOk, "protocol_error: memcached: ERROR", true},
+      // A hit for a key that was not asked for.
+      {OpKind::kGet, "VALUE kk 0 1\r\nx\r\nEND\r\n", StatusCode::kProtocolError,
+       "protocol_error"},
+      {OpKind::kGet, "VALUE other 0 1\r\nx\r\nEND\r\n", StatusCode::kProtocolError,
+       "protocol_error"},
+      // Bytes after the reply.
+      {OpKind::kGet, "VALUE k 0 1\r\nx\r\nEND\r\nEND\r\n", StatusCode::kProtocolError,
+       "protocol_error"},
+      {OpKind::kGet, "END\r\nVALUE k 0 1\r\nx\r\n", StatusCode::kProtocolError, "protocol_error"},
+      {OpKind::kStore, "STORED\r\nSTORED\r\n", StatusCode::kProtocolError, "protocol_error"},
+      {OpKind::kRemove, "DELETED\r\nX", StatusCode::kProtocolError, "protocol_error"},
+      {OpKind::kIncr, "12\r\n0\r\n", StatusCode::kProtocolError, "protocol_error"},
+      // A second hit, a lying length, a bad number, a reply that does not fit.
+      {OpKind::kGet, "VALUE k 0 1\r\nx\r\nVALUE k 0 1\r\nx\r\nEND\r\n",
+       StatusCode::kProtocolError, "protocol_error"},
+      {OpKind::kGet, "VALUE k 0 1\r\nxy\r\nEND\r\n", StatusCode::kProtocolError, "protocol_error"},
+      {OpKind::kGet, "VALUE k 4294967296 1\r\nx\r\nEND\r\n", StatusCode::kProtocolError,
+       "protocol_error"},
+      {OpKind::kGet, "VALUE k 0 1 18446744073709551616\r\nx\r\nEND\r\n",
+       StatusCode::kProtocolError, "protocol_error"},
+      // A space before a VALUE line's "\r\n" passes, in the general parser as in the usual path.
+      {OpKind::kGet, "VALUE k 0 1 \r\nx\r\nEND\r\n", StatusCode::kOk, "ok 'x' 0 0"},
+      {OpKind::kGet, "VALUE k 0 1048577\r\n", StatusCode::kTooLarge, "too_large"},
+      {OpKind::kGet, "STORED\r\n", StatusCode::kProtocolError, "protocol_error"},
+      {OpKind::kStore, "DELETED\r\n", StatusCode::kProtocolError, "protocol_error"},
+      {OpKind::kRemove, "STORED\r\n", StatusCode::kProtocolError, "protocol_error"},
+      {OpKind::kTouch, "DELETED\r\n", StatusCode::kProtocolError, "protocol_error"},
+      {OpKind::kIncr, "TOUCHED\r\n", StatusCode::kProtocolError, "protocol_error"},
+      {OpKind::kIncr, "12a\r\n", StatusCode::kProtocolError, "protocol_error"},
+      {OpKind::kIncr, "18446744073709551616\r\n", StatusCode::kProtocolError, "protocol_error"},
+      {OpKind::kIncr, "123456789012345678901\r\n", StatusCode::kProtocolError, "protocol_error"},
+      // Lines not ended by "\r\n", and garbage.
+      {OpKind::kStore, "STORED\n", StatusCode::kProtocolError, "protocol_error"},
+      {OpKind::kGet, "END\n", StatusCode::kProtocolError, "protocol_error"},
+      {OpKind::kRemove, "garbage\r\n", StatusCode::kProtocolError, "protocol_error"},
+  };
+  for (const Case& c : cases) {
+    INFO("reply '" << c.reply << "'");
+    const Outcome out = AgreeAtEveryOffset(c.kind, c.reply);
+    CHECK(out.stream.code() == c.stream);
+    REQUIRE(out.ops.size() == 1);
+    CHECK(out.ops[0].starts_with(c.op));
+    CHECK(out.poisoned == c.poisoned);
+  }
+  // A reply cut short waits for the rest: the exchange's failure is the answer.
+  const Outcome cut = ThroughSingle(OpKind::kRemove, "DELET", {});
+  CHECK_FALSE(cut.done);
+  CHECK(cut.ops == std::vector<std::string>{"timeout: cut short"});
+}
+
+TEST_CASE("single: a usual reply with any one byte changed is judged as the parser judges it",
           "[memcached][single]") {
   // The usual lines are compared a word at a time, the words overlapping: a
   // change anywhere, in the first or the last word or where they overlap, must
@@ -308,7 +355,8 @@ TEST_CASE("single: a usual reply with any one byte changed is judged as the batc
       {OpKind::kStore, "STORED\r\n"},     {OpKind::kStore, "NOT_STORED\r\n"},
       {OpKind::kStore, "EXISTS\r\n"},     {OpKind::kRemove, "DELETED\r\n"},
       {OpKind::kRemove, "NOT_FOUND\r\n"}, {OpKind::kTouch, "TOUCHED\r\n"},
-      {OpKind::kIncr, "12345\r\n"},
+      {OpKind::kIncr, "12345\r\n"},       {OpKind::kGet, "END\r\n"},
+      {OpKind::kGet, "VALUE k 1 2 3\r\nab\r\nEND\r\n"},
   };
   for (const auto& [kind, line] : lines) {
     for (std::size_t at = 0; at < line.size(); ++at) {
@@ -316,13 +364,60 @@ TEST_CASE("single: a usual reply with any one byte changed is judged as the batc
         std::string changed = line;
         changed[at] = static_cast<char>(changed[at] ^ change);
         INFO("'" << line << "' changed at " << at);
-        // A changed digit is another number; any other change is no usual line.
-        const QuickReply quick = QuickTextLine(changed, kind, kLimits);
-        if (kind != OpKind::kIncr || changed[at] < '0' || changed[at] > '9') {
-          CHECK(quick.outcome != QuickOutcome::kDone);
-        }
-        CheckSame(ThroughSingle(kind, "k", changed), ThroughBatch(kind, "k", changed));
+        CHECK(ThroughSingle(kind, changed, {}) == ThroughBatch({kind}, changed, {}, false));
+        CHECK(ThroughSingle(kind, changed, {at}) == ThroughBatch({kind}, changed, {at}, false));
       }
+    }
+  }
+  // A counter of every width, as long as each fixed reply line too.
+  std::string digits;
+  for (int width = 1; width <= 21; ++width) {
+    digits += static_cast<char>('0' + width % 10);
+    const Outcome out = AgreeAtEveryOffset(OpKind::kIncr, digits + "\r\n");
+    if (width < 20) CHECK(out.ops == std::vector<std::string>{"ok " + digits});
+  }
+}
+
+TEST_CASE("single: a batch of mixed commands reads the same with and without the usual path",
+          "[memcached][single][batch]") {
+  const std::vector<OpKind> kinds = {OpKind::kGet,  OpKind::kGet,   OpKind::kStore,
+                                     OpKind::kIncr, OpKind::kRemove, OpKind::kGet};
+  const std::vector<std::string> replies = {
+      "VALUE k 1 2 3\r\nab\r\nEND\r\nSTORED\r\n7\r\nDELETED\r\nEND\r\n",
+      "VALUE key2 0 1\r\nx\r\nEND\r\nNOT_STORED\r\nNOT_FOUND\r\nNOT_FOUND\r\nVALUE k 0 0\r\n\r\n"
+      "END\r\n",
+      "END\r\nSERVER_ERROR out of memory\r\n7\r\nDELETED\r\nEND\r\n",
+      "VALUE key2 0 1\r\nx\r\nVALUE k 0 1\r\ny\r\nEND\r\nSTORED\r\n7\r\nDELETED\r\nEND\r\n",
+      "END\r\nSTORED\r\nCLIENT_ERROR bad\r\nDELETED\r\nEND\r\n",
+      "END\r\nSTORED\r\n7\r\nDELETED\r\nEND\r\nEND\r\n",
+  };
+  for (const std::string& reply : replies) {
+    CHECK(ThroughBatch(kinds, reply, {}, true) == ThroughBatch(kinds, reply, {}, false));
+    for (std::size_t cut = 0; cut <= reply.size(); ++cut) {
+      INFO("reply '" << reply << "' cut at " << cut);
+      CHECK(ThroughBatch(kinds, reply, {cut}, true) == ThroughBatch(kinds, reply, {cut}, false));
+    }
+  }
+  const Outcome usual = ThroughBatch(kinds, replies[0], {}, true);
+  CHECK(usual.ops == std::vector<std::string>{"ok 'ab' 1 3", "not_found", "ok", "ok 7", "ok",
+                                              "not_found"});
+}
+
+TEST_CASE("single: a line over max_line is refused on the usual path too", "[memcached][single]") {
+  // Limits smaller than any usual line: the general parser refuses each as too
+  // long, and the usual path must not take it.
+  for (const std::size_t max_line : {std::size_t{3}, std::size_t{6}, std::size_t{7}}) {
+    const ParserLimits tiny{max_line, 1024};
+    for (const auto& [kind, reply] : std::vector<std::pair<OpKind, std::string>>{
+             {OpKind::kStore, "STORED\r\n"},
+             {OpKind::kRemove, "DELETED\r\n"},
+             {OpKind::kStore, "NOT_STORED\r\n"},
+             {OpKind::kIncr, "12345678\r\n"},
+             {OpKind::kGet, "END\r\n"}}) {
+      INFO("max_line " << max_line << ", reply '" << reply << "'");
+      const Outcome single = ThroughSingle(kind, reply, {}, false, tiny);
+      CHECK(single == ThroughBatch({kind}, reply, {}, false, tiny));
+      if (reply.size() - 2 > max_line) CHECK(single.stream.IsProtocolError());
     }
   }
 }
@@ -331,10 +426,16 @@ TEST_CASE("single: a noreply command expects nothing and takes the exchange's ou
           "[memcached][single]") {
   Operation op = MakeOp(OpKind::kStore, "k");
   op.noreply = true;
-  SingleTextReader reader(op, &op.result, {}, kLimits);
+  TextBatch& reader = TextBatch::ForOne(op, &op.result, kLimits);
   CHECK(reader.done());
   reader.Settle(Status::IoError("gone"));
   CHECK(op.status.IsIoError());
+  // The thread's reader is readied anew for the next operation.
+  Operation next = MakeOp(OpKind::kRemove, "k");
+  CHECK(ThroughSingle(OpKind::kRemove, "DELETED\r\n", {}).ops == std::vector<std::string>{"ok"});
+  TextBatch& again = TextBatch::ForOne(next, &next.result, kLimits);
+  CHECK(&again == &reader);
+  CHECK_FALSE(again.done());
 }
 
 }  // namespace cachet::memcached

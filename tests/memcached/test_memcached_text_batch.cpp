@@ -2,7 +2,7 @@
 // split in two at every offset and byte by byte, route each hit to its key,
 // find the misses, and refuse a VALUE for a key that was not asked for, lying
 // lengths and garbage alike, however the bytes arrive. Hits for the key
-// expected next are read without the general parser (QuickTextValue), so these
+// expected next are read without the general parser (QuickTextValue, text_usual.h), so these
 // cases pin down that it decides exactly as the parser would.
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cachet/net/read_buffer.h"
-#include "quick_value.h"
+#include "text_usual.h"
 #include "reply_status.h"
 #include "text_batch.h"
 #include "text_parser.h"

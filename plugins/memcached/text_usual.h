@@ -1,9 +1,15 @@
-// The inline quick recognizers (see quick_reply.h): QuickTextValue, one whole
-// hit of a gets reply for the key expected, read in one pass, and QuickTextLine,
-// the one-line reply to a single command. Inline, with their helpers: a batch
-// read calls the first once per key and every single command the second. The
-// helpers are shared with the other quick recognizers (quick_reply.cpp). No I/O,
-// no state.
+// The text reader's usual replies (TextBatch's internals, called from it alone):
+// a hit for the key expected next, the END of a gets line, and the one-line
+// reply a store, delete, incr/decr or touch may get.
+//
+// The reader knows which command each reply answers and which key a hit must
+// carry, so these compare instead of scanning and tokenizing: the key is matched
+// with one compare, numbers are read where they must be. They take a reply only
+// when it is whole and decided exactly as the general parser (TextReplyParser)
+// and TextBatch::OnReply would decide it; anything else (an error line, another
+// key, garbage, a value over the limit, a reply still arriving) is left to them.
+// The fuzzer (tests/fuzz/fuzz_memcached_text_reader.cpp) checks both ways agree.
+// No I/O, no state.
 #pragma once
 
 #include <cstddef>
@@ -11,29 +17,36 @@
 #include <cstring>
 #include <string_view>
 
-#include "quick_reply.h"
+#include "cachet/backend.h"
+#include "reply.h"
 #include "reply_line.h"
-#include "reply_status.h"
-#include "text_parser.h"
 
 namespace cachet::memcached {
+
+enum class QuickOutcome : std::uint8_t {
+  kNeedMore,  // a prefix of a usual reply: read more
+  kDone,      // one whole usual reply
+  kUnusual,   // anything else: the general parser's to judge
+};
+
+struct QuickReply {
+  QuickOutcome outcome = QuickOutcome::kUnusual;
+  std::string_view data;  // kDone: the value bytes
+  std::uint32_t flags = 0;
+  std::uint64_t cas = 0;
+};
+
+// A one-line reply taken: the bytes it spans with its "\r\n" (0: none taken),
+// the operation's outcome and, after incr/decr, the new value.
+struct UsualLine {
+  std::size_t consumed = 0;
+  StatusCode code = StatusCode::kOk;
+  std::uint64_t number = 0;
+};
 
 namespace quick_detail {
 
 inline constexpr std::size_t kMaxDigits = 20;  // the widest 64-bit decimal
-
-inline QuickReply Outcome(QuickOutcome outcome) {
-  QuickReply reply;
-  reply.outcome = outcome;
-  return reply;
-}
-
-inline QuickReply Done(StatusCode code) {
-  QuickReply reply;
-  reply.outcome = QuickOutcome::kDone;
-  reply.code = code;
-  return reply;
-}
 
 // Whether `input`, from `*pos`, continues with `expected`: kDone (and *pos moved
 // past it), kNeedMore when the input ends inside it, kUnusual on a difference.
@@ -55,12 +68,18 @@ inline QuickOutcome ExpectLiteral(std::string_view input, std::size_t* pos,
                                   const char (&literal)[N]) {
   constexpr std::size_t kLength = N - 1;
   if (input.size() - *pos < kLength) return Expect(input, pos, literal);
-  if (std::memcmp(input.data() + *pos, literal, kLength) != 0) return QuickOutcome::kUnusual;
+  if (!reply_line_detail::SameBytes(input.data() + *pos, literal, kLength)) {
+    return QuickOutcome::kUnusual;
+  }
   *pos += kLength;
   return QuickOutcome::kDone;
 }
 
-using reply_line_detail::SameBytes;
+// Whether `input` begins with the whole `literal`.
+template <std::size_t N>
+inline bool StartsWith(std::string_view input, const char (&literal)[N]) {
+  return input.size() >= N - 1 && reply_line_detail::SameBytes(input.data(), literal, N - 1);
+}
 
 // "VALUE <key> " at the front of `input`: kDone with *pos past it, kNeedMore
 // for a prefix of it, kUnusual for anything else.
@@ -72,8 +91,9 @@ inline QuickOutcome ExpectValueFor(std::string_view input, std::string_view key,
     if (step == QuickOutcome::kDone) step = Expect(input, pos, key);
     return step == QuickOutcome::kDone ? ExpectLiteral(input, pos, " ") : step;
   }
-  if (std::memcmp(input.data(), "VALUE ", 6) != 0 ||
-      !SameBytes(input.data() + 6, key.data(), key.size()) || input[length - 1] != ' ') {
+  if (!reply_line_detail::SameBytes(input.data(), "VALUE ", 6) ||
+      !reply_line_detail::SameBytes(input.data() + 6, key.data(), key.size()) ||
+      input[length - 1] != ' ') {
     return QuickOutcome::kUnusual;
   }
   *pos = length;
@@ -136,41 +156,17 @@ inline QuickOutcome ReadDataBlockAt(std::string_view input, std::size_t* pos, st
   return QuickOutcome::kDone;
 }
 
-// QuickTextLine() when `input` is no usual reply: wait while the general reader
-// would wait too, that is while no line has ended and the input is within a
-// line's limit; anything else is the general reader's to judge.
-inline QuickReply LineNotUsual(std::string_view input, const ParserLimits& limits) {
-  if (input.find('\n') != std::string_view::npos || input.size() > limits.max_line + 1) {
-    return Outcome(QuickOutcome::kUnusual);
-  }
-  return Outcome(QuickOutcome::kNeedMore);
+// A fixed reply line at the front of `input`, with its outcome.
+template <std::size_t N>
+inline bool FixedLine(std::string_view input, const char (&literal)[N], StatusCode code,
+                      UsualLine* line) {
+  if (!StartsWith(input, literal)) return false;
+  line->consumed = N - 1;
+  line->code = code;
+  return true;
 }
 
 }  // namespace quick_detail
-
-// The one-line reply to a store, delete, incr/decr or touch, whole in `input`
-// and nothing after it: a fixed reply line the command may get (the general
-// parser's and batch reader's own rules: FixedTextReply, TextReplyFits,
-// CodeOfKind), or an incr/decr's number. always_inline: GCC otherwise calls it
-// out of line from a single operation (docs/performance.md).
-[[gnu::always_inline]] inline QuickReply QuickTextLine(std::string_view input, OpKind kind,
-                                                       const ParserLimits& limits) {
-  const std::size_t size = input.size();
-  if (size < 2 || input[size - 2] != '\r' || input[size - 1] != '\n') {
-    return quick_detail::LineNotUsual(input, limits);
-  }
-  const std::string_view line = input.substr(0, size - 2);
-  ReplyKind reply = ReplyKind::kNumber;
-  QuickReply quick = quick_detail::Done(StatusCode::kOk);
-  // A line that is no fixed reply may be a number (kNumber), as the general
-  // parser reads it; whether the reply fits the command is asked once.
-  if ((!FixedTextReply(line, &reply) && !ParseU64(line, &quick.number)) ||
-      !TextReplyFits(kind, reply)) {
-    return quick_detail::Outcome(QuickOutcome::kUnusual);
-  }
-  quick.code = CodeOfKind(reply);
-  return quick;
-}
 
 // One whole hit for `key` at the front of `input`, as a gets reply holds one
 // per key found: "VALUE <key> <flags> <bytes> [<cas>]\r\n", the data and its
@@ -185,19 +181,62 @@ inline QuickReply QuickTextValue(std::string_view input, std::string_view key,
   std::uint64_t size = 0;
   if (step == QuickOutcome::kDone)
     step = quick_detail::ReadValueNumbers(input, &pos, &reply, &size);
-  if (step != QuickOutcome::kDone) return quick_detail::Outcome(step);
-  // The general reader's limits: a line it would refuse, or a value over
+  if (step != QuickOutcome::kDone) {
+    reply.outcome = step;
+    return reply;
+  }
+  // The general parser's limits: a line it would refuse, or a value over
   // max_value, is its to report.
-  if (pos - 2 > limits.max_line || size > limits.max_value)
-    return quick_detail::Outcome(QuickOutcome::kUnusual);
+  if (pos - 2 > limits.max_line || size > limits.max_value) return reply;
   const std::size_t start = pos;
   step = quick_detail::ReadDataBlockAt(input, &pos, size);
-  if (step != QuickOutcome::kDone) return quick_detail::Outcome(step);
+  if (step != QuickOutcome::kDone) {
+    reply.outcome = step;
+    return reply;
+  }
   reply.outcome = QuickOutcome::kDone;
-  reply.code = StatusCode::kOk;
   reply.data = input.substr(start, static_cast<std::size_t>(size));
   *consumed = pos;
   return reply;
+}
+
+// UsualTextLine() for the replies other than the success a command expects:
+// NOT_STORED, EXISTS, NOT_FOUND. Out of line (text_batch.cpp): they are rarer.
+UsualLine OtherUsualTextLine(std::string_view input, OpKind kind);
+
+// The one-line reply to a `kind` command at the front of `input`, whole: the
+// success the command expects, or another reply TextReplyFits allows it,
+// errors aside (an incr/decr's success is its new value). Nothing taken
+// (consumed 0) for anything else. The caller checks the line's length against
+// max_line, as the general parser does. always_inline: GCC otherwise calls it
+// out of line from a single operation (docs/performance.md).
+[[gnu::always_inline]] inline UsualLine UsualTextLine(std::string_view input, OpKind kind) {
+  using quick_detail::FixedLine;
+  UsualLine line;
+  switch (kind) {
+    case OpKind::kStore:
+      if (FixedLine(input, "STORED\r\n", StatusCode::kOk, &line)) return line;
+      break;
+    case OpKind::kRemove:
+      if (FixedLine(input, "DELETED\r\n", StatusCode::kOk, &line)) return line;
+      break;
+    case OpKind::kTouch:
+      if (FixedLine(input, "TOUCHED\r\n", StatusCode::kOk, &line)) return line;
+      break;
+    case OpKind::kIncr:
+    case OpKind::kDecr: {
+      std::size_t pos = 0;
+      if (quick_detail::ReadNumber(input, &pos, &line.number) == QuickOutcome::kDone &&
+          quick_detail::ExpectLiteral(input, &pos, "\r\n") == QuickOutcome::kDone) {
+        line.consumed = pos;
+        return line;
+      }
+      break;
+    }
+    case OpKind::kGet:
+      return line;
+  }
+  return OtherUsualTextLine(input, kind);
 }
 
 }  // namespace cachet::memcached
