@@ -396,6 +396,94 @@ TEST_CASE("exchange: a request that expects no reply is done once sent", "[excha
   CHECK(pair.connection->connected());
 }
 
+// Drains what the client sends until `total` bytes arrived or 5 s passed
+// (bounded by the clock, not by a pass count); returns them.
+std::string DrainFor(const Pair& pair, std::size_t total) {
+  std::string got;
+  const Clock::time_point end = Clock::now() + milliseconds(5000);
+  while (got.size() < total && Clock::now() < end) got += pair.Receive(milliseconds(100));
+  return got;
+}
+
+TEST_CASE("exchange: a reply before the request went out whole fails and closes", "[exchange]") {
+  // Far more than a socket buffer holds: the first write is partial, and the
+  // peer never reads it, but answers at once.
+  const std::string big(8 << 20, 'z');
+  SECTION("lone driver") {
+    Pair pair;
+    iovec piece = Piece(big);
+    pair.Send("too large\n");
+    LineReader reader(1);
+    const Clock::time_point start = Clock::now();
+    Status s =
+        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    CHECK(s.IsProtocolError());
+    CHECK(s.message().find("before the request was sent whole") != std::string_view::npos);
+    CHECK_FALSE(pair.connection->connected());
+  }
+  SECTION("poll loop") {
+    Pair a;
+    Pair b;
+    const std::string small = "get a\n";
+    LineReader ra(1);
+    LineReader rb(1);
+    Exchange exchanges[2];
+    exchanges[0] = {a.connection.get(), {Piece(big)}, &ra, {}};
+    exchanges[1] = {b.connection.get(), {Piece(small)}, &rb, {}};
+    a.Send("too large\n");
+    b.Send("value\n");
+    RunExchanges(exchanges, Clock::now() + milliseconds(3000));
+    CHECK(exchanges[0].status.IsProtocolError());
+    CHECK(exchanges[0].status.message().find("before the request was sent whole") !=
+          std::string_view::npos);
+    CHECK_FALSE(a.connection->connected());
+    CHECK(exchanges[1].status.ok());
+  }
+}
+
+TEST_CASE("exchange: a write-only request reads nothing while it is sent", "[exchange]") {
+  // Bytes already waiting are not this request's: they stay on the socket, for
+  // the pool's idle check, and the request goes out whole.
+  const std::string big(8 << 20, 'w');
+  SECTION("lone driver") {
+    Pair pair;
+    iovec piece = Piece(big);
+    pair.Send("stale\n");
+    std::string got;
+    std::thread peer([&] { got = DrainFor(pair, big.size()); });
+    LineReader reader(0);
+    const Clock::time_point start = Clock::now();
+    Status s =
+        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(5000));
+    peer.join();
+    CHECK(s.ok());
+    CHECK(got.size() == big.size());
+    CHECK(pair.connection->connected());
+    CHECK(pair.connection->buffer().empty());
+  }
+  SECTION("poll loop") {
+    Pair a;
+    Pair b;
+    const std::string small = "get a\n";
+    LineReader ra(0);
+    LineReader rb(1);
+    Exchange exchanges[2];
+    exchanges[0] = {a.connection.get(), {Piece(big)}, &ra, {}};
+    exchanges[1] = {b.connection.get(), {Piece(small)}, &rb, {}};
+    a.Send("stale\n");
+    b.Send("value\n");
+    std::string got;
+    std::thread peer([&] { got = DrainFor(a, big.size()); });
+    RunExchanges(exchanges, Clock::now() + milliseconds(5000));
+    peer.join();
+    CHECK(exchanges[0].status.ok());
+    CHECK(got.size() == big.size());
+    CHECK(a.connection->connected());
+    CHECK(a.connection->buffer().empty());
+    CHECK(exchanges[1].status.ok());
+  }
+}
+
 // A subscription's answer: the bytes after it are the link's messages.
 class LinkOpener final {
  public:
