@@ -54,7 +54,9 @@ namespace cachet::net {
 
 // A reader whose last reply opens a link rather than ends an exchange (the
 // answer to a SUBSCRIBE): the bytes after it are the link's, not leftover. It
-// says so with `static constexpr bool kKeepsRest = true;`.
+// says so with `static constexpr bool kKeepsRest = true;`. Only the templated
+// steps with the concrete type honour it (the lone driver on a dedicated link);
+// under RunExchanges the reader is a ReplyReader, and such bytes are leftover.
 template <class Reader>
 concept KeepsRest = requires {
   requires Reader::kKeepsRest;
