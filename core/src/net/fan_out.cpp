@@ -139,14 +139,14 @@ void RunLoop(std::span<Exchange> exchanges, Deadline deadline, Progress* progres
 // Pools of a few servers, the common case, need no heap for the loop's state.
 constexpr std::size_t kStackExchanges = 16;
 
-}  // namespace
-
 // Each exchange's outcome, from its state machine.
 void Collect(std::span<Exchange> exchanges, Progress* progress) {
   for (std::size_t i = 0; i < exchanges.size(); ++i) {
     exchanges[i].status = progress[i].state.TakeStatus();
   }
 }
+
+}  // namespace
 
 void RunExchanges(std::span<Exchange> exchanges, Deadline deadline) {
   if (exchanges.size() <= kStackExchanges) {
