@@ -109,7 +109,8 @@ Status MgetBatch::Consume(net::ReadBuffer& buffer) {
     // An element that is no value: the reply is not an MGET's.
     if (op.status.IsProtocolError()) return op.status;
   }
-  return Status::OK();
+  // Pushes right after the array are no reply to anything: not leftover.
+  return SkipTrailingPushes(parser_, buffer, where_);
 }
 
 void MgetBatch::ConsumeWholeElements(net::ReadBuffer& buffer) {

@@ -159,7 +159,8 @@ Status RedisBatch::Consume(net::ReadBuffer& buffer) {
     }
     buffer.Consume(parser_.consumed());
   }
-  return Status::OK();
+  // Pushes right after the last reply are no reply to anything: not leftover.
+  return SkipTrailingPushes(parser_, buffer, where_);
 }
 
 void RedisBatch::Settle(const Status& status) {

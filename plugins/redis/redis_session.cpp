@@ -18,17 +18,26 @@ bool StartsWithWord(std::string_view text, std::string_view word) {
   return text.starts_with(word) && (text.size() == word.size() || text[word.size()] == ' ');
 }
 
-// Nothing is allocated per exchange once these have grown. One thread may serve
-// several backends, each with its own limits: the parser takes the caller's.
-RespParser& ThreadParser(const RespLimits& limits) {
-  // One thread_local object, not two: each costs a TLS lookup per call here.
-  struct PerThread {
-    explicit PerThread(const RespLimits& first) : parser(first), applied(first) {}
-    RespParser parser;
-    RespLimits applied;
-  };
+// The thread's parser (nothing is allocated per exchange once it has grown),
+// and whether a push hook runs on the thread. One thread_local object, not
+// several: each costs a TLS lookup per call.
+struct PerThread {
+  explicit PerThread(const RespLimits& first) : parser(first), applied(first) {}
+  RespParser parser;
+  RespLimits applied;
+  bool in_push_hook = false;
+};
+
+PerThread& ThreadState(const RespLimits& limits) {
   thread_local PerThread mine(limits);
+  return mine;
+}
+
+// One thread may serve several backends, each with its own limits: the parser
+// takes the caller's. REQUIRES: the parser idle or about to be reset.
+RespParser& ParserFor(PerThread& mine, const RespLimits& limits) {
   if (!(mine.applied == limits)) {
+    if (!mine.parser.idle()) mine.parser.Reset();
     mine.parser.set_limits(limits);
     mine.applied = limits;
   }
@@ -59,10 +68,17 @@ Status RedisSession::Exchange(net::Connection& connection, std::string_view requ
 Status RedisSession::Run(net::Connection& connection, std::string_view request,
                          std::size_t reply_count, net::Deadline deadline,
                          ReplyHandler on_reply) const {
-  RespParser& parser = ThreadParser(settings_.limits);
+  PerThread& mine = ThreadState(settings_.limits);
+  // The outer exchange's parser is mid-stream while its push hook runs.
+  if (mine.in_push_hook) [[unlikely]] {
+    return Status::InvalidArgument("redis " + connection.address().HostPort() +
+                                   ": a push hook (on_push) may not run a Redis command");
+  }
+  RespParser& parser = ParserFor(mine, settings_.limits);
   // A previous exchange may have stopped in the middle of a reply or on an error.
   if (!parser.idle()) parser.Reset();
-  SessionReplies replies(parser, connection, reply_count, on_reply, &settings_.on_push);
+  SessionReplies replies(parser, connection, reply_count, on_reply, &settings_.on_push,
+                         &mine.in_push_hook);
   iovec piece{const_cast<char*>(request.data()), request.size()};
   return net::RunLoneExchange(connection, &piece, 1, replies, net::Clock::now(), deadline);
 }
@@ -131,7 +147,11 @@ Status SessionReplies::Consume(net::ReadBuffer& buffer) {
     }
     const RespValue frame = parser_.reply().root();
     if (frame.type() == RespType::kPush) [[unlikely]] {
+      // Taken off before the hook runs: nothing it does can change what the
+      // stream is framed as (the bytes stay put until the next read).
+      buffer.Consume(parser_.consumed());
       Push(frame);
+      continue;
     } else if (done()) [[unlikely]] {
       return Status::OK();  // nobody's reply: left for the leftover rule
     } else {
@@ -143,7 +163,16 @@ Status SessionReplies::Consume(net::ReadBuffer& buffer) {
 }
 
 void SessionReplies::Push(RespValue push) const {
-  if (on_push_ != nullptr && *on_push_) (*on_push_)(push, connection_.address().HostPort());
+  if (on_push_ == nullptr || !*on_push_) return;
+  // While the hook runs, a Redis exchange on this thread is refused (see Run).
+  struct Guard {
+    bool* running;
+    explicit Guard(bool* flag) : running(flag) { *running = true; }
+    ~Guard() { *running = false; }
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+  } guard(in_push_hook_);
+  (*on_push_)(push, connection_.address().HostPort());
 }
 
 }  // namespace cachet::redis

@@ -31,7 +31,15 @@
 namespace cachet::redis {
 
 // Called with each RESP3 push frame (`>`) a session's exchange meets between
-// replies, and `where` ("host:port") it came from.
+// replies, and `where` ("host:port") it came from. Rules for the hook:
+//   - `push` is a view into the connection's buffer and the thread's parser,
+//     valid only during the call: copy what you keep;
+//   - it runs in the middle of an exchange, on the calling thread: it must not
+//     call into a store there (a Redis exchange on that thread is refused with
+//     invalid_argument; hand the work to another thread instead);
+//   - only the session's own exchanges (single operations, the handshake) call
+//     it; batch paths (RedisBatch, MgetBatch) drop pushes without calling it.
+// An extension point: no cachet component sets it yet, so pushes are dropped.
 using PushHandler = std::function<void(RespValue push, std::string_view where)>;
 
 struct SessionSettings {
@@ -52,18 +60,22 @@ struct SessionSettings {
 using ReplyHandler = FunctionRef<void(std::size_t index, RespValue reply)>;
 
 // The replies of one exchange, fed bytes (a reader of cachet/net/exchange.h):
-// `count` replies in order to `on_reply`, and every push frame before, between
-// or right after them to `on_push` (if set), which is no reply to a command.
+// `count` replies in order to `on_reply`, and every whole push frame before,
+// between or right after them (in the same read as the last reply) to
+// `on_push` (if set), which is no reply to a command. A push that arrives
+// later, or only partly with the last reply, is the exchange's leftover error
+// or fails the pool's idle check: the connection is closed, not the hook called.
 class SessionReplies {
  public:
   // `parser` idle; `connection` words protocol errors. All borrowed.
   SessionReplies(RespParser& parser, const net::Connection& connection, std::size_t count,
-                 ReplyHandler on_reply, const PushHandler* on_push)
+                 ReplyHandler on_reply, const PushHandler* on_push, bool* in_push_hook)
       : parser_(parser),
         connection_(connection),
         count_(count),
         on_reply_(on_reply),
-        on_push_(on_push) {}
+        on_push_(on_push),
+        in_push_hook_(in_push_hook) {}
 
   // Consumes every whole reply and push at the front of `buffer`; a reply
   // past the last expected one is left there (the exchange's leftover error).
@@ -79,6 +91,7 @@ class SessionReplies {
   std::size_t index_ = 0;
   ReplyHandler on_reply_;
   const PushHandler* on_push_;
+  bool* in_push_hook_;  // the thread's flag: set while on_push_ runs
 };
 
 class RedisSession final : public net::ConnectionSetup {

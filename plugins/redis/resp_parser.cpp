@@ -218,6 +218,10 @@ RespParser::Step RespParser::ParseHeader(char kind, std::string_view body,
     case '~':
       return StartAggregate(RespType::kSet, body, 1);
     case '>':
+      // A push is out of band: only ever a frame of its own, never inside a reply.
+      for (const Frame& open : stack_) {
+        if (!open.attribute) return Fail(Status::ProtocolError("RESP3 push inside a reply"));
+      }
       return StartAggregate(RespType::kPush, body, 1);
     case '|':
       return StartAttribute(body);
@@ -387,6 +391,16 @@ RespParser::Step RespParser::Fail(Status status) {
 RespParser::Step RespParser::NeedMore(std::size_t wanted) {
   wanted_ = wanted;
   return Step::kNeedMore;
+}
+
+Status SkipTrailingPushes(RespParser& parser, net::ReadBuffer& buffer, std::string_view where) {
+  // Bounded by the buffer: each pass takes one whole push off it, or returns.
+  while (!buffer.empty() && buffer.data().front() == '>') {
+    bool ready = false;
+    if (Status s = NextReply(parser, buffer.data(), where, &ready); !s.ok() || !ready) return s;
+    buffer.Consume(parser.consumed());
+  }
+  return Status::OK();
 }
 
 Status NextReply(RespParser& parser, std::string_view input, std::string_view where,

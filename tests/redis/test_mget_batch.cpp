@@ -342,3 +342,33 @@ TEST_CASE("bytes after the MGET reply's last element stay in the buffer", "[mget
   CHECK(reads.batch.done());
   CHECK(buffer.data() == "$1\r\nq\r\n");
 }
+
+TEST_CASE("a whole push right after the MGET reply is taken; a partial one stays", "[mget][push]") {
+  const std::string reply = "*3\r\n$1\r\nx\r\n$-1\r\n$2\r\nyz\r\n";
+  const std::string push = ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\na\r\n";
+  SECTION("whole pushes are consumed, as pushes") {
+    Reads reads;
+    ReadBuffer buffer;
+    Append(buffer, reply + push + push);
+    REQUIRE(reads.batch.Consume(buffer).ok());
+    CHECK(reads.batch.done());
+    CHECK(buffer.empty());
+    CHECK(reads.ops[0].result.value == "x");
+  }
+  SECTION("a reply after the push stays, for the leftover rule") {
+    Reads reads;
+    ReadBuffer buffer;
+    Append(buffer, reply + push + "$1\r\nq\r\n");
+    REQUIRE(reads.batch.Consume(buffer).ok());
+    CHECK(reads.batch.done());
+    CHECK(buffer.data() == "$1\r\nq\r\n");
+  }
+  SECTION("a partial push stays") {
+    Reads reads;
+    ReadBuffer buffer;
+    Append(buffer, reply + push.substr(0, 10));
+    REQUIRE(reads.batch.Consume(buffer).ok());
+    CHECK(reads.batch.done());
+    CHECK(buffer.data() == push.substr(0, 10));
+  }
+}

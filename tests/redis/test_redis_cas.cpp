@@ -384,3 +384,22 @@ TEST_CASE("threads counting by read-and-swap lose no update", "[redis][cas][inte
   for (int failed : failures) CHECK(failed == 0);
   CHECK(RedisCli(**server, "GET count") == std::to_string(kThreads * kIncrements));
 }
+
+TEST_CASE("a whole push right after a redis batch's last reply is no leftover", "[redis][push]") {
+  cachet::redis::RedisBatch batch("127.0.0.1:1", {}, cachet::redis::CounterMode::kNative);
+  Operation get;
+  get.kind = cachet::OpKind::kGet;
+  get.key = "e";
+  batch.Add(get);
+  const std::string push = ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ne\r\n";
+  cachet::net::ReadBuffer buffer;
+  const std::string bytes = "$1\r\nv\r\n" + push;
+  char* at = buffer.PrepareWrite(bytes.size());
+  std::memcpy(at, bytes.data(), bytes.size());
+  buffer.Commit(bytes.size());
+  REQUIRE(batch.Consume(buffer).ok());
+  CHECK(batch.done());
+  CHECK(buffer.empty());
+  CHECK(get.status.ok());
+  CHECK(get.result.value == "v");
+}

@@ -76,7 +76,7 @@ TEST_CASE("session: pushes between replies reach the hook, replies their command
     REQUIRE(s.ok());
     CHECK(heard.replies == std::vector<std::string>{"A", "B"});
     CHECK(heard.pushes == pushes);
-    CHECK(heard.push_sources.size() == pushes.size());
+    REQUIRE(heard.push_sources.size() == pushes.size());
     CHECK(heard.push_sources.front() == "127.0.0.1:" + std::to_string(server.port()));
     // Pushes are no leftover: the connection stays in use.
     CHECK(connection.connected());
@@ -111,5 +111,31 @@ TEST_CASE("session: a reply after the last one expected is an error, a push is n
   CHECK_FALSE(connection.connected());
 }
 
+
+TEST_CASE("session: a push hook cannot run a Redis command, and the outer stream stays framed",
+          "[redis][session][push]") {
+  ScriptedServer outer(cachet::test::RespRequests(),
+                       {{Invalidate("x") + "$1\r\nA\r\n"}, {"$1\r\nB\r\n"}});
+  ScriptedServer inner(cachet::test::RespRequests(), {{"$1\r\nC\r\n"}});
+  const RedisSession plain(SessionSettings{});
+  net::Connection inner_connection(Loopback(inner.port()), {});
+  std::vector<Status> nested;
+  SessionSettings settings;
+  settings.on_push = [&](RespValue, std::string_view) {
+    const std::string get_c = "*2\r\n$3\r\nGET\r\n$1\r\nc\r\n";
+    nested.push_back(plain.Exchange(inner_connection, get_c, 1, inner_connection.CallDeadline(),
+                                    [](std::size_t, RespValue) {}));
+  };
+  const RedisSession session(std::move(settings));
+  net::Connection connection(Loopback(outer.port()), {});
+  Heard heard;
+  Status s = TwoCommands(session, connection, &heard);
+  INFO(s.ToString());
+  CHECK(s.ok());
+  CHECK(heard.replies == std::vector<std::string>{"A", "B"});
+  REQUIRE(nested.size() == 1);
+  CHECK(nested[0].IsInvalidArgument());
+  CHECK(nested[0].message().find("push hook") != std::string_view::npos);
+}
 }  // namespace
 }  // namespace cachet::redis

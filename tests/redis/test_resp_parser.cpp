@@ -302,3 +302,12 @@ TEST_CASE("a batch's parsing step says ready, wants more, or fails naming the se
   CHECK(bad.code() == cachet::StatusCode::kProtocolError);
   CHECK_FALSE(ready);
 }
+
+TEST_CASE("a push is only ever a frame of its own, never inside a reply", "[resp][push]") {
+  cachet::redis::RespParser parser;
+  CHECK(parser.Parse("*2\r\n$1\r\na\r\n>1\r\n$1\r\nb\r\n") == cachet::redis::RespParser::Outcome::kError);
+  CHECK(parser.error().IsProtocolError());
+  CHECK(parser.error().message().find("push inside a reply") != std::string_view::npos);
+  parser.Reset();
+  CHECK(parser.Parse(">1\r\n$1\r\nb\r\n") == cachet::redis::RespParser::Outcome::kReply);
+}

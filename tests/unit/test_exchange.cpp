@@ -70,9 +70,11 @@ class Pair {
     ::unlink(path_.c_str());
   }
 
-  void Send(std::string_view bytes) const {
-    REQUIRE(::send(peer, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
-            static_cast<ssize_t>(bytes.size()));
+  // True when every byte went out. No Catch2 assertion inside: peer threads
+  // call it too (their callers record the outcome and check it after join).
+  [[nodiscard]] bool Send(std::string_view bytes) const {
+    return ::send(peer, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
   }
   // Reads what the client sent so far, waiting up to `wait` for the first byte.
   std::string Receive(milliseconds wait = milliseconds(1000)) const {
@@ -95,7 +97,8 @@ class Pair {
   // end of the stream (or 200 ms of quiet, which means it is still open).
   bool ClientClosed() const {
     char chunk[65536];
-    for (int pass = 0; pass < 1000; ++pass) {
+    const Clock::time_point end = Clock::now() + milliseconds(5000);
+    while (Clock::now() < end) {
       pollfd p{peer, POLLIN, 0};
       if (::poll(&p, 1, 200) != 1) return false;
       const ssize_t n = ::recv(peer, chunk, sizeof chunk, MSG_DONTWAIT);
@@ -122,6 +125,15 @@ void AwaitBytes(const Connection& c) {
   REQUIRE(::poll(&p, 1, 1000) == 1);
 }
 
+// Drains what the client sends until `total` bytes arrived or 5 s passed
+// (bounded by the clock, not by a pass count); returns them.
+std::string DrainFor(const Pair& pair, std::size_t total) {
+  std::string got;
+  const Clock::time_point end = Clock::now() + milliseconds(5000);
+  while (got.size() < total && Clock::now() < end) got += pair.Receive(milliseconds(100));
+  return got;
+}
+
 TEST_CASE("exchange: a reply split at any byte is read whole, step by step", "[exchange]") {
   const std::string reply = "first\nsecond\n";
   for (std::size_t cut = 1; cut < reply.size(); ++cut) {
@@ -134,12 +146,12 @@ TEST_CASE("exchange: a reply split at any byte is read whole, step by step", "[e
     state.Begin(&piece, 1);
     REQUIRE(state.Write(*pair.connection, reader) == Want::kRead);
     CHECK(pair.Receive() == request);
-    pair.Send(reply.substr(0, cut));
+    REQUIRE(pair.Send(reply.substr(0, cut)));
     AwaitBytes(*pair.connection);
     // Half a reply: the machine still waits for bytes, the reader holds what is whole.
     CHECK(state.Read(*pair.connection, reader) == Want::kRead);
     CHECK(reader.lines.size() == (cut >= 6 ? 1u : 0u));
-    pair.Send(reply.substr(cut));
+    REQUIRE(pair.Send(reply.substr(cut)));
     AwaitBytes(*pair.connection);
     REQUIRE(state.Read(*pair.connection, reader) == Want::kDone);
     CHECK(state.status().ok());
@@ -155,17 +167,19 @@ TEST_CASE("exchange: the lone driver reads a reply split at any byte", "[exchang
     Pair pair;
     const std::string request = "get a b\n";
     iovec piece = Piece(request);
+    bool sent = false;
     std::thread peer([&] {
       if (pair.Receive() != request) return;
-      pair.Send(reply.substr(0, cut));
+      sent = pair.Send(reply.substr(0, cut));
       std::this_thread::sleep_for(milliseconds(5));
-      pair.Send(reply.substr(cut));
+      sent = pair.Send(reply.substr(cut)) && sent;
     });
     LineReader reader(2);
     const Clock::time_point start = Clock::now();
     Status s =
         RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
     peer.join();
+    CHECK(sent);
     CHECK(s.ok());
     CHECK(reader.lines == std::vector<std::string>{"first", "second"});
     CHECK(pair.connection->connected());
@@ -183,8 +197,9 @@ TEST_CASE("exchange: a request the socket takes in parts goes out whole, in orde
   state.Begin(pieces, 2);
   REQUIRE(state.Write(*pair.connection, reader) == Want::kWrite);
   std::string received;
-  // Bounded: each pass drains what was sent; the request is finite.
-  for (int pass = 0; pass < 100000 && state.want() == Want::kWrite; ++pass) {
+  // Bounded by the clock: each pass drains what was sent; the request is finite.
+  const Clock::time_point end = Clock::now() + milliseconds(10000);
+  while (state.want() == Want::kWrite && Clock::now() < end) {
     received += pair.Receive(milliseconds(50));
     state.Write(*pair.connection, reader);
   }
@@ -192,7 +207,7 @@ TEST_CASE("exchange: a request the socket takes in parts goes out whole, in orde
   received += pair.Receive(milliseconds(50));
   CHECK(received.size() == big.size() + tail.size());
   CHECK(received == big + tail);
-  pair.Send("ok\n");
+  REQUIRE(pair.Send("ok\n"));
   AwaitBytes(*pair.connection);
   CHECK(state.Read(*pair.connection, reader) == Want::kDone);
   CHECK(state.status().ok());
@@ -203,17 +218,19 @@ TEST_CASE("exchange: the lone driver waits for room, then reads the reply", "[ex
   const std::string big(8 << 20, 'y');
   iovec piece = Piece(big);
   std::size_t got = 0;
+  bool sent = false;
   std::thread peer([&] {
     // Drains slowly at first, so the client must wait for room.
     std::this_thread::sleep_for(milliseconds(50));
-    for (int pass = 0; pass < 10000 && got < big.size(); ++pass) got += pair.Receive().size();
-    pair.Send("stored\n");
+    got = DrainFor(pair, big.size()).size();
+    sent = pair.Send("stored\n");
   });
   LineReader reader(1);
   const Clock::time_point start = Clock::now();
   Status s =
       RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(5000));
   peer.join();
+  CHECK(sent);
   CHECK(s.ok());
   CHECK(got == big.size());
   CHECK(reader.lines == std::vector<std::string>{"stored"});
@@ -229,7 +246,7 @@ TEST_CASE("exchange: bytes after the last reply are an error and close the conne
     ExchangeState state;
     state.Begin(&piece, 1);
     REQUIRE(state.Write(*pair.connection, reader) == Want::kRead);
-    pair.Send("value\nextra");
+    REQUIRE(pair.Send("value\nextra"));
     AwaitBytes(*pair.connection);
     CHECK(state.Read(*pair.connection, reader) == Want::kDone);
     CHECK(state.status().IsProtocolError());
@@ -240,7 +257,7 @@ TEST_CASE("exchange: bytes after the last reply are an error and close the conne
     Pair pair;
     const std::string request = "get a\n";
     iovec piece = Piece(request);
-    pair.Send("value\nextra\n");
+    REQUIRE(pair.Send("value\nextra\n"));
     LineReader reader(1);
     const Clock::time_point start = Clock::now();
     Status s =
@@ -258,8 +275,8 @@ TEST_CASE("exchange: bytes after the last reply are an error and close the conne
     Exchange exchanges[2];
     exchanges[0] = {a.connection.get(), {Piece(request)}, &ra, {}};
     exchanges[1] = {b.connection.get(), {Piece(request)}, &rb, {}};
-    a.Send("value\n");
-    b.Send("value\nextra\n");
+    REQUIRE(a.Send("value\n"));
+    REQUIRE(b.Send("value\nextra\n"));
     RunExchanges(exchanges, Clock::now() + milliseconds(3000));
     CHECK(exchanges[0].status.ok());
     CHECK(a.connection->connected());
@@ -304,7 +321,7 @@ TEST_CASE("exchange: a stalled peer is a timeout within the I/O timeout, and is 
     Exchange exchanges[2];
     exchanges[0] = {quiet.connection.get(), {Piece(request)}, &rq, {}};
     exchanges[1] = {live.connection.get(), {Piece(request)}, &rl, {}};
-    live.Send("value\n");
+    REQUIRE(live.Send("value\n"));
     RunExchanges(exchanges, Clock::now() + milliseconds(3000));
     CHECK(exchanges[0].status.IsTimeout());
     CHECK(exchanges[0].status.message().find("no reply within the I/O timeout") !=
@@ -338,7 +355,7 @@ TEST_CASE("exchange: a peer that hangs up mid-reply fails the exchange and close
     state.Begin(&piece, 1);
     REQUIRE(state.Write(*pair.connection, reader) == Want::kRead);
     CHECK(pair.Receive() == request);  // read, so the hang-up is a clean close
-    pair.Send("first\nsec");
+    REQUIRE(pair.Send("first\nsec"));
     pair.HangUp();
     AwaitBytes(*pair.connection);
     Want want = state.Read(*pair.connection, reader);
@@ -352,9 +369,10 @@ TEST_CASE("exchange: a peer that hangs up mid-reply fails the exchange and close
   SECTION("lone driver") {
     Pair pair;
     iovec piece = Piece(request);
+    bool sent = false;
     std::thread peer([&] {
       if (pair.Receive() != request) return;
-      pair.Send("first\nsec");
+      sent = pair.Send("first\nsec");
       pair.HangUp();
     });
     LineReader reader(2);
@@ -362,6 +380,7 @@ TEST_CASE("exchange: a peer that hangs up mid-reply fails the exchange and close
     Status s =
         RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
     peer.join();
+    CHECK(sent);
     CHECK(s.IsIoError());
     CHECK(s.message().find("closed by the server") != std::string_view::npos);
     CHECK(reader.lines == std::vector<std::string>{"first"});
@@ -373,7 +392,7 @@ TEST_CASE("exchange: a reader's protocol error ends the exchange and closes it",
   Pair pair;
   const std::string request = "get a\n";
   iovec piece = Piece(request);
-  pair.Send("BAD\n");
+  REQUIRE(pair.Send("BAD\n"));
   LineReader reader(1);
   const Clock::time_point start = Clock::now();
   Status s =
@@ -394,6 +413,85 @@ TEST_CASE("exchange: a request that expects no reply is done once sent", "[excha
   CHECK(s.ok());
   CHECK(pair.Receive() == request);
   CHECK(pair.connection->connected());
+}
+
+TEST_CASE("exchange: a reply before the request went out whole fails and closes", "[exchange]") {
+  // Far more than a socket buffer holds: the first write is partial, and the
+  // peer never reads it, but answers at once.
+  const std::string big(8 << 20, 'z');
+  SECTION("lone driver") {
+    Pair pair;
+    iovec piece = Piece(big);
+    REQUIRE(pair.Send("too large\n"));
+    LineReader reader(1);
+    const Clock::time_point start = Clock::now();
+    Status s =
+        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    CHECK(s.IsProtocolError());
+    CHECK(s.message().find("before the request was sent whole") != std::string_view::npos);
+    CHECK_FALSE(pair.connection->connected());
+  }
+  SECTION("poll loop") {
+    Pair a;
+    Pair b;
+    const std::string small = "get a\n";
+    LineReader ra(1);
+    LineReader rb(1);
+    Exchange exchanges[2];
+    exchanges[0] = {a.connection.get(), {Piece(big)}, &ra, {}};
+    exchanges[1] = {b.connection.get(), {Piece(small)}, &rb, {}};
+    REQUIRE(a.Send("too large\n"));
+    REQUIRE(b.Send("value\n"));
+    RunExchanges(exchanges, Clock::now() + milliseconds(3000));
+    CHECK(exchanges[0].status.IsProtocolError());
+    CHECK(exchanges[0].status.message().find("before the request was sent whole") !=
+          std::string_view::npos);
+    CHECK_FALSE(a.connection->connected());
+    CHECK(exchanges[1].status.ok());
+  }
+}
+
+TEST_CASE("exchange: a write-only request reads nothing while it is sent", "[exchange]") {
+  // Bytes already waiting are not this request's: they stay on the socket, for
+  // the pool's idle check, and the request goes out whole.
+  const std::string big(8 << 20, 'w');
+  SECTION("lone driver") {
+    Pair pair;
+    iovec piece = Piece(big);
+    REQUIRE(pair.Send("stale\n"));
+    std::string got;
+    std::thread peer([&] { got = DrainFor(pair, big.size()); });
+    LineReader reader(0);
+    const Clock::time_point start = Clock::now();
+    Status s =
+        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(5000));
+    peer.join();
+    CHECK(s.ok());
+    CHECK(got.size() == big.size());
+    CHECK(pair.connection->connected());
+    CHECK(pair.connection->buffer().empty());
+  }
+  SECTION("poll loop") {
+    Pair a;
+    Pair b;
+    const std::string small = "get a\n";
+    LineReader ra(0);
+    LineReader rb(1);
+    Exchange exchanges[2];
+    exchanges[0] = {a.connection.get(), {Piece(big)}, &ra, {}};
+    exchanges[1] = {b.connection.get(), {Piece(small)}, &rb, {}};
+    REQUIRE(a.Send("stale\n"));
+    REQUIRE(b.Send("value\n"));
+    std::string got;
+    std::thread peer([&] { got = DrainFor(a, big.size()); });
+    RunExchanges(exchanges, Clock::now() + milliseconds(5000));
+    peer.join();
+    CHECK(exchanges[0].status.ok());
+    CHECK(got.size() == big.size());
+    CHECK(a.connection->connected());
+    CHECK(a.connection->buffer().empty());
+    CHECK(exchanges[1].status.ok());
+  }
 }
 
 // A subscription's answer: the bytes after it are the link's messages.
@@ -417,7 +515,7 @@ TEST_CASE("exchange: a reader that opens a link keeps what follows its answer", 
   Pair pair;
   const std::string request = "subscribe\n";
   iovec piece = Piece(request);
-  pair.Send("subscribed\nmessage 1\n");
+  REQUIRE(pair.Send("subscribed\nmessage 1\n"));
   LinkOpener reader;
   const Clock::time_point start = Clock::now();
   Status s =

@@ -35,6 +35,11 @@ Want ExchangeState::Expire(Connection& connection, Deadline now, Deadline deadli
   return Fail(connection, NoReply(connection, now, deadline));
 }
 
+Status ExchangeState::EarlyAnswer(const Connection& connection) {
+  return Status::ProtocolError(
+      connection.Describe("the server answered before the request was sent whole"));
+}
+
 Status ExchangeState::ReadFailure(const Connection& connection, Status read, Deadline deadline) {
   // Connection's own "read timed out" becomes the engine's wording.
   return read.IsTimeout() ? NoReply(connection, Clock::now(), deadline) : read;

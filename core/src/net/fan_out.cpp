@@ -61,12 +61,17 @@ void Connected(Progress& p, Deadline now) {
 }
 
 // One poll() answer for a connected exchange: write if there is room, read if
-// bytes (or the server's close) arrived.
+// bytes (or the server's close) arrived. A write-only exchange (its reader
+// done) reads nothing: an error on its socket shows in the write.
 void Step(Progress& p, short revents, Deadline now) {
   Connection& c = p.connection();
   ReplyReader& reader = *p.exchange->reader;
-  if ((revents & POLLOUT) && p.state.want() == Want::kWrite) p.state.Write(c, reader);
-  if (p.active() && (revents & (POLLIN | POLLHUP | POLLERR))) p.state.Read(c, reader);
+  const bool write_only = reader.done();
+  const short room = write_only ? POLLOUT | POLLHUP | POLLERR : POLLOUT;
+  if ((revents & room) && p.state.want() == Want::kWrite) p.state.Write(c, reader);
+  if (p.active() && !write_only && (revents & (POLLIN | POLLHUP | POLLERR))) {
+    p.state.Read(c, reader);
+  }
   Moved(p, now);
 }
 
@@ -99,7 +104,11 @@ void RunLoop(std::span<Exchange> exchanges, Deadline deadline, Progress* progres
       }
       const bool connecting = p.connection().connecting();
       const bool sending = p.state.want() == Want::kWrite;
-      const short events = connecting ? POLLOUT : sending ? POLLIN | POLLOUT : POLLIN;
+      // A write-only exchange waits for room only (exchange.h).
+      const bool write_only = p.exchange->reader->done();
+      const short events = connecting || (sending && write_only) ? POLLOUT
+                           : sending                            ? POLLIN | POLLOUT
+                                                                : POLLIN;
       fds[i] = {p.connection().fd(), events, 0};
       ++waiting;
       next = std::min(next, DeadlineOf(p, deadline));
@@ -130,14 +139,14 @@ void RunLoop(std::span<Exchange> exchanges, Deadline deadline, Progress* progres
 // Pools of a few servers, the common case, need no heap for the loop's state.
 constexpr std::size_t kStackExchanges = 16;
 
-}  // namespace
-
 // Each exchange's outcome, from its state machine.
 void Collect(std::span<Exchange> exchanges, Progress* progress) {
   for (std::size_t i = 0; i < exchanges.size(); ++i) {
     exchanges[i].status = progress[i].state.TakeStatus();
   }
 }
+
+}  // namespace
 
 void RunExchanges(std::span<Exchange> exchanges, Deadline deadline) {
   if (exchanges.size() <= kStackExchanges) {

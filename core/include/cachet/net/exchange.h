@@ -5,21 +5,28 @@
 // (send what it takes, take what arrived, feed it to the reader) and answers
 // what the exchange waits for next:
 //
-//   kWrite  request bytes remain: wait for room to send (and read replies that
-//           arrive meanwhile, so a large pipeline never deadlocks);
+//   kWrite  request bytes remain: wait for room to send (and, while the reader
+//           still expects replies, read those that arrive meanwhile, so a large
+//           pipeline never deadlocks; a write-only request reads nothing);
 //   kRead   the request went out: wait for bytes;
 //   kDone   over; status() says how (ok, or why it failed).
 //
 // Whoever waits is the driver. Two are in core: RunExchanges (fan_out.h), one
 // poll() loop over several servers, and RunLoneExchange below, one exchange
-// on its own (a single operation): it sends the request whole, then waits with
+// on its own (a single operation): once the request is out it waits with
 // one blocking recv() bounded by io_timeout and the call's deadline, without
-// poll() on the usual path. An event loop can drive it the same way.
+// poll() on the usual path; a request larger than the socket takes waits for
+// room with poll(), as above. An event loop can drive it the same way.
 //
 // The rules live here, once, whatever drives the exchange:
 //   - any failure closes the connection, so the next use starts clean;
 //   - a server silent for io_timeout is a timeout "no reply within the I/O
 //     timeout" ("... request timeout" once the call's deadline passed);
+//   - an exchange never ends ok with request bytes unsent: a reply that ends
+//     the reader before the request went out whole is a protocol error (the
+//     server would take the next request as the rest of this one);
+//   - a reader that is done is never fed: bytes waiting while a write-only
+//     request is sent stay on the socket, for the pool's idle check;
 //   - bytes left after the last reply the reader expected are a protocol
 //     error (nobody's answer: the connection cannot be trusted again), unless
 //     the reader keeps them (KeepsRest: a subscription's messages).
@@ -27,7 +34,8 @@
 // The reader is the store's parser, fed bytes, with no I/O of its own: any
 // type with `Status Consume(ReadBuffer&)` (consume every complete reply at the
 // front; an error ends the exchange) and `bool done() const` (no more replies
-// expected), such as net::ReplyReader (fan_out.h). The steps are templates over
+// expected; Consume is only called while !done()), such as net::ReplyReader
+// (fan_out.h). The steps are templates over
 // it, so a store that knows its reader's type reads the usual reply without a
 // virtual call.
 #pragma once
@@ -46,7 +54,9 @@ namespace cachet::net {
 
 // A reader whose last reply opens a link rather than ends an exchange (the
 // answer to a SUBSCRIBE): the bytes after it are the link's, not leftover. It
-// says so with `static constexpr bool kKeepsRest = true;`.
+// says so with `static constexpr bool kKeepsRest = true;`. Only the templated
+// steps with the concrete type honour it (the lone driver on a dedicated link);
+// under RunExchanges the reader is a ReplyReader, and such bytes are leftover.
 template <class Reader>
 concept KeepsRest = requires {
   requires Reader::kKeepsRest;
@@ -83,9 +93,12 @@ class CACHET_EXPORT ExchangeState {
     return want_ = Want::kRead;
   }
 
-  // Step: bytes may have arrived. Takes them without waiting and feeds them on.
+  // Step: bytes may have arrived. Takes them without waiting and feeds them on;
+  // a reader that expects nothing (a write-only request) reads nothing.
   template <class Reader>
   Want Read(Connection& connection, Reader& reader) {
+    if (reader.done()) [[unlikely]]
+      return want_;
     return Received(connection, reader, connection.ReadSome(), Deadline::max());
   }
 
@@ -111,15 +124,20 @@ class CACHET_EXPORT ExchangeState {
 
  private:
   // Every reply arrived: bytes after them are nobody's answer (unless the
-  // reader keeps them for the link it opened).
+  // reader keeps them for the link it opened), and so are they if part of the
+  // request was never sent.
   template <class Reader>
   [[gnu::always_inline]] Want Finish(Connection& connection) {
+    if (unsent_count_ > 0) [[unlikely]]
+      return Fail(connection, EarlyAnswer(connection));
     if constexpr (!KeepsRest<Reader>) {
       if (!connection.buffer().empty()) [[unlikely]]
         return Fail(connection, connection.LeftoverError());
     }
     return want_ = Want::kDone;
   }
+  // The protocol error of a server that answered before the request was whole.
+  static Status EarlyAnswer(const Connection& connection);
   // A failed read's status; a timeout in the engine's words.
   static Status ReadFailure(const Connection& connection, Status read, Deadline deadline);
 
@@ -138,16 +156,22 @@ CACHET_EXPORT Status AwaitSocket(const Connection& connection, short events, Dea
                                  short* revents);
 
 // The lone driver's rare step: request bytes remain, so it waits for room (and
-// reads what arrives meanwhile). Out of line: the usual request goes out whole.
+// reads what arrives meanwhile, unless the reader expects nothing: then it only
+// sends, and an error on the socket shows in the write). Out of line: the usual
+// request goes out whole.
 template <class Reader>
 [[gnu::noinline]] Want AwaitRoom(ExchangeState& state, Connection& connection, Reader& reader,
                                  Deadline deadline) {
+  const bool write_only = reader.done();
   short revents = 0;
-  Status ready = AwaitSocket(connection, POLLIN | POLLOUT, deadline, &revents);
+  Status ready =
+      AwaitSocket(connection, write_only ? POLLOUT : POLLIN | POLLOUT, deadline, &revents);
   if (!ready.ok()) return state.Fail(connection, std::move(ready));
   Want want = state.want();
-  if (revents & POLLOUT) want = state.Write(connection, reader);
-  if (want != Want::kDone && (revents & (POLLIN | POLLHUP | POLLERR))) {
+  if (revents & (write_only ? POLLOUT | POLLHUP | POLLERR : POLLOUT)) {
+    want = state.Write(connection, reader);
+  }
+  if (want != Want::kDone && !write_only && (revents & (POLLIN | POLLHUP | POLLERR))) {
     want = state.Read(connection, reader);
   }
   return want;
