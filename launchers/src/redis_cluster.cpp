@@ -1,6 +1,7 @@
 // RedisCluster: starting, joining, checking and tearing down a loopback Redis Cluster.
 #include "launchers/redis_cluster.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -59,6 +60,17 @@ std::vector<std::string> TlsArgs(const RedisClusterTls& tls, const std::string& 
 }  // namespace
 
 std::string RedisCluster::Cli(int port, const std::string& args) { return RunCli("", port, args); }
+
+bool RedisCluster::Failover(int port) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (Cli(port, "cluster failover") != "OK") return false;
+    for (int i = 0; i < 80; ++i) {
+      if (Cli(port, "role").rfind("master", 0) == 0) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  return false;
+}
 
 std::string RedisCluster::NodeCli(int port, const std::string& args) const {
   return RunCli(cli_options_, port, args);

@@ -235,8 +235,7 @@ TEST_CASE("cluster near: a failover leaves no stale entry served", "[near][clust
   REQUIRE(on.count(old_master) == 1);
   const std::string key = on.at(old_master).front();
   REQUIRE(WaitFor([&] { return SecondReadNear(*cache, key, "v0"); }));
-  REQUIRE(RedisCluster::Cli(promoted, "cluster failover") == "OK");
-  REQUIRE(WaitFor([&] { return RedisCluster::Cli(promoted, "role").starts_with("master"); }));
+  REQUIRE(RedisCluster::Failover(promoted));
   REQUIRE(SharedCluster().WaitUntilHealthy().ok());
   REQUIRE(RedisCluster::Cli(promoted, "SET 'n:" + key + "' v3") == "OK");
   CHECK(SeesNewValue(*cache, key, "v0", "v3"));

@@ -61,6 +61,11 @@ class RedisCluster {
   // The output of `redis-cli -p port ARGS` (bounded by `timeout`), without the
   // trailing newline. ARGS is passed to the shell as written.
   static std::string Cli(int port, const std::string& args);
+  // Promotes the replica at `port` with CLUSTER FAILOVER and waits until it reports
+  // itself master. Redis drops a manual failover that has not completed in 5 s
+  // (a busy machine can make it miss), so the command is sent again, 3 times at
+  // most, each followed by a wait of up to 8 s. False if it never became master.
+  static bool Failover(int port);
   // Cli() to a node of this cluster: over TLS when the cluster uses it.
   std::string NodeCli(int port, const std::string& args) const;
 
