@@ -119,6 +119,15 @@ class Pair {
 
 iovec Piece(const std::string& bytes) { return {const_cast<char*>(bytes.data()), bytes.size()}; }
 
+// Runs `request` alone on `pair`'s connection, the call's deadline `budget` from now.
+template <class Reader>
+Status RunAlone(Pair& pair, const std::string& request, Reader& reader,
+                milliseconds budget = milliseconds(3000)) {
+  iovec piece = Piece(request);
+  const Clock::time_point start = Clock::now();
+  return RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + budget);
+}
+
 // Waits (at most 1 s) until the client's socket has bytes to read.
 void AwaitBytes(const Connection& c) {
   pollfd p{c.fd(), POLLIN, 0};
@@ -166,7 +175,6 @@ TEST_CASE("exchange: the lone driver reads a reply split at any byte", "[exchang
     CAPTURE(cut);
     Pair pair;
     const std::string request = "get a b\n";
-    iovec piece = Piece(request);
     bool sent = false;
     std::thread peer([&] {
       if (pair.Receive() != request) return;
@@ -175,9 +183,7 @@ TEST_CASE("exchange: the lone driver reads a reply split at any byte", "[exchang
       sent = pair.Send(reply.substr(cut)) && sent;
     });
     LineReader reader(2);
-    const Clock::time_point start = Clock::now();
-    Status s =
-        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    Status s = RunAlone(pair, request, reader);
     peer.join();
     CHECK(sent);
     CHECK(s.ok());
@@ -216,7 +222,6 @@ TEST_CASE("exchange: a request the socket takes in parts goes out whole, in orde
 TEST_CASE("exchange: the lone driver waits for room, then reads the reply", "[exchange]") {
   Pair pair;
   const std::string big(8 << 20, 'y');
-  iovec piece = Piece(big);
   std::size_t got = 0;
   bool sent = false;
   std::thread peer([&] {
@@ -226,9 +231,7 @@ TEST_CASE("exchange: the lone driver waits for room, then reads the reply", "[ex
     sent = pair.Send("stored\n");
   });
   LineReader reader(1);
-  const Clock::time_point start = Clock::now();
-  Status s =
-      RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(5000));
+  Status s = RunAlone(pair, big, reader, milliseconds(5000));
   peer.join();
   CHECK(sent);
   CHECK(s.ok());
@@ -256,12 +259,9 @@ TEST_CASE("exchange: bytes after the last reply are an error and close the conne
   SECTION("lone driver") {
     Pair pair;
     const std::string request = "get a\n";
-    iovec piece = Piece(request);
     REQUIRE(pair.Send("value\nextra\n"));
     LineReader reader(1);
-    const Clock::time_point start = Clock::now();
-    Status s =
-        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    Status s = RunAlone(pair, request, reader);
     CHECK(s.IsProtocolError());
     CHECK(s.message().find("bytes after the last reply") != std::string_view::npos);
     CHECK_FALSE(pair.connection->connected());
@@ -290,11 +290,9 @@ TEST_CASE("exchange: a stalled peer is a timeout within the I/O timeout, and is 
   const std::string request = "get a\n";
   SECTION("lone driver") {
     Pair pair(milliseconds(100));
-    iovec piece = Piece(request);
     LineReader reader(1);
     const Clock::time_point start = Clock::now();
-    Status s =
-        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    Status s = RunAlone(pair, request, reader);
     const auto took = Clock::now() - start;
     CHECK(s.IsTimeout());
     CHECK(s.message().find("no reply within the I/O timeout") != std::string_view::npos);
@@ -304,11 +302,8 @@ TEST_CASE("exchange: a stalled peer is a timeout within the I/O timeout, and is 
   }
   SECTION("lone driver, the call's deadline first") {
     Pair pair(milliseconds(1000));
-    iovec piece = Piece(request);
     LineReader reader(1);
-    const Clock::time_point start = Clock::now();
-    Status s =
-        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(100));
+    Status s = RunAlone(pair, request, reader, milliseconds(100));
     CHECK(s.IsTimeout());
     CHECK(s.message().find("no reply within the request timeout") != std::string_view::npos);
     CHECK_FALSE(pair.connection->connected());
@@ -368,7 +363,6 @@ TEST_CASE("exchange: a peer that hangs up mid-reply fails the exchange and close
   }
   SECTION("lone driver") {
     Pair pair;
-    iovec piece = Piece(request);
     bool sent = false;
     std::thread peer([&] {
       if (pair.Receive() != request) return;
@@ -376,9 +370,7 @@ TEST_CASE("exchange: a peer that hangs up mid-reply fails the exchange and close
       pair.HangUp();
     });
     LineReader reader(2);
-    const Clock::time_point start = Clock::now();
-    Status s =
-        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    Status s = RunAlone(pair, request, reader);
     peer.join();
     CHECK(sent);
     CHECK(s.IsIoError());
@@ -391,12 +383,9 @@ TEST_CASE("exchange: a peer that hangs up mid-reply fails the exchange and close
 TEST_CASE("exchange: a reader's protocol error ends the exchange and closes it", "[exchange]") {
   Pair pair;
   const std::string request = "get a\n";
-  iovec piece = Piece(request);
   REQUIRE(pair.Send("BAD\n"));
   LineReader reader(1);
-  const Clock::time_point start = Clock::now();
-  Status s =
-      RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+  Status s = RunAlone(pair, request, reader);
   CHECK(s.IsProtocolError());
   CHECK(s.message() == "a bad line");
   CHECK_FALSE(pair.connection->connected());
@@ -405,11 +394,8 @@ TEST_CASE("exchange: a reader's protocol error ends the exchange and closes it",
 TEST_CASE("exchange: a request that expects no reply is done once sent", "[exchange]") {
   Pair pair;
   const std::string request = "set a 0 0 1 noreply\r\nx\r\n";
-  iovec piece = Piece(request);
   LineReader reader(0);
-  const Clock::time_point start = Clock::now();
-  Status s =
-      RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+  Status s = RunAlone(pair, request, reader);
   CHECK(s.ok());
   CHECK(pair.Receive() == request);
   CHECK(pair.connection->connected());
@@ -421,12 +407,9 @@ TEST_CASE("exchange: a reply before the request went out whole fails and closes"
   const std::string big(8 << 20, 'z');
   SECTION("lone driver") {
     Pair pair;
-    iovec piece = Piece(big);
     REQUIRE(pair.Send("too large\n"));
     LineReader reader(1);
-    const Clock::time_point start = Clock::now();
-    Status s =
-        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+    Status s = RunAlone(pair, big, reader);
     CHECK(s.IsProtocolError());
     CHECK(s.message().find("before the request was sent whole") != std::string_view::npos);
     CHECK_FALSE(pair.connection->connected());
@@ -457,14 +440,11 @@ TEST_CASE("exchange: a write-only request reads nothing while it is sent", "[exc
   const std::string big(8 << 20, 'w');
   SECTION("lone driver") {
     Pair pair;
-    iovec piece = Piece(big);
     REQUIRE(pair.Send("stale\n"));
     std::string got;
     std::thread peer([&] { got = DrainFor(pair, big.size()); });
     LineReader reader(0);
-    const Clock::time_point start = Clock::now();
-    Status s =
-        RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(5000));
+    Status s = RunAlone(pair, big, reader, milliseconds(5000));
     peer.join();
     CHECK(s.ok());
     CHECK(got.size() == big.size());
@@ -514,12 +494,9 @@ class LinkOpener final {
 TEST_CASE("exchange: a reader that opens a link keeps what follows its answer", "[exchange]") {
   Pair pair;
   const std::string request = "subscribe\n";
-  iovec piece = Piece(request);
   REQUIRE(pair.Send("subscribed\nmessage 1\n"));
   LinkOpener reader;
-  const Clock::time_point start = Clock::now();
-  Status s =
-      RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + milliseconds(3000));
+  Status s = RunAlone(pair, request, reader);
   CHECK(s.ok());
   CHECK(pair.connection->connected());
   CHECK(pair.connection->buffer().data() == "message 1\n");
