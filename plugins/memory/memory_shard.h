@@ -44,7 +44,7 @@ namespace cachet::memory {
 enum class EvictionPolicy { kLru, kTinyLfu };
 
 struct ShardLimits {
-  std::size_t share_bytes = 0;     // max_bytes / shards: what sizes the sketch
+  std::size_t share_bytes = 0;     // max_bytes / shards: sizes the sketch and bounds the spares
   std::size_t max_item_size = 0;   // largest value
   EvictionPolicy policy = EvictionPolicy::kLru;
 };
