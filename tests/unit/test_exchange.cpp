@@ -4,10 +4,12 @@
 // middle of a reply. No server is needed.
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -336,6 +338,108 @@ TEST_CASE("exchange: a stalled peer is a timeout within the I/O timeout, and is 
     CHECK(state.status().message().find("no reply within the I/O timeout") !=
           std::string_view::npos);
     CHECK_FALSE(pair.connection->connected());
+  }
+}
+
+// A reader that takes every byte and never has its answer: the reply of a
+// server that keeps sending and never finishes.
+class EndlessReader final : public ReplyReader {
+ public:
+  Status Consume(ReadBuffer& buffer) override {
+    taken += buffer.size();
+    buffer.Consume(buffer.size());
+    return Status::OK();
+  }
+  bool done() const noexcept override { return false; }
+  std::size_t taken = 0;
+};
+
+// The peer of `pair` sends `chunk` every `pause` (0: as fast as the socket
+// takes it) from its own thread, so the client is never silent for long; it
+// stops when the client closes, or after 5 s at most.
+class Streamer {
+ public:
+  Streamer(const Pair& pair, std::size_t chunk, milliseconds pause)
+      : thread_([&pair, chunk, pause] {
+          // A send blocked by a client that stopped reading gives up after
+          // 100 ms, so the 5 s bound holds whatever the client does.
+          timeval wait{0, 100 * 1000};
+          ::setsockopt(pair.peer, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
+          const std::string bytes(chunk, 'x');
+          const Clock::time_point end = Clock::now() + milliseconds(5000);
+          while (Clock::now() < end) {
+            const ssize_t n = ::send(pair.peer, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return;
+            if (pause.count() > 0) std::this_thread::sleep_for(pause);
+          }
+        }) {}
+  ~Streamer() { thread_.join(); }
+  Streamer(const Streamer&) = delete;
+  Streamer& operator=(const Streamer&) = delete;
+
+ private:
+  std::thread thread_;
+};
+
+TEST_CASE("exchange: a reply that keeps arriving ends at the call's deadline, and is closed",
+          "[exchange][deadline]") {
+  // io_timeout (1 s) is never reached: the peer is never silent that long.
+  // The call's deadline is 300 ms; each driver must end soon after it, well
+  // before the 5 s the peer would go on sending.
+  const milliseconds budget(300);
+  const std::string request = "get big\n";
+  struct Pace {
+    const char* name;
+    std::size_t chunk;
+    milliseconds pause;
+  };
+  const Pace paces[] = {{"one byte every 50 ms", 1, milliseconds(50)},
+                        {"as fast as the socket takes it", 64 * 1024, milliseconds(0)}};
+  for (const Pace& pace : paces) {
+    CAPTURE(pace.name);
+    SECTION(std::string("lone driver, ") + pace.name) {
+      Pair pair(milliseconds(1000));
+      EndlessReader reader;
+      Status s;
+      Clock::duration took{};
+      {
+        Streamer streamer(pair, pace.chunk, pace.pause);
+        const Clock::time_point start = Clock::now();
+        s = RunAlone(pair, request, reader, budget);
+        took = Clock::now() - start;
+        CHECK_FALSE(pair.connection->connected());  // closed: the streamer stops
+      }
+      INFO(s.ToString());
+      CHECK(s.IsTimeout());
+      CHECK(s.message().find("no reply within the request timeout") != std::string_view::npos);
+      CHECK(reader.taken > 0);
+      CHECK(took < 5 * budget);
+    }
+    SECTION(std::string("poll loop, ") + pace.name) {
+      Pair streaming(milliseconds(1000));
+      Pair answering(milliseconds(1000));
+      EndlessReader endless;
+      LineReader one(1);
+      REQUIRE(answering.Send("value\n"));
+      Exchange exchanges[2];
+      exchanges[0] = {streaming.connection.get(), {Piece(request)}, &endless, {}};
+      exchanges[1] = {answering.connection.get(), {Piece(request)}, &one, {}};
+      Clock::duration took{};
+      {
+        Streamer streamer(streaming, pace.chunk, pace.pause);
+        const Clock::time_point start = Clock::now();
+        RunExchanges(exchanges, start + budget);
+        took = Clock::now() - start;
+        CHECK_FALSE(streaming.connection->connected());
+      }
+      INFO(exchanges[0].status.ToString());
+      CHECK(exchanges[0].status.IsTimeout());
+      CHECK(exchanges[0].status.message().find("no reply within the request timeout") !=
+            std::string_view::npos);
+      CHECK(endless.taken > 0);
+      CHECK(exchanges[1].status.ok());
+      CHECK(took < 5 * budget);
+    }
   }
 }
 
