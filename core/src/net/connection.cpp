@@ -79,6 +79,8 @@ Connection::Connection(Connection&& other) noexcept
       connect_deadline_(other.connect_deadline_),
       connect_limit_(other.connect_limit_),
       ssl_(std::exchange(other.ssl_, nullptr)),
+      read_events_(std::exchange(other.read_events_, POLLIN)),
+      write_events_(std::exchange(other.write_events_, POLLOUT)),
       last_writes_only_(std::exchange(other.last_writes_only_, Clock::time_point{})),
       refusal_(std::move(other.refusal_)) {}
 
@@ -97,6 +99,8 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     connect_deadline_ = other.connect_deadline_;
     connect_limit_ = other.connect_limit_;
     ssl_ = std::exchange(other.ssl_, nullptr);
+    read_events_ = std::exchange(other.read_events_, POLLIN);
+    write_events_ = std::exchange(other.write_events_, POLLOUT);
     last_writes_only_ = std::exchange(other.last_writes_only_, Clock::time_point{});
     refusal_ = std::move(other.refusal_);
   }
@@ -115,6 +119,8 @@ void Connection::Close() noexcept {
     SSL_free(ssl_);
   }
   ssl_ = nullptr;
+  read_events_ = POLLIN;
+  write_events_ = POLLOUT;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   buffer_.Clear();
@@ -301,7 +307,7 @@ Status Connection::WriteAll(std::span<const std::string_view> buffers, Deadline 
   for (;;) {
     Status s = WriteSome(&iov, &count);
     if (!s.ok() || count == 0) return s;
-    s = WaitFor(POLLOUT, WaitEnd(deadline), "write");
+    s = WaitFor(WriteEvents(), WaitEnd(deadline), "write");
     if (!s.ok()) return s;
   }
 }

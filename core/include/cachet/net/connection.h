@@ -31,6 +31,7 @@
 // hands them out).
 #pragma once
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -213,6 +214,13 @@ class CACHET_EXPORT Connection {
     return PollThenRead(deadline);
   }
 
+  // The poll() events the next read, or write, waits for: POLLIN and POLLOUT,
+  // except over TLS after an operation OpenSSL could not finish without the
+  // other direction (a read that must send a handshake message, a write that
+  // must first receive one). A poll loop waits for these (ExchangeState::Events).
+  short ReadEvents() const noexcept { return read_events_; }
+  short WriteEvents() const noexcept { return write_events_; }
+
   ReadBuffer& buffer() noexcept { return buffer_; }
   const ReadBuffer& buffer() const noexcept { return buffer_; }
   int fd() const noexcept { return fd_; }
@@ -293,8 +301,8 @@ class CACHET_EXPORT Connection {
   std::string_view TlsRecordAt(const iovec* iov, int count);
   Status TlsReadSome();
   Status TlsReadMore(Deadline deadline, Clock::time_point now);
-  // One SSL_read into buffer() (blocking if tls::SetBlockingReads said so,
-  // which it then undoes), then what OpenSSL still holds: kOk with *want 0
+  // One SSL_read into buffer() (its first receive blocking if
+  // tls::SetBlockingReads said so), then what OpenSSL still holds: kOk with *want 0
   // when bytes came; kOk with *want POLLIN/POLLOUT when it must wait; an
   // error when the connection failed.
   Status TlsRead(short* want);
@@ -318,6 +326,9 @@ class CACHET_EXPORT Connection {
   ssl_st* ssl_ = nullptr;
   // Where partial TLS writes of several pieces are gathered into one record.
   std::string tls_gather_;
+  // What the last TLS read and write wait for (ReadEvents, WriteEvents).
+  short read_events_ = POLLIN;
+  short write_events_ = POLLOUT;
   // When a write-only exchange last took this socket (QuietForWritesOnly);
   // the clock's epoch (long ago) once the socket closes.
   Clock::time_point last_writes_only_ = Clock::time_point{};
