@@ -11,17 +11,23 @@
 //   kRead   the request went out: wait for bytes;
 //   kDone   over; status() says how (ok, or why it failed).
 //
-// Whoever waits is the driver. Two are in core: RunExchanges (fan_out.h), one
-// poll() loop over several servers, and RunLoneExchange below, one exchange
-// on its own (a single operation): once the request is out it waits with
-// one blocking recv() bounded by io_timeout and the call's deadline, without
-// poll() on the usual path; a request larger than the socket takes waits for
-// room with poll(), as above. An event loop can drive it the same way.
+// Whoever waits is the driver: it waits for Events() (over TLS not always the
+// obvious one: the connection may need to send before it reads on, or to
+// receive before it writes) and hands poll()'s answer to Ready(). Two are in
+// core: RunExchanges (fan_out.h), one poll() loop over several servers, and
+// RunLoneExchange below, one exchange on its own (a single operation): once
+// the request is out it waits with one blocking recv() bounded by io_timeout
+// and the call's deadline, without poll() on the usual path; a request larger
+// than the socket takes waits for room with poll(), as above. An event loop
+// can drive it the same way.
 //
 // The rules live here, once, whatever drives the exchange:
 //   - any failure closes the connection, so the next use starts clean;
 //   - a server silent for io_timeout is a timeout "no reply within the I/O
 //     timeout" ("... request timeout" once the call's deadline passed);
+//   - an exchange still under way past the call's deadline is a timeout "no
+//     reply within the request timeout", however steadily bytes arrive
+//     (Overdue: io_timeout bounds silence, the deadline bounds the call);
 //   - an exchange never ends ok with request bytes unsent: a reply that ends
 //     the reader before the request went out whole is a protocol error (the
 //     server would take the next request as the rest of this one);
