@@ -62,7 +62,7 @@ bool Connection::tls_resumed() const noexcept {
   return ssl_ != nullptr && SSL_session_reused(ssl_) == 1;
 }
 
-Status Connection::TlsHandshake(Deadline limit) {
+Status Connection::StartHandshake() {
   std::string error;
   ssl_ = options_.tls->NewSsl(address_, fd_, &error);
   if (ssl_ == nullptr) {
@@ -70,28 +70,32 @@ Status Connection::TlsHandshake(Deadline limit) {
     Close();
     return failed;
   }
-  const Deadline end = std::min(Clock::now() + options_.io_timeout, limit);
-  for (;;) {
-    ERR_clear_error();
-    const int ret = SSL_connect(ssl_);
-    if (ret == 1) return Status::OK();
-    const short events = WantedEvents(ssl_, ret);
-    Status failed;
-    if (events == 0) {
-      failed = Status::Unavailable(Describe("TLS handshake failed: " + tls::ErrorText(ssl_, ret)));
-    } else if (Status waited = WaitFor(events, end, "TLS handshake"); !waited.ok()) {
-      // A plain-text server waits for a request and never answers a hello.
-      failed = waited.IsTimeout()
-                   ? Status::Timeout(Describe("TLS handshake timed out (does the server speak TLS "
-                                              "on this port?)"))
-                   : waited;
-    }
-    if (!failed.ok()) {
-      ERR_clear_error();
-      Close();
-      return failed;
-    }
+  handshaking_ = true;
+  connect_deadline_ = std::min(Clock::now() + options_.io_timeout, connect_limit_);
+  return ContinueHandshake();
+}
+
+Status Connection::ContinueHandshake() {
+  ERR_clear_error();
+  const int ret = SSL_connect(ssl_);
+  if (ret == 1) {
+    handshaking_ = false;
+    connecting_ = false;
+    return Status::OK();
   }
+  handshake_events_ = WantedEvents(ssl_, ret);
+  if (handshake_events_ != 0) return Status::OK();  // the caller waits for ConnectEvents()
+  Status failed =
+      Status::Unavailable(Describe("TLS handshake failed: " + tls::ErrorText(ssl_, ret)));
+  ERR_clear_error();
+  Close();
+  return failed;
+}
+
+Status Connection::HandshakeTimeout() const {
+  // A plain-text server waits for a request and never answers a hello.
+  return Status::Timeout(
+      Describe("TLS handshake timed out (does the server speak TLS on this port?)"));
 }
 
 bool Connection::TlsQuiet(bool socket_silent, bool socket_has_bytes) {

@@ -47,7 +47,8 @@ void Start(Exchange& e, Progress* p, Deadline batch) {
   }
 }
 
-// The socket of a connecting exchange polled writable (or failed).
+// The socket of a connecting exchange polled ready for its connect's next step
+// (the TCP connect's end, or a TLS handshake message), or failed.
 void Connected(Progress& p, Deadline now) {
   Connection& c = p.connection();
   Status s = c.ContinueConnect();
@@ -94,10 +95,11 @@ void RunLoop(std::span<Exchange> exchanges, Deadline deadline, Progress* progres
         fds[i] = {-1, 0, 0};
         continue;
       }
-      // A connect waits for room; then the exchange says what it waits for
-      // (over TLS, perhaps the other event than its step suggests).
+      // A connect (its TLS handshake included) says what it waits for, and
+      // then the exchange (over TLS, perhaps the other event than its step
+      // suggests).
       const short events = p.connection().connecting()
-                               ? POLLOUT
+                               ? p.connection().ConnectEvents()
                                : p.state.Events(p.connection(), *p.exchange->reader);
       fds[i] = {p.connection().fd(), events, 0};
       ++waiting;

@@ -10,9 +10,9 @@
 // exchange past its connect is handed to the lone driver (DriveAlone).
 //
 // Over TLS each connection is polled for the event it needs next (an SSL read
-// may have to write first, a write to read: ExchangeState::Events). A connect's
-// handshake is still finished inside ContinueConnect, one server after another
-// (each within its io_timeout); only the TCP connects overlap.
+// may have to write first, a write to read: ExchangeState::Events), and a
+// connect's TLS handshake is a step of the loop too (Connection::ConnectEvents,
+// ContinueConnect): every server's connect and handshake run at once.
 //
 // On any failure (connect, timeout, I/O, the reader's protocol error, bytes left
 // over after the last reply the reader expected) that exchange's connection is
