@@ -28,7 +28,7 @@ MemcachedBackend::MemcachedBackend(MemcachedOptions options)
 
 MemcachedBackend::~MemcachedBackend() = default;
 
-std::unique_ptr<ServerBatch> MemcachedBackend::NewBatch() const {
+std::unique_ptr<MemcachedBatch> MemcachedBackend::NewBatch() const {
   if (options_.protocol == Protocol::kMeta) return std::make_unique<MetaBatch>(limits_);
   return std::make_unique<TextBatch>(limits_);
 }
@@ -60,11 +60,11 @@ net::BatchRunner& MemcachedBackend::Runner() const {
   return runner;
 }
 
-ServerBatch& MemcachedBackend::FillBatch(std::unique_ptr<net::ServerBatch>& slot,
-                                         std::span<Operation* const> ops,
-                                         const BatchSettings& settings) const {
+MemcachedBatch& MemcachedBackend::FillBatch(std::unique_ptr<net::ServerBatch>& slot,
+                                            std::span<Operation* const> ops,
+                                            const BatchSettings& settings) const {
   if (!slot) slot = NewBatch();
-  auto& batch = static_cast<ServerBatch&>(*slot);
+  auto& batch = static_cast<MemcachedBatch&>(*slot);
   batch.Reset(settings);
   for (Operation* op : ops) batch.Add(*op);
   batch.Finish();
@@ -111,7 +111,7 @@ Status MemcachedBackend::RunBatchOfOne(Operation& op, std::size_t server,
   // One operation needs no grouping by server: straight to its exchange.
   net::BatchRunner& runner = Runner();
   Operation* const one[] = {&op};
-  ServerBatch& batch = FillBatch(runner.slot(server), one, settings);
+  MemcachedBatch& batch = FillBatch(runner.slot(server), one, settings);
   // A hit goes to the caller's Item, whose buffer is reused.
   batch.LendItem(op, hit);
   runner.Enlist(pool_, server, batch);

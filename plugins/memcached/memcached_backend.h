@@ -27,8 +27,8 @@
 #include "cachet/net/server_pool.h"
 #include "failover_ledger.h"
 #include "key_check.h"
+#include "memcached_batch.h"
 #include "reply.h"
-#include "server_batch.h"
 
 namespace cachet::memcached {
 
@@ -90,8 +90,8 @@ class MemcachedBackend final : public Backend {
                    std::vector<std::string>* reply) override;
   // The meta protocol's leases (meta_lease.cpp); kUnsupported on text.
   // mg with N (vivify), R (recache) and the W/Z/X flags; md with I.
-  Status LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
-                  LeaseGrant* grant, std::uint64_t* lease_cas) override;
+  Status LeaseGet(std::string_view key, const LeaseRequest& request, Item* out, LeaseGrant* grant,
+                  std::uint64_t* lease_cas) override;
   Status EndLease(std::string_view key, const LeaseTicket& ticket, LeaseEnd end) override;
 
   const MemcachedOptions& options() const noexcept { return options_; }
@@ -136,8 +136,8 @@ class MemcachedBackend final : public Backend {
   // This thread's batch runner, claimed for this backend.
   net::BatchRunner& Runner() const;
   // Fills the batch in `slot` (made on first use) with `ops`, in order.
-  ServerBatch& FillBatch(std::unique_ptr<net::ServerBatch>& slot, std::span<Operation* const> ops,
-                         const BatchSettings& settings) const;
+  MemcachedBatch& FillBatch(std::unique_ptr<net::ServerBatch>& slot,
+                            std::span<Operation* const> ops, const BatchSettings& settings) const;
   // One operation: checked, routed, then sent alone (memcached_single.cpp): on
   // a connected text-protocol connection by the single-operation path, else
   // through the batch machinery. A hit's item goes to `*hit`: op.result, or an
@@ -158,7 +158,7 @@ class MemcachedBackend final : public Backend {
       const std::function<void(std::size_t server,
                                const std::vector<std::pair<std::string, std::string>>& lines)>&
           on_reply);
-  std::unique_ptr<ServerBatch> NewBatch() const;
+  std::unique_ptr<MemcachedBatch> NewBatch() const;
   // Sends one meta command about `key` to its server and reads its one reply.
   // REQUIRES: `reader` holds the command's request.
   Status RunMetaCommand(std::string_view key, OneMetaReplyReader* reader);

@@ -15,14 +15,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "memcached_batch.h"
 #include "meta_parser.h"
-#include "server_batch.h"
 
 namespace cachet::memcached {
 
-class MetaBatch final : public ServerBatch {
+class MetaBatch final : public MemcachedBatch {
  public:
-  explicit MetaBatch(ParserLimits limits) : ServerBatch(limits), parser_(limits) {}
+  explicit MetaBatch(ParserLimits limits) : MemcachedBatch(limits), parser_(limits) {}
 
   void Reset(const BatchSettings& settings) override;
   void Add(Operation& op) override;

@@ -20,18 +20,18 @@
 #include <string>
 #include <vector>
 
-#include "server_batch.h"
+#include "memcached_batch.h"
 #include "text_parser.h"
 #include "text_usual.h"
 
 namespace cachet::memcached {
 
-class TextBatch final : public ServerBatch {
+class TextBatch final : public MemcachedBatch {
  public:
   // With `usual_replies` false every reply goes to the general parser: for the
   // tests and the fuzzer, which check that taking the usual ones changes nothing.
   explicit TextBatch(ParserLimits limits, bool usual_replies = true)
-      : ServerBatch(limits), parser_(limits), usual_replies_(usual_replies) {}
+      : MemcachedBatch(limits), parser_(limits), usual_replies_(usual_replies) {}
 
   void Reset(const BatchSettings& settings) override;
   void Add(Operation& op) override;
@@ -53,12 +53,12 @@ class TextBatch final : public ServerBatch {
   }
 
   // The usual replies first, whole; what is left (a reply still arriving, an
-  // error, anything unusual) goes to the general loop, ServerBatch::Consume.
+  // error, anything unusual) goes to the general loop, MemcachedBatch::Consume.
   // Inline: a single operation's usual reply is read with few calls.
   Status Consume(net::ReadBuffer& buffer) override {
     if (usual_replies_ && !direct_active()) TakeUsual(buffer);
     if (done() && buffer.empty()) return Status::OK();
-    return ServerBatch::Consume(buffer);
+    return MemcachedBatch::Consume(buffer);
   }
   // Inline for the usual end: every reply came, no noreply command waits.
   void Settle(const Status& transport) override {

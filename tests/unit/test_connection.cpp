@@ -307,8 +307,8 @@ TEST_CASE("max_connections bounds a server's connections, and a waiter gets one 
 
   SECTION("a third waits until its deadline, then fails as a timeout that is not the server's") {
     const Clock::time_point start = Clock::now();
-    ServerPool::Lease third = pool.Acquire(0, ServerPool::Use::kReadsReplies,
-                                           start + milliseconds(150));
+    ServerPool::Lease third =
+        pool.Acquire(0, ServerPool::Use::kReadsReplies, start + milliseconds(150));
     CHECK(Clock::now() - start >= milliseconds(150));
     CHECK(third->refused());
     const Status refused = third->EnsureConnected();
@@ -327,8 +327,8 @@ TEST_CASE("max_connections bounds a server's connections, and a waiter gets one 
       std::this_thread::sleep_for(milliseconds(100));
       first.reset();
     });
-    ServerPool::Lease third = pool.Acquire(0, ServerPool::Use::kReadsReplies,
-                                           Clock::now() + milliseconds(5000));
+    ServerPool::Lease third =
+        pool.Acquire(0, ServerPool::Use::kReadsReplies, Clock::now() + milliseconds(5000));
     giver.join();
     CHECK_FALSE(third->refused());
     CHECK(third->connected());
@@ -342,8 +342,8 @@ TEST_CASE("max_connections bounds a server's connections, and a waiter gets one 
       (*first)->Close();
       first.reset();
     });
-    ServerPool::Lease third = pool.Acquire(0, ServerPool::Use::kReadsReplies,
-                                           Clock::now() + milliseconds(5000));
+    ServerPool::Lease third =
+        pool.Acquire(0, ServerPool::Use::kReadsReplies, Clock::now() + milliseconds(5000));
     giver.join();
     CHECK_FALSE(third->refused());
     CHECK(third->EnsureConnected().ok());
@@ -449,7 +449,7 @@ TEST_CASE("a write-only use skips the idle check only on a busy connection", "[s
   CHECK_FALSE(c.QuietForWritesOnly(t0));  // no write-only use before: it peeks
   CHECK(c.QuietForWritesOnly(t0 + std::chrono::microseconds(500)));  // busy: no peek
   CHECK_FALSE(c.QuietForWritesOnly(t0 + std::chrono::microseconds(500) + milliseconds(2)));
-  CHECK_FALSE(c.QuietSinceLastUse());  // a use that reads replies always peeks
+  CHECK_FALSE(c.QuietSinceLastUse());                 // a use that reads replies always peeks
   CHECK(c.QuietForWritesOnly(t0 + milliseconds(3)));  // within 1 ms of the last: busy again
   c.Close();  // a closed connection is never quiet, busy or not
   CHECK_FALSE(c.QuietForWritesOnly(t0 + milliseconds(3)));
@@ -562,6 +562,43 @@ TEST_CASE("fan-out connects to every server at once", "[fan_out]") {
   // started only when the first gave up, a whole connect timeout later.
   const auto apart = lost2.connect_deadline() - lost1.connect_deadline();
   CHECK(apart < options.connect_timeout / 2);
+}
+
+TEST_CASE("a connection is not connected() while it connects again", "[connection]") {
+  // A store asks connected() to know whether a connection is ready (Redis
+  // skips its login for one): a connection that was connected once, closed,
+  // and is connecting anew must not say so before its connect is done.
+  int port = 0;
+  const int listener = test::ListenOnLoopback(0, &port);
+  REQUIRE(listener >= 0);
+  Connection c(Loopback(port), {});
+  REQUIRE(c.EnsureConnected().ok());
+  REQUIRE(c.connected());
+  // The listener takes the first connection; a filler then holds the queue's
+  // one slot, so the next connect's SYN is dropped and it stays under way.
+  pollfd ready{listener, POLLIN, 0};
+  REQUIRE(::poll(&ready, 1, 2000) == 1);
+  const int accepted = ::accept(listener, nullptr, nullptr);
+  REQUIRE(accepted >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  const int filler = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  (void)::connect(filler, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  pollfd filled{filler, POLLOUT, 0};
+  REQUIRE(::poll(&filled, 1, 2000) == 1);
+  c.Close();
+  REQUIRE(c.StartConnect().ok());
+  CHECK(c.connecting());
+  CHECK_FALSE(c.connected());
+  // A second StartConnect goes on with the connect under way.
+  CHECK(c.StartConnect().ok());
+  CHECK(c.connecting());
+  c.Close();
+  ::close(filler);
+  ::close(accepted);
+  ::close(listener);
 }
 
 TEST_CASE("a split connect reports a refused port and tries no further", "[connection]") {

@@ -4,10 +4,12 @@
 // middle of a reply. No server is needed.
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -334,6 +336,168 @@ TEST_CASE("exchange: a stalled peer is a timeout within the I/O timeout, and is 
     const Clock::time_point now = Clock::now();
     CHECK(state.Expire(*pair.connection, now, now + milliseconds(500)) == Want::kDone);
     CHECK(state.status().message().find("no reply within the I/O timeout") !=
+          std::string_view::npos);
+    CHECK_FALSE(pair.connection->connected());
+  }
+}
+
+// A reader that takes every byte and never has its answer: the reply of a
+// server that keeps sending and never finishes. With a `pause`, each Consume
+// takes that long (a slow parser), so bytes are always waiting when it returns.
+class EndlessReader final : public ReplyReader {
+ public:
+  explicit EndlessReader(milliseconds pause = milliseconds(0)) : pause_(pause) {}
+  Status Consume(ReadBuffer& buffer) override {
+    if (pause_.count() > 0) std::this_thread::sleep_for(pause_);
+    taken += buffer.size();
+    buffer.Consume(buffer.size());
+    return Status::OK();
+  }
+  bool done() const noexcept override { return false; }
+  std::size_t taken = 0;
+
+ private:
+  milliseconds pause_;
+};
+
+// The peer of `pair` sends `chunk` every `pause` (0: as fast as the socket
+// takes it) from its own thread, so the client is never silent for long; it
+// stops when the client closes, or after 5 s at most.
+class Streamer {
+ public:
+  Streamer(const Pair& pair, std::size_t chunk, milliseconds pause)
+      : thread_([&pair, chunk, pause] {
+          // A send blocked by a client that stopped reading gives up after
+          // 100 ms, so the 5 s bound holds whatever the client does.
+          timeval wait{0, 100 * 1000};
+          ::setsockopt(pair.peer, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
+          const std::string bytes(chunk, 'x');
+          const Clock::time_point end = Clock::now() + milliseconds(5000);
+          while (Clock::now() < end) {
+            const ssize_t n = ::send(pair.peer, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return;
+            if (pause.count() > 0) std::this_thread::sleep_for(pause);
+          }
+        }) {}
+  ~Streamer() { thread_.join(); }
+  Streamer(const Streamer&) = delete;
+  Streamer& operator=(const Streamer&) = delete;
+
+ private:
+  std::thread thread_;
+};
+
+TEST_CASE("exchange: a reply that keeps arriving ends at the call's deadline, and is closed",
+          "[exchange][deadline]") {
+  // io_timeout (1 s) is never reached: the peer is never silent that long.
+  // The call's deadline is 300 ms; each driver must end soon after it, well
+  // before the 5 s the peer would go on sending.
+  const milliseconds budget(300);
+  const std::string request = "get big\n";
+  struct Pace {
+    const char* name;
+    std::size_t chunk;
+    milliseconds pause;
+    milliseconds parse;  // how long the reader takes over each read
+  };
+  // The last pace leaves bytes waiting whenever the driver looks (the reader
+  // is slower than the peer), so only the clock can end the call.
+  const Pace paces[] = {
+      {"one byte every 50 ms", 1, milliseconds(50), milliseconds(0)},
+      {"as fast as the socket takes it", 64 * 1024, milliseconds(0), milliseconds(0)},
+      {"faster than the reader parses", 4096, milliseconds(0), milliseconds(20)}};
+  for (const Pace& pace : paces) {
+    CAPTURE(pace.name);
+    SECTION(std::string("lone driver, ") + pace.name) {
+      Pair pair(milliseconds(1000));
+      EndlessReader reader(pace.parse);
+      Status s;
+      Clock::duration took{};
+      {
+        Streamer streamer(pair, pace.chunk, pace.pause);
+        const Clock::time_point start = Clock::now();
+        s = RunAlone(pair, request, reader, budget);
+        took = Clock::now() - start;
+        CHECK_FALSE(pair.connection->connected());  // closed: the streamer stops
+      }
+      INFO(s.ToString());
+      CHECK(s.IsTimeout());
+      CHECK(s.message().find("no reply within the request timeout") != std::string_view::npos);
+      CHECK(reader.taken > 0);
+      CHECK(took < 5 * budget);
+    }
+    SECTION(std::string("poll loop, ") + pace.name) {
+      Pair streaming(milliseconds(1000));
+      Pair answering(milliseconds(1000));
+      EndlessReader endless(pace.parse);
+      LineReader one(1);
+      REQUIRE(answering.Send("value\n"));
+      Exchange exchanges[2];
+      exchanges[0] = {streaming.connection.get(), {Piece(request)}, &endless, {}};
+      exchanges[1] = {answering.connection.get(), {Piece(request)}, &one, {}};
+      Clock::duration took{};
+      {
+        Streamer streamer(streaming, pace.chunk, pace.pause);
+        const Clock::time_point start = Clock::now();
+        RunExchanges(exchanges, start + budget);
+        took = Clock::now() - start;
+        CHECK_FALSE(streaming.connection->connected());
+      }
+      INFO(exchanges[0].status.ToString());
+      CHECK(exchanges[0].status.IsTimeout());
+      CHECK(exchanges[0].status.message().find("no reply within the request timeout") !=
+            std::string_view::npos);
+      CHECK(endless.taken > 0);
+      CHECK(exchanges[1].status.ok());
+      CHECK(took < 5 * budget);
+    }
+  }
+}
+
+TEST_CASE("exchange: the events it waits for follow its state, and Ready steps on them",
+          "[exchange][events]") {
+  Pair pair;
+  const std::string request = "get a\n";
+  iovec piece = Piece(request);
+  LineReader reader(1);
+  ExchangeState state;
+  state.Begin(&piece, 1);
+  // Request bytes remain: room to send, and replies meanwhile.
+  CHECK(state.Events(*pair.connection, reader) == (POLLOUT | POLLIN));
+  // A plain connection waits for the obvious events (TLS may say otherwise).
+  CHECK(pair.connection->WriteEvents() == POLLOUT);
+  CHECK(pair.connection->ReadEvents() == POLLIN);
+  const Deadline deadline = Clock::now() + milliseconds(3000);
+  REQUIRE(state.Ready(*pair.connection, reader, POLLOUT, Clock::now(), deadline) == Want::kRead);
+  CHECK(state.Events(*pair.connection, reader) == POLLIN);
+  CHECK(pair.Receive() == request);
+  // Room to send changes nothing once the request is out.
+  CHECK(state.Ready(*pair.connection, reader, POLLOUT, Clock::now(), deadline) == Want::kRead);
+  REQUIRE(pair.Send("value\n"));
+  AwaitBytes(*pair.connection);
+  CHECK(state.Ready(*pair.connection, reader, POLLIN, Clock::now(), deadline) == Want::kDone);
+  CHECK(state.status().ok());
+  CHECK(state.Events(*pair.connection, reader) == 0);
+  CHECK(pair.connection->connected());
+
+  SECTION("a write-only request waits for room only") {
+    LineReader none(0);
+    ExchangeState writes;
+    writes.Begin(&piece, 1);
+    CHECK(writes.Events(*pair.connection, none) == POLLOUT);
+  }
+  SECTION("bytes that arrive past the call's deadline end it as a timeout") {
+    iovec again = Piece(request);
+    LineReader late(1);
+    ExchangeState overdue;
+    overdue.Begin(&again, 1);
+    REQUIRE(overdue.Write(*pair.connection, late) == Want::kRead);
+    REQUIRE(pair.Send("half a li"));
+    AwaitBytes(*pair.connection);
+    const Clock::time_point now = Clock::now();
+    CHECK(overdue.Ready(*pair.connection, late, POLLIN, now, now - milliseconds(1)) == Want::kDone);
+    CHECK(overdue.status().IsTimeout());
+    CHECK(overdue.status().message().find("no reply within the request timeout") !=
           std::string_view::npos);
     CHECK_FALSE(pair.connection->connected());
   }

@@ -29,13 +29,20 @@ Status LateStatus() {
 
 void BatchRunner::Reset(std::uint64_t owner, std::size_t servers) {
   // A new owner while exchanges wait for Run() would free batches they point to.
-  assert((ran_ || enlisted_.empty()) && "BatchRunner claimed between Enlist and Run");
+  assert((phase_ == Phase::kRan || enlisted_.empty()) &&
+         "BatchRunner claimed between Enlist and Run");
   owner_ = owner;
   groups_.assign(servers, {});
   batches_.clear();
   batches_.resize(servers);
   enlisted_.clear();
-  ran_ = false;
+  phase_ = Phase::kEnlisting;
+}
+
+void BatchRunner::BeginEnlisting() noexcept {
+  if (phase_ == Phase::kEnlisting) return;  // a batch is being enlisted already
+  enlisted_.clear();
+  phase_ = Phase::kEnlisting;
 }
 
 void BatchRunner::Abandon() noexcept {
@@ -43,7 +50,7 @@ void BatchRunner::Abandon() noexcept {
   leases_.clear();  // closed: nothing goes back to a pool
   running_.clear();
   enlisted_.clear();
-  ran_ = false;
+  phase_ = Phase::kEnlisting;
   for (std::vector<Operation*>& group : groups_) group.clear();
   for (std::unique_ptr<ServerBatch>& batch : batches_) batch.reset();
 }
@@ -54,19 +61,15 @@ void BatchRunner::Enlist(ServerPool& pool, std::size_t server, ServerBatch& batc
 }
 
 void BatchRunner::EnlistOne(ServerPool& pool, std::size_t server, ServerBatch& batch) {
-  // The last run's outcomes are kept for status() until a new run begins.
-  if (ran_) {
-    enlisted_.clear();
-    ran_ = false;
-  }
+  BeginEnlisting();
   enlisted_.push_back({&pool, server, &batch, Status::OK()});
 }
 
 bool BatchRunner::Run(Deadline deadline, const ConnectionSetup* setup) {
   assert(!busy_ && "BatchRunner is not re-entrant");
   const Busy busy(*this);
-  if (ran_) enlisted_.clear();  // nothing was enlisted since the last run
-  ran_ = true;
+  BeginEnlisting();  // a Run() with nothing enlisted since the last one runs nothing
+  phase_ = Phase::kRan;
   if (enlisted_.empty()) return true;
   for (const Enlisted& e : enlisted_) {
     // A batch that expects no reply (memcached's noreply writes) reads nothing back.

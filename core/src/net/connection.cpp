@@ -78,7 +78,11 @@ Connection::Connection(Connection&& other) noexcept
       next_address_(std::exchange(other.next_address_, 0)),
       connect_deadline_(other.connect_deadline_),
       connect_limit_(other.connect_limit_),
+      handshaking_(std::exchange(other.handshaking_, false)),
+      handshake_events_(other.handshake_events_),
       ssl_(std::exchange(other.ssl_, nullptr)),
+      read_events_(std::exchange(other.read_events_, POLLIN)),
+      write_events_(std::exchange(other.write_events_, POLLOUT)),
       last_writes_only_(std::exchange(other.last_writes_only_, Clock::time_point{})),
       refusal_(std::move(other.refusal_)) {}
 
@@ -96,7 +100,11 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     next_address_ = std::exchange(other.next_address_, 0);
     connect_deadline_ = other.connect_deadline_;
     connect_limit_ = other.connect_limit_;
+    handshaking_ = std::exchange(other.handshaking_, false);
+    handshake_events_ = other.handshake_events_;
     ssl_ = std::exchange(other.ssl_, nullptr);
+    read_events_ = std::exchange(other.read_events_, POLLIN);
+    write_events_ = std::exchange(other.write_events_, POLLOUT);
     last_writes_only_ = std::exchange(other.last_writes_only_, Clock::time_point{});
     refusal_ = std::move(other.refusal_);
   }
@@ -115,11 +123,14 @@ void Connection::Close() noexcept {
     SSL_free(ssl_);
   }
   ssl_ = nullptr;
+  read_events_ = POLLIN;
+  write_events_ = POLLOUT;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   buffer_.Clear();
   last_writes_only_ = Clock::time_point{};
   connecting_ = false;
+  handshaking_ = false;
   addresses_.clear();
   next_address_ = 0;
 }
@@ -152,15 +163,19 @@ Status Connection::WaitFor(short events, Deadline deadline, std::string_view wha
 Status Connection::Connect(Deadline limit) {
   Status s = connecting_ ? Status::OK() : StartConnect(limit);
   while (s.ok() && connecting()) {
-    s = WaitFor(POLLOUT, connect_deadline_, "connect");
-    if (s.ok()) s = ContinueConnect();
+    s = WaitFor(ConnectEvents(), connect_deadline_, handshaking_ ? "TLS handshake" : "connect");
+    if (s.ok()) {
+      s = ContinueConnect();
+    } else if (s.IsTimeout() && handshaking_) {
+      s = HandshakeTimeout();
+    }
   }
   if (!s.ok()) Close();
   return s;
 }
 
 Status Connection::StartConnect(Deadline limit) {
-  if (connected()) return Status::OK();
+  if (connected() || connecting_) return Status::OK();
   if (refused()) [[unlikely]]
     return refusal_;
   Close();
@@ -224,6 +239,7 @@ Status Connection::ContinueConnect() {
   if (!connecting_) {
     return connected() ? Status::OK() : Status::Unavailable(Describe("not connecting"));
   }
+  if (handshaking_) return ContinueHandshake();
   int error = 0;
   socklen_t len = sizeof(error);
   if (getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &len) != 0) error = errno;
@@ -238,7 +254,6 @@ Status Connection::ContinueConnect() {
 }
 
 Status Connection::Established() {
-  connecting_ = false;
   reused_ = false;
   addresses_.clear();
   next_address_ = 0;
@@ -255,7 +270,8 @@ Status Connection::Established() {
     return failed;
   }
   owner_pid_ = CurrentProcessId();
-  if (options_.tls != nullptr) return TlsHandshake(connect_limit_);
+  if (options_.tls != nullptr) return StartHandshake();  // connecting() until it is done
+  connecting_ = false;
   return Status::OK();
 }
 
@@ -301,7 +317,7 @@ Status Connection::WriteAll(std::span<const std::string_view> buffers, Deadline 
   for (;;) {
     Status s = WriteSome(&iov, &count);
     if (!s.ok() || count == 0) return s;
-    s = WaitFor(POLLOUT, WaitEnd(deadline), "write");
+    s = WaitFor(WriteEvents(), WaitEnd(deadline), "write");
     if (!s.ok()) return s;
   }
 }

@@ -62,7 +62,7 @@ bool Connection::tls_resumed() const noexcept {
   return ssl_ != nullptr && SSL_session_reused(ssl_) == 1;
 }
 
-Status Connection::TlsHandshake(Deadline limit) {
+Status Connection::StartHandshake() {
   std::string error;
   ssl_ = options_.tls->NewSsl(address_, fd_, &error);
   if (ssl_ == nullptr) {
@@ -70,28 +70,32 @@ Status Connection::TlsHandshake(Deadline limit) {
     Close();
     return failed;
   }
-  const Deadline end = std::min(Clock::now() + options_.io_timeout, limit);
-  for (;;) {
-    ERR_clear_error();
-    const int ret = SSL_connect(ssl_);
-    if (ret == 1) return Status::OK();
-    const short events = WantedEvents(ssl_, ret);
-    Status failed;
-    if (events == 0) {
-      failed = Status::Unavailable(Describe("TLS handshake failed: " + tls::ErrorText(ssl_, ret)));
-    } else if (Status waited = WaitFor(events, end, "TLS handshake"); !waited.ok()) {
-      // A plain-text server waits for a request and never answers a hello.
-      failed = waited.IsTimeout()
-                   ? Status::Timeout(Describe("TLS handshake timed out (does the server speak TLS "
-                                              "on this port?)"))
-                   : waited;
-    }
-    if (!failed.ok()) {
-      ERR_clear_error();
-      Close();
-      return failed;
-    }
+  handshaking_ = true;
+  connect_deadline_ = std::min(Clock::now() + options_.io_timeout, connect_limit_);
+  return ContinueHandshake();
+}
+
+Status Connection::ContinueHandshake() {
+  ERR_clear_error();
+  const int ret = SSL_connect(ssl_);
+  if (ret == 1) {
+    handshaking_ = false;
+    connecting_ = false;
+    return Status::OK();
   }
+  handshake_events_ = WantedEvents(ssl_, ret);
+  if (handshake_events_ != 0) return Status::OK();  // the caller waits for ConnectEvents()
+  Status failed =
+      Status::Unavailable(Describe("TLS handshake failed: " + tls::ErrorText(ssl_, ret)));
+  ERR_clear_error();
+  Close();
+  return failed;
+}
+
+Status Connection::HandshakeTimeout() const {
+  // A plain-text server waits for a request and never answers a hello.
+  return Status::Timeout(
+      Describe("TLS handshake timed out (does the server speak TLS on this port?)"));
 }
 
 bool Connection::TlsQuiet(bool socket_silent, bool socket_has_bytes) {
@@ -132,12 +136,17 @@ Status Connection::TlsWrite(std::string_view* rest) {
   ERR_clear_error();
   const int ret = SSL_write(ssl_, rest->data(), ClampToInt(rest->size()));
   if (ret > 0) {
+    write_events_ = POLLOUT;
     rest->remove_prefix(static_cast<std::size_t>(ret));
     return Status::OK();
   }
-  // A full socket: the caller waits for room and offers the same bytes again.
-  if (WantedEvents(ssl_, ret) == POLLOUT) return Status::OK();
-  // Renegotiation is off, so a write never waits for the server to speak.
+  // A full socket (POLLOUT), or a handshake message to receive first
+  // (POLLIN): the caller waits for that (WriteEvents) and offers the same
+  // bytes again.
+  if (const short wanted = WantedEvents(ssl_, ret); wanted != 0) {
+    write_events_ = wanted;
+    return Status::OK();
+  }
   return TlsFailure(ret, "write");
 }
 
@@ -188,8 +197,11 @@ Status Connection::TlsRead(short* want) {
   tls::SetBlockingReads(ssl_, false);
   if (ret <= 0) {
     *want = WantedEvents(ssl_, ret);
-    return *want != 0 ? Status::OK() : TlsFailure(ret, "read");
+    if (*want == 0) return TlsFailure(ret, "read");
+    read_events_ = *want;  // POLLOUT when OpenSSL must send before it reads on
+    return Status::OK();
   }
+  read_events_ = POLLIN;
   buffer_.Commit(static_cast<std::size_t>(ret));
   // What OpenSSL read ahead is taken now: poll() would not see it. Half a
   // record stays; its rest is still in the socket, where poll() sees it.
@@ -220,11 +232,11 @@ Status Connection::TlsReadMore(Deadline deadline, Clock::time_point now) {
     tls::SetBlockingReads(ssl_, true);
     Status s = TlsRead(&want);
     if (!s.ok() || want == 0) return s;
-    const int error = tls::LastSocketErrno(ssl_);
-    if (want == POLLIN && (error == EAGAIN || error == EWOULDBLOCK)) {
+    if (want == POLLIN && tls::BlockingReadRanOut(ssl_)) {
       return Status::Timeout(Describe("read timed out"));
     }
-    // A signal, or OpenSSL wants to write: poll() from here, up to `deadline`.
+    // Part of a record, a signal, or OpenSSL wants to write: poll() from
+    // here, up to `deadline`.
   }
   for (;;) {
     if (want != 0) {

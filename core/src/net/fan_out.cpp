@@ -47,7 +47,8 @@ void Start(Exchange& e, Progress* p, Deadline batch) {
   }
 }
 
-// The socket of a connecting exchange polled writable (or failed).
+// The socket of a connecting exchange polled ready for its connect's next step
+// (the TCP connect's end, or a TLS handshake message), or failed.
 void Connected(Progress& p, Deadline now) {
   Connection& c = p.connection();
   Status s = c.ContinueConnect();
@@ -60,18 +61,10 @@ void Connected(Progress& p, Deadline now) {
   p.state.Write(c, *p.exchange->reader);
 }
 
-// One poll() answer for a connected exchange: write if there is room, read if
-// bytes (or the server's close) arrived. A write-only exchange (its reader
-// done) reads nothing: an error on its socket shows in the write.
-void Step(Progress& p, short revents, Deadline now) {
-  Connection& c = p.connection();
-  ReplyReader& reader = *p.exchange->reader;
-  const bool write_only = reader.done();
-  const short room = write_only ? POLLOUT | POLLHUP | POLLERR : POLLOUT;
-  if ((revents & room) && p.state.want() == Want::kWrite) p.state.Write(c, reader);
-  if (p.active() && !write_only && (revents & (POLLIN | POLLHUP | POLLERR))) {
-    p.state.Read(c, reader);
-  }
+// One poll() answer for a connected exchange: the machine writes and reads as
+// the events allow (ExchangeState::Ready), and ends it past the call's deadline.
+void Step(Progress& p, short revents, Deadline now, Deadline batch) {
+  p.state.Ready(p.connection(), *p.exchange->reader, revents, now, batch);
   Moved(p, now);
 }
 
@@ -102,13 +95,12 @@ void RunLoop(std::span<Exchange> exchanges, Deadline deadline, Progress* progres
         fds[i] = {-1, 0, 0};
         continue;
       }
-      const bool connecting = p.connection().connecting();
-      const bool sending = p.state.want() == Want::kWrite;
-      // A write-only exchange waits for room only (exchange.h).
-      const bool write_only = p.exchange->reader->done();
-      const short events = connecting || (sending && write_only) ? POLLOUT
-                           : sending                            ? POLLIN | POLLOUT
-                                                                : POLLIN;
+      // A connect (its TLS handshake included) says what it waits for, and
+      // then the exchange (over TLS, perhaps the other event than its step
+      // suggests).
+      const short events = p.connection().connecting()
+                               ? p.connection().ConnectEvents()
+                               : p.state.Events(p.connection(), *p.exchange->reader);
       fds[i] = {p.connection().fd(), events, 0};
       ++waiting;
       next = std::min(next, DeadlineOf(p, deadline));
@@ -130,7 +122,7 @@ void RunLoop(std::span<Exchange> exchanges, Deadline deadline, Progress* progres
       } else if (c.connecting()) {
         Connected(p, now);
       } else {
-        Step(p, revents, now);
+        Step(p, revents, now, deadline);
       }
     }
   }

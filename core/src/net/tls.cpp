@@ -23,12 +23,14 @@ namespace tls {
 
 namespace {
 
-// What the socket BIO knows: its descriptor, how it receives, and why the
-// last system call failed.
+// What the socket BIO knows: its descriptor, why the last system call
+// failed, whether its next receive may block, and whether the last such
+// receive ran out its time.
 struct SocketState {
   int fd = -1;
-  int receive_flags = MSG_DONTWAIT;
   int last_errno = 0;
+  bool block_next = false;        // SetBlockingReads(true) asked for one blocking receive
+  bool blocking_ran_out = false;  // that receive ended with the socket's receive timeout
 };
 
 SocketState* StateOf(BIO* bio) noexcept { return static_cast<SocketState*>(BIO_get_data(bio)); }
@@ -50,10 +52,17 @@ int SocketWrite(BIO* bio, const char* data, int size) {
 int SocketRead(BIO* bio, char* data, int size) {
   SocketState* state = StateOf(bio);
   BIO_clear_retry_flags(bio);
-  const ssize_t got = ::recv(state->fd, data, static_cast<std::size_t>(size), state->receive_flags);
+  // Only one receive blocks: OpenSSL receives a record in several, and a
+  // server trickling one must meet the caller's deadline (poll() keeps it),
+  // not hold a blocking SSL_read for as long as each byte comes within the
+  // socket's receive timeout.
+  const bool blocking = std::exchange(state->block_next, false);
+  const ssize_t got =
+      ::recv(state->fd, data, static_cast<std::size_t>(size), blocking ? 0 : MSG_DONTWAIT);
   if (got >= 0) return static_cast<int>(got);  // 0: the server closed
   state->last_errno = errno;
-  // A receive timeout or a signal: the connection decides whether to wait on.
+  if (blocking && (errno == EAGAIN || errno == EWOULDBLOCK)) state->blocking_ran_out = true;
+  // A receive timeout, nothing yet, or a signal: the connection decides whether to wait on.
   if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) BIO_set_retry_read(bio);
   return -1;
 }
@@ -101,11 +110,16 @@ bool AttachSocket(SSL* ssl, int fd) {
 
 void SetBlockingReads(SSL* ssl, bool blocking) noexcept {
   SocketState* state = StateOf(SSL_get_rbio(ssl));
-  state->receive_flags = blocking ? 0 : MSG_DONTWAIT;
-  if (blocking) state->last_errno = 0;
+  state->block_next = blocking;
+  if (blocking) {
+    state->last_errno = 0;
+    state->blocking_ran_out = false;
+  }
 }
 
 int LastSocketErrno(SSL* ssl) noexcept { return StateOf(SSL_get_rbio(ssl))->last_errno; }
+
+bool BlockingReadRanOut(SSL* ssl) noexcept { return StateOf(SSL_get_rbio(ssl))->blocking_ran_out; }
 
 std::string ErrorText(SSL* ssl, int ret) {
   const int code = SSL_get_error(ssl, ret);

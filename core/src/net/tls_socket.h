@@ -3,8 +3,10 @@
 //
 // The BIO sends with MSG_NOSIGNAL | MSG_DONTWAIT (a dead peer is EPIPE, never
 // SIGPIPE; a full socket is a retry, never a block) and receives with
-// MSG_DONTWAIT unless the connection asks for one blocking read (ReadMore early
-// in an exchange, as plain TCP does: the socket's receive timeout bounds it).
+// MSG_DONTWAIT unless the connection asks for one blocking receive (ReadMore
+// early in an exchange, as plain TCP does: the socket's receive timeout bounds
+// it). Only that one receive blocks, even when the SSL_read it serves needs
+// more: the rest of a record is waited for with poll(), within the deadline.
 #pragma once
 
 #include <openssl/ssl.h>
@@ -17,9 +19,13 @@ namespace cachet::net::tls {
 // when OpenSSL could not allocate it.
 bool AttachSocket(SSL* ssl, int fd);
 
-// Whether the next receives may block (up to the socket's receive timeout);
-// turning blocking on forgets the last errno.
+// Whether the next receive may block (up to the socket's receive timeout);
+// the ones after it never do.
 void SetBlockingReads(SSL* ssl, bool blocking) noexcept;
+
+// True when the blocking receive SetBlockingReads(true) allowed ran out the
+// socket's receive timeout (io_timeout of silence).
+bool BlockingReadRanOut(SSL* ssl) noexcept;
 
 // The errno of the BIO's last failed receive or send (EAGAIN, EINTR, ...).
 int LastSocketErrno(SSL* ssl) noexcept;

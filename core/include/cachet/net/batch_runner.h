@@ -34,8 +34,8 @@
 
 #include <cassert>
 #include <cstddef>
-#include <exception>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <span>
 #include <vector>
@@ -136,8 +136,12 @@ class CACHET_EXPORT BatchRunner {
   // the replies said).
   bool Run(Deadline deadline, const ConnectionSetup* setup = nullptr);
 
-  // The outcome of the i-th exchange enlisted for the last Run().
-  const Status& status(std::size_t i) const { return enlisted_[i].status; }
+  // The outcome of the i-th exchange enlisted for the last Run(), until the
+  // next Enlist (or EnlistGroups) begins a new batch.
+  const Status& status(std::size_t i) const {
+    assert(phase_ == Phase::kRan && "status() is the last Run()'s");
+    return enlisted_[i].status;
+  }
 
  private:
   // One exchange enlisted for the next Run(): where it goes and what it sends.
@@ -165,7 +169,13 @@ class CACHET_EXPORT BatchRunner {
     int exceptions_ = std::uncaught_exceptions();
   };
 
+  // What enlisted_ holds: the exchanges the next Run() sends, or the last
+  // Run()'s outcomes (kept for status() until a new batch is enlisted).
+  enum class Phase : std::uint8_t { kEnlisting, kRan };
+
   void Reset(std::uint64_t owner, std::size_t servers);
+  // Readies enlisted_ for a new batch: the last Run()'s outcomes are dropped.
+  void BeginEnlisting() noexcept;
   // After an exception: closes every leased connection (its stream may hold
   // replies nobody read) and drops leases, exchanges, groups and batches.
   void Abandon() noexcept;
@@ -184,7 +194,7 @@ class CACHET_EXPORT BatchRunner {
   std::vector<std::vector<Operation*>> groups_;        // per server
   std::vector<std::unique_ptr<ServerBatch>> batches_;  // per server, kept across calls
   std::vector<Enlisted> enlisted_;                     // this call's exchanges
-  bool ran_ = false;                                   // enlisted_ holds the last Run()'s outcomes
+  Phase phase_ = Phase::kEnlisting;                    // what enlisted_ holds
   bool busy_ = false;                                  // inside EnlistGroups or Run
   std::vector<ServerPool::Lease> leases_;              // one per enlisted exchange, in order
   std::vector<Exchange> exchanges_;   // kept, not cleared: their iovec lists keep their room

@@ -7,15 +7,16 @@
 // arriving is never cut off), and the caller's deadline, the end of the whole call
 // (request_timeout after it began). A stalled server therefore costs at most the
 // I/O timeout, and a call at most its request timeout. Connecting can also be
-// split in two (StartConnect, then ContinueConnect when the socket polls
-// writable), so that FanOut connects to several servers at once instead of one
-// after another. TCP_NODELAY is set because requests are small and latency
-// matters. Writes gather several buffers with writev; reads land in a reusable
-// ReadBuffer.
+// split in two (StartConnect, then ContinueConnect each time the socket polls
+// ready for ConnectEvents()), so that FanOut connects to several servers at
+// once instead of one after another, TLS handshakes included. TCP_NODELAY is set because requests
+// are small and latency matters. Writes gather several buffers with writev; reads land in a
+// reusable ReadBuffer.
 //
 // A server written "unix:/path" (endpoint.h) is reached over that socket. With
 // ConnectionOptions::tls set, the connect ends with a TLS handshake (within
-// io_timeout, never past the caller's limit) and every byte then goes through
+// io_timeout, never past the caller's limit; a step of the connect, so
+// several servers' handshakes run at once) and every byte then goes through
 // OpenSSL: the same calls, the same deadlines (SSL_read's and SSL_write's
 // "want read/write" are waited for with the same poll()), and reads still land
 // where ReadBuffer says, a direct value's own string included. Plain
@@ -31,6 +32,7 @@
 // hands them out).
 #pragma once
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -101,8 +103,11 @@ class CACHET_EXPORT Connection {
   const ServerAddress& address() const noexcept { return address_; }
   const ConnectionOptions& options() const noexcept { return options_; }
 
-  // True when a socket is open and was opened by this process.
-  bool connected() const noexcept { return fd_ >= 0 && owner_pid_ == CurrentProcessId(); }
+  // True when a socket is open and ready (its connect, and TLS handshake,
+  // done) and was opened by this process.
+  bool connected() const noexcept {
+    return fd_ >= 0 && !connecting_ && owner_pid_ == CurrentProcessId();
+  }
   // Connects if not connected(), finishing a connect StartConnect began:
   // kUnavailable (refused, unresolvable) or kTimeout (connect_timeout, or `limit`
   // when that comes first).
@@ -147,15 +152,22 @@ class CACHET_EXPORT Connection {
 
   // Connecting without waiting. StartConnect resolves the address and begins a
   // non-blocking connect: kOk when connected() already or when the connect is under
-  // way (connecting()); an error when no address could even be tried. Once the
-  // socket polls writable, ContinueConnect finishes it: kOk and connected(), or kOk
-  // and connecting() again when that address failed and the next one the name
-  // resolved to is being tried, or kUnavailable when none is left. Past
-  // connect_deadline() (connect_timeout from now, or `limit` when that comes
-  // first) the caller gives up (kTimeout) and closes.
+  // way (connecting()); an error when no address could even be tried. Each time
+  // the socket polls ready for ConnectEvents(), ContinueConnect takes the next
+  // step: kOk and connected(), or kOk and connecting() still (the TLS handshake
+  // goes on, or that address failed and the next one the name resolved to is
+  // being tried), or kUnavailable when none is left (or the handshake failed).
+  // Past connect_deadline() (connect_timeout from the connect's start, then
+  // io_timeout from the handshake's, never past `limit`) the caller gives up
+  // (kTimeout) and closes.
   Status StartConnect(Deadline limit = Deadline::max());
   Status ContinueConnect();
   bool connecting() const noexcept { return connecting_; }
+  // True while the connect is at its TLS handshake (connecting() too).
+  bool handshaking() const noexcept { return handshaking_; }
+  // The poll() events the connect waits for: POLLOUT for the TCP connect;
+  // over TLS then what the handshake needs next.
+  short ConnectEvents() const noexcept { return handshaking_ ? handshake_events_ : POLLOUT; }
   Deadline connect_deadline() const noexcept { return connect_deadline_; }
   // Closes the socket and forgets unread bytes; the next use reconnects.
   void Close() noexcept;
@@ -212,6 +224,13 @@ class CACHET_EXPORT Connection {
     }
     return PollThenRead(deadline);
   }
+
+  // The poll() events the next read, or write, waits for: POLLIN and POLLOUT,
+  // except over TLS after an operation OpenSSL could not finish without the
+  // other direction (a read that must send a handshake message, a write that
+  // must first receive one). A poll loop waits for these (ExchangeState::Events).
+  short ReadEvents() const noexcept { return read_events_; }
+  short WriteEvents() const noexcept { return write_events_; }
 
   ReadBuffer& buffer() noexcept { return buffer_; }
   const ReadBuffer& buffer() const noexcept { return buffer_; }
@@ -281,8 +300,12 @@ class CACHET_EXPORT Connection {
   Status WaitFor(short events, Deadline deadline, std::string_view what);
 
   // TLS (connection_tls.cpp). The handshake, once the socket is connected:
-  // done within io_timeout, never past `limit`.
-  Status TlsHandshake(Deadline limit);
+  // StartHandshake begins it (done within io_timeout, never past the connect's
+  // limit) and takes its first step; ContinueHandshake takes the next one.
+  Status StartHandshake();
+  Status ContinueHandshake();
+  // The timeout of a handshake that did not end in time.
+  Status HandshakeTimeout() const;
   // QuietSinceLastUse() over TLS, from the peek's outcome (neither: the server
   // closed). True when nothing but TLS housekeeping (a session ticket) arrived.
   bool TlsQuiet(bool socket_silent, bool socket_has_bytes);
@@ -293,8 +316,8 @@ class CACHET_EXPORT Connection {
   std::string_view TlsRecordAt(const iovec* iov, int count);
   Status TlsReadSome();
   Status TlsReadMore(Deadline deadline, Clock::time_point now);
-  // One SSL_read into buffer() (blocking if tls::SetBlockingReads said so,
-  // which it then undoes), then what OpenSSL still holds: kOk with *want 0
+  // One SSL_read into buffer() (its first receive blocking if
+  // tls::SetBlockingReads said so), then what OpenSSL still holds: kOk with *want 0
   // when bytes came; kOk with *want POLLIN/POLLOUT when it must wait; an
   // error when the connection failed.
   Status TlsRead(short* want);
@@ -314,10 +337,16 @@ class CACHET_EXPORT Connection {
   Deadline connect_deadline_{};
   // The limit StartConnect was given: the handshake never runs past it.
   Deadline connect_limit_ = Deadline::max();
+  // The TLS handshake in progress (within connecting_), and what it waits for.
+  bool handshaking_ = false;
+  short handshake_events_ = POLLOUT;
   // The TLS session over fd_, owned (SSL_free); null on plain connections.
   ssl_st* ssl_ = nullptr;
   // Where partial TLS writes of several pieces are gathered into one record.
   std::string tls_gather_;
+  // What the last TLS read and write wait for (ReadEvents, WriteEvents).
+  short read_events_ = POLLIN;
+  short write_events_ = POLLOUT;
   // When a write-only exchange last took this socket (QuietForWritesOnly);
   // the clock's epoch (long ago) once the socket closes.
   Clock::time_point last_writes_only_ = Clock::time_point{};

@@ -11,17 +11,23 @@
 //   kRead   the request went out: wait for bytes;
 //   kDone   over; status() says how (ok, or why it failed).
 //
-// Whoever waits is the driver. Two are in core: RunExchanges (fan_out.h), one
-// poll() loop over several servers, and RunLoneExchange below, one exchange
-// on its own (a single operation): once the request is out it waits with
-// one blocking recv() bounded by io_timeout and the call's deadline, without
-// poll() on the usual path; a request larger than the socket takes waits for
-// room with poll(), as above. An event loop can drive it the same way.
+// Whoever waits is the driver: it waits for Events() (over TLS not always the
+// obvious one: the connection may need to send before it reads on, or to
+// receive before it writes) and hands poll()'s answer to Ready(). Two are in
+// core: RunExchanges (fan_out.h), one poll() loop over several servers, and
+// RunLoneExchange below, one exchange on its own (a single operation): once
+// the request is out it waits with one blocking recv() bounded by io_timeout
+// and the call's deadline, without poll() on the usual path; a request larger
+// than the socket takes waits for room with poll(), as above. An event loop
+// can drive it the same way.
 //
 // The rules live here, once, whatever drives the exchange:
 //   - any failure closes the connection, so the next use starts clean;
 //   - a server silent for io_timeout is a timeout "no reply within the I/O
 //     timeout" ("... request timeout" once the call's deadline passed);
+//   - an exchange still under way past the call's deadline is a timeout "no
+//     reply within the request timeout", however steadily bytes arrive
+//     (Overdue: io_timeout bounds silence, the deadline bounds the call);
 //   - an exchange never ends ok with request bytes unsent: a reply that ends
 //     the reader before the request went out whole is a protocol error (the
 //     server would take the next request as the rest of this one);
@@ -95,15 +101,18 @@ class CACHET_EXPORT ExchangeState {
 
   // Step: bytes may have arrived. Takes them without waiting and feeds them on;
   // a reader that expects nothing (a write-only request) reads nothing.
+  // `deadline` is the call's end (max(): none), as in Received().
   template <class Reader>
-  Want Read(Connection& connection, Reader& reader) {
+  Want Read(Connection& connection, Reader& reader, Deadline deadline = Deadline::max()) {
     if (reader.done()) [[unlikely]]
       return want_;
-    return Received(connection, reader, connection.ReadSome(), Deadline::max());
+    return Received(connection, reader, connection.ReadSome(), deadline);
   }
 
   // Step: the driver read into connection.buffer() itself (a blocking read)
-  // with outcome `read`; `deadline` (the call's end) words a timeout.
+  // with outcome `read`. `deadline` is the call's end: it words a timeout, and
+  // a reply still unfinished past it ends the exchange (Overdue), however
+  // steadily its bytes arrive.
   template <class Reader>
   [[gnu::always_inline]] Want Received(Connection& connection, Reader& reader, Status read,
                                        Deadline deadline) {
@@ -111,13 +120,59 @@ class CACHET_EXPORT ExchangeState {
       return Fail(connection, ReadFailure(connection, std::move(read), deadline));
     if (Status consumed = reader.Consume(connection.buffer()); !consumed.ok()) [[unlikely]]
       return Fail(connection, std::move(consumed));
-    if (!reader.done()) return want_;
-    return Finish<Reader>(connection);
+    if (reader.done()) return Finish<Reader>(connection);
+    return deadline == Deadline::max() ? want_ : Overdue(connection, Clock::now(), deadline);
   }
 
   // Step: the driver's wait ended at `now` with nothing to do: a timeout,
   // against the call's `deadline` or the server's silence.
   Want Expire(Connection& connection, Deadline now, Deadline deadline);
+
+  // Step: the driver's clock says `now`. An exchange still under way past the
+  // call's `deadline` ends as a timeout ("... request timeout"), however busy
+  // its server keeps it: io_timeout bounds silence, the deadline the call.
+  Want Overdue(Connection& connection, Deadline now, Deadline deadline) {
+    if (want_ != Want::kDone && now >= deadline) [[unlikely]]
+      return Expire(connection, now, deadline);
+    return want_;
+  }
+
+  // The poll() events this exchange waits for on `connection` (0 once done):
+  // room to send while request bytes remain, and bytes meanwhile unless the
+  // reader expects none (a write-only request); bytes once the request is out.
+  // Over TLS the connection may need the other event first (a read that must
+  // send, a write that must receive): Connection::ReadEvents()/WriteEvents().
+  template <class Reader>
+  short Events(const Connection& connection, const Reader& reader) const {
+    switch (want_) {
+      case Want::kWrite:
+        return reader.done()
+                   ? connection.WriteEvents()
+                   : static_cast<short>(connection.WriteEvents() | connection.ReadEvents());
+      case Want::kRead:
+        return connection.ReadEvents();
+      case Want::kDone:
+        break;
+    }
+    return 0;
+  }
+
+  // Step: poll() answered `revents` to Events() at `now`. Sends if the write
+  // can go on, reads if the read can (a hang-up or an error shows in the
+  // read, or in the write of a write-only request), then ends the exchange if
+  // it is still under way past the call's `deadline` (Overdue).
+  template <class Reader>
+  Want Ready(Connection& connection, Reader& reader, short revents, Deadline now,
+             Deadline deadline) {
+    constexpr short kTrouble = POLLHUP | POLLERR;
+    const bool write_only = reader.done();
+    const short write_on = connection.WriteEvents() | (write_only ? kTrouble : 0);
+    if (want_ == Want::kWrite && (revents & write_on)) Write(connection, reader);
+    if (want_ != Want::kDone && !write_only && (revents & (connection.ReadEvents() | kTrouble))) {
+      Read(connection, reader, deadline);
+    }
+    return Overdue(connection, now, deadline);
+  }
 
   // Ends the exchange with `why`, closing the connection.
   Want Fail(Connection& connection, Status why);
@@ -157,24 +212,15 @@ CACHET_EXPORT Status AwaitSocket(const Connection& connection, short events, Dea
 
 // The lone driver's rare step: request bytes remain, so it waits for room (and
 // reads what arrives meanwhile, unless the reader expects nothing: then it only
-// sends, and an error on the socket shows in the write). Out of line: the usual
-// request goes out whole.
+// sends, and an error on the socket shows in the write), as the poll loop does
+// (Events, Ready). Out of line: the usual request goes out whole.
 template <class Reader>
 [[gnu::noinline]] Want AwaitRoom(ExchangeState& state, Connection& connection, Reader& reader,
                                  Deadline deadline) {
-  const bool write_only = reader.done();
   short revents = 0;
-  Status ready =
-      AwaitSocket(connection, write_only ? POLLOUT : POLLIN | POLLOUT, deadline, &revents);
+  Status ready = AwaitSocket(connection, state.Events(connection, reader), deadline, &revents);
   if (!ready.ok()) return state.Fail(connection, std::move(ready));
-  Want want = state.want();
-  if (revents & (write_only ? POLLOUT | POLLHUP | POLLERR : POLLOUT)) {
-    want = state.Write(connection, reader);
-  }
-  if (want != Want::kDone && !write_only && (revents & (POLLIN | POLLHUP | POLLERR))) {
-    want = state.Read(connection, reader);
-  }
-  return want;
+  return state.Ready(connection, reader, revents, Clock::now(), deadline);
 }
 
 }  // namespace exchange_detail

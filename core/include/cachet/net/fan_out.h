@@ -9,9 +9,10 @@
 // Each exchange is an ExchangeState (exchange.h) stepped by this loop; a lone
 // exchange past its connect is handed to the lone driver (DriveAlone).
 //
-// Over TLS a connect's handshake is finished inside ContinueConnect, one
-// server after another (each within its io_timeout); only the TCP connects
-// overlap.
+// Over TLS each connection is polled for the event it needs next (an SSL read
+// may have to write first, a write to read: ExchangeState::Events), and a
+// connect's TLS handshake is a step of the loop too (Connection::ConnectEvents,
+// ContinueConnect): every server's connect and handshake run at once.
 //
 // On any failure (connect, timeout, I/O, the reader's protocol error, bytes left
 // over after the last reply the reader expected) that exchange's connection is
@@ -51,7 +52,7 @@ struct Exchange {
 // Runs every exchange to completion or until `deadline` (the call's end, see
 // ConnectionOptions::request_timeout). An exchange whose server stays silent
 // for its connection's io_timeout (connect_timeout while connecting) times out
-// sooner; one that keeps receiving runs on.
+// sooner; one that keeps receiving runs on until `deadline`, never past it.
 CACHET_EXPORT void RunExchanges(std::span<Exchange> exchanges, Deadline deadline);
 
 }  // namespace cachet::net

@@ -1,11 +1,12 @@
-// ServerBatch: the operations one batch sends to one server, as request bytes,
-// and the reader that routes that server's replies back to them.
+// MemcachedBatch: memcached's net::ServerBatch, the base both protocols' batches
+// share (TextBatch, MetaBatch): the operations one batch sends to one server,
+// as request bytes, and the reader that routes that server's replies back to them.
 //
 // The backend adds operations (already validated and routed here), calls
 // Finish(), and hands the batch to net::BatchRunner, which sends its request,
 // feeds it the replies and calls Settle() with the exchange's outcome:
 // operations that got no reply because the exchange failed take that failure;
-// nothing is guessed. One class
+// nothing is guessed. One subclass
 // per protocol (text_batch.h, meta_batch.h). Reused across batches by Reset(),
 // so steady-state batches allocate nothing. Not thread-safe.
 //
@@ -34,9 +35,9 @@ struct BatchSettings {
   Ttl get_touch_ttl{0};
 };
 
-class ServerBatch : public net::ServerBatch {
+class MemcachedBatch : public net::ServerBatch {
  public:
-  explicit ServerBatch(ParserLimits limits) : limits_(limits) {}
+  explicit MemcachedBatch(ParserLimits limits) : limits_(limits) {}
 
   virtual void Reset(const BatchSettings& settings) = 0;
   // REQUIRES: the key passed key_check and a store's value the size limit.
@@ -117,8 +118,8 @@ class ServerBatch : public net::ServerBatch {
   Status ContinueDirect(net::ReadBuffer& buffer, bool* done);
 
   net::DirectValue direct_;
-  Operation* direct_op_ = nullptr;  // the operation the direct value is for
-  bool routing_direct_ = false;     // OnReply is routing a header without its data
+  Operation* direct_op_ = nullptr;       // the operation the direct value is for
+  bool routing_direct_ = false;          // OnReply is routing a header without its data
   const Operation* lent_for_ = nullptr;  // LendItem(): the operation whose hit goes to lent_
   Item* lent_ = nullptr;
 };

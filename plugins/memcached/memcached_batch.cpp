@@ -1,9 +1,9 @@
 // Shared parts of the per-protocol server batches: the reply loop, filling items.
-#include "server_batch.h"
+#include "memcached_batch.h"
 
 namespace cachet::memcached {
 
-Status ServerBatch::Consume(net::ReadBuffer& buffer) {
+Status MemcachedBatch::Consume(net::ReadBuffer& buffer) {
   for (;;) {
     if (direct_.active()) {
       bool whole = false;
@@ -25,7 +25,7 @@ Status ServerBatch::Consume(net::ReadBuffer& buffer) {
   }
 }
 
-Status ServerBatch::StartDirect(net::ReadBuffer& buffer) {
+Status MemcachedBatch::StartDirect(net::ReadBuffer& buffer) {
   Reply reply;
   std::size_t offset = 0;
   std::uint64_t size = 0;
@@ -45,18 +45,18 @@ Status ServerBatch::StartDirect(net::ReadBuffer& buffer) {
   return Status::OK();
 }
 
-Status ServerBatch::ContinueDirect(net::ReadBuffer& buffer, bool* done) {
+Status MemcachedBatch::ContinueDirect(net::ReadBuffer& buffer, bool* done) {
   Status s = direct_.Continue(buffer, done);
   if (!s.ok()) return Status::ProtocolError("memcached: " + std::string(s.message()));
   if (*done) direct_op_->status = Status::OK();
   return Status::OK();
 }
 
-void ServerBatch::SettleDirect(const Status& transport) {
+void MemcachedBatch::SettleDirect(const Status& transport) {
   if (!transport.ok() && direct_.active() && direct_op_ != nullptr) direct_op_->status = transport;
 }
 
-void ServerBatch::FillItem(Operation& op, const Reply& reply) {
+void MemcachedBatch::FillItem(Operation& op, const Reply& reply) {
   if (!routing_direct_) {
     StoreHit(op, reply.data, reply.flags, reply.cas);
     return;

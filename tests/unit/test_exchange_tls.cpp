@@ -1,0 +1,365 @@
+// net::ExchangeState's drivers over TLS against a fake TLS server held by the
+// test (loopback TCP, OpenSSL on the server side too): a server that trickles
+// its reply's TLS record a byte at a time must not hold a call past its
+// deadline, whichever driver runs it. Certificates are made here
+// (launchers/tls_servers.h); no memcached or Redis is needed.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <csignal>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cachet/net/exchange.h"
+#include "cachet/net/fan_out.h"
+#include "cachet/net/tls.h"
+#include "launchers/tls_servers.h"
+
+namespace cachet::net {
+namespace {
+
+using std::chrono::milliseconds;
+using test::TestCertificates;
+
+// The fake servers write with OpenSSL's socket BIO: a client that already
+// closed must be an error for them, not a SIGPIPE for the test.
+void IgnoreSigpipe() { ::signal(SIGPIPE, SIG_IGN); }
+
+const TestCertificates& Certificates() {
+  static std::unique_ptr<TestCertificates> made = [] {
+    REQUIRE(test::HaveOpenSsl());
+    auto certs = TestCertificates::Make();
+    INFO(certs.status().ToString());
+    REQUIRE(certs.ok());
+    return std::move(certs).value();
+  }();
+  return *made;
+}
+
+// A reader that takes every byte and never has its answer.
+class EndlessReader final : public ReplyReader {
+ public:
+  Status Consume(ReadBuffer& buffer) override {
+    taken += buffer.size();
+    buffer.Consume(buffer.size());
+    return Status::OK();
+  }
+  bool done() const noexcept override { return false; }
+  std::size_t taken = 0;
+};
+
+// A TLS server on a free loopback port for one connection: it completes the
+// handshake, reads one request line, then sends `reply` as TLS records whose
+// bytes go out one every `pause`, so the client's socket is never silent for
+// long but no record is whole for a long time. It stops when the client
+// closes, or after 5 s at most; every wait of its own is bounded too.
+class TricklingTlsServer {
+ public:
+  TricklingTlsServer(std::string reply, milliseconds pause) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(listener_ >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(listener_, 1) == 0);
+    socklen_t length = sizeof addr;
+    REQUIRE(::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &length) == 0);
+    port_ = ntohs(addr.sin_port);
+    IgnoreSigpipe();
+    ctx_ = SSL_CTX_new(TLS_server_method());
+    REQUIRE(ctx_ != nullptr);
+    const test::CertificatePair pair = Certificates().server();
+    REQUIRE(SSL_CTX_use_certificate_chain_file(ctx_, pair.cert.c_str()) == 1);
+    REQUIRE(SSL_CTX_use_PrivateKey_file(ctx_, pair.key.c_str(), SSL_FILETYPE_PEM) == 1);
+    thread_ = std::thread([this, reply = std::move(reply), pause] { Serve(reply, pause); });
+  }
+  ~TricklingTlsServer() {
+    thread_.join();
+    ::close(listener_);
+    SSL_CTX_free(ctx_);
+  }
+  TricklingTlsServer(const TricklingTlsServer&) = delete;
+  TricklingTlsServer& operator=(const TricklingTlsServer&) = delete;
+
+  std::uint16_t port() const { return port_; }
+  // Bytes of the reply's records sent before the client closed (or 5 s passed).
+  std::size_t trickled() const { return trickled_.load(); }
+
+ private:
+  void Serve(const std::string& reply, milliseconds pause) {
+    pollfd p{listener_, POLLIN, 0};
+    if (::poll(&p, 1, 5000) != 1) return;
+    const int fd = ::accept(listener_, nullptr, nullptr);
+    if (fd < 0) return;
+    // Blocking, but no wait of its own longer than 2 s.
+    timeval wait{2, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
+    SSL* ssl = SSL_new(ctx_);
+    SSL_set_fd(ssl, fd);
+    if (SSL_accept(ssl) == 1 && ReadLine(ssl)) Trickle(ssl, fd, reply, pause);
+    SSL_free(ssl);
+    ::close(fd);
+  }
+
+  // Reads until a '\n' arrived; false on failure (each read bounded by SO_RCVTIMEO).
+  static bool ReadLine(SSL* ssl) {
+    char chunk[4096];
+    for (int reads = 0; reads < 100; ++reads) {
+      const int n = SSL_read(ssl, chunk, sizeof chunk);
+      if (n <= 0) return false;
+      if (std::string_view(chunk, static_cast<std::size_t>(n)).find('\n') !=
+          std::string_view::npos) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Encrypts `reply` into memory, then sends those bytes one at a time.
+  void Trickle(SSL* ssl, int fd, const std::string& reply, milliseconds pause) {
+    BIO* memory = BIO_new(BIO_s_mem());
+    SSL_set0_wbio(ssl, memory);  // the SSL owns it from here
+    if (SSL_write(ssl, reply.data(), static_cast<int>(reply.size())) <= 0) return;
+    char* bytes = nullptr;
+    const long size = BIO_get_mem_data(memory, &bytes);
+    const Clock::time_point end = Clock::now() + milliseconds(5000);
+    for (long i = 0; i < size && Clock::now() < end; ++i) {
+      if (::send(fd, bytes + i, 1, MSG_NOSIGNAL) != 1) return;  // the client closed
+      ++trickled_;
+      std::this_thread::sleep_for(pause);
+    }
+  }
+
+  int listener_ = -1;
+  std::uint16_t port_ = 0;
+  SSL_CTX* ctx_ = nullptr;
+  std::atomic<std::size_t> trickled_{0};
+  std::thread thread_;
+};
+
+// One of several TLS servers on free loopback ports, each for one
+// connection, that answer a client's hello only once every one of them has
+// received one: a client that handshakes with one server after another never
+// gets an answer from the first (until `gate_wait` ran out), one that runs the
+// handshakes together gets all. After the handshake each answers one request
+// line with "value\n" and waits for the client to close. Every wait is bounded.
+class GatedTlsServer {
+ public:
+  GatedTlsServer(std::atomic<int>* hellos, int servers, milliseconds gate_wait)
+      : hellos_(hellos), servers_(servers), gate_wait_(gate_wait) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(listener_ >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(listener_, 1) == 0);
+    socklen_t length = sizeof addr;
+    REQUIRE(::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &length) == 0);
+    port_ = ntohs(addr.sin_port);
+    IgnoreSigpipe();
+    ctx_ = SSL_CTX_new(TLS_server_method());
+    REQUIRE(ctx_ != nullptr);
+    const test::CertificatePair pair = Certificates().server();
+    REQUIRE(SSL_CTX_use_certificate_chain_file(ctx_, pair.cert.c_str()) == 1);
+    REQUIRE(SSL_CTX_use_PrivateKey_file(ctx_, pair.key.c_str(), SSL_FILETYPE_PEM) == 1);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~GatedTlsServer() {
+    thread_.join();
+    ::close(listener_);
+    SSL_CTX_free(ctx_);
+  }
+  GatedTlsServer(const GatedTlsServer&) = delete;
+  GatedTlsServer& operator=(const GatedTlsServer&) = delete;
+
+  std::uint16_t port() const { return port_; }
+
+ private:
+  void Serve() {
+    pollfd p{listener_, POLLIN, 0};
+    if (::poll(&p, 1, 5000) != 1) return;
+    const int fd = ::accept(listener_, nullptr, nullptr);
+    if (fd < 0) return;
+    timeval wait{2, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
+    // The hello has arrived when the socket has bytes.
+    pollfd hello{fd, POLLIN, 0};
+    if (::poll(&hello, 1, 3000) == 1) ++*hellos_;
+    const Clock::time_point end = Clock::now() + gate_wait_;
+    while (hellos_->load() < servers_ && Clock::now() < end) {
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    SSL* ssl = SSL_new(ctx_);
+    SSL_set_fd(ssl, fd);
+    char chunk[256];
+    if (SSL_accept(ssl) == 1 && SSL_read(ssl, chunk, sizeof chunk) > 0 &&
+        SSL_write(ssl, "value\n", 6) == 6) {
+      // Until the client closes (or 2 s pass): its close is not this test's business.
+      while (SSL_read(ssl, chunk, sizeof chunk) > 0) {
+      }
+    }
+    SSL_free(ssl);
+    ::close(fd);
+  }
+
+  std::atomic<int>* hellos_;
+  int servers_;
+  milliseconds gate_wait_;
+  int listener_ = -1;
+  std::uint16_t port_ = 0;
+  SSL_CTX* ctx_ = nullptr;
+  std::thread thread_;
+};
+
+// A TLS connection to 127.0.0.1:`port`, not yet connected.
+std::unique_ptr<Connection> TlsConnectionTo(std::uint16_t port, milliseconds io_timeout) {
+  TlsOptions tls;
+  tls.enabled = true;
+  tls.ca_file = Certificates().ca();
+  ConnectionOptions options;
+  options.io_timeout = io_timeout;
+  std::string_view failed_option;
+  Status made = TlsContext::Create(tls, &options.tls, &failed_option);
+  INFO(made.ToString());
+  REQUIRE(made.ok());
+  return std::make_unique<Connection>(ServerAddress{"127.0.0.1", port, 1}, options);
+}
+
+// A TLS connection to `server`, connected (the handshake done).
+std::unique_ptr<Connection> ConnectTo(const TricklingTlsServer& server, milliseconds io_timeout) {
+  TlsOptions tls;
+  tls.enabled = true;
+  tls.ca_file = Certificates().ca();
+  ConnectionOptions options;
+  options.io_timeout = io_timeout;
+  std::string_view failed_option;
+  Status made = TlsContext::Create(tls, &options.tls, &failed_option);
+  INFO(made.ToString());
+  REQUIRE(made.ok());
+  auto connection =
+      std::make_unique<Connection>(ServerAddress{"127.0.0.1", server.port(), 1}, options);
+  Status connected = connection->EnsureConnected();
+  INFO(connected.ToString());
+  REQUIRE(connected.ok());
+  REQUIRE(connection->tls());
+  return connection;
+}
+
+iovec Piece(const std::string& bytes) { return {const_cast<char*>(bytes.data()), bytes.size()}; }
+
+TEST_CASE("exchange over TLS: a reply trickled a byte at a time ends at the call's deadline",
+          "[exchange][tls][deadline]") {
+  // io_timeout 200 ms is never reached (a byte every 50 ms), so only the
+  // call's deadline (600 ms) can end the call; the reply's one record would
+  // take minutes to arrive whole. The server gives up after 5 s.
+  const milliseconds io_timeout(200);
+  const milliseconds budget(600);
+  const std::string reply(4000, 'x');
+  const std::string request = "get big\n";
+
+  SECTION("lone driver") {
+    TricklingTlsServer server(reply, milliseconds(50));
+    auto connection = ConnectTo(server, io_timeout);
+    EndlessReader reader;
+    iovec piece = Piece(request);
+    const Clock::time_point start = Clock::now();
+    Status s = RunLoneExchange(*connection, &piece, 1, reader, start, start + budget);
+    const auto took = Clock::now() - start;
+    INFO(s.ToString());
+    CHECK(s.IsTimeout());
+    CHECK(s.message().find("no reply within the request timeout") != std::string_view::npos);
+    CHECK_FALSE(connection->connected());
+    CHECK(took < 5 * budget);
+  }
+  SECTION("poll loop, two servers") {
+    TricklingTlsServer first(reply, milliseconds(50));
+    TricklingTlsServer second(reply, milliseconds(50));
+    auto to_first = ConnectTo(first, io_timeout);
+    auto to_second = ConnectTo(second, io_timeout);
+    EndlessReader r1;
+    EndlessReader r2;
+    Exchange exchanges[2];
+    exchanges[0] = {to_first.get(), {Piece(request)}, &r1, {}};
+    exchanges[1] = {to_second.get(), {Piece(request)}, &r2, {}};
+    const Clock::time_point start = Clock::now();
+    RunExchanges(exchanges, start + budget);
+    const auto took = Clock::now() - start;
+    for (Exchange& e : exchanges) {
+      INFO(e.status.ToString());
+      CHECK(e.status.IsTimeout());
+      CHECK(e.status.message().find("no reply within the request timeout") !=
+            std::string_view::npos);
+      CHECK_FALSE(e.connection->connected());
+    }
+    CHECK(took < 5 * budget);
+  }
+}
+
+}  // namespace
+}  // namespace cachet::net
+
+namespace cachet::net {
+namespace {
+
+// A reader of one "\n"-ended line.
+class OneLine final : public ReplyReader {
+ public:
+  Status Consume(ReadBuffer& buffer) override {
+    const std::size_t end = buffer.data().find('\n');
+    if (end == std::string_view::npos) return Status::OK();
+    line = std::string(buffer.data().substr(0, end));
+    buffer.Consume(end + 1);
+    return Status::OK();
+  }
+  bool done() const noexcept override { return !line.empty(); }
+  std::string line;
+};
+
+TEST_CASE("exchange over TLS: the poll loop runs every server's handshake at once",
+          "[exchange][tls][connect]") {
+  // Each server answers its hello only once all three have one (or after 3 s).
+  // Handshakes one after another would wait on the first server longer than
+  // its io_timeout (1 s) and fail it; together, every one succeeds.
+  constexpr int kServers = 3;
+  std::atomic<int> hellos{0};
+  std::vector<std::unique_ptr<GatedTlsServer>> servers;
+  std::vector<std::unique_ptr<Connection>> connections;
+  for (int i = 0; i < kServers; ++i) {
+    servers.push_back(std::make_unique<GatedTlsServer>(&hellos, kServers, milliseconds(3000)));
+    connections.push_back(TlsConnectionTo(servers.back()->port(), milliseconds(1000)));
+  }
+  const std::string request = "get a\n";
+  OneLine readers[kServers];
+  Exchange exchanges[kServers];
+  for (int i = 0; i < kServers; ++i) {
+    exchanges[i] = {connections[i].get(), {Piece(request)}, &readers[i], {}};
+  }
+  RunExchanges(exchanges, Clock::now() + milliseconds(3000));
+  for (int i = 0; i < kServers; ++i) {
+    INFO("server " << i << ": " << exchanges[i].status.ToString());
+    CHECK(exchanges[i].status.ok());
+    CHECK(readers[i].line == "value");
+    CHECK(connections[i]->connected());
+    CHECK(connections[i]->tls());
+  }
+  connections.clear();  // each server waits for its client's close
+}
+
+}  // namespace
+}  // namespace cachet::net
