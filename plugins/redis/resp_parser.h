@@ -38,6 +38,9 @@ struct RespLimits {
   std::size_t max_depth = 16;                // nested aggregates
   std::size_t max_elements = 1u << 20;       // children of one aggregate
   std::size_t max_nodes = 4u << 20;          // nodes in one reply
+  // The connection said HELLO 3: RESP3 push frames ('>') may come. On a RESP2
+  // connection a push is a protocol error (it never comes there).
+  bool resp3 = false;
 
   bool operator==(const RespLimits&) const = default;
 };

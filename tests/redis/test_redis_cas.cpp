@@ -386,7 +386,9 @@ TEST_CASE("threads counting by read-and-swap lose no update", "[redis][cas][inte
 }
 
 TEST_CASE("a whole push right after a redis batch's last reply is no leftover", "[redis][push]") {
-  cachet::redis::RedisBatch batch("127.0.0.1:1", {}, cachet::redis::CounterMode::kNative);
+  cachet::redis::RespLimits resp3;
+  resp3.resp3 = true;
+  cachet::redis::RedisBatch batch("127.0.0.1:1", resp3, cachet::redis::CounterMode::kNative);
   Operation get;
   get.kind = cachet::OpKind::kGet;
   get.key = "e";
@@ -402,4 +404,21 @@ TEST_CASE("a whole push right after a redis batch's last reply is no leftover", 
   CHECK(buffer.empty());
   CHECK(get.status.ok());
   CHECK(get.result.value == "v");
+}
+
+TEST_CASE("a push in a redis batch on a RESP2 connection fails the exchange", "[redis][push]") {
+  cachet::redis::RedisBatch batch("127.0.0.1:1", {}, cachet::redis::CounterMode::kNative);
+  Operation get;
+  get.kind = cachet::OpKind::kGet;
+  get.key = "e";
+  batch.Add(get);
+  const std::string bytes = ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ne\r\n$1\r\nv\r\n";
+  cachet::net::ReadBuffer buffer;
+  char* at = buffer.PrepareWrite(bytes.size());
+  std::memcpy(at, bytes.data(), bytes.size());
+  buffer.Commit(bytes.size());
+  const cachet::Status s = batch.Consume(buffer);
+  CHECK(s.IsProtocolError());
+  CHECK(s.message().find("RESP2") != std::string_view::npos);
+  CHECK_FALSE(batch.done());
 }

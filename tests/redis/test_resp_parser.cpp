@@ -58,7 +58,14 @@ std::string Render(RespValue v) {
 }
 
 // Parses one whole reply and renders it; "error: ..." on failure.
-std::string ParseWhole(std::string_view bytes, RespLimits limits = {}) {
+// The limits of a RESP3 (HELLO 3) connection, where pushes may come.
+RespLimits Resp3() {
+  RespLimits limits;
+  limits.resp3 = true;
+  return limits;
+}
+
+std::string ParseWhole(std::string_view bytes, RespLimits limits = Resp3()) {
   RespParser parser(limits);
   switch (parser.Parse(bytes)) {
     case Outcome::kReply:
@@ -72,7 +79,7 @@ std::string ParseWhole(std::string_view bytes, RespLimits limits = {}) {
   return "?";
 }
 
-bool Fails(std::string_view bytes, RespLimits limits = {}) {
+bool Fails(std::string_view bytes, RespLimits limits = Resp3()) {
   return ParseWhole(bytes, limits).rfind("error: ", 0) == 0;
 }
 
@@ -304,10 +311,24 @@ TEST_CASE("a batch's parsing step says ready, wants more, or fails naming the se
 }
 
 TEST_CASE("a push is only ever a frame of its own, never inside a reply", "[resp][push]") {
-  cachet::redis::RespParser parser;
+  cachet::redis::RespParser parser(Resp3());
   CHECK(parser.Parse("*2\r\n$1\r\na\r\n>1\r\n$1\r\nb\r\n") == cachet::redis::RespParser::Outcome::kError);
   CHECK(parser.error().IsProtocolError());
   CHECK(parser.error().message().find("push inside a reply") != std::string_view::npos);
   parser.Reset();
   CHECK(parser.Parse(">1\r\n$1\r\nb\r\n") == cachet::redis::RespParser::Outcome::kReply);
+}
+
+TEST_CASE("a push on a RESP2 connection is a protocol error", "[resp][push]") {
+  const std::string_view push = ">2\r\n+invalidate\r\n*1\r\n$1\r\nk\r\n";
+  CHECK(ParseWhole(push, Resp3()) == ">(+invalidate,['k'])");
+  const std::string resp2 = ParseWhole(push, RespLimits{});
+  CHECK(resp2.rfind("error: protocol_error", 0) == 0);
+  CHECK(resp2.find("RESP2") != std::string::npos);
+  // Also behind an attribute, and split so the '>' line comes alone.
+  CHECK(Fails("|1\r\n+a\r\n:1\r\n" + std::string(push), RespLimits{}));
+  cachet::redis::RespParser parser;
+  CHECK(parser.Parse(">2\r") == cachet::redis::RespParser::Outcome::kNeedMore);
+  CHECK(parser.Parse(">2\r\n") == cachet::redis::RespParser::Outcome::kError);
+  CHECK(parser.error().IsProtocolError());
 }
