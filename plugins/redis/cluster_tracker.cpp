@@ -94,7 +94,7 @@ Status ClusterTracker::Connect(Links* links, std::uint64_t* version) {
       next.push_back(std::move(*kept));
       continue;
     }
-    auto link = std::make_unique<Link>(address, settings_.connection, settings_.session.limits,
+    auto link = std::make_unique<Link>(address, settings_.connection, session_.settings().limits,
                                        listener_);
     if (Status s = EstablishTracking(link->connection, link->parser, session_, settings_.prefixes);
         !s.ok()) {
@@ -131,6 +131,14 @@ void ClusterTracker::TopologyChanged() {
 Status ClusterTracker::Listen(Links& links, std::uint64_t version) {
   std::vector<pollfd> fds(links.size());
   for (std::size_t i = 0; i < links.size(); ++i) fds[i].fd = links[i]->connection.fd();
+  // What arrived with CLIENT TRACKING's answer (kept by its reader) is
+  // handled before the first wait: the socket may have nothing more to say.
+  for (const auto& link : links) {
+    if (Status s = HandleFrames(*link); !s.ok()) {
+      link->connection.Close();
+      return s;
+    }
+  }
   auto next_check = net::Clock::now() + settings_.health_interval;
   // Bounded by the links: one fails, stays silent past a PING, the topology
   // moves, or we stop.
@@ -173,6 +181,11 @@ Status ClusterTracker::Drain(Link& link) {
   const std::size_t before = buffer.size();
   if (Status s = link.connection.ReadSome(); !s.ok()) return s;
   if (buffer.size() > before) link.heard = true;
+  return HandleFrames(link);
+}
+
+Status ClusterTracker::HandleFrames(Link& link) {
+  net::ReadBuffer& buffer = link.connection.buffer();
   while (!buffer.empty()) {
     const RespParser::Outcome outcome = link.parser.Parse(buffer.data());
     if (outcome == RespParser::Outcome::kError) return link.parser.error();

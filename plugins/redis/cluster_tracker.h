@@ -77,6 +77,8 @@ class ClusterTracker final : public InvalidationSubscription {
   Status Listen(Links& links, std::uint64_t version);
   // Reads what a link has and handles every whole reply.
   Status Drain(Link& link);
+  // Handles every whole reply in a link's buffer.
+  Status HandleFrames(Link& link);
   // The PING round of the health check.
   Status CheckHealth(Links& links);
   // true when every link is up and the map is still at `version`.

@@ -47,7 +47,7 @@ InvalidationTracker::~InvalidationTracker() { link_.Stop(); }
 
 BackgroundLink::Attempt InvalidationTracker::Track(std::size_t server) {
   net::Connection connection(settings_.servers[server], settings_.connection);
-  RespParser parser(settings_.session.limits);
+  RespParser parser(session_.settings().limits);  // RESP3's: pushes come
   if (!EstablishTracking(connection, parser, session_, settings_.prefixes).ok()) {
     return BackgroundLink::Attempt::kFailed;
   }

@@ -218,6 +218,11 @@ RespParser::Step RespParser::ParseHeader(char kind, std::string_view body,
     case '~':
       return StartAggregate(RespType::kSet, body, 1);
     case '>':
+      // Pushes come only on a RESP3 (HELLO 3) connection: on RESP2 the stream
+      // is not what the server speaks to us, and cannot be trusted.
+      if (!limits_.resp3) {
+        return Fail(Status::ProtocolError("RESP3 push frame on a RESP2 connection"));
+      }
       // A push is out of band: only ever a frame of its own, never inside a reply.
       for (const Frame& open : stack_) {
         if (!open.attribute) return Fail(Status::ProtocolError("RESP3 push inside a reply"));

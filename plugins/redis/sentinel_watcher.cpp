@@ -82,7 +82,7 @@ void SentinelWatcher::Run() {
 BackgroundLink::Attempt SentinelWatcher::Watch(const net::ServerAddress& sentinel,
                                                bool* ever_subscribed) {
   net::Connection connection(sentinel, settings_.connection);
-  RespParser parser(settings_.session.limits);
+  RespParser parser(session_.settings().limits);  // RESP2's: no pushes
   SwitchReader reader(settings_.master, connection.address().HostPort());
   if (!Subscribe(connection, parser, reader).ok()) return BackgroundLink::Attempt::kFailed;
   subscribed_.store(true);

@@ -109,7 +109,7 @@ TEST_CASE("session: without a hook pushes are dropped, and still never taken as 
 TEST_CASE("session: a reply after the last one expected is an error, a push is not",
           "[redis][session][push]") {
   ScriptedServer server(cachet::test::RespRequests(),
-                        {{"$1\r\nA\r\n"}, {"$1\r\nB\r\n$5\r\nEXTRA\r\n"}});
+                        {kHello, {"$1\r\nA\r\n"}, {"$1\r\nB\r\n$5\r\nEXTRA\r\n"}});
   Heard heard;
   const RedisSession session(Hooked(&heard));
   net::Connection connection(Loopback(server.port()), {});

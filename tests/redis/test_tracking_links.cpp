@@ -44,8 +44,13 @@ class Recorder final : public InvalidationListener {
   void OnInvalidateAll() noexcept override {}
   void OnTrackingLive(bool live) noexcept override {
     const std::lock_guard lock(mutex_);
-    if (live) ++lives_;
+    ++(live ? lives_ : downs_);
     changed_.notify_all();
+  }
+  // True once the link went down, waiting `patience` at most.
+  bool WentDown(milliseconds patience) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, patience, [&] { return downs_ > 0; });
   }
   // True once `key` was invalidated, waiting `patience` at most.
   bool Heard(const std::string& key, milliseconds patience) {
@@ -67,6 +72,7 @@ class Recorder final : public InvalidationListener {
   std::condition_variable changed_;
   std::vector<std::string> keys_;
   int lives_ = 0;
+  int downs_ = 0;
 };
 
 // The health interval: long enough that no PING goes out during a test.
@@ -89,6 +95,22 @@ TEST_CASE("tracking link: an invalidation in the same write as the answer is hea
   settings.health_interval = kQuiet;
   InvalidationTracker tracker(settings, &recorder);
   CHECK(recorder.Heard("k1", kPatience));
+}
+
+TEST_CASE("tracking link: silent past the health interval it gets a PING, unanswered it is lost",
+          "[redis][near][link]") {
+  // The PING's answer comes 3 s late: the link is lost long before.
+  ScriptedServer server(cachet::test::RespRequests(),
+                        {{kHello}, {"+OK\r\n"}, {"", 0, {}, "+PONG\r\n", milliseconds(3000)}});
+  Recorder recorder;
+  TrackerSettings settings;
+  settings.servers = {Loopback(server.port())};
+  settings.health_interval = milliseconds(100);
+  InvalidationTracker tracker(settings, &recorder);
+  CHECK(recorder.WentDown(milliseconds(5000)));
+  CHECK(recorder.lives() >= 1);
+  REQUIRE(server.requests().size() >= 3);
+  CHECK(server.requests()[2] == "*1\r\n$4\r\nPING\r\n");
 }
 
 TEST_CASE("cluster tracking link: an invalidation in the same write as the answer is heard",
