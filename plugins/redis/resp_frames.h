@@ -68,9 +68,4 @@ Status TakeFrames(RespParser& parser, net::ReadBuffer& buffer, const Where& wher
   return Status::OK();
 }
 
-// After a batch's last reply: takes every whole RESP3 push at the front of
-// `buffer` off it (dropped: batch paths never call a session's on_push).
-// Anything else stays (the exchange's leftover error).
-Status TakeTrailingPushes(RespParser& parser, net::ReadBuffer& buffer, std::string_view where);
-
 }  // namespace cachet::redis

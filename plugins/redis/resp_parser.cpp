@@ -398,32 +398,4 @@ RespParser::Step RespParser::NeedMore(std::size_t wanted) {
   return Step::kNeedMore;
 }
 
-Status SkipTrailingPushes(RespParser& parser, net::ReadBuffer& buffer, std::string_view where) {
-  // Bounded by the buffer: each pass takes one whole push off it, or returns.
-  while (!buffer.empty() && buffer.data().front() == '>') {
-    bool ready = false;
-    if (Status s = NextReply(parser, buffer.data(), where, &ready); !s.ok() || !ready) return s;
-    buffer.Consume(parser.consumed());
-  }
-  return Status::OK();
-}
-
-Status NextReply(RespParser& parser, std::string_view input, std::string_view where,
-                 bool* ready) {
-  *ready = false;
-  switch (parser.Parse(input)) {
-    case RespParser::Outcome::kNeedMore:
-      return Status::OK();
-    case RespParser::Outcome::kReply:
-      *ready = true;
-      return Status::OK();
-    case RespParser::Outcome::kError:
-      break;
-  }
-  std::string message =
-      "redis " + std::string(where) + ": " + std::string(parser.error().message());
-  return parser.error().code() == StatusCode::kTooLarge ? Status::TooLarge(message)
-                                                        : Status::ProtocolError(message);
-}
-
 }  // namespace cachet::redis

@@ -26,7 +26,6 @@
 #include <string_view>
 #include <vector>
 
-#include "cachet/net/read_buffer.h"
 #include "cachet/status.h"
 #include "resp_reply.h"
 
@@ -109,17 +108,5 @@ class RespParser {
   std::size_t wanted_ = 0;
   Status error_;
 };
-
-// One parsing step over `input` for a batch's reader: ok with *ready true when
-// parser.reply() holds a whole reply, ok with *ready false when more bytes are
-// needed, or the parser's failure naming `where` ("redis host:port: ..."):
-// too_large past a limit, protocol_error for bytes that are not RESP.
-Status NextReply(RespParser& parser, std::string_view input, std::string_view where,
-                 bool* ready);
-
-// After a batch's last reply: takes every whole RESP3 push at the front of
-// `buffer` off it (dropped: batch paths never call a session's on_push). A
-// push still partial, or anything else, stays (the exchange's leftover error).
-Status SkipTrailingPushes(RespParser& parser, net::ReadBuffer& buffer, std::string_view where);
 
 }  // namespace cachet::redis

@@ -1,11 +1,17 @@
 // The RESP2/RESP3 parser, byte by byte, without a server: every type, replies split
-// at every offset, pipelined replies, limits, and garbage.
+// at every offset, pipelined replies, limits, and garbage; and the frame loop
+// (resp_frames.h) over it.
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "cachet/net/read_buffer.h"
+
+#include "resp_frames.h"
 #include "resp_parser.h"
 
 using cachet::redis::RespLimits;
@@ -286,28 +292,87 @@ TEST_CASE("random garbage never crashes and never overreads", "[resp]") {
   CHECK(errors > 1000);
 }
 
-TEST_CASE("a batch's parsing step says ready, wants more, or fails naming the server",
-          "[resp]") {
-  RespLimits limits;
-  limits.max_bulk_length = 10;
-  bool ready = true;
-  RespParser partial(limits);
-  REQUIRE(cachet::redis::NextReply(partial, "$3\r\nab", "127.0.0.1:1", &ready).ok());
-  CHECK_FALSE(ready);
-  REQUIRE(cachet::redis::NextReply(partial, "$3\r\nabc\r\n", "127.0.0.1:1", &ready).ok());
-  CHECK(ready);
-  CHECK(partial.reply().root().text() == "abc");
+namespace {
 
-  RespParser big(limits);
-  cachet::Status too_large = cachet::redis::NextReply(big, "$11\r\n", "127.0.0.1:1", &ready);
-  CHECK(too_large.IsTooLarge());
-  CHECK(too_large.message().rfind("redis 127.0.0.1:1: ", 0) == 0);
-  CHECK_FALSE(ready);
+// A read buffer holding `bytes`.
+void Fill(cachet::net::ReadBuffer& buffer, std::string_view bytes) {
+  char* at = buffer.PrepareWrite(bytes.size());
+  std::memcpy(at, bytes.data(), bytes.size());
+  buffer.Commit(bytes.size());
+}
 
-  RespParser garbage(limits);
-  cachet::Status bad = cachet::redis::NextReply(garbage, "?what\r\n", "127.0.0.1:1", &ready);
-  CHECK(bad.code() == cachet::StatusCode::kProtocolError);
-  CHECK_FALSE(ready);
+}  // namespace
+
+TEST_CASE("the frame loop hands on each whole frame and stops where its reader says",
+          "[resp][frames]") {
+  using cachet::redis::Frame;
+  using cachet::redis::RespValue;
+  using cachet::redis::TakeFrames;
+  const std::string where = "127.0.0.1:1";
+  SECTION("every whole frame, then a partial one stays") {
+    RespParser parser;
+    cachet::net::ReadBuffer buffer;
+    Fill(buffer, "+a\r\n:2\r\n$3\r\nab");
+    std::vector<std::string> seen;
+    REQUIRE(TakeFrames(parser, buffer, where, [&](RespValue frame, Frame&) {
+              seen.push_back(Render(frame));
+              return cachet::Status::OK();
+            }).ok());
+    CHECK(seen == std::vector<std::string>{"+a", "2"});
+    CHECK(buffer.data() == "$3\r\nab");
+    Fill(buffer, "c\r\n");
+    REQUIRE(TakeFrames(parser, buffer, where, [&](RespValue frame, Frame&) {
+              seen.push_back(Render(frame));
+              return cachet::Status::OK();
+            }).ok());
+    CHECK(seen.back() == "'abc'");
+    CHECK(buffer.empty());
+  }
+  SECTION("kLast takes the frame and stops; kLeft leaves it; an error takes it and ends") {
+    for (const Frame verdict : {Frame::kLast, Frame::kLeft}) {
+      RespParser parser;
+      cachet::net::ReadBuffer buffer;
+      Fill(buffer, "+a\r\n+b\r\n");
+      int calls = 0;
+      REQUIRE(TakeFrames(parser, buffer, where, [&](RespValue, Frame& next) {
+                ++calls;
+                next = verdict;
+                return cachet::Status::OK();
+              }).ok());
+      CHECK(calls == 1);
+      CHECK(buffer.data() == (verdict == Frame::kLast ? "+b\r\n" : "+a\r\n+b\r\n"));
+    }
+    RespParser parser;
+    cachet::net::ReadBuffer buffer;
+    Fill(buffer, "+a\r\n+b\r\n");
+    const cachet::Status s = TakeFrames(parser, buffer, where, [&](RespValue, Frame&) {
+      return cachet::Status::ProtocolError("not mine");
+    });
+    CHECK(s.IsProtocolError());
+    CHECK(buffer.data() == "+b\r\n");
+  }
+  SECTION("a parser failure names the server, too_large kept") {
+    RespLimits limits;
+    limits.max_bulk_length = 10;
+    RespParser big(limits);
+    cachet::net::ReadBuffer buffer;
+    Fill(buffer, "$11\r\n");
+    int calls = 0;
+    const auto count = [&](RespValue, Frame&) {
+      ++calls;
+      return cachet::Status::OK();
+    };
+    const cachet::Status too_large = TakeFrames(big, buffer, where, count);
+    CHECK(too_large.IsTooLarge());
+    CHECK(too_large.message().rfind("redis 127.0.0.1:1: ", 0) == 0);
+    RespParser garbage;
+    cachet::net::ReadBuffer bad_bytes;
+    Fill(bad_bytes, "?what\r\n");
+    const cachet::Status bad = TakeFrames(garbage, bad_bytes, where, count);
+    CHECK(bad.code() == cachet::StatusCode::kProtocolError);
+    CHECK(bad.message().rfind("redis 127.0.0.1:1: ", 0) == 0);
+    CHECK(calls == 0);
+  }
 }
 
 TEST_CASE("a push is only ever a frame of its own, never inside a reply", "[resp][push]") {
