@@ -32,6 +32,7 @@ Status Lose(const ListenedLink& link, Status why) {
   return why;
 }
 
+// "host:port: tracking link: <what>".
 std::string Described(const ListenedLink& link, std::string_view what) {
   return link.connection->Describe(std::string(link.name) + ": " + std::string(what));
 }
@@ -158,10 +159,6 @@ void BackgroundLink::DrainSignal() noexcept {
   }
 }
 
-}  // namespace cachet::redis
-
-namespace cachet::redis {
-
 Status BackgroundLink::Listen(std::span<const ListenedLink> links,
                               std::chrono::milliseconds health_interval) {
   return Listen(links, health_interval, [] { return false; }, [] {});
@@ -203,9 +200,10 @@ Status BackgroundLink::Listen(std::span<const ListenedLink> links,
       next_tick = net::Clock::now() + health_interval;
       continue;  // it may have moved what the links follow
     }
-    const net::Deadline wake_at = *std::min_element(quiet_until.begin(), quiet_until.end());
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(std::min(wake_at, next_tick) - now);
-    const Wake woke = WaitAny(fds, left);
+    // Until the first link to look at again, or the next interval's check.
+    const net::Deadline wake_at =
+        std::min(*std::min_element(quiet_until.begin(), quiet_until.end()), next_tick);
+    const Wake woke = WaitAny(fds, std::chrono::ceil<std::chrono::milliseconds>(wake_at - now));
     if (woke == Wake::kStop) return Status::Unavailable("stopping");
     if (woke == Wake::kFailed) {
       return Status::IoError(std::string("background links: poll failed: ") + strerror(errno));
@@ -221,7 +219,9 @@ Status BackgroundLink::Listen(std::span<const ListenedLink> links,
       net::Connection& connection = *links[i].connection;
       const std::size_t before = connection.buffer().size();
       if (Status s = connection.ReadSome(); !s.ok()) return Lose(links[i], std::move(s));
-      if (connection.buffer().size() > before) quiet_until[i] = net::Clock::now() + health_interval;
+      if (connection.buffer().size() > before) {
+        quiet_until[i] = net::Clock::now() + health_interval;  // heard from: not silent
+      }
       if (Status s = HandleFrames(links[i]); !s.ok()) return Lose(links[i], std::move(s));
     }
   }

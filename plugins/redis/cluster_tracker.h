@@ -44,14 +44,8 @@
 
 namespace cachet::redis {
 
-struct ClusterTrackerSettings {
-  net::ConnectionOptions connection;
-  SessionSettings session;            // resp is forced to 3
-  std::vector<std::string> prefixes;  // empty: every key
-  // Silence after which a link is checked with a PING (lost when no answer in
-  // as long again); also how often the slot map is checked.
-  std::chrono::milliseconds health_interval{1000};
-};
+// One link per primary, each made as on a standalone server.
+using ClusterTrackerSettings = TrackingLinkSettings;
 
 class ClusterTracker final : public InvalidationSubscription {
  public:

@@ -33,14 +33,19 @@
 
 namespace cachet::redis {
 
-struct TrackerSettings {
-  std::vector<net::ServerAddress> servers;
+// What every tracking link is made with, on standalone servers and a cluster.
+struct TrackingLinkSettings {
   net::ConnectionOptions connection;
   SessionSettings session;            // resp is forced to 3
   std::vector<std::string> prefixes;  // empty: every key
-  // Silence after which the connection is checked with a PING; no answer in
-  // as long again and it counts as lost.
+  // Silence after which a link is checked with a PING; no answer in as long
+  // again and it counts as lost (background_link.h). On a cluster, also how
+  // often the slot map is checked.
   std::chrono::milliseconds health_interval{1000};
+};
+
+struct TrackerSettings : TrackingLinkSettings {
+  std::vector<net::ServerAddress> servers;
 };
 
 // What a tracking link may carry, judged reply by reply: "invalidate" pushes

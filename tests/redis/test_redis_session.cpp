@@ -151,9 +151,9 @@ TEST_CASE("session: a push on a RESP2 connection is a protocol error that closes
   // Between the replies, and (the hook set or not) before the first.
   for (const bool between : {true, false}) {
     CAPTURE(between);
-    ScriptedServer server(cachet::test::RespRequests(),
-                          {{between ? "$1\r\nA\r\n" + Invalidate("x") : Invalidate("x") + "$1\r\nA\r\n"},
-                           {"$1\r\nB\r\n"}});
+    const std::string first =
+        between ? "$1\r\nA\r\n" + Invalidate("x") : Invalidate("x") + "$1\r\nA\r\n";
+    ScriptedServer server(cachet::test::RespRequests(), {{first}, {"$1\r\nB\r\n"}});
     Heard heard;
     SessionSettings settings = Hooked(&heard);
     settings.resp = 2;

@@ -136,7 +136,8 @@ TEST_CASE("sentinel link: a switch in the same write as the confirmation is hear
   const std::string text = "mymaster 127.0.0.1 6379 127.0.0.1 6390";
   const std::string message = "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$" +
                               std::to_string(text.size()) + "\r\n" + text + "\r\n";
-  ScriptedServer server(cachet::test::RespRequests(), {{confirm + message}, {"*2\r\n$4\r\npong\r\n$0\r\n\r\n"}});
+  const std::string pong = "*2\r\n$4\r\npong\r\n$0\r\n\r\n";
+  ScriptedServer server(cachet::test::RespRequests(), {{confirm + message}, {pong}});
   std::mutex mutex;
   std::condition_variable changed;
   int switches = 0;
