@@ -16,7 +16,8 @@
 // Limits bound what a hostile or broken server can make the client allocate:
 // bulk length, line length, nesting depth, elements per aggregate and nodes per
 // reply. RESP3 attributes are parsed and skipped; streamed strings and aggregates
-// (never sent by Redis) are rejected.
+// (never sent by Redis) are rejected. Push frames ('>') are taken only when
+// RespLimits::resp3 says the connection speaks RESP3; on RESP2 one is an error.
 //
 // A parser is not synchronized; use one per connection.
 #pragma once
