@@ -6,11 +6,38 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <string>
 #include <utility>
 
 #include "cachet/net/connection.h"
+#include "resp_frames.h"
 
 namespace cachet::redis {
+
+namespace {
+
+// PING: the same bytes in RESP2 and RESP3, subscribed or not.
+constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
+
+// Hands every whole frame in `link`'s buffer to its reader.
+Status HandleFrames(const ListenedLink& link) {
+  return TakeFrames(*link.parser, link.connection->buffer(), *link.connection,
+                    [&](RespValue frame, Frame&) { return link.reader->Handle(frame); });
+}
+
+// `link` is lost for `why`: closed, so that whoever keeps it opens it again.
+Status Lose(const ListenedLink& link, Status why) {
+  link.connection->Close();
+  return why;
+}
+
+// "host:port: tracking link: <what>".
+std::string Described(const ListenedLink& link, std::string_view what) {
+  return link.connection->Describe(std::string(link.name) + ": " + std::string(what));
+}
+
+}  // namespace
 
 std::chrono::milliseconds ReconnectBackoff::Next() noexcept {
   const std::chrono::milliseconds pause = next_;
@@ -129,6 +156,74 @@ void BackgroundLink::DrainSignal() noexcept {
   char bytes[64];
   // Bounded: the pipe is non-blocking and holds what was written.
   while (wake_[0] >= 0 && ::read(wake_[0], bytes, sizeof bytes) > 0) {
+  }
+}
+
+Status BackgroundLink::Listen(std::span<const ListenedLink> links,
+                              std::chrono::milliseconds health_interval) {
+  return Listen(links, health_interval, [] { return false; }, [] {});
+}
+
+Status BackgroundLink::Listen(std::span<const ListenedLink> links,
+                              std::chrono::milliseconds health_interval,
+                              FunctionRef<bool()> moved, FunctionRef<void()> every_interval) {
+  const net::Deadline start = net::Clock::now();
+  // Per link: once silent past this time it gets a PING, or is lost if one is due.
+  std::vector<net::Deadline> quiet_until(links.size(), start + health_interval);
+  net::Deadline next_tick = start + health_interval;
+  std::vector<pollfd> fds(links.size());
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    fds[i].fd = links[i].connection->fd();
+    // What came with the link's answer first: the socket may have nothing more to say.
+    if (Status s = HandleFrames(links[i]); !s.ok()) return Lose(links[i], std::move(s));
+  }
+  // Bounded by the links: one is lost, what they follow moves, or we stop.
+  for (;;) {
+    if (moved()) return Status::OK();
+    net::Deadline now = net::Clock::now();
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      if (now < quiet_until[i]) continue;
+      // The health rule: silent an interval after a PING is lost, else a PING.
+      net::Connection& connection = *links[i].connection;
+      if (links[i].reader->pongs_due() > 0) {
+        return Lose(links[i], Status::Timeout(Described(links[i], "no answer to PING")));
+      }
+      const std::string_view pieces[] = {kPing};
+      if (Status s = connection.WriteAll(pieces, connection.CallDeadline()); !s.ok()) {
+        return Lose(links[i], std::move(s));
+      }
+      links[i].reader->PingSent();
+      quiet_until[i] = now + health_interval;
+    }
+    if (now >= next_tick) {
+      every_interval();
+      next_tick = net::Clock::now() + health_interval;
+      continue;  // it may have moved what the links follow
+    }
+    // Until the first link to look at again, or the next interval's check.
+    const net::Deadline wake_at =
+        std::min(*std::min_element(quiet_until.begin(), quiet_until.end()), next_tick);
+    const Wake woke = WaitAny(fds, std::chrono::ceil<std::chrono::milliseconds>(wake_at - now));
+    if (woke == Wake::kStop) return Status::Unavailable("stopping");
+    if (woke == Wake::kFailed) {
+      return Status::IoError(std::string("background links: poll failed: ") + strerror(errno));
+    }
+    // A nudge is seen at the top (moved()); the sockets' news is read either way.
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const Wake news = Readiness(fds[i]);
+      if (news == Wake::kClosed) {
+        // Gone (FIN, RST): lost at once, before anything more is read.
+        return Lose(links[i], Status::IoError(Described(links[i], "closed by the server")));
+      }
+      if (news != Wake::kReadable) continue;
+      net::Connection& connection = *links[i].connection;
+      const std::size_t before = connection.buffer().size();
+      if (Status s = connection.ReadSome(); !s.ok()) return Lose(links[i], std::move(s));
+      if (connection.buffer().size() > before) {
+        quiet_until[i] = net::Clock::now() + health_interval;  // heard from: not silent
+      }
+      if (Status s = HandleFrames(links[i]); !s.ok()) return Lose(links[i], std::move(s));
+    }
   }
 }
 

@@ -3,13 +3,18 @@
 // Three parts of the store hold a connection open on a thread of their own and
 // react to what the server pushes on it: the near cache's tracking links
 // (InvalidationTracker, ClusterTracker) and the +switch-master subscription
-// (SentinelWatcher). Each speaks its own protocol on the link; what they share
-// lives here, written once:
+// (SentinelWatcher). Each says what one frame on its link means (a LinkReader);
+// what they share lives here, written once:
 //   - the threads, and a stop signal (a pipe) that wakes them wherever they wait;
 //   - Wait: until a socket is readable or closed, the stop signal, a nudge, or a
 //     timeout, with a signal's EINTR waited through rather than taken as a timeout;
 //   - KeepConnecting: an attempt at the link, again and again until stopped,
 //     with a backoff between attempts that doubles up to a cap;
+//   - Listen: the link loop. It hands every frame of the links to their readers
+//     (what came with the link's answer first, before any wait) and keeps the
+//     one health rule: after health_interval of silence a link gets a PING, and
+//     a link silent for another interval after it is lost. A link the kernel
+//     reports closed (FIN, RST) is lost at once, nothing more read from it;
 //   - fork safety: a forked child has none of the threads, so destroying the
 //     object there neither signals the parent's threads (the pipe is shared)
 //     nor joins (it would wait forever); it only closes its own pipe copy.
@@ -17,8 +22,8 @@
 // link, and the stop/nudge semantics are the ones these three users need.
 //
 // A user starts its threads with Start(body), where body calls
-// KeepConnecting(attempt) and the attempt waits on its socket with Wait; its
-// destructor calls Stop() first, since the threads use the user's members.
+// KeepConnecting(attempt) and the attempt, once its link is up, calls Listen;
+// its destructor calls Stop() first, since the threads use the user's members.
 //
 // Thread safety: Wait, Nudge and stopping() may be called from any thread;
 // Start and Stop only by the owner (never from a link thread).
@@ -32,12 +37,38 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string_view>
 #include <thread>
 #include <vector>
 
+#include "cachet/net/connection.h"
+#include "cachet/status.h"
 #include "function_ref.h"
+#include "resp_parser.h"
 
 namespace cachet::redis {
+
+// What a link's loop asks of the reader of one link: the meaning of each frame,
+// and the count of PINGs it still owes a PONG for (it tells a PONG apart).
+class LinkReader {
+ public:
+  virtual ~LinkReader() = default;
+  // One whole frame of the link; an error loses the link.
+  virtual Status Handle(RespValue frame) = 0;
+  // A PING went out on the link: one more PONG is due.
+  virtual void PingSent() noexcept = 0;
+  virtual std::size_t pongs_due() const noexcept = 0;
+};
+
+// One link the link loop listens on (all borrowed): its connection, with the
+// link's answer read (bytes after it may be in the buffer), the parser of its
+// stream and its reader.
+struct ListenedLink {
+  net::Connection* connection;
+  RespParser* parser;
+  LinkReader* reader;
+  std::string_view name;  // "tracking link", "sentinel link": for messages
+};
 
 // The pause before the next reconnect: `first`, doubled after every failed
 // attempt up to `longest`, and `first` again once a link was up.
@@ -108,6 +139,16 @@ class BackgroundLink {
   Wake WaitAny(std::span<pollfd> fds, std::chrono::milliseconds timeout);
   // kReadable, kClosed, or kTimeout (nothing happened) for one polled socket.
   static Wake Readiness(const pollfd& fd) noexcept;
+
+  // The link loop: hands every frame on `links` to its reader until a link is
+  // lost (it is closed, and why is returned), `moved()` says what the links
+  // follow has moved (ok: a nudge makes it look), or Stop() (unavailable).
+  // Health as described above; `every_interval` runs once per health_interval
+  // (the cluster's slot map check). REQUIRES: links not empty.
+  Status Listen(std::span<const ListenedLink> links, std::chrono::milliseconds health_interval,
+                FunctionRef<bool()> moved, FunctionRef<void()> every_interval);
+  // The same for links that follow nothing and check nothing else.
+  Status Listen(std::span<const ListenedLink> links, std::chrono::milliseconds health_interval);
 
  private:
   // poll() on all[0] (the stop pipe) and the rest, waiting through EINTR.

@@ -2,11 +2,8 @@
 #include "cluster_tracker.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <utility>
 
-#include "resp_encoder.h"
 #include "resp_parser.h"
 
 namespace cachet::redis {
@@ -27,7 +24,6 @@ struct ClusterTracker::Link {
   net::Connection connection;
   RespParser parser;
   TrackingReader reader;
-  bool heard = false;  // bytes arrived since the last health check
 };
 
 ClusterTracker::ClusterTracker(ClusterTrackerSettings settings, ClusterTopology* topology,
@@ -94,7 +90,7 @@ Status ClusterTracker::Connect(Links* links, std::uint64_t* version) {
       next.push_back(std::move(*kept));
       continue;
     }
-    auto link = std::make_unique<Link>(address, settings_.connection, settings_.session.limits,
+    auto link = std::make_unique<Link>(address, settings_.connection, session_.settings().limits,
                                        listener_);
     if (Status s = EstablishTracking(link->connection, link->parser, session_, settings_.prefixes);
         !s.ok()) {
@@ -129,84 +125,18 @@ void ClusterTracker::TopologyChanged() {
 }
 
 Status ClusterTracker::Listen(Links& links, std::uint64_t version) {
-  std::vector<pollfd> fds(links.size());
-  for (std::size_t i = 0; i < links.size(); ++i) fds[i].fd = links[i]->connection.fd();
-  auto next_check = net::Clock::now() + settings_.health_interval;
-  // Bounded by the links: one fails, stays silent past a PING, the topology
-  // moves, or we stop.
-  for (;;) {
-    if (topology_->version() != version) return Status::OK();
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(next_check - net::Clock::now());
-    // A nudge (the topology moved) is seen at the top of the next pass.
-    const BackgroundLink::Wake woke = link_.WaitAny(fds, left);
-    if (woke == BackgroundLink::Wake::kStop) return Status::Unavailable("stopping");
-    if (woke == BackgroundLink::Wake::kFailed) {
-      return Status::IoError(std::string("tracking links: poll failed: ") + strerror(errno));
-    }
-    for (std::size_t i = 0; i < links.size(); ++i) {
-      const BackgroundLink::Wake news = BackgroundLink::Readiness(fds[i]);
-      if (news == BackgroundLink::Wake::kClosed) {
-        // The node is gone (FIN, RST): down at once, nothing unread matters.
-        links[i]->connection.Close();
-        return Status::IoError("tracking link to " + links[i]->connection.address().HostPort() +
-                               " closed by the server");
-      }
-      if (news != BackgroundLink::Wake::kReadable) continue;
-      if (Status s = Drain(*links[i]); !s.ok()) {
-        links[i]->connection.Close();
-        return s;
-      }
-    }
-    if (net::Clock::now() >= next_check) {
-      if (Status s = CheckHealth(links); !s.ok()) return s;
-      // A failover or a new primary shows in the slot map; a change calls
-      // TopologyChanged, and the next pass sees the new version.
-      (void)topology_->Refresh(net::Clock::now() + settings_.connection.CallTimeout());
-      next_check = net::Clock::now() + settings_.health_interval;
-    }
-  }
-}
-
-Status ClusterTracker::Drain(Link& link) {
-  net::ReadBuffer& buffer = link.connection.buffer();
-  const std::size_t before = buffer.size();
-  if (Status s = link.connection.ReadSome(); !s.ok()) return s;
-  if (buffer.size() > before) link.heard = true;
-  while (!buffer.empty()) {
-    const RespParser::Outcome outcome = link.parser.Parse(buffer.data());
-    if (outcome == RespParser::Outcome::kError) return link.parser.error();
-    if (outcome == RespParser::Outcome::kNeedMore) break;
-    Status s = link.reader.Handle(link.parser.reply().root());
-    buffer.Consume(link.parser.consumed());
-    if (!s.ok()) return s;
-  }
-  return Status::OK();
-}
-
-Status ClusterTracker::CheckHealth(Links& links) {
+  std::vector<ListenedLink> listened;
+  listened.reserve(links.size());
   for (const auto& link : links) {
-    if (link->reader.pongs_due() > 0) {
-      // Silent for a whole interval after a PING: lost.
-      if (!link->heard) {
-        link->connection.Close();
-        return Status::Timeout(
-            link->connection.Describe("no answer to PING on the tracking link"));
-      }
-      link->heard = false;  // pushes came in; the PONG is still due
-      continue;
-    }
-    std::string ping;
-    RespCommand(&ping, 1).Arg("PING");
-    const std::string_view pieces[] = {ping};
-    if (Status s = link->connection.WriteAll(pieces, link->connection.CallDeadline()); !s.ok()) {
-      link->connection.Close();
-      return s;
-    }
-    link->reader.PingSent();
-    link->heard = false;
+    listened.push_back({&link->connection, &link->parser, &link->reader, "tracking link"});
   }
-  return Status::OK();
+  return link_.Listen(
+      listened, settings_.health_interval,
+      // A nudge (the topology moved) is seen here.
+      [&] { return topology_->version() != version; },
+      // A failover or a new primary shows in the slot map; a change calls
+      // TopologyChanged, and the loop then sees the new version.
+      [&] { (void)topology_->Refresh(net::Clock::now() + settings_.connection.CallTimeout()); });
 }
 
 }  // namespace cachet::redis

@@ -44,14 +44,8 @@
 
 namespace cachet::redis {
 
-struct ClusterTrackerSettings {
-  net::ConnectionOptions connection;
-  SessionSettings session;            // resp is forced to 3
-  std::vector<std::string> prefixes;  // empty: every key
-  // Silence after which a link is checked with a PING (lost when no answer in
-  // as long again); also how often the slot map is checked.
-  std::chrono::milliseconds health_interval{1000};
-};
+// One link per primary, each made as on a standalone server.
+using ClusterTrackerSettings = TrackingLinkSettings;
 
 class ClusterTracker final : public InvalidationSubscription {
  public:
@@ -72,13 +66,9 @@ class ClusterTracker final : public InvalidationSubscription {
   // Makes `links` one tracking link per primary of the slot map; the map's
   // version they match goes to *version. An error when a link cannot be made.
   Status Connect(Links* links, std::uint64_t* version);
-  // Hands every push to the listener until a link fails, the topology moves
-  // past `version`, or we stop.
+  // Hands every push to the listener (the link loop, background_link.h) until
+  // a link fails, the topology moves past `version`, or we stop.
   Status Listen(Links& links, std::uint64_t version);
-  // Reads what a link has and handles every whole reply.
-  Status Drain(Link& link);
-  // The PING round of the health check.
-  Status CheckHealth(Links& links);
   // true when every link is up and the map is still at `version`.
   bool GoLive(std::uint64_t version);
   void GoDown();

@@ -7,6 +7,7 @@
 
 #include "cachet/net/exchange.h"
 #include "resp_encoder.h"
+#include "resp_frames.h"
 
 namespace cachet::redis {
 
@@ -47,12 +48,14 @@ InvalidationTracker::~InvalidationTracker() { link_.Stop(); }
 
 BackgroundLink::Attempt InvalidationTracker::Track(std::size_t server) {
   net::Connection connection(settings_.servers[server], settings_.connection);
-  RespParser parser(settings_.session.limits);
+  RespParser parser(session_.settings().limits);  // RESP3's: pushes come
   if (!EstablishTracking(connection, parser, session_, settings_.prefixes).ok()) {
     return BackgroundLink::Attempt::kFailed;
   }
+  TrackingReader reader(listener_, connection.address().HostPort());
+  const ListenedLink link{&connection, &parser, &reader, "tracking link"};
   ServerUp();
-  (void)Listen(connection, parser);
+  (void)link_.Listen({&link, 1}, settings_.health_interval);
   ServerDown();
   return BackgroundLink::Attempt::kWasUp;
 }
@@ -60,7 +63,8 @@ BackgroundLink::Attempt InvalidationTracker::Track(std::size_t server) {
 namespace {
 
 // CLIENT TRACKING's answer, read by the core's lone driver. Pushes before it are
-// about keys nobody near holds yet; what follows it is the link's (Listen).
+// about keys nobody near holds yet; what follows it is the link loop's
+// (BackgroundLink::Listen).
 class TrackingAnswer {
  public:
   static constexpr bool kKeepsRest = true;
@@ -68,19 +72,14 @@ class TrackingAnswer {
       : parser_(parser), where_(std::move(where)) {}
 
   Status Consume(net::ReadBuffer& buffer) {
-    // Bounded by the buffer: each pass takes one whole frame off it, or returns.
-    while (!answered_ && !buffer.empty()) {
-      const RespParser::Outcome outcome = parser_.Parse(buffer.data());
-      if (outcome == RespParser::Outcome::kError) return parser_.error();
-      if (outcome == RespParser::Outcome::kNeedMore) return Status::OK();
-      const RespValue reply = parser_.reply().root();
-      if (reply.type() != RespType::kPush) {
-        answer = reply.IsError() ? StatusFromError(reply.text(), where_) : Status::OK();
-        answered_ = true;
-      }
-      buffer.Consume(parser_.consumed());
-    }
-    return Status::OK();
+    if (answered_) return Status::OK();
+    return TakeFrames(parser_, buffer, where_, [this](RespValue reply, Frame& next) {
+      if (reply.type() == RespType::kPush) return Status::OK();
+      answer = reply.IsError() ? StatusFromError(reply.text(), where_) : Status::OK();
+      answered_ = true;
+      next = Frame::kLast;  // what follows is the link's
+      return Status::OK();
+    });
   }
   bool done() const noexcept { return answered_; }
 
@@ -103,57 +102,6 @@ Status EstablishTracking(net::Connection& connection, RespParser& parser,
   TrackingAnswer reader(parser, connection.address().HostPort());
   Status s = net::RunLoneExchange(connection, &piece, 1, reader, net::Clock::now(), deadline);
   return s.ok() ? reader.answer : s;
-}
-
-Status InvalidationTracker::Listen(net::Connection& connection, RespParser& parser) {
-  net::ReadBuffer& buffer = connection.buffer();
-  TrackingReader reader(listener_, connection.address().HostPort());
-  bool heard = false;  // bytes arrived since the last PING went out
-  // Bounded by the connection: it fails, stays silent past a PING, or we stop.
-  for (;;) {
-    while (!buffer.empty()) {
-      const RespParser::Outcome outcome = parser.Parse(buffer.data());
-      if (outcome == RespParser::Outcome::kError) return parser.error();
-      if (outcome == RespParser::Outcome::kNeedMore) break;
-      Status s = reader.Handle(parser.reply().root());
-      buffer.Consume(parser.consumed());
-      if (!s.ok()) return s;
-    }
-    switch (link_.Wait(connection.fd(), settings_.health_interval)) {
-      case BackgroundLink::Wake::kStop:
-        return Status::Unavailable("stopping");
-      case BackgroundLink::Wake::kFailed:
-        return Status::IoError(connection.Describe("waiting on the tracking link failed"));
-      case BackgroundLink::Wake::kClosed:
-        // Whatever is still unread no longer matters: everything is dropped.
-        return Status::IoError(connection.Describe("tracking link closed by the server"));
-      case BackgroundLink::Wake::kReadable: {
-        const std::size_t before = buffer.size();
-        if (Status s = connection.ReadSome(); !s.ok()) return s;
-        if (buffer.size() > before) heard = true;
-        break;
-      }
-      case BackgroundLink::Wake::kNudged:
-        break;  // nobody nudges these threads: nothing to look at
-      case BackgroundLink::Wake::kTimeout: {
-        if (reader.pongs_due() > 0) {
-          // Silent for a whole interval after a PING: lost.
-          if (!heard) {
-            return Status::Timeout(connection.Describe("no answer to PING on the tracking link"));
-          }
-          heard = false;  // pushes came in; the PONG is still due
-          break;
-        }
-        std::string ping;
-        RespCommand(&ping, 1).Arg("PING");
-        const std::string_view pieces[] = {ping};
-        if (Status s = connection.WriteAll(pieces, connection.CallDeadline()); !s.ok()) return s;
-        reader.PingSent();
-        heard = false;
-        break;
-      }
-    }
-  }
 }
 
 Status TrackingReader::Handle(RespValue reply) {

@@ -10,7 +10,8 @@
 //
 // The listener hears OnTrackingLive(true) once every server's connection is
 // tracking, and OnTrackingLive(false) as soon as one is lost: closed by the
-// server (CLIENT KILL, a restart), or silent past a PING. The lost connection
+// server (CLIENT KILL, a restart), or silent past a PING (the link loop's
+// health rule, background_link.h). The lost connection
 // is then opened again, with a backoff, until the tracker is destroyed.
 // Destroying it wakes the threads and joins them: no callback runs after. In a
 // forked child (which has none of the threads) it only closes its pipe copy
@@ -32,29 +33,35 @@
 
 namespace cachet::redis {
 
-struct TrackerSettings {
-  std::vector<net::ServerAddress> servers;
+// What every tracking link is made with, on standalone servers and a cluster.
+struct TrackingLinkSettings {
   net::ConnectionOptions connection;
   SessionSettings session;            // resp is forced to 3
   std::vector<std::string> prefixes;  // empty: every key
-  // Silence after which the connection is checked with a PING; no answer in
-  // as long again and it counts as lost.
+  // Silence after which a link is checked with a PING; no answer in as long
+  // again and it counts as lost (background_link.h). On a cluster, also how
+  // often the slot map is checked.
   std::chrono::milliseconds health_interval{1000};
+};
+
+struct TrackerSettings : TrackingLinkSettings {
+  std::vector<net::ServerAddress> servers;
 };
 
 // What a tracking link may carry, judged reply by reply: "invalidate" pushes
 // (an array of string keys, or a null for a flush) and one PONG per PING sent.
 // Anything else is an error, which closes the link and so drops the near
 // cache: a reply that cannot be accounted for may hide a lost invalidation.
-class TrackingReader {
+// The link loop (BackgroundLink::Listen) drives it.
+class TrackingReader final : public LinkReader {
  public:
   // `where`: the server, for error messages.
   TrackingReader(InvalidationListener* listener, std::string where)
       : listener_(listener), where_(std::move(where)) {}
-  void PingSent() noexcept { ++pongs_due_; }
-  std::size_t pongs_due() const noexcept { return pongs_due_; }
+  void PingSent() noexcept override { ++pongs_due_; }
+  std::size_t pongs_due() const noexcept override { return pongs_due_; }
   // Hands an invalidation to the listener or accounts for a PONG.
-  Status Handle(RespValue reply);
+  Status Handle(RespValue reply) override;
 
  private:
   Status Invalidate(RespValue push);
@@ -82,8 +89,6 @@ class InvalidationTracker final : public InvalidationSubscription {
   // Opens one tracking connection to `server` and listens on it until it is
   // lost; its thread calls it again and again.
   BackgroundLink::Attempt Track(std::size_t server);
-  // Hands every push to the listener until the connection fails or we stop.
-  Status Listen(net::Connection& connection, RespParser& parser);
   void ServerUp();
   void ServerDown();
 

@@ -11,6 +11,7 @@
 #include "redis_replies.h"
 #include "redis_session.h"
 #include "resp_encoder.h"
+#include "resp_frames.h"
 #include "whole_bulk.h"
 
 namespace cachet::redis {
@@ -31,24 +32,21 @@ void MgetBatch::Seal() {
 }
 
 Status MgetBatch::ConsumeInstead(net::ReadBuffer& buffer, bool* complete) {
-  bool ready = false;
-  if (Status s = NextReply(parser_, buffer.data(), where_, &ready); !s.ok() || !ready) return s;
-  RespValue reply = parser_.reply().root();
-  // Out-of-band RESP3 pushes are not the reply: the array is still to come.
-  if (reply.type() == RespType::kPush) {
-    buffer.Consume(parser_.consumed());
+  // One frame at most: after a push the array header is looked for again.
+  return TakeFrames(parser_, buffer, where_, [&](RespValue reply, Frame& next) {
+    next = Frame::kLast;
+    // Out-of-band RESP3 pushes are not the reply: the array is still to come.
+    if (reply.type() == RespType::kPush) return Status::OK();
+    if (!reply.IsError()) {
+      return Status::ProtocolError("redis " + where_ + ": MGET answered with a " +
+                                   std::string(RespTypeName(reply.type())) + " reply");
+    }
+    const Status error = StatusFromError(reply.text(), where_);
+    for (Operation* op : reads_) op->status = error;
+    answered_ = reads_.size();
+    *complete = true;
     return Status::OK();
-  }
-  if (!reply.IsError()) {
-    return Status::ProtocolError("redis " + where_ + ": MGET answered with a " +
-                                 std::string(RespTypeName(reply.type())) + " reply");
-  }
-  const Status error = StatusFromError(reply.text(), where_);
-  buffer.Consume(parser_.consumed());
-  for (Operation* op : reads_) op->status = error;
-  answered_ = reads_.size();
-  *complete = true;
-  return Status::OK();
+  });
 }
 
 Status MgetBatch::ConsumeHeader(net::ReadBuffer& buffer, bool* complete) {
@@ -85,32 +83,41 @@ Status MgetBatch::Consume(net::ReadBuffer& buffer) {
     if (Status s = ConsumeHeader(buffer, &header_read_); !s.ok()) return s;
     if (!header_read_ && buffer.size() == before) return Status::OK();
   }
-  // Each element is a bulk string or a nil.
-  while (answered_ < reads_.size()) {
-    // Whole elements are read straight off; the parser takes the rest.
-    if (parser_.idle() && !direct_.active()) ConsumeWholeElements(buffer);
-    if (answered_ == reads_.size()) break;
+  // Each element is a bulk string or a nil; each round finishes a direct read,
+  // reads whole elements straight off, and gives the parser the next one (and,
+  // once the last is in, the pushes right after the array).
+  for (;;) {
     if (direct_.active()) {
       bool whole = false;
       if (Status s = direct_.Continue(buffer, where_, &whole); !s.ok() || !whole) return s;
       ++answered_;
-      continue;
     }
-    bool ready = false;
-    if (Status s = NextReply(parser_, buffer.data(), where_, &ready); !s.ok()) return s;
-    if (!ready) {
-      // A large value still mostly to come is read direct; else wait for bytes.
-      if (direct_.Start(buffer, parser_, *reads_[answered_], where_)) continue;
-      return Status::OK();
+    if (!done() && parser_.idle()) ConsumeWholeElements(buffer);
+    const std::size_t before = answered_;
+    if (Status s = TakeFrames(parser_, buffer, where_,
+                              [this](RespValue frame, Frame& next) { return Take(frame, next); });
+        !s.ok() || done()) {
+      return s;
     }
-    Operation& op = *reads_[answered_++];
-    op.status = ReadValue(parser_.reply().root(), where_, &op.result);
-    buffer.Consume(parser_.consumed());
-    // An element that is no value: the reply is not an MGET's.
-    if (op.status.IsProtocolError()) return op.status;
+    if (answered_ > before) continue;  // back to reading whole elements straight off
+    // A large value still mostly to come is read direct; else wait for bytes.
+    if (!direct_.Start(buffer, parser_, *reads_[answered_], where_)) return Status::OK();
   }
-  // Pushes right after the array are no reply to anything: not leftover.
-  return SkipTrailingPushes(parser_, buffer, where_);
+}
+
+Status MgetBatch::Take(RespValue frame, Frame& next) {
+  if (done()) {
+    // Pushes right after the array are no reply to anything: not leftover.
+    if (frame.type() != RespType::kPush) next = Frame::kLeft;
+    return Status::OK();
+  }
+  Operation& op = *reads_[answered_++];
+  op.status = ReadValue(frame, where_, &op.result);
+  // The rest may be whole elements again, read straight off (after the last
+  // one, the loop goes on to the pushes).
+  if (!done()) next = Frame::kLast;
+  // An element that is no value: the reply is not an MGET's.
+  return op.status.IsProtocolError() ? op.status : Status::OK();
 }
 
 void MgetBatch::ConsumeWholeElements(net::ReadBuffer& buffer) {

@@ -28,6 +28,7 @@
 #include "cachet/backend.h"
 #include "cachet/net/batch_runner.h"
 #include "direct_bulk.h"
+#include "resp_frames.h"
 #include "resp_parser.h"
 
 namespace cachet::redis {
@@ -63,6 +64,8 @@ class MgetBatch final : public net::ServerBatch {
   Status ConsumeHeader(net::ReadBuffer& buffer, bool* complete);
   // A whole non-array reply in place of the array: an error for every read.
   Status ConsumeInstead(net::ReadBuffer& buffer, bool* complete);
+  // One element (or a push after the array) from the frame loop (resp_frames.h).
+  Status Take(RespValue frame, Frame& next);
   // Answers reads from the whole bulk strings and nils at the front of `buffer`
   // (whole_bulk.h), stopping at the first element it leaves to the parser.
   // REQUIRES: the header read, the parser idle and no direct read under way.

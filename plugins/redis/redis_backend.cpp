@@ -67,21 +67,17 @@ Status RedisBackend::SubscribeInvalidations(
   if (options_.mode == RedisMode::kSentinel) {
     return UnsupportedOperation("invalidations in sentinel mode");
   }
-  if (options_.mode == RedisMode::kCluster) {
-    ClusterTrackerSettings settings;
-    settings.connection = options_.pool.connection;
-    settings.session = options_.session;
-    settings.prefixes.assign(prefixes.begin(), prefixes.end());
-    auto& router = static_cast<ClusterRouter&>(*router_);
-    *subscription =
-        std::make_unique<ClusterTracker>(std::move(settings), &router.topology(), listener);
-    return Status::OK();
-  }
   TrackerSettings settings;
-  settings.servers = options_.servers;
   settings.connection = options_.pool.connection;
   settings.session = options_.session;
   settings.prefixes.assign(prefixes.begin(), prefixes.end());
+  if (options_.mode == RedisMode::kCluster) {
+    auto& router = static_cast<ClusterRouter&>(*router_);
+    *subscription = std::make_unique<ClusterTracker>(std::move(settings), &router.topology(),
+                                                     listener);  // the links' part
+    return Status::OK();
+  }
+  settings.servers = options_.servers;
   *subscription = std::make_unique<InvalidationTracker>(std::move(settings), listener);
   return Status::OK();
 }

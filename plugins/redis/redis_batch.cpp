@@ -122,45 +122,46 @@ void RedisBatch::LoadScriptOnce(const LuaScript& script) {
 }
 
 Status RedisBatch::Consume(net::ReadBuffer& buffer) {
-  while (next_ < sent_.size()) {
+  // Each round finishes a direct read, or takes the whole replies in the buffer
+  // (and, once the last is in, the pushes right after it).
+  for (;;) {
     if (direct_.active()) {
       bool whole = false;
       if (Status s = direct_.Continue(buffer, where_, &whole); !s.ok() || !whole) return s;
       ++next_;
-      continue;
     }
-    bool ready = false;
-    if (Status s = NextReply(parser_, buffer.data(), where_, &ready); !s.ok()) return s;
-    if (!ready) {
-      // A GET's large value still mostly to come is read direct.
-      Operation* op = sent_[next_];
-      if (op != nullptr && op->kind == OpKind::kGet &&
-          direct_.Start(buffer, parser_, *op, where_)) {
-        continue;
-      }
+    if (Status s = TakeFrames(parser_, buffer, where_,
+                              [this](RespValue reply, Frame& next) { return Take(reply, next); });
+        !s.ok() || done()) {
+      return s;
+    }
+    // No whole reply left: a GET's large value still mostly to come is read direct.
+    Operation* op = sent_[next_];
+    if (op == nullptr || op->kind != OpKind::kGet || !direct_.Start(buffer, parser_, *op, where_)) {
       return Status::OK();
     }
-    RespValue reply = parser_.reply().root();
-    // Out-of-band RESP3 pushes are not replies to our commands.
-    if (reply.type() != RespType::kPush) {
-      Operation* op = sent_[next_++];
-      // A SCRIPT LOAD (null) answers the SHA; had it failed, the calls after it
-      // answer NOSCRIPT and are repeated.
-      if (op != nullptr) {
-        op->status = Apply(*op, reply, where_);
-        if (reply.IsError()) NoteError(*op, reply.text());
-      }
-      // A reply of the wrong kind for its command: the stream is out of step,
-      // and the exchange fails (Settle then voids every answer).
-      if (op != nullptr && !reply.IsError() && op->status.IsProtocolError()) {
-        buffer.Consume(parser_.consumed());
-        return op->status;
-      }
-    }
-    buffer.Consume(parser_.consumed());
   }
-  // Pushes right after the last reply are no reply to anything: not leftover.
-  return SkipTrailingPushes(parser_, buffer, where_);
+}
+
+Status RedisBatch::Take(RespValue reply, Frame& next) {
+  // Out-of-band RESP3 pushes are not replies to our commands, nor leftover.
+  if (reply.type() == RespType::kPush) return Status::OK();
+  if (done()) {
+    next = Frame::kLeft;  // nobody's reply: left for the exchange's leftover rule
+    return Status::OK();
+  }
+  Operation* op = sent_[next_++];
+  // A SCRIPT LOAD (null) answers the SHA; had it failed, the calls after it
+  // answer NOSCRIPT and are repeated.
+  if (op == nullptr) return Status::OK();
+  op->status = Apply(*op, reply, where_);
+  if (reply.IsError()) {
+    NoteError(*op, reply.text());
+    return Status::OK();
+  }
+  // A reply of the wrong kind for its command: the stream is out of step, and
+  // the exchange fails (Settle then voids every answer).
+  return op->status.IsProtocolError() ? op->status : Status::OK();
 }
 
 void RedisBatch::Settle(const Status& status) {

@@ -28,6 +28,7 @@
 #include "direct_bulk.h"
 #include "lua_scripts.h"
 #include "redis_commands.h"
+#include "resp_frames.h"
 #include "resp_parser.h"
 
 namespace cachet::redis {
@@ -62,6 +63,8 @@ class RedisBatch final : public net::ServerBatch {
   const std::vector<Redirected>& redirected() const noexcept { return redirected_; }
 
  private:
+  // One reply of the batch's (or a push) from the frame loop (resp_frames.h).
+  Status Take(RespValue reply, Frame& next);
   // Lists an operation answered with an error the caller acts on.
   void NoteError(Operation& op, std::string_view error);
   // Puts SCRIPT LOAD of `script` in the request unless this batch already has.

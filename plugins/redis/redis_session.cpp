@@ -7,6 +7,7 @@
 
 #include "cachet/net/exchange.h"
 #include "resp_encoder.h"
+#include "resp_frames.h"
 
 namespace cachet::redis {
 
@@ -135,31 +136,16 @@ Status RedisSession::Handshake(net::Connection& connection, net::Deadline deadli
 }
 
 Status SessionReplies::Consume(net::ReadBuffer& buffer) {
-  // Bounded by the buffer: each pass takes one whole frame off it, or returns.
-  while (!buffer.empty()) {
-    switch (parser_.Parse(buffer.data())) {
-      case RespParser::Outcome::kReply:
-        break;
-      case RespParser::Outcome::kNeedMore:
-        return Status::OK();
-      case RespParser::Outcome::kError:
-        return Status::ProtocolError(connection_.Describe(parser_.error().message()));
-    }
-    const RespValue frame = parser_.reply().root();
+  return TakeFrames(parser_, buffer, connection_, [this](RespValue frame, Frame& next) {
     if (frame.type() == RespType::kPush) [[unlikely]] {
-      // Taken off before the hook runs: nothing it does can change what the
-      // stream is framed as (the bytes stay put until the next read).
-      buffer.Consume(parser_.consumed());
-      Push(frame);
-      continue;
+      Push(frame);  // the frame views the buffer, which stays put until the next read
     } else if (done()) [[unlikely]] {
-      return Status::OK();  // nobody's reply: left for the leftover rule
+      next = Frame::kLeft;  // nobody's reply: left for the leftover rule
     } else {
       on_reply_(index_++, frame);
     }
-    buffer.Consume(parser_.consumed());
-  }
-  return Status::OK();
+    return Status::OK();
+  });
 }
 
 void SessionReplies::Push(RespValue push) const {

@@ -43,12 +43,12 @@ namespace cachet::redis {
 using PushHandler = std::function<void(RespValue push, std::string_view where)>;
 
 struct SessionSettings {
-  int resp = 2;             // 2 or 3
+  int resp = 2;             // 2 or 3 (RESP3 push frames are a protocol error on 2)
   std::string username;     // ACL user; empty: the default user
   std::string password;     // empty: no AUTH
   std::int64_t db = 0;      // SELECT when not 0
   std::string client_name;  // CLIENT SETNAME when not empty
-  RespLimits limits;
+  RespLimits limits;  // limits.resp3 is set by RedisSession from `resp`
   // Pushes met on this session's connections; empty: they are dropped. The data
   // connections subscribe to nothing, but a server may push (RESP3) anyway.
   PushHandler on_push;
@@ -96,7 +96,10 @@ class SessionReplies {
 
 class RedisSession final : public net::ConnectionSetup {
  public:
-  explicit RedisSession(SessionSettings settings) : settings_(std::move(settings)) {}
+  // The parser limits follow `resp`: pushes are accepted on RESP3 only.
+  explicit RedisSession(SessionSettings settings) : settings_(std::move(settings)) {
+    settings_.limits.resp3 = settings_.resp == 3;
+  }
 
   // Sends `request` (`reply_count` commands) and reads every reply, by
   // `deadline` (the call's end).

@@ -218,6 +218,11 @@ RespParser::Step RespParser::ParseHeader(char kind, std::string_view body,
     case '~':
       return StartAggregate(RespType::kSet, body, 1);
     case '>':
+      // Pushes come only on a RESP3 (HELLO 3) connection: on RESP2 the stream
+      // is not what the server speaks to us, and cannot be trusted.
+      if (!limits_.resp3) {
+        return Fail(Status::ProtocolError("RESP3 push frame on a RESP2 connection"));
+      }
       // A push is out of band: only ever a frame of its own, never inside a reply.
       for (const Frame& open : stack_) {
         if (!open.attribute) return Fail(Status::ProtocolError("RESP3 push inside a reply"));
@@ -391,34 +396,6 @@ RespParser::Step RespParser::Fail(Status status) {
 RespParser::Step RespParser::NeedMore(std::size_t wanted) {
   wanted_ = wanted;
   return Step::kNeedMore;
-}
-
-Status SkipTrailingPushes(RespParser& parser, net::ReadBuffer& buffer, std::string_view where) {
-  // Bounded by the buffer: each pass takes one whole push off it, or returns.
-  while (!buffer.empty() && buffer.data().front() == '>') {
-    bool ready = false;
-    if (Status s = NextReply(parser, buffer.data(), where, &ready); !s.ok() || !ready) return s;
-    buffer.Consume(parser.consumed());
-  }
-  return Status::OK();
-}
-
-Status NextReply(RespParser& parser, std::string_view input, std::string_view where,
-                 bool* ready) {
-  *ready = false;
-  switch (parser.Parse(input)) {
-    case RespParser::Outcome::kNeedMore:
-      return Status::OK();
-    case RespParser::Outcome::kReply:
-      *ready = true;
-      return Status::OK();
-    case RespParser::Outcome::kError:
-      break;
-  }
-  std::string message =
-      "redis " + std::string(where) + ": " + std::string(parser.error().message());
-  return parser.error().code() == StatusCode::kTooLarge ? Status::TooLarge(message)
-                                                        : Status::ProtocolError(message);
 }
 
 }  // namespace cachet::redis

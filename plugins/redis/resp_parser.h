@@ -16,7 +16,8 @@
 // Limits bound what a hostile or broken server can make the client allocate:
 // bulk length, line length, nesting depth, elements per aggregate and nodes per
 // reply. RESP3 attributes are parsed and skipped; streamed strings and aggregates
-// (never sent by Redis) are rejected.
+// (never sent by Redis) are rejected. Push frames ('>') are taken only when
+// RespLimits::resp3 says the connection speaks RESP3; on RESP2 one is an error.
 //
 // A parser is not synchronized; use one per connection.
 #pragma once
@@ -26,7 +27,6 @@
 #include <string_view>
 #include <vector>
 
-#include "cachet/net/read_buffer.h"
 #include "cachet/status.h"
 #include "resp_reply.h"
 
@@ -38,6 +38,9 @@ struct RespLimits {
   std::size_t max_depth = 16;                // nested aggregates
   std::size_t max_elements = 1u << 20;       // children of one aggregate
   std::size_t max_nodes = 4u << 20;          // nodes in one reply
+  // The connection said HELLO 3: RESP3 push frames ('>') may come. On a RESP2
+  // connection a push is a protocol error (it never comes there).
+  bool resp3 = false;
 
   bool operator==(const RespLimits&) const = default;
 };
@@ -106,17 +109,5 @@ class RespParser {
   std::size_t wanted_ = 0;
   Status error_;
 };
-
-// One parsing step over `input` for a batch's reader: ok with *ready true when
-// parser.reply() holds a whole reply, ok with *ready false when more bytes are
-// needed, or the parser's failure naming `where` ("redis host:port: ..."):
-// too_large past a limit, protocol_error for bytes that are not RESP.
-Status NextReply(RespParser& parser, std::string_view input, std::string_view where,
-                 bool* ready);
-
-// After a batch's last reply: takes every whole RESP3 push at the front of
-// `buffer` off it (dropped: batch paths never call a session's on_push). A
-// push still partial, or anything else, stays (the exchange's leftover error).
-Status SkipTrailingPushes(RespParser& parser, net::ReadBuffer& buffer, std::string_view where);
 
 }  // namespace cachet::redis

@@ -7,6 +7,7 @@
 
 #include "cachet/net/exchange.h"
 #include "resp_encoder.h"
+#include "resp_frames.h"
 #include "sentinel_client.h"
 
 namespace cachet::redis {
@@ -79,51 +80,71 @@ void SentinelWatcher::Run() {
   });
 }
 
-BackgroundLink::Attempt SentinelWatcher::Watch(const net::ServerAddress& sentinel,
-                                               bool* ever_subscribed) {
-  net::Connection connection(sentinel, settings_.connection);
-  RespParser parser(settings_.session.limits);
-  SwitchReader reader(settings_.master, connection.address().HostPort());
-  if (!Subscribe(connection, parser, reader).ok()) return BackgroundLink::Attempt::kFailed;
-  subscribed_.store(true);
-  // A switch may have been announced while no link was up.
-  if (*ever_subscribed) on_switch_();
-  *ever_subscribed = true;
-  (void)Listen(connection, parser, reader);
-  subscribed_.store(false);
-  return BackgroundLink::Attempt::kWasUp;
-}
-
 namespace {
 
 // SUBSCRIBE's confirmation, read by the core's lone driver; what follows it is
-// the link's (Listen).
+// the link loop's (BackgroundLink::Listen).
 class SubscribeAnswer {
  public:
   static constexpr bool kKeepsRest = true;
-  SubscribeAnswer(RespParser& parser, SwitchReader& reader) : parser_(parser), reader_(reader) {}
+  SubscribeAnswer(RespParser& parser, SwitchReader& reader, const net::Connection& connection)
+      : parser_(parser), reader_(reader), connection_(connection) {}
 
   Status Consume(net::ReadBuffer& buffer) {
-    // Bounded by the buffer: each pass takes one whole frame off it, or returns.
-    while (!reader_.subscribed() && !buffer.empty()) {
-      const RespParser::Outcome outcome = parser_.Parse(buffer.data());
-      if (outcome == RespParser::Outcome::kError) return parser_.error();
-      if (outcome == RespParser::Outcome::kNeedMore) return Status::OK();
-      bool switched = false;
-      Status s = reader_.Handle(parser_.reply().root(), &switched);
-      buffer.Consume(parser_.consumed());
-      if (!s.ok()) return s;
-    }
-    return Status::OK();
+    if (done()) return Status::OK();
+    return TakeFrames(parser_, buffer, connection_, [this](RespValue reply, Frame& next) {
+      bool switched = false;  // before the confirmation: nothing to follow yet
+      Status s = reader_.Handle(reply, &switched);
+      if (done()) next = Frame::kLast;  // what follows is the link's
+      return s;
+    });
   }
   bool done() const noexcept { return reader_.subscribed(); }
 
  private:
   RespParser& parser_;
   SwitchReader& reader_;
+  const net::Connection& connection_;
+};
+
+// The subscription as the link loop reads it: a switch of our master calls
+// `on_switch`.
+class SwitchLink final : public LinkReader {
+ public:
+  SwitchLink(SwitchReader& reader, const std::function<void()>& on_switch)
+      : reader_(reader), on_switch_(on_switch) {}
+  Status Handle(RespValue frame) override {
+    bool switched = false;
+    Status s = reader_.Handle(frame, &switched);
+    if (s.ok() && switched) on_switch_();
+    return s;
+  }
+  void PingSent() noexcept override { reader_.PingSent(); }
+  std::size_t pongs_due() const noexcept override { return reader_.pongs_due(); }
+
+ private:
+  SwitchReader& reader_;
+  const std::function<void()>& on_switch_;
 };
 
 }  // namespace
+
+BackgroundLink::Attempt SentinelWatcher::Watch(const net::ServerAddress& sentinel,
+                                               bool* ever_subscribed) {
+  net::Connection connection(sentinel, settings_.connection);
+  RespParser parser(session_.settings().limits);  // RESP2's: no pushes
+  SwitchReader reader(settings_.master, connection.address().HostPort());
+  if (!Subscribe(connection, parser, reader).ok()) return BackgroundLink::Attempt::kFailed;
+  subscribed_.store(true);
+  // A switch may have been announced while no link was up.
+  if (*ever_subscribed) on_switch_();
+  *ever_subscribed = true;
+  SwitchLink switches(reader, on_switch_);
+  const ListenedLink link{&connection, &parser, &switches, "sentinel link"};
+  (void)link_.Listen({&link, 1}, settings_.health_interval);
+  subscribed_.store(false);
+  return BackgroundLink::Attempt::kWasUp;
+}
 
 Status SentinelWatcher::Subscribe(net::Connection& connection, RespParser& parser,
                                   SwitchReader& reader) {
@@ -132,60 +153,8 @@ Status SentinelWatcher::Subscribe(net::Connection& connection, RespParser& parse
   std::string request;
   AppendCommand(&request, {"SUBSCRIBE", kChannel});
   iovec piece{request.data(), request.size()};
-  SubscribeAnswer answer(parser, reader);
+  SubscribeAnswer answer(parser, reader, connection);
   return net::RunLoneExchange(connection, &piece, 1, answer, net::Clock::now(), deadline);
-}
-
-Status SentinelWatcher::Listen(net::Connection& connection, RespParser& parser,
-                               SwitchReader& reader) {
-  net::ReadBuffer& buffer = connection.buffer();
-  bool heard = false;  // bytes arrived since the last PING went out
-  // Bounded by the connection: it fails, stays silent past a PING, or we stop.
-  for (;;) {
-    while (!buffer.empty()) {
-      const RespParser::Outcome outcome = parser.Parse(buffer.data());
-      if (outcome == RespParser::Outcome::kError) return parser.error();
-      if (outcome == RespParser::Outcome::kNeedMore) break;
-      bool switched = false;
-      Status s = reader.Handle(parser.reply().root(), &switched);
-      buffer.Consume(parser.consumed());
-      if (!s.ok()) return s;
-      if (switched) on_switch_();
-    }
-    switch (link_.Wait(connection.fd(), settings_.health_interval)) {
-      case BackgroundLink::Wake::kStop:
-        return Status::Unavailable("stopping");
-      case BackgroundLink::Wake::kFailed:
-        return Status::IoError(connection.Describe("waiting on the sentinel link failed"));
-      case BackgroundLink::Wake::kNudged:
-        break;  // nobody nudges this thread: nothing to look at
-      // A message sent just before the close is still read: ReadSome then
-      // reports the close.
-      case BackgroundLink::Wake::kClosed:
-      case BackgroundLink::Wake::kReadable: {
-        const std::size_t before = buffer.size();
-        if (Status s = connection.ReadSome(); !s.ok()) return s;
-        if (buffer.size() > before) heard = true;
-        break;
-      }
-      case BackgroundLink::Wake::kTimeout: {
-        if (reader.pongs_due() > 0) {
-          if (!heard) {
-            return Status::Timeout(connection.Describe("no answer to PING on the sentinel link"));
-          }
-          heard = false;
-          break;
-        }
-        std::string ping;
-        AppendCommand(&ping, {"PING"});
-        const std::string_view pieces[] = {ping};
-        if (Status s = connection.WriteAll(pieces, connection.CallDeadline()); !s.ok()) return s;
-        reader.PingSent();
-        heard = false;
-        break;
-      }
-    }
-  }
 }
 
 }  // namespace cachet::redis

@@ -5,9 +5,10 @@
 // `+switch-master` channel. Every message naming our master calls `on_switch`,
 // which asks the sentinels again (SentinelRouter::Rediscover); so does every
 // subscription after the first, since a switch may have happened while the
-// link was down. Silence past `health_interval` is checked with a PING; no
-// answer within as long again and the link counts as lost, and is opened again
-// (with a backoff) until the watcher is destroyed. Destroying it wakes the
+// link was down (or announced just before a close, which is not read). Silence
+// past `health_interval` is checked with a PING; no answer within as long again
+// and the link counts as lost (the link loop's health rule, background_link.h),
+// and is opened again (with a backoff) until the watcher is destroyed. Destroying it wakes the
 // thread and joins it: no callback runs after. In a forked child (which has
 // no such thread) it only closes its pipe copy; the child still follows a
 // failover through -READONLY and lost connections. The thread, its waits and
@@ -76,7 +77,6 @@ class SentinelWatcher {
   // *ever_subscribed: whether a subscription was ever live, on this thread.
   BackgroundLink::Attempt Watch(const net::ServerAddress& sentinel, bool* ever_subscribed);
   Status Subscribe(net::Connection& connection, RespParser& parser, SwitchReader& reader);
-  Status Listen(net::Connection& connection, RespParser& parser, SwitchReader& reader);
 
   const WatcherSettings settings_;
   const RedisSession session_;

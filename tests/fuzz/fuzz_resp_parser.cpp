@@ -31,6 +31,7 @@ redis::RespLimits SmallLimits() {
   limits.max_depth = 4;
   limits.max_elements = 64;
   limits.max_nodes = 256;
+  limits.resp3 = true;  // pushes parsed too (on RESP2 the '>' line alone is refused)
   return limits;
 }
 

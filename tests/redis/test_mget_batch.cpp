@@ -22,11 +22,18 @@ using cachet::redis::MgetBatch;
 
 namespace {
 
+// The limits of a RESP3 (HELLO 3) connection, where pushes may come.
+cachet::redis::RespLimits Resp3() {
+  cachet::redis::RespLimits limits;
+  limits.resp3 = true;
+  return limits;
+}
+
 struct Reads {
   std::array<Operation, 3> ops;
-  MgetBatch batch{"127.0.0.1:6379", {}};
+  MgetBatch batch;
 
-  Reads() {
+  explicit Reads(cachet::redis::RespLimits limits = Resp3()) : batch("127.0.0.1:6379", limits) {
     const char* keys[] = {"a", "bb", "c"};
     for (std::size_t i = 0; i < ops.size(); ++i) {
       ops[i].kind = OpKind::kGet;
@@ -370,5 +377,19 @@ TEST_CASE("a whole push right after the MGET reply is taken; a partial one stays
     REQUIRE(reads.batch.Consume(buffer).ok());
     CHECK(reads.batch.done());
     CHECK(buffer.data() == push.substr(0, 10));
+  }
+}
+
+TEST_CASE("a push around an MGET reply on a RESP2 connection is a protocol error", "[mget][push]") {
+  const std::string reply = "*3\r\n$1\r\nx\r\n$-1\r\n$2\r\nyz\r\n";
+  const std::string push = ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\na\r\n";
+  for (const bool before : {true, false}) {
+    CAPTURE(before);
+    Reads reads(cachet::redis::RespLimits{});
+    ReadBuffer buffer;
+    Append(buffer, before ? push + reply : reply + push);
+    const Status s = reads.batch.Consume(buffer);
+    CHECK(s.IsProtocolError());
+    CHECK(s.message().find("RESP2") != std::string_view::npos);
   }
 }

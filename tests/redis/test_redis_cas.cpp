@@ -385,21 +385,44 @@ TEST_CASE("threads counting by read-and-swap lose no update", "[redis][cas][inte
   CHECK(RedisCli(**server, "GET count") == std::to_string(kThreads * kIncrements));
 }
 
-TEST_CASE("a whole push right after a redis batch's last reply is no leftover", "[redis][push]") {
-  cachet::redis::RedisBatch batch("127.0.0.1:1", {}, cachet::redis::CounterMode::kNative);
+namespace {
+
+const std::string kPush = ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ne\r\n";
+
+// A batch of one GET of "e" fed `bytes` at once; what Consume() said.
+struct FedGet {
+  FedGet(const cachet::redis::RespLimits& limits, std::string_view bytes)
+      : batch("127.0.0.1:1", limits, cachet::redis::CounterMode::kNative) {
+    get.kind = cachet::OpKind::kGet;
+    get.key = "e";
+    batch.Add(get);
+    char* at = buffer.PrepareWrite(bytes.size());
+    std::memcpy(at, bytes.data(), bytes.size());
+    buffer.Commit(bytes.size());
+    consumed = batch.Consume(buffer);
+  }
   Operation get;
-  get.kind = cachet::OpKind::kGet;
-  get.key = "e";
-  batch.Add(get);
-  const std::string push = ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ne\r\n";
+  cachet::redis::RedisBatch batch;
   cachet::net::ReadBuffer buffer;
-  const std::string bytes = "$1\r\nv\r\n" + push;
-  char* at = buffer.PrepareWrite(bytes.size());
-  std::memcpy(at, bytes.data(), bytes.size());
-  buffer.Commit(bytes.size());
-  REQUIRE(batch.Consume(buffer).ok());
-  CHECK(batch.done());
-  CHECK(buffer.empty());
-  CHECK(get.status.ok());
-  CHECK(get.result.value == "v");
+  cachet::Status consumed;
+};
+
+}  // namespace
+
+TEST_CASE("a whole push right after a redis batch's last reply is no leftover", "[redis][push]") {
+  cachet::redis::RespLimits resp3;
+  resp3.resp3 = true;
+  FedGet fed(resp3, "$1\r\nv\r\n" + kPush);
+  REQUIRE(fed.consumed.ok());
+  CHECK(fed.batch.done());
+  CHECK(fed.buffer.empty());
+  CHECK(fed.get.status.ok());
+  CHECK(fed.get.result.value == "v");
+}
+
+TEST_CASE("a push in a redis batch on a RESP2 connection fails the exchange", "[redis][push]") {
+  FedGet fed({}, kPush + "$1\r\nv\r\n");
+  CHECK(fed.consumed.IsProtocolError());
+  CHECK(fed.consumed.message().find("RESP2") != std::string_view::npos);
+  CHECK_FALSE(fed.batch.done());
 }

@@ -26,6 +26,9 @@ std::string Invalidate(const std::string& key) {
   return ">2\r\n$10\r\ninvalidate\r\n*1\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n";
 }
 
+// HELLO 3's answer (a RESP3 map, shortened): the first step of a RESP3 script.
+const ScriptStep kHello{"%1\r\n$5\r\nproto\r\n:3\r\n"};
+
 // What one exchange handed out: replies by index, pushes by their key.
 struct Heard {
   std::vector<std::string> replies;
@@ -33,8 +36,10 @@ struct Heard {
   std::vector<std::string> push_sources;
 };
 
+// A RESP3 session (HELLO 3 first): pushes come only on such connections.
 SessionSettings Hooked(Heard* heard) {
   SessionSettings settings;
+  settings.resp = 3;
   settings.on_push = [heard](RespValue push, std::string_view where) {
     REQUIRE(push.type() == RespType::kPush);
     REQUIRE(push.size() == 2);
@@ -66,7 +71,7 @@ TEST_CASE("session: pushes between replies reach the hook, replies their command
     const std::vector<std::string> pushes =
         piece ? std::vector<std::string>{"x", "y"} : std::vector<std::string>{"x", "y", "z"};
     ScriptedServer server(cachet::test::RespRequests(),
-                          {ScriptStep(first, piece, milliseconds(piece ? 1 : 0)),
+                          {kHello, ScriptStep(first, piece, milliseconds(piece ? 1 : 0)),
                            ScriptStep(second, piece, milliseconds(piece ? 1 : 0))});
     Heard heard;
     const RedisSession session(Hooked(&heard));
@@ -86,10 +91,13 @@ TEST_CASE("session: pushes between replies reach the hook, replies their command
 
 TEST_CASE("session: without a hook pushes are dropped, and still never taken as replies",
           "[redis][session][push]") {
-  ScriptedServer server(cachet::test::RespRequests(),
-                        {{Invalidate("x") + "$1\r\nA\r\n"}, {"$1\r\nB\r\n" + Invalidate("y")}});
+  ScriptedServer server(
+      cachet::test::RespRequests(),
+      {kHello, {Invalidate("x") + "$1\r\nA\r\n"}, {"$1\r\nB\r\n" + Invalidate("y")}});
   Heard heard;
-  const RedisSession session(SessionSettings{});
+  SessionSettings resp3;
+  resp3.resp = 3;
+  const RedisSession session(resp3);
   net::Connection connection(Loopback(server.port()), {});
   Status s = TwoCommands(session, connection, &heard);
   INFO(s.ToString());
@@ -101,7 +109,7 @@ TEST_CASE("session: without a hook pushes are dropped, and still never taken as 
 TEST_CASE("session: a reply after the last one expected is an error, a push is not",
           "[redis][session][push]") {
   ScriptedServer server(cachet::test::RespRequests(),
-                        {{"$1\r\nA\r\n"}, {"$1\r\nB\r\n$5\r\nEXTRA\r\n"}});
+                        {kHello, {"$1\r\nA\r\n"}, {"$1\r\nB\r\n$5\r\nEXTRA\r\n"}});
   Heard heard;
   const RedisSession session(Hooked(&heard));
   net::Connection connection(Loopback(server.port()), {});
@@ -115,12 +123,13 @@ TEST_CASE("session: a reply after the last one expected is an error, a push is n
 TEST_CASE("session: a push hook cannot run a Redis command, and the outer stream stays framed",
           "[redis][session][push]") {
   ScriptedServer outer(cachet::test::RespRequests(),
-                       {{Invalidate("x") + "$1\r\nA\r\n"}, {"$1\r\nB\r\n"}});
+                       {kHello, {Invalidate("x") + "$1\r\nA\r\n"}, {"$1\r\nB\r\n"}});
   ScriptedServer inner(cachet::test::RespRequests(), {{"$1\r\nC\r\n"}});
   const RedisSession plain(SessionSettings{});
   net::Connection inner_connection(Loopback(inner.port()), {});
   std::vector<Status> nested;
   SessionSettings settings;
+  settings.resp = 3;
   settings.on_push = [&](RespValue, std::string_view) {
     const std::string get_c = "*2\r\n$3\r\nGET\r\n$1\r\nc\r\n";
     nested.push_back(plain.Exchange(inner_connection, get_c, 1, inner_connection.CallDeadline(),
@@ -137,5 +146,29 @@ TEST_CASE("session: a push hook cannot run a Redis command, and the outer stream
   CHECK(nested[0].IsInvalidArgument());
   CHECK(nested[0].message().find("push hook") != std::string_view::npos);
 }
+TEST_CASE("session: a push on a RESP2 connection is a protocol error that closes it",
+          "[redis][session][push]") {
+  // Between the replies, and (the hook set or not) before the first.
+  for (const bool between : {true, false}) {
+    CAPTURE(between);
+    const std::string first =
+        between ? "$1\r\nA\r\n" + Invalidate("x") : Invalidate("x") + "$1\r\nA\r\n";
+    ScriptedServer server(cachet::test::RespRequests(), {{first}, {"$1\r\nB\r\n"}});
+    Heard heard;
+    SessionSettings settings = Hooked(&heard);
+    settings.resp = 2;
+    if (!between) settings.on_push = nullptr;
+    const RedisSession session(settings);
+    net::Connection connection(Loopback(server.port()), {});
+    Status s = TwoCommands(session, connection, &heard);
+    INFO(s.ToString());
+    CHECK(s.IsProtocolError());
+    CHECK(s.message().find("RESP2") != std::string_view::npos);
+    CHECK(heard.pushes.empty());
+    CHECK(heard.replies.size() == (between ? 1u : 0u));
+    CHECK_FALSE(connection.connected());
+  }
+}
+
 }  // namespace
 }  // namespace cachet::redis

@@ -1,11 +1,17 @@
 // The RESP2/RESP3 parser, byte by byte, without a server: every type, replies split
-// at every offset, pipelined replies, limits, and garbage.
+// at every offset, pipelined replies, limits, and garbage; and the frame loop
+// (resp_frames.h) over it.
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "cachet/net/read_buffer.h"
+
+#include "resp_frames.h"
 #include "resp_parser.h"
 
 using cachet::redis::RespLimits;
@@ -58,7 +64,14 @@ std::string Render(RespValue v) {
 }
 
 // Parses one whole reply and renders it; "error: ..." on failure.
-std::string ParseWhole(std::string_view bytes, RespLimits limits = {}) {
+// The limits of a RESP3 (HELLO 3) connection, where pushes may come.
+RespLimits Resp3() {
+  RespLimits limits;
+  limits.resp3 = true;
+  return limits;
+}
+
+std::string ParseWhole(std::string_view bytes, RespLimits limits = Resp3()) {
   RespParser parser(limits);
   switch (parser.Parse(bytes)) {
     case Outcome::kReply:
@@ -72,7 +85,7 @@ std::string ParseWhole(std::string_view bytes, RespLimits limits = {}) {
   return "?";
 }
 
-bool Fails(std::string_view bytes, RespLimits limits = {}) {
+bool Fails(std::string_view bytes, RespLimits limits = Resp3()) {
   return ParseWhole(bytes, limits).rfind("error: ", 0) == 0;
 }
 
@@ -279,35 +292,108 @@ TEST_CASE("random garbage never crashes and never overreads", "[resp]") {
   CHECK(errors > 1000);
 }
 
-TEST_CASE("a batch's parsing step says ready, wants more, or fails naming the server",
-          "[resp]") {
-  RespLimits limits;
-  limits.max_bulk_length = 10;
-  bool ready = true;
-  RespParser partial(limits);
-  REQUIRE(cachet::redis::NextReply(partial, "$3\r\nab", "127.0.0.1:1", &ready).ok());
-  CHECK_FALSE(ready);
-  REQUIRE(cachet::redis::NextReply(partial, "$3\r\nabc\r\n", "127.0.0.1:1", &ready).ok());
-  CHECK(ready);
-  CHECK(partial.reply().root().text() == "abc");
+namespace {
 
-  RespParser big(limits);
-  cachet::Status too_large = cachet::redis::NextReply(big, "$11\r\n", "127.0.0.1:1", &ready);
-  CHECK(too_large.IsTooLarge());
-  CHECK(too_large.message().rfind("redis 127.0.0.1:1: ", 0) == 0);
-  CHECK_FALSE(ready);
+// A read buffer holding `bytes`.
+void Fill(cachet::net::ReadBuffer& buffer, std::string_view bytes) {
+  char* at = buffer.PrepareWrite(bytes.size());
+  std::memcpy(at, bytes.data(), bytes.size());
+  buffer.Commit(bytes.size());
+}
 
-  RespParser garbage(limits);
-  cachet::Status bad = cachet::redis::NextReply(garbage, "?what\r\n", "127.0.0.1:1", &ready);
-  CHECK(bad.code() == cachet::StatusCode::kProtocolError);
-  CHECK_FALSE(ready);
+}  // namespace
+
+TEST_CASE("the frame loop hands on each whole frame and stops where its reader says",
+          "[resp][frames]") {
+  using cachet::redis::Frame;
+  using cachet::redis::RespValue;
+  using cachet::redis::TakeFrames;
+  const std::string where = "127.0.0.1:1";
+  SECTION("every whole frame, then a partial one stays") {
+    RespParser parser;
+    cachet::net::ReadBuffer buffer;
+    Fill(buffer, "+a\r\n:2\r\n$3\r\nab");
+    std::vector<std::string> seen;
+    REQUIRE(TakeFrames(parser, buffer, where, [&](RespValue frame, Frame&) {
+              seen.push_back(Render(frame));
+              return cachet::Status::OK();
+            }).ok());
+    CHECK(seen == std::vector<std::string>{"+a", "2"});
+    CHECK(buffer.data() == "$3\r\nab");
+    Fill(buffer, "c\r\n");
+    REQUIRE(TakeFrames(parser, buffer, where, [&](RespValue frame, Frame&) {
+              seen.push_back(Render(frame));
+              return cachet::Status::OK();
+            }).ok());
+    CHECK(seen.back() == "'abc'");
+    CHECK(buffer.empty());
+  }
+  SECTION("kLast takes the frame and stops; kLeft leaves it; an error takes it and ends") {
+    for (const Frame verdict : {Frame::kLast, Frame::kLeft}) {
+      RespParser parser;
+      cachet::net::ReadBuffer buffer;
+      Fill(buffer, "+a\r\n+b\r\n");
+      int calls = 0;
+      REQUIRE(TakeFrames(parser, buffer, where, [&](RespValue, Frame& next) {
+                ++calls;
+                next = verdict;
+                return cachet::Status::OK();
+              }).ok());
+      CHECK(calls == 1);
+      CHECK(buffer.data() == (verdict == Frame::kLast ? "+b\r\n" : "+a\r\n+b\r\n"));
+    }
+    RespParser parser;
+    cachet::net::ReadBuffer buffer;
+    Fill(buffer, "+a\r\n+b\r\n");
+    const cachet::Status s = TakeFrames(parser, buffer, where, [&](RespValue, Frame&) {
+      return cachet::Status::ProtocolError("not mine");
+    });
+    CHECK(s.IsProtocolError());
+    CHECK(buffer.data() == "+b\r\n");
+  }
+  SECTION("a parser failure names the server, too_large kept") {
+    RespLimits limits;
+    limits.max_bulk_length = 10;
+    RespParser big(limits);
+    cachet::net::ReadBuffer buffer;
+    Fill(buffer, "$11\r\n");
+    int calls = 0;
+    const auto count = [&](RespValue, Frame&) {
+      ++calls;
+      return cachet::Status::OK();
+    };
+    const cachet::Status too_large = TakeFrames(big, buffer, where, count);
+    CHECK(too_large.IsTooLarge());
+    CHECK(too_large.message().rfind("redis 127.0.0.1:1: ", 0) == 0);
+    RespParser garbage;
+    cachet::net::ReadBuffer bad_bytes;
+    Fill(bad_bytes, "?what\r\n");
+    const cachet::Status bad = TakeFrames(garbage, bad_bytes, where, count);
+    CHECK(bad.code() == cachet::StatusCode::kProtocolError);
+    CHECK(bad.message().rfind("redis 127.0.0.1:1: ", 0) == 0);
+    CHECK(calls == 0);
+  }
 }
 
 TEST_CASE("a push is only ever a frame of its own, never inside a reply", "[resp][push]") {
-  cachet::redis::RespParser parser;
+  cachet::redis::RespParser parser(Resp3());
   CHECK(parser.Parse("*2\r\n$1\r\na\r\n>1\r\n$1\r\nb\r\n") == cachet::redis::RespParser::Outcome::kError);
   CHECK(parser.error().IsProtocolError());
   CHECK(parser.error().message().find("push inside a reply") != std::string_view::npos);
   parser.Reset();
   CHECK(parser.Parse(">1\r\n$1\r\nb\r\n") == cachet::redis::RespParser::Outcome::kReply);
+}
+
+TEST_CASE("a push on a RESP2 connection is a protocol error", "[resp][push]") {
+  const std::string_view push = ">2\r\n+invalidate\r\n*1\r\n$1\r\nk\r\n";
+  CHECK(ParseWhole(push, Resp3()) == ">(+invalidate,['k'])");
+  const std::string resp2 = ParseWhole(push, RespLimits{});
+  CHECK(resp2.rfind("error: protocol_error", 0) == 0);
+  CHECK(resp2.find("RESP2") != std::string::npos);
+  // Also behind an attribute, and split so the '>' line comes alone.
+  CHECK(Fails("|1\r\n+a\r\n:1\r\n" + std::string(push), RespLimits{}));
+  cachet::redis::RespParser parser;
+  CHECK(parser.Parse(">2\r") == cachet::redis::RespParser::Outcome::kNeedMore);
+  CHECK(parser.Parse(">2\r\n") == cachet::redis::RespParser::Outcome::kError);
+  CHECK(parser.error().IsProtocolError());
 }

@@ -29,7 +29,9 @@ class Recorder final : public cachet::InvalidationListener {
 
 // Parses one whole reply from `bytes` and hands it to `reader`.
 Status Feed(TrackingReader& reader, std::string_view bytes) {
-  RespParser parser;
+  cachet::redis::RespLimits resp3;  // tracking links are RESP3: pushes come
+  resp3.resp3 = true;
+  RespParser parser(resp3);
   REQUIRE(parser.Parse(bytes) == RespParser::Outcome::kReply);
   REQUIRE(parser.consumed() == bytes.size());
   return reader.Handle(parser.reply().root());
