@@ -54,7 +54,12 @@ std::size_t EntryTable::IndexOf(std::string_view key, std::uint64_t hash) const 
     const std::uint64_t pointer = word & kPointerBits;
     if (pointer == kEmpty) return kNone;
     if ((word & kTagBits) != tag || pointer == kTombstone) continue;
-    if (EntryOf(word)->key() == key) return i;
+    const MemoryEntry* entry = EntryOf(word);
+    // A writer that finds the key asks the allocator for the entry's charge,
+    // which reads the word before the entry: a line of its own when the entry
+    // starts one. Fetched now, beside the key's line, not after it.
+    __builtin_prefetch(reinterpret_cast<const char*>(entry) - sizeof(std::size_t));
+    if (entry->key() == key) return i;
   }
   return kNone;
 }

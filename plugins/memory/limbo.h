@@ -60,8 +60,9 @@ class Limbo {
   // no reader can hold; without `keep_spares` the spares are freed too.
   void Reclaim(bool keep_spares) noexcept;
   // A freed entry with room for `bytes` bytes of key and value (and less than
-  // 16 more), to be rebuilt with MemoryEntry::Recycle; nullptr if none fits.
-  MemoryEntry* TakeSpare(std::size_t bytes) noexcept;
+  // 16 more), to be rebuilt with MemoryEntry::Recycle, and its charge() in
+  // `*charge`; nullptr if none fits.
+  MemoryEntry* TakeSpare(std::size_t bytes, std::size_t* charge) noexcept;
 
   // Waiting blocks and spares, as charged (a spare is memory the store holds).
   std::size_t bytes() const noexcept {
@@ -84,6 +85,9 @@ class Limbo {
   struct Waiting {
     MemoryEntry* entry;
     std::uint64_t retired_in;  // the epoch when it was unlinked
+    // Its charge(), kept here: by the time it is freed the entry's lines have
+    // left the caches, and asking the allocator again would fetch one of them.
+    std::size_t charge;
   };
   // A first-in, first-out ring of waiting entries that doubles when full.
   class Ring {

@@ -248,7 +248,8 @@ Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged) {
     ++counters_.rejected;
     return Status::NotStored();
   }
-  MemoryEntry* entry = NewEntry(key.key, item.value.size());
+  std::size_t charge = 0;
+  MemoryEntry* entry = NewEntry(key.key, item.value.size(), &charge);
   if (entry == nullptr) return OutOfMemory();
   if (!item.value.empty()) {
     std::memcpy(entry->value_data(), item.value.data(), item.value.size());
@@ -257,7 +258,6 @@ Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged) {
   entry->flags = item.flags;
   entry->set_cas(NextCas());
   entry->set_expiry(ExpiryFor(ttl));
-  const std::size_t charge = entry->charge();
   // Every new item enters the window, unless its record finds no memory.
   const bool in_window = window_.enabled() && window_.Enter({key.hash, entry->cas()}, charge);
   if (!table_.Insert(entry, key.hash, in_window)) {
@@ -363,11 +363,14 @@ void MemoryShard::CompactWindow() {
   }
 }
 
-MemoryEntry* MemoryShard::NewEntry(std::string_view key, std::size_t value_size) {
-  if (MemoryEntry* spare = limbo_.TakeSpare(key.size() + value_size)) {
+MemoryEntry* MemoryShard::NewEntry(std::string_view key, std::size_t value_size,
+                                   std::size_t* charge) {
+  if (MemoryEntry* spare = limbo_.TakeSpare(key.size() + value_size, charge)) {
     return MemoryEntry::Recycle(spare, key);
   }
-  return MemoryEntry::Create(key, value_size);
+  MemoryEntry* entry = MemoryEntry::Create(key, value_size);
+  if (entry != nullptr) *charge = entry->charge();  // a block just written: a cache hit
+  return entry;
 }
 
 Status MemoryShard::Concatenate(Found found, std::string_view bytes, bool after) {
@@ -390,7 +393,8 @@ MemoryEntry* MemoryShard::Rewrite(Found found, std::string_view first, std::stri
                                   std::uint32_t flags, std::int64_t expires_at_ms) {
   MemoryEntry* entry = found.entry;
   const std::size_t size = first.size() + second.size();
-  MemoryEntry* fresh = NewEntry(entry->key(), size);
+  std::size_t new_charge = 0;
+  MemoryEntry* fresh = NewEntry(entry->key(), size, &new_charge);
   if (fresh == nullptr) return nullptr;
   // memcpy must not see the null data() of an empty view, even for 0 bytes.
   if (!first.empty()) std::memcpy(fresh->value_data(), first.data(), first.size());
@@ -402,8 +406,7 @@ MemoryEntry* MemoryShard::Rewrite(Found found, std::string_view first, std::stri
   fresh->set_cas(NextCas());
   fresh->set_expiry(expires_at_ms);
   table_.Replace(found.index, fresh);
-  const std::size_t old_charge = entry->charge();
-  const std::size_t new_charge = fresh->charge();
+  const std::size_t old_charge = entry->charge();  // IndexOf fetched its header's line
   if (window_.enabled() && table_.InWindow(found.index) &&
       !window_.Rewritten({found.hash, fresh->cas()}, old_charge, new_charge)) {
     // No memory for its new record: it joins the main space.

@@ -127,12 +127,15 @@ class alignas(64) MemoryShard {
   // victim CLOCK would take (which gets its second chances on the way).
   bool Admit(std::uint64_t hash, std::size_t charge);
   // An empty entry for `key` with room for `value_size` bytes: a spare from the
-  // limbo if one fits, else a new block. nullptr when out of memory.
-  MemoryEntry* NewEntry(std::string_view key, std::size_t value_size);
+  // limbo if one fits, else a new block; its charge() in `*charge`. nullptr
+  // when out of memory.
+  MemoryEntry* NewEntry(std::string_view key, std::size_t value_size, std::size_t* charge);
   Status Concatenate(Found found, std::string_view bytes, bool after);
   // Publishes a new entry for `found`'s key, with the value `first` + `second`,
   // these flags and expiry and a new CAS, in its place, marked as referenced, and
   // retires the old one. nullptr, and the old entry untouched, when out of memory.
+  // Each entry's charge() is asked for once here and passed on (the limbo keeps
+  // it), as the allocator reads it from the block's header.
   MemoryEntry* Rewrite(Found found, std::string_view first, std::string_view second,
                        std::uint32_t flags, std::int64_t expires_at_ms);
   Status CheckFits(std::size_t key_size, std::size_t value_size) const;
