@@ -50,6 +50,7 @@ std::size_t WindowBytes(const ShardLimits& limits) {
 MemoryShard::MemoryShard(ShardLimits limits, ReadEpochs& epochs, ByteBudget& budget)
     : epochs_(epochs),
       budget_(budget),
+      chunk_(std::clamp<std::size_t>(limits.share_bytes / 64, 1, kChunk)),
       limits_(limits),
       // Spares are not charged: a sixteenth of the shard's share keeps them small beside it.
       limbo_(epochs, limits.share_bytes / 16),
@@ -440,7 +441,7 @@ void MemoryShard::Erase(std::size_t index) {
 
 void MemoryShard::CoverUsage(const MemoryEntry* keep) {
   // What is missing, and a chunk more so the next writes need not borrow.
-  credit_ += budget_.Borrow(used() - credit_ + kChunk);
+  credit_ += budget_.Borrow(used() - credit_ + chunk_);
   if (used() <= credit_) return;
   EvictFor(0, keep);
   if (used() <= credit_) return;

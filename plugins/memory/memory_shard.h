@@ -161,9 +161,9 @@ class alignas(64) MemoryShard {
   void CompactWindow();
   // Returns credit beyond a chunk of headroom once two chunks lie unused.
   void ReturnSurplus() noexcept {
-    if (credit_ > used() + 2 * kChunk) {
-      budget_.Return(credit_ - used() - kChunk);
-      credit_ = used() + kChunk;
+    if (credit_ > used() + 2 * chunk_) {
+      budget_.Return(credit_ - used() - chunk_);
+      credit_ = used() + chunk_;
     }
   }
   // The budget used: the entries and the table's slots.
@@ -176,10 +176,14 @@ class alignas(64) MemoryShard {
   static void CopyOut(const MemoryEntry& entry, Item* out);
 
   // Credit is borrowed and returned in steps of this many bytes.
+  // At most kChunk, and a 64th of the shard's share: in a small store 16 KiB
+  // chunks would let the first shards to grow take the whole budget (a 154 KB
+  // store is under ten of them) and leave the others evicting their hot items.
   static constexpr std::size_t kChunk = std::size_t{16} << 10;
 
   ReadEpochs& epochs_;  // the store's, shared by its shards
   ByteBudget& budget_;  // the store's
+  const std::size_t chunk_;
   ShardLock mutex_;
   std::size_t credit_ = 0;  // bytes borrowed from budget_: used() stays within it
   const ShardLimits limits_;
