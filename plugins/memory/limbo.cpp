@@ -59,10 +59,7 @@ void Limbo::Retired(std::size_t bytes) noexcept {
   if (blocks_since_advance_ >= kAdvanceEveryBlocks || bytes_since_advance_ >= kAdvanceEveryBytes) {
     blocks_since_advance_ = 0;
     bytes_since_advance_ = 0;
-    // Someone else moved the epoch on since this limbo's last attempt: its blocks
-    // are as far along as an advance of its own would take them, without the write.
-    if (epochs_.current() == epoch_seen_) epochs_.TryAdvance();
-    epoch_seen_ = epochs_.current();
+    (void)epochs_.TryAdvance();  // fails at once while a reader of the previous epoch is in
   }
   // What waits can only become free when the epoch moves, so the ring is looked
   // at once per epoch, not per write.
@@ -91,7 +88,6 @@ void Limbo::Reclaim(bool keep_spares) noexcept {
     if ((entries_.empty() && arrays_.newest == nullptr) || epochs_.Reclaimable(newest)) break;
     (void)epochs_.TryAdvance();
   }
-  epoch_seen_ = epochs_.current();
   FreeReclaimable();
   if (!keep_spares) {
     for (std::size_t i = 0; i < spare_count_; ++i) MemoryEntry::Destroy(spares_[i].entry);
