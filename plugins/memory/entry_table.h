@@ -5,7 +5,9 @@
 // compares keys only when the tags match, so it rarely touches another entry)
 // and the CLOCK mark: set when the entry is read or written, cleared when the
 // clock hand passes it, which evicts an entry it finds unmarked. So an item
-// costs the table one slot and nothing more: no chain link, no LRU links.
+// costs the table one slot and nothing more: no chain link, no LRU links. Bit 1
+// of the pointer (entries are 16-byte aligned) marks an entry in TinyLFU's
+// admission window (AdmissionWindow): the clock passes those by.
 //
 // Writers (Insert, Remove, Replace, RetireAll, the clock) hold the shard's lock.
 // Find runs without it, beside a writer: a slot is one atomic word, a slot that
@@ -49,7 +51,7 @@ class EntryTable {
       const std::uint64_t pointer = word & kPointerBits;
       if (pointer == kEmpty) return nullptr;
       if ((word & kTagBits) != tag || pointer == kTombstone) continue;
-      auto* entry = reinterpret_cast<MemoryEntry*>(pointer);
+      MemoryEntry* entry = EntryOf(word);
       if (entry->key() == key) {
         *slot = &array->slots[i];
         return entry;
@@ -69,29 +71,39 @@ class EntryTable {
   // The writer's lookup: the slot index of `key`'s entry, or kNone. Indexes
   // stay valid until the next Insert.
   std::size_t IndexOf(std::string_view key, std::uint64_t hash) const noexcept;
-  MemoryEntry* At(std::size_t index) const noexcept {
-    return reinterpret_cast<MemoryEntry*>(Word(index) & kPointerBits);
-  }
+  MemoryEntry* At(std::size_t index) const noexcept { return EntryOf(Word(index)); }
   void MarkAt(std::size_t index) noexcept { MarkReferenced(&Current()->slots[index]); }
 
-  // Takes ownership, marked as referenced. REQUIRES: no entry with the same key
-  // is present. May rebuild the array: every index taken before is stale.
-  // false, and nothing changed, only when memory ran out with the array full.
-  bool Insert(MemoryEntry* entry, std::uint64_t hash) noexcept;
+  // Takes ownership, marked as referenced, and in the admission window if
+  // `in_window`. REQUIRES: no entry with the same key is present. May rebuild
+  // the array: every index taken before is stale. false, and nothing changed,
+  // only when memory ran out with the array full.
+  bool Insert(MemoryEntry* entry, std::uint64_t hash, bool in_window = false) noexcept;
   // Unlinks the entry at `index` and gives its ownership back to the caller, who
   // must retire it rather than free it.
   MemoryEntry* Remove(std::size_t index) noexcept;
-  // Puts `replacement` (same key), marked, in place of the entry at `index`,
-  // which the caller then owns and must retire.
+  // Puts `replacement` (same key), marked, in place of the entry at `index`
+  // (in the window if that one was), which the caller then owns and must retire.
   void Replace(std::size_t index, MemoryEntry* replacement) noexcept;
   // Unlinks every entry and retires it and the array to the limbo; starts over small.
   void RetireAll() noexcept;
 
   // The clock: moves the hand on, clearing the marks it passes (each a second
-  // chance), to the first unmarked entry other than `keep`, and returns its
-  // index (the hand stays on it); an expired entry is taken even if marked when
-  // `now_ms` is not 0. kNone when there is no such entry.
+  // chance), to the first unmarked entry other than `keep` and outside the
+  // admission window, and returns its index (the hand stays on it); an expired
+  // entry is taken even if marked when `now_ms` is not 0. kNone when there is no
+  // such entry.
   std::size_t NextVictim(const MemoryEntry* keep, std::int64_t now_ms) noexcept;
+
+  // The admission window's mark (see AdmissionWindow).
+  bool InWindow(std::size_t index) const noexcept { return (Word(index) & kWindow) != 0; }
+  // Moves the entry at `index` out of the window, into the main space.
+  void LeaveWindow(std::size_t index) noexcept {
+    Current()->slots[index].fetch_and(~kWindow, std::memory_order_relaxed);
+  }
+  // The slot of the window entry whose key has `hash` and whose CAS is `cas`, or
+  // kNone (it left the window, or was rewritten, removed or evicted).
+  std::size_t FindInWindow(std::uint64_t hash, std::uint64_t cas) const noexcept;
 
   // The store's hash of the entry's key (MemoryStore::Locate), computed again:
   // no entry stores it.
@@ -106,7 +118,8 @@ class EntryTable {
   static constexpr std::uint64_t kTagBits = (std::uint64_t{0x7FFF}) << 48;
   static constexpr std::uint64_t kReferenced = std::uint64_t{1} << 63;
   static constexpr std::uint64_t kEmpty = 0;
-  static constexpr std::uint64_t kTombstone = 1;  // entries are 4-byte aligned: never 1
+  static constexpr std::uint64_t kTombstone = 1;  // entries are 16-byte aligned: never 1
+  static constexpr std::uint64_t kWindow = 2;     // in the admission window: bit 1 of the pointer
   // Small, so that many shards cost little while empty; the array doubles as it fills.
   static constexpr std::size_t kInitialSlots = 64;
 
@@ -122,6 +135,11 @@ class EntryTable {
   // the low ones, so these still tell the keys of one shard apart.
   static std::uint64_t TagOf(std::uint64_t hash) noexcept {
     return ((hash >> 32) & 0x7FFF) << 48;
+  }
+
+  // The entry of a slot word that holds one (neither empty nor a tombstone).
+  static MemoryEntry* EntryOf(std::uint64_t word) noexcept {
+    return reinterpret_cast<MemoryEntry*>(word & kPointerBits & ~kWindow);
   }
 
   SlotArray* Current() const noexcept { return array_.load(std::memory_order_relaxed); }

@@ -32,7 +32,7 @@ Limbo::~Limbo() {
 // load are sequentially consistent), which the reclamation rule requires.
 void Limbo::Retire(MemoryEntry* entry, std::size_t charge) noexcept {
   const std::uint64_t epoch = epochs_.current();
-  if (!entries_.Push({entry, epoch})) {
+  if (!entries_.Push({entry, epoch, charge})) {
     // No memory for the ring: wait, here, until no reader can hold the entry.
     // Readers stay for one lookup, so this ends soon.
     while (!epochs_.Reclaimable(epoch)) {
@@ -59,10 +59,7 @@ void Limbo::Retired(std::size_t bytes) noexcept {
   if (blocks_since_advance_ >= kAdvanceEveryBlocks || bytes_since_advance_ >= kAdvanceEveryBytes) {
     blocks_since_advance_ = 0;
     bytes_since_advance_ = 0;
-    // Someone else moved the epoch on since this limbo's last attempt: its blocks
-    // are as far along as an advance of its own would take them, without the write.
-    if (epochs_.current() == epoch_seen_) epochs_.TryAdvance();
-    epoch_seen_ = epochs_.current();
+    (void)epochs_.TryAdvance();  // fails at once while a reader of the previous epoch is in
   }
   // What waits can only become free when the epoch moves, so the ring is looked
   // at once per epoch, not per write.
@@ -91,7 +88,6 @@ void Limbo::Reclaim(bool keep_spares) noexcept {
     if ((entries_.empty() && arrays_.newest == nullptr) || epochs_.Reclaimable(newest)) break;
     (void)epochs_.TryAdvance();
   }
-  epoch_seen_ = epochs_.current();
   FreeReclaimable();
   if (!keep_spares) {
     for (std::size_t i = 0; i < spare_count_; ++i) MemoryEntry::Destroy(spares_[i].entry);
@@ -100,7 +96,7 @@ void Limbo::Reclaim(bool keep_spares) noexcept {
   }
 }
 
-MemoryEntry* Limbo::TakeSpare(std::size_t bytes) noexcept {
+MemoryEntry* Limbo::TakeSpare(std::size_t bytes, std::size_t* charge) noexcept {
   for (std::size_t i = spare_count_; i > 0; --i) {
     const Spare spare = spares_[i - 1];
     const std::size_t capacity = MemoryEntry::CapacityOf(spare.charge);
@@ -109,6 +105,7 @@ MemoryEntry* Limbo::TakeSpare(std::size_t bytes) noexcept {
     if (capacity >= bytes && capacity - bytes < 16) {
       spares_[i - 1] = spares_[--spare_count_];
       spare_bytes_ -= spare.charge;
+      *charge = spare.charge;
       return spare.entry;
     }
   }
@@ -118,8 +115,9 @@ MemoryEntry* Limbo::TakeSpare(std::size_t bytes) noexcept {
 template <class Predicate>
 void Limbo::FreeWhile(Predicate may_free, bool keep_spares) noexcept {
   while (!entries_.empty() && may_free(entries_.oldest().retired_in)) {
-    MemoryEntry* entry = entries_.Pop().entry;
-    const std::size_t charge = entry->charge();
+    const Waiting waiting = entries_.Pop();
+    MemoryEntry* entry = waiting.entry;
+    const std::size_t charge = waiting.charge;
     bytes_ -= charge;
     if (keep_spares && spare_count_ < kSpares && MemoryEntry::CapacityOf(charge) <= kLargestSpare &&
         spare_bytes_ + charge <= spare_limit_) {

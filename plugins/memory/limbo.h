@@ -7,9 +7,9 @@
 // is two further on. Things wait in the order they were retired, so the oldest
 // are always the first that may go. Every few retirements (or bytes' worth) the
 // limbo tries to advance the epoch itself, so memory comes back while writes go
-// on; it does not try when another shard advanced it since its last attempt,
-// which already moved its waiting blocks on. Bytes waiting here are not charged to the shard's budget: they are on their
-// way out. Not synchronized: the shard's lock guards it.
+// on, soon enough that a freed entry is reused as a spare while its lines are
+// still in the caches. Bytes waiting here are not charged to the shard's budget:
+// they are on their way out. Not synchronized: the shard's lock guards it.
 //
 // Entries wait in a ring of (entry, epoch) pairs that the limbo owns (an entry
 // carries no link of its own: readers may still be reading all of it), so a
@@ -60,8 +60,9 @@ class Limbo {
   // no reader can hold; without `keep_spares` the spares are freed too.
   void Reclaim(bool keep_spares) noexcept;
   // A freed entry with room for `bytes` bytes of key and value (and less than
-  // 16 more), to be rebuilt with MemoryEntry::Recycle; nullptr if none fits.
-  MemoryEntry* TakeSpare(std::size_t bytes) noexcept;
+  // 16 more), to be rebuilt with MemoryEntry::Recycle, and its charge() in
+  // `*charge`; nullptr if none fits.
+  MemoryEntry* TakeSpare(std::size_t bytes, std::size_t* charge) noexcept;
 
   // Waiting blocks and spares, as charged (a spare is memory the store holds).
   std::size_t bytes() const noexcept {
@@ -70,11 +71,15 @@ class Limbo {
 
  private:
   // An attempt to advance the epoch after this many retirements or bytes. The
-  // epoch is the one word every shard's writers share: each advance takes its
-  // cache line from the other cores (and they take it back at their next
-  // retirement), so advances are spaced out: 64 entries wait a little longer
-  // (they are spares afterwards) instead of writers meeting every 8 writes.
-  static constexpr std::size_t kAdvanceEveryBlocks = 64;
+  // epoch is the one word every shard's writers share, so each advance takes
+  // its cache line from the other cores; but a retired entry becomes a spare
+  // only two advances later, and the next write fills that spare: the sooner,
+  // the likelier its lines are still cached. Every 64 retirements per shard,
+  // and not when another shard had advanced meanwhile, a spare waited hundreds
+  // of writes and a set at 100,000 keys wrote cold lines; every 8, one thread's
+  // sets cost about a fifth less CPU and two threads' were unchanged
+  // (docs/memory.md, "One thread").
+  static constexpr std::size_t kAdvanceEveryBlocks = 8;
   static constexpr std::size_t kAdvanceEveryBytes = std::size_t{256} << 10;
   // Spares: how many, and the largest room (key and value bytes) worth keeping.
   static constexpr std::size_t kSpares = 64;
@@ -84,6 +89,9 @@ class Limbo {
   struct Waiting {
     MemoryEntry* entry;
     std::uint64_t retired_in;  // the epoch when it was unlinked
+    // Its charge(), kept here: by the time it is freed the entry's lines have
+    // left the caches, and asking the allocator again would fetch one of them.
+    std::size_t charge;
   };
   // A first-in, first-out ring of waiting entries that doubles when full.
   class Ring {
@@ -148,7 +156,6 @@ class Limbo {
   std::size_t spare_count_ = 0;
   std::size_t spare_bytes_ = 0;
   std::size_t bytes_ = 0;
-  std::uint64_t epoch_seen_ = 0;  // the epoch at the last attempt to advance it
   std::uint64_t freed_in_ = 0;    // the epoch of the last look for what may be freed
   std::size_t blocks_since_advance_ = 0;
   std::size_t bytes_since_advance_ = 0;

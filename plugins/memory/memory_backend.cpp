@@ -81,6 +81,8 @@ Status MemoryBackend::Stats(StatsMap* out) {
       {"policy", o.policy == EvictionPolicy::kTinyLfu ? "tinylfu" : "lru"},
       {"rejected", std::to_string(s.rejected)},
       {"sketch_bytes", std::to_string(s.sketch_bytes)},
+      {"window_bytes", std::to_string(s.window_bytes)},
+      {"window_items", std::to_string(s.window_items)},
       // What an item costs beyond its key and value: its share of the
       // allocator's chunks and of the table's slots; with no items, the fixed part.
       {"overhead_per_item",

@@ -38,15 +38,24 @@ std::size_t SketchKeys(std::size_t capacity_bytes) {
   return keys < kMostKeys ? keys : kMostKeys;
 }
 
+// The admission window's bytes: its percent of the shard's share, at least 1
+// (then it holds just the newest item); 0 when there is no window.
+std::size_t WindowBytes(const ShardLimits& limits) {
+  if (limits.policy != EvictionPolicy::kTinyLfu || limits.window_percent == 0) return 0;
+  return std::max<std::size_t>(1, limits.share_bytes / 100 * limits.window_percent);
+}
+
 }  // namespace
 
 MemoryShard::MemoryShard(ShardLimits limits, ReadEpochs& epochs, ByteBudget& budget)
     : epochs_(epochs),
       budget_(budget),
+      chunk_(std::clamp<std::size_t>(limits.share_bytes / 64, 1, kChunk)),
       limits_(limits),
       // Spares are not charged: a sixteenth of the shard's share keeps them small beside it.
       limbo_(epochs, limits.share_bytes / 16),
-      table_(limbo_) {
+      table_(limbo_),
+      window_(WindowBytes(limits)) {
   if (limits.policy == EvictionPolicy::kTinyLfu) {
     // Small at first: it grows with the items (StoreNew), up to what the share holds.
     sketch_ = std::make_unique<FrequencySketch>(
@@ -173,6 +182,7 @@ Status MemoryShard::AddToCounter(KeyRef key, std::uint64_t delta, bool increment
 void MemoryShard::Flush() {
   std::lock_guard lock(mutex_);
   table_.RetireAll();
+  window_.Clear();
   bytes_ = 0;
   payload_bytes_ = 0;
   ReturnSurplus();
@@ -190,6 +200,8 @@ ShardStats MemoryShard::stats() {
   out.payload_bytes = payload_bytes_;
   out.sketch_bytes = sketch_ != nullptr ? sketch_->bytes() : 0;
   out.reclaiming_bytes = limbo_.bytes();
+  out.window_bytes = window_.bytes();
+  out.window_items = window_.items();
   return out;
 }
 
@@ -213,7 +225,7 @@ MemoryShard::Found MemoryShard::FindLive(KeyRef key) {
     ReturnSurplus();
     return {};
   }
-  return {entry, index};
+  return {entry, index, key.hash};
 }
 
 MemoryShard::Found MemoryShard::FindForRead(KeyRef key) {
@@ -229,13 +241,16 @@ MemoryShard::Found MemoryShard::FindForRead(KeyRef key) {
 
 Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged) {
   if (Status s = CheckFits(key.key.size(), item.value.size()); !s.ok()) return s;
-  // Judged before anything is built or published: a refused item is never seen
-  // by a reader, evicts nothing and takes no CAS token.
-  if (judged && !Admit(key.hash, ChargeFor(key.key.size(), item.value.size()))) {
+  // Without a window, judged before anything is built or published: a refused
+  // item is never seen by a reader, evicts nothing and takes no CAS token. With
+  // one, the item is judged when it leaves the window (PickVictim).
+  if (judged && !window_.enabled() &&
+      !Admit(key.hash, ChargeFor(key.key.size(), item.value.size()))) {
     ++counters_.rejected;
     return Status::NotStored();
   }
-  MemoryEntry* entry = NewEntry(key.key, item.value.size());
+  std::size_t charge = 0;
+  MemoryEntry* entry = NewEntry(key.key, item.value.size(), &charge);
   if (entry == nullptr) return OutOfMemory();
   if (!item.value.empty()) {
     std::memcpy(entry->value_data(), item.value.data(), item.value.size());
@@ -244,11 +259,14 @@ Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged) {
   entry->flags = item.flags;
   entry->set_cas(NextCas());
   entry->set_expiry(ExpiryFor(ttl));
-  if (!table_.Insert(entry, key.hash)) {
-    MemoryEntry::Destroy(entry);  // never published
+  // Every new item enters the window, unless its record finds no memory.
+  const bool in_window = window_.enabled() && window_.Enter({key.hash, entry->cas()}, charge);
+  if (!table_.Insert(entry, key.hash, in_window)) {
+    if (in_window) window_.Left(charge);  // its record goes stale
+    MemoryEntry::Destroy(entry);          // never published
     return OutOfMemory();
   }
-  bytes_ += entry->charge();
+  bytes_ += charge;
   payload_bytes_ += entry->key_size + entry->value_size;
   ++counters_.total_items;
   // The sketch tells apart about four times the keys the shard holds.
@@ -257,6 +275,14 @@ Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged) {
     if (RetiredArray* old = sketch_->Grow(4 * table_.size())) limbo_.Retire(old, old_bytes);
   }
   EvictOver(entry);
+  if (window_.enabled()) {
+    // With room to spare, what the window holds beyond its limit joins the main
+    // space unjudged (when the shard was full, EvictOver judged it already).
+    std::uint64_t hash = 0;
+    while (window_.over() && LeaveWindow(entry, &hash) != EntryTable::kNone) {
+    }
+    if (window_.stale()) CompactWindow();
+  }
   return Status::OK();
 }
 
@@ -275,11 +301,77 @@ bool MemoryShard::Admit(std::uint64_t hash, std::size_t charge) {
   return sketch_->Estimate(hash) > sketch_->Estimate(EntryTable::HashOf(victim));
 }
 
-MemoryEntry* MemoryShard::NewEntry(std::string_view key, std::size_t value_size) {
-  if (MemoryEntry* spare = limbo_.TakeSpare(key.size() + value_size)) {
+std::size_t MemoryShard::PickVictim(const MemoryEntry* keep, std::int64_t now_ms) {
+  if (window_.over()) {
+    std::uint64_t hash = 0;
+    const std::size_t candidate = LeaveWindow(keep, &hash);
+    if (candidate != EntryTable::kNone) {
+      // The candidate is in the main space now; one of the two goes.
+      const std::size_t victim = table_.NextVictim(keep, now_ms);
+      if (victim == EntryTable::kNone || victim == candidate ||
+          table_.At(candidate)->ExpiredAt(now_ms)) {
+        return candidate;
+      }
+      const MemoryEntry* resident = table_.At(victim);
+      if (resident->ExpiredAt(now_ms)) return victim;  // room that costs no one anything
+      // As without a window: the newcomer displaces the victim only if it was
+      // asked for more often; on a tie the resident stays.
+      if (sketch_->Estimate(hash) > sketch_->Estimate(EntryTable::HashOf(resident))) return victim;
+      ++counters_.rejected;
+      return candidate;
+    }
+  }
+  const std::size_t victim = table_.NextVictim(keep, now_ms);
+  if (victim != EntryTable::kNone || !window_.enabled()) return victim;
+  // Only window entries are left: the oldest goes.
+  std::uint64_t hash = 0;
+  return LeaveWindow(keep, &hash);
+}
+
+std::size_t MemoryShard::LeaveWindow(const MemoryEntry* keep, std::uint64_t* hash) {
+  // Each turn drops a record, or moves `keep`'s to the back once: bounded.
+  bool kept_once = false;
+  while (window_.records() > 0) {
+    const AdmissionWindow::Record record = window_.oldest();
+    window_.Pop();
+    const std::size_t index = table_.FindInWindow(record.hash, record.cas);
+    if (index == EntryTable::kNone) continue;  // stale: the entry left the window another way
+    if (table_.At(index) == keep) {
+      // The newest entry stays in the window; its record was just popped, so
+      // it has room to go back.
+      (void)window_.Push(record);
+      if (kept_once) return EntryTable::kNone;
+      kept_once = true;
+      continue;
+    }
+    table_.LeaveWindow(index);
+    window_.Left(table_.At(index)->charge());
+    *hash = record.hash;
+    return index;
+  }
+  return EntryTable::kNone;
+}
+
+void MemoryShard::CompactWindow() {
+  // Pops each record once and puts back those that still name a window entry;
+  // a record just popped always has room to go back.
+  for (std::size_t n = window_.records(); n > 0; --n) {
+    const AdmissionWindow::Record record = window_.oldest();
+    window_.Pop();
+    if (table_.FindInWindow(record.hash, record.cas) != EntryTable::kNone) {
+      (void)window_.Push(record);
+    }
+  }
+}
+
+MemoryEntry* MemoryShard::NewEntry(std::string_view key, std::size_t value_size,
+                                   std::size_t* charge) {
+  if (MemoryEntry* spare = limbo_.TakeSpare(key.size() + value_size, charge)) {
     return MemoryEntry::Recycle(spare, key);
   }
-  return MemoryEntry::Create(key, value_size);
+  MemoryEntry* entry = MemoryEntry::Create(key, value_size);
+  if (entry != nullptr) *charge = entry->charge();  // a block just written: a cache hit
+  return entry;
 }
 
 Status MemoryShard::Concatenate(Found found, std::string_view bytes, bool after) {
@@ -302,7 +394,8 @@ MemoryEntry* MemoryShard::Rewrite(Found found, std::string_view first, std::stri
                                   std::uint32_t flags, std::int64_t expires_at_ms) {
   MemoryEntry* entry = found.entry;
   const std::size_t size = first.size() + second.size();
-  MemoryEntry* fresh = NewEntry(entry->key(), size);
+  std::size_t new_charge = 0;
+  MemoryEntry* fresh = NewEntry(entry->key(), size, &new_charge);
   if (fresh == nullptr) return nullptr;
   // memcpy must not see the null data() of an empty view, even for 0 bytes.
   if (!first.empty()) std::memcpy(fresh->value_data(), first.data(), first.size());
@@ -314,8 +407,15 @@ MemoryEntry* MemoryShard::Rewrite(Found found, std::string_view first, std::stri
   fresh->set_cas(NextCas());
   fresh->set_expiry(expires_at_ms);
   table_.Replace(found.index, fresh);
-  const std::size_t old_charge = entry->charge();
-  bytes_ = bytes_ - old_charge + fresh->charge();
+  const std::size_t old_charge = entry->charge();  // IndexOf fetched its header's line
+  if (window_.enabled() && table_.InWindow(found.index) &&
+      !window_.Rewritten({found.hash, fresh->cas()}, old_charge, new_charge)) {
+    // No memory for its new record: it joins the main space.
+    table_.LeaveWindow(found.index);
+    window_.Left(old_charge);
+  }
+  if (window_.stale()) CompactWindow();  // rewrites of window entries leave stale records
+  bytes_ = bytes_ - old_charge + new_charge;
   payload_bytes_ = payload_bytes_ - (entry->key_size + entry->value_size) + fresh->key_size + size;
   limbo_.Retire(entry, old_charge);
   return fresh;
@@ -330,8 +430,10 @@ Status MemoryShard::CheckFits(std::size_t key_size, std::size_t value_size) cons
 }
 
 void MemoryShard::Erase(std::size_t index) {
+  const bool in_window = table_.InWindow(index);
   MemoryEntry* entry = table_.Remove(index);
   const std::size_t charge = entry->charge();
+  if (in_window) window_.Left(charge);  // its record goes stale
   bytes_ -= charge;
   payload_bytes_ -= entry->key_size + entry->value_size;
   limbo_.Retire(entry, charge);
@@ -339,7 +441,7 @@ void MemoryShard::Erase(std::size_t index) {
 
 void MemoryShard::CoverUsage(const MemoryEntry* keep) {
   // What is missing, and a chunk more so the next writes need not borrow.
-  credit_ += budget_.Borrow(used() - credit_ + kChunk);
+  credit_ += budget_.Borrow(used() - credit_ + chunk_);
   if (used() <= credit_) return;
   EvictFor(0, keep);
   if (used() <= credit_) return;
@@ -354,7 +456,7 @@ void MemoryShard::EvictFor(std::size_t room, const MemoryEntry* keep) {
   if (used() + room <= credit_) return;
   const std::int64_t now_ms = SteadyNowMs();
   while (used() + room > credit_) {
-    const std::size_t index = table_.NextVictim(keep, now_ms);
+    const std::size_t index = PickVictim(keep, now_ms);
     if (index == EntryTable::kNone) return;
     ++(table_.At(index)->ExpiredAt(now_ms) ? counters_.expired : counters_.evictions);
     Erase(index);

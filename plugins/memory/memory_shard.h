@@ -30,6 +30,7 @@
 #include "cachet/status.h"
 #include "byte_budget.h"
 #include "entry_table.h"
+#include "admission_window.h"
 #include "frequency_sketch.h"
 #include "limbo.h"
 #include "memory_entry.h"
@@ -39,14 +40,17 @@
 namespace cachet::memory {
 
 // Which entries a full shard keeps. kLru: every new item is admitted and the
-// CLOCK victim goes. kTinyLfu: a new item only displaces the victim if it was
-// asked for more often lately (FrequencySketch); otherwise the new item goes.
+// CLOCK victim goes. kTinyLfu: a new item enters the admission window, and one
+// leaving the window only displaces the CLOCK victim if it was asked for more
+// often lately (FrequencySketch); otherwise it goes. Without a window
+// (window_percent 0) the new item itself is judged as it arrives.
 enum class EvictionPolicy { kLru, kTinyLfu };
 
 struct ShardLimits {
   std::size_t share_bytes = 0;     // max_bytes / shards: sizes the sketch and bounds the spares
   std::size_t max_item_size = 0;   // largest value
   EvictionPolicy policy = EvictionPolicy::kLru;
+  std::size_t window_percent = 1;  // TinyLFU's window, in percent of share_bytes (0: none)
 };
 
 struct ShardStats {
@@ -59,7 +63,9 @@ struct ShardStats {
   std::uint64_t evictions = 0;    // live entries dropped for room
   std::uint64_t expired = 0;      // expired entries reclaimed
   std::uint64_t total_items = 0;  // entries ever created
-  std::uint64_t rejected = 0;     // new items refused by the admission policy
+  std::uint64_t rejected = 0;     // items refused by the admission policy
+  std::uint64_t window_bytes = 0;  // the admission window's entries (part of bytes)
+  std::uint64_t window_items = 0;
   std::uint64_t payload_bytes = 0;  // keys and values of the live items
   std::uint64_t sketch_bytes = 0;   // the admission policy's frequency sketch
 };
@@ -99,10 +105,12 @@ class alignas(64) MemoryShard {
   std::size_t TryGiveBack(std::size_t bytes) noexcept;
 
  private:
-  // An entry and its slot in the table, for a writer (valid until the next insert).
+  // An entry, its slot in the table and its key's hash, for a writer (valid
+  // until the next insert).
   struct Found {
     MemoryEntry* entry = nullptr;
     std::size_t index = EntryTable::kNone;
+    std::uint64_t hash = 0;
   };
   // Get's way when the lock-free read found an expired entry to remove.
   Status GetLocked(KeyRef key, Item* out);
@@ -111,19 +119,23 @@ class alignas(64) MemoryShard {
   // FindLive for a read under the lock: counts the hit or miss and marks the entry.
   Found FindForRead(KeyRef key);
   // Stores a new key. With `judged` (every new key but an add's) a full shard
-  // under TinyLFU may refuse it: not_stored, and nothing changed but the sketch.
+  // under TinyLFU without a window may refuse it: not_stored, and nothing
+  // changed but the sketch. With a window, the new key enters the window.
   Status StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged);
   // TinyLFU's verdict on a new item of `charge` bytes for the key with `hash`:
   // true when it fits, or when it was asked for more often than the first
   // victim CLOCK would take (which gets its second chances on the way).
   bool Admit(std::uint64_t hash, std::size_t charge);
   // An empty entry for `key` with room for `value_size` bytes: a spare from the
-  // limbo if one fits, else a new block. nullptr when out of memory.
-  MemoryEntry* NewEntry(std::string_view key, std::size_t value_size);
+  // limbo if one fits, else a new block; its charge() in `*charge`. nullptr
+  // when out of memory.
+  MemoryEntry* NewEntry(std::string_view key, std::size_t value_size, std::size_t* charge);
   Status Concatenate(Found found, std::string_view bytes, bool after);
   // Publishes a new entry for `found`'s key, with the value `first` + `second`,
   // these flags and expiry and a new CAS, in its place, marked as referenced, and
   // retires the old one. nullptr, and the old entry untouched, when out of memory.
+  // Each entry's charge() is asked for once here and passed on (the limbo keeps
+  // it), as the allocator reads it from the block's header.
   MemoryEntry* Rewrite(Found found, std::string_view first, std::string_view second,
                        std::uint32_t flags, std::int64_t expires_at_ms);
   Status CheckFits(std::size_t key_size, std::size_t value_size) const;
@@ -134,13 +146,24 @@ class alignas(64) MemoryShard {
     if (used() > credit_) CoverUsage(keep);
   }
   void CoverUsage(const MemoryEntry* keep);
-  // Evicts the clock's victims, never `keep`, until used() + `room` fits the credit.
+  // Evicts victims (PickVictim), never `keep`, until used() + `room` fits the credit.
   void EvictFor(std::size_t room, const MemoryEntry* keep);
+  // The next entry to evict, never `keep`: the CLOCK victim, except that while
+  // the admission window holds more than its limit, its oldest entry leaves it
+  // and competes with the CLOCK victim (the one asked for less often is the
+  // answer, the other stays in the main space). kNone when nothing can go.
+  std::size_t PickVictim(const MemoryEntry* keep, std::int64_t now_ms);
+  // Takes the window's oldest entry other than `keep` out of the window (into
+  // the main space) and returns its slot, with its key's hash in `*hash`; kNone
+  // when the window holds no other entry.
+  std::size_t LeaveWindow(const MemoryEntry* keep, std::uint64_t* hash);
+  // Drops the window's records of entries no longer in it.
+  void CompactWindow();
   // Returns credit beyond a chunk of headroom once two chunks lie unused.
   void ReturnSurplus() noexcept {
-    if (credit_ > used() + 2 * kChunk) {
-      budget_.Return(credit_ - used() - kChunk);
-      credit_ = used() + kChunk;
+    if (credit_ > used() + 2 * chunk_) {
+      budget_.Return(credit_ - used() - chunk_);
+      credit_ = used() + chunk_;
     }
   }
   // The budget used: the entries and the table's slots.
@@ -153,16 +176,21 @@ class alignas(64) MemoryShard {
   static void CopyOut(const MemoryEntry& entry, Item* out);
 
   // Credit is borrowed and returned in steps of this many bytes.
+  // At most kChunk, and a 64th of the shard's share: in a small store 16 KiB
+  // chunks would let the first shards to grow take the whole budget (a 154 KB
+  // store is under ten of them) and leave the others evicting their hot items.
   static constexpr std::size_t kChunk = std::size_t{16} << 10;
 
   ReadEpochs& epochs_;  // the store's, shared by its shards
   ByteBudget& budget_;  // the store's
+  const std::size_t chunk_;
   ShardLock mutex_;
   std::size_t credit_ = 0;  // bytes borrowed from budget_: used() stays within it
   const ShardLimits limits_;
   Limbo limbo_;  // before table_: the table retires into it
   EntryTable table_;
   std::unique_ptr<FrequencySketch> sketch_;  // TinyLFU only; nullptr for LRU
+  AdmissionWindow window_;  // TinyLFU with a window only; disabled otherwise
   std::size_t bytes_ = 0;  // the entries' charge()
   std::size_t payload_bytes_ = 0;  // key and value bytes of the live entries
   std::uint64_t next_cas_ = 1;

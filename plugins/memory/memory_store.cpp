@@ -6,7 +6,7 @@ namespace cachet::memory {
 MemoryStore::MemoryStore(const MemoryStoreOptions& options)
     : options_(options), budget_(options.max_bytes) {
   const ShardLimits limits{options_.max_bytes / options_.shards, options_.max_item_size,
-                           options_.policy};
+                           options_.policy, options_.window_percent};
   shards_.reserve(options_.shards);
   std::vector<MemoryShard*> lenders;
   for (std::size_t i = 0; i < options_.shards; ++i) {
@@ -34,6 +34,8 @@ ShardStats MemoryStore::TotalStats() {
     total.rejected += s.rejected;
     total.payload_bytes += s.payload_bytes;
     total.sketch_bytes += s.sketch_bytes;
+    total.window_bytes += s.window_bytes;
+    total.window_items += s.window_items;
   }
   total.get_hits = epochs_.hits();
   total.get_misses = epochs_.misses();

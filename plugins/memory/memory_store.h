@@ -26,6 +26,7 @@ struct MemoryStoreOptions {
   std::size_t max_item_size = std::size_t{1} << 20;
   std::size_t max_key_size = 250;
   EvictionPolicy policy = EvictionPolicy::kLru;
+  std::size_t window_percent = 1;  // TinyLFU's admission window (0: none)
 };
 
 class MemoryStore {

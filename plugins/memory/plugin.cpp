@@ -23,6 +23,9 @@ constexpr OptionSpec kOptions[] = {
     {"policy", OptionType::kString, "lru",
      "lru: a new item always evicts the CLOCK victim; tinylfu: only if it was asked for "
      "more often lately (frequency sketch)"},
+    {"window_percent", OptionType::kInt, "1",
+     "tinylfu only: percent of each shard's share held by the admission window that new "
+     "items enter (0..50); 0: no window, a new item is judged as it arrives"},
 };
 
 // Reads an integer option and checks it lies in [low, high].
@@ -55,6 +58,10 @@ Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
     options->policy = EvictionPolicy::kTinyLfu;
   } else {
     return section.ErrorAt("policy", "must be lru or tinylfu");
+  }
+  if (Status s = ReadBounded(section, "window_percent", 0, 50, &options->window_percent);
+      !s.ok()) {
+    return s;
   }
   // Each shard's share, max_bytes / shards, sizes its sketch: it must not round down to 0.
   const auto min_bytes = static_cast<std::int64_t>(options->shards);

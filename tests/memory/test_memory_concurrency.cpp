@@ -204,8 +204,10 @@ TEST_CASE("memory counts hits and misses of every thread", "[memory][threads]") 
 
 TEST_CASE("memory writers on many small shards borrow and give back within max_bytes",
           "[memory][threads]") {
-  // 128 shards of a 2 MiB budget (16 KiB each) and values up to 40 KiB: writes
+  // 128 shards of a 2 MiB budget (16 KiB each) and values up to 100 KB: writes
   // keep borrowing, evicting and asking other shards for bytes while readers read.
+  // Each writer gives 40 of the keys a big value, so even one writer alone (the
+  // other may not have started) outgrows the budget and must evict.
   constexpr std::uint64_t kBudget = 2 << 20;
   auto cache = OpenMemory("shards = 128\nmax_bytes = 2097152\n");
   constexpr int kThreads = 4;
@@ -218,9 +220,9 @@ TEST_CASE("memory writers on many small shards borrow and give back within max_b
       WaitForAll(arrived, kThreads);
       for (int i = 0; i < 3000; ++i) {
         const std::string key = KeyName((i * 7 + t * 13) % kKeys);
-        // Every 50th value is big: larger than a shard's share.
+        // Every 10th value is big: larger than a shard's share.
         std::string value = ValueFor(key, i);
-        if (i % 50 == 0) value += std::string(40000, 'x');
+        if (i % 10 == 0) value += std::string(100000, 'x');
         if (t % 2 == 0) {
           (void)cache->Set(key, value);
           if (i % 5 == 0) (void)cache->Remove(KeyName((i * 3) % kKeys));

@@ -1,7 +1,9 @@
 // The memory store's admission policy: the frequency sketch on its own, then
 // `policy = tinylfu` deciding whether a new item may evict the CLOCK victim,
-// beside `policy = lru`, which always lets it. Each test would fail if admission
-// admitted everything, or nothing.
+// beside `policy = lru`, which always lets it: without a window (the new item
+// is judged as it arrives) and with W-TinyLFU's window (new items enter it and
+// are judged as they leave it). Each test would fail if admission admitted
+// everything, or nothing, or if the window were not there.
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <cstdio>
@@ -9,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "../../plugins/memory/frequency_sketch.h"
@@ -46,6 +49,10 @@ std::uint64_t HashOf(std::uint64_t i) {
 
 // 60 items of 1000 bytes fit in one shard of 64 KiB.
 const char* const kSmallShard = "max_bytes = 65536\nshards = 1\n";
+// TinyLFU judging each new item as it arrives: no window.
+const char* const kNoWindow = "policy = tinylfu\nwindow_percent = 0\n";
+// TinyLFU with its default window: 1 % of 64 KiB holds one item of 1000 bytes.
+const char* const kWindow = "policy = tinylfu\n";
 
 }  // namespace
 
@@ -122,16 +129,19 @@ TEST_CASE("memory rejects a policy it does not know", "[memory][policy]") {
 TEST_CASE("tinylfu keeps the read items through a scan that lru lets flush them",
           "[memory][policy]") {
   const std::string value(1000, 'v');
-  auto run = [&](const std::string& policy) {
-    auto cache = OpenMemory(std::string(kSmallShard) + "policy = " + policy + "\n");
+  // `judged_at_the_door`: tinylfu without its window (window_percent = 0).
+  auto run = [&](const std::string& policy, bool judged_at_the_door = false) {
+    auto cache = OpenMemory(std::string(kSmallShard) + "policy = " + policy + "\n" +
+                            (judged_at_the_door ? "window_percent = 0\n" : ""));
     for (int i = 0; i < 30; ++i) REQUIRE(cache->Set("hot" + std::to_string(i), value).ok());
     for (int round = 0; round < 4; ++round) {
       for (int i = 0; i < 30; ++i) REQUIRE(cache->Get("hot" + std::to_string(i)).hit());
     }
-    // A scan: 300 keys written once and never read (tinylfu refuses most: not_stored).
+    // A scan: 300 keys written once and never read (tinylfu without a window
+    // refuses most: not_stored; with one, they pass through the window and lose).
     for (int i = 0; i < 300; ++i) {
       const cachet::Status s = cache->Set("scan" + std::to_string(i), value);
-      REQUIRE((s.ok() || (policy == "tinylfu" && s.IsNotStored())));
+      REQUIRE((s.ok() || (judged_at_the_door && s.IsNotStored())));
     }
     int kept = 0;
     for (int i = 0; i < 30; ++i) kept += cache->Get("hot" + std::to_string(i)).hit() ? 1 : 0;
@@ -142,17 +152,20 @@ TEST_CASE("tinylfu keeps the read items through a scan that lru lets flush them"
   CHECK(lru_stats["rejected"] == "0");
   CHECK(lru_stats["policy"] == "lru");
 
-  auto [tiny_kept, tiny_stats] = run("tinylfu");
-  CHECK(tiny_kept == 30);
-  CHECK(std::stoull(tiny_stats["rejected"]) >= 250);  // the scan's keys, once it was full
-  CHECK(tiny_stats["policy"] == "tinylfu");
-  CHECK(std::stoull(tiny_stats["sketch_bytes"]) > 0);
-  CHECK(std::stoull(tiny_stats["bytes"]) <= 65536);
+  for (const bool judged_at_the_door : {true, false}) {
+    INFO("without a window: " << judged_at_the_door);
+    auto [tiny_kept, tiny_stats] = run("tinylfu", judged_at_the_door);
+    CHECK(tiny_kept == 30);
+    CHECK(std::stoull(tiny_stats["rejected"]) >= 250);  // the scan's keys, once it was full
+    CHECK(tiny_stats["policy"] == "tinylfu");
+    CHECK(std::stoull(tiny_stats["sketch_bytes"]) > 0);
+    CHECK(std::stoull(tiny_stats["bytes"]) <= 65536);
+  }
 }
 
 TEST_CASE("tinylfu admits a new item asked for more often than the victim, and only then",
           "[memory][policy]") {
-  auto cache = OpenMemory(std::string(kSmallShard) + "policy = tinylfu\n");
+  auto cache = OpenMemory(std::string(kSmallShard) + kNoWindow);
   const std::string value(1000, 'v');
   // Fills the shard with items written once; once full, more of them are refused.
   for (int i = 0; i < 100; ++i) {
@@ -183,7 +196,7 @@ TEST_CASE("tinylfu admits a new item asked for more often than the victim, and o
 
 TEST_CASE("tinylfu never refuses an add: two claims of one key, exactly one wins",
           "[memory][policy]") {
-  auto cache = OpenMemory(std::string(kSmallShard) + "policy = tinylfu\n");
+  auto cache = OpenMemory(std::string(kSmallShard) + kNoWindow);
   const std::string value(1000, 'v');
   // A full shard of items read often, so any judged newcomer would lose.
   for (int i = 0; i < 70; ++i) (void)cache->Set("hot" + std::to_string(i), value);
@@ -202,7 +215,7 @@ TEST_CASE("tinylfu never refuses an add: two claims of one key, exactly one wins
 
 TEST_CASE("tinylfu: a refused set is never visible, and a victim survives it",
           "[memory][policy]") {
-  auto cache = OpenMemory(std::string(kSmallShard) + "policy = tinylfu\n");
+  auto cache = OpenMemory(std::string(kSmallShard) + kNoWindow);
   const std::string value(1000, 'v');
   for (int i = 0; i < 50; ++i) REQUIRE(cache->Set("hot" + std::to_string(i), value).ok());
   for (int i = 0; i < 20; ++i) (void)cache->Set("fill" + std::to_string(i), value);  // now full
@@ -224,7 +237,7 @@ TEST_CASE("tinylfu: a refused set is never visible, and a victim survives it",
 
 TEST_CASE("tinylfu lets an overwrite of a present key through without judging it",
           "[memory][policy]") {
-  auto cache = OpenMemory(std::string(kSmallShard) + "policy = tinylfu\n");
+  auto cache = OpenMemory(std::string(kSmallShard) + kNoWindow);
   const std::string value(1000, 'v');
   // Fills the shard to its budget (later keys are refused), then reads every
   // present key until its count saturates (15): a judged overwrite would tie
@@ -332,4 +345,99 @@ TEST_CASE("tinylfu readers bump the sketch beside writers that age it", "[memory
   auto stats = StatsOf(*cache);
   CHECK(std::stoull(stats["bytes"]) <= 65536);
   CHECK(std::stoull(stats["evictions"]) + std::stoull(stats["rejected"]) > 0);
+}
+
+TEST_CASE("tinylfu's window admits a burst of a new key that the sketch alone refuses",
+          "[memory][policy]") {
+  const std::string value(1000, 'v');
+  // A full shard of items each read five times; then a new key is written once
+  // and read at once, ten times (a burst: a new story, a new session).
+  auto run = [&](const char* policy) {
+    auto cache = OpenMemory(std::string(kSmallShard) + policy);
+    for (int i = 0; i < 70; ++i) (void)cache->Set("hot" + std::to_string(i), value);
+    for (int round = 0; round < 5; ++round) {
+      for (int i = 0; i < 70; ++i) (void)cache->Get("hot" + std::to_string(i));
+    }
+    const cachet::Status stored = cache->Set("burst", value);
+    int hits = 0;
+    for (int i = 0; i < 10; ++i) hits += cache->Get("burst").hit() ? 1 : 0;
+    // Keys written once push "burst" out of the window: it competes then.
+    for (int i = 0; i < 5; ++i) (void)cache->Set("once" + std::to_string(i), value);
+    return std::tuple{stored, hits, cache->Get("burst").hit(), StatsOf(*cache)};
+  };
+  // Without a window the burst's key is judged on its first write, having been
+  // asked for once: it loses to the residents, and every read of it misses.
+  auto [judged, judged_hits, judged_kept, judged_stats] = run(kNoWindow);
+  CHECK(judged.IsNotStored());
+  CHECK(judged_hits == 0);
+  CHECK_FALSE(judged_kept);
+
+  // With the window it is stored, its reads hit while it is there, and they
+  // count: when it leaves the window it is asked for more often than the
+  // CLOCK victim, so it stays; the keys written once lose instead.
+  auto [windowed, windowed_hits, windowed_kept, windowed_stats] = run(kWindow);
+  CHECK(windowed.ok());
+  CHECK(windowed_hits == 10);
+  CHECK(windowed_kept);
+  CHECK(std::stoull(windowed_stats["rejected"]) >= 4);  // "once0".."once3" left and lost
+  CHECK(windowed_stats["window_items"] == "1");          // "once4"
+  CHECK(judged_stats["window_items"] == "0");
+}
+
+TEST_CASE("tinylfu's window keeps its share of the shard and its count", "[memory][policy]") {
+  // One shard of 1 MiB with a 10 % window: 104,857 bytes, about 100 items of 1000 bytes.
+  auto cache = OpenMemory("max_bytes = 1048576\nshards = 1\npolicy = tinylfu\nwindow_percent = 10\n");
+  const std::string value(1000, 'v');
+  constexpr std::uint64_t kLimit = 1048576 / 100 * 10;
+  for (int i = 0; i < 50; ++i) REQUIRE(cache->Set("a" + std::to_string(i), value).ok());
+  auto stats = StatsOf(*cache);
+  CHECK(stats["window_items"] == "50");  // every new item entered the window
+  const std::uint64_t fifty = std::stoull(stats["window_bytes"]);
+  CHECK(fifty >= 50 * 1000);
+  CHECK(fifty == std::stoull(stats["bytes"]));  // so far it holds every item
+
+  for (int i = 0; i < 200; ++i) REQUIRE(cache->Set("b" + std::to_string(i), value).ok());
+  stats = StatsOf(*cache);
+  const std::uint64_t items = std::stoull(stats["window_items"]);
+  CHECK(std::stoull(stats["window_bytes"]) <= kLimit);  // the oldest left for the main space
+  CHECK(items >= 90);
+  CHECK(items <= 101);
+  CHECK(stats["curr_items"] == "250");  // not full: they left unjudged
+  CHECK(stats["rejected"] == "0");
+
+  // A removed window item leaves the window's count; a rewritten one stays,
+  // with its new size.
+  REQUIRE(cache->Remove("b199").ok());
+  CHECK(std::stoull(StatsOf(*cache)["window_items"]) == items - 1);
+  const std::uint64_t before = std::stoull(StatsOf(*cache)["window_bytes"]);
+  REQUIRE(cache->Set("b198", std::string(2000, 'w')).ok());
+  stats = StatsOf(*cache);
+  CHECK(std::stoull(stats["window_items"]) == items - 1);
+  // Its chunk grew from about 1040 to about 2032 bytes.
+  CHECK(std::stoull(stats["window_bytes"]) > before + 900);
+  CHECK(std::stoull(stats["window_bytes"]) <= before + 1000);
+  auto got = cache->Get("b198");
+  REQUIRE(got.hit());
+  CHECK(got.value() == std::string(2000, 'w'));
+  // Rewriting one window item many times keeps it there, and the count right.
+  for (int i = 0; i < 5000; ++i) REQUIRE(cache->Set("b198", std::to_string(i)).ok());
+  stats = StatsOf(*cache);
+  CHECK(std::stoull(stats["window_items"]) == items - 1);
+  CHECK(std::stoull(stats["window_bytes"]) < before);
+  REQUIRE(cache->Flush().ok());
+  stats = StatsOf(*cache);
+  CHECK(stats["window_items"] == "0");
+  CHECK(stats["window_bytes"] == "0");
+  REQUIRE(cache->Set("after", value).ok());
+  CHECK(StatsOf(*cache)["window_items"] == "1");
+}
+
+TEST_CASE("memory refuses a window_percent out of range", "[memory][policy]") {
+  auto config = Config::Parse("[cache]\nbackend = memory\n[memory]\npolicy = tinylfu\n"
+                              "window_percent = 51\n",
+                              "memory-policy.conf");
+  REQUIRE(config.ok());
+  auto cache = Cache::Open(std::move(config).value());
+  REQUIRE_FALSE(cache.ok());
+  CHECK(cache.status().message().find("window_percent") != std::string::npos);
 }

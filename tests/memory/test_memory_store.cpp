@@ -208,6 +208,20 @@ TEST_CASE("memory shards share one budget: one shard may hold most of it", "[mem
   CHECK(StatOf(*cache, "bytes") + StatOf(*cache, "table_bytes") <= 1048576);
 }
 
+TEST_CASE("memory lends a small budget to every shard, not to the first few", "[memory]") {
+  // 160 KB over 16 shards: 10 KB each. 600 items of about 140 bytes take 86 KB
+  // and the tables about 16 KB, so all of them fit. Had the shards borrowed
+  // 16 KiB at a time, the first nine would have taken the whole budget and
+  // the others would evict what they hold.
+  auto cache = OpenMemory("max_bytes = 160000\nshards = 16\n");
+  const std::string value(100, 'v');
+  for (int i = 0; i < 600; ++i) REQUIRE(cache->Set("k" + std::to_string(i), value).ok());
+  CHECK(StatOf(*cache, "evictions") == 0);
+  CHECK(StatOf(*cache, "curr_items") == 600);
+  for (int i = 0; i < 600; ++i) CHECK(cache->Get("k" + std::to_string(i)).hit());
+  CHECK(StatOf(*cache, "bytes") + StatOf(*cache, "table_bytes") <= 160000);
+}
+
 TEST_CASE("memory stores an item larger than a shard's share by evicting elsewhere",
           "[memory]") {
   // 64 shards of 4 MiB: 64 KiB each, and a 1 MiB value.
