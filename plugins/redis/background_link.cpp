@@ -212,7 +212,9 @@ Status BackgroundLink::Listen(std::span<const ListenedLink> links,
     for (std::size_t i = 0; i < links.size(); ++i) {
       const Wake news = Readiness(fds[i]);
       if (news == Wake::kClosed) {
-        // Gone (FIN, RST): lost at once, before anything more is read.
+        // Gone (FIN, RST): what came before the close is handled first (a
+        // switch announced as a sentinel leaves), then the link is lost.
+        if (links[i].connection->ReadSome().ok()) (void)HandleFrames(links[i]);
         return Lose(links[i], Status::IoError(Described(links[i], "closed by the server")));
       }
       if (news != Wake::kReadable) continue;
