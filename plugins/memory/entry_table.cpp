@@ -46,36 +46,20 @@ EntryTable::~EntryTable() {
 }
 
 std::size_t EntryTable::IndexOf(std::string_view key, std::uint64_t hash) const noexcept {
-  const SlotArray* array = Current();
-  const std::uint64_t tag = TagOf(hash);
-  for (std::size_t i = hash & array->mask, n = 0; n <= array->mask;
-       i = (i + 1) & array->mask, ++n) {
-    const std::uint64_t word = array->slots[i].load(kRelaxed);
-    const std::uint64_t pointer = word & kPointerBits;
-    if (pointer == kEmpty) return kNone;
-    if ((word & kTagBits) != tag || pointer == kTombstone) continue;
+  return Probe(hash, [key](std::uint64_t word) {
     const MemoryEntry* entry = EntryOf(word);
     // A writer that finds the key asks the allocator for the entry's charge,
     // which reads the word before the entry: a line of its own when the entry
     // starts one. Fetched now, beside the key's line, not after it.
     __builtin_prefetch(reinterpret_cast<const char*>(entry) - sizeof(std::size_t));
-    if (entry->key() == key) return i;
-  }
-  return kNone;
+    return entry->key() == key;
+  });
 }
 
 std::size_t EntryTable::FindInWindow(std::uint64_t hash, std::uint64_t cas) const noexcept {
-  const SlotArray* array = Current();
-  const std::uint64_t tag = TagOf(hash);
-  for (std::size_t i = hash & array->mask, n = 0; n <= array->mask;
-       i = (i + 1) & array->mask, ++n) {
-    const std::uint64_t word = array->slots[i].load(kRelaxed);
-    const std::uint64_t pointer = word & kPointerBits;
-    if (pointer == kEmpty) return kNone;
-    if ((word & kTagBits) != tag || (word & kWindow) == 0 || pointer == kTombstone) continue;
-    if (EntryOf(word)->cas() == cas) return i;
-  }
-  return kNone;
+  return Probe(hash, [cas](std::uint64_t word) {
+    return (word & kWindow) != 0 && EntryOf(word)->cas() == cas;
+  });
 }
 
 bool EntryTable::Insert(MemoryEntry* entry, std::uint64_t hash, bool in_window) noexcept {

@@ -131,11 +131,26 @@ class EntryTable {
     static SlotArray* Create(std::size_t count) noexcept;
   };
 
+  // The writers' probe (IndexOf, FindInWindow): walks `hash`'s probe sequence to
+  // the first entry whose tag matches and whose slot word `match` accepts, or
+  // kNone at the first empty slot. Find keeps its own loop: the readers' path.
+  template <class Match>
+  std::size_t Probe(std::uint64_t hash, Match match) const noexcept {
+    const SlotArray* array = Current();
+    const std::uint64_t tag = TagOf(hash);
+    for (std::size_t i = hash & array->mask, n = 0; n <= array->mask;
+         i = (i + 1) & array->mask, ++n) {
+      const std::uint64_t word = array->slots[i].load(std::memory_order_relaxed);
+      const std::uint64_t pointer = word & kPointerBits;
+      if (pointer == kEmpty) break;
+      if ((word & kTagBits) == tag && pointer != kTombstone && match(word)) return i;
+    }
+    return kNone;
+  }
+
   // Bits 32..46 of the hash: the shard was picked by the top bits and the slot by
   // the low ones, so these still tell the keys of one shard apart.
-  static std::uint64_t TagOf(std::uint64_t hash) noexcept {
-    return ((hash >> 32) & 0x7FFF) << 48;
-  }
+  static std::uint64_t TagOf(std::uint64_t hash) noexcept { return ((hash >> 32) & 0x7FFF) << 48; }
 
   // The entry of a slot word that holds one (neither empty nor a tombstone).
   static MemoryEntry* EntryOf(std::uint64_t word) noexcept {
@@ -148,8 +163,9 @@ class EntryTable {
   }
   // Rebuilds the array before an insert would fill more than 7/8 of it (so a
   // slot costs an item 8 / (3/8 .. 7/8) = 9 to 21 bytes): twice as large when
-  // live entries fill more than 3/4, else the same size without its tombstones. When memory runs out it keeps the old one while it has an
-  // empty slot (which every insert needs); false when it has none.
+  // live entries fill more than 3/4, else the same size without its tombstones. When memory runs
+  // out it keeps the old one while it has an empty slot (which every insert needs); false when it
+  // has none.
   bool MakeRoom() noexcept;
 
   Limbo& limbo_;
