@@ -130,14 +130,18 @@ TEST_CASE("cluster tracking link: an invalidation in the same write as the answe
   CHECK(recorder.lives() >= 1);
 }
 
-TEST_CASE("sentinel link: a switch in the same write as the confirmation is heard",
-          "[redis][sentinel][link]") {
-  const std::string confirm = "*3\r\n$9\r\nsubscribe\r\n$14\r\n+switch-master\r\n:1\r\n";
+// A sentinel's confirmation of SUBSCRIBE +switch-master, and a switch message.
+const std::string kSwitchConfirm = "*3\r\n$9\r\nsubscribe\r\n$14\r\n+switch-master\r\n:1\r\n";
+std::string SwitchMessage() {
   const std::string text = "mymaster 127.0.0.1 6379 127.0.0.1 6390";
-  const std::string message = "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$" +
-                              std::to_string(text.size()) + "\r\n" + text + "\r\n";
-  const std::string pong = "*2\r\n$4\r\npong\r\n$0\r\n\r\n";
-  ScriptedServer server(cachet::test::RespRequests(), {{confirm + message}, {pong}});
+  return "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$" + std::to_string(text.size()) +
+         "\r\n" + text + "\r\n";
+}
+
+// True once a sentinel watcher of a fake sentinel playing `script` reported a
+// switch, waiting kPatience at most.
+bool HearsSwitch(std::vector<cachet::test::ScriptStep> script) {
+  ScriptedServer server(cachet::test::RespRequests(), std::move(script));
   std::mutex mutex;
   std::condition_variable changed;
   int switches = 0;
@@ -151,33 +155,20 @@ TEST_CASE("sentinel link: a switch in the same write as the confirmation is hear
     changed.notify_all();
   });
   std::unique_lock lock(mutex);
-  CHECK(changed.wait_for(lock, kPatience, [&] { return switches > 0; }));
+  return changed.wait_for(lock, kPatience, [&] { return switches > 0; });
+}
+
+TEST_CASE("sentinel link: a switch in the same write as the confirmation is heard",
+          "[redis][sentinel][link]") {
+  const std::string pong = "*2\r\n$4\r\npong\r\n$0\r\n\r\n";
+  CHECK(HearsSwitch({{kSwitchConfirm + SwitchMessage()}, {pong}}));
 }
 
 TEST_CASE("sentinel link: a switch announced just before the sentinel closes is heard",
           "[redis][sentinel][link]") {
-  const std::string confirm = "*3\r\n$9\r\nsubscribe\r\n$14\r\n+switch-master\r\n:1\r\n";
-  const std::string text = "mymaster 127.0.0.1 6379 127.0.0.1 6390";
-  const std::string message = "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$" +
-                              std::to_string(text.size()) + "\r\n" + text + "\r\n";
   // The message comes later, and the sentinel hangs up right after it; no
   // second connection is served, so only the message can count as a switch.
-  ScriptedServer server(cachet::test::RespRequests(),
-                        {{confirm, 0, {}, message, milliseconds(200), true}});
-  std::mutex mutex;
-  std::condition_variable changed;
-  int switches = 0;
-  WatcherSettings settings;
-  settings.sentinels = {Loopback(server.port())};
-  settings.master = "mymaster";
-  settings.health_interval = kQuiet;
-  SentinelWatcher watcher(settings, [&] {
-    const std::lock_guard lock(mutex);
-    ++switches;
-    changed.notify_all();
-  });
-  std::unique_lock lock(mutex);
-  CHECK(changed.wait_for(lock, kPatience, [&] { return switches > 0; }));
+  CHECK(HearsSwitch({{kSwitchConfirm, 0, {}, SwitchMessage(), milliseconds(200), true}}));
 }
 
 }  // namespace
