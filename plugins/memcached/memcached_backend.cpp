@@ -16,6 +16,7 @@ namespace cachet::memcached {
 MemcachedBackend::MemcachedBackend(MemcachedOptions options)
     : id_(net::BatchRunner::NewOwner()),
       options_(std::move(options)),
+      call_timeout_(options_.pool.connection.CallTimeout()),
       limits_{2048, options_.max_item_size},
       pool_(options_.servers,
             net::Distribution::Create(options_.distribution, options_.servers,
@@ -37,6 +38,14 @@ Status MemcachedBackend::TooLargeError(std::size_t size) const {
   return Status::TooLarge("memcached: a value of " + std::to_string(size) +
                           " bytes is over max_item_size (" +
                           std::to_string(options_.max_item_size) + ")");
+}
+
+Status MemcachedBackend::CheckError(const Operation& op) const {
+  if (!KeyIsValid(op.key, options_.binary_keys)) return KeyError(op.key, options_.binary_keys);
+  if (op.kind == OpKind::kStore && op.item.value.size() > options_.max_item_size) {
+    return TooLargeError(op.item.value.size());
+  }
+  return NegativeTtlError("memcached");
 }
 
 bool MemcachedBackend::Route(Operation& op, std::size_t* server, std::size_t* home) {

@@ -99,6 +99,10 @@ class MemcachedBackend final : public Backend {
  private:
   // The key, the value's size and the TTL, checked before anything is sent.
   Status Check(const Operation& op) const;
+  // Whether Check() passes: the usual answer, with no Status made.
+  bool Sendable(const Operation& op) const noexcept;
+  // Check()'s refusal. REQUIRES: !Sendable(op).
+  Status CheckError(const Operation& op) const;
   // kTooLarge for a value of `size` bytes, over max_item_size.
   Status TooLargeError(std::size_t size) const;
   // True when the pool is one server and it is live: every key goes there.
@@ -165,6 +169,8 @@ class MemcachedBackend final : public Backend {
 
   const std::uint64_t id_;  // BatchRunner::NewOwner(): claims this thread's runner
   MemcachedOptions options_;
+  // The bound of one call (CallTimeout()), in the clock's unit: worked out once.
+  net::Clock::duration call_timeout_;
   ParserLimits limits_;
   net::ServerPool pool_;
   // With failover and more than one server: what outages left to undo.
@@ -174,13 +180,14 @@ class MemcachedBackend final : public Backend {
 // The checks and the route every operation asks for, inline: a single
 // operation's call should not pay a call for each question.
 
+inline bool MemcachedBackend::Sendable(const Operation& op) const noexcept {
+  return KeyIsValid(op.key, options_.binary_keys) &&
+         (op.kind != OpKind::kStore || op.item.value.size() <= options_.max_item_size) &&
+         op.ttl.count() >= 0;
+}
+
 inline Status MemcachedBackend::Check(const Operation& op) const {
-  if (Status s = CheckKey(op.key, options_.binary_keys); !s.ok()) return s;
-  if (op.kind == OpKind::kStore && op.item.value.size() > options_.max_item_size) {
-    return TooLargeError(op.item.value.size());
-  }
-  if (op.ttl.count() < 0) return NegativeTtlError("memcached");
-  return Status::OK();
+  return Sendable(op) ? Status::OK() : CheckError(op);
 }
 
 inline bool MemcachedBackend::LoneLiveServer() const {
@@ -191,8 +198,10 @@ inline bool MemcachedBackend::LoneLiveServer() const {
 [[gnu::always_inline]] inline bool MemcachedBackend::CheckAndRoute(Operation& op,
                                                                    std::size_t* server,
                                                                    std::size_t* home) {
-  op.status = Check(op);
-  if (!op.status.ok()) return false;
+  if (!Sendable(op)) [[unlikely]] {
+    op.status = CheckError(op);
+    return false;
+  }
   // One live server needs no placement, nor a Result to carry it.
   if (LoneLiveServer()) {
     *server = 0;

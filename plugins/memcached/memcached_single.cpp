@@ -65,7 +65,7 @@ Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, It
       const int pieces = line.Iovecs(request);
       TextBatch& reader = TextBatch::ForOne(op, hit, limits_);
       const net::Clock::time_point start = net::Clock::now();
-      const net::Deadline deadline = start + options_.pool.connection.CallTimeout();
+      const net::Deadline deadline = start + call_timeout_;
       Status transport =
           net::RunLoneExchange(lease.connection(), request, pieces, reader, start, deadline);
       reader.Settle(transport);

@@ -21,6 +21,7 @@ void TextBatch::Reset(const BatchSettings& settings) {
   gets_open_ = false;
   poisoned_ = false;
   shape_ = Shape::kBatch;
+  line_op_ = nullptr;
   ResetReader();
 }
 

@@ -94,6 +94,11 @@ class TextBatch final : public MemcachedBatch {
   // anything else. A gets line's replies are taken out of line, a command's
   // one line inline (TakeLine).
   void TakeUsual(net::ReadBuffer& buffer) {
+    // A single command's one line: its operation is at hand, no list to walk.
+    if (line_op_ != nullptr) {
+      if (next_ == 0) TakeLine(buffer, *line_op_);
+      return;
+    }
     while (next_ < expected_count_) {
       Expected& expected = expected_[next_];
       if (!(expected.retrieval ? TakeRetrievals(buffer, expected)
@@ -143,6 +148,7 @@ class TextBatch final : public MemcachedBatch {
   std::string keys_;  // the keys of a gets line; kept for its capacity
   std::size_t next_ = 0;
   std::size_t expected_count_ = 0;  // expected_.size(), once Finish()ed
+  Operation* line_op_ = nullptr;    // ExpectOne(): the one command awaiting a line
   bool gets_open_ = false;
   bool usual_replies_;
   Shape shape_ = Shape::kBatch;
@@ -161,6 +167,7 @@ inline void TextBatch::ExpectOne(Operation& op, Item* hit) {
       Reshape(true);
     noreply_[0] = &op;
     expected_count_ = 0;
+    line_op_ = nullptr;
     return;
   }
   if (shape_ != Shape::kOne) [[unlikely]]
@@ -168,6 +175,7 @@ inline void TextBatch::ExpectOne(Operation& op, Item* hit) {
   ops_[0] = &op;
   expected_[0] = {0, 0, 1, op.kind == OpKind::kGet};
   expected_count_ = 1;
+  line_op_ = op.kind == OpKind::kGet ? nullptr : &op;
 }
 
 }  // namespace cachet::memcached
