@@ -122,6 +122,33 @@ std::string Each(const std::string& request, const std::string& reply) {
 // Keys of one slot, that of "k" (a hash tag names the slot).
 const std::uint16_t kSlot = cachet::redis::KeySlot("k");
 
+// What the MOVED fakes were asked: GETs at A, GETs at B, slot map loads.
+struct MovedCounts {
+  std::atomic<int> a_gets{0};
+  std::atomic<int> b_gets{0};
+  std::atomic<int> shards{0};
+};
+
+// Node A, whose map gives it every slot and never changes, answers every GET
+// with MOVED (slot kSlot) to node B, which answers "b".
+struct MovedToB {
+  MovedCounts counts;
+  FakeNode b{[this](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) return ShardsReply(b.port());
+    counts.b_gets += GetsIn(request);
+    return Each(request, "$1\r\nb\r\n");
+  }};
+  FakeNode a{[this](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) {
+      ++counts.shards;
+      return ShardsReply(a.port());
+    }
+    counts.a_gets += GetsIn(request);
+    return Each(request, "-MOVED " + std::to_string(kSlot) +
+                             " 127.0.0.1:" + std::to_string(b.port()) + "\r\n");
+  }};
+};
+
 }  // namespace
 
 TEST_CASE("TRYAGAIN and CLUSTERDOWN are retried until the node answers", "[redis][cluster]") {
@@ -208,25 +235,9 @@ TEST_CASE("MOVED to another node updates the slot map without a reload", "[redis
   // Node A's map gives it every slot and never changes; A answers MOVED to B
   // for slot kSlot. The map is not reloaded (refresh_interval 60 s), so only
   // the MOVED reply can send the next call straight to B.
-  std::atomic<int> a_gets{0}, b_gets{0}, shards{0};
-  std::atomic<int> a_port{0}, b_port{0};
-  FakeNode b([&](const std::string& request) -> std::string {
-    if (Has(request, "SHARDS")) return ShardsReply(b_port);
-    b_gets += GetsIn(request);
-    return Each(request, "$1\r\nb\r\n");
-  });
-  b_port = b.port();
-  FakeNode a([&](const std::string& request) -> std::string {
-    if (Has(request, "SHARDS")) {
-      ++shards;
-      return ShardsReply(a_port);
-    }
-    a_gets += GetsIn(request);
-    return Each(request, "-MOVED " + std::to_string(kSlot) +
-                             " 127.0.0.1:" + std::to_string(b_port.load()) + "\r\n");
-  });
-  a_port = a.port();
-  auto backend = ConnectTo(a_port, std::chrono::milliseconds(60000));
+  MovedToB nodes;
+  auto& [a_gets, b_gets, shards] = nodes.counts;
+  auto backend = ConnectTo(nodes.a.port(), std::chrono::milliseconds(60000));
   Item item;
   REQUIRE(backend->Get("k", &item).ok());
   CHECK(item.value == "b");
@@ -242,25 +253,9 @@ TEST_CASE("MOVED to another node updates the slot map without a reload", "[redis
 
 TEST_CASE("a batch answered MOVED is sent again to the new node, which the map keeps",
           "[redis][cluster]") {
-  std::atomic<int> a_gets{0}, b_gets{0}, shards{0};
-  std::atomic<int> a_port{0}, b_port{0};
-  FakeNode b([&](const std::string& request) -> std::string {
-    if (Has(request, "SHARDS")) return ShardsReply(b_port);
-    b_gets += GetsIn(request);
-    return Each(request, "$1\r\nb\r\n");
-  });
-  b_port = b.port();
-  FakeNode a([&](const std::string& request) -> std::string {
-    if (Has(request, "SHARDS")) {
-      ++shards;
-      return ShardsReply(a_port);
-    }
-    a_gets += GetsIn(request);
-    return Each(request, "-MOVED " + std::to_string(kSlot) +
-                             " 127.0.0.1:" + std::to_string(b_port.load()) + "\r\n");
-  });
-  a_port = a.port();
-  auto backend = ConnectTo(a_port, std::chrono::milliseconds(60000));
+  MovedToB nodes;
+  auto& [a_gets, b_gets, shards] = nodes.counts;
+  auto backend = ConnectTo(nodes.a.port(), std::chrono::milliseconds(60000));
   const std::vector<std::string> keys = {"{k}0", "{k}1"};
   std::vector<cachet::Operation> ops(keys.size());
   for (std::size_t i = 0; i < ops.size(); ++i) {

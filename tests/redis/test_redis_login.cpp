@@ -8,9 +8,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,15 +23,11 @@
 #include "redis_backend.h"
 #include "support/scripted_server.h"
 
-using cachet::Operation;
-using cachet::OpKind;
-using cachet::redis::RedisBackend;
-using cachet::redis::RedisOptions;
-using std::chrono::milliseconds;
-
+namespace cachet::redis {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
 
 // A fake Redis for one connection. Once the connection's first bytes (its
 // login) arrive it counts them in `logins`, waits until `servers` logins were
@@ -39,13 +37,17 @@ using Clock = std::chrono::steady_clock;
 class GatedRedis {
  public:
   GatedRedis(std::atomic<int>* logins, int servers, milliseconds gate_wait, bool refuse = false)
-      : logins_(logins), servers_(servers), gate_wait_(gate_wait), refuse_(refuse) {
-    listener_ = cachet::test::ListenOnLoopback(1, &port_);
+      : logins_(logins),
+        servers_(servers),
+        gate_wait_(gate_wait),
+        refuse_(refuse),
+        listener_(test::ListenOnLoopback(1, &port_)) {
     REQUIRE(listener_ >= 0);
-    thread_ = std::thread([this] { Serve(); });
+    thread_ = std::jthread([this] { Serve(); });
   }
+  // The thread ends (joined) before the listener it may poll is closed.
   ~GatedRedis() {
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
     ::close(listener_);
   }
   GatedRedis(const GatedRedis&) = delete;
@@ -90,7 +92,7 @@ class GatedRedis {
     while (logins_->load() < servers_ && Clock::now() < end) {
       std::this_thread::sleep_for(milliseconds(5));
     }
-    const cachet::test::RequestFramer framer = cachet::test::RespRequests();
+    const test::RequestFramer framer = test::RespRequests();
     std::string pending;
     // Bounded: each pass reads within 3 s or ends.
     while (Readable(fd, 3000)) {
@@ -118,44 +120,41 @@ class GatedRedis {
   int servers_;
   milliseconds gate_wait_;
   bool refuse_;
+  int port_ = 0;  // set by the listener's opening
   int listener_ = -1;
-  int port_ = 0;
   std::atomic<bool> closed_{false};
   mutable std::mutex mutex_;  // guards requests_
   std::vector<std::string> requests_;
-  std::thread thread_;
+  std::jthread thread_;
 };
 
 // A backend over `servers`, with a password and a database to select, so a
 // new connection's login is AUTH then SELECT.
 std::unique_ptr<RedisBackend> BackendOver(const std::vector<std::unique_ptr<GatedRedis>>& servers) {
   RedisOptions options;
-  for (const auto& server : servers) {
-    options.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(server->port()), 1});
-  }
   options.pool.connection.io_timeout = milliseconds(1000);
   options.pool.connection.request_timeout = milliseconds(3000);
   options.session.password = "secret";
   options.session.db = 2;
+  options.servers.reserve(servers.size());
+  std::transform(
+      servers.begin(), servers.end(), std::back_inserter(options.servers),
+      [](const std::unique_ptr<GatedRedis>& server) {
+        return net::ServerAddress{"127.0.0.1", static_cast<std::uint16_t>(server->port()), 1};
+      });
   return std::make_unique<RedisBackend>(std::move(options));
 }
 
-// 60 keys: with three servers, every one of them owns some.
-std::vector<std::string> Keys() {
-  std::vector<std::string> keys;
-  for (int i = 0; i < 60; ++i) keys.push_back("key" + std::to_string(i));
-  return keys;
-}
-
-// A get of each of `keys` (which must outlive the operations).
-std::vector<Operation> Gets(const std::vector<std::string>& keys) {
-  std::vector<Operation> ops(keys.size());
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    ops[i].kind = OpKind::kGet;
-    ops[i].key = keys[i];
+// Gets (the default kind) of 60 keys: with three servers, each owns some.
+struct SixtyGets {
+  SixtyGets() {
+    for (int i = 0; i < 60; ++i) keys.push_back("key" + std::to_string(i));
+    ops.resize(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) ops[i].key = keys[i];
   }
-  return ops;
-}
+  std::vector<std::string> keys;  // what the operations' keys view
+  std::vector<Operation> ops;
+};
 
 bool Has(const std::vector<std::string>& requests, const char* word) {
   for (const std::string& request : requests) {
@@ -176,8 +175,8 @@ TEST_CASE("a batch logs in to every new connection at once", "[redis][login]") {
     servers.push_back(std::make_unique<GatedRedis>(&logins, kServers, milliseconds(3000)));
   }
   auto backend = BackendOver(servers);
-  const std::vector<std::string> keys = Keys();
-  std::vector<Operation> ops = Gets(keys);
+  SixtyGets gets;
+  std::vector<Operation>& ops = gets.ops;
   backend->Execute(ops);
   for (const Operation& op : ops) {
     INFO(op.key << ": " << op.status.ToString());
@@ -204,8 +203,8 @@ TEST_CASE("a refused login fails its server's operations only and closes its con
         std::make_unique<GatedRedis>(&logins, kServers, milliseconds(3000), /*refuse=*/i == 0));
   }
   auto backend = BackendOver(servers);
-  const std::vector<std::string> keys = Keys();
-  std::vector<Operation> ops = Gets(keys);
+  SixtyGets gets;
+  std::vector<Operation>& ops = gets.ops;
   backend->Execute(ops);
   int refused = 0;
   for (const Operation& op : ops) {
@@ -229,3 +228,5 @@ TEST_CASE("a refused login fails its server's operations only and closes its con
   CHECK_FALSE(Has(servers[0]->requests(), "MGET"));
   backend.reset();
 }
+
+}  // namespace cachet::redis
