@@ -35,16 +35,23 @@ bool DirectBulk::Start(net::ReadBuffer& buffer, RespParser& parser, Operation& o
   parser.Reset();
   op.result.flags = 0;
   op.result.cas = 0;
-  op.status = Status::IoError("redis " + std::string(where) + ": the connection failed inside a value");
+  op.status =
+      Status::IoError("redis " + std::string(where) + ": the connection failed inside a value");
   value_.Start(buffer, offset, size, &op.result.value);
   op_ = &op;
   return true;
 }
 
-Status DirectBulk::Continue(net::ReadBuffer& buffer, std::string_view where, bool* done) {
-  Status s = value_.Continue(buffer, done);
-  if (!s.ok()) return Status::ProtocolError("redis " + std::string(where) + ": " + std::string(s.message()));
-  if (*done) op_->status = Status::OK();
+Status DirectBulk::ContinueActive(net::ReadBuffer& buffer, std::string_view where,
+                                  std::size_t* answered) {
+  bool done = false;
+  Status s = value_.Continue(buffer, &done);
+  if (!s.ok())
+    return Status::ProtocolError("redis " + std::string(where) + ": " + std::string(s.message()));
+  if (done) {
+    op_->status = Status::OK();
+    ++*answered;
+  }
   return Status::OK();
 }
 

@@ -25,12 +25,18 @@ class DirectBulk {
   // True when a direct read of `op`'s value began. REQUIRES: op.kind == kGet.
   bool Start(net::ReadBuffer& buffer, RespParser& parser, Operation& op, std::string_view where);
   bool active() const noexcept { return value_.active(); }
-  // ok and *done once the value and its "\r\n" are in (the operation is then a
-  // hit); ok and not done while bytes are owed; protocol_error for a bulk
-  // string not ended by "\r\n".
-  Status Continue(net::ReadBuffer& buffer, std::string_view where, bool* done);
+  // Takes the bytes of the direct read under way, if any: once the value and
+  // its "\r\n" are in, the operation is a hit, ++*answered and active() is
+  // false. Ok while bytes are still owed (active() stays true); protocol_error
+  // for a bulk string not ended by "\r\n". A reader's Consume() starts with
+  //   if (Status s = direct.Continue(...); !s.ok() || direct.active()) return s;
+  Status Continue(net::ReadBuffer& buffer, std::string_view where, std::size_t* answered) {
+    return active() ? ContinueActive(buffer, where, answered) : Status::OK();
+  }
 
  private:
+  Status ContinueActive(net::ReadBuffer& buffer, std::string_view where, std::size_t* answered);
+
   net::DirectValue value_;
   Operation* op_ = nullptr;
 };

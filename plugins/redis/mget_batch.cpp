@@ -87,11 +87,8 @@ Status MgetBatch::Consume(net::ReadBuffer& buffer) {
   // reads whole elements straight off, and gives the parser the next one (and,
   // once the last is in, the pushes right after the array).
   for (;;) {
-    if (direct_.active()) {
-      bool whole = false;
-      if (Status s = direct_.Continue(buffer, where_, &whole); !s.ok() || !whole) return s;
-      ++answered_;
-    }
+    if (Status s = direct_.Continue(buffer, where_, &answered_); !s.ok() || direct_.active())
+      return s;
     if (!done() && parser_.idle()) ConsumeWholeElements(buffer);
     const std::size_t before = answered_;
     if (Status s = TakeFrames(parser_, buffer, where_,

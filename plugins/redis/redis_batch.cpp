@@ -125,11 +125,7 @@ Status RedisBatch::Consume(net::ReadBuffer& buffer) {
   // Each round finishes a direct read, or takes the whole replies in the buffer
   // (and, once the last is in, the pushes right after it).
   for (;;) {
-    if (direct_.active()) {
-      bool whole = false;
-      if (Status s = direct_.Continue(buffer, where_, &whole); !s.ok() || !whole) return s;
-      ++next_;
-    }
+    if (Status s = direct_.Continue(buffer, where_, &next_); !s.ok() || direct_.active()) return s;
     if (Status s = TakeFrames(parser_, buffer, where_,
                               [this](RespValue reply, Frame& next) { return Take(reply, next); });
         !s.ok() || done()) {

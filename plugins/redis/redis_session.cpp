@@ -87,52 +87,78 @@ Status RedisSession::Run(net::Connection& connection, std::string_view request,
 Status RedisSession::Prepare(net::Connection& connection, net::Deadline deadline) const {
   if (connection.connected()) return Status::OK();
   if (Status s = connection.EnsureConnected(deadline); !s.ok()) return s;
-  Status s = Handshake(connection, deadline);
-  if (!s.ok()) connection.Close();
-  return s;
+  // Any failure of the login's exchange has closed the connection.
+  return Login(connection, deadline);
 }
 
-Status RedisSession::Handshake(net::Connection& connection, net::Deadline deadline) const {
-  std::string request;
-  std::size_t commands = 0;
-  bool has_password = !settings_.password.empty();
-  const std::string& user = settings_.username.empty() ? kDefaultUser : settings_.username;
-  if (settings_.resp == 3) {
+Status RedisSession::Login(net::Connection& connection, net::Deadline deadline) const {
+  // The outer exchange's parser is mid-stream while a push hook runs.
+  if (ThreadState(settings_.limits).in_push_hook) [[unlikely]] {
+    connection.Close();
+    return Status::InvalidArgument("redis " + connection.address().HostPort() +
+                                   ": a push hook (on_push) may not run a Redis command");
+  }
+  RedisLogin login(settings_, connection.address().HostPort());
+  if (login.empty()) return Status::OK();
+  int count = 0;
+  iovec* request = login.Request(&count);
+  return net::RunLoneExchange(connection, request, count, login, net::Clock::now(), deadline);
+}
+
+std::unique_ptr<net::Login> RedisSession::NewLogin(const net::Connection& connection) const {
+  auto login = std::make_unique<RedisLogin>(settings_, connection.address().HostPort());
+  if (login->empty()) return nullptr;
+  return login;
+}
+
+RedisLogin::RedisLogin(const SessionSettings& settings, std::string where)
+    : where_(std::move(where)),
+      user_(settings.username.empty() ? kDefaultUser : settings.username),
+      parser_(settings.limits) {
+  const bool has_password = !settings.password.empty();
+  if (settings.resp == 3) {
     // HELLO authenticates in the same command, since before AUTH it would be
     // refused with NOAUTH.
-    RespCommand hello(&request, has_password ? 5 : 2);
+    RespCommand hello(&request_, has_password ? 5 : 2);
     hello.Arg("HELLO").Arg("3");
-    if (has_password) hello.Arg("AUTH").Arg(user).Arg(settings_.password);
-    ++commands;
+    if (has_password) hello.Arg("AUTH").Arg(user_).Arg(settings.password);
+    ++commands_;
   } else if (has_password) {
-    if (settings_.username.empty()) {
-      RespCommand(&request, 2).Arg("AUTH").Arg(settings_.password);
+    if (settings.username.empty()) {
+      RespCommand(&request_, 2).Arg("AUTH").Arg(settings.password);
     } else {
-      RespCommand(&request, 3).Arg("AUTH").Arg(settings_.username).Arg(settings_.password);
+      RespCommand(&request_, 3).Arg("AUTH").Arg(settings.username).Arg(settings.password);
     }
-    ++commands;
+    ++commands_;
   }
-  if (settings_.db != 0) {
-    RespCommand(&request, 2).Arg("SELECT").Arg(settings_.db);
-    ++commands;
+  if (settings.db != 0) {
+    RespCommand(&request_, 2).Arg("SELECT").Arg(settings.db);
+    ++commands_;
   }
-  if (!settings_.client_name.empty()) {
-    RespCommand(&request, 3).Arg("CLIENT").Arg("SETNAME").Arg(settings_.client_name);
-    ++commands;
+  if (!settings.client_name.empty()) {
+    RespCommand(&request_, 3).Arg("CLIENT").Arg("SETNAME").Arg(settings.client_name);
+    ++commands_;
   }
-  if (commands == 0) return Status::OK();
-  Status first_error;
-  std::string where = connection.address().HostPort();
-  Status s = Run(connection, request, commands, deadline, [&](std::size_t, RespValue reply) {
-    if (!reply.IsError() || !first_error.ok()) return;
-    first_error = StatusFromError(reply.text(), where);
+}
+
+Status RedisLogin::Consume(net::ReadBuffer& buffer) {
+  Status s = TakeFrames(parser_, buffer, where_, [this](RespValue frame, Frame& next) {
+    if (frame.type() == RespType::kPush) [[unlikely]]
+      return Status::OK();  // no reply to a login command
+    if (done()) [[unlikely]] {
+      next = Frame::kLeft;  // nobody's reply: left for the leftover rule
+      return Status::OK();
+    }
+    ++answered_;
+    if (frame.IsError() && first_error_.ok()) first_error_ = StatusFromError(frame.text(), where_);
+    return Status::OK();
   });
-  if (!s.ok()) return s;
-  if (first_error.IsAuthFailed()) {
-    return Status::AuthFailed("redis " + where + ": authentication failed for user '" + user +
+  if (!s.ok() || !done() || first_error_.ok()) return s;
+  if (first_error_.IsAuthFailed()) {
+    return Status::AuthFailed("redis " + where_ + ": authentication failed for user '" + user_ +
                               "' (check [redis] username and password)");
   }
-  return first_error;
+  return first_error_;
 }
 
 Status SessionReplies::Consume(net::ReadBuffer& buffer) {

@@ -2,10 +2,12 @@
 // net::Connection, including the handshake a fresh connection needs.
 //
 // A connection that is not connected yet (new, dropped after an error, or
-// inherited across fork) is connected and set up before its first request:
-// HELLO 3 when resp = 3, AUTH [username] password, SELECT db and CLIENT SETNAME,
-// all pipelined in one round trip. A wrong password is kAuthFailed; the password
-// itself is never part of a message.
+// inherited across fork) is connected and logged in before its first request
+// (RedisLogin): HELLO 3 when resp = 3, AUTH [username] password, SELECT db and
+// CLIENT SETNAME, all pipelined in one round trip. A single operation does it
+// in Prepare(); a batch's connections do it all at once, as the first step of
+// each exchange in the engine's poll loop (net::ConnectionSetup). A wrong
+// password is kAuthFailed; the password itself is never part of a message.
 //
 // Exchange() writes one buffer holding `reply_count` commands, then reads that
 // many replies in order and hands each to a callback: one exchange on the core's
@@ -17,8 +19,11 @@
 // Stateless apart from its settings: safe to share between threads.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -94,6 +99,36 @@ class SessionReplies {
   bool* in_push_hook_;  // the thread's flag: set while on_push_ runs
 };
 
+// The login of a connection connected anew, as one pipelined request, and the
+// reader of its replies (a net::Login, fed bytes): every reply is read, then
+// the first error reply is the login's error (a wrong password: kAuthFailed,
+// saying what to check; the password never shows). Pushes are dropped.
+class RedisLogin final : public net::Login {
+ public:
+  // The login `settings` ask of a connection to `where` ("host:port");
+  // empty() when they ask nothing (no password, database 0, no name, RESP2).
+  RedisLogin(const SessionSettings& settings, std::string where);
+
+  bool empty() const noexcept { return commands_ == 0; }
+  iovec* Request(int* count) override {
+    piece_ = {request_.data(), request_.size()};
+    *count = 1;
+    return &piece_;
+  }
+  Status Consume(net::ReadBuffer& buffer) override;
+  bool done() const noexcept override { return answered_ == commands_; }
+
+ private:
+  std::string where_;
+  std::string user_;  // the ACL user, for the message of a refused login
+  std::string request_;
+  iovec piece_{};
+  std::size_t commands_ = 0;
+  std::size_t answered_ = 0;
+  RespParser parser_;
+  Status first_error_;  // the first error reply
+};
+
 class RedisSession final : public net::ConnectionSetup {
  public:
   // The parser limits follow `resp`: pushes are accepted on RESP3 only.
@@ -106,14 +141,18 @@ class RedisSession final : public net::ConnectionSetup {
   Status Exchange(net::Connection& connection, std::string_view request, std::size_t reply_count,
                   net::Deadline deadline, ReplyHandler on_reply) const;
 
-  // Connects and runs the handshake if `connection` is not connected, by
-  // `deadline`; net::BatchRunner calls it before a batch's exchange.
-  Status Prepare(net::Connection& connection, net::Deadline deadline) const override;
+  // Connects and logs in if `connection` is not connected, by `deadline`
+  // (the single-operation paths call it before their exchange).
+  Status Prepare(net::Connection& connection, net::Deadline deadline) const;
+
+  // The login of a connection connected anew in a batch (net::BatchRunner
+  // runs it in its poll loop), or null when nothing needs sending.
+  std::unique_ptr<net::Login> NewLogin(const net::Connection& connection) const override;
 
   const SessionSettings& settings() const noexcept { return settings_; }
 
  private:
-  Status Handshake(net::Connection& connection, net::Deadline deadline) const;
+  Status Login(net::Connection& connection, net::Deadline deadline) const;
   // Sends `request` on the connected `connection` and reads its replies.
   Status Run(net::Connection& connection, std::string_view request, std::size_t reply_count,
              net::Deadline deadline, ReplyHandler on_reply) const;

@@ -1,7 +1,8 @@
-// ClusterRouter against a fake cluster node on a loopback port: TRYAGAIN and
+// ClusterRouter against fake cluster nodes on loopback ports: TRYAGAIN and
 // CLUSTERDOWN are retried a bounded number of times, a slot map that cannot be
-// loaded is an error, and a MOVED loop ends. The fake serves every slot itself
-// and answers commands from a script, so each path is taken exactly.
+// loaded is an error, a MOVED loop ends, MOVED to another node updates the slot
+// map (single calls and batches), and ASK is followed once without changing it.
+// The fakes answer commands from a script, so each path is taken exactly.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -17,8 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "redis_backend.h"
+#include "cluster_slots.h"
 #include "launchers/server_process.h"
+#include "redis_backend.h"
 
 using cachet::Item;
 using cachet::redis::RedisBackend;
@@ -86,18 +88,66 @@ class FakeNode {
   std::thread thread_;
 };
 
-std::unique_ptr<RedisBackend> ConnectTo(int port) {
+std::unique_ptr<RedisBackend> ConnectTo(
+    int port, std::chrono::milliseconds refresh_interval = std::chrono::milliseconds(1000)) {
   RedisOptions options;
   options.mode = RedisMode::kCluster;
   options.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(port), 1});
   options.cluster.max_redirects = 5;
   options.cluster.retry_wait = std::chrono::milliseconds(1);
+  options.cluster.refresh_interval = refresh_interval;
   return std::make_unique<RedisBackend>(std::move(options));
 }
 
 bool Has(const std::string& request, const char* word) {
   return request.find(word) != std::string::npos;
 }
+
+// How many GET commands a request (perhaps a pipeline) holds.
+int GetsIn(const std::string& request) {
+  int count = 0;
+  for (std::size_t at = 0; (at = request.find("$3\r\nGET\r\n", at)) != std::string::npos; ++at) {
+    ++count;
+  }
+  return count;
+}
+
+// `reply` once for each GET in `request`.
+std::string Each(const std::string& request, const std::string& reply) {
+  std::string replies;
+  for (int i = GetsIn(request); i > 0; --i) replies += reply;
+  return replies;
+}
+
+// Keys of one slot, that of "k" (a hash tag names the slot).
+const std::uint16_t kSlot = cachet::redis::KeySlot("k");
+
+// What the MOVED fakes were asked: GETs at A, GETs at B, slot map loads.
+struct MovedCounts {
+  std::atomic<int> a_gets{0};
+  std::atomic<int> b_gets{0};
+  std::atomic<int> shards{0};
+};
+
+// Node A, whose map gives it every slot and never changes, answers every GET
+// with MOVED (slot kSlot) to node B, which answers "b".
+struct MovedToB {
+  MovedCounts counts;
+  FakeNode b{[this](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) return ShardsReply(b.port());
+    counts.b_gets += GetsIn(request);
+    return Each(request, "$1\r\nb\r\n");
+  }};
+  FakeNode a{[this](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) {
+      ++counts.shards;
+      return ShardsReply(a.port());
+    }
+    counts.a_gets += GetsIn(request);
+    return Each(request, "-MOVED " + std::to_string(kSlot) +
+                             " 127.0.0.1:" + std::to_string(b.port()) + "\r\n");
+  }};
+};
 
 }  // namespace
 
@@ -179,4 +229,99 @@ TEST_CASE("an older cluster without CLUSTER SHARDS is read with CLUSTER SLOTS",
   Item item;
   REQUIRE(backend->Get("k", &item).ok());
   CHECK(item.value == "v");
+}
+
+TEST_CASE("MOVED to another node updates the slot map without a reload", "[redis][cluster]") {
+  // Node A's map gives it every slot and never changes; A answers MOVED to B
+  // for slot kSlot. The map is not reloaded (refresh_interval 60 s), so only
+  // the MOVED reply can send the next call straight to B.
+  MovedToB nodes;
+  auto& [a_gets, b_gets, shards] = nodes.counts;
+  auto backend = ConnectTo(nodes.a.port(), std::chrono::milliseconds(60000));
+  Item item;
+  REQUIRE(backend->Get("k", &item).ok());
+  CHECK(item.value == "b");
+  CHECK(a_gets == 1);
+  CHECK(b_gets == 1);
+  item = Item();
+  REQUIRE(backend->Get("{k}again", &item).ok());  // the same slot: straight to B
+  CHECK(item.value == "b");
+  CHECK(a_gets == 1);
+  CHECK(b_gets == 2);
+  CHECK(shards == 1);
+}
+
+TEST_CASE("a batch answered MOVED is sent again to the new node, which the map keeps",
+          "[redis][cluster]") {
+  MovedToB nodes;
+  auto& [a_gets, b_gets, shards] = nodes.counts;
+  auto backend = ConnectTo(nodes.a.port(), std::chrono::milliseconds(60000));
+  const std::vector<std::string> keys = {"{k}0", "{k}1"};
+  std::vector<cachet::Operation> ops(keys.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    ops[i].kind = cachet::OpKind::kGet;
+    ops[i].key = keys[i];
+  }
+  backend->Execute(ops);  // one pipeline of GETs per node
+  for (const cachet::Operation& op : ops) {
+    INFO(op.key << ": " << op.status.ToString());
+    CHECK(op.status.ok());
+    CHECK(op.result.value == "b");
+  }
+  CHECK(a_gets == 2);  // the first round, answered MOVED
+  CHECK(b_gets == 2);  // the second round, at the new node
+  // The map kept the move: a single call goes straight to B.
+  Item item;
+  REQUIRE(backend->Get("k", &item).ok());
+  CHECK(a_gets == 2);
+  CHECK(b_gets == 3);
+  CHECK(shards == 1);
+}
+
+TEST_CASE("ASK is followed with ASKING once, and the slot map stays", "[redis][cluster]") {
+  // A owns the slot but is migrating it: it answers ASK to B. B serves the key
+  // only after ASKING (as a node importing the slot does), else MOVED to A.
+  std::atomic<int> a_gets{0}, b_asked{0}, b_plain{0};
+  std::atomic<int> a_port{0}, b_port{0};
+  FakeNode b([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) return ShardsReply(a_port);
+    if (Has(request, "ASKING")) {
+      ++b_asked;
+      return "+OK\r\n$1\r\nb\r\n";
+    }
+    ++b_plain;
+    return "-MOVED " + std::to_string(kSlot) + " 127.0.0.1:" + std::to_string(a_port.load()) +
+           "\r\n";
+  });
+  b_port = b.port();
+  FakeNode a([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) return ShardsReply(a_port);
+    a_gets += GetsIn(request);
+    return Each(request, "-ASK " + std::to_string(kSlot) +
+                             " 127.0.0.1:" + std::to_string(b_port.load()) + "\r\n");
+  });
+  a_port = a.port();
+  auto backend = ConnectTo(a_port, std::chrono::milliseconds(60000));
+  for (int call = 1; call <= 2; ++call) {
+    Item item;
+    REQUIRE(backend->Get("k", &item).ok());
+    CHECK(item.value == "b");
+    CHECK(a_gets == call);  // each call asks A first: ASK changed no map
+    CHECK(b_asked == call);
+  }
+  // A batch's ASK is followed the same way, one operation at a time.
+  const std::vector<std::string> keys = {"{k}0", "{k}1"};
+  std::vector<cachet::Operation> ops(keys.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    ops[i].kind = cachet::OpKind::kGet;
+    ops[i].key = keys[i];
+  }
+  backend->Execute(ops);
+  for (const cachet::Operation& op : ops) {
+    INFO(op.key << ": " << op.status.ToString());
+    CHECK(op.status.ok());
+    CHECK(op.result.value == "b");
+  }
+  CHECK(b_asked == 4);
+  CHECK(b_plain == 0);  // never asked without ASKING
 }

@@ -1,11 +1,12 @@
 // net::BatchRunner against scripted loopback servers and a port nobody listens
-// on: grouping by server, settling, health reports, the handshake hook, and the
+// on: grouping by server, settling, health reports, the login hook, and the
 // per-owner reuse of batches.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cachet/net/batch_runner.h"
@@ -176,25 +177,44 @@ TEST_CASE("a server that fails gives its operations the exchange's status and is
   CHECK(health[1].marked_dead == 1);
 }
 
-// A handshake that refuses the server on a port it names.
-class RefusingSetup final : public ConnectionSetup {
+// A login of one line, "login\r\n", answered "OK" or refused with "NO".
+class LineLogin final : public Login {
  public:
-  explicit RefusingSetup(int refused_port) : refused_port_(refused_port) {}
-  Status Prepare(Connection& connection, Deadline) const override {
-    prepared++;
-    if (connection.address().port == refused_port_) return Status::AuthFailed("wrong password");
-    return Status::OK();
+  iovec* Request(int* count) override {
+    piece_ = {const_cast<char*>(kLine.data()), kLine.size()};
+    *count = 1;
+    return &piece_;
   }
-  mutable int prepared = 0;
+  Status Consume(ReadBuffer& buffer) override {
+    const std::size_t end = buffer.data().find("\r\n");
+    if (end == std::string_view::npos) return Status::OK();
+    const bool refused = buffer.data().substr(0, end) == "NO";
+    buffer.Consume(end + 2);
+    answered_ = true;
+    return refused ? Status::AuthFailed("wrong password") : Status::OK();
+  }
+  bool done() const noexcept override { return answered_; }
 
  private:
-  int refused_port_;
+  static constexpr std::string_view kLine = "login\r\n";
+  iovec piece_{};
+  bool answered_ = false;
 };
 
-TEST_CASE("a failed handshake settles its server's operations without sending them",
+// The setup of the line protocol: a LineLogin on every connection connected anew.
+class LineSetup final : public ConnectionSetup {
+ public:
+  std::unique_ptr<Login> NewLogin(const Connection&) const override {
+    logins++;
+    return std::make_unique<LineLogin>();
+  }
+  mutable int logins = 0;
+};
+
+TEST_CASE("a refused login settles its server's operations without sending them",
           "[batch_runner]") {
-  test::ScriptedServer good(test::MemcachedTextRequests(), {{"G\r\n"}});
-  test::ScriptedServer refused(test::MemcachedTextRequests(), {{"never\r\n"}});
+  test::ScriptedServer good(test::MemcachedTextRequests(), {{"OK\r\n"}, {"G\r\n"}, {"H\r\n"}});
+  test::ScriptedServer refused(test::MemcachedTextRequests(), {{"NO\r\n"}});
   REQUIRE(good.port() > 0);
   REQUIRE(refused.port() > 0);
   auto pool = PoolOf({good.port(), refused.port()}, /*failure_limit=*/1);
@@ -204,58 +224,48 @@ TEST_CASE("a failed handshake settles its server's operations without sending th
   runner.Add(0, ops[0]);
   runner.Add(1, ops[1]);
   runner.EnlistGroups(*pool, FillLines);
-  const RefusingSetup setup(refused.port());
+  const LineSetup setup;
   CHECK_FALSE(runner.Run(pool->CallDeadline(), &setup));
-  CHECK(setup.prepared == 2);
+  CHECK(setup.logins == 2);
   CHECK(ops[0].result.value == "G");
   CHECK(ops[1].status.IsAuthFailed());
-  CHECK(refused.requests().empty());
+  CHECK(refused.requests() == std::vector<std::string>{"login\r\n"});
   CHECK(pool->Available(1));  // wrong credentials count neither way
   const std::vector<ServerHealth> health = HealthOf(*pool);
   CHECK(health[0].requests == 1);
-  CHECK(health[1].requests == 1);  // reported once, as the failed handshake
+  CHECK(health[1].requests == 1);  // reported once, as the refused login
   CHECK(health[1].consecutive_failures == 0);
+  // The pooled connection is logged in already: no second login.
+  std::vector<Operation> again = Gets({"h"});
+  runner.Add(0, again[0]);
+  runner.EnlistGroups(*pool, FillLines);
+  CHECK(runner.Run(pool->CallDeadline(), &setup));
+  CHECK(again[0].result.value == "H");
+  CHECK(setup.logins == 2);
+  REQUIRE(good.WaitUntilPlayed());
+  CHECK(good.requests() == std::vector<std::string>{"login\r\n", "get g\r\n", "get h\r\n"});
 }
 
-// A handshake that connects, then refuses the server on a port it names once.
-class ConnectThenRefuseSetup final : public ConnectionSetup {
- public:
-  explicit ConnectThenRefuseSetup(int refused_port) : refused_port_(refused_port) {}
-  Status Prepare(Connection& connection, Deadline deadline) const override {
-    if (Status s = connection.EnsureConnected(deadline); !s.ok()) return s;
-    if (refuse && connection.address().port == refused_port_) {
-      return Status::Timeout("the handshake's reply did not come");
-    }
-    return Status::OK();
-  }
-  bool refuse = true;
-
- private:
-  int refused_port_;
-};
-
-TEST_CASE("a connection whose handshake failed is closed, not pooled as ready",
-          "[batch_runner]") {
-  test::ScriptedServer server(test::MemcachedTextRequests(), {{"V\r\n"}});
+TEST_CASE("a connection whose login failed is closed, not pooled as ready", "[batch_runner]") {
+  test::ScriptedServer server(test::MemcachedTextRequests(), {{"NO\r\n"}, {"OK\r\n"}, {"V\r\n"}});
   REQUIRE(server.port() > 0);
   auto pool = PoolOf({server.port()});
   BatchRunner runner;
   runner.Claim(BatchRunner::NewOwner(), pool->size());
-  ConnectThenRefuseSetup setup(server.port());
+  const LineSetup setup;
   std::vector<Operation> first = Gets({"a"});
   runner.Add(0, first[0]);
   runner.EnlistGroups(*pool, FillLines);
   CHECK_FALSE(runner.Run(pool->CallDeadline(), &setup));
-  CHECK(first[0].status.IsTimeout());
-  setup.refuse = false;
+  CHECK(first[0].status.IsAuthFailed());
   std::vector<Operation> second = Gets({"b"});
   runner.Add(0, second[0]);
   runner.EnlistGroups(*pool, FillLines);
   CHECK(runner.Run(pool->CallDeadline(), &setup));
   CHECK(second[0].result.value == "V");
   REQUIRE(server.WaitUntilPlayed());
-  CHECK(server.connections() == 2);  // the half-prepared connection was not lent again
-  CHECK(server.requests() == std::vector<std::string>{"get b\r\n"});
+  CHECK(server.connections() == 2);  // the refused connection was not lent again
+  CHECK(server.requests() == std::vector<std::string>{"login\r\n", "login\r\n", "get b\r\n"});
 }
 
 TEST_CASE("a poisoned batch's connection is closed after its exchange", "[batch_runner]") {

@@ -40,11 +40,12 @@
 namespace cachet {
 
 // Version 2 added PluginDescriptor::validate; version 3 made Status one pointer
-// (status.h); version 4 grew ServerHealth and net::Connection (the pool's bound).
-// Both cross the boundary, so plugins built before version 4 are refused:
-// rebuild them.
-inline constexpr std::uint32_t kPluginAbiVersion = 4;
-inline constexpr std::uint32_t kOldestPluginAbiVersion = 4;
+// (status.h); version 4 grew ServerHealth and net::Connection (the pool's bound);
+// version 5 made net::ConnectionSetup hand the engine a login (fan_out.h) and
+// grew net::Exchange. These cross the boundary, so plugins built before
+// version 5 are refused: rebuild them.
+inline constexpr std::uint32_t kPluginAbiVersion = 5;
+inline constexpr std::uint32_t kOldestPluginAbiVersion = 5;
 inline constexpr const char* kPluginEntryPoint = "cachet_plugin_v1";
 
 #define CACHET_STRINGIFY_DETAIL(x) #x

@@ -9,8 +9,6 @@ namespace cachet::net {
 
 ServerBatch::~ServerBatch() = default;
 
-ConnectionSetup::~ConnectionSetup() = default;
-
 BatchRunner::~BatchRunner() = default;
 
 std::uint64_t BatchRunner::NewOwner() {
@@ -48,7 +46,6 @@ void BatchRunner::BeginEnlisting() noexcept {
 void BatchRunner::Abandon() noexcept {
   for (ServerPool::Lease& lease : leases_) lease->Close();
   leases_.clear();  // closed: nothing goes back to a pool
-  running_.clear();
   enlisted_.clear();
   phase_ = Phase::kEnlisting;
   for (std::vector<Operation*>& group : groups_) group.clear();
@@ -80,25 +77,24 @@ bool BatchRunner::Run(Deadline deadline, const ConnectionSetup* setup) {
   // Waiting for pooled connections may have used the call's time up; a server
   // asked nothing must not be counted as failing (ClusterRouter's rule too).
   if (Clock::now() >= deadline) return SettleLate();
-  bool all_ok = setup == nullptr || Prepare(*setup, deadline);
-  std::size_t used = 0;
-  for (std::size_t i = 0; i < enlisted_.size(); ++i) {
-    if (!enlisted_[i].status.ok()) continue;  // its setup failed
-    if (used == exchanges_.size()) exchanges_.emplace_back();
-    Exchange& x = exchanges_[used++];
+  // A connection connected anew logs in first (`setup`), in the same loop.
+  const std::size_t used = enlisted_.size();
+  if (exchanges_.size() < used) exchanges_.resize(used);
+  for (std::size_t i = 0; i < used; ++i) {
+    Exchange& x = exchanges_[i];
     x.connection = &leases_[i].connection();
     enlisted_[i].batch->Request(&x.request);
     x.reader = enlisted_[i].batch;
-    running_.push_back(i);
+    x.setup = setup;
   }
   RunExchanges(std::span<Exchange>(exchanges_.data(), used), deadline);
-  for (std::size_t k = 0; k < used; ++k) {
-    Enlisted& e = enlisted_[running_[k]];
-    e.status = std::move(exchanges_[k].status);
+  bool all_ok = true;
+  for (std::size_t i = 0; i < used; ++i) {
+    Enlisted& e = enlisted_[i];
+    e.status = std::move(exchanges_[i].status);
     all_ok = all_ok && e.status.ok();
-    Finish(e, *exchanges_[k].connection);
+    Finish(e, *exchanges_[i].connection);
   }
-  running_.clear();
   leases_.clear();  // the connections go back to their pools
   return all_ok;
 }
@@ -110,34 +106,6 @@ bool BatchRunner::SettleLate() {
   }
   leases_.clear();  // unused: they go back to their pools as they were
   return false;
-}
-
-bool BatchRunner::Prepare(const ConnectionSetup& setup, Deadline deadline) {
-  // Every connect starts before any handshake waits on one, so a server whose
-  // connect hangs does not hold the others back by its connect timeout.
-  for (ServerPool::Lease& lease : leases_) {
-    if (!lease->connected()) (void)lease->StartConnect(deadline);
-  }
-  bool all_ok = true;
-  for (std::size_t i = 0; i < enlisted_.size(); ++i) {
-    Connection& connection = leases_[i].connection();
-    if (Clock::now() >= deadline) {
-      // An earlier handshake used the time up: this server was asked nothing,
-      // so its health is not touched; its connect may be half done.
-      enlisted_[i].status = LateStatus();
-      enlisted_[i].batch->Settle(enlisted_[i].status);
-      connection.Close();
-      all_ok = false;
-      continue;
-    }
-    Status s = setup.Prepare(connection, deadline);
-    if (s.ok()) continue;
-    enlisted_[i].status = std::move(s);
-    Finish(enlisted_[i], connection);
-    connection.Close();  // a handshake left half done must not be pooled as ready
-    all_ok = false;
-  }
-  return all_ok;
 }
 
 void BatchRunner::Finish(Enlisted& e, Connection& connection) {

@@ -149,14 +149,25 @@ Status Connection::EnsureConnected(Deadline limit) {
   return Connect(limit);
 }
 
-Status Connection::WaitFor(short events, Deadline deadline, std::string_view what) {
-  pollfd pfd{fd_, events, 0};
+Status AwaitEvents(const Connection& connection, short events, Deadline until,
+                   std::string_view what, short* revents) {
+  pollfd pfd{connection.fd(), events, 0};
+  // Bounded: each pass either returns or was interrupted by a signal.
   for (;;) {
-    int rc = ::poll(&pfd, 1, MillisUntil(deadline));
-    if (rc > 0) return Status::OK();
-    if (rc == 0) return Status::Timeout(Describe(std::string(what) + " timed out"));
-    if (errno != EINTR) return Status::IoError(Describe(std::string("poll: ") + strerror(errno)));
+    const int rc = ::poll(&pfd, 1, MillisUntil(until));
+    if (rc > 0) {
+      if (revents != nullptr) *revents = pfd.revents;
+      return Status::OK();
+    }
+    if (rc == 0) return Status::Timeout(connection.Describe(std::string(what) + " timed out"));
+    if (errno != EINTR) {
+      return Status::IoError(connection.Describe(std::string("poll: ") + strerror(errno)));
+    }
   }
+}
+
+Status Connection::WaitFor(short events, Deadline deadline, std::string_view what) {
+  return AwaitEvents(*this, events, deadline, what);
 }
 
 // Finishes a connect already under way (StartConnect), or makes one.

@@ -2,10 +2,6 @@
 // lone driver's wait for room to send.
 #include "cachet/net/exchange.h"
 
-#include <poll.h>
-
-#include <cerrno>
-#include <cstring>
 #include <string>
 
 #include "cachet/net/poll_timeout.h"
@@ -50,19 +46,9 @@ Status ExchangeState::ReadFailure(const Connection& connection, Status read, Dea
 namespace exchange_detail {
 
 Status AwaitSocket(const Connection& connection, short events, Deadline deadline, short* revents) {
-  pollfd pfd{connection.fd(), events, 0};
-  // Bounded: each pass either returns or was interrupted by a signal.
-  for (;;) {
-    const int rc = ::poll(&pfd, 1, MillisUntil(connection.WaitEnd(deadline)));
-    if (rc > 0) {
-      *revents = pfd.revents;
-      return Status::OK();
-    }
-    if (rc == 0) return NoReply(connection, Clock::now(), deadline);
-    if (errno != EINTR) {
-      return Status::IoError(connection.Describe(std::string("poll: ") + strerror(errno)));
-    }
-  }
+  Status waited = AwaitEvents(connection, events, connection.WaitEnd(deadline), "wait", revents);
+  // A timeout in the engine's words.
+  return waited.IsTimeout() ? NoReply(connection, Clock::now(), deadline) : waited;
 }
 
 }  // namespace exchange_detail

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "cachet/net/exchange.h"
@@ -17,14 +18,19 @@ namespace cachet::net {
 
 ReplyReader::~ReplyReader() = default;
 
+ConnectionSetup::~ConnectionSetup() = default;
+
 namespace {
 
 // The progress of one exchange inside the loop: its state machine (exchange.h),
-// and when its server counts as stalled.
+// the reader it feeds, and when its server counts as stalled.
 struct Progress {
   Exchange* exchange;
   ExchangeState state;
-  Deadline quiet_until;  // io_timeout after bytes last moved: then it has stalled
+  Deadline quiet_until;          // io_timeout after bytes last moved: then it has stalled
+  ReplyReader* reader;           // the login's while it runs, then the exchange's
+  bool anew;                     // the exchange connects its connection: a login may come first
+  std::unique_ptr<Login> login;  // the login under way, if any
 
   Connection& connection() const { return *exchange->connection; }
   bool active() const { return state.want() != Want::kDone; }
@@ -33,17 +39,48 @@ struct Progress {
 // The exchange moved bytes at `now`: the server is not stalled.
 void Moved(Progress& p, Deadline now) { p.quiet_until = now + p.connection().options().io_timeout; }
 
+// Sends the exchange's own request (what the socket takes now).
+void SendRequest(Progress& p) {
+  Exchange& e = *p.exchange;
+  p.reader = e.reader;
+  p.state.Begin(e.request.data(), static_cast<int>(e.request.size()));
+  p.state.Write(*e.connection, *p.reader);
+}
+
+// After a step: a login that ended well hands the connection to the request.
+void AfterLogin(Progress& p) {
+  if (p.login == nullptr || p.state.want() != Want::kDone || !p.state.status().ok()) return;
+  p.login.reset();
+  SendRequest(p);
+}
+
+// The connect is over: the store's login goes first on a connection connected
+// anew (when it has one), else the request.
+void Begin(Progress& p) {
+  Exchange& e = *p.exchange;
+  if (p.anew && e.setup != nullptr) p.login = e.setup->NewLogin(*e.connection);
+  if (p.login == nullptr) return SendRequest(p);
+  int count = 0;
+  iovec* request = p.login->Request(&count);
+  p.reader = p.login.get();
+  p.state.Begin(request, count);
+  p.state.Write(*e.connection, *p.reader);
+  AfterLogin(p);
+}
+
 // Begins the exchange: connects (without waiting, so that every server's connect
 // runs at once) and writes what the socket takes.
 void Start(Exchange& e, Progress* p, Deadline batch) {
   const Deadline now = Clock::now();
   p->exchange = &e;
+  p->reader = e.reader;
+  p->anew = !e.connection->connected();
   p->state.Begin(e.request.data(), static_cast<int>(e.request.size()));
   Moved(*p, now);
   if (Status s = e.connection->StartConnect(batch); !s.ok()) {
     p->state.Fail(*e.connection, std::move(s));
   } else if (!e.connection->connecting()) {
-    p->state.Write(*e.connection, *e.reader);
+    Begin(*p);
   }
 }
 
@@ -58,14 +95,15 @@ void Connected(Progress& p, Deadline now) {
   }
   if (c.connecting()) return;
   Moved(p, now);
-  p.state.Write(c, *p.exchange->reader);
+  Begin(p);
 }
 
 // One poll() answer for a connected exchange: the machine writes and reads as
 // the events allow (ExchangeState::Ready), and ends it past the call's deadline.
 void Step(Progress& p, short revents, Deadline now, Deadline batch) {
-  p.state.Ready(p.connection(), *p.exchange->reader, revents, now, batch);
+  p.state.Ready(p.connection(), *p.reader, revents, now, batch);
   Moved(p, now);
+  AfterLogin(p);
 }
 
 // When this exchange gives up: its connect timeout while connecting, after
@@ -78,12 +116,13 @@ Deadline DeadlineOf(const Progress& p, Deadline batch) {
 // The loop itself, over caller-provided scratch of exchanges.size() entries.
 void RunLoop(std::span<Exchange> exchanges, Deadline deadline, Progress* progress, pollfd* fds) {
   for (std::size_t i = 0; i < exchanges.size(); ++i) Start(exchanges[i], &progress[i], deadline);
-  // A lone exchange past its connect (a single operation, nearly always) waits
-  // with the lone driver: one blocking recv() instead of poll() and recv().
-  if (exchanges.size() == 1 && progress[0].active() && !progress[0].connection().connecting()) {
+  // A lone exchange past its connect and login (a single operation, nearly
+  // always) waits with the lone driver: one blocking recv() instead of poll()
+  // and recv().
+  if (exchanges.size() == 1 && progress[0].active() && !progress[0].connection().connecting() &&
+      progress[0].login == nullptr) {
     Progress& p = progress[0];
-    DriveAlone(p.state, p.state.want(), p.connection(), *p.exchange->reader, Clock::now(),
-               deadline);
+    DriveAlone(p.state, p.state.want(), p.connection(), *p.reader, Clock::now(), deadline);
     return;
   }
   for (;;) {
@@ -98,9 +137,8 @@ void RunLoop(std::span<Exchange> exchanges, Deadline deadline, Progress* progres
       // A connect (its TLS handshake included) says what it waits for, and
       // then the exchange (over TLS, perhaps the other event than its step
       // suggests).
-      const short events = p.connection().connecting()
-                               ? p.connection().ConnectEvents()
-                               : p.state.Events(p.connection(), *p.exchange->reader);
+      const short events = p.connection().connecting() ? p.connection().ConnectEvents()
+                                                       : p.state.Events(p.connection(), *p.reader);
       fds[i] = {p.connection().fd(), events, 0};
       ++waiting;
       next = std::min(next, DeadlineOf(p, deadline));

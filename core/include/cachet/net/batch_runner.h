@@ -63,18 +63,6 @@ class CACHET_EXPORT ServerBatch : public ReplyReader {
   virtual bool poisoned() const noexcept { return false; }
 };
 
-// A handshake a store runs on each connection before its first request (a
-// login, a database select). The runner starts every connect first, so the
-// servers' connects overlap, then calls Prepare() on each.
-class CACHET_EXPORT ConnectionSetup {
- public:
-  virtual ~ConnectionSetup();
-  // Readies `connection` (connected, or its connect started) by `deadline`;
-  // ok, or why not (the runner settles that server's operations with it and
-  // closes the connection, so no half-prepared connection is pooled again).
-  virtual Status Prepare(Connection& connection, Deadline deadline) const = 0;
-};
-
 class CACHET_EXPORT BatchRunner {
  public:
   BatchRunner() = default;
@@ -126,14 +114,13 @@ class CACHET_EXPORT BatchRunner {
   void Enlist(ServerPool& pool, std::size_t server, ServerBatch& batch);
 
   // Runs every enlisted exchange at once, all by `deadline` (waits for a
-  // pooled connection included): leases a connection per exchange, runs
-  // `setup` on each if given, sends and reads (RunExchanges), reports each
-  // outcome to its pool, settles each batch, then returns the connections.
-  // An exchange that would begin past `deadline` (the wait for a pooled
-  // connection or an earlier handshake used the time up) is not begun: its
-  // operations time out and its server's health is not touched, since the
-  // server was never asked. True when every exchange went through (whatever
-  // the replies said).
+  // pooled connection included): leases a connection per exchange, sends and
+  // reads (RunExchanges; a connection connected anew runs `setup`'s login
+  // first, in the same loop), reports each outcome to its pool, settles each
+  // batch, then returns the connections. When the wait for pooled
+  // connections used the time up, no exchange is begun: their operations
+  // time out and no server's health is touched, since none was asked. True
+  // when every exchange went through (whatever the replies said).
   bool Run(Deadline deadline, const ConnectionSetup* setup = nullptr);
 
   // The outcome of the i-th exchange enlisted for the last Run(), until the
@@ -184,9 +171,6 @@ class CACHET_EXPORT BatchRunner {
   // Settles, without a health report, every exchange when the deadline passed
   // before any could start (waiting for pooled connections used it up).
   bool SettleLate();
-  // Runs `setup` on every leased connection; an exchange whose setup fails is
-  // settled and reported at once, and left out of the run. False if any failed.
-  bool Prepare(const ConnectionSetup& setup, Deadline deadline);
   // Settles one exchange's batch with its status and reports it to its pool.
   void Finish(Enlisted& e, Connection& connection);
 
@@ -197,8 +181,7 @@ class CACHET_EXPORT BatchRunner {
   Phase phase_ = Phase::kEnlisting;                    // what enlisted_ holds
   bool busy_ = false;                                  // inside EnlistGroups or Run
   std::vector<ServerPool::Lease> leases_;              // one per enlisted exchange, in order
-  std::vector<Exchange> exchanges_;   // kept, not cleared: their iovec lists keep their room
-  std::vector<std::size_t> running_;  // the index in enlisted_ of each exchange that runs
+  std::vector<Exchange> exchanges_;  // kept, not cleared: their iovec lists keep their room
 };
 
 }  // namespace cachet::net

@@ -12,7 +12,9 @@
 // Over TLS each connection is polled for the event it needs next (an SSL read
 // may have to write first, a write to read: ExchangeState::Events), and a
 // connect's TLS handshake is a step of the loop too (Connection::ConnectEvents,
-// ContinueConnect): every server's connect and handshake run at once.
+// ContinueConnect): every server's connect and handshake run at once. So is a
+// store's login on a connection connected anew (ConnectionSetup): its own
+// request and replies, before the exchange's request goes out.
 //
 // On any failure (connect, timeout, I/O, the reader's protocol error, bytes left
 // over after the last reply the reader expected) that exchange's connection is
@@ -22,6 +24,7 @@
 
 #include <sys/uio.h>
 
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -42,11 +45,34 @@ class CACHET_EXPORT ReplyReader {
   virtual bool done() const noexcept = 0;
 };
 
+// The login a store runs on a connection connected anew, before its first
+// request (AUTH, SELECT...): a request, and the reader of its replies, whose
+// error (a refused password) ends the exchange and closes the connection.
+class CACHET_EXPORT Login : public ReplyReader {
+ public:
+  // The request's pieces (*count of them), the login's own: the exchange
+  // advances them as it sends, and they stay put until the login is destroyed.
+  virtual iovec* Request(int* count) = 0;
+};
+
+// What a store needs on each connection it did not use before (a login, a
+// database select): RunExchanges asks for it when it connects anew, and runs
+// it as the first step of the exchange, so every server's connect, TLS
+// handshake and login run at once. Shared by every thread: const.
+class CACHET_EXPORT ConnectionSetup {
+ public:
+  virtual ~ConnectionSetup();
+  // The login for `connection` (connected anew), or null when none is needed.
+  virtual std::unique_ptr<Login> NewLogin(const Connection& connection) const = 0;
+};
+
 struct Exchange {
   Connection* connection = nullptr;  // borrowed; connected by RunExchanges if needed
   std::vector<iovec> request;        // borrowed bytes, sent in order
   ReplyReader* reader = nullptr;     // borrowed
   Status status;                     // set by RunExchanges: ok or why it failed
+  // Borrowed; when set, its login runs first if `connection` connects anew.
+  const ConnectionSetup* setup = nullptr;
 };
 
 // Runs every exchange to completion or until `deadline` (the call's end, see
