@@ -283,6 +283,89 @@ TEST_CASE("pooled connections are reused", "[server_pool]") {
   CHECK(again->fd() == first_fd);
 }
 
+TEST_CASE("each thread gets its own connection back, and no lock is needed for it",
+          "[server_pool]") {
+  REQUIRE(test::HaveMemcached());
+  auto server = test::StartMemcached();
+  REQUIRE(server.ok());
+  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
+  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), {});
+  constexpr int kThreads = 2;
+  std::atomic<int> holding{0};
+  std::atomic<int> other_fds_seen{0};
+  std::atomic<int> failed{0};
+  std::vector<int> own_fd(kThreads, -1);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      {
+        // Both hold a connection at once, so each has its own from the start.
+        ServerPool::Lease lease = pool.Acquire(0);
+        if (!lease->EnsureConnected().ok()) ++failed;  // Catch2's macros are for the main thread
+        own_fd[t] = lease->fd();
+        ++holding;
+        for (int i = 0; i < 5000 && holding.load() < kThreads; ++i) {
+          std::this_thread::sleep_for(milliseconds(1));
+        }
+      }
+      for (int i = 0; i < 300; ++i) {
+        ServerPool::Lease lease = pool.Acquire(0);
+        if (lease->fd() != own_fd[t]) ++other_fds_seen;
+        std::this_thread::yield();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  REQUIRE(failed.load() == 0);
+  CHECK(own_fd[0] != own_fd[1]);
+  CHECK(other_fds_seen.load() == 0);
+  std::vector<ServerHealth> health;
+  pool.AppendHealth(&health);
+  CHECK(health.at(0).connections == 2);
+}
+
+TEST_CASE("many threads returning connections keep about pool_size of them idle", "[server_pool]") {
+  REQUIRE(test::HaveMemcached());
+  auto server = test::StartMemcached();
+  REQUIRE(server.ok());
+  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
+  ServerPoolOptions options;
+  options.pool_size = 2;  // two spare slots
+  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), options);
+  constexpr int kThreads = 8;
+  std::atomic<int> holding{0};
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      ServerPool::Lease lease = pool.Acquire(0);
+      if (!lease->EnsureConnected().ok()) ++failed;
+      ++holding;
+      for (int i = 0; i < 5000 && holding.load() < kThreads; ++i) {
+        std::this_thread::sleep_for(milliseconds(1));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  REQUIRE(failed.load() == 0);
+  std::vector<ServerHealth> health;
+  pool.AppendHealth(&health);
+  // pool_size, plus at most one more per other slot filled at the moment of a count.
+  CHECK(health.at(0).connections <= 3);
+  // The next return that finds its slot taken settles the count at pool_size.
+  {
+    ServerPool::Lease a = pool.Acquire(0);
+    ServerPool::Lease b = pool.Acquire(0);
+    ServerPool::Lease c = pool.Acquire(0);
+    REQUIRE(a->EnsureConnected().ok());
+    REQUIRE(b->EnsureConnected().ok());
+    REQUIRE(c->EnsureConnected().ok());
+  }
+  health.clear();
+  pool.AppendHealth(&health);
+  CHECK(health.at(0).connections == 2);
+}
+
 TEST_CASE("max_connections bounds a server's connections, and a waiter gets one back",
           "[server_pool]") {
   REQUIRE(test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
