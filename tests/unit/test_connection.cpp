@@ -308,10 +308,11 @@ TEST_CASE("each thread gets its own connection back, and no lock is needed for i
           std::this_thread::sleep_for(milliseconds(1));
         }
       }
-      for (int i = 0; i < 300; ++i) {
+      for (int i = 0; i < 200; ++i) {
         ServerPool::Lease lease = pool.Acquire(0);
         if (lease->fd() != own_fd[t]) ++other_fds_seen;
-        std::this_thread::yield();
+        // Held a while, so the two threads' leases overlap as a server's replies would.
+        std::this_thread::sleep_for(std::chrono::microseconds(100 + 50 * t));
       }
     });
   }
