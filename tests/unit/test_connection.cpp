@@ -283,46 +283,47 @@ TEST_CASE("pooled connections are reused", "[server_pool]") {
   CHECK(again->fd() == first_fd);
 }
 
-TEST_CASE("each thread gets its own connection back, and no lock is needed for it",
+TEST_CASE("each thread gets its own connection back, not the one another thread returned last",
           "[server_pool]") {
   REQUIRE(test::HaveMemcached());
   auto server = test::StartMemcached();
   REQUIRE(server.ok());
   std::vector<ServerAddress> servers = {Loopback((*server)->port())};
   ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), {});
-  constexpr int kThreads = 2;
-  std::atomic<int> holding{0};
-  std::atomic<int> other_fds_seen{0};
-  std::atomic<int> failed{0};
-  std::vector<int> own_fd(kThreads, -1);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      {
-        // Both hold a connection at once, so each has its own from the start.
-        ServerPool::Lease lease = pool.Acquire(0);
-        if (!lease->EnsureConnected().ok()) ++failed;  // Catch2's macros are for the main thread
-        own_fd[t] = lease->fd();
-        ++holding;
-        for (int i = 0; i < 5000 && holding.load() < kThreads; ++i) {
-          std::this_thread::sleep_for(milliseconds(1));
-        }
-      }
-      for (int i = 0; i < 200; ++i) {
-        ServerPool::Lease lease = pool.Acquire(0);
-        if (lease->fd() != own_fd[t]) ++other_fds_seen;
-        // Held a while, so the two threads' leases overlap as a server's replies would.
-        std::this_thread::sleep_for(std::chrono::microseconds(100 + 50 * t));
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  // Two threads take turns, one step each: A borrows, B borrows, A returns, B
+  // returns, B borrows again, A borrows again. With one slot for both, B's
+  // second borrow would take the connection A returned.
+  std::atomic<int> step{0};
+  std::atomic<int> failed{0};  // Catch2's macros are for the main thread
+  auto turn = [&](int mine) {
+    for (int i = 0; i < 5000 && step.load() != mine; ++i) std::this_thread::sleep_for(milliseconds(1));
+    if (step.load() != mine) ++failed;
+  };
+  int first_fd[2] = {-1, -1};
+  int second_fd[2] = {-1, -1};
+  auto thread_body = [&](int t, int borrow, int give_back, int borrow_again) {
+    {
+      turn(borrow);
+      ServerPool::Lease lease = pool.Acquire(0);
+      if (!lease->EnsureConnected().ok()) ++failed;
+      first_fd[t] = lease->fd();
+      ++step;
+      turn(give_back);
+    }
+    ++step;
+    turn(borrow_again);
+    ServerPool::Lease lease = pool.Acquire(0);
+    second_fd[t] = lease->fd();
+    ++step;
+  };
+  std::thread a(thread_body, 0, 0, 2, 5);
+  std::thread b(thread_body, 1, 1, 3, 4);
+  a.join();
+  b.join();
   REQUIRE(failed.load() == 0);
-  CHECK(own_fd[0] != own_fd[1]);
-  CHECK(other_fds_seen.load() == 0);
-  std::vector<ServerHealth> health;
-  pool.AppendHealth(&health);
-  CHECK(health.at(0).connections == 2);
+  CHECK(first_fd[0] != first_fd[1]);
+  CHECK(second_fd[0] == first_fd[0]);
+  CHECK(second_fd[1] == first_fd[1]);
 }
 
 TEST_CASE("many threads returning connections keep about pool_size of them idle", "[server_pool]") {
