@@ -283,6 +283,91 @@ TEST_CASE("pooled connections are reused", "[server_pool]") {
   CHECK(again->fd() == first_fd);
 }
 
+TEST_CASE("each thread gets its own connection back, not the one another thread returned last",
+          "[server_pool]") {
+  REQUIRE(test::HaveMemcached());
+  auto server = test::StartMemcached();
+  REQUIRE(server.ok());
+  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
+  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), {});
+  // Two threads take turns, one step each: A borrows, B borrows, A returns, B
+  // returns, B borrows again, A borrows again. With one slot for both, B's
+  // second borrow would take the connection A returned.
+  std::atomic<int> step{0};
+  std::atomic<int> failed{0};  // Catch2's macros are for the main thread
+  auto turn = [&](int mine) {
+    for (int i = 0; i < 5000 && step.load() != mine; ++i) std::this_thread::sleep_for(milliseconds(1));
+    if (step.load() != mine) ++failed;
+  };
+  int first_fd[2] = {-1, -1};
+  int second_fd[2] = {-1, -1};
+  auto thread_body = [&](int t, int borrow, int give_back, int borrow_again) {
+    {
+      turn(borrow);
+      ServerPool::Lease lease = pool.Acquire(0);
+      if (!lease->EnsureConnected().ok()) ++failed;
+      first_fd[t] = lease->fd();
+      ++step;
+      turn(give_back);
+    }
+    ++step;
+    turn(borrow_again);
+    ServerPool::Lease lease = pool.Acquire(0);
+    second_fd[t] = lease->fd();
+    ++step;
+  };
+  std::thread a(thread_body, 0, 0, 2, 5);
+  std::thread b(thread_body, 1, 1, 3, 4);
+  a.join();
+  b.join();
+  REQUIRE(failed.load() == 0);
+  CHECK(first_fd[0] != first_fd[1]);
+  CHECK(second_fd[0] == first_fd[0]);
+  CHECK(second_fd[1] == first_fd[1]);
+}
+
+TEST_CASE("many threads returning connections keep about pool_size of them idle", "[server_pool]") {
+  REQUIRE(test::HaveMemcached());
+  auto server = test::StartMemcached();
+  REQUIRE(server.ok());
+  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
+  ServerPoolOptions options;
+  options.pool_size = 2;  // two spare slots
+  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), options);
+  constexpr int kThreads = 8;
+  std::atomic<int> holding{0};
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      ServerPool::Lease lease = pool.Acquire(0);
+      if (!lease->EnsureConnected().ok()) ++failed;
+      ++holding;
+      for (int i = 0; i < 5000 && holding.load() < kThreads; ++i) {
+        std::this_thread::sleep_for(milliseconds(1));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  REQUIRE(failed.load() == 0);
+  std::vector<ServerHealth> health;
+  pool.AppendHealth(&health);
+  // pool_size, plus at most one more per other slot filled at the moment of a count.
+  CHECK(health.at(0).connections <= 3);
+  // The next return that finds its slot taken settles the count at pool_size.
+  {
+    ServerPool::Lease a = pool.Acquire(0);
+    ServerPool::Lease b = pool.Acquire(0);
+    ServerPool::Lease c = pool.Acquire(0);
+    REQUIRE(a->EnsureConnected().ok());
+    REQUIRE(b->EnsureConnected().ok());
+    REQUIRE(c->EnsureConnected().ok());
+  }
+  health.clear();
+  pool.AppendHealth(&health);
+  CHECK(health.at(0).connections == 2);
+}
+
 TEST_CASE("max_connections bounds a server's connections, and a waiter gets one back",
           "[server_pool]") {
   REQUIRE(test::HaveMemcached());  // .ci/setup installs it: missing, the test fails

@@ -1,6 +1,7 @@
 // ServerPool: routing with failover, per-server idle connections and health.
 #include "cachet/net/server_pool.h"
 
+#include <algorithm>
 #include <mutex>
 #include <string>
 
@@ -13,11 +14,46 @@ std::int64_t NowNanos() {
       .count();
 }
 
+std::atomic<std::size_t> threads_numbered{0};
+// The calling thread's number plus one; 0 until it first asks. Constant
+// initialised, so reading it needs no guard; initial-exec, so reading it is one
+// load: libcachet is loaded with the program, where static TLS is reserved
+// for it (dlopen'd, it takes 8 bytes of glibc's surplus).
+[[gnu::tls_model("initial-exec")]] thread_local std::size_t thread_number_plus_one = 0;
+
+// The calling thread's number: threads are numbered as they first ask.
+std::size_t ThreadNumber() noexcept {
+  std::size_t number = thread_number_plus_one;
+  if (number == 0) [[unlikely]]
+    number = thread_number_plus_one = threads_numbered.fetch_add(1, std::memory_order_relaxed) + 1;
+  return number - 1;
+}
+
 }  // namespace
+
+std::size_t ServerPool::SparesHeld(const Server& s) noexcept {
+  std::size_t held = 0;
+  for (const SpareSlot& slot : s.spares)
+    held += slot.connection.load(std::memory_order_relaxed) != nullptr;
+  return held;
+}
+
+Connection* ServerPool::TakeAnySpare(Server& s) noexcept {
+  for (SpareSlot& slot : s.spares) {
+    // seq_cst, paired with ~Lease's: either it sees a waiter or a waiter sees its connection.
+    if (slot.connection.load(std::memory_order_seq_cst) == nullptr) continue;
+    if (Connection* c = slot.connection.exchange(nullptr, std::memory_order_seq_cst)) return c;
+  }
+  return nullptr;
+}
 
 ServerPool::ServerPool(std::vector<ServerAddress> servers,
                        std::unique_ptr<Distribution> distribution, ServerPoolOptions options)
     : distribution_(std::move(distribution)), options_(options) {
+  // At most pool_size connections wait in the slots: the largest power of two that fits.
+  std::size_t slots = 1;
+  while (slots * 2 <= std::min(kSpareSlots, options_.pool_size)) slots *= 2;
+  spare_mask_ = slots - 1;
   servers_.reserve(servers.size());
   for (ServerAddress& a : servers) servers_.push_back(std::make_unique<Server>(std::move(a)));
 }
@@ -70,6 +106,8 @@ Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t se
     return c;
   };
   if (!s.idle.empty()) return take_idle();
+  // Another thread's slot holds a connection it is not using now.
+  if (Connection* c = TakeAnySpare(s)) return c;
   const std::size_t bound = options_.max_connections;
   if (bound == 0 || s.open.load(std::memory_order_relaxed) < bound) {
     s.open.fetch_add(1, std::memory_order_relaxed);
@@ -77,14 +115,13 @@ Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t se
     return new Connection(s.address, options_.connection);
   }
   // Every connection the bound allows is lent: wait for one to come back (to
-  // the spare slot or the idle list) or to be dropped.
+  // a spare slot or the idle list) or to be dropped.
   if (deadline == Deadline{}) deadline = CallDeadline();
   s.waiters.fetch_add(1, std::memory_order_seq_cst);
   Connection* c = nullptr;
   bool last_look = false;
   for (;;) {
-    // seq_cst, paired with ~Lease's: either it sees this waiter or this sees its connection.
-    c = s.spare.exchange(nullptr, std::memory_order_seq_cst);
+    c = TakeAnySpare(s);
     if (c != nullptr) break;
     if (!s.idle.empty()) {
       c = take_idle();
@@ -97,59 +134,60 @@ Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t se
     }
     if (last_look) break;
     // Past the deadline, one more look: a notification may have come with it.
-    last_look = s.freed.wait_until(lock, deadline) == std::cv_status::timeout &&
-                Clock::now() >= deadline;
+    last_look =
+        s.freed.wait_until(lock, deadline) == std::cv_status::timeout && Clock::now() >= deadline;
   }
   s.waiters.fetch_sub(1, std::memory_order_relaxed);
   if (c != nullptr) return c;
   s.pool_waits_timed_out.fetch_add(1, std::memory_order_relaxed);
   lock.unlock();
   c = new Connection(s.address, options_.connection);
-  c->RefuseConnects(Status::Timeout(
-      s.address.HostPort() + ": all " + std::to_string(bound) +
-      " connections (max_connections) stayed in use until the call's deadline"));
+  c->RefuseConnects(
+      Status::Timeout(s.address.HostPort() + ": all " + std::to_string(bound) +
+                      " connections (max_connections) stayed in use until the call's deadline"));
   return c;
 }
 
 ServerPool::Lease ServerPool::Acquire(std::size_t server, Use use, Deadline deadline) {
   Server& s = *servers_[server];
-  Connection* c = s.spare.exchange(nullptr, std::memory_order_acquire);
+  const std::size_t slot = ThreadNumber() & spare_mask_;
+  Connection* c = s.spares[slot].connection.exchange(nullptr, std::memory_order_acquire);
   if (c == nullptr) c = IdleOrNew(s, deadline);
   if (c->refused()) [[unlikely]]
-    return Lease(this, server, std::unique_ptr<Connection>(c));
+    return Lease(this, server, slot, std::unique_ptr<Connection>(c));
   // Whatever arrived while it was idle is nobody's reply; the borrower then
   // connects anew instead of reading it as the answer to its request.
-  const bool quiet = use == Use::kWritesOnly ? c->QuietForWritesOnly(Clock::now())
-                                             : c->QuietSinceLastUse();
+  const bool quiet =
+      use == Use::kWritesOnly ? c->QuietForWritesOnly(Clock::now()) : c->QuietSinceLastUse();
   if (quiet) {
     c->MarkReused();
   } else {
     c->Close();
     s.connects.fetch_add(1, std::memory_order_relaxed);  // the borrower connects anew
   }
-  return Lease(this, server, std::unique_ptr<Connection>(c));
+  return Lease(this, server, slot, std::unique_ptr<Connection>(c));
 }
 
 void ServerPool::WakeWaiter(Server& s) {
-  // Taking the mutex orders this after a waiter's check of the spare slot:
+  // Taking the mutex orders this after a waiter's check of the spare slots:
   // it is then waiting, and hears the notification.
   { std::lock_guard<std::mutex> lock(s.mutex); }
   s.freed.notify_one();
 }
 
-// What ~Lease does not: keeping a connection the spare slot gave back (another
-// thread's, returned first) in the idle list, or dropping one.
+// What ~Lease does not: keeping a connection a spare slot gave back (that of
+// another thread sharing the slot, returned first) in the idle list, or dropping one.
 void ServerPool::Release(std::size_t server, std::unique_ptr<Connection> connection) {
   Server& s = *servers_[server];
   if (connection->refused()) return;  // a stand-in was never counted
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     const bool waited_for = s.waiters.load(std::memory_order_relaxed) != 0;
-    // A live connection is kept while the idle list has room, or a thread
-    // waits for it; a closed one (after an error), one from before a fork or
-    // one beyond pool_size is dropped.
+    // A live connection is kept while fewer than pool_size are idle (in the
+    // list and the spare slots), or a thread waits for it; a closed one (after
+    // an error), one from before a fork or one beyond pool_size is dropped.
     if (connection->connected() && options_.pool_size != 0 &&
-        (s.idle.size() + 1 < options_.pool_size || waited_for)) {
+        (s.idle.size() + SparesHeld(s) < options_.pool_size || waited_for)) {
       s.idle.push_back(std::move(connection));
       if (waited_for) s.freed.notify_one();
       return;
@@ -165,11 +203,12 @@ void ServerPool::Release(std::size_t server, std::unique_ptr<Connection> connect
 
 ServerPool::Lease::~Lease() {
   if (!connection_) return;
-  // The usual return is one exchange, here: the connection takes the spare
-  // slot, and one that was there already goes to Release() instead.
+  // The usual return is one exchange, here: the connection takes the thread's
+  // spare slot, and one that was there already goes to Release() instead.
   if (connection_->connected() && pool_->options_.pool_size != 0) {
     Server& s = *pool_->servers_[server_];
-    connection_.reset(s.spare.exchange(connection_.release(), std::memory_order_seq_cst));
+    std::atomic<Connection*>& spare = s.spares[slot_].connection;
+    connection_.reset(spare.exchange(connection_.release(), std::memory_order_seq_cst));
     if (!connection_) {
       if (s.waiters.load(std::memory_order_seq_cst) != 0) [[unlikely]]
         WakeWaiter(s);

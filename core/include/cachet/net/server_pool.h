@@ -2,7 +2,8 @@
 //
 // Holds the servers (with weights) and a Distribution that places keys on them,
 // a small pool of idle connections per server so threads sharing one Backend each
-// get their own socket, and each server's health: after `failure_limit`
+// get their own socket (and, through a spare slot per thread, get the same one
+// back each time, without a lock), and each server's health: after `failure_limit`
 // consecutive failures a server is dead for `retry_timeout`, then tried again.
 //
 // `max_connections` bounds the connections open to one server at once (0: no
@@ -26,6 +27,7 @@
 // must not outlive its pool.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -98,10 +100,12 @@ class CACHET_EXPORT ServerPool {
 
    private:
     friend class ServerPool;
-    Lease(ServerPool* pool, std::size_t server, std::unique_ptr<Connection> connection)
-        : pool_(pool), server_(server), connection_(std::move(connection)) {}
+    Lease(ServerPool* pool, std::size_t server, std::size_t slot,
+          std::unique_ptr<Connection> connection)
+        : pool_(pool), server_(server), slot_(slot), connection_(std::move(connection)) {}
     ServerPool* pool_;
     std::size_t server_;
+    std::size_t slot_;  // the borrowing thread's spare slot, where the connection goes back
     std::unique_ptr<Connection> connection_;
   };
 
@@ -141,13 +145,23 @@ class CACHET_EXPORT ServerPool {
   void AppendHealth(std::vector<ServerHealth>* out) const;
 
  private:
+  // Spare slots per server: a thread's is its number (in the order threads
+  // first borrow) modulo the slots in use, the power of two at most pool_size
+  // and at most this; threads numbered alike share one.
+  static constexpr std::size_t kSpareSlots = 8;
+  struct alignas(64) SpareSlot {
+    std::atomic<Connection*> connection{nullptr};
+  };
   struct Server {
     explicit Server(ServerAddress a) : address(std::move(a)) {}
-    ~Server() { delete spare.load(); }
+    ~Server() {
+      for (SpareSlot& slot : spares) delete slot.connection.load();
+    }
     ServerAddress address;
-    // One idle connection (owned) outside the mutex: a thread's steady acquire
-    // and release are then two atomic exchanges, not two lock/unlock pairs.
-    std::atomic<Connection*> spare{nullptr};
+    // Idle connections (owned) outside the mutex, one slot per thread (threads
+    // beyond kSpareSlots share): a thread's steady acquire and release are two
+    // atomic exchanges on its own line, and it gets its own connection back.
+    std::array<SpareSlot, kSpareSlots> spares;
     std::atomic<std::uint32_t> waiters{0};          // threads waiting in Acquire
     std::mutex mutex;                               // guards idle, open, freed
     std::vector<std::unique_ptr<Connection>> idle;  // at most pool_size - 1, unless waited for
@@ -168,10 +182,15 @@ class CACHET_EXPORT ServerPool {
   };
 
   void Release(std::size_t server, std::unique_ptr<Connection> connection);
-  // Acquire() when the spare slot is empty: an idle connection, a new one if the
-  // bound allows, or (after waiting until `deadline`) a refusing stand-in.
+  // Connections in spare slots now (a count that may be stale as it is made).
+  static std::size_t SparesHeld(const Server& s) noexcept;
+  // Acquire() when the thread's spare slot is empty: an idle connection (from
+  // the list or another thread's slot), a new one if the bound allows, or
+  // (after waiting until `deadline`) a refusing stand-in.
   Connection* IdleOrNew(Server& s, Deadline deadline);
-  // Wakes a thread waiting in IdleOrNew after the spare slot was filled.
+  // Any connection in a spare slot, or null.
+  static Connection* TakeAnySpare(Server& s) noexcept;
+  // Wakes a thread waiting in IdleOrNew after a spare slot was filled.
   static void WakeWaiter(Server& s);
   // Report() of an exchange that did not go through.
   void ReportNotOk(std::size_t server, const Connection& used, const Status& transport) noexcept;
@@ -179,6 +198,7 @@ class CACHET_EXPORT ServerPool {
   std::vector<std::unique_ptr<Server>> servers_;
   std::unique_ptr<Distribution> distribution_;
   ServerPoolOptions options_;
+  std::size_t spare_mask_;  // spare slots in use, minus one
 };
 
 }  // namespace cachet::net
