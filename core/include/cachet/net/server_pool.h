@@ -164,7 +164,10 @@ class CACHET_EXPORT ServerPool {
     std::array<SpareSlot, kSpareSlots> spares;
     std::atomic<std::uint32_t> waiters{0};          // threads waiting in Acquire
     std::mutex mutex;                               // guards idle, open, freed
-    std::vector<std::unique_ptr<Connection>> idle;  // at most pool_size - 1, unless waited for
+    // At most pool_size - 1, unless waited for. A return fills an empty slot
+    // without looking here, so list and slots together may hold up to the
+    // slots' count minus one beyond pool_size until a return finds its slot taken.
+    std::vector<std::unique_ptr<Connection>> idle;
     std::atomic<std::size_t> open{0};               // connections that exist (changed under mutex)
     std::condition_variable freed;                  // a connection came back or went
     std::atomic<std::uint32_t> failures{0};
