@@ -3,8 +3,6 @@
 // its reply's TLS record a byte at a time must not hold a call past its
 // deadline, whichever driver runs it. Certificates are made here
 // (launchers/tls_servers.h); no memcached or Redis is needed.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -25,6 +23,7 @@
 #include "cachet/net/exchange.h"
 #include "cachet/net/fan_out.h"
 #include "cachet/net/tls.h"
+#include "launchers/server_process.h"
 #include "launchers/tls_servers.h"
 
 namespace cachet::net {
@@ -48,6 +47,18 @@ const TestCertificates& Certificates() {
   return *made;
 }
 
+// A TLS server context with the test server certificate; SIGPIPE is ignored so
+// a fake server writing to a closed client does not end the test.
+SSL_CTX* ServerContext() {
+  IgnoreSigpipe();
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  REQUIRE(ctx != nullptr);
+  const test::CertificatePair pair = Certificates().server();
+  REQUIRE(SSL_CTX_use_certificate_chain_file(ctx, pair.cert.c_str()) == 1);
+  REQUIRE(SSL_CTX_use_PrivateKey_file(ctx, pair.key.c_str(), SSL_FILETYPE_PEM) == 1);
+  return ctx;
+}
+
 // A reader that takes every byte and never has its answer.
 class EndlessReader final : public ReplyReader {
  public:
@@ -68,22 +79,11 @@ class EndlessReader final : public ReplyReader {
 class TricklingTlsServer {
  public:
   TricklingTlsServer(std::string reply, milliseconds pause) {
-    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int port = 0;
+    listener_ = test::ListenOnLoopback(1, &port);
     REQUIRE(listener_ >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::listen(listener_, 1) == 0);
-    socklen_t length = sizeof addr;
-    REQUIRE(::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &length) == 0);
-    port_ = ntohs(addr.sin_port);
-    IgnoreSigpipe();
-    ctx_ = SSL_CTX_new(TLS_server_method());
-    REQUIRE(ctx_ != nullptr);
-    const test::CertificatePair pair = Certificates().server();
-    REQUIRE(SSL_CTX_use_certificate_chain_file(ctx_, pair.cert.c_str()) == 1);
-    REQUIRE(SSL_CTX_use_PrivateKey_file(ctx_, pair.key.c_str(), SSL_FILETYPE_PEM) == 1);
+    port_ = static_cast<std::uint16_t>(port);
+    ctx_ = ServerContext();
     thread_ = std::thread([this, reply = std::move(reply), pause] { Serve(reply, pause); });
   }
   ~TricklingTlsServer() {
@@ -161,22 +161,11 @@ class GatedTlsServer {
  public:
   GatedTlsServer(std::atomic<int>* hellos, int servers, milliseconds gate_wait)
       : hellos_(hellos), servers_(servers), gate_wait_(gate_wait) {
-    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int port = 0;
+    listener_ = test::ListenOnLoopback(1, &port);
     REQUIRE(listener_ >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::listen(listener_, 1) == 0);
-    socklen_t length = sizeof addr;
-    REQUIRE(::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &length) == 0);
-    port_ = ntohs(addr.sin_port);
-    IgnoreSigpipe();
-    ctx_ = SSL_CTX_new(TLS_server_method());
-    REQUIRE(ctx_ != nullptr);
-    const test::CertificatePair pair = Certificates().server();
-    REQUIRE(SSL_CTX_use_certificate_chain_file(ctx_, pair.cert.c_str()) == 1);
-    REQUIRE(SSL_CTX_use_PrivateKey_file(ctx_, pair.key.c_str(), SSL_FILETYPE_PEM) == 1);
+    port_ = static_cast<std::uint16_t>(port);
+    ctx_ = ServerContext();
     thread_ = std::thread([this] { Serve(); });
   }
   ~GatedTlsServer() {
