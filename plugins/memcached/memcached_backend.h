@@ -154,8 +154,8 @@ class MemcachedBackend final : public Backend {
   // that reads nothing back. False, with nothing sent, when the connection is
   // not up yet: the caller then takes the batch path, which connects.
   template <class Reader>
-  bool RanAlone(CommandLine& line, Operation& op, std::size_t server, bool reads_replies,
-                Reader& reader);
+  [[gnu::always_inline]] bool RanAlone(CommandLine& line, Operation& op, std::size_t server,
+                                       bool reads_replies, Reader& reader);
   // One operation through the batch machinery: connects, around a dead server.
   Status RunBatchOfOne(Operation& op, std::size_t server, const BatchSettings& settings, Item* hit);
   void Run(std::span<Operation> ops, const BatchSettings& settings);

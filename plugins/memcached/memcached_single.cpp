@@ -50,6 +50,33 @@ void AppendMetaOne(CommandLine& line, const Operation& op, const BatchSettings& 
 
 }  // namespace
 
+// The single-operation path of either protocol (memcached_backend.h), defined
+// before RunOne so that it is inlined there.
+template <class Reader>
+[[gnu::always_inline]] inline bool MemcachedBackend::RanAlone(CommandLine& line, Operation& op,
+                                                              std::size_t server,
+                                                              bool reads_replies, Reader& reader) {
+  net::ServerPool::Lease lease = pool_.Acquire(
+      server, reads_replies ? net::ServerPool::Use::kReadsReplies : net::ServerPool::Use::kWritesOnly);
+  if (lease->refused()) [[unlikely]] {
+    op.status = lease->EnsureConnected();  // max_connections stayed lent until the deadline
+    return true;
+  }
+  // Connecting is the batch path's (FanOut connects to several servers at once).
+  if (!lease->connected()) return false;
+  iovec request[3];
+  const int pieces = line.Iovecs(request);
+  const net::Clock::time_point start = net::Clock::now();
+  const net::Deadline deadline = start + call_timeout_;
+  Status transport =
+      net::RunLoneExchange(lease.connection(), request, pieces, reader, start, deadline);
+  reader.Settle(transport);
+  pool_.Report(server, lease.connection(), transport);
+  // An error line leaves the stream out of step: the connection is not reused.
+  if (reader.poisoned()) lease->Close();
+  return true;
+}
+
 // Checks and routes the operation, then runs its exchange on a pooled connection.
 Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, Item* hit) {
   std::size_t server = 0;
@@ -75,31 +102,6 @@ Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, It
   }
   if (ran) return std::move(op.status);
   return RunBatchOfOne(op, server, settings, hit);
-}
-
-template <class Reader>
-[[gnu::always_inline]] inline bool MemcachedBackend::RanAlone(CommandLine& line, Operation& op,
-                                                              std::size_t server,
-                                                              bool reads_replies, Reader& reader) {
-  net::ServerPool::Lease lease = pool_.Acquire(
-      server, reads_replies ? net::ServerPool::Use::kReadsReplies : net::ServerPool::Use::kWritesOnly);
-  if (lease->refused()) [[unlikely]] {
-    op.status = lease->EnsureConnected();  // max_connections stayed lent until the deadline
-    return true;
-  }
-  // Connecting is the batch path's (FanOut connects to several servers at once).
-  if (!lease->connected()) return false;
-  iovec request[3];
-  const int pieces = line.Iovecs(request);
-  const net::Clock::time_point start = net::Clock::now();
-  const net::Deadline deadline = start + call_timeout_;
-  Status transport =
-      net::RunLoneExchange(lease.connection(), request, pieces, reader, start, deadline);
-  reader.Settle(transport);
-  pool_.Report(server, lease.connection(), transport);
-  // An error line leaves the stream out of step: the connection is not reused.
-  if (reader.poisoned()) lease->Close();
-  return true;
 }
 
 }  // namespace cachet::memcached
