@@ -10,6 +10,7 @@
 
 #include "cachet/net/read_buffer.h"
 #include "command_line.h"
+#include "request_bytes.h"
 #include "meta_batch.h"
 #include "meta_request.h"
 
@@ -17,24 +18,6 @@ namespace cachet::memcached {
 namespace {
 
 const ParserLimits kLimits{2048, 1024 * 1024};
-
-std::string Flatten(const RequestBuffer& buffer) {
-  std::vector<iovec> iovs;
-  buffer.Iovecs(&iovs);
-  std::string out;
-  for (const iovec& v : iovs) out.append(static_cast<const char*>(v.iov_base), v.iov_len);
-  return out;
-}
-
-std::string Flatten(CommandLine& line) {
-  iovec pieces[3];
-  const int count = line.Iovecs(pieces);
-  std::string out;
-  for (int i = 0; i < count; ++i) {
-    out.append(static_cast<const char*>(pieces[i].iov_base), pieces[i].iov_len);
-  }
-  return out;
-}
 
 // `op`'s meta command with `tokens`, built both ways; checks they agree.
 std::string BothWays(const Operation& op, const MetaTokens& tokens, bool touch_on_get = false,
