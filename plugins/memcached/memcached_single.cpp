@@ -56,8 +56,9 @@ template <class Reader>
 [[gnu::always_inline]] inline bool MemcachedBackend::RanAlone(CommandLine& line, Operation& op,
                                                               std::size_t server,
                                                               bool reads_replies, Reader& reader) {
-  net::ServerPool::Lease lease = pool_.Acquire(
-      server, reads_replies ? net::ServerPool::Use::kReadsReplies : net::ServerPool::Use::kWritesOnly);
+  net::ServerPool::Lease lease =
+      pool_.Acquire(server, reads_replies ? net::ServerPool::Use::kReadsReplies
+                                          : net::ServerPool::Use::kWritesOnly);
   if (lease->refused()) [[unlikely]] {
     op.status = lease->EnsureConnected();  // max_connections stayed lent until the deadline
     return true;

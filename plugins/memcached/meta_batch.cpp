@@ -63,8 +63,7 @@ void MetaBatch::ExpectOne(Operation& op, const BatchSettings& settings, Item* hi
 void MetaBatch::Add(Operation& op) {
   const bool quiet = op.noreply || op.kind == OpKind::kGet || op.kind == OpKind::kStore ||
                      op.kind == OpKind::kRemove;
-  const MetaTokens tokens{static_cast<std::uint32_t>(slots_.size()), quiet,
-                          settings_.binary_keys};
+  const MetaTokens tokens{static_cast<std::uint32_t>(slots_.size()), quiet, settings_.binary_keys};
   AppendMetaOperation(request_, op, tokens, settings_.touch_on_get,
                       ExptimeFor(settings_.get_touch_ttl));
   slots_.push_back({&op, quiet, false});

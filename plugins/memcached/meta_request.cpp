@@ -9,8 +9,7 @@ namespace cachet::memcached {
 namespace {
 
 template <class Out>
-void AppendKey(Out& out, std::string_view command, std::string_view key,
-               const MetaTokens& tokens) {
+void AppendKey(Out& out, std::string_view command, std::string_view key, const MetaTokens& tokens) {
   out.Append(command);
   if (tokens.binary_key) {
     AppendBase64(out, key);
@@ -69,8 +68,8 @@ void AppendBase64(Out& out, std::string_view raw) {
 }
 
 template <class Out>
-void AppendMetaGet(Out& out, std::string_view key, const MetaTokens& tokens,
-                   bool want_value, bool touch, std::int64_t exptime) {
+void AppendMetaGet(Out& out, std::string_view key, const MetaTokens& tokens, bool want_value,
+                   bool touch, std::int64_t exptime) {
   AppendKey(out, "mg ", key, tokens);
   if (want_value) out.Append(" v f c");
   if (touch) {
@@ -114,8 +113,8 @@ void AppendMetaSet(Out& out, StoreMode mode, std::string_view key, ItemView item
 }
 
 template <class Out>
-void AppendMetaDelete(Out& out, std::string_view key, const MetaTokens& tokens,
-                      bool invalidate, std::uint64_t compare_cas) {
+void AppendMetaDelete(Out& out, std::string_view key, const MetaTokens& tokens, bool invalidate,
+                      std::uint64_t compare_cas) {
   AppendKey(out, "md ", key, tokens);
   if (invalidate) out.Append(" I");
   if (compare_cas != 0) {
@@ -126,8 +125,8 @@ void AppendMetaDelete(Out& out, std::string_view key, const MetaTokens& tokens,
 }
 
 template <class Out>
-void AppendMetaArithmetic(Out& out, bool decrement, std::string_view key,
-                          std::uint64_t delta, const MetaTokens& tokens) {
+void AppendMetaArithmetic(Out& out, bool decrement, std::string_view key, std::uint64_t delta,
+                          const MetaTokens& tokens) {
   AppendKey(out, "ma ", key, tokens);
   out.Append(" D");
   out.AppendDecimal(delta);
@@ -142,8 +141,8 @@ void AppendMetaNoop(Out& out) {
 }
 
 template <class Out>
-void AppendMetaOperation(Out& out, const Operation& op, const MetaTokens& tokens,
-                         bool touch_on_get, std::int64_t get_touch_exptime) {
+void AppendMetaOperation(Out& out, const Operation& op, const MetaTokens& tokens, bool touch_on_get,
+                         std::int64_t get_touch_exptime) {
   switch (op.kind) {
     case OpKind::kGet:
       AppendMetaGet(out, op.key, tokens, true, touch_on_get, get_touch_exptime);
@@ -165,19 +164,18 @@ void AppendMetaOperation(Out& out, const Operation& op, const MetaTokens& tokens
 }
 
 // Both builders: a batch's RequestBuffer, a single operation's CommandLine.
-#define CACHET_META_ENCODERS(Out)                                                               \
-  template void AppendBase64(Out&, std::string_view);                                           \
-  template void AppendMetaGet(Out&, std::string_view, const MetaTokens&, bool, bool,            \
-                              std::int64_t);                                                    \
-  template void AppendMetaLeaseGet(Out&, std::string_view, const MetaTokens&, std::int64_t,     \
-                                   std::int64_t);                                               \
-  template void AppendMetaSet(Out&, StoreMode, std::string_view, ItemView, std::int64_t,        \
-                              const MetaTokens&);                                               \
-  template void AppendMetaDelete(Out&, std::string_view, const MetaTokens&, bool,               \
-                                 std::uint64_t);                                                \
-  template void AppendMetaArithmetic(Out&, bool, std::string_view, std::uint64_t,               \
-                                     const MetaTokens&);                                        \
-  template void AppendMetaNoop(Out&);                                                           \
+#define CACHET_META_ENCODERS(Out)                                                                 \
+  template void AppendBase64(Out&, std::string_view);                                             \
+  template void AppendMetaGet(Out&, std::string_view, const MetaTokens&, bool, bool,              \
+                              std::int64_t);                                                      \
+  template void AppendMetaLeaseGet(Out&, std::string_view, const MetaTokens&, std::int64_t,       \
+                                   std::int64_t);                                                 \
+  template void AppendMetaSet(Out&, StoreMode, std::string_view, ItemView, std::int64_t,          \
+                              const MetaTokens&);                                                 \
+  template void AppendMetaDelete(Out&, std::string_view, const MetaTokens&, bool, std::uint64_t); \
+  template void AppendMetaArithmetic(Out&, bool, std::string_view, std::uint64_t,                 \
+                                     const MetaTokens&);                                          \
+  template void AppendMetaNoop(Out&);                                                             \
   template void AppendMetaOperation(Out&, const Operation&, const MetaTokens&, bool, std::int64_t);
 CACHET_META_ENCODERS(RequestBuffer)
 CACHET_META_ENCODERS(CommandLine)

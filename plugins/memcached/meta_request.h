@@ -28,8 +28,8 @@ struct MetaTokens {
 // mg <key> v f c [T<exptime>]: a read (and touch). With want_value false and a
 // touch, only HD/EN come back (touch).
 template <class Out>
-void AppendMetaGet(Out& out, std::string_view key, const MetaTokens& tokens,
-                   bool want_value, bool touch, std::int64_t exptime);
+void AppendMetaGet(Out& out, std::string_view key, const MetaTokens& tokens, bool want_value,
+                   bool touch, std::int64_t exptime);
 // mg <key> v f c N<exptime> [R<recache>]: a read that, on a miss, creates an
 // empty placeholder living `exptime` and gives the first client W, the next
 // ones Z; with `recache` > 0, a present item with fewer seconds left than that
@@ -49,8 +49,8 @@ void AppendMetaDelete(Out& out, std::string_view key, const MetaTokens& tokens,
                       bool invalidate = false, std::uint64_t compare_cas = 0);
 // ma <key> D<delta> [MD] [v]: the new value comes back unless quiet.
 template <class Out>
-void AppendMetaArithmetic(Out& out, bool decrement, std::string_view key,
-                          std::uint64_t delta, const MetaTokens& tokens);
+void AppendMetaArithmetic(Out& out, bool decrement, std::string_view key, std::uint64_t delta,
+                          const MetaTokens& tokens);
 template <class Out>
 void AppendMetaNoop(Out& out);
 
@@ -58,8 +58,8 @@ void AppendMetaNoop(Out& out);
 // to its meta command, for a batch and a single operation alike. A get also
 // touches, to `get_touch_exptime`, when `touch_on_get`.
 template <class Out>
-void AppendMetaOperation(Out& out, const Operation& op, const MetaTokens& tokens,
-                         bool touch_on_get, std::int64_t get_touch_exptime);
+void AppendMetaOperation(Out& out, const Operation& op, const MetaTokens& tokens, bool touch_on_get,
+                         std::int64_t get_touch_exptime);
 
 // Standard base64 with padding (what memcached's b flag decodes).
 template <class Out>

@@ -26,8 +26,8 @@
 namespace {
 
 using cachet::Item;
-using cachet::OpKind;
 using cachet::Operation;
+using cachet::OpKind;
 using cachet::Status;
 using cachet::memcached::MetaBatch;
 using cachet::memcached::ParserLimits;

@@ -10,9 +10,9 @@
 
 #include "cachet/net/read_buffer.h"
 #include "command_line.h"
-#include "request_bytes.h"
 #include "meta_batch.h"
 #include "meta_request.h"
+#include "request_bytes.h"
 
 namespace cachet::memcached {
 namespace {
@@ -41,11 +41,11 @@ Operation MakeOp(OpKind kind, std::string_view key = "k") {
 
 // What the reader made of one reply.
 struct Outcome {
-  Status stream;        // the exchange's
-  Status op;            // the operation's
+  Status stream;  // the exchange's
+  Status op;      // the operation's
   bool done = false;
   bool poisoned = false;
-  std::string value;    // a get's item, or "" when it was left alone
+  std::string value;  // a get's item, or "" when it was left alone
   std::uint64_t counter = 0;
 };
 
@@ -144,7 +144,8 @@ TEST_CASE("meta single: the one reply is read, whole or split anywhere",
   CHECK(ReadAtEveryOffset(MakeOp(OpKind::kStore), "EX O0\r\n").op.IsExists());
   CHECK(ReadAtEveryOffset(MakeOp(OpKind::kRemove), "HD O0\r\n").op.ok());
   CHECK(ReadAtEveryOffset(MakeOp(OpKind::kRemove), "NF O0\r\n").op.IsNotFound());
-  Outcome counter = ReadAtEveryOffset(MakeOp(OpKind::kIncr), "VA 20 O0\r\n18446744073709551615\r\n");
+  Outcome counter =
+      ReadAtEveryOffset(MakeOp(OpKind::kIncr), "VA 20 O0\r\n18446744073709551615\r\n");
   CHECK(counter.op.ok());
   CHECK(counter.counter == 18446744073709551615u);
   CHECK(ReadAtEveryOffset(MakeOp(OpKind::kIncr), "NF O0\r\n").op.IsNotFound());
@@ -171,20 +172,20 @@ TEST_CASE("meta single: a server error is the operation's, and the connection is
 TEST_CASE("meta single: replies that are not this command's are protocol errors",
           "[memcached][single][meta]") {
   const std::vector<std::pair<OpKind, std::string>> bad = {
-      {OpKind::kGet, "VA 5 O1\r\nother\r\n"},          // another O token
-      {OpKind::kGet, "VA 5 O0 kother\r\nother\r\n"},   // another key
-      {OpKind::kGet, "VA 5\r\nother\r\n"},             // no token
-      {OpKind::kRemove, "HD O0\r\nHD O0\r\n"},         // a second reply
-      {OpKind::kGet, "VA 1 O0\r\nv\r\nEN O0\r\n"},     // a second reply after a hit
-      {OpKind::kRemove, "MN\r\n"},                     // an mn nobody sent
-      {OpKind::kRemove, "EN O0\r\n"},                  // a reply md never gets
-      {OpKind::kStore, "VA 1 O0\r\nv\r\n"},            // a value to a store
-      {OpKind::kGet, "VA x O0\r\nv\r\n"},              // malformed
-      {OpKind::kRemove, "HD Oabc\r\n"},                // malformed token
-      {OpKind::kRemove, "HD O0\n"},                    // a bare newline
-      {OpKind::kRemove, "XX O0\r\n"},                  // no meta code
-      {OpKind::kIncr, "VA 2 O0\r\nab\r\n"},            // a counter that is no number
-      {OpKind::kGet, "VA 3 O0\r\nabcd\r\n"},           // a data block too long
+      {OpKind::kGet, "VA 5 O1\r\nother\r\n"},         // another O token
+      {OpKind::kGet, "VA 5 O0 kother\r\nother\r\n"},  // another key
+      {OpKind::kGet, "VA 5\r\nother\r\n"},            // no token
+      {OpKind::kRemove, "HD O0\r\nHD O0\r\n"},        // a second reply
+      {OpKind::kGet, "VA 1 O0\r\nv\r\nEN O0\r\n"},    // a second reply after a hit
+      {OpKind::kRemove, "MN\r\n"},                    // an mn nobody sent
+      {OpKind::kRemove, "EN O0\r\n"},                 // a reply md never gets
+      {OpKind::kStore, "VA 1 O0\r\nv\r\n"},           // a value to a store
+      {OpKind::kGet, "VA x O0\r\nv\r\n"},             // malformed
+      {OpKind::kRemove, "HD Oabc\r\n"},               // malformed token
+      {OpKind::kRemove, "HD O0\n"},                   // a bare newline
+      {OpKind::kRemove, "XX O0\r\n"},                 // no meta code
+      {OpKind::kIncr, "VA 2 O0\r\nab\r\n"},           // a counter that is no number
+      {OpKind::kGet, "VA 3 O0\r\nabcd\r\n"},          // a data block too long
   };
   for (const auto& [kind, reply] : bad) {
     INFO("reply '" << reply << "'");

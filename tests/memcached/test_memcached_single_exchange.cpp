@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "memcached_backend.h"
 #include "launchers/server_process.h"
+#include "memcached_backend.h"
 
 namespace cachet::memcached::test {
 namespace {
@@ -390,12 +390,12 @@ TEST_CASE("meta single: garbage, stray replies and error lines drop the connecti
   // new connection (through the batch path, which connects): nothing of the
   // bad reply is left to be misread.
   const std::vector<std::string> bad = {
-      "HD O1\r\n",          // another command's token
-      "HD\r\n",             // no token
+      "HD O1\r\n",           // another command's token
+      "HD\r\n",              // no token
       "HD O0\r\nHD O0\r\n",  // one reply too many
       "HD O0\r\nMN\r\n",     // an MN nobody asked for
       "MN\r\n",
-      "EN O0\r\n",          // a reply md never gets
+      "EN O0\r\n",  // a reply md never gets
       "HX O0\r\n",
       "HD O0\n",
       "HD Ox\r\n",
@@ -435,8 +435,7 @@ TEST_CASE("meta single: garbage, stray replies and error lines drop the connecti
 TEST_CASE("meta single: a value for another key or token is a protocol error, never that value",
           "[memcached][single][meta]") {
   const std::string first = "VA 2 O0\r\nv0\r\n";
-  const std::vector<std::string> others = {"VA 5 O0 kother\r\nhello\r\n",
-                                           "VA 5 O3\r\nhello\r\n"};
+  const std::vector<std::string> others = {"VA 5 O0 kother\r\nhello\r\n", "VA 5 O3\r\nhello\r\n"};
   const std::string right = "VA 5 O0\r\nright\r\n";
   std::vector<Step> script = {{first, first.size()}};
   for (const std::string& other : others) {
@@ -466,8 +465,8 @@ TEST_CASE("meta single: a value for another key or token is a protocol error, ne
 TEST_CASE("meta single: a server that hangs up mid-reply fails the call, and the next reconnects",
           "[memcached][single][meta]") {
   const std::string hit = "VA 5 O0\r\nhello\r\n";
-  ScriptedServer server({kQuietSuccess, {hit, 12, false, true}, {hit, 3, false, true},
-                         {hit, hit.size()}});
+  ScriptedServer server(
+      {kQuietSuccess, {hit, 12, false, true}, {hit, 3, false, true}, {hit, hit.size()}});
   auto backend = Connect(server.port(), Protocol::kMeta);
   REQUIRE(backend->Remove("k").ok());
   Item item;
