@@ -4,11 +4,12 @@
 // Layering: net::Connection -> net::ServerPool (placement, health, pooled
 // connections) -> this backend, which checks keys and sizes before anything is
 // sent and routes each operation; net::BatchRunner groups a batch by server and
-// runs every server's share at once. A single operation on a connected text-protocol connection
-// skips the batch machinery: its command is built on the stack and its reply
-// read by the same reader, a TextBatch of one (memcached_single.cpp). The protocols live in
-// text_batch / meta_batch (encoding in *_request, parsing in *_parser); replies
-// map to Status in reply_status.
+// runs every server's share at once. A single operation on a connected
+// connection skips the batch machinery: its command is built on the stack and
+// its reply read by the same reader, a TextBatch or MetaBatch of one
+// (memcached_single.cpp). The protocols live in text_batch / meta_batch
+// (encoding in *_request, parsing in *_parser); replies map to Status in
+// reply_status.
 //
 // Thread-safe: threads share one backend; each call borrows pooled connections.
 #pragma once
@@ -25,6 +26,7 @@
 #include "cachet/backend.h"
 #include "cachet/net/batch_runner.h"
 #include "cachet/net/server_pool.h"
+#include "command_line.h"
 #include "failover_ledger.h"
 #include "key_check.h"
 #include "memcached_batch.h"
@@ -143,11 +145,19 @@ class MemcachedBackend final : public Backend {
   MemcachedBatch& FillBatch(std::unique_ptr<net::ServerBatch>& slot,
                             std::span<Operation* const> ops, const BatchSettings& settings) const;
   // One operation: checked, routed, then sent alone (memcached_single.cpp): on
-  // a connected text-protocol connection by the single-operation path, else
-  // through the batch machinery. A hit's item goes to `*hit`: op.result, or an
-  // Item the caller lends.
+  // a connected connection by the single-operation path, else through the
+  // batch machinery. A hit's item goes to `*hit`: op.result, or an Item the
+  // caller lends.
   Status RunOne(Operation& op, const BatchSettings& settings, Item* hit);
-  // One operation through the batch machinery: connects, the meta protocol.
+  // The single-operation path of both protocols (memcached_single.cpp): sends
+  // `line` alone on a pooled connection to `server` and has `reader` (readied
+  // for `op` by its ForOne) read the reply; `reads_replies` false for a write
+  // that reads nothing back. False, with nothing sent, when the connection is
+  // not up yet: the caller then takes the batch path, which connects.
+  template <class Reader>
+  [[gnu::always_inline]] bool RanAlone(CommandLine& line, Operation& op, std::size_t server,
+                                       bool reads_replies, Reader& reader);
+  // One operation through the batch machinery: connects, around a dead server.
   Status RunBatchOfOne(Operation& op, std::size_t server, const BatchSettings& settings, Item* hit);
   void Run(std::span<Operation> ops, const BatchSettings& settings);
   // Sends a text command to `servers`; `on_reply` sees each server's lines.

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -122,6 +123,32 @@ class MemcachedBatch : public net::ServerBatch {
   bool routing_direct_ = false;          // OnReply is routing a header without its data
   const Operation* lent_for_ = nullptr;  // LendItem(): the operation whose hit goes to lent_
   Item* lent_ = nullptr;
+};
+
+// This thread's batch of type `Batch` for single operations (TextBatch::ForOne,
+// MetaBatch::ForOne): made on first use, kept from call to call so that a single
+// operation allocates nothing, freed when the thread ends.
+template <class Batch>
+class LoneBatch {
+ public:
+  // Inline: every single operation asks, and only the pointer is read.
+  static Batch& Get(ParserLimits limits) { return batch_ != nullptr ? *batch_ : Make(limits); }
+
+ private:
+  [[gnu::noinline]] static Batch& Make(ParserLimits limits) {
+    // Instantiated in the plugin, as the batch runner, so that the plugin's
+    // code outlives the batch.
+    thread_local std::unique_ptr<Batch> owner;
+    owner = std::make_unique<Batch>(limits);
+    batch_ = owner.get();
+    return *owner;
+  }
+
+  // Only the pointer is read on each call: it needs no guard, as an object
+  // would. initial-exec: one %fs-relative load instead of a __tls_get_addr
+  // call; the plugin, loaded later, takes its 8 bytes from glibc's static TLS
+  // surplus.
+  static inline thread_local Batch* batch_ __attribute__((tls_model("initial-exec"))) = nullptr;
 };
 
 }  // namespace cachet::memcached

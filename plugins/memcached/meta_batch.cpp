@@ -3,7 +3,6 @@
 #include "meta_batch.h"
 
 #include "exptime.h"
-#include "meta_request.h"
 #include "reply_line.h"
 #include "reply_status.h"
 
@@ -44,41 +43,43 @@ void MetaBatch::Reset(const BatchSettings& settings) {
   slots_.clear();
   after_last_answer_ = 0;
   done_ = false;
+  ends_at_noop_ = true;
   poisoned_ = false;
   ResetReader();
+}
+
+void MetaBatch::ExpectOne(Operation& op, const BatchSettings& settings, Item* hit) {
+  settings_ = settings;
+  slots_.clear();  // keeps its capacity: one slot, allocated once per thread
+  slots_.push_back({&op, op.noreply, false});
+  after_last_answer_ = 0;
+  done_ = false;
+  ends_at_noop_ = op.noreply;
+  poisoned_ = false;
+  ResetReader();
+  LendItem(op, hit);
 }
 
 void MetaBatch::Add(Operation& op) {
   const bool quiet = op.noreply || op.kind == OpKind::kGet || op.kind == OpKind::kStore ||
                      op.kind == OpKind::kRemove;
-  MetaTokens tokens{static_cast<std::uint32_t>(slots_.size()), quiet, settings_.binary_keys};
-  const std::int64_t exptime = ExptimeFor(op.ttl);
-  switch (op.kind) {
-    case OpKind::kGet:
-      AppendMetaGet(request_, op.key, tokens, true, settings_.touch_on_get,
-                    ExptimeFor(settings_.get_touch_ttl));
-      break;
-    case OpKind::kStore:
-      AppendMetaSet(request_, op.mode, op.key, op.item, exptime, tokens);
-      break;
-    case OpKind::kRemove:
-      AppendMetaDelete(request_, op.key, tokens);
-      break;
-    case OpKind::kIncr:
-    case OpKind::kDecr:
-      AppendMetaArithmetic(request_, op.kind == OpKind::kDecr, op.key, op.delta, tokens);
-      break;
-    case OpKind::kTouch:
-      AppendMetaGet(request_, op.key, tokens, false, true, exptime);
-      break;
-  }
+  const MetaTokens tokens{static_cast<std::uint32_t>(slots_.size()), quiet, settings_.binary_keys};
+  AppendMetaOperation(request_, op, tokens, settings_.touch_on_get,
+                      ExptimeFor(settings_.get_touch_ttl));
   slots_.push_back({&op, quiet, false});
 }
 
 void MetaBatch::Finish() { AppendMetaNoop(request_); }
 
+void MetaBatch::Answered(Slot& slot, std::size_t index) {
+  slot.answered = true;
+  after_last_answer_ = index + 1;
+  if (!ends_at_noop_) done_ = true;
+}
+
 Status MetaBatch::OnReply(const Reply& reply) {
   if (reply.kind == ReplyKind::kMetaNoop) {
+    if (!ends_at_noop_) return Status::ProtocolError("memcached: MN to a command sent without mn");
     done_ = true;
     for (Slot& slot : slots_) {
       if (!slot.answered)
@@ -105,8 +106,7 @@ Status MetaBatch::OnTokenReply(const Reply& reply) {
   if (!reply.key.empty() && !settings_.binary_keys && reply.key != op.key) {
     return Status::ProtocolError("memcached: a meta reply for another key");
   }
-  slot.answered = true;
-  after_last_answer_ = reply.opaque + 1;
+  Answered(slot, reply.opaque);
   if (reply.kind != ReplyKind::kMetaValue) {
     op.status = StatusFromReply(reply);
     return Status::OK();
@@ -133,9 +133,8 @@ Status MetaBatch::OnUntokenedError(const Reply& reply) {
     Slot& slot = slots_[i];
     // Quiet reads of validated keys do not fail; the error is the next write's.
     if (slot.answered || (slot.quiet && slot.op->kind == OpKind::kGet)) continue;
-    slot.answered = true;
+    Answered(slot, i);
     slot.op->status = StatusFromReply(reply);
-    after_last_answer_ = i + 1;
     return Status::OK();
   }
   return Status::ProtocolError("memcached: an error reply that matches no command");

@@ -10,6 +10,12 @@
 // memcached sends error lines without the O token; such an error belongs to the
 // first operation after the last one that answered which can fail, and the
 // connection is dropped afterwards rather than trusted.
+//
+// It is the one reader of meta replies: a batch's, and a single operation's
+// (ExpectOne, ForOne). A single command is sent alone, with its O token and
+// without q or mn, so its one reply (EN, HD, VA...) ends the exchange; a
+// noreply one keeps the batch's form (q, then mn), so that its errors still
+// come back and its silence means what it means in a batch.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +23,7 @@
 
 #include "memcached_batch.h"
 #include "meta_parser.h"
+#include "meta_request.h"
 
 namespace cachet::memcached {
 
@@ -29,7 +36,30 @@ class MetaBatch final : public MemcachedBatch {
   void Finish() override;
   void Settle(const Status& transport) override;
 
-  bool done() const noexcept override { return done_; }
+  // Readies the batch for the reply to `op` alone, whose command the caller sent
+  // (a single operation's, built on the stack: AppendMetaOperation with
+  // OneTokens(), then mn if op.noreply): as Reset() then Add(), without a
+  // request. A hit goes to `*hit`, op.result or an Item the caller lends.
+  void ExpectOne(Operation& op, const BatchSettings& settings, Item* hit);
+  // This thread's batch for single operations, readied by ExpectOne(), reading
+  // with `limits`; valid until the thread's next ForOne(). Inline: every
+  // single operation asks.
+  static MetaBatch& ForOne(Operation& op, const BatchSettings& settings, Item* hit,
+                           ParserLimits limits) {
+    MetaBatch& batch = LoneBatch<MetaBatch>::Get(limits);
+    batch.limits_ = limits;
+    batch.parser_ = MetaReplyParser(limits);
+    batch.ExpectOne(op, settings, hit);
+    return batch;
+  }
+  // The tokens of a single operation's command: O0, and q (then mn) only for
+  // noreply, as ExpectOne() reads it.
+  static MetaTokens OneTokens(const Operation& op, const BatchSettings& settings) {
+    return {0, op.noreply, settings.binary_keys};
+  }
+
+  // A value still arriving straight into its item is not done.
+  bool done() const noexcept override { return done_ && !direct_active(); }
 
  private:
   struct Slot {
@@ -49,11 +79,15 @@ class MetaBatch final : public MemcachedBatch {
   Status OnTokenReply(const Reply& reply);
   Status OnUntokenedError(const Reply& reply);
 
+  // Marks `slot` answered; a single command's one reply ends the exchange.
+  void Answered(Slot& slot, std::size_t index);
+
   MetaReplyParser parser_;
   BatchSettings settings_;
   std::vector<Slot> slots_;
   std::size_t after_last_answer_ = 0;
   bool done_ = false;
+  bool ends_at_noop_ = true;  // false: a single command sent without mn
 };
 
 }  // namespace cachet::memcached

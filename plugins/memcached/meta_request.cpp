@@ -1,14 +1,15 @@
 // Meta protocol request encoding.
 #include "meta_request.h"
 
+#include "exptime.h"
 #include "text_request.h"
 
 namespace cachet::memcached {
 
 namespace {
 
-void AppendKey(RequestBuffer& out, std::string_view command, std::string_view key,
-               const MetaTokens& tokens) {
+template <class Out>
+void AppendKey(Out& out, std::string_view command, std::string_view key, const MetaTokens& tokens) {
   out.Append(command);
   if (tokens.binary_key) {
     AppendBase64(out, key);
@@ -18,7 +19,8 @@ void AppendKey(RequestBuffer& out, std::string_view command, std::string_view ke
 }
 
 // The flags every meta request ends with: b, O<opaque>, q.
-void EndRequest(RequestBuffer& out, const MetaTokens& tokens) {
+template <class Out>
+void EndRequest(Out& out, const MetaTokens& tokens) {
   if (tokens.binary_key) out.Append(" b");
   out.Append(" O");
   out.AppendDecimal(tokens.opaque);
@@ -44,7 +46,8 @@ std::string_view ModeFlag(StoreMode mode) {
 
 }  // namespace
 
-void AppendBase64(RequestBuffer& out, std::string_view raw) {
+template <class Out>
+void AppendBase64(Out& out, std::string_view raw) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::size_t i = 0;
@@ -64,8 +67,9 @@ void AppendBase64(RequestBuffer& out, std::string_view raw) {
   out.Append('=');
 }
 
-void AppendMetaGet(RequestBuffer& out, std::string_view key, const MetaTokens& tokens,
-                   bool want_value, bool touch, std::int64_t exptime) {
+template <class Out>
+void AppendMetaGet(Out& out, std::string_view key, const MetaTokens& tokens, bool want_value,
+                   bool touch, std::int64_t exptime) {
   AppendKey(out, "mg ", key, tokens);
   if (want_value) out.Append(" v f c");
   if (touch) {
@@ -75,7 +79,8 @@ void AppendMetaGet(RequestBuffer& out, std::string_view key, const MetaTokens& t
   EndRequest(out, tokens);
 }
 
-void AppendMetaLeaseGet(RequestBuffer& out, std::string_view key, const MetaTokens& tokens,
+template <class Out>
+void AppendMetaLeaseGet(Out& out, std::string_view key, const MetaTokens& tokens,
                         std::int64_t exptime, std::int64_t recache) {
   AppendKey(out, "mg ", key, tokens);
   out.Append(" v f c N");
@@ -87,7 +92,8 @@ void AppendMetaLeaseGet(RequestBuffer& out, std::string_view key, const MetaToke
   EndRequest(out, tokens);
 }
 
-void AppendMetaSet(RequestBuffer& out, StoreMode mode, std::string_view key, ItemView item,
+template <class Out>
+void AppendMetaSet(Out& out, StoreMode mode, std::string_view key, ItemView item,
                    std::int64_t exptime, const MetaTokens& tokens) {
   AppendKey(out, "ms ", key, tokens);
   out.Append(' ');
@@ -106,8 +112,9 @@ void AppendMetaSet(RequestBuffer& out, StoreMode mode, std::string_view key, Ite
   out.Append("\r\n");
 }
 
-void AppendMetaDelete(RequestBuffer& out, std::string_view key, const MetaTokens& tokens,
-                      bool invalidate, std::uint64_t compare_cas) {
+template <class Out>
+void AppendMetaDelete(Out& out, std::string_view key, const MetaTokens& tokens, bool invalidate,
+                      std::uint64_t compare_cas) {
   AppendKey(out, "md ", key, tokens);
   if (invalidate) out.Append(" I");
   if (compare_cas != 0) {
@@ -117,8 +124,9 @@ void AppendMetaDelete(RequestBuffer& out, std::string_view key, const MetaTokens
   EndRequest(out, tokens);
 }
 
-void AppendMetaArithmetic(RequestBuffer& out, bool decrement, std::string_view key,
-                          std::uint64_t delta, const MetaTokens& tokens) {
+template <class Out>
+void AppendMetaArithmetic(Out& out, bool decrement, std::string_view key, std::uint64_t delta,
+                          const MetaTokens& tokens) {
   AppendKey(out, "ma ", key, tokens);
   out.Append(" D");
   out.AppendDecimal(delta);
@@ -127,6 +135,50 @@ void AppendMetaArithmetic(RequestBuffer& out, bool decrement, std::string_view k
   EndRequest(out, tokens);
 }
 
-void AppendMetaNoop(RequestBuffer& out) { out.Append("mn\r\n"); }
+template <class Out>
+void AppendMetaNoop(Out& out) {
+  out.Append("mn\r\n");
+}
+
+template <class Out>
+void AppendMetaOperation(Out& out, const Operation& op, const MetaTokens& tokens, bool touch_on_get,
+                         std::int64_t get_touch_exptime) {
+  switch (op.kind) {
+    case OpKind::kGet:
+      AppendMetaGet(out, op.key, tokens, true, touch_on_get, get_touch_exptime);
+      break;
+    case OpKind::kStore:
+      AppendMetaSet(out, op.mode, op.key, op.item, ExptimeFor(op.ttl), tokens);
+      break;
+    case OpKind::kRemove:
+      AppendMetaDelete(out, op.key, tokens);
+      break;
+    case OpKind::kIncr:
+    case OpKind::kDecr:
+      AppendMetaArithmetic(out, op.kind == OpKind::kDecr, op.key, op.delta, tokens);
+      break;
+    case OpKind::kTouch:
+      AppendMetaGet(out, op.key, tokens, false, true, ExptimeFor(op.ttl));
+      break;
+  }
+}
+
+// Both builders: a batch's RequestBuffer, a single operation's CommandLine.
+#define CACHET_META_ENCODERS(Out)                                                                 \
+  template void AppendBase64(Out&, std::string_view);                                             \
+  template void AppendMetaGet(Out&, std::string_view, const MetaTokens&, bool, bool,              \
+                              std::int64_t);                                                      \
+  template void AppendMetaLeaseGet(Out&, std::string_view, const MetaTokens&, std::int64_t,       \
+                                   std::int64_t);                                                 \
+  template void AppendMetaSet(Out&, StoreMode, std::string_view, ItemView, std::int64_t,          \
+                              const MetaTokens&);                                                 \
+  template void AppendMetaDelete(Out&, std::string_view, const MetaTokens&, bool, std::uint64_t); \
+  template void AppendMetaArithmetic(Out&, bool, std::string_view, std::uint64_t,                 \
+                                     const MetaTokens&);                                          \
+  template void AppendMetaNoop(Out&);                                                             \
+  template void AppendMetaOperation(Out&, const Operation&, const MetaTokens&, bool, std::int64_t);
+CACHET_META_ENCODERS(RequestBuffer)
+CACHET_META_ENCODERS(CommandLine)
+#undef CACHET_META_ENCODERS
 
 }  // namespace cachet::memcached

@@ -2,8 +2,6 @@
 // replies, in order, back to them.
 #include "text_batch.h"
 
-#include <memory>
-
 #include "exptime.h"
 #include "reply_status.h"
 #include "text_request.h"
@@ -79,15 +77,6 @@ void TextBatch::Reshape(bool silent) {
   noreply_.assign(silent ? 1 : 0, nullptr);
   gets_open_ = false;
   shape_ = silent ? Shape::kOneSilent : Shape::kOne;
-}
-
-TextBatch& TextBatch::MakeLoneBatch(ParserLimits limits) {
-  // Frees the batch when the thread ends. In the plugin, as the batch runner,
-  // so that the plugin's code outlives it.
-  thread_local std::unique_ptr<TextBatch> owner;
-  owner = std::make_unique<TextBatch>(limits);
-  lone_batch_ = owner.get();
-  return *owner;
 }
 
 void TextBatch::CloseGetsLine() {

@@ -45,7 +45,7 @@ class TextBatch final : public MemcachedBatch {
   // with `limits`. Kept from call to call, so a single operation allocates nothing;
   // valid until the thread's next ForOne(). Inline: every single operation asks.
   static TextBatch& ForOne(Operation& op, Item* hit, ParserLimits limits) {
-    TextBatch& batch = lone_batch_ != nullptr ? *lone_batch_ : MakeLoneBatch(limits);
+    TextBatch& batch = LoneBatch<TextBatch>::Get(limits);
     batch.limits_ = limits;
     batch.parser_ = TextReplyParser(limits);
     batch.ExpectOne(op, hit);
@@ -129,19 +129,10 @@ class TextBatch final : public MemcachedBatch {
   void SettleRest(const Status& transport);
   // Sizes the lists for one operation, sent with noreply (`silent`) or not.
   void Reshape(bool silent);
-  // Makes this thread's batch for single operations (ForOne).
-  static TextBatch& MakeLoneBatch(ParserLimits limits);
 
   // The shape of the lists: a batch's (Add), or one operation's (ExpectOne),
   // which the next ExpectOne() reuses as it is.
   enum class Shape : std::uint8_t { kBatch, kOne, kOneSilent };
-
-  // This thread's batch for single operations, made on first use. Only the
-  // pointer is read on each call: it needs no guard, as an object would.
-  // initial-exec: one %fs-relative load instead of a __tls_get_addr call; the
-  // plugin, loaded later, takes its 8 bytes from glibc's static TLS surplus.
-  static inline thread_local TextBatch* lone_batch_
-      __attribute__((tls_model("initial-exec"))) = nullptr;
 
   TextReplyParser parser_;
   BatchSettings settings_;

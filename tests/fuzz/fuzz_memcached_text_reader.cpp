@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cachet/net/read_buffer.h"
+#include "memcached_fuzz_replies.h"
 #include "text_batch.h"
 
 namespace {
@@ -48,20 +48,6 @@ const std::string_view kPieces[] = {
     "VALUE key2 3 2 7\r\nab\r\n", "OK\r\n", "\n", "999999", "VALUE k 0 300\r\n", "65", "x",
     "ab"};
 
-// The reply an input stands for: its bytes, each from 0xe0 up replaced by a piece.
-std::string Expand(std::string_view raw) {
-  std::string out;
-  for (const char c : raw) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0xe0) {
-      out += kPieces[(byte - 0xe0) % std::size(kPieces)];
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 struct Command {
   OpKind kind;
   bool noreply;
@@ -76,31 +62,11 @@ struct Outcome {
   std::vector<Item> items;     // where each hit went
 };
 
-// Feeds `reply` in the pieces `cuts` makes, as an exchange receives it: each
-// piece in receives of at most what the buffer offers, the reader consuming
-// after each, until it is done or fails; bytes after the reply are an error.
+// Feeds `reply` to `reader` in the pieces `cuts` makes (fuzz::Feed).
 void Exchange(TextBatch& reader, std::string_view reply, const std::vector<std::size_t>& cuts,
               Outcome* out) {
-  cachet::net::ReadBuffer buffer;
-  Status stream;
-  std::size_t from = 0;
-  for (std::size_t i = 0; i <= cuts.size() && stream.ok() && !reader.done(); ++i) {
-    const std::size_t to = i < cuts.size() ? cuts[i] : reply.size();
-    while (from < to && stream.ok() && !reader.done()) {
-      char* dest = buffer.PrepareWrite(64);
-      std::size_t n = buffer.writable();
-      if (n > to - from) n = to - from;
-      reply.copy(dest, n, from);
-      buffer.Commit(n);
-      from += n;
-      stream = reader.Consume(buffer);
-    }
-  }
-  out->done = reader.done();
-  if (stream.ok() && out->done && !buffer.empty()) stream = Status::ProtocolError("bytes after");
-  reader.Settle(out->done || !stream.ok() ? stream : Status::Timeout("cut short"));
+  out->stream = cachet::memcached::fuzz::Feed(reader, reply, cuts, &out->done);
   out->poisoned = reader.poisoned();
-  out->stream = std::move(stream);
 }
 
 void Fill(Outcome* out, const std::vector<Command>& commands) {
@@ -189,8 +155,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const OpKind kind = kKinds[(byte & 0x7f) % 7];
     commands.push_back({kind, kind != OpKind::kGet && (byte & 0x80) != 0});
   }
-  const std::string reply = Expand(std::string_view(
-      reinterpret_cast<const char*>(data) + 1 + count + cut_count, size - 1 - count - cut_count));
+  const std::string reply = cachet::memcached::fuzz::Expand(std::string_view(
+      reinterpret_cast<const char*>(data) + 1 + count + cut_count, size - 1 - count - cut_count),
+      kPieces);
   std::vector<std::size_t> cuts;
   for (std::size_t i = 0; i < cut_count; ++i) {
     const std::size_t cut = reply.empty() ? 0 : data[1 + count + i] % (reply.size() + 1);

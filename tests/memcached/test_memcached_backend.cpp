@@ -94,6 +94,52 @@ TEST_CASE("every single-key command", "[memcached][backend]") {
   CHECK(item.value == "ok");
 }
 
+TEST_CASE("meta single operations keep their connection; an error line drops it",
+          "[memcached][backend]") {
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
+  auto servers = StartServers(1);
+  REQUIRE(servers.size() == 1);
+  MemcachedBackend b(OptionsFor(servers, Protocol::kMeta));
+  // The connections the server has accepted so far (stats among them).
+  auto accepted = [&b] {
+    StatsMap stats;
+    REQUIRE(b.Stats(&stats).ok());
+    for (const auto& [name, value] : stats) {
+      if (name.ends_with(" total_connections")) return std::stoi(value);
+    }
+    FAIL("no total_connections");
+    return 0;
+  };
+  REQUIRE(b.Store(StoreMode::kSet, "k", ItemView("v", 3), {}).ok());
+  const int before = accepted();
+  Item item;
+  const std::string big(300000, 'b');  // read straight into the item
+  for (int round = 0; round < 3; ++round) {
+    REQUIRE(b.Get("k", &item).ok());
+    CHECK(item.value == "v");
+    CHECK(item.flags == 3);
+    CHECK(b.Get("absent", &item).IsNotFound());
+    CHECK(b.Store(StoreMode::kAdd, "k", ItemView("x"), {}).IsNotStored());
+    CHECK(b.Store(StoreMode::kAdd, "k", ItemView("x"), {Ttl(0), true}).IsNotStored());
+    CHECK(b.Store(StoreMode::kSet, "n", ItemView("1"), {Ttl(0), true}).ok());
+    std::uint64_t counter = 0;
+    REQUIRE(b.Incr("n", 4, &counter).ok());
+    CHECK(counter == 5);
+    CHECK(b.Touch("absent", milliseconds(1000)).IsNotFound());
+    REQUIRE(b.Store(StoreMode::kSet, "big", ItemView(big), {}).ok());
+    REQUIRE(b.Get("big", &item).ok());
+    CHECK(item.value == big);
+    CHECK(b.Remove("absent").IsNotFound());
+  }
+  CHECK(accepted() == before);
+  // memcached's CLIENT_ERROR carries no token: the connection is not trusted again.
+  std::uint64_t counter = 0;
+  CHECK(b.Incr("k", 1, &counter).IsInvalidArgument());
+  REQUIRE(b.Get("k", &item).ok());
+  CHECK(item.value == "v");
+  CHECK(accepted() == before + 1);
+}
+
 TEST_CASE("a TTL expires items", "[memcached][backend]") {
   REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();

@@ -11,6 +11,7 @@
 
 #include "cachet/net/read_buffer.h"
 #include "command_line.h"
+#include "request_bytes.h"
 #include "text_batch.h"
 #include "text_request.h"
 
@@ -20,24 +21,6 @@ namespace {
 using namespace std::string_literals;
 
 const ParserLimits kLimits{2048, 1024 * 1024};
-
-std::string Flatten(const RequestBuffer& buffer) {
-  std::vector<iovec> iovs;
-  buffer.Iovecs(&iovs);
-  std::string out;
-  for (const iovec& v : iovs) out.append(static_cast<const char*>(v.iov_base), v.iov_len);
-  return out;
-}
-
-std::string Flatten(CommandLine& line) {
-  iovec pieces[3];
-  const int count = line.Iovecs(pieces);
-  std::string out;
-  for (int i = 0; i < count; ++i) {
-    out.append(static_cast<const char*>(pieces[i].iov_base), pieces[i].iov_len);
-  }
-  return out;
-}
 
 // Encodes with both builders and checks they agree; returns the bytes.
 template <class Encode>

@@ -1,7 +1,8 @@
-// The single-operation path of the text protocol against a scripted fake
-// memcached: replies split at every byte, garbage, error lines, replies that do
-// not fit the command, and a stalled server, each judged by the status the call
-// returns and by whether the connection was kept or dropped.
+// The single-operation path of the text and meta protocols against a scripted
+// fake memcached: replies split at every byte, garbage, error lines, replies
+// that do not fit the command, a server that hangs up mid-reply and a stalled
+// server, each judged by the status the call returns and by whether the
+// connection was kept or dropped.
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,25 +15,28 @@
 #include <thread>
 #include <vector>
 
-#include "memcached_backend.h"
 #include "launchers/server_process.h"
+#include "memcached_backend.h"
 
 namespace cachet::memcached::test {
 namespace {
 
 // One reply of the script: sent in two writes split at `cut` (a short pause
 // between them, so the client likely reads the first part alone), or, for a
-// stall, not at all: the server then waits for the client to hang up.
+// stall, not at all: the server then waits for the client to hang up. With
+// `hangup`, only the part before `cut` is sent, then the connection is closed.
 struct Step {
   std::string reply;
   std::size_t cut = 0;
   bool stall = false;
+  bool hangup = false;
 };
 
 // A fake memcached on a loopback port that answers each request it receives
 // with the script's next step, whatever the request; a store's data line is
-// read with its command line. A connection the client closes is followed by the
-// next one it makes. Every wait is bounded by a poll timeout.
+// read with its command line, and a meta batch's closing mn is answered MN
+// without a step. A connection the client closes is followed by the next one
+// it makes. Every wait is bounded by a poll timeout.
 class ScriptedServer {
  public:
   explicit ScriptedServer(std::vector<Step> script) : script_(std::move(script)) {
@@ -47,6 +51,8 @@ class ScriptedServer {
   int port() const { return port_; }
   // How many connections were accepted, once the script has been played.
   int connections() const { return connections_.load(); }
+  // How many meta mn commands (the batch path's) came, once it has been played.
+  int noops() const { return noops_.load(); }
 
  private:
   static bool Readable(int fd) {
@@ -81,8 +87,21 @@ class ScriptedServer {
   void ServeConnection(int fd, std::size_t* next) {
     std::string pending;
     std::string line;
-    while (*next < script_.size() && NextLine(fd, &pending, &line)) {
-      if (line.starts_with("set ") && !NextLine(fd, &pending, &line)) return;
+    // A quiet meta command (the batch path's) is followed by an mn, which is
+    // read and answered even after the script's last step.
+    bool quiet = false;
+    while ((*next < script_.size() || quiet) && NextLine(fd, &pending, &line)) {
+      if (line == "mn") {
+        ++noops_;
+        Send(fd, "MN\r\n");
+        quiet = false;
+        continue;
+      }
+      if (*next == script_.size()) return;
+      quiet = line.ends_with(" q");
+      if ((line.starts_with("set ") || line.starts_with("ms ")) && !NextLine(fd, &pending, &line)) {
+        return;
+      }
       const Step& step = script_[(*next)++];
       if (step.stall) {
         // The client gives up after its I/O timeout and closes the connection.
@@ -92,6 +111,7 @@ class ScriptedServer {
       }
       const std::string_view reply = step.reply;
       Send(fd, reply.substr(0, step.cut));
+      if (step.hangup) return;
       if (step.cut < reply.size()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
         Send(fd, reply.substr(step.cut));
@@ -115,13 +135,14 @@ class ScriptedServer {
   int listener_ = -1;
   int port_ = 0;
   std::atomic<int> connections_{0};
+  std::atomic<int> noops_{0};
   std::thread thread_;
 };
 
-std::unique_ptr<MemcachedBackend> Connect(int port) {
+std::unique_ptr<MemcachedBackend> Connect(int port, Protocol protocol = Protocol::kText) {
   MemcachedOptions options;
   options.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(port), 1});
-  options.protocol = Protocol::kText;
+  options.protocol = protocol;
   options.pool.connection.io_timeout = std::chrono::milliseconds(300);
   // No rest after failures: every call here goes to the server.
   options.pool.retry_timeout = std::chrono::milliseconds(0);
@@ -298,6 +319,180 @@ TEST_CASE("batch: VALUE lines out of order or for keys not asked fail the whole 
   CHECK(item.value == "vc");
   backend.reset();
   CHECK(server.connections() == 3);
+}
+
+}  // namespace cachet::memcached::test
+
+namespace cachet::memcached::test {
+namespace {
+
+// The first call of a meta test connects through the batch path, which sends
+// its command quiet and then mn: a quiet success answers nothing, the fake
+// answers the mn.
+const Step kQuietSuccess = {"", 0};
+
+}  // namespace
+
+TEST_CASE("meta single: a reply split at any byte is read whole, on one connection",
+          "[memcached][single][meta]") {
+  const std::string deleted = "HD O0\r\n";
+  const std::string not_found = "NF O0\r\n";
+  const std::string counter = "VA 20 O0\r\n18446744073709551615\r\n";
+  const std::string stored = "HD O0\r\n";
+  const std::string hit = "VA 5 f7 c99 O0\r\nhello\r\n";
+  const std::string miss = "EN O0\r\n";
+  std::vector<Step> script = {kQuietSuccess};
+  for (const std::string& reply : {deleted, not_found, counter, stored, hit, miss}) {
+    AddEverySplit(&script, reply);
+  }
+  ScriptedServer server(script);
+  auto backend = Connect(server.port(), Protocol::kMeta);
+  REQUIRE(backend->Remove("k").ok());
+  for (std::size_t cut = 1; cut < deleted.size(); ++cut) {
+    INFO("HD cut at " << cut);
+    CHECK(backend->Remove("k").ok());
+  }
+  for (std::size_t cut = 1; cut < not_found.size(); ++cut) {
+    INFO("NF cut at " << cut);
+    CHECK(backend->Remove("k").IsNotFound());
+  }
+  for (std::size_t cut = 1; cut < counter.size(); ++cut) {
+    INFO("counter cut at " << cut);
+    std::uint64_t value = 0;
+    CHECK(backend->Incr("k", 1, &value).ok());
+    CHECK(value == 18446744073709551615u);
+  }
+  for (std::size_t cut = 1; cut < stored.size(); ++cut) {
+    INFO("HD to ms cut at " << cut);
+    CHECK(backend->Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
+  }
+  Item item;
+  for (std::size_t cut = 1; cut < hit.size(); ++cut) {
+    INFO("hit cut at " << cut);
+    REQUIRE(backend->Get("k", &item).ok());
+    CHECK(item.value == "hello");
+    CHECK(item.flags == 7);
+    CHECK(item.cas == 99);
+  }
+  for (std::size_t cut = 1; cut < miss.size(); ++cut) {
+    INFO("miss cut at " << cut);
+    CHECK(backend->Get("k", &item).IsNotFound());
+  }
+  backend.reset();
+  CHECK(server.connections() == 1);
+  // Only the first call, which connected, went through the batch path.
+  CHECK(server.noops() == 1);
+}
+
+TEST_CASE("meta single: garbage, stray replies and error lines drop the connection",
+          "[memcached][single][meta]") {
+  // Each bad reply is followed by a good one, which the next call reads on a
+  // new connection (through the batch path, which connects): nothing of the
+  // bad reply is left to be misread.
+  const std::vector<std::string> bad = {
+      "HD O1\r\n",           // another command's token
+      "HD\r\n",              // no token
+      "HD O0\r\nHD O0\r\n",  // one reply too many
+      "HD O0\r\nMN\r\n",     // an MN nobody asked for
+      "MN\r\n",
+      "EN O0\r\n",  // a reply md never gets
+      "HX O0\r\n",
+      "HD O0\n",
+      "HD Ox\r\n",
+      "\r\n",
+      "ERROR\r\n",
+      "CLIENT_ERROR bad command line format\r\n",
+      "SERVER_ERROR out of memory\r\n",
+  };
+  std::vector<Step> script = {kQuietSuccess};
+  for (const std::string& reply : bad) {
+    // Cut early: a reply that is whole in the first piece would end the call
+    // before the rest arrived.
+    script.push_back({reply, 3});
+    script.push_back(kQuietSuccess);
+  }
+  ScriptedServer server(script);
+  auto backend = Connect(server.port(), Protocol::kMeta);
+  REQUIRE(backend->Remove("k").ok());
+  for (const std::string& reply : bad) {
+    INFO("reply '" << reply << "'");
+    const Status s = backend->Remove("k");
+    INFO("status " << s.ToString());
+    if (reply.starts_with("CLIENT_ERROR")) {
+      CHECK(s.IsInvalidArgument());
+    } else if (reply.starts_with("SERVER_ERROR")) {
+      CHECK(s.IsIoError());
+    } else {
+      CHECK(s.IsProtocolError());
+    }
+    CHECK(backend->Remove("k").ok());
+  }
+  backend.reset();
+  // A connection per bad reply: none was reused after it.
+  CHECK(server.connections() == 1 + static_cast<int>(bad.size()));
+}
+
+TEST_CASE("meta single: a value for another key or token is a protocol error, never that value",
+          "[memcached][single][meta]") {
+  const std::string first = "VA 2 O0\r\nv0\r\n";
+  const std::vector<std::string> others = {"VA 5 O0 kother\r\nhello\r\n", "VA 5 O3\r\nhello\r\n"};
+  const std::string right = "VA 5 O0\r\nright\r\n";
+  std::vector<Step> script = {{first, first.size()}};
+  for (const std::string& other : others) {
+    script.push_back({other, 9});
+    script.push_back({right, right.size()});
+  }
+  ScriptedServer server(script);
+  auto backend = Connect(server.port(), Protocol::kMeta);
+  Item item;
+  REQUIRE(backend->Get("k", &item).ok());
+  REQUIRE(item.value == "v0");
+  for (std::size_t i = 0; i < others.size(); ++i) {
+    INFO("reply '" << others[i] << "'");
+    const Status wrong = backend->Get("k", &item);
+    INFO("status " << wrong.ToString());
+    CHECK(wrong.IsProtocolError());
+    CHECK(item.value != "hello");
+    // The connection that carried the stray value was dropped: the next get
+    // reads its own reply on a new one.
+    REQUIRE(backend->Get("k", &item).ok());
+    CHECK(item.value == "right");
+  }
+  backend.reset();
+  CHECK(server.connections() == 1 + static_cast<int>(others.size()));
+}
+
+TEST_CASE("meta single: a server that hangs up mid-reply fails the call, and the next reconnects",
+          "[memcached][single][meta]") {
+  const std::string hit = "VA 5 O0\r\nhello\r\n";
+  ScriptedServer server(
+      {kQuietSuccess, {hit, 12, false, true}, {hit, 3, false, true}, {hit, hit.size()}});
+  auto backend = Connect(server.port(), Protocol::kMeta);
+  REQUIRE(backend->Remove("k").ok());
+  Item item;
+  for (int i = 0; i < 2; ++i) {
+    const Status cut = backend->Get("k", &item);
+    INFO("status " << cut.ToString());
+    CHECK_FALSE(cut.ok());
+    CHECK_FALSE(cut.IsNotFound());
+    CHECK(item.value.empty());
+  }
+  REQUIRE(backend->Get("k", &item).ok());
+  CHECK(item.value == "hello");
+  backend.reset();
+  CHECK(server.connections() == 3);
+}
+
+TEST_CASE("meta single: a stalled reply is a timeout, and the next call reconnects",
+          "[memcached][single][meta]") {
+  ScriptedServer server({kQuietSuccess, {"", 0, true}, kQuietSuccess});
+  auto backend = Connect(server.port(), Protocol::kMeta);
+  REQUIRE(backend->Remove("k").ok());
+  const Status stalled = backend->Remove("k");
+  CHECK(stalled.IsTimeout());
+  CHECK(backend->Remove("k").ok());
+  backend.reset();
+  CHECK(server.connections() == 2);
 }
 
 }  // namespace cachet::memcached::test

@@ -1,0 +1,243 @@
+// The meta protocol's single-operation path without a server: the stack-built
+// command matches the batch encoder byte for byte, and the meta reader of one
+// operation (MetaBatch::ForOne) reads the one reply of a command sent alone,
+// split at every offset, and refuses anything else: a reply for another O token
+// or key, a second reply, an MN nobody asked for, malformed lines.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "cachet/net/read_buffer.h"
+#include "command_line.h"
+#include "meta_batch.h"
+#include "meta_request.h"
+#include "request_bytes.h"
+
+namespace cachet::memcached {
+namespace {
+
+const ParserLimits kLimits{2048, 1024 * 1024};
+
+// `op`'s meta command with `tokens`, built both ways; checks they agree.
+std::string BothWays(const Operation& op, const MetaTokens& tokens, bool touch_on_get = false,
+                     std::int64_t exptime = 0) {
+  RequestBuffer buffer;
+  CommandLine line;
+  AppendMetaOperation(buffer, op, tokens, touch_on_get, exptime);
+  AppendMetaOperation(line, op, tokens, touch_on_get, exptime);
+  REQUIRE_FALSE(line.overflowed());
+  const std::string bytes = Flatten(buffer);
+  CHECK(Flatten(line) == bytes);
+  return bytes;
+}
+
+Operation MakeOp(OpKind kind, std::string_view key = "k") {
+  Operation op;
+  op.kind = kind;
+  op.key = key;
+  return op;
+}
+
+// What the reader made of one reply.
+struct Outcome {
+  Status stream;  // the exchange's
+  Status op;      // the operation's
+  bool done = false;
+  bool poisoned = false;
+  std::string value;  // a get's item, or "" when it was left alone
+  std::uint64_t counter = 0;
+};
+
+// Feeds `reply` to the reader of one `op`, in the pieces `cuts` makes, as an
+// exchange does: each piece in receives of at most what the buffer offers (a
+// large value's data goes straight to its item), the reader consuming after
+// each; bytes left after it is done are an error.
+Outcome ReadOne(Operation op, std::string_view reply, const std::vector<std::size_t>& cuts = {},
+                BatchSettings settings = {}) {
+  Item lent;
+  lent.value = "left over";
+  MetaBatch& reader = MetaBatch::ForOne(op, settings, &lent, kLimits);
+  net::ReadBuffer buffer;
+  Outcome out;
+  std::size_t from = 0;
+  for (std::size_t i = 0; i <= cuts.size() && out.stream.ok() && !reader.done(); ++i) {
+    const std::size_t to = i < cuts.size() ? cuts[i] : reply.size();
+    do {
+      char* dest = buffer.PrepareWrite(64);
+      const std::size_t n = std::min(buffer.writable(), to - from);
+      reply.copy(dest, n, from);
+      buffer.Commit(n);
+      from += n;
+      out.stream = reader.Consume(buffer);
+    } while (from < to && out.stream.ok() && !reader.done());
+  }
+  out.done = reader.done();
+  if (out.stream.ok() && out.done && !buffer.empty()) {
+    out.stream = Status::ProtocolError("bytes after");
+  }
+  reader.Settle(out.done || !out.stream.ok() ? out.stream : Status::Timeout("cut short"));
+  out.op = op.status;
+  out.poisoned = reader.poisoned();
+  out.value = lent.value == "left over" ? "" : lent.value;
+  out.counter = op.counter;
+  return out;
+}
+
+// ReadOne() whole, then split at every offset and a byte at a time: every way
+// must end as the whole reply does.
+Outcome ReadAtEveryOffset(const Operation& op, const std::string& reply) {
+  const Outcome whole = ReadOne(op, reply);
+  std::vector<std::size_t> every;
+  for (std::size_t cut = 0; cut <= reply.size(); ++cut) {
+    INFO("reply '" << reply << "' cut at " << cut);
+    const Outcome split = ReadOne(op, reply, {cut});
+    CHECK(split.op.ToString() == whole.op.ToString());
+    CHECK(split.value == whole.value);
+    CHECK(split.counter == whole.counter);
+    if (cut > 0 && cut < reply.size()) every.push_back(cut);
+  }
+  const Outcome bytewise = ReadOne(op, reply, every);
+  CHECK(bytewise.op.ToString() == whole.op.ToString());
+  CHECK(bytewise.value == whole.value);
+  return whole;
+}
+
+}  // namespace
+
+TEST_CASE("meta single: commands are sent alone, without q or mn, unless noreply",
+          "[memcached][single][meta]") {
+  Operation get = MakeOp(OpKind::kGet, "user:42");
+  CHECK(BothWays(get, MetaBatch::OneTokens(get, {})) == "mg user:42 v f c O0\r\n");
+  CHECK(BothWays(get, MetaBatch::OneTokens(get, {}), true, 60) == "mg user:42 v f c T60 O0\r\n");
+  Operation set = MakeOp(OpKind::kStore);
+  set.mode = StoreMode::kAdd;
+  set.item = ItemView("hello", 7);
+  set.ttl = Ttl(30000);
+  CHECK(BothWays(set, MetaBatch::OneTokens(set, {})) == "ms k 5 F7 T30 ME O0\r\nhello\r\n");
+  set.noreply = true;
+  CHECK(BothWays(set, MetaBatch::OneTokens(set, {})) == "ms k 5 F7 T30 ME O0 q\r\nhello\r\n");
+  Operation incr = MakeOp(OpKind::kDecr);
+  incr.delta = 3;
+  CHECK(BothWays(incr, MetaBatch::OneTokens(incr, {})) == "ma k D3 MD v O0\r\n");
+  CHECK(BothWays(MakeOp(OpKind::kRemove), {}) == "md k O0\r\n");
+  Operation touch = MakeOp(OpKind::kTouch);
+  touch.ttl = Ttl(9000);
+  CHECK(BothWays(touch, {}) == "mg k T9 O0\r\n");
+  // A binary key goes out base64 either way.
+  CHECK(BothWays(MakeOp(OpKind::kRemove, std::string("\0\xff", 2)), {0, false, true}) ==
+        "md AP8= b O0\r\n");
+}
+
+TEST_CASE("meta single: the one reply is read, whole or split anywhere",
+          "[memcached][single][meta]") {
+  Outcome hit = ReadAtEveryOffset(MakeOp(OpKind::kGet), "VA 5 f7 c99 O0\r\nhello\r\n");
+  CHECK(hit.op.ok());
+  CHECK(hit.value == "hello");
+  CHECK(hit.done);
+  CHECK_FALSE(hit.poisoned);
+  CHECK(ReadAtEveryOffset(MakeOp(OpKind::kGet), "EN O0\r\n").op.IsNotFound());
+  // A lease's placeholder is a miss to a plain read, as in a batch.
+  CHECK(ReadAtEveryOffset(MakeOp(OpKind::kGet), "VA 0 f0 c5 W O0\r\n\r\n").op.IsNotFound());
+  CHECK(ReadAtEveryOffset(MakeOp(OpKind::kStore), "HD O0\r\n").op.ok());
+  CHECK(ReadAtEveryOffset(MakeOp(OpKind::kStore), "NS O0\r\n").op.IsNotStored());
+  CHECK(ReadAtEveryOffset(MakeOp(OpKind::kStore), "EX O0\r\n").op.IsExists());
+  CHECK(ReadAtEveryOffset(MakeOp(OpKind::kRemove), "HD O0\r\n").op.ok());
+  CHECK(ReadAtEveryOffset(MakeOp(OpKind::kRemove), "NF O0\r\n").op.IsNotFound());
+  Outcome counter =
+      ReadAtEveryOffset(MakeOp(OpKind::kIncr), "VA 20 O0\r\n18446744073709551615\r\n");
+  CHECK(counter.op.ok());
+  CHECK(counter.counter == 18446744073709551615u);
+  CHECK(ReadAtEveryOffset(MakeOp(OpKind::kIncr), "NF O0\r\n").op.IsNotFound());
+  CHECK(ReadAtEveryOffset(MakeOp(OpKind::kTouch), "HD O0\r\n").op.ok());
+  CHECK(ReadAtEveryOffset(MakeOp(OpKind::kTouch), "EN O0\r\n").op.IsNotFound());
+  // A returned key that is the one asked for is fine.
+  CHECK(ReadAtEveryOffset(MakeOp(OpKind::kGet), "VA 1 kk O0\r\nv\r\n").value == "v");
+}
+
+TEST_CASE("meta single: a server error is the operation's, and the connection is dropped",
+          "[memcached][single][meta]") {
+  // memcached's error lines carry no O token: the stream may be out of step.
+  const Outcome client = ReadOne(MakeOp(OpKind::kIncr), "CLIENT_ERROR cannot increment\r\n");
+  CHECK(client.stream.ok());
+  CHECK(client.op.IsInvalidArgument());
+  CHECK(client.poisoned);
+  const Outcome server = ReadOne(MakeOp(OpKind::kGet), "SERVER_ERROR out of memory\r\n");
+  CHECK(server.op.IsIoError());
+  CHECK(server.value.empty());
+  CHECK(server.poisoned);
+  CHECK(ReadOne(MakeOp(OpKind::kRemove), "ERROR\r\n").op.IsProtocolError());
+}
+
+TEST_CASE("meta single: replies that are not this command's are protocol errors",
+          "[memcached][single][meta]") {
+  const std::vector<std::pair<OpKind, std::string>> bad = {
+      {OpKind::kGet, "VA 5 O1\r\nother\r\n"},         // another O token
+      {OpKind::kGet, "VA 5 O0 kother\r\nother\r\n"},  // another key
+      {OpKind::kGet, "VA 5\r\nother\r\n"},            // no token
+      {OpKind::kRemove, "HD O0\r\nHD O0\r\n"},        // a second reply
+      {OpKind::kGet, "VA 1 O0\r\nv\r\nEN O0\r\n"},    // a second reply after a hit
+      {OpKind::kRemove, "MN\r\n"},                    // an mn nobody sent
+      {OpKind::kRemove, "EN O0\r\n"},                 // a reply md never gets
+      {OpKind::kStore, "VA 1 O0\r\nv\r\n"},           // a value to a store
+      {OpKind::kGet, "VA x O0\r\nv\r\n"},             // malformed
+      {OpKind::kRemove, "HD Oabc\r\n"},               // malformed token
+      {OpKind::kRemove, "HD O0\n"},                   // a bare newline
+      {OpKind::kRemove, "XX O0\r\n"},                 // no meta code
+      {OpKind::kIncr, "VA 2 O0\r\nab\r\n"},           // a counter that is no number
+      {OpKind::kGet, "VA 3 O0\r\nabcd\r\n"},          // a data block too long
+  };
+  for (const auto& [kind, reply] : bad) {
+    INFO("reply '" << reply << "'");
+    const Outcome out = ReadOne(MakeOp(kind), reply);
+    INFO("stream " << out.stream.ToString() << ", op " << out.op.ToString());
+    CHECK(out.stream.IsProtocolError());
+    CHECK(out.op.IsProtocolError());
+    // Never another key's value, nor part of one.
+    CHECK(out.value.find("other") == std::string::npos);
+  }
+}
+
+TEST_CASE("meta single: a reply cut short leaves the exchange's error, never a value",
+          "[memcached][single][meta]") {
+  const std::string hit = "VA 5 O0\r\nhello\r\n";
+  for (std::size_t size = 0; size < hit.size(); ++size) {
+    INFO("the first " << size << " bytes");
+    const Outcome out = ReadOne(MakeOp(OpKind::kGet), hit.substr(0, size));
+    CHECK_FALSE(out.done);
+    CHECK(out.op.IsTimeout());
+    CHECK(out.value.empty());
+  }
+}
+
+TEST_CASE("meta single: noreply keeps the batch's quiet form, so errors still come back",
+          "[memcached][single][meta]") {
+  Operation set = MakeOp(OpKind::kStore);
+  set.noreply = true;
+  CHECK(ReadAtEveryOffset(set, "MN\r\n").op.ok());
+  CHECK(ReadAtEveryOffset(set, "NS O0\r\nMN\r\n").op.IsNotStored());
+  // Quiet, nothing answers before MN, and nothing may follow it.
+  CHECK(ReadOne(set, "MN\r\nHD O0\r\n").stream.IsProtocolError());
+  // A touch sent quiet has lost its miss, as in a batch: ok.
+  Operation touch = MakeOp(OpKind::kTouch);
+  touch.noreply = true;
+  CHECK(ReadOne(touch, "MN\r\n").op.ok());
+}
+
+TEST_CASE("meta single: a large value is read whole, however it arrives",
+          "[memcached][single][meta]") {
+  const std::string value(100000, 'v');
+  const std::string reply = "VA 100000 f3 O0\r\n" + value + "\r\n";
+  for (std::size_t cut : {std::size_t{10}, std::size_t{20}, std::size_t{5000}, reply.size() - 1}) {
+    INFO("cut at " << cut);
+    const Outcome out = ReadOne(MakeOp(OpKind::kGet), reply, {cut});
+    CHECK(out.stream.ok());
+    CHECK(out.op.ok());
+    CHECK(out.value == value);
+  }
+  // Cut short inside the data: the exchange's error, not a partial value.
+  const Outcome cut_short = ReadOne(MakeOp(OpKind::kGet), reply.substr(0, 50000), {20});
+  CHECK(cut_short.op.IsTimeout());
+}
+
+}  // namespace cachet::memcached
