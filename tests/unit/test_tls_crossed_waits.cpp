@@ -334,6 +334,15 @@ Status RunAlone(Connection& connection, OneLine& reader) {
   return RunLoneExchange(connection, &piece, 1, reader, start, start + milliseconds(4000));
 }
 
+// `count` crossed waits of one kind: the situation came (at least one), and
+// the engine waited for the event OpenSSL asked for. An engine that waited for
+// the other event instead, ready all along, retries at once: tens of thousands
+// of times over kHold.
+void CheckWaitedForIt(std::uint32_t count) {
+  CHECK(count >= 1);
+  CHECK(count <= 3);
+}
+
 // The exchange ended well: the reply read whole, the request received whole,
 // the connection fit for the pool.
 void CheckAnswered(const Status& status, const OneLine& reader, Connection& connection,
@@ -355,7 +364,7 @@ TEST_CASE("TLS: a read that must first send the client's key update waits for ro
     server.jammed.Raise(Jam(*connection));
     OneLine reader;
     const Status s = RunAlone(*connection, reader);
-    CHECK(connection->tls_crossed_waits().read_wanted_write > 0);
+    CheckWaitedForIt(connection->tls_crossed_waits().read_wanted_write);
     CheckAnswered(s, reader, *connection, server);
   }
   SECTION("poll loop, two servers") {
@@ -373,8 +382,8 @@ TEST_CASE("TLS: a read that must first send the client's key update waits for ro
     exchanges[0] = {to_first.get(), {RequestPiece()}, &r1, {}};
     exchanges[1] = {to_second.get(), {RequestPiece()}, &r2, {}};
     RunExchanges(exchanges, Clock::now() + milliseconds(4000));
-    CHECK(to_first->tls_crossed_waits().read_wanted_write > 0);
-    CHECK(to_second->tls_crossed_waits().read_wanted_write > 0);
+    CheckWaitedForIt(to_first->tls_crossed_waits().read_wanted_write);
+    CheckWaitedForIt(to_second->tls_crossed_waits().read_wanted_write);
     CheckAnswered(exchanges[0].status, r1, *to_first, first);
     CheckAnswered(exchanges[1].status, r2, *to_second, second);
   }
@@ -387,7 +396,7 @@ TEST_CASE("TLS: a write that must first receive the rest of a handshake message 
     auto connection = ClientOf(server);
     OneLine reader;
     const Status s = RunAlone(*connection, reader);
-    CHECK(connection->tls_crossed_waits().write_wanted_read > 0);
+    CheckWaitedForIt(connection->tls_crossed_waits().write_wanted_read);
     CheckAnswered(s, reader, *connection, server);
   }
   SECTION("poll loop, two servers") {
@@ -401,8 +410,8 @@ TEST_CASE("TLS: a write that must first receive the rest of a handshake message 
     exchanges[0] = {to_first.get(), {RequestPiece()}, &r1, {}};
     exchanges[1] = {to_second.get(), {RequestPiece()}, &r2, {}};
     RunExchanges(exchanges, Clock::now() + milliseconds(4000));
-    CHECK(to_first->tls_crossed_waits().write_wanted_read > 0);
-    CHECK(to_second->tls_crossed_waits().write_wanted_read > 0);
+    CheckWaitedForIt(to_first->tls_crossed_waits().write_wanted_read);
+    CheckWaitedForIt(to_second->tls_crossed_waits().write_wanted_read);
     CheckAnswered(exchanges[0].status, r1, *to_first, first);
     CheckAnswered(exchanges[1].status, r2, *to_second, second);
   }
