@@ -2,7 +2,7 @@
 // test (loopback TCP, OpenSSL on the server side too): a server that trickles
 // its reply's TLS record a byte at a time must not hold a call past its
 // deadline, whichever driver runs it. Certificates are made by the test
-// (fake_tls.h); no memcached or Redis is needed.
+// (support/fake_tls.h); no memcached or Redis is needed.
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -22,7 +22,7 @@
 #include "cachet/net/exchange.h"
 #include "cachet/net/fan_out.h"
 #include "cachet/net/tls.h"
-#include "fake_tls.h"
+#include "support/fake_tls.h"
 #include "launchers/server_process.h"
 
 namespace cachet::net {

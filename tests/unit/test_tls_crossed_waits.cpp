@@ -25,7 +25,7 @@
 
 #include "cachet/net/exchange.h"
 #include "cachet/net/fan_out.h"
-#include "fake_tls.h"
+#include "support/fake_tls.h"
 #include "launchers/server_process.h"
 
 namespace cachet::net {
