@@ -199,8 +199,8 @@ SSL_CTX* LargeTicketContext() {
 
 // Script: makes a session ticket in records of 512 bytes but sends only the
 // first: the client has the start of a handshake message, and its next write
-// must wait for the rest. After kHold, sends the rest, reads the request and
-// answers "value\n".
+// must wait for the rest. kHold after the client took the first record (its
+// idle check), sends the rest, reads the request and answers "value\n".
 void SplitTicket(ScriptedTlsServer& server, SSL* ssl, int fd) {
   SSL_set_max_send_fragment(ssl, 512);
   BIO* memory = BIO_new(BIO_s_mem());
@@ -217,6 +217,7 @@ void SplitTicket(ScriptedTlsServer& server, SSL* ssl, int fd) {
   if (first >= records.size()) return;  // the ticket fit one record: no situation
   if (!SendRaw(fd, std::string_view(records).substr(0, first))) return;
   server.staged.Raise();
+  if (!server.idle_taken.Wait(milliseconds(3000))) return;
   std::this_thread::sleep_for(kHold);
   if (!SendRaw(fd, std::string_view(records).substr(first))) return;
   server.request = ReadLine(ssl);
