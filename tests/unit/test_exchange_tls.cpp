@@ -1,8 +1,8 @@
 // net::ExchangeState's drivers over TLS against a fake TLS server held by the
 // test (loopback TCP, OpenSSL on the server side too): a server that trickles
 // its reply's TLS record a byte at a time must not hold a call past its
-// deadline, whichever driver runs it. Certificates are made here
-// (launchers/tls_servers.h); no memcached or Redis is needed.
+// deadline, whichever driver runs it. Certificates are made by the test
+// (support/fake_tls.h); no memcached or Redis is needed.
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -14,7 +14,6 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <csignal>
 #include <memory>
 #include <string>
 #include <thread>
@@ -23,41 +22,15 @@
 #include "cachet/net/exchange.h"
 #include "cachet/net/fan_out.h"
 #include "cachet/net/tls.h"
+#include "support/fake_tls.h"
 #include "launchers/server_process.h"
-#include "launchers/tls_servers.h"
 
 namespace cachet::net {
 namespace {
 
 using std::chrono::milliseconds;
-using test::TestCertificates;
-
-// The fake servers write with OpenSSL's socket BIO: a client that already
-// closed must be an error for them, not a SIGPIPE for the test.
-void IgnoreSigpipe() { ::signal(SIGPIPE, SIG_IGN); }
-
-const TestCertificates& Certificates() {
-  static std::unique_ptr<TestCertificates> made = [] {
-    REQUIRE(test::HaveOpenSsl());
-    auto certs = TestCertificates::Make();
-    INFO(certs.status().ToString());
-    REQUIRE(certs.ok());
-    return std::move(certs).value();
-  }();
-  return *made;
-}
-
-// A TLS server context with the test server certificate; SIGPIPE is ignored so
-// a fake server writing to a closed client does not end the test.
-SSL_CTX* ServerContext() {
-  IgnoreSigpipe();
-  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
-  REQUIRE(ctx != nullptr);
-  const test::CertificatePair pair = Certificates().server();
-  REQUIRE(SSL_CTX_use_certificate_chain_file(ctx, pair.cert.c_str()) == 1);
-  REQUIRE(SSL_CTX_use_PrivateKey_file(ctx, pair.key.c_str(), SSL_FILETYPE_PEM) == 1);
-  return ctx;
-}
+using fake_tls::ServerContext;
+using fake_tls::TlsConnectionTo;
 
 // A reader that takes every byte and never has its answer.
 class EndlessReader final : public ReplyReader {
@@ -216,33 +189,9 @@ class GatedTlsServer {
   std::thread thread_;
 };
 
-// A TLS connection to 127.0.0.1:`port`, not yet connected.
-std::unique_ptr<Connection> TlsConnectionTo(std::uint16_t port, milliseconds io_timeout) {
-  TlsOptions tls;
-  tls.enabled = true;
-  tls.ca_file = Certificates().ca();
-  ConnectionOptions options;
-  options.io_timeout = io_timeout;
-  std::string_view failed_option;
-  Status made = TlsContext::Create(tls, &options.tls, &failed_option);
-  INFO(made.ToString());
-  REQUIRE(made.ok());
-  return std::make_unique<Connection>(ServerAddress{"127.0.0.1", port, 1}, options);
-}
-
 // A TLS connection to `server`, connected (the handshake done).
 std::unique_ptr<Connection> ConnectTo(const TricklingTlsServer& server, milliseconds io_timeout) {
-  TlsOptions tls;
-  tls.enabled = true;
-  tls.ca_file = Certificates().ca();
-  ConnectionOptions options;
-  options.io_timeout = io_timeout;
-  std::string_view failed_option;
-  Status made = TlsContext::Create(tls, &options.tls, &failed_option);
-  INFO(made.ToString());
-  REQUIRE(made.ok());
-  auto connection =
-      std::make_unique<Connection>(ServerAddress{"127.0.0.1", server.port(), 1}, options);
+  auto connection = TlsConnectionTo(server.port(), io_timeout);
   Status connected = connection->EnsureConnected();
   INFO(connected.ToString());
   REQUIRE(connected.ok());

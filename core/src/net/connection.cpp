@@ -83,6 +83,7 @@ Connection::Connection(Connection&& other) noexcept
       ssl_(std::exchange(other.ssl_, nullptr)),
       read_events_(std::exchange(other.read_events_, POLLIN)),
       write_events_(std::exchange(other.write_events_, POLLOUT)),
+      tls_crossed_(other.tls_crossed_),
       last_writes_only_(std::exchange(other.last_writes_only_, Clock::time_point{})),
       refusal_(std::move(other.refusal_)) {}
 
@@ -105,6 +106,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     ssl_ = std::exchange(other.ssl_, nullptr);
     read_events_ = std::exchange(other.read_events_, POLLIN);
     write_events_ = std::exchange(other.write_events_, POLLOUT);
+    tls_crossed_ = other.tls_crossed_;
     last_writes_only_ = std::exchange(other.last_writes_only_, Clock::time_point{});
     refusal_ = std::move(other.refusal_);
   }

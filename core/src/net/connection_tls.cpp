@@ -145,6 +145,7 @@ Status Connection::TlsWrite(std::string_view* rest) {
   // bytes again.
   if (const short wanted = WantedEvents(ssl_, ret); wanted != 0) {
     write_events_ = wanted;
+    if (wanted == POLLIN) ++tls_crossed_.write_wanted_read;
     return Status::OK();
   }
   return TlsFailure(ret, "write");
@@ -199,6 +200,7 @@ Status Connection::TlsRead(short* want) {
     *want = WantedEvents(ssl_, ret);
     if (*want == 0) return TlsFailure(ret, "read");
     read_events_ = *want;  // POLLOUT when OpenSSL must send before it reads on
+    if (*want == POLLOUT) ++tls_crossed_.read_wanted_write;
     return Status::OK();
   }
   read_events_ = POLLIN;

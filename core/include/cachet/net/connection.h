@@ -42,6 +42,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -239,6 +240,15 @@ class CACHET_EXPORT Connection {
   bool tls() const noexcept { return ssl_ != nullptr; }
   // True when its TLS session was resumed rather than negotiated anew.
   bool tls_resumed() const noexcept;
+  // How often, over this object's life, a TLS read had to wait for room to
+  // send first (OpenSSL's own key update or handshake message was stuck in a
+  // full socket) and a TLS write for bytes to arrive first (the rest of a
+  // handshake message from the server). Rare; tests read them.
+  struct TlsCrossedWaits {
+    std::uint32_t read_wanted_write = 0;
+    std::uint32_t write_wanted_read = 0;
+  };
+  const TlsCrossedWaits& tls_crossed_waits() const noexcept { return tls_crossed_; }
 
   // "host:port: what went wrong".
   std::string Describe(std::string_view what) const;
@@ -347,6 +357,7 @@ class CACHET_EXPORT Connection {
   // What the last TLS read and write wait for (ReadEvents, WriteEvents).
   short read_events_ = POLLIN;
   short write_events_ = POLLOUT;
+  TlsCrossedWaits tls_crossed_;  // kept across reconnects: the object's whole life
   // When a write-only exchange last took this socket (QuietForWritesOnly);
   // the clock's epoch (long ago) once the socket closes.
   Clock::time_point last_writes_only_ = Clock::time_point{};
