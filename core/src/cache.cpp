@@ -126,10 +126,11 @@ Status Cache::Prepend(std::string_view key, std::string_view bytes) {
 
 Status Cache::Remove(std::string_view key) {
   const CallCounter counter(metrics_table(), CacheOp::kRemove);
-  Status s = key.empty() ? EmptyKeyError()
-                         : WithPrefix(options_.key_namespace, key, [this](std::string_view full_key) {
-                             return backend_->Remove(full_key);
-                           });
+  Status s = key.empty()
+                 ? EmptyKeyError()
+                 : WithPrefix(options_.key_namespace, key, [this](std::string_view full_key) {
+                     return backend_->Remove(full_key);
+                   });
   counter.Finish(s);
   return s;
 }
@@ -166,9 +167,8 @@ Status Cache::Touch(std::string_view key, Ttl ttl) {
   } else if (ttl.count() < 0) {
     s = NegativeTtlError(backend_->name());
   } else {
-    s = WithPrefix(options_.key_namespace, key, [&](std::string_view full_key) {
-      return backend_->Touch(full_key, ttl);
-    });
+    s = WithPrefix(options_.key_namespace, key,
+                   [&](std::string_view full_key) { return backend_->Touch(full_key, ttl); });
   }
   counter.Finish(s);
   return s;

@@ -283,7 +283,7 @@ TEST_CASE("pooled connections are reused", "[server_pool]") {
   CHECK(again->fd() == first_fd);
 }
 
-TEST_CASE("a thread that returns two connections keeps both: its spare slot takes one, the idle list the other",
+TEST_CASE("a thread returning two connections keeps both: one in its slot, one idle",
           "[server_pool]") {
   REQUIRE(test::HaveMemcached());
   auto server = test::StartMemcached();
