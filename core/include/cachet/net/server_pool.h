@@ -91,9 +91,8 @@ class CACHET_EXPORT ServerPool {
   // kUnavailable naming a resting server and when it is retried.
   Status DeadServerError(std::size_t server) const;
 
-  // Each server's connections and health, below.
  private:
-  struct Server;
+  struct Server;  // one server's connections and health (below)
 
  public:
   // A connection of one server, borrowed; it returns to the pool when the Lease
@@ -102,8 +101,8 @@ class CACHET_EXPORT ServerPool {
    public:
     Lease(Lease&& other) noexcept = default;
     Lease& operator=(Lease&& other) noexcept = delete;
-    // Inline: the usual return is one exchange into the borrowing thread's
-    // spare slot, which the borrower's own code should not pay a call for.
+    // Inline: the usual return is one compare-exchange into the borrowing
+    // thread's spare slot, which the borrower should not pay a call for.
     ~Lease() {
       if (!connection_) return;  // moved from
       // The usual return: the connection takes the thread's spare slot, which
