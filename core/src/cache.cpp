@@ -27,10 +27,10 @@ std::vector<std::string_view> Views(const std::vector<std::string>& keys) {
 Status ReadStored(Backend& backend, const std::string& key_namespace, std::string_view key,
                   Item* out, CacheOp op) {
   if (key.empty()) return EmptyKeyError();
-  const PrefixedKey full_key(key_namespace, key);
-  // Gets asks for the CAS token, which some stores (Redis) compute only on request.
-  return op == CacheOp::kGets ? backend.Gets(full_key.view(), out)
-                              : backend.Get(full_key.view(), out);
+  return WithPrefix(key_namespace, key, [&](std::string_view full_key) {
+    // Gets asks for the CAS token, which some stores (Redis) compute only on request.
+    return op == CacheOp::kGets ? backend.Gets(full_key, out) : backend.Get(full_key, out);
+  });
 }
 
 }  // namespace
@@ -109,7 +109,9 @@ Status Cache::WriteItem(StoreMode mode, std::string_view key, ItemView item,
   if (key.empty()) return EmptyKeyError();
   // Refused here for every store alike.
   if (write.ttl.count() < 0) return NegativeTtlError(backend_->name());
-  return backend_->Store(mode, PrefixedKey(options_.key_namespace, key).view(), item, write);
+  return WithPrefix(options_.key_namespace, key, [&](std::string_view full_key) {
+    return backend_->Store(mode, full_key, item, write);
+  });
 }
 
 // Append and prepend keep the item's expiry, as memcached does, so they pass a
@@ -124,8 +126,11 @@ Status Cache::Prepend(std::string_view key, std::string_view bytes) {
 
 Status Cache::Remove(std::string_view key) {
   const CallCounter counter(metrics_table(), CacheOp::kRemove);
-  Status s = key.empty() ? EmptyKeyError()
-                         : backend_->Remove(PrefixedKey(options_.key_namespace, key).view());
+  Status s = key.empty()
+                 ? EmptyKeyError()
+                 : WithPrefix(options_.key_namespace, key, [this](std::string_view full_key) {
+                     return backend_->Remove(full_key);
+                   });
   counter.Finish(s);
   return s;
 }
@@ -133,9 +138,10 @@ Status Cache::Remove(std::string_view key) {
 Result<std::uint64_t> Cache::Incr(std::string_view key, std::uint64_t delta) {
   const CallCounter counter(metrics_table(), CacheOp::kIncr);
   std::uint64_t value = 0;
-  Status s = key.empty()
-                 ? EmptyKeyError()
-                 : backend_->Incr(PrefixedKey(options_.key_namespace, key).view(), delta, &value);
+  Status s = key.empty() ? EmptyKeyError()
+                         : WithPrefix(options_.key_namespace, key, [&](std::string_view full_key) {
+                             return backend_->Incr(full_key, delta, &value);
+                           });
   counter.Finish(s);
   if (!s.ok()) return s;
   return value;
@@ -144,9 +150,10 @@ Result<std::uint64_t> Cache::Incr(std::string_view key, std::uint64_t delta) {
 Result<std::uint64_t> Cache::Decr(std::string_view key, std::uint64_t delta) {
   const CallCounter counter(metrics_table(), CacheOp::kDecr);
   std::uint64_t value = 0;
-  Status s = key.empty()
-                 ? EmptyKeyError()
-                 : backend_->Decr(PrefixedKey(options_.key_namespace, key).view(), delta, &value);
+  Status s = key.empty() ? EmptyKeyError()
+                         : WithPrefix(options_.key_namespace, key, [&](std::string_view full_key) {
+                             return backend_->Decr(full_key, delta, &value);
+                           });
   counter.Finish(s);
   if (!s.ok()) return s;
   return value;
@@ -160,7 +167,8 @@ Status Cache::Touch(std::string_view key, Ttl ttl) {
   } else if (ttl.count() < 0) {
     s = NegativeTtlError(backend_->name());
   } else {
-    s = backend_->Touch(PrefixedKey(options_.key_namespace, key).view(), ttl);
+    s = WithPrefix(options_.key_namespace, key,
+                   [&](std::string_view full_key) { return backend_->Touch(full_key, ttl); });
   }
   counter.Finish(s);
   return s;

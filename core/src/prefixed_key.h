@@ -51,4 +51,14 @@ class PrefixedKey {
   char inline_[kInlineSize];
 };
 
+// Calls `use` with `key` under `prefix` and returns its result. Without a
+// prefix `key` is passed as it is and no PrefixedKey is made, so the usual
+// call sets up no buffer and has nothing to destroy.
+template <class Use>
+auto WithPrefix(std::string_view prefix, std::string_view key, Use&& use) {
+  if (prefix.empty()) return use(key);
+  const PrefixedKey full_key(prefix, key);
+  return use(full_key.view());
+}
+
 }  // namespace cachet

@@ -283,6 +283,53 @@ TEST_CASE("pooled connections are reused", "[server_pool]") {
   CHECK(again->fd() == first_fd);
 }
 
+TEST_CASE("a thread returning two connections keeps both: one in its slot, one idle",
+          "[server_pool]") {
+  REQUIRE(test::HaveMemcached());
+  auto server = test::StartMemcached();
+  REQUIRE(server.ok());
+  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
+  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), {});
+  int fds[2] = {-1, -1};
+  {
+    ServerPool::Lease first = pool.Acquire(0);
+    ServerPool::Lease second = pool.Acquire(0);
+    REQUIRE(first->EnsureConnected().ok());
+    REQUIRE(second->EnsureConnected().ok());
+    fds[0] = first->fd();
+    fds[1] = second->fd();
+  }  // the second returns to the empty slot, the first finds it taken
+  ServerPool::Lease again = pool.Acquire(0);
+  ServerPool::Lease again_too = pool.Acquire(0);
+  CHECK(again->connected());
+  CHECK(again_too->connected());
+  CHECK(again->reused());
+  CHECK(again_too->reused());
+  CHECK(again->fd() != again_too->fd());
+  CHECK((again->fd() == fds[0] || again->fd() == fds[1]));
+  CHECK((again_too->fd() == fds[0] || again_too->fd() == fds[1]));
+}
+
+TEST_CASE("with pool_size 0 a returned connection is closed, never lent again", "[server_pool]") {
+  REQUIRE(test::HaveMemcached());
+  auto server = test::StartMemcached();
+  REQUIRE(server.ok());
+  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
+  ServerPoolOptions options;
+  options.pool_size = 0;
+  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), options);
+  {
+    ServerPool::Lease lease = pool.Acquire(0);
+    REQUIRE(lease->EnsureConnected().ok());
+  }
+  std::vector<ServerHealth> health;
+  pool.AppendHealth(&health);
+  REQUIRE(health.size() == 1);
+  CHECK(health[0].connections == 0);
+  ServerPool::Lease again = pool.Acquire(0);
+  CHECK_FALSE(again->connected());
+}
+
 TEST_CASE("each thread gets its own connection back, not the one another thread returned last",
           "[server_pool]") {
   REQUIRE(test::HaveMemcached());

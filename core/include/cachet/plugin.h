@@ -42,10 +42,11 @@ namespace cachet {
 // Version 2 added PluginDescriptor::validate; version 3 made Status one pointer
 // (status.h); version 4 grew ServerHealth and net::Connection (the pool's bound);
 // version 5 made net::ConnectionSetup hand the engine a login (fan_out.h) and
-// grew net::Exchange. These cross the boundary, so plugins built before
-// version 5 are refused: rebuild them.
-inline constexpr std::uint32_t kPluginAbiVersion = 5;
-inline constexpr std::uint32_t kOldestPluginAbiVersion = 5;
+// grew net::Exchange; version 6 grew net::ServerPool::Lease and made its
+// return inline (server_pool.h). These cross the boundary, so plugins built
+// before version 6 are refused: rebuild them.
+inline constexpr std::uint32_t kPluginAbiVersion = 6;
+inline constexpr std::uint32_t kOldestPluginAbiVersion = 6;
 inline constexpr const char* kPluginEntryPoint = "cachet_plugin_v1";
 
 #define CACHET_STRINGIFY_DETAIL(x) #x

@@ -60,9 +60,7 @@ ServerPool::ServerPool(std::vector<ServerAddress> servers,
 
 ServerPool::~ServerPool() = default;
 
-bool ServerPool::Available(std::size_t server) const noexcept {
-  const Server& s = *servers_[server];
-  if (s.failures.load(std::memory_order_relaxed) < options_.failure_limit) return true;
+bool ServerPool::RestOver(const Server& s) noexcept {
   // Once the rest is over the server is tried again; one more failure puts it
   // back to rest at once, because its count is still at the limit.
   return NowNanos() >= s.dead_until_ns.load(std::memory_order_relaxed);
@@ -150,11 +148,13 @@ Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t se
 
 ServerPool::Lease ServerPool::Acquire(std::size_t server, Use use, Deadline deadline) {
   Server& s = *servers_[server];
-  const std::size_t slot = ThreadNumber() & spare_mask_;
-  Connection* c = s.spares[slot].connection.exchange(nullptr, std::memory_order_acquire);
+  std::atomic<Connection*>& spare = s.spares[ThreadNumber() & spare_mask_].connection;
+  // With pool_size 0 nothing is kept: the lease drops its connection.
+  std::atomic<Connection*>* const home_slot = options_.pool_size != 0 ? &spare : nullptr;
+  Connection* c = spare.exchange(nullptr, std::memory_order_acquire);
   if (c == nullptr) c = IdleOrNew(s, deadline);
   if (c->refused()) [[unlikely]]
-    return Lease(this, server, slot, std::unique_ptr<Connection>(c));
+    return Lease(this, &s, server, home_slot, std::unique_ptr<Connection>(c));
   // Whatever arrived while it was idle is nobody's reply; the borrower then
   // connects anew instead of reading it as the answer to its request.
   const bool quiet =
@@ -165,7 +165,7 @@ ServerPool::Lease ServerPool::Acquire(std::size_t server, Use use, Deadline dead
     c->Close();
     s.connects.fetch_add(1, std::memory_order_relaxed);  // the borrower connects anew
   }
-  return Lease(this, server, slot, std::unique_ptr<Connection>(c));
+  return Lease(this, &s, server, home_slot, std::unique_ptr<Connection>(c));
 }
 
 void ServerPool::WakeWaiter(Server& s) {
@@ -175,8 +175,20 @@ void ServerPool::WakeWaiter(Server& s) {
   s.freed.notify_one();
 }
 
-// What ~Lease does not: keeping a connection a spare slot gave back (that of
-// another thread sharing the slot, returned first) in the idle list, or dropping one.
+void ServerPool::Return(Lease& lease) noexcept {
+  if (lease.spare_ != nullptr && lease.connection_->connected()) {
+    // The slot holds another thread's connection (threads beyond the slots
+    // share one): this one takes the slot, the one found there goes on.
+    lease.connection_.reset(
+        lease.spare_->exchange(lease.connection_.release(), std::memory_order_seq_cst));
+    if (!lease.connection_) {  // emptied meanwhile
+      if (lease.home_->waiters.load(std::memory_order_seq_cst) != 0) WakeWaiter(*lease.home_);
+      return;
+    }
+  }
+  Release(lease.server_, std::move(lease.connection_));
+}
+
 void ServerPool::Release(std::size_t server, std::unique_ptr<Connection> connection) {
   Server& s = *servers_[server];
   if (connection->refused()) return;  // a stand-in was never counted
@@ -199,23 +211,6 @@ void ServerPool::Release(std::size_t server, std::unique_ptr<Connection> connect
   std::lock_guard<std::mutex> lock(s.mutex);
   s.open.fetch_sub(1, std::memory_order_relaxed);
   if (s.waiters.load(std::memory_order_relaxed) != 0) s.freed.notify_one();
-}
-
-ServerPool::Lease::~Lease() {
-  if (!connection_) return;
-  // The usual return is one exchange, here: the connection takes the thread's
-  // spare slot, and one that was there already goes to Release() instead.
-  if (connection_->connected() && pool_->options_.pool_size != 0) {
-    Server& s = *pool_->servers_[server_];
-    std::atomic<Connection*>& spare = s.spares[slot_].connection;
-    connection_.reset(spare.exchange(connection_.release(), std::memory_order_seq_cst));
-    if (!connection_) {
-      if (s.waiters.load(std::memory_order_seq_cst) != 0) [[unlikely]]
-        WakeWaiter(s);
-      return;
-    }
-  }
-  pool_->Release(server_, std::move(connection_));
 }
 
 namespace {

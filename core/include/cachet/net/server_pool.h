@@ -83,29 +83,62 @@ class CACHET_EXPORT ServerPool {
   Result<std::size_t> RouteAround(std::string_view key, std::size_t server) const;
 
   // False while a server rests after failure_limit consecutive failures.
-  bool Available(std::size_t server) const noexcept;
+  // Inline: every operation asks, and a server under the limit is the usual answer.
+  bool Available(std::size_t server) const noexcept {
+    const Server& s = *servers_[server];
+    return s.failures.load(std::memory_order_relaxed) < options_.failure_limit || RestOver(s);
+  }
   // kUnavailable naming a resting server and when it is retried.
   Status DeadServerError(std::size_t server) const;
 
+ private:
+  struct Server;  // one server's connections and health (below)
+
+ public:
   // A connection of one server, borrowed; it returns to the pool when the Lease
   // ends if it is still connected (Close() it after any error so it is dropped).
   class CACHET_EXPORT Lease {
    public:
     Lease(Lease&& other) noexcept = default;
     Lease& operator=(Lease&& other) noexcept = delete;
-    ~Lease();
+    // Inline: the usual return is one compare-exchange into the borrowing
+    // thread's spare slot, which the borrower should not pay a call for.
+    ~Lease() {
+      if (!connection_) return;  // moved from
+      // The usual return: the connection takes the thread's spare slot, which
+      // is empty. Anything else is Return()'s.
+      Connection* empty = nullptr;
+      if (spare_ != nullptr && connection_->connected() &&
+          spare_->compare_exchange_strong(empty, connection_.get(), std::memory_order_seq_cst))
+          [[likely]] {
+        connection_.release();
+        // seq_cst, paired with TakeAnySpare's: a waiter either sees this
+        // connection or is counted here.
+        if (home_->waiters.load(std::memory_order_seq_cst) != 0) [[unlikely]]
+          WakeWaiter(*home_);
+        return;
+      }
+      pool_->Return(*this);
+    }
     Connection& connection() noexcept { return *connection_; }
     Connection* operator->() noexcept { return connection_.get(); }
     std::size_t server() const noexcept { return server_; }
 
    private:
     friend class ServerPool;
-    Lease(ServerPool* pool, std::size_t server, std::size_t slot,
+    Lease(ServerPool* pool, Server* home, std::size_t server, std::atomic<Connection*>* spare,
           std::unique_ptr<Connection> connection)
-        : pool_(pool), server_(server), slot_(slot), connection_(std::move(connection)) {}
+        : pool_(pool),
+          home_(home),
+          server_(server),
+          spare_(spare),
+          connection_(std::move(connection)) {}
     ServerPool* pool_;
+    Server* home_;  // the pool's record of server_
     std::size_t server_;
-    std::size_t slot_;  // the borrowing thread's spare slot, where the connection goes back
+    // The borrowing thread's spare slot, where the connection goes back; null
+    // with pool_size 0 (nothing is kept).
+    std::atomic<Connection*>* spare_;
     std::unique_ptr<Connection> connection_;
   };
 
@@ -131,14 +164,11 @@ class CACHET_EXPORT ServerPool {
     Server& s = *servers_[server];
     s.requests.fetch_add(1, std::memory_order_relaxed);
     if (ServerTraceOn()) NoteServer(s.address);
-    if (transport.ok()) return ReportSuccess(server);
+    if (transport.ok()) return ResetFailures(s);
     ReportNotOk(server, used, transport);
   }
   // The two halves of Report: a success resets the failure count; a failure adds one.
-  void ReportSuccess(std::size_t server) noexcept {
-    std::atomic<std::uint32_t>& failures = servers_[server]->failures;
-    if (failures.load(std::memory_order_relaxed) != 0) failures.store(0, std::memory_order_relaxed);
-  }
+  void ReportSuccess(std::size_t server) noexcept { ResetFailures(*servers_[server]); }
   void ReportFailure(std::size_t server) noexcept;
 
   // Appends one ServerHealth per server, in configuration order.
@@ -184,6 +214,18 @@ class CACHET_EXPORT ServerPool {
     std::atomic<std::uint64_t> pool_waits_timed_out{0};
   };
 
+  // Available() of a server at its failure limit: whether its rest is over.
+  static bool RestOver(const Server& s) noexcept;
+  // A success's part of the health rule: the server's failures start over.
+  static void ResetFailures(Server& s) noexcept {
+    if (s.failures.load(std::memory_order_relaxed) != 0)
+      s.failures.store(0, std::memory_order_relaxed);
+  }
+  // ~Lease() of a connection that does not go into an empty spare slot: one
+  // that is closed, or kept by no slot (pool_size 0), goes to Release(); else
+  // it takes the slot, and the connection it finds there goes to Release().
+  void Return(Lease& lease) noexcept;
+  // Keeps a connection a spare slot could not take in the idle list, or drops it.
   void Release(std::size_t server, std::unique_ptr<Connection> connection);
   // Connections in spare slots now (a count that may be stale as it is made).
   static std::size_t SparesHeld(const Server& s) noexcept;
