@@ -9,7 +9,7 @@
 // routes and keeps health, the exchange has the same deadline, and the reply is
 // read by a batch of one (TextBatch::ForOne, MetaBatch::ForOne), which judges
 // every reply as for a batch; a connection that saw anything it cannot account
-// for is closed. Both protocols share the one driver below (RunAlone). It takes
+// for is closed. Both protocols share the one driver below (RanAlone). It takes
 // over only when the connection is already up; connecting, and a key routed
 // around a dead server, go through the batch machinery as before.
 #include <utility>

@@ -71,7 +71,9 @@ template <class Out>
 void AppendMetaGet(Out& out, std::string_view key, const MetaTokens& tokens, bool want_value,
                    bool touch, std::int64_t exptime) {
   AppendKey(out, "mg ", key, tokens);
-  if (want_value) out.Append(" v f c");
+  // k: the server names the key it answers for, so a reply meant for an earlier
+  // request (one a server sent too late) is refused, not taken for this key's value.
+  if (want_value) out.Append(tokens.binary_key ? " v f c" : " v f c k");
   if (touch) {
     out.Append(" T");
     AppendSigned(out, exptime);

@@ -25,8 +25,8 @@ struct MetaTokens {
   bool binary_key = false;  // the key is raw bytes, sent base64 with b
 };
 
-// mg <key> v f c [T<exptime>]: a read (and touch). With want_value false and a
-// touch, only HD/EN come back (touch).
+// mg <key> v f c [k] [T<exptime>]: a read (and touch), k unless the key is binary.
+// With want_value false and a touch, only HD/EN come back (touch).
 template <class Out>
 void AppendMetaGet(Out& out, std::string_view key, const MetaTokens& tokens, bool want_value,
                    bool touch, std::int64_t exptime);

@@ -108,8 +108,8 @@ Outcome ReadAtEveryOffset(const Operation& op, const std::string& reply) {
 TEST_CASE("meta single: commands are sent alone, without q or mn, unless noreply",
           "[memcached][single][meta]") {
   Operation get = MakeOp(OpKind::kGet, "user:42");
-  CHECK(BothWays(get, MetaBatch::OneTokens(get, {})) == "mg user:42 v f c O0\r\n");
-  CHECK(BothWays(get, MetaBatch::OneTokens(get, {}), true, 60) == "mg user:42 v f c T60 O0\r\n");
+  CHECK(BothWays(get, MetaBatch::OneTokens(get, {})) == "mg user:42 v f c k O0\r\n");
+  CHECK(BothWays(get, MetaBatch::OneTokens(get, {}), true, 60) == "mg user:42 v f c k T60 O0\r\n");
   Operation set = MakeOp(OpKind::kStore);
   set.mode = StoreMode::kAdd;
   set.item = ItemView("hello", 7);

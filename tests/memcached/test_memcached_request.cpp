@@ -134,7 +134,7 @@ TEST_CASE("meta requests", "[memcached][request]") {
   AppendMetaDelete(b, "k", {9, false, false}, false, 18446744073709551615u);
   AppendMetaNoop(b);
   CHECK(Flatten(b) ==
-        "mg k v f c O1 q\r\n"
+        "mg k v f c k O1 q\r\n"
         "mg k T60 O2\r\n"
         "ms k 2 F3 T5 ME O3 q\r\nab\r\n"
         "ms k 2 F0 T0 C77 O4\r\nab\r\n"

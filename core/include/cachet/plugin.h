@@ -43,8 +43,10 @@ namespace cachet {
 // (status.h); version 4 grew ServerHealth and net::Connection (the pool's bound);
 // version 5 made net::ConnectionSetup hand the engine a login (fan_out.h) and
 // grew net::Exchange; version 6 grew net::ServerPool::Lease and made its
-// return inline (server_pool.h). These cross the boundary, so plugins built
-// before version 6 are refused: rebuild them.
+// return inline (server_pool.h), so the layout of ServerPool's Server record
+// now builds into plugins too: a change to it needs a new version. These cross
+// the boundary, so plugins built before version 6 are refused: rebuild them.
+// Version 6 also added net::Connection's count of TLS crossed waits.
 inline constexpr std::uint32_t kPluginAbiVersion = 6;
 inline constexpr std::uint32_t kOldestPluginAbiVersion = 6;
 inline constexpr const char* kPluginEntryPoint = "cachet_plugin_v1";

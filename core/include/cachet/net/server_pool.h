@@ -189,8 +189,9 @@ class CACHET_EXPORT ServerPool {
     }
     ServerAddress address;
     // Idle connections (owned) outside the mutex, one slot per thread (threads
-    // beyond kSpareSlots share): a thread's steady acquire and release are two
-    // atomic exchanges on its own line, and it gets its own connection back.
+    // beyond kSpareSlots share): a thread's steady acquire is an exchange and its
+    // release a compare-exchange, both on its own line, and it gets its own
+    // connection back.
     std::array<SpareSlot, kSpareSlots> spares;
     std::atomic<std::uint32_t> waiters{0};          // threads waiting in Acquire
     std::mutex mutex;                               // guards idle, open, freed
