@@ -2,11 +2,12 @@
 //
 // Open addressing with linear probing over one array of 8-byte slots, of any
 // size: a key's first slot is its hash scaled to the array (a multiply, not a
-// mask), so the array grows by a quarter rather than doubling and its slots stay
-// 3/5 to 7/8 full. A slot holds an entry's pointer (48 bits), a 15-bit tag from its hash (a probe
-// compares keys only when the tags match, so it rarely touches another entry)
-// and the CLOCK mark: set when the entry is read or written, cleared when the
-// clock hand passes it, which evicts an entry it finds unmarked. So an item
+// mask), so the array grows by a quarter rather than doubling, and a growing
+// table's slots stay 3/5 to 7/8 full. A slot holds an entry's pointer (48
+// bits), a 15-bit tag from its hash (a probe compares keys only when the tags
+// match, so it rarely touches another entry) and the CLOCK mark: set when the
+// entry is read or written, cleared when the clock hand passes it, which
+// evicts an entry it finds unmarked. So an item
 // costs the table one slot and nothing more: no chain link, no LRU links. Bit 1
 // of the pointer (entries are 16-byte aligned) marks an entry in TinyLFU's
 // admission window (AdmissionWindow): the clock passes those by.
