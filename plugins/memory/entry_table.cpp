@@ -132,7 +132,9 @@ bool EntryTable::MakeRoom() noexcept {
   SlotArray* old = Current();
   const std::size_t slots = old->count;
   if ((size_ + tombstones_ + 1) * 8 <= slots * 7) return true;
-  const std::size_t count = (size_ + 1) * 4 > slots * 3 ? GrownSize(slots) : slots;
+  // Grows once live entries pass 5/8, so that a same-size rebuild always frees
+  // at least a quarter of the slots for inserts before the next one.
+  const std::size_t count = (size_ + 1) * 8 > slots * 5 ? GrownSize(slots) : slots;
   SlotArray* fresh = SlotArray::Create(count);
   if (fresh == nullptr) return size_ + tombstones_ < slots;
   for (std::size_t i = 0; i < old->count; ++i) {

@@ -2,8 +2,8 @@
 //
 // Open addressing with linear probing over one array of 8-byte slots, of any
 // size: a key's first slot is its hash scaled to the array (a multiply, not a
-// mask), so the array grows by a quarter rather than doubling, and a growing
-// table's slots stay 3/5 to 7/8 full. A slot holds an entry's pointer (48
+// mask), so the array grows by a quarter rather than doubling (see MakeRoom for
+// how full that keeps it). A slot holds an entry's pointer (48
 // bits), a 15-bit tag from its hash (a probe compares keys only when the tags
 // match, so it rarely touches another entry) and the CLOCK mark: set when the
 // entry is read or written, cleared when the clock hand passes it, which
@@ -169,10 +169,12 @@ class EntryTable {
   std::uint64_t Word(std::size_t index) const noexcept {
     return Current()->slots[index].load(std::memory_order_relaxed);
   }
-  // Rebuilds the array before an insert would fill more than 7/8 of it: a
-  // quarter larger (GrownSize) when live entries fill more than 3/4, else the
-  // same size without its tombstones. So a growing table is 3/5 to 7/8 full and
-  // a slot costs an item 9 to 14 bytes (doubling would leave it 3/8 full: 21).
+  // Rebuilds the array before an insert would fill more than 7/8 of it (live
+  // entries and tombstones): a quarter larger (GrownSize) when live entries fill
+  // more than 5/8, else the same size without its tombstones, which leaves at
+  // least a quarter of the slots free for inserts before the next rebuild. From
+  // about 1,000 slots on (below, a 64-slot step is more than a quarter) live
+  // entries fill 1/2 to 7/8 of the slots, 7/10 to 7/8 while a table only grows.
   // When memory runs out it keeps the old one while it has an empty slot (which
   // every insert needs); false when it has none.
   bool MakeRoom() noexcept;
