@@ -293,11 +293,12 @@ TEST_CASE("memory reports what an item costs beyond its key and value", "[memory
         5 + 50 + std::stoull(after["overhead_per_item"]));
 }
 
-TEST_CASE("memory spends at most 48 bytes per item beyond key and value", "[memory]") {
+TEST_CASE("memory spends at most 42 bytes per item of 16 + 100 bytes", "[memory]") {
   // 16-byte keys and 100-byte values, as the benchmark writes them, checked
   // every 37 items from 1,000 (below, the first 64 slots weigh on few items) to
   // 30,000, so every table size from just after a growth to just before the
-  // next one is seen.
+  // next one is seen. 42, not the 48 asked for: a table that doubled would
+  // leave 46 just after a growth, and this bound is there to catch that.
   auto cache = OpenMemory("shards = 1\n");
   std::uint64_t worst = 0;
   for (int i = 0; i < 30000; ++i) {
@@ -310,7 +311,7 @@ TEST_CASE("memory spends at most 48 bytes per item beyond key and value", "[memo
     worst = std::max<std::uint64_t>(worst, std::stoull(stats["overhead_per_item"]));
   }
   INFO("the most overhead_per_item seen: " << worst);
-  CHECK(worst <= 48);
+  CHECK(worst <= 42);
 }
 
 namespace {
