@@ -33,6 +33,10 @@ inline constexpr std::size_t kLargestValue = 0xFFFFFFFF;
 // CAS tokens are 47 bits (the 48th says whether the flags are stored): at a
 // million writes a second a shard takes four years to wrap.
 inline constexpr std::uint64_t kLargestCas = (std::uint64_t{1} << 47) - 1;
+// The CAS token after `cas`: 1 again after kLargestCas (0 is never a token).
+inline constexpr std::uint64_t CasAfter(std::uint64_t cas) noexcept {
+  return cas == kLargestCas ? 1 : cas + 1;
+}
 
 // Expiry times as 32 bits: milliseconds of the steady clock since the process
 // started using the store, up to 2^31 ms (24.8 days); past that, seconds (rounded

@@ -174,7 +174,7 @@ class alignas(64) MemoryShard {
   std::size_t used() const noexcept { return bytes_ + table_.bytes(); }
   std::uint64_t NextCas() noexcept {
     const std::uint64_t cas = next_cas_;
-    next_cas_ = cas == kLargestCas ? 1 : cas + 1;
+    next_cas_ = CasAfter(cas);
     return cas;
   }
   static void CopyOut(const MemoryEntry& entry, Item* out);

@@ -157,6 +157,37 @@ TEST_CASE("memory keeps flags, and stores them only when they are not 0", "[memo
   CHECK(item.value == std::string(96, 'v'));
 }
 
+TEST_CASE("memory entries keep a 47-bit CAS apart from the flags bit", "[memory]") {
+  using cachet::memory::kLargestCas;
+  using cachet::memory::MemoryEntry;
+  // The largest token fills every CAS bit beside has_flags: it must not set it.
+  MemoryEntry* plain = MemoryEntry::Create("key", 0, 5);
+  REQUIRE(plain != nullptr);
+  plain->set_cas(kLargestCas);
+  CHECK(plain->cas() == kLargestCas);
+  CHECK(plain->has_flags == 0);
+  CHECK(plain->flags() == 0);
+  CHECK(plain->key() == "key");
+  MemoryEntry::Destroy(plain);
+
+  // And a token does not clear the flags bit of an entry that has flags.
+  MemoryEntry* flagged = MemoryEntry::Create("key", 7, 5);
+  REQUIRE(flagged != nullptr);
+  flagged->set_cas(kLargestCas - 1);
+  CHECK(flagged->cas() == kLargestCas - 1);
+  CHECK(flagged->flags() == 7);
+  flagged->set_cas(0x12345678ABCD);
+  CHECK(flagged->cas() == 0x12345678ABCD);
+  CHECK(flagged->flags() == 7);
+  MemoryEntry::Destroy(flagged);
+
+  // Tokens wrap at 2^47 to 1, never to 0.
+  CHECK(kLargestCas == (std::uint64_t{1} << 47) - 1);
+  CHECK(cachet::memory::CasAfter(kLargestCas - 1) == kLargestCas);
+  CHECK(cachet::memory::CasAfter(kLargestCas) == 1);
+  CHECK(cachet::memory::CasAfter(1) == 2);
+}
+
 TEST_CASE("memory counters survive growing from 1 to 20 digits", "[memory]") {
   auto cache = OpenMemory("");
   REQUIRE(cache->Set("n", std::string("9")).ok());
