@@ -19,7 +19,7 @@ EntryTable::SlotArray* EntryTable::SlotArray::Create(std::size_t count) noexcept
     delete array;
     return nullptr;
   }
-  array->mask = count - 1;
+  array->count = count;
   return array;
 }
 
@@ -38,7 +38,7 @@ EntryTable::EntryTable(Limbo& limbo) : limbo_(limbo) {
 EntryTable::~EntryTable() {
   // No reader is left when the table goes, so the entries are freed at once.
   SlotArray* array = Current();
-  for (std::size_t i = 0; i <= array->mask; ++i) {
+  for (std::size_t i = 0; i < array->count; ++i) {
     const std::uint64_t pointer = array->slots[i].load(kRelaxed) & kPointerBits;
     if (pointer != kEmpty && pointer != kTombstone) MemoryEntry::Destroy(EntryOf(pointer));
   }
@@ -65,9 +65,9 @@ std::size_t EntryTable::FindInWindow(std::uint64_t hash, std::uint64_t cas) cons
 bool EntryTable::Insert(MemoryEntry* entry, std::uint64_t hash, bool in_window) noexcept {
   if (!MakeRoom()) return false;
   SlotArray* array = Current();
-  std::size_t i = hash & array->mask;
+  std::size_t i = array->Home(hash);
   // The first free slot of the probe: the key is absent, so a tombstone will do.
-  for (;; i = (i + 1) & array->mask) {
+  for (;; i = array->Next(i)) {
     const std::uint64_t pointer = array->slots[i].load(kRelaxed) & kPointerBits;
     if (pointer == kEmpty) break;
     if (pointer == kTombstone) {
@@ -103,7 +103,7 @@ void EntryTable::RetireAll() noexcept {
   SlotArray* old = Current();
   if (fresh == nullptr) {
     // Out of memory: empty the array in place, leaving tombstones.
-    for (std::size_t i = 0; i <= old->mask; ++i) {
+    for (std::size_t i = 0; i < old->count; ++i) {
       const std::uint64_t pointer = old->slots[i].load(kRelaxed) & kPointerBits;
       if (pointer == kEmpty || pointer == kTombstone) continue;
       old->slots[i].store(kTombstone);
@@ -115,14 +115,14 @@ void EntryTable::RetireAll() noexcept {
     return;
   }
   array_.store(fresh);
-  for (std::size_t i = 0; i <= old->mask; ++i) {
+  for (std::size_t i = 0; i < old->count; ++i) {
     const std::uint64_t pointer = old->slots[i].load(kRelaxed) & kPointerBits;
     if (pointer != kEmpty && pointer != kTombstone) {
       MemoryEntry* entry = EntryOf(pointer);
       limbo_.Retire(entry, entry->charge());
     }
   }
-  limbo_.Retire(old, (old->mask + 1) * sizeof(Slot));
+  limbo_.Retire(old, old->count * sizeof(Slot));
   size_ = 0;
   tombstones_ = 0;
   hand_ = 0;
@@ -130,23 +130,25 @@ void EntryTable::RetireAll() noexcept {
 
 bool EntryTable::MakeRoom() noexcept {
   SlotArray* old = Current();
-  const std::size_t slots = old->mask + 1;
+  const std::size_t slots = old->count;
   if ((size_ + tombstones_ + 1) * 8 <= slots * 7) return true;
-  const std::size_t count = (size_ + 1) * 4 > slots * 3 ? slots * 2 : slots;
+  // Grows once live entries pass 5/8, so that a same-size rebuild always frees
+  // at least a quarter of the slots for inserts before the next one.
+  const std::size_t count = (size_ + 1) * 8 > slots * 5 ? GrownSize(slots) : slots;
   SlotArray* fresh = SlotArray::Create(count);
   if (fresh == nullptr) return size_ + tombstones_ < slots;
-  for (std::size_t i = 0; i <= old->mask; ++i) {
+  for (std::size_t i = 0; i < old->count; ++i) {
     const std::uint64_t word = old->slots[i].load(kRelaxed);
     const std::uint64_t pointer = word & kPointerBits;
     if (pointer == kEmpty || pointer == kTombstone) continue;
-    std::size_t j = HashOf(EntryOf(word)) & fresh->mask;
-    while (fresh->slots[j].load(kRelaxed) != kEmpty) j = (j + 1) & fresh->mask;
+    std::size_t j = fresh->Home(HashOf(EntryOf(word)));
+    while (fresh->slots[j].load(kRelaxed) != kEmpty) j = fresh->Next(j);
     fresh->slots[j].store(word, kRelaxed);
   }
   // Publishes the whole new array; the old one stays as it was for its readers.
   array_.store(fresh);
   tombstones_ = 0;
-  hand_ = hand_ & fresh->mask;
+  if (hand_ >= fresh->count) hand_ = 0;
   limbo_.Retire(old, slots * sizeof(Slot));
   return true;
 }
@@ -154,7 +156,7 @@ bool EntryTable::MakeRoom() noexcept {
 std::size_t EntryTable::NextVictim(const MemoryEntry* keep, std::int64_t now_ms) noexcept {
   SlotArray* array = Current();
   // Two turns at most: the first clears every mark, the second finds an entry.
-  for (std::size_t n = 0; n < 2 * (array->mask + 1); ++n, hand_ = (hand_ + 1) & array->mask) {
+  for (std::size_t n = 0; n < 2 * array->count; ++n, hand_ = array->Next(hand_)) {
     Slot& slot = array->slots[hand_];
     const std::uint64_t word = slot.load(kRelaxed);
     const std::uint64_t pointer = word & kPointerBits;

@@ -1,10 +1,13 @@
 // EntryTable: the memory store's hash table, and the CLOCK that picks what to evict.
 //
-// Open addressing with linear probing over one array of 8-byte slots. A slot
-// holds an entry's pointer (48 bits), a 15-bit tag from its hash (a probe
-// compares keys only when the tags match, so it rarely touches another entry)
-// and the CLOCK mark: set when the entry is read or written, cleared when the
-// clock hand passes it, which evicts an entry it finds unmarked. So an item
+// Open addressing with linear probing over one array of 8-byte slots, of any
+// size: a key's first slot is its hash scaled to the array (a multiply, not a
+// mask), so the array grows by a quarter rather than doubling (see MakeRoom for
+// how full that keeps it). A slot holds an entry's pointer (48
+// bits), a 15-bit tag from its hash (a probe compares keys only when the tags
+// match, so it rarely touches another entry) and the CLOCK mark: set when the
+// entry is read or written, cleared when the clock hand passes it, which
+// evicts an entry it finds unmarked. So an item
 // costs the table one slot and nothing more: no chain link, no LRU links. Bit 1
 // of the pointer (entries are 16-byte aligned) marks an entry in TinyLFU's
 // admission window (AdmissionWindow): the clock passes those by.
@@ -45,8 +48,7 @@ class EntryTable {
   MemoryEntry* Find(std::string_view key, std::uint64_t hash, Slot** slot) const noexcept {
     const SlotArray* array = array_.load();
     const std::uint64_t tag = TagOf(hash);
-    for (std::size_t i = hash & array->mask, n = 0; n <= array->mask;
-         i = (i + 1) & array->mask, ++n) {
+    for (std::size_t i = array->Home(hash), n = 0; n < array->count; i = array->Next(i), ++n) {
       const std::uint64_t word = array->slots[i].load();
       const std::uint64_t pointer = word & kPointerBits;
       if (pointer == kEmpty) return nullptr;
@@ -111,7 +113,7 @@ class EntryTable {
 
   std::size_t size() const noexcept { return size_; }
   // The slot array's bytes (charged to the shard's budget).
-  std::size_t bytes() const noexcept { return (Current()->mask + 1) * sizeof(Slot); }
+  std::size_t bytes() const noexcept { return Current()->count * sizeof(Slot); }
 
  private:
   static constexpr std::uint64_t kPointerBits = (std::uint64_t{1} << 48) - 1;
@@ -120,15 +122,22 @@ class EntryTable {
   static constexpr std::uint64_t kEmpty = 0;
   static constexpr std::uint64_t kTombstone = 1;  // entries are 16-byte aligned: never 1
   static constexpr std::uint64_t kWindow = 2;     // in the admission window: bit 1 of the pointer
-  // Small, so that many shards cost little while empty; the array doubles as it fills.
+  // Small, so that many shards cost little while empty; the array grows as it fills.
   static constexpr std::size_t kInitialSlots = 64;
 
   struct SlotArray final : RetiredArray {
-    std::size_t mask = 0;
+    std::size_t count = 0;  // slots; fewer than 2^32, as Home scales 32 bits of the hash
     std::unique_ptr<Slot[]> slots;
 
     // nullptr when memory runs out.
     static SlotArray* Create(std::size_t count) noexcept;
+    // Where `hash`'s probe starts: its low 32 bits scaled to the slot count (the
+    // shard was picked by the top bits, the tag by bits 32..46).
+    std::size_t Home(std::uint64_t hash) const noexcept {
+      return static_cast<std::size_t>(((hash & 0xFFFFFFFF) * count) >> 32);
+    }
+    // The slot after `i`, wrapping at the end.
+    std::size_t Next(std::size_t i) const noexcept { return i + 1 == count ? 0 : i + 1; }
   };
 
   // The writers' probe (IndexOf, FindInWindow): walks `hash`'s probe sequence to
@@ -138,8 +147,7 @@ class EntryTable {
   std::size_t Probe(std::uint64_t hash, Match match) const noexcept {
     const SlotArray* array = Current();
     const std::uint64_t tag = TagOf(hash);
-    for (std::size_t i = hash & array->mask, n = 0; n <= array->mask;
-         i = (i + 1) & array->mask, ++n) {
+    for (std::size_t i = array->Home(hash), n = 0; n < array->count; i = array->Next(i), ++n) {
       const std::uint64_t word = array->slots[i].load(std::memory_order_relaxed);
       const std::uint64_t pointer = word & kPointerBits;
       if (pointer == kEmpty) break;
@@ -149,7 +157,7 @@ class EntryTable {
   }
 
   // Bits 32..46 of the hash: the shard was picked by the top bits and the slot by
-  // the low ones, so these still tell the keys of one shard apart.
+  // the low 32, so these still tell the keys of one shard apart.
   static std::uint64_t TagOf(std::uint64_t hash) noexcept { return ((hash >> 32) & 0x7FFF) << 48; }
 
   // The entry of a slot word that holds one (neither empty nor a tombstone).
@@ -161,12 +169,19 @@ class EntryTable {
   std::uint64_t Word(std::size_t index) const noexcept {
     return Current()->slots[index].load(std::memory_order_relaxed);
   }
-  // Rebuilds the array before an insert would fill more than 7/8 of it (so a
-  // slot costs an item 8 / (3/8 .. 7/8) = 9 to 21 bytes): twice as large when
-  // live entries fill more than 3/4, else the same size without its tombstones. When memory runs
-  // out it keeps the old one while it has an empty slot (which every insert needs); false when it
-  // has none.
+  // Rebuilds the array before an insert would fill more than 7/8 of it (live
+  // entries and tombstones): a quarter larger (GrownSize) when live entries fill
+  // more than 5/8, else the same size without its tombstones, which leaves at
+  // least a quarter of the slots free for inserts before the next rebuild. From
+  // about 1,000 slots on (below, a 64-slot step is more than a quarter) live
+  // entries fill 1/2 to 7/8 of the slots, 7/10 to 7/8 while a table only grows.
+  // When memory runs out it keeps the old one while it has an empty slot (which
+  // every insert needs); false when it has none.
   bool MakeRoom() noexcept;
+  // A quarter more than `slots`, rounded up to a whole number of 64-slot steps.
+  static std::size_t GrownSize(std::size_t slots) noexcept {
+    return (slots + slots / 4 + 63) / 64 * 64;
+  }
 
   Limbo& limbo_;
   std::atomic<SlotArray*> array_;

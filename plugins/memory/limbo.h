@@ -59,9 +59,9 @@ class Limbo {
   // advance the epoch, which is all a block retired now needs, then frees what
   // no reader can hold; without `keep_spares` the spares are freed too.
   void Reclaim(bool keep_spares) noexcept;
-  // A freed entry with room for `bytes` bytes of key and value (and less than
-  // 16 more), to be rebuilt with MemoryEntry::Recycle, and its charge() in
-  // `*charge`; nullptr if none fits.
+  // A freed entry with room for `bytes` bytes after its header (MemoryEntry::RoomFor;
+  // and less than 16 more), to be rebuilt with MemoryEntry::Recycle, and its
+  // charge() in `*charge`; nullptr if none fits.
   MemoryEntry* TakeSpare(std::size_t bytes, std::size_t* charge) noexcept;
 
   // Waiting blocks and spares, as charged (a spare is memory the store holds).

@@ -86,7 +86,7 @@ Status MemoryBackend::Stats(StatsMap* out) {
       // What an item costs beyond its key and value: its share of the
       // allocator's chunks and of the table's slots; with no items, the fixed part.
       {"overhead_per_item",
-       std::to_string(s.items == 0 ? ChargeFor(0, 0) + sizeof(std::uint64_t)
+       std::to_string(s.items == 0 ? ChargeFor(0, 0, 0) + sizeof(std::uint64_t)
                                    : (s.bytes + s.table_bytes - s.payload_bytes) / s.items)},
       {"max_item_size", std::to_string(o.max_item_size)},
   };

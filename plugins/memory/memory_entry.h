@@ -1,7 +1,8 @@
 // MemoryEntry: one stored item of the memory store.
 //
-// An entry is one heap block: a 20-byte header followed by the key bytes and then
-// the value bytes, so a hit touches the table slot, the header and the bytes
+// An entry is one heap block: a 16-byte header, the key bytes, the value bytes
+// and then, only when they are not 0, the flags (4 bytes; cachet's own values of
+// bytes have none), so a hit touches the table slot, the header and the bytes
 // beside it and nothing else. Nothing else is kept per item: the hash table's
 // slot holds the entry's pointer, a tag of its hash and the CLOCK mark
 // (EntryTable), the limbo keeps retired entries in an array of its own, and the
@@ -29,8 +30,13 @@ namespace cachet::memory {
 // The largest key and value an entry can hold (its sizes are 16 and 32 bits).
 inline constexpr std::size_t kLargestKey = 0xFFFF;
 inline constexpr std::size_t kLargestValue = 0xFFFFFFFF;
-// CAS tokens are 48 bits: at 10 million writes a second a shard takes 890 years to wrap.
-inline constexpr std::uint64_t kLargestCas = (std::uint64_t{1} << 48) - 1;
+// CAS tokens are 47 bits (the 48th says whether the flags are stored): at a
+// million writes a second a shard takes four years to wrap.
+inline constexpr std::uint64_t kLargestCas = (std::uint64_t{1} << 47) - 1;
+// The CAS token after `cas`: 1 again after kLargestCas (0 is never a token).
+inline constexpr std::uint64_t CasAfter(std::uint64_t cas) noexcept {
+  return cas == kLargestCas ? 1 : cas + 1;
+}
 
 // Expiry times as 32 bits: milliseconds of the steady clock since the process
 // started using the store, up to 2^31 ms (24.8 days); past that, seconds (rounded
@@ -69,24 +75,33 @@ class ExpiryCode {
 
 struct MemoryEntry {
   std::uint32_t cas_low = 0;
-  std::uint16_t cas_high = 0;
+  std::uint16_t cas_high : 15 = 0;
+  std::uint16_t has_flags : 1 = 0;  // a flags word follows the value
   std::uint16_t key_size = 0;
-  std::uint32_t flags = 0;
   std::uint32_t value_size = 0;
   std::atomic<std::uint32_t> expires{ExpiryCode::kNever};  // ExpiryCode
 
-  // A block for `key` with room for a value of `value_capacity` bytes; the
-  // value is empty. nullptr when memory runs out. REQUIRES: the sizes fit.
-  static MemoryEntry* Create(std::string_view key, std::size_t value_capacity) noexcept {
-    void* block = std::malloc(sizeof(MemoryEntry) + key.size() + value_capacity);
-    if (block == nullptr) return nullptr;
-    return Build(block, key);
+  // The bytes after the header an entry of these sizes and flags needs.
+  static std::size_t RoomFor(std::size_t key_size, std::size_t value_size,
+                             std::uint32_t flags) noexcept {
+    return (flags != 0 ? sizeof(std::uint32_t) : 0) + key_size + value_size;
   }
-  // Makes the block of a freed entry (no reader can hold it) a new, empty entry
-  // for `key`, keeping its room. REQUIRES: room for the key.
-  static MemoryEntry* Recycle(MemoryEntry* freed, std::string_view key) noexcept {
+
+  // A block for `key` and `flags` with a value of `value_size` bytes, which the
+  // caller then writes at value_data(). nullptr when memory runs out.
+  // REQUIRES: the sizes fit.
+  static MemoryEntry* Create(std::string_view key, std::uint32_t flags,
+                             std::size_t value_size) noexcept {
+    void* block = std::malloc(sizeof(MemoryEntry) + RoomFor(key.size(), value_size, flags));
+    if (block == nullptr) return nullptr;
+    return Build(block, key, flags, value_size);
+  }
+  // Makes the block of a freed entry (no reader can hold it) a new entry as
+  // Create does, keeping its room. REQUIRES: room for RoomFor(...) bytes.
+  static MemoryEntry* Recycle(MemoryEntry* freed, std::string_view key, std::uint32_t flags,
+                              std::size_t value_size) noexcept {
     freed->~MemoryEntry();
-    return Build(freed, key);
+    return Build(freed, key, flags, value_size);
   }
   static void Destroy(MemoryEntry* entry) noexcept {
     entry->~MemoryEntry();
@@ -98,7 +113,7 @@ struct MemoryEntry {
   std::size_t charge() const noexcept {
     return malloc_usable_size(const_cast<MemoryEntry*>(this)) + sizeof(std::size_t);
   }
-  // Key and value bytes a block of this charge has room for.
+  // The bytes after the header (RoomFor) a block of this charge has room for.
   static std::size_t CapacityOf(std::size_t charge) noexcept {
     return charge - sizeof(std::size_t) - sizeof(MemoryEntry);
   }
@@ -106,7 +121,13 @@ struct MemoryEntry {
   std::uint64_t cas() const noexcept { return (std::uint64_t{cas_high} << 32) | cas_low; }
   void set_cas(std::uint64_t cas) noexcept {
     cas_low = static_cast<std::uint32_t>(cas);
-    cas_high = static_cast<std::uint16_t>(cas >> 32);
+    cas_high = static_cast<std::uint16_t>(cas >> 32) & 0x7FFF;
+  }
+  std::uint32_t flags() const noexcept {
+    if (has_flags == 0) return 0;
+    std::uint32_t flags;
+    std::memcpy(&flags, bytes() + key_size + value_size, sizeof flags);
+    return flags;
   }
 
   char* bytes() noexcept { return reinterpret_cast<char*>(this + 1); }
@@ -132,14 +153,20 @@ struct MemoryEntry {
   }
 
  private:
-  static MemoryEntry* Build(void* block, std::string_view key) noexcept {
+  static MemoryEntry* Build(void* block, std::string_view key, std::uint32_t flags,
+                            std::size_t value_size) noexcept {
     auto* entry = new (block) MemoryEntry;
     entry->key_size = static_cast<std::uint16_t>(key.size());
+    entry->value_size = static_cast<std::uint32_t>(value_size);
     std::memcpy(entry->bytes(), key.data(), key.size());
+    if (flags != 0) {
+      entry->has_flags = 1;
+      std::memcpy(entry->value_data() + value_size, &flags, sizeof flags);
+    }
     return entry;
   }
 };
 
-static_assert(sizeof(MemoryEntry) == 20, "the entry header is 20 bytes");
+static_assert(sizeof(MemoryEntry) == 16, "the entry header is 16 bytes");
 
 }  // namespace cachet::memory

@@ -134,7 +134,9 @@ Status MemoryShard::Store(StoreMode mode, KeyRef key, ItemView item, Ttl ttl) {
       break;
   }
   if (found.entry == nullptr) return StoreNew(key, item, ttl, /*judged=*/mode != StoreMode::kAdd);
-  if (Status s = CheckFits(found.entry->key_size, item.value.size()); !s.ok()) return s;
+  if (Status s = CheckFits(found.entry->key_size, item.value.size(), item.flags); !s.ok()) {
+    return s;
+  }
   MemoryEntry* entry = Rewrite(found, item.value, {}, item.flags, ExpiryFor(ttl));
   if (entry == nullptr) return OutOfMemory();
   EvictOver(entry);
@@ -171,7 +173,7 @@ Status MemoryShard::AddToCounter(KeyRef key, std::uint64_t delta, bool increment
   }
   const std::uint64_t next = ApplyDelta(current, delta, increment);
   char digits[kCounterDigits];
-  if (Rewrite(found, FormatCounter(next, digits), {}, found.entry->flags,
+  if (Rewrite(found, FormatCounter(next, digits), {}, found.entry->flags(),
               found.entry->expiry()) == nullptr) {
     return OutOfMemory();
   }
@@ -240,23 +242,21 @@ MemoryShard::Found MemoryShard::FindForRead(KeyRef key) {
 }
 
 Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged) {
-  if (Status s = CheckFits(key.key.size(), item.value.size()); !s.ok()) return s;
+  if (Status s = CheckFits(key.key.size(), item.value.size(), item.flags); !s.ok()) return s;
   // Without a window, judged before anything is built or published: a refused
   // item is never seen by a reader, evicts nothing and takes no CAS token. With
   // one, the item is judged when it leaves the window (PickVictim).
   if (judged && !window_.enabled() &&
-      !Admit(key.hash, ChargeFor(key.key.size(), item.value.size()))) {
+      !Admit(key.hash, ChargeFor(key.key.size(), item.value.size(), item.flags))) {
     ++counters_.rejected;
     return Status::NotStored();
   }
   std::size_t charge = 0;
-  MemoryEntry* entry = NewEntry(key.key, item.value.size(), &charge);
+  MemoryEntry* entry = NewEntry(key.key, item.flags, item.value.size(), &charge);
   if (entry == nullptr) return OutOfMemory();
   if (!item.value.empty()) {
     std::memcpy(entry->value_data(), item.value.data(), item.value.size());
   }
-  entry->value_size = static_cast<std::uint32_t>(item.value.size());
-  entry->flags = item.flags;
   entry->set_cas(NextCas());
   entry->set_expiry(ExpiryFor(ttl));
   // Every new item enters the window, unless its record finds no memory.
@@ -364,12 +364,13 @@ void MemoryShard::CompactWindow() {
   }
 }
 
-MemoryEntry* MemoryShard::NewEntry(std::string_view key, std::size_t value_size,
-                                   std::size_t* charge) {
-  if (MemoryEntry* spare = limbo_.TakeSpare(key.size() + value_size, charge)) {
-    return MemoryEntry::Recycle(spare, key);
+MemoryEntry* MemoryShard::NewEntry(std::string_view key, std::uint32_t flags,
+                                   std::size_t value_size, std::size_t* charge) {
+  if (MemoryEntry* spare = limbo_.TakeSpare(MemoryEntry::RoomFor(key.size(), value_size, flags),
+                                            charge)) {
+    return MemoryEntry::Recycle(spare, key, flags, value_size);
   }
-  MemoryEntry* entry = MemoryEntry::Create(key, value_size);
+  MemoryEntry* entry = MemoryEntry::Create(key, flags, value_size);
   if (entry != nullptr) *charge = entry->charge();  // a block just written: a cache hit
   return entry;
 }
@@ -381,10 +382,10 @@ Status MemoryShard::Concatenate(Found found, std::string_view bytes, bool after)
     return Status::TooLarge("memory: value would grow to " + std::to_string(new_size) +
                             " bytes, over max_item_size " + std::to_string(limits_.max_item_size));
   }
-  if (Status s = CheckFits(entry->key_size, new_size); !s.ok()) return s;
+  if (Status s = CheckFits(entry->key_size, new_size, entry->flags()); !s.ok()) return s;
   const std::string_view old = entry->value();
-  entry = after ? Rewrite(found, old, bytes, entry->flags, entry->expiry())
-                : Rewrite(found, bytes, old, entry->flags, entry->expiry());
+  entry = after ? Rewrite(found, old, bytes, entry->flags(), entry->expiry())
+                : Rewrite(found, bytes, old, entry->flags(), entry->expiry());
   if (entry == nullptr) return OutOfMemory();
   EvictOver(entry);
   return Status::OK();
@@ -395,15 +396,13 @@ MemoryEntry* MemoryShard::Rewrite(Found found, std::string_view first, std::stri
   MemoryEntry* entry = found.entry;
   const std::size_t size = first.size() + second.size();
   std::size_t new_charge = 0;
-  MemoryEntry* fresh = NewEntry(entry->key(), size, &new_charge);
+  MemoryEntry* fresh = NewEntry(entry->key(), flags, size, &new_charge);
   if (fresh == nullptr) return nullptr;
   // memcpy must not see the null data() of an empty view, even for 0 bytes.
   if (!first.empty()) std::memcpy(fresh->value_data(), first.data(), first.size());
   if (!second.empty()) {
     std::memcpy(fresh->value_data() + first.size(), second.data(), second.size());
   }
-  fresh->value_size = static_cast<std::uint32_t>(size);
-  fresh->flags = flags;
   fresh->set_cas(NextCas());
   fresh->set_expiry(expires_at_ms);
   table_.Replace(found.index, fresh);
@@ -421,8 +420,9 @@ MemoryEntry* MemoryShard::Rewrite(Found found, std::string_view first, std::stri
   return fresh;
 }
 
-Status MemoryShard::CheckFits(std::size_t key_size, std::size_t value_size) const {
-  const std::size_t charge = ChargeFor(key_size, value_size);
+Status MemoryShard::CheckFits(std::size_t key_size, std::size_t value_size,
+                              std::uint32_t flags) const {
+  const std::size_t charge = ChargeFor(key_size, value_size, flags);
   if (charge + table_.bytes() <= budget_.total()) return Status::OK();
   return Status::TooLarge("memory: an item of " + std::to_string(charge) +
                           " bytes exceeds max_bytes of " + std::to_string(budget_.total()) +
@@ -465,7 +465,7 @@ void MemoryShard::EvictFor(std::size_t room, const MemoryEntry* keep) {
 
 void MemoryShard::CopyOut(const MemoryEntry& entry, Item* out) {
   out->value.assign(entry.value());
-  out->flags = entry.flags;
+  out->flags = entry.flags();
   out->cas = entry.cas();
 }
 

@@ -70,10 +70,13 @@ struct ShardStats {
   std::uint64_t sketch_bytes = 0;   // the admission policy's frequency sketch
 };
 
-// The upper bound of what an entry of these sizes costs the budget: header,
-// key, value, the allocator's header word and its rounding to 16 bytes.
-inline std::size_t ChargeFor(std::size_t key_size, std::size_t value_size) noexcept {
-  return (sizeof(MemoryEntry) + key_size + value_size + sizeof(std::size_t) + 15) & ~std::size_t{15};
+// The upper bound of what an entry of these sizes and flags costs the budget:
+// header, flags, key, value, the allocator's header word and its rounding to 16 bytes.
+inline std::size_t ChargeFor(std::size_t key_size, std::size_t value_size,
+                             std::uint32_t flags) noexcept {
+  return (sizeof(MemoryEntry) + MemoryEntry::RoomFor(key_size, value_size, flags) +
+          sizeof(std::size_t) + 15) &
+         ~std::size_t{15};
 }
 
 // A key and its hash, computed once by the store and used by the shard's table.
@@ -126,10 +129,11 @@ class alignas(64) MemoryShard {
   // true when it fits, or when it was asked for more often than the first
   // victim CLOCK would take (which gets its second chances on the way).
   bool Admit(std::uint64_t hash, std::size_t charge);
-  // An empty entry for `key` with room for `value_size` bytes: a spare from the
-  // limbo if one fits, else a new block; its charge() in `*charge`. nullptr
-  // when out of memory.
-  MemoryEntry* NewEntry(std::string_view key, std::size_t value_size, std::size_t* charge);
+  // An entry for `key` and `flags` with a value of `value_size` bytes still to
+  // be written: a spare from the limbo if one fits, else a new block; its
+  // charge() in `*charge`. nullptr when out of memory.
+  MemoryEntry* NewEntry(std::string_view key, std::uint32_t flags, std::size_t value_size,
+                        std::size_t* charge);
   Status Concatenate(Found found, std::string_view bytes, bool after);
   // Publishes a new entry for `found`'s key, with the value `first` + `second`,
   // these flags and expiry and a new CAS, in its place, marked as referenced, and
@@ -138,7 +142,7 @@ class alignas(64) MemoryShard {
   // it), as the allocator reads it from the block's header.
   MemoryEntry* Rewrite(Found found, std::string_view first, std::string_view second,
                        std::uint32_t flags, std::int64_t expires_at_ms);
-  Status CheckFits(std::size_t key_size, std::size_t value_size) const;
+  Status CheckFits(std::size_t key_size, std::size_t value_size, std::uint32_t flags) const;
   void Erase(std::size_t index);
   // Makes the credit cover used(): borrows, else evicts the entries the clock
   // picks (never `keep`), else asks other shards for bytes.
@@ -170,7 +174,7 @@ class alignas(64) MemoryShard {
   std::size_t used() const noexcept { return bytes_ + table_.bytes(); }
   std::uint64_t NextCas() noexcept {
     const std::uint64_t cas = next_cas_;
-    next_cas_ = cas == kLargestCas ? 1 : cas + 1;
+    next_cas_ = CasAfter(cas);
     return cas;
   }
   static void CopyOut(const MemoryEntry& entry, Item* out);

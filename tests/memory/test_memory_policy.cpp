@@ -5,7 +5,9 @@
 // are judged as they leave it). Each test would fail if admission admitted
 // everything, or nothing, or if the window were not there.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -291,21 +293,78 @@ TEST_CASE("memory reports what an item costs beyond its key and value", "[memory
         5 + 50 + std::stoull(after["overhead_per_item"]));
 }
 
-TEST_CASE("memory spends at most 48 bytes per item beyond key and value", "[memory]") {
-  // 16-byte keys and 100-byte values, as the benchmark writes them, at table
-  // sizes from just after a growth to just before the next one.
-  for (const int items : {1000, 1794, 6000, 20000, 28674}) {
-    auto cache = OpenMemory("shards = 1\n");
-    for (int i = 0; i < items; ++i) {
-      char key[17];
-      std::snprintf(key, sizeof(key), "key:%012d", i);
-      REQUIRE(cache->Set(key, std::string(100, 'v')).ok());
-    }
+TEST_CASE("memory spends at most 42 bytes per item of 16 + 100 bytes", "[memory]") {
+  // 16-byte keys and 100-byte values, as the benchmark writes them, checked
+  // every 37 items from 1,000 (below, the first 64 slots weigh on few items) to
+  // 30,000, so every table size from just after a growth to just before the
+  // next one is seen. 42, not the 48 asked for: a table that doubled would
+  // leave 46 just after a growth, and this bound is there to catch that.
+  auto cache = OpenMemory("shards = 1\n");
+  std::uint64_t worst = 0;
+  for (int i = 0; i < 30000; ++i) {
+    char key[17];
+    std::snprintf(key, sizeof(key), "key:%012d", i);
+    REQUIRE(cache->Set(key, std::string(100, 'v')).ok());
+    if (i < 1000 || i % 37 != 0) continue;
     auto stats = StatsOf(*cache);
-    INFO(items << " items: overhead_per_item " << stats["overhead_per_item"]);
-    REQUIRE(std::stoull(stats["curr_items"]) == static_cast<std::uint64_t>(items));
-    CHECK(std::stoull(stats["overhead_per_item"]) <= 48);
+    REQUIRE(std::stoull(stats["curr_items"]) == static_cast<std::uint64_t>(i + 1));
+    worst = std::max<std::uint64_t>(worst, std::stoull(stats["overhead_per_item"]));
   }
+  INFO("the most overhead_per_item seen: " << worst);
+  CHECK(worst <= 42);
+}
+
+namespace {
+
+// Key number `i` of a churn: 16 bytes, as cachet-bench's memory_churn writes them.
+std::string ChurnKey(std::uint64_t i) {
+  char key[17];
+  std::snprintf(key, sizeof(key), "churn:%010llu", static_cast<unsigned long long>(i));
+  return key;
+}
+
+// A value size from 32 bytes to 16 KiB, log-uniform, from the random `r`.
+std::size_t ChurnSize(std::uint64_t r) {
+  const double unit = static_cast<double>(r >> 11) * 0x1.0p-53;
+  return static_cast<std::size_t>(32.0 * std::pow(512.0, unit));
+}
+
+}  // namespace
+
+TEST_CASE("memory spends at most 48 bytes per item under a churn of mixed sizes", "[memory]") {
+  // Values of 32 B to 16 KiB under 16-byte keys, as memory_churn writes them:
+  // the allocator's rounding and its whole free chunks count, and so do the
+  // table's slots at whatever load the item count leaves them. First filled
+  // without eviction, checked every 50 items (every table size), then churned
+  // through a full store three times over with new keys and overwrites.
+  auto cache = OpenMemory("shards = 1\nmax_bytes = 16777216\n");
+  std::uint64_t random = 42;
+  const std::string text(16384, 'v');
+  std::uint64_t worst_fill = 0;
+  for (std::uint64_t i = 0; i < 4000; ++i) {
+    REQUIRE(cache->Set(ChurnKey(i), std::string_view(text).substr(0, ChurnSize(HashOf(++random))))
+                .ok());
+    if (i < 500 || i % 50 != 0) continue;  // a few hundred items first, for a fair average
+    worst_fill =
+        std::max<std::uint64_t>(worst_fill, std::stoull(StatsOf(*cache)["overhead_per_item"]));
+  }
+  REQUIRE(std::stoull(StatsOf(*cache)["evictions"]) == 0);
+  std::uint64_t worst_churn = 0;
+  std::size_t written = 0;
+  for (int n = 0; written < 3 * 16777216; ++n) {
+    const std::size_t size = ChurnSize(HashOf(++random));
+    REQUIRE(cache->Set(ChurnKey(HashOf(++random) % 40000), std::string_view(text).substr(0, size))
+                .ok());
+    written += size;
+    if (n % 500 != 0) continue;
+    worst_churn =
+        std::max<std::uint64_t>(worst_churn, std::stoull(StatsOf(*cache)["overhead_per_item"]));
+  }
+  auto stats = StatsOf(*cache);
+  CHECK(std::stoull(stats["evictions"]) > 4000);
+  INFO("the most overhead_per_item seen: filling " << worst_fill << ", churning " << worst_churn);
+  CHECK(worst_fill <= 48);
+  CHECK(worst_churn <= 48);
 }
 
 TEST_CASE("tinylfu readers bump the sketch beside writers that age it", "[memory][policy][threads]") {

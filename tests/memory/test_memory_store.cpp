@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cachet/backend.h"
 #include "cachet/cache.h"
 #include "cachet/config.h"
 #include "../../plugins/memory/memory_entry.h"
@@ -111,6 +112,80 @@ TEST_CASE("memory grows a value by appends and keeps it whole", "[memory]") {
   }
   REQUIRE(cache->Prepend("log", "head\n").ok());
   CHECK(cache->Get("log").value_or("") == "head\n" + expected);
+}
+
+TEST_CASE("memory keeps flags, and stores them only when they are not 0", "[memory]") {
+  auto cache = OpenMemory("shards = 1\n");
+  cachet::Backend& store = cache->backend();
+  const auto set = cachet::StoreMode::kSet;
+  cachet::Item item;
+
+  // Every write that keeps an item's flags keeps them: append, prepend, incr, touch.
+  REQUIRE(store.Store(set, "k", cachet::ItemView("41", 0xDEADBEEF), {}).ok());
+  REQUIRE(store.Store(cachet::StoreMode::kAppend, "k", cachet::ItemView("0"), {}).ok());
+  REQUIRE(store.Store(cachet::StoreMode::kPrepend, "k", cachet::ItemView("1"), {}).ok());
+  std::uint64_t counted = 0;
+  REQUIRE(store.Incr("k", 1, &counted).ok());
+  CHECK(counted == 1411);
+  REQUIRE(store.Touch("k", cachet::Ttl{3600000}).ok());
+  REQUIRE(store.GetAndTouch("k", cachet::Ttl{0}, &item).ok());
+  CHECK(item.value == "1411");
+  CHECK(item.flags == 0xDEADBEEF);
+
+  // Rewrites that switch between flags and none reuse each other's freed blocks.
+  for (std::uint32_t i = 0; i < 300; ++i) {
+    const std::string value(100 + i % 7, static_cast<char>('a' + i % 26));
+    const std::uint32_t flags = i % 2 == 0 ? 0 : i;
+    REQUIRE(store.Store(set, "k", cachet::ItemView(value, flags), {}).ok());
+    REQUIRE(store.Get("k", &item).ok());
+    REQUIRE(item.value == value);
+    REQUIRE(item.flags == flags);
+  }
+
+  // The flags' 4 bytes are charged only to the item that has them: 16 + 8 +
+  // 96 bytes and the allocator's header word fill a 128-byte chunk exactly.
+  REQUIRE(cache->Flush().ok());
+  REQUIRE(store.Store(set, "plain:01", cachet::ItemView(std::string(96, 'v'), 0), {}).ok());
+  const std::uint64_t plain = StatOf(*cache, "bytes");
+  REQUIRE(cache->Flush().ok());
+  REQUIRE(store.Store(set, "flags:01", cachet::ItemView(std::string(96, 'v'), 5), {}).ok());
+  const std::uint64_t flagged = StatOf(*cache, "bytes");
+  CHECK(flagged > plain);
+  CHECK(flagged <= plain + 16);
+  REQUIRE(store.Get("flags:01", &item).ok());
+  CHECK(item.flags == 5);
+  CHECK(item.value == std::string(96, 'v'));
+}
+
+TEST_CASE("memory entries keep a 47-bit CAS apart from the flags bit", "[memory]") {
+  using cachet::memory::kLargestCas;
+  using cachet::memory::MemoryEntry;
+  // The largest token fills every CAS bit beside has_flags: it must not set it.
+  MemoryEntry* plain = MemoryEntry::Create("key", 0, 5);
+  REQUIRE(plain != nullptr);
+  plain->set_cas(kLargestCas);
+  CHECK(plain->cas() == kLargestCas);
+  CHECK(plain->has_flags == 0);
+  CHECK(plain->flags() == 0);
+  CHECK(plain->key() == "key");
+  MemoryEntry::Destroy(plain);
+
+  // And a token does not clear the flags bit of an entry that has flags.
+  MemoryEntry* flagged = MemoryEntry::Create("key", 7, 5);
+  REQUIRE(flagged != nullptr);
+  flagged->set_cas(kLargestCas - 1);
+  CHECK(flagged->cas() == kLargestCas - 1);
+  CHECK(flagged->flags() == 7);
+  flagged->set_cas(0x12345678ABCD);
+  CHECK(flagged->cas() == 0x12345678ABCD);
+  CHECK(flagged->flags() == 7);
+  MemoryEntry::Destroy(flagged);
+
+  // Tokens wrap at 2^47 to 1, never to 0.
+  CHECK(kLargestCas == (std::uint64_t{1} << 47) - 1);
+  CHECK(cachet::memory::CasAfter(kLargestCas - 1) == kLargestCas);
+  CHECK(cachet::memory::CasAfter(kLargestCas) == 1);
+  CHECK(cachet::memory::CasAfter(1) == 2);
 }
 
 TEST_CASE("memory counters survive growing from 1 to 20 digits", "[memory]") {
