@@ -428,7 +428,7 @@ TEST_CASE("TLS: a write that must first receive the rest of a handshake message 
   }
 }
 
-TEST_CASE("TLS 1.2: a server's request to renegotiate is refused; its reply still reads whole",
+TEST_CASE("TLS 1.2: a server's request to renegotiate is refused, and its reply still reads whole",
           "[exchange][tls][renegotiation]") {
   ScriptedTlsServer server(Tls12Context(), &RenegotiateThenAnswer);
   auto connection = fake_tls::TlsConnectionTo(server.port(), milliseconds(2000));
