@@ -1,8 +1,8 @@
 // Real stores (memcached, redis-server) behind a TLS front held by the test
-// that asks for a TLS 1.3 key update with every reply: each of cachet's next
-// writes must begin with a key update of its own, through the pool's idle
-// check, single operations, large values and batches over two servers. Every
-// value must come back byte for byte.
+// that sends a TLS 1.3 key update, asking for one back, just before every
+// reply: cachet reads it with the reply, so its next write must begin with a
+// key update of its own; single operations, large values and batches over two
+// servers. Every value must come back byte for byte.
 #include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <poll.h>

@@ -33,9 +33,14 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// How long a fake server holds the client in the situation before it lets
-// the client go on: time enough for the client's next step to meet it.
-constexpr milliseconds kHold(500);
+// How long a fake server holds the client in the situation, from when the
+// test is about to begin the exchange: time enough for the client's next step
+// to meet it, even on a loaded machine.
+constexpr milliseconds kHold(2000);
+
+// How long the test, a fake server or the client waits for the other side
+// before giving up: long, since it costs time only when something is wrong.
+constexpr milliseconds kPatience(20000);
 
 // A one-shot event between the test and a fake server's thread, with a value.
 class Signal {
@@ -65,8 +70,7 @@ class Signal {
 
 // A TLS server on a free loopback port for one connection, with a small
 // receive buffer: it completes the handshake, runs its script, then waits for
-// the client to close. Every wait of its own is bounded (2 s a read, 5 s for
-// the client to come).
+// the client to close. Every wait of its own is bounded (kPatience).
 class ScriptedTlsServer {
  public:
   using Script = std::function<void(ScriptedTlsServer&, SSL*, int)>;
@@ -100,16 +104,17 @@ class ScriptedTlsServer {
   Signal idle_taken;  // the client took what came while it sat idle
   Signal nudged;      // the script sent what the stuck client will read
   Signal jammed;      // the test filled the client's socket, with how many raw bytes
+  Signal go;          // the test is about to begin the exchange
   std::string request;   // the request as the script read it, every byte
   bool refused = false;  // the client refused to renegotiate
 
  private:
   void Serve(const Script& script) {
     pollfd p{listener_, POLLIN, 0};
-    if (::poll(&p, 1, 5000) != 1) return;
+    if (::poll(&p, 1, static_cast<int>(kPatience.count())) != 1) return;
     const int fd = ::accept(listener_, nullptr, nullptr);
     if (fd < 0) return;
-    timeval wait{2, 0};
+    timeval wait{static_cast<time_t>(kPatience.count() / 1000), 0};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
     ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
     SSL* ssl = SSL_new(ctx_);
@@ -170,12 +175,12 @@ bool SendRaw(int fd, std::string_view bytes) {
 void AnswerAfterJam(ScriptedTlsServer& server, SSL* ssl, int fd) {
   if (SSL_key_update(ssl, SSL_KEY_UPDATE_REQUESTED) != 1 || SSL_do_handshake(ssl) != 1) return;
   server.staged.Raise();
-  if (!server.idle_taken.Wait(milliseconds(3000))) return;
+  if (!server.idle_taken.Wait(kPatience)) return;
   if (SSL_key_update(ssl, SSL_KEY_UPDATE_NOT_REQUESTED) != 1 || SSL_do_handshake(ssl) != 1) {
     return;
   }
   server.nudged.Raise();
-  if (!server.jammed.Wait(milliseconds(3000))) return;
+  if (!server.jammed.Wait(kPatience)) return;
   std::this_thread::sleep_for(kHold);
   if (!Discard(fd, server.jammed.value())) return;
   server.request = ReadLine(ssl);
@@ -199,8 +204,9 @@ SSL_CTX* LargeTicketContext() {
 
 // Script: makes a session ticket in records of 512 bytes but sends only the
 // first: the client has the start of a handshake message, and its next write
-// must wait for the rest. kHold after the client took the first record (its
-// idle check), sends the rest, reads the request and answers "value\n".
+// must wait for the rest. Once the client took the first record (its idle
+// check) and the test is about to begin the exchange (go), waits kHold, sends
+// the rest, reads the request and answers "value\n".
 void SplitTicket(ScriptedTlsServer& server, SSL* ssl, int fd) {
   SSL_set_max_send_fragment(ssl, 512);
   BIO* memory = BIO_new(BIO_s_mem());
@@ -217,7 +223,7 @@ void SplitTicket(ScriptedTlsServer& server, SSL* ssl, int fd) {
   if (first >= records.size()) return;  // the ticket fit one record: no situation
   if (!SendRaw(fd, std::string_view(records).substr(0, first))) return;
   server.staged.Raise();
-  if (!server.idle_taken.Wait(milliseconds(3000))) return;
+  if (!server.idle_taken.Wait(kPatience) || !server.go.Wait(kPatience)) return;
   std::this_thread::sleep_for(kHold);
   if (!SendRaw(fd, std::string_view(records).substr(first))) return;
   server.request = ReadLine(ssl);
@@ -280,12 +286,13 @@ std::size_t FillSocket(int fd) {
 // until the server has been silent for 100 ms (bytes sent together may still
 // arrive apart).
 std::unique_ptr<Connection> ClientOf(ScriptedTlsServer& server) {
-  auto connection = fake_tls::TlsConnectionTo(server.port(), milliseconds(2000));
+  // Its io_timeout outlasts kHold: the held exchange is silent that long.
+  auto connection = fake_tls::TlsConnectionTo(server.port(), kPatience);
   Status connected = connection->EnsureConnected();
   INFO(connected.ToString());
   REQUIRE(connected.ok());
-  REQUIRE(server.staged.Wait(milliseconds(3000)));
-  REQUIRE(Readable(connection->fd(), milliseconds(2000)));
+  REQUIRE(server.staged.Wait(kPatience));
+  REQUIRE(Readable(connection->fd(), kPatience));
   for (int checks = 0; checks < 20 && Readable(connection->fd(), milliseconds(100)); ++checks) {
     REQUIRE(connection->QuietSinceLastUse());
   }
@@ -296,8 +303,8 @@ std::unique_ptr<Connection> ClientOf(ScriptedTlsServer& server) {
 // ClientOf(), then the server's nudge waiting unread.
 std::unique_ptr<Connection> NudgedClientOf(ScriptedTlsServer& server) {
   auto connection = ClientOf(server);
-  REQUIRE(server.nudged.Wait(milliseconds(3000)));
-  REQUIRE(Readable(connection->fd(), milliseconds(2000)));
+  REQUIRE(server.nudged.Wait(kPatience));
+  REQUIRE(Readable(connection->fd(), kPatience));
   return connection;
 }
 
@@ -332,7 +339,7 @@ iovec RequestPiece() { return {const_cast<char*>(kRequest.data()), kRequest.size
 Status RunAlone(Connection& connection, OneLine& reader) {
   iovec piece = RequestPiece();
   const Clock::time_point start = Clock::now();
-  return RunLoneExchange(connection, &piece, 1, reader, start, start + milliseconds(4000));
+  return RunLoneExchange(connection, &piece, 1, reader, start, start + kPatience);
 }
 
 // `count` crossed waits of one kind: the situation came (at least one), and
@@ -382,7 +389,7 @@ TEST_CASE("TLS: a read that must first send the client's key update waits for ro
     Exchange exchanges[2];
     exchanges[0] = {to_first.get(), {RequestPiece()}, &r1, {}};
     exchanges[1] = {to_second.get(), {RequestPiece()}, &r2, {}};
-    RunExchanges(exchanges, Clock::now() + milliseconds(4000));
+    RunExchanges(exchanges, Clock::now() + kPatience);
     CheckWaitedForIt(to_first->tls_crossed_waits().read_wanted_write);
     CheckWaitedForIt(to_second->tls_crossed_waits().read_wanted_write);
     CheckAnswered(exchanges[0].status, r1, *to_first, first);
@@ -396,6 +403,7 @@ TEST_CASE("TLS: a write that must first receive the rest of a handshake message 
     ScriptedTlsServer server(LargeTicketContext(), &SplitTicket);
     auto connection = ClientOf(server);
     OneLine reader;
+    server.go.Raise();
     const Status s = RunAlone(*connection, reader);
     CheckWaitedForIt(connection->tls_crossed_waits().write_wanted_read);
     CheckAnswered(s, reader, *connection, server);
@@ -410,7 +418,9 @@ TEST_CASE("TLS: a write that must first receive the rest of a handshake message 
     Exchange exchanges[2];
     exchanges[0] = {to_first.get(), {RequestPiece()}, &r1, {}};
     exchanges[1] = {to_second.get(), {RequestPiece()}, &r2, {}};
-    RunExchanges(exchanges, Clock::now() + milliseconds(4000));
+    first.go.Raise();
+    second.go.Raise();
+    RunExchanges(exchanges, Clock::now() + kPatience);
     CheckWaitedForIt(to_first->tls_crossed_waits().write_wanted_read);
     CheckWaitedForIt(to_second->tls_crossed_waits().write_wanted_read);
     CheckAnswered(exchanges[0].status, r1, *to_first, first);
@@ -418,7 +428,7 @@ TEST_CASE("TLS: a write that must first receive the rest of a handshake message 
   }
 }
 
-TEST_CASE("TLS 1.2: a server's request to renegotiate is refused; its reply still reads whole",
+TEST_CASE("TLS 1.2: a server's request to renegotiate is refused, and its reply still reads whole",
           "[exchange][tls][renegotiation]") {
   ScriptedTlsServer server(Tls12Context(), &RenegotiateThenAnswer);
   auto connection = fake_tls::TlsConnectionTo(server.port(), milliseconds(2000));
