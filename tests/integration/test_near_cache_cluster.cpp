@@ -164,7 +164,7 @@ TEST_CASE("cluster near: another client's write on each master is seen", "[near]
   }
 }
 
-TEST_CASE("cluster near: a reshard drops every entry at the first redirect; no stale read",
+TEST_CASE("cluster near: a reshard drops every entry at the first redirect, no stale read",
           "[near][cluster]") {
   REQUIRE(SharedCluster().WaitUntilHealthy().ok());
   auto cache = OpenCluster();

@@ -79,7 +79,7 @@ void KillTrackingLink(const ServerProcess& server) {
 
 }  // namespace
 
-TEST_CASE("redis near: a key read 1000 times costs one GET; another client's SET is seen",
+TEST_CASE("redis near: a key read 1000 times costs one GET, another client's SET is seen",
           "[near][redis]") {
   auto server = StartRedis();
   REQUIRE(server.ok());
@@ -179,7 +179,7 @@ TEST_CASE("redis near: a killed and restarted server leaves no stale entry", "[n
   REQUIRE(WaitFor([&] { return Read(*cache, "k") == "after"; }));
 }
 
-TEST_CASE("redis near: kill -9 of the server: no read after it is served near; window measured",
+TEST_CASE("redis near: kill -9 of the server: no read after it is served near, window measured",
           "[near][redis]") {
   auto server = StartRedis();
   REQUIRE(server.ok());

@@ -94,7 +94,7 @@ TEST_CASE("every single-key command", "[memcached][backend]") {
   CHECK(item.value == "ok");
 }
 
-TEST_CASE("meta single operations keep their connection; an error line drops it",
+TEST_CASE("meta single operations keep their connection, an error line drops it",
           "[memcached][backend]") {
   REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   auto servers = StartServers(1);

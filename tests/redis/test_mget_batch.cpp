@@ -306,7 +306,7 @@ TEST_CASE("an error inside the MGET array is that read's error only", "[mget]") 
   }
 }
 
-TEST_CASE("a bad element in the MGET array fails the exchange; earlier reads keep values",
+TEST_CASE("a bad element in the MGET array fails the exchange, earlier reads keep values",
           "[mget]") {
   struct Case {
     const char* element;
@@ -350,7 +350,7 @@ TEST_CASE("bytes after the MGET reply's last element stay in the buffer", "[mget
   CHECK(buffer.data() == "$1\r\nq\r\n");
 }
 
-TEST_CASE("a whole push right after the MGET reply is taken; a partial one stays", "[mget][push]") {
+TEST_CASE("a whole push right after the MGET reply is taken, a partial one stays", "[mget][push]") {
   const std::string reply = "*3\r\n$1\r\nx\r\n$-1\r\n$2\r\nyz\r\n";
   const std::string push = ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\na\r\n";
   SECTION("whole pushes are consumed, as pushes") {

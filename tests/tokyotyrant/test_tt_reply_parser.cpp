@@ -145,7 +145,7 @@ TEST_CASE("get: 00 vsiz value, or 01 alone", "[tokyotyrant]") {
   CHECK(miss.fields.empty());
 }
 
-TEST_CASE("a reply stops at its own end; the next reply's bytes are left", "[tokyotyrant]") {
+TEST_CASE("a reply stops at its own end, the next reply's bytes are left", "[tokyotyrant]") {
   const Parsed p = ParseWhole(ReplyShape::kBytes, Hex("00 00000002") + "ab" + Hex("01"));
   CHECK(p.consumed == 7);
   CHECK(ParseWhole(ReplyShape::kStatus, Hex("00 00")).consumed == 1);
@@ -190,7 +190,7 @@ TEST_CASE("fwmkeys: a count then keys", "[tokyotyrant]") {
         std::vector<std::string>{"u:1", "u:2"});
 }
 
-TEST_CASE("misc: a count then elements; failure is exactly 01 00000000", "[tokyotyrant]") {
+TEST_CASE("misc: a count then elements, failure is exactly 01 00000000", "[tokyotyrant]") {
   const std::string bytes = Hex("00 00000002 00000001") + "k" + Hex("00000003") + "val";
   CHECK(ParseEveryWay(ReplyShape::kMiscList, bytes).fields == std::vector<std::string>{"k", "val"});
   const Parsed failed = ParseEveryWay(ReplyShape::kMiscList, Hex("01 00000000"));

@@ -91,7 +91,7 @@ TEST_CASE("mget refuses more than 1048576 keys", "[tokyotyrant]") {
   CHECK(tt::EncodeMget(at_limit, &out).ok());
 }
 
-TEST_CASE("fwmkeys puts max before the prefix; negative max is allowed", "[tokyotyrant]") {
+TEST_CASE("fwmkeys puts max before the prefix, negative max is allowed", "[tokyotyrant]") {
   std::string out;
   REQUIRE(tt::EncodeFwmKeys("user:", -1, &out).ok());
   CHECK(out == Hex("c8 58 00000005 ffffffff") + "user:");

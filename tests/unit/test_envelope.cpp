@@ -160,7 +160,7 @@ TEST_CASE("WithEnvelope wraps only stores that lack flags or TTL", "[envelope]")
   CHECK(cachet::EmulatedCapabilities(*cas.outer).has(Capability::kGetAndTouch));
 }
 
-TEST_CASE("flags survive a store without flags; plain values stay raw", "[envelope]") {
+TEST_CASE("flags survive a store without flags, plain values stay raw", "[envelope]") {
   Wrapped w = Wrap(kBare);
   REQUIRE(w.outer->Store(StoreMode::kSet, "f", ItemView("payload", 0x314), kNoTtl).ok());
   Item item;
@@ -388,7 +388,7 @@ TEST_CASE("with CAS, prepend, counters and touch rewrite the envelope", "[envelo
   CHECK(header.expires_at_ms > NowMs() + 3600 * 1000);
 }
 
-TEST_CASE("a store with native TTL gets the TTL; only flags are enveloped", "[envelope]") {
+TEST_CASE("a store with native TTL gets the TTL, only flags are enveloped", "[envelope]") {
   Wrapped w = Wrap(kRedisLike);
   REQUIRE(w.outer->Store(StoreMode::kSet, "k", ItemView("v"), kOneHour).ok());
   CHECK(w.inner->Raw("k") == "v");

@@ -594,7 +594,7 @@ TEST_CASE("WritePrometheus and WriteMetricsJson report each server's health",
   CHECK(json["servers"][1]["server"] == "db\"2\":1");
 }
 
-TEST_CASE("WritePrometheus histograms count up to le and total their buckets; labels escape",
+TEST_CASE("WritePrometheus histograms count up to le and total their buckets, labels escape",
           "[metrics][prometheus]") {
   cachet::Metrics metrics{};
   LatencyHistogram& h = metrics[static_cast<std::size_t>(CacheOp::kGet)].latency;

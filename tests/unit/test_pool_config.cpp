@@ -59,7 +59,7 @@ TEST_CASE("the shared network options fill the pool options", "[net][config]") {
   CHECK(options.failover);
 }
 
-TEST_CASE("request_timeout_ms bounds a call; 0 is three times io_timeout_ms", "[net][config]") {
+TEST_CASE("request_timeout_ms bounds a call, 0 is three times io_timeout_ms", "[net][config]") {
   cachet::net::ServerPoolOptions options;
   REQUIRE(Read("[store]\nio_timeout_ms = 500\nrequest_timeout_ms = 700\n", false, &options).ok());
   CHECK(options.connection.CallTimeout() == std::chrono::milliseconds(700));

@@ -66,7 +66,7 @@ TEST_CASE("every code round-trips, with and without a message", "[status]") {
   CHECK(ok.message().empty());
 }
 
-TEST_CASE("a copy owns its message; a move leaves the source ok", "[status]") {
+TEST_CASE("a copy owns its message, a move leaves the source ok", "[status]") {
   Status original = Status::Corruption(std::string(100, 'x'));
   Status copy = original;
   CHECK(copy.IsCorruption());

@@ -23,7 +23,7 @@ TEST_CASE("rows sorted by rate whatever the input order") {
         "jet     119673/s    243%     49%      9%      --\n");
 }
 
-TEST_CASE("narrow columns are widened towards 80 characters; tiny rates in %e") {
+TEST_CASE("narrow columns are widened towards 80 characters, tiny rates in %e") {
   CHECK(FormatCmpthese(
             {{"alpha", 1234.5}, {"b", 99.3}, {"gamma_long_name", 2222222.2}, {"d", 0.03}}) ==
         "                      Rate           d            b        alpha gamma_long_name\n"

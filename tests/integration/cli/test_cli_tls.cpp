@@ -30,7 +30,7 @@ CommandOutcome RunCli(const std::string& store, const std::string& address, cons
 
 }  // namespace
 
-TEST_CASE("cachet set and get over TLS; another CA exits 3 naming the problem", "[cli][tls]") {
+TEST_CASE("cachet set and get over TLS, another CA exits 3 naming the problem", "[cli][tls]") {
   REQUIRE(HaveOpenSsl());
   auto certs = TestCertificates::Make();
   REQUIRE(certs.ok());
