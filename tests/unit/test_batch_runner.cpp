@@ -104,9 +104,15 @@ std::vector<ServerHealth> HealthOf(const ServerPool& pool) {
   return health;
 }
 
+// Operations view their keys: `keys` must outlive them (string literals do).
 std::vector<Operation> Gets(const std::vector<std::string>& keys) {
   std::vector<Operation> ops(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) ops[i].key = keys[i];
+  return ops;
+}
+std::vector<Operation> Gets(std::initializer_list<std::string_view> literals) {
+  std::vector<Operation> ops;
+  for (std::string_view key : literals) ops.emplace_back().key = key;
   return ops;
 }
 
