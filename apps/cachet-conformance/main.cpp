@@ -117,6 +117,7 @@ int RunCatch(const std::vector<std::string>& args) {
     return kUsageError;
   }
   const int failed = session.run();
+  cachet::conformance::CloseSuite();
   // Listing answers how many cases it listed; that is no failure.
   if (session.config().listTestNamesOnly()) return 0;
   if (cachet::conformance::CasesRun() == 0) {

@@ -17,7 +17,7 @@ struct Suite {
 };
 
 Suite& TheSuite() {
-  static Suite* suite = new Suite();  // never destroyed: cases may run until exit
+  static Suite* suite = new Suite();  // never destroyed: the reporter reads it until exit
   return *suite;
 }
 
@@ -27,6 +27,8 @@ void SetSuite(std::unique_ptr<Cache> cache, SuiteSettings settings) {
   TheSuite().cache = std::move(cache);
   TheSuite().settings = std::move(settings);
 }
+
+void CloseSuite() { TheSuite().cache.reset(); }
 
 Cache& SharedCache() {
   if (!TheSuite().cache) FAIL("no store: SetSuite() was not called");

@@ -3,7 +3,9 @@
 //
 // cachet-conformance's main() opens a Cache from the user's config and hands it
 // to SetSuite() before Catch runs any case; the cases reach it through
-// SharedCache(). The Cache lives until the process exits. Settings and the skip
+// SharedCache(). Once every case has run, main() closes it with CloseSuite(), as
+// an application would at exit: a store that cannot shut down cleanly (hangs,
+// crashes, or leaves memory behind under a sanitizer) is found there. Settings and the skip
 // list are written from the main thread only (Catch runs cases on it).
 #pragma once
 
@@ -28,6 +30,9 @@ struct SuiteSettings {
 
 // REQUIRES: called once, before the Catch session runs.
 void SetSuite(std::unique_ptr<Cache> cache, SuiteSettings settings);
+
+// Destroys the Cache. REQUIRES: the Catch session has finished.
+void CloseSuite();
 
 // The Cache opened on the store. REQUIRES: SetSuite() was called.
 Cache& SharedCache();

@@ -20,14 +20,36 @@ std::atomic<bool> counting{false};
 std::atomic<std::size_t> allocations{0};
 }  // namespace
 
-// Not inlined, so the compiler never pairs a new-expression with free() itself.
-[[gnu::noinline]] void* operator new(std::size_t size) {
+// The whole unaligned family is replaced, so every block (including the memory
+// store's nothrow and array allocations, made in the plugin) is allocated and
+// freed by the same pair: replacing only some of them mixes this malloc with
+// the sanitizer's own operator delete, or the other way round. Not inlined, so
+// the compiler never pairs a new-expression with free() itself.
+namespace {
+void* Allocate(std::size_t size) noexcept {
   if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  return std::malloc(size == 0 ? 1 : size);
+}
+void* AllocateOrThrow(std::size_t size) {
+  if (void* p = Allocate(size)) return p;
   throw std::bad_alloc();
 }
+}  // namespace
+
+[[gnu::noinline]] void* operator new(std::size_t size) { return AllocateOrThrow(size); }
+[[gnu::noinline]] void* operator new[](std::size_t size) { return AllocateOrThrow(size); }
+[[gnu::noinline]] void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  return Allocate(size);
+}
+[[gnu::noinline]] void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  return Allocate(size);
+}
 [[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p) noexcept { std::free(p); }
 [[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace {
 
