@@ -202,30 +202,43 @@ TEST_CASE("meta usual: a reply still arriving is not taken", "[memcached][meta]"
 
 TEST_CASE("meta usual: anything else is left to the general parser", "[memcached][meta]") {
   const std::vector<std::string> unusual = {
-      "ERROR\r\n", "CLIENT_ERROR bad data chunk\r\n", "SERVER_ERROR out of memory\r\n",
-      "VA 5 c1 f7 O0\r\nhello\r\n",      // flags in another order
-      "VA 5 O0 kk\r\nhello\r\n",         // k after O
-      "VA 5 f7 f8 O0\r\nhello\r\n",      // a flag twice
-      "VA 5 f7 t-1 O0\r\nhello\r\n",     // a flag not asked for
-      "VA 0 f0 c5 W O0\r\n\r\n",         // a lease's placeholder
-      "VA 5 f7 X W O0\r\nhello\r\n",     // stale
-      "HD O0 b\r\n", "HD O0 \r\n",       // a flag after O, a trailing space
-      "HD  O0\r\n", "HD\r\n",            // two spaces, no O
-      "HDX O0\r\n", "hd O0\r\n", "MN O0\r\n", "MNX\r\n",
-      "VA 5f7 O0\r\nhello\r\n",          // no space
-      "VA O0\r\n\r\n",                   // no size
-      "VA 5 f4294967296 O0\r\nhello\r\n",  // flags over 32 bits
-      "HD O4294967296\r\n",               // opaque over 32 bits
-      "VA 1 c18446744073709551616 O0\r\nx\r\n",  // cas over 64 bits
+      "ERROR\r\n",
+      "CLIENT_ERROR bad data chunk\r\n",
+      "SERVER_ERROR out of memory\r\n",
+      "VA 5 c1 f7 O0\r\nhello\r\n",   // flags in another order
+      "VA 5 O0 kk\r\nhello\r\n",      // k after O
+      "VA 5 f7 f8 O0\r\nhello\r\n",   // a flag twice
+      "VA 5 f7 t-1 O0\r\nhello\r\n",  // a flag not asked for
+      "VA 0 f0 c5 W O0\r\n\r\n",      // a lease's placeholder
+      "VA 5 f7 X W O0\r\nhello\r\n",  // stale
+      "HD O0 b\r\n",                  // a flag after O
+      "HD O0 \r\n",                   // a trailing space
+      "HD  O0\r\n",                   // two spaces
+      "HD\r\n",                       // no O
+      "HDX O0\r\n",                   // codes memcached does not send
+      "hd O0\r\n",
+      "MN O0\r\n",
+      "MNX\r\n",
+      "VA 5f7 O0\r\nhello\r\n",                   // no space
+      "VA O0\r\n\r\n",                            // no size
+      "VA 5 f4294967296 O0\r\nhello\r\n",         // flags over 32 bits
+      "HD O4294967296\r\n",                       // opaque over 32 bits
+      "VA 1 c18446744073709551616 O0\r\nx\r\n",   // cas over 64 bits
       "VA 1 c000000000000000000001 O0\r\nx\r\n",  // 21 digits
-      "HD O\r\n", "HD Ox\r\n", "HD O-1\r\n", "HD O+1\r\n",
-      "EN k O0\r\n",                     // an empty key
-      "EN ka\nb O0\r\n", "EN ka\rb O0\r\n",  // a control byte in the key
-      "HD O0\n", "HD O0\r", "HD O0\rx",  // a bare newline, a line not ended
-      "VA 5 O0\r\nhelloXY", "VA 5 O0\r\nhello\n\r",  // a data block not ended by \r\n
-      "VA 3 O0\r\nhello\r\n",            // a data block too long for its size
+      "HD O\r\n",                                 // tokens that are no number
+      "HD Ox\r\n",
+      "HD O-1\r\n",
+      "HD O+1\r\n",
+      "EN k O0\r\n",      // an empty key
+      "EN ka\nb O0\r\n",  // a control byte in the key
+      "EN ka\rb O0\r\n",
+      "HD O0\n",  // a bare newline, a line not ended
+      "HD O0\r",
+      "HD O0\rx",
+      "VA 5 O0\r\nhelloXY",  // a data block not ended by \r\n
+      "VA 5 O0\r\nhello\n\r",
+      "VA 3 O0\r\nhello\r\n",  // a data block too long for its size
   };
-  const MetaReplyParser parser(kLimits);
   for (const std::string& reply : unusual) {
     INFO("reply '" << reply << "'");
     Reply usual;
@@ -246,11 +259,11 @@ TEST_CASE("meta usual: a single operation's reader ends the same with and withou
   const std::vector<std::pair<OpKind, std::string>> replies = {
       {OpKind::kGet, "VA 5 f7 c1 kk0 O0\r\nhello\r\n"},
       {OpKind::kGet, "EN kk0 O0\r\n"},
-      {OpKind::kGet, "VA 5 f7 c1 kother O0\r\nhello\r\n"},  // another key
-      {OpKind::kGet, "VA 5 f7 c1 kk0 O1\r\nhello\r\n"},     // another token
-      {OpKind::kGet, "HD O0\r\n"},                           // a reply mg v never gets
+      {OpKind::kGet, "VA 5 f7 c1 kother O0\r\nhello\r\n"},        // another key
+      {OpKind::kGet, "VA 5 f7 c1 kk0 O1\r\nhello\r\n"},           // another token
+      {OpKind::kGet, "HD O0\r\n"},                                // a reply mg v never gets
       {OpKind::kGet, "VA 5 f7 c1 kk0 O0\r\nhello\r\nEN O0\r\n"},  // a second reply
-      {OpKind::kGet, "VA 2000000 O0\r\nab\r\n"},             // over max_value
+      {OpKind::kGet, "VA 2000000 O0\r\nab\r\n"},                  // over max_value
       {OpKind::kStore, "HD O0\r\n"},
       {OpKind::kStore, "NS O0\r\n"},
       {OpKind::kStore, "EX O0\r\n"},
@@ -278,7 +291,7 @@ TEST_CASE("meta usual: a single operation's reader ends the same with and withou
 }
 
 TEST_CASE("meta usual: a batch ends the same with and without it", "[memcached][meta]") {
-  const std::vector<OpKind> kinds = {OpKind::kGet,  OpKind::kGet,  OpKind::kStore,
+  const std::vector<OpKind> kinds = {OpKind::kGet,  OpKind::kGet,   OpKind::kStore,
                                      OpKind::kIncr, OpKind::kTouch, OpKind::kGet};
   // Quiet gets answer only their hits; the touch and the counter always answer.
   const std::string valid =
