@@ -16,6 +16,11 @@
 // without q or mn, so its one reply (EN, HD, VA...) ends the exchange; a
 // noreply one keeps the batch's form (q, then mn), so that its errors still
 // come back and its silence means what it means in a batch.
+//
+// The usual replies (those spelled as memcached answers cachet's commands) are
+// parsed first, straight off the buffer (meta_usual.h), into the Reply the
+// general parser would make; anything else goes to the general parser from the
+// same bytes. Both are routed by OnReply(), so every reply is judged in one place.
 #pragma once
 
 #include <cstdint>
@@ -24,12 +29,16 @@
 #include "memcached_batch.h"
 #include "meta_parser.h"
 #include "meta_request.h"
+#include "meta_usual.h"
 
 namespace cachet::memcached {
 
 class MetaBatch final : public MemcachedBatch {
  public:
-  explicit MetaBatch(ParserLimits limits) : MemcachedBatch(limits), parser_(limits) {}
+  // With `usual_replies` false every reply goes to the general parser: for the
+  // tests and the fuzzer, which check that parsing the usual ones first changes nothing.
+  explicit MetaBatch(ParserLimits limits, bool usual_replies = true)
+      : MemcachedBatch(limits), parser_(limits), usual_replies_(usual_replies) {}
 
   void Reset(const BatchSettings& settings) override;
   void Add(Operation& op) override;
@@ -58,6 +67,17 @@ class MetaBatch final : public MemcachedBatch {
     return {0, op.noreply, settings.binary_keys};
   }
 
+  // The usual replies first, whole; what is left (a reply still arriving, an
+  // error, anything unusual) goes to the general loop, MemcachedBatch::Consume.
+  // Inline: a single operation's one reply is read with few calls.
+  Status Consume(net::ReadBuffer& buffer) override {
+    if (usual_replies_ && !direct_active()) {
+      if (Status s = TakeUsual(buffer); !s.ok()) return s;
+      if (done_ && buffer.empty()) return Status::OK();
+    }
+    return MemcachedBatch::Consume(buffer);
+  }
+
   // A value still arriving straight into its item is not done.
   bool done() const noexcept override { return done_ && !direct_active(); }
 
@@ -76,6 +96,24 @@ class MetaBatch final : public MemcachedBatch {
     return parser_.ValueHeader(input, reply, data_offset, size);
   }
   Status OnReply(const Reply& reply) override;
+  // Parses the usual replies off the front of `buffer` (UsualMetaReply) and
+  // routes each by OnReply(), until done or a reply it leaves to the general
+  // parser; an error is OnReply()'s. With one operation its key is known, so a
+  // returned key is compared rather than tokenized (a binary key is not sent as is).
+  Status TakeUsual(net::ReadBuffer& buffer) {
+    const std::string_view key =
+        slots_.size() == 1 && !settings_.binary_keys ? slots_[0].op->key : std::string_view();
+    while (!done_) {
+      Reply reply;
+      const std::size_t consumed = UsualMetaReply(buffer.data(), limits_, key, &reply);
+      if (consumed == 0) break;
+      Status s = OnReply(reply);
+      // Consumed only now: the reply's views point into the buffer.
+      buffer.Consume(consumed);
+      if (!s.ok()) return s;
+    }
+    return Status::OK();
+  }
   Status OnTokenReply(const Reply& reply);
   Status OnUntokenedError(const Reply& reply);
 
@@ -88,6 +126,7 @@ class MetaBatch final : public MemcachedBatch {
   std::size_t after_last_answer_ = 0;
   bool done_ = false;
   bool ends_at_noop_ = true;  // false: a single command sent without mn
+  bool usual_replies_;
 };
 
 }  // namespace cachet::memcached
