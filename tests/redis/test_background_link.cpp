@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "background_link.h"
+#include "support/waits.h"
 
 using cachet::redis::BackgroundLink;
 using cachet::redis::ReconnectBackoff;
@@ -50,12 +51,7 @@ struct SocketPair {
 
 // Polls `done` every millisecond until it holds or kNever passes.
 bool WaitUntil(const std::function<bool()>& done) {
-  const auto until = std::chrono::steady_clock::now() + kNever;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return true;
+  return cachet::test::WaitUntil(done, kNever, milliseconds(1));
 }
 
 // A link whose first pause is long enough that only a wake can end it.
