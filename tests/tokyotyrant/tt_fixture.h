@@ -28,8 +28,7 @@ inline Servers StartServers(int count) {
 }
 
 // Options for `servers`, weight 1 each; the test adjusts them before use.
-inline TokyoTyrantOptions OptionsFor(const Servers& servers,
-                                     std::chrono::milliseconds io_timeout) {
+inline TokyoTyrantOptions OptionsFor(const Servers& servers, std::chrono::milliseconds io_timeout) {
   TokyoTyrantOptions o;
   for (const auto& s : servers) {
     o.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(s->port()), 1});

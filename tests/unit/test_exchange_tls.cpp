@@ -26,11 +26,11 @@
 namespace cachet::net {
 namespace {
 
-using std::chrono::milliseconds;
 using fake_tls::ConnectedTlsConnectionTo;
 using fake_tls::OneLineReader;
 using fake_tls::ServerContext;
 using fake_tls::TlsConnectionTo;
+using std::chrono::milliseconds;
 
 // How long a fake server waits for its client, or on any read or write, and
 // how long it trickles at most.
