@@ -13,6 +13,7 @@
 #include "cachet/cache.h"
 #include "tt_backend.h"
 #include "tt_fixture.h"
+#include "support/killed_server.h"
 
 namespace cachet::tokyotyrant {
 namespace {
@@ -50,11 +51,7 @@ TEST_CASE("a tokyotyrant server killed in the middle of a Cache batch fails only
 
   // Paused, server 0 takes the batch into its socket but answers nothing; it is
   // killed while the batch waits, and server 1 answers meanwhile.
-  REQUIRE(servers[0]->Pause().ok());
-  std::thread killer([&] {
-    std::this_thread::sleep_for(milliseconds(200));
-    (void)servers[0]->Kill();
-  });
+  cachet::test::KilledWhilePaused killer(*servers[0], milliseconds(200));
   Batch batch(*cache);
   std::vector<BatchRead<std::string>> reads;
   std::vector<BatchWrite> removes;
@@ -63,7 +60,7 @@ TEST_CASE("a tokyotyrant server killed in the middle of a Cache batch fails only
     removes.push_back(batch.Remove(k));
   }
   cache->Run(batch);
-  killer.join();
+  killer.Join();
 
   int failed = 0;
   for (std::size_t i = 0; i < keys.size(); ++i) {
