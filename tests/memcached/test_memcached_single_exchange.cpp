@@ -210,6 +210,11 @@ struct ProtocolCases {
   // Where a bad reply is cut: early enough that the call cannot end on the
   // first piece before the rest arrives.
   std::size_t (*bad_cut)(const std::string& reply);
+  // A get's hit on k of "v0", then hits that are not k's (another key, or
+  // another command's token), each a protocol error, and k's hit of "right".
+  std::string hit_v0;
+  std::vector<std::string> stray_hits;
+  std::string hit_right;
 };
 
 ProtocolCases TextCases() {
@@ -228,6 +233,9 @@ ProtocolCases TextCases() {
               "NOT_FOUNDX\r\n", "STORED\r\n", "12\r\n", "DELETED\n", "ERROR\r\n", "\r\n",
               "CLIENT_ERROR bad command line format\r\n"},
       .bad_cut = [](const std::string& reply) { return reply.size() / 2; },
+      .hit_v0 = "VALUE k 0 2\r\nv0\r\nEND\r\n",
+      .stray_hits = {"VALUE other 0 5\r\nhello\r\nEND\r\n"},
+      .hit_right = "VALUE k 0 5\r\nright\r\nEND\r\n",
   };
 }
 
@@ -260,6 +268,9 @@ ProtocolCases MetaCases() {
               "SERVER_ERROR out of memory\r\n",
           },
       .bad_cut = [](const std::string&) -> std::size_t { return 3; },
+      .hit_v0 = "VA 2 O0\r\nv0\r\n",
+      .stray_hits = {"VA 5 O0 kother\r\nhello\r\n", "VA 5 O3\r\nhello\r\n"},
+      .hit_right = "VA 5 O0\r\nright\r\n",
   };
 }
 
@@ -344,6 +355,37 @@ TEST_CASE("single, both protocols: a stalled reply is a timeout, and the next ca
   }
 }
 
+TEST_CASE("single, both protocols: a value for another key or token is a protocol error",
+          "[memcached][single][meta]") {
+  for (const ProtocolCases& cases : BothProtocols()) {
+    DYNAMIC_SECTION(cases.name) {
+      std::vector<Step> script = {{cases.hit_v0, cases.hit_v0.size()}};
+      for (const std::string& stray : cases.stray_hits) {
+        script.push_back({stray, 9});
+        script.push_back({cases.hit_right, cases.hit_right.size()});
+      }
+      ScriptedServer server(script);
+      auto backend = Connect(server.port(), cases.protocol);
+      Item item;
+      REQUIRE(backend->Get("k", &item).ok());
+      REQUIRE(item.value == "v0");
+      for (const std::string& stray : cases.stray_hits) {
+        INFO(cases.name << " reply '" << stray << "'");
+        const Status wrong = backend->Get("k", &item);
+        INFO("status " << wrong.ToString());
+        CHECK(wrong.IsProtocolError());
+        CHECK(item.value != "hello");
+        // The connection that carried the stray value was dropped: the next
+        // get reads its own reply on a new one.
+        REQUIRE(backend->Get("k", &item).ok());
+        CHECK(item.value == "right");
+      }
+      backend.reset();
+      CHECK(server.connections() == 1 + static_cast<int>(cases.stray_hits.size()));
+    }
+  }
+}
+
 TEST_CASE("single: a server error is the operation's, and the connection is kept",
           "[memcached][single]") {
   const std::string deleted = "DELETED\r\n";
@@ -358,26 +400,6 @@ TEST_CASE("single: a server error is the operation's, and the connection is kept
   CHECK(backend->Remove("k").ok());
   backend.reset();
   CHECK(server.connections() == 1);
-}
-
-TEST_CASE("single: a VALUE for another key is a protocol error, never a miss",
-          "[memcached][single]") {
-  const std::string first = "VALUE k 0 2\r\nv0\r\nEND\r\n";
-  const std::string other = "VALUE other 0 5\r\nhello\r\nEND\r\n";
-  const std::string right = "VALUE k 0 5\r\nright\r\nEND\r\n";
-  ScriptedServer server({{first, first.size()}, {other, 9}, {right, right.size()}});
-  auto backend = Connect(server.port());
-  Item item;
-  REQUIRE(backend->Get("k", &item).ok());
-  const Status wrong = backend->Get("k", &item);
-  INFO("status " << wrong.ToString());
-  CHECK(wrong.IsProtocolError());
-  // The connection that carried the stray VALUE was dropped: the next get
-  // reads its own reply on a new one.
-  REQUIRE(backend->Get("k", &item).ok());
-  CHECK(item.value == "right");
-  backend.reset();
-  CHECK(server.connections() == 2);
 }
 
 TEST_CASE("batch: VALUE lines out of order or for keys not asked fail the whole batch",
@@ -411,36 +433,6 @@ TEST_CASE("batch: VALUE lines out of order or for keys not asked fail the whole 
   CHECK(item.value == "vc");
   backend.reset();
   CHECK(server.connections() == 3);
-}
-
-TEST_CASE("meta single: a value for another key or token is a protocol error, never that value",
-          "[memcached][single][meta]") {
-  const std::string first = "VA 2 O0\r\nv0\r\n";
-  const std::vector<std::string> others = {"VA 5 O0 kother\r\nhello\r\n", "VA 5 O3\r\nhello\r\n"};
-  const std::string right = "VA 5 O0\r\nright\r\n";
-  std::vector<Step> script = {{first, first.size()}};
-  for (const std::string& other : others) {
-    script.push_back({other, 9});
-    script.push_back({right, right.size()});
-  }
-  ScriptedServer server(script);
-  auto backend = Connect(server.port(), Protocol::kMeta);
-  Item item;
-  REQUIRE(backend->Get("k", &item).ok());
-  REQUIRE(item.value == "v0");
-  for (std::size_t i = 0; i < others.size(); ++i) {
-    INFO("reply '" << others[i] << "'");
-    const Status wrong = backend->Get("k", &item);
-    INFO("status " << wrong.ToString());
-    CHECK(wrong.IsProtocolError());
-    CHECK(item.value != "hello");
-    // The connection that carried the stray value was dropped: the next get
-    // reads its own reply on a new one.
-    REQUIRE(backend->Get("k", &item).ok());
-    CHECK(item.value == "right");
-  }
-  backend.reset();
-  CHECK(server.connections() == 1 + static_cast<int>(others.size()));
 }
 
 TEST_CASE("meta single: a server that hangs up mid-reply fails the call, and the next reconnects",
