@@ -17,6 +17,8 @@
 #include "launchers/redis_cluster.h"
 #include "launchers/redis_server.h"
 #include "launchers/tokyotyrant_server.h"
+#include "support/gated_loader.h"
+#include "support/waits.h"
 
 namespace cachet::test {
 namespace {
@@ -88,28 +90,6 @@ OpenStore Open(const std::string& kind) {
   store.section = section;
   return store;
 }
-
-// Waits (at most 10 s) until `flag` is set.
-bool WaitFor(const std::atomic<bool>& flag) {
-  const auto deadline = SteadyClock::now() + milliseconds(10000);
-  while (!flag.load()) {
-    if (SteadyClock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return true;
-}
-
-// A loader that says it started, waits until released, then answers `answer`.
-struct GatedLoader {
-  std::atomic<bool> started{false};
-  std::atomic<bool> release{false};
-  Result<std::string> answer = Status::IoError("gave up");
-  Result<std::string> operator()() {
-    started = true;
-    if (!WaitFor(release)) return Status::Timeout("never released");
-    return answer;
-  }
-};
 
 }  // namespace
 

@@ -21,6 +21,7 @@
 #include "cachet/config.h"
 #include "launchers/memcached_server.h"
 #include "launchers/redis_server.h"
+#include "support/waits.h"
 
 namespace cachet::test {
 namespace {
@@ -91,16 +92,6 @@ std::unique_ptr<Cache> OpenCache(const Store& store) {
   auto cache = Cache::Open(std::move(config).value());
   REQUIRE(cache.ok());
   return std::move(cache).value();
-}
-
-// Waits (at most 10 s) until `flag` is set.
-bool WaitFor(const std::atomic<bool>& flag) {
-  const auto deadline = SteadyClock::now() + milliseconds(10000);
-  while (!flag.load()) {
-    if (SteadyClock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return true;
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "cachet/cache.h"
 #include "cachet/config.h"
 #include "launchers/redis_cluster.h"
+#include "support/waits.h"
 
 namespace cachet::test {
 namespace {
@@ -52,11 +53,7 @@ std::unique_ptr<Cache> OpenCluster(const std::string& invalidation = "auto") {
 // Waits (at most 10 s) until `done()` holds; returns whether it did.
 template <class Done>
 bool WaitFor(Done done) {
-  for (int i = 0; i < 1000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return done();
+  return WaitUntil(done, milliseconds(10000), milliseconds(10));
 }
 
 bool Live(const Cache& cache) { return cache.near_metrics().live; }

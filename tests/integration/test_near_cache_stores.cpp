@@ -19,6 +19,7 @@
 #include "launchers/redis_server.h"
 #ifdef CACHET_TEST_TOKYOTYRANT
 #include "launchers/tokyotyrant_server.h"
+#include "support/waits.h"
 #endif
 
 namespace cachet::test {
@@ -46,11 +47,7 @@ std::unique_ptr<Cache> OpenRedis(const ServerProcess& server, bool near,
 // Waits (at most 5 s) until `done()` holds; returns whether it did.
 template <class Done>
 bool WaitFor(Done done) {
-  for (int i = 0; i < 500; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return done();
+  return WaitUntil(done, milliseconds(5000), milliseconds(10));
 }
 
 bool Live(const Cache& cache) { return cache.near_metrics().live; }

@@ -7,7 +7,6 @@
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -86,18 +85,12 @@ class KeyUpdatingFront {
   }
 
   void Serve(int client) {
-    timeval wait{2, 0};
-    ::setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-    ::setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
-    SSL* ssl = SSL_new(ctx_);
-    SSL_set_fd(ssl, client);
-    SSL_set_msg_callback(ssl, &CountAnswers);
-    SSL_set_msg_callback_arg(ssl, &answers_);
+    net::fake_tls::ServerSide side(ctx_, client, milliseconds(2000));
+    SSL_set_msg_callback(side.ssl(), &CountAnswers);
+    SSL_set_msg_callback_arg(side.ssl(), &answers_);
     const int backend = ConnectBackend();
-    if (backend >= 0 && SSL_accept(ssl) == 1) Relay(ssl, client, backend);
-    SSL_free(ssl);
+    if (backend >= 0 && SSL_accept(side.ssl()) == 1) Relay(side.ssl(), client, backend);
     if (backend >= 0) ::close(backend);
-    ::close(client);
   }
 
   // OpenSSL's message callback: counts the key updates received.

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "memcached_fixture.h"
+#include "support/killed_server.h"
 
 namespace cachet::memcached::test {
 namespace {
@@ -433,17 +434,13 @@ TEST_CASE("fault: a server killed in the middle of a batch", "[memcached][faults
   auto dist = net::Distribution::Create(o.distribution, o.servers);
   // Paused, server 0 accepts the batch into its socket but answers nothing; it
   // is killed while the batch waits, and server 1 answers meanwhile.
-  REQUIRE(servers[0]->Pause().ok());
-  std::thread killer([&] {
-    std::this_thread::sleep_for(milliseconds(200));
-    (void)servers[0]->Kill();
-  });
+  cachet::test::KilledWhilePaused killer(*servers[0], milliseconds(200));
   auto keys = Keys(40);
   std::string value(1000, 'v');
   std::vector<Operation> sets;
   for (const std::string& k : keys) sets.push_back(SetOp(k, value));
   b.Execute(sets);
-  killer.join();
+  killer.Join();
   int on_dead = 0;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     if (dist->ServerFor(keys[i]) == 0) {

@@ -11,6 +11,7 @@
 #include "cachet/batch.h"
 #include "cachet/cache.h"
 #include "memcached_fixture.h"
+#include "support/killed_server.h"
 
 namespace cachet::memcached::test {
 namespace {
@@ -45,11 +46,7 @@ TEST_CASE("a server killed in the middle of a Cache batch fails only its operati
 
   // Paused, server 0 takes the batch into its socket but answers nothing; it is
   // killed while the batch waits, and server 1 answers meanwhile.
-  REQUIRE(servers[0]->Pause().ok());
-  std::thread killer([&] {
-    std::this_thread::sleep_for(milliseconds(200));
-    (void)servers[0]->Kill();
-  });
+  cachet::test::KilledWhilePaused killer(*servers[0], milliseconds(200));
   Batch batch(*cache);
   std::vector<BatchRead<std::string>> reads;
   std::vector<BatchCounter> counters;
@@ -58,7 +55,7 @@ TEST_CASE("a server killed in the middle of a Cache batch fails only its operati
     counters.push_back(batch.Incr(k));  // not a number: invalid_argument where it is alive
   }
   cache->Run(batch);
-  killer.join();
+  killer.Join();
 
   int on_dead = 0;
   for (std::size_t i = 0; i < keys.size(); ++i) {

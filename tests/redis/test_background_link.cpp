@@ -7,17 +7,21 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "background_link.h"
+#include "support/waits.h"
 
 using cachet::redis::BackgroundLink;
 using cachet::redis::ReconnectBackoff;
@@ -47,16 +51,23 @@ struct SocketPair {
 
 // Polls `done` every millisecond until it holds or kNever passes.
 bool WaitUntil(const std::function<bool()>& done) {
-  const auto until = std::chrono::steady_clock::now() + kNever;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return true;
+  return cachet::test::WaitUntil(done, kNever, milliseconds(1));
 }
 
 // A link whose first pause is long enough that only a wake can end it.
 BackgroundLink LongPauses() { return BackgroundLink(ReconnectBackoff(kNever, kNever)); }
+
+// True if thread `id` of this process is blocked in poll() (or ppoll(), which
+// the C library may call for it), as /proc/self/task/<id>/syscall shows.
+bool InPoll(pid_t id) {
+  std::ifstream syscall("/proc/self/task/" + std::to_string(id) + "/syscall");
+  long number = -1;  // "running" when not in a system call: no number
+  if (!(syscall >> number)) return false;
+#ifdef SYS_poll
+  if (number == SYS_poll) return true;
+#endif
+  return number == SYS_ppoll;
+}
 
 std::atomic<int> g_signals{0};
 void CountSignal(int) { g_signals.fetch_add(1); }
@@ -177,23 +188,29 @@ TEST_CASE("background link: a signal interrupting poll() does not end the wait",
   g_signals.store(0);
 
   BackgroundLink link(ReconnectBackoff(milliseconds(1), milliseconds(1)));
-  std::atomic<bool> started{false};
+  std::atomic<pid_t> waiter_id{0};
   std::atomic<int> woke{-1};
   pthread_t waiter{};
   link.Start([&] {
     waiter = pthread_self();
-    started.store(true);
+    waiter_id.store(::gettid());
     woke.store(static_cast<int>(link.Wait(-1, kNever)));
   });
-  REQUIRE(WaitUntil([&] { return started.load(); }));
-  // Bounded: a few signals, some of which land inside poll().
-  int sent = 0;
-  for (; sent < 5 && woke.load() == -1; ++sent) {
-    std::this_thread::sleep_for(milliseconds(10));
+  REQUIRE(WaitUntil([&] { return waiter_id.load() != 0; }));
+  // Each signal goes out once the waiter sits in poll(), so that it lands
+  // there, and once the one before it was handled: a signal sent while the
+  // same one is still pending would merge with it.
+  constexpr int kSignals = 3;
+  for (int sent = 0; sent < kSignals; ++sent) {
+    INFO("signal " << sent + 1);
+    REQUIRE(WaitUntil([&] { return woke.load() != -1 || InPoll(waiter_id.load()); }));
+    REQUIRE(woke.load() == -1);  // still waiting: EINTR is no timeout
     REQUIRE(pthread_kill(waiter, SIGUSR1) == 0);
+    REQUIRE(WaitUntil([&] { return g_signals.load() == sent + 1; }));
   }
-  REQUIRE(WaitUntil([&] { return g_signals.load() >= sent; }));
-  CHECK(woke.load() == -1);  // still waiting: EINTR is no timeout
+  // Back in poll() after the last signal, or ended by it.
+  REQUIRE(WaitUntil([&] { return woke.load() != -1 || InPoll(waiter_id.load()); }));
+  CHECK(woke.load() == -1);
   link.Stop();
   CHECK(woke.load() == static_cast<int>(Wake::kStop));
   REQUIRE(::sigaction(SIGUSR1, &before, nullptr) == 0);

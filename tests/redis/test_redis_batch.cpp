@@ -16,6 +16,7 @@
 #include "redis_backend.h"
 #include "launchers/redis_cluster.h"
 #include "launchers/redis_server.h"
+#include "support/killed_server.h"
 
 namespace cachet::redis {
 namespace {
@@ -64,11 +65,7 @@ TEST_CASE("a redis server killed in the middle of a Cache batch fails only its o
 
   // Paused, server 0 takes the batch into its socket but answers nothing; it is
   // killed while the batch waits, and server 1 answers meanwhile.
-  REQUIRE(servers[0]->Pause().ok());
-  std::thread killer([&] {
-    std::this_thread::sleep_for(milliseconds(200));
-    (void)servers[0]->Kill();
-  });
+  cachet::test::KilledWhilePaused killer(*servers[0], milliseconds(200));
   Batch batch(*cache);
   std::vector<BatchRead<std::string>> reads;
   std::vector<BatchWrite> writes;
@@ -77,7 +74,7 @@ TEST_CASE("a redis server killed in the middle of a Cache batch fails only its o
     writes.push_back(batch.Append(k, "+"));
   }
   cache->Run(batch);
-  killer.join();
+  killer.Join();
 
   int on_dead = 0;
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -200,16 +197,12 @@ TEST_CASE("a cluster master killed in the middle of a Cache batch fails only its
 
   // As for a standalone server: paused, then killed while the batch waits. The
   // other masters answer well before the cluster's node timeout marks it failed.
-  REQUIRE(victim->Pause().ok());
-  std::thread killer([&] {
-    std::this_thread::sleep_for(milliseconds(200));
-    (void)victim->Kill();
-  });
+  cachet::test::KilledWhilePaused killer(*victim, milliseconds(200));
   Batch batch(*cache);
   std::vector<BatchRead<std::string>> reads;
   for (const std::string& k : keys) reads.push_back(batch.Get(k));
   cache->Run(batch);
-  killer.join();
+  killer.Join();
 
   int failed = 0;
   for (std::size_t i = 0; i < keys.size(); ++i) {

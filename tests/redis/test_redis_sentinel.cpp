@@ -28,6 +28,7 @@
 #include "sentinel_router.h"
 #include "launchers/redis_sentinel.h"
 #include "support/scripted_server.h"
+#include "support/waits.h"
 
 using cachet::Item;
 using cachet::ItemView;
@@ -81,12 +82,7 @@ std::unique_ptr<RedisSentinelSet> StartSet(SentinelSetOptions options = {}) {
 // Polls `done` every 20 ms until it holds or `limit` passes; whether it held.
 template <class Done>
 bool WaitFor(std::chrono::milliseconds limit, Done done) {
-  const Clock::time_point end = Clock::now() + limit;
-  while (!done()) {
-    if (Clock::now() >= end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
+  return cachet::test::WaitUntil(done, limit, std::chrono::milliseconds(20));
 }
 
 // stdout and stderr of a shell command.

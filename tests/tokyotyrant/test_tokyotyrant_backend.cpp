@@ -16,32 +16,14 @@
 #include <vector>
 
 #include "cachet/envelope.h"
-#include "launchers/tokyotyrant_server.h"
 #include "tt_backend.h"
+#include "tt_fixture.h"
 
 namespace cachet::tokyotyrant {
 namespace {
 
-using Servers = std::vector<std::unique_ptr<test::ServerProcess>>;
-
-Servers StartServers(int count) {
-  Servers servers;
-  for (int i = 0; i < count; ++i) {
-    auto started = test::StartTokyoTyrant();
-    REQUIRE(started.ok());
-    servers.push_back(std::move(started.value()));
-  }
-  return servers;
-}
-
-TokyoTyrantOptions OptionsFor(const Servers& servers) {
-  TokyoTyrantOptions o;
-  for (const auto& s : servers) {
-    o.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(s->port()), 1});
-  }
-  o.pool.connection.io_timeout = std::chrono::milliseconds(2000);
-  return o;
-}
+// The longest a server may stay silent within a call, in these tests.
+constexpr std::chrono::milliseconds kIoTimeout(2000);
 
 Operation GetOp(std::string_view key) {
   Operation op;
@@ -71,7 +53,7 @@ std::string Rnum(TokyoTyrantBackend& b) {
 TEST_CASE("tt backend: set, add, get, remove map to put, putkeep, get, out",
           "[tokyotyrant][backend]") {
   auto servers = StartServers(1);
-  TokyoTyrantBackend b(OptionsFor(servers));
+  TokyoTyrantBackend b(OptionsFor(servers, kIoTimeout));
   Item item;
   CHECK(b.Get("k", &item).IsNotFound());
   REQUIRE(b.Store(StoreMode::kSet, "k", ItemView("v1"), {}).ok());
@@ -91,7 +73,7 @@ TEST_CASE("tt backend: set, add, get, remove map to put, putkeep, get, out",
 TEST_CASE("tt backend: noreply set is putnr and a following get sees it",
           "[tokyotyrant][backend]") {
   auto servers = StartServers(1);
-  TokyoTyrantBackend b(OptionsFor(servers));
+  TokyoTyrantBackend b(OptionsFor(servers, kIoTimeout));
   WriteOptions noreply;
   noreply.noreply = true;
   for (int i = 0; i < 50; ++i) {
@@ -105,7 +87,7 @@ TEST_CASE("tt backend: noreply set is putnr and a following get sees it",
 
 TEST_CASE("tt backend: replace, prepend, cas and touch are unsupported", "[tokyotyrant][backend]") {
   auto servers = StartServers(1);
-  TokyoTyrantBackend b(OptionsFor(servers));
+  TokyoTyrantBackend b(OptionsFor(servers, kIoTimeout));
   REQUIRE(b.Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
   CHECK(b.Store(StoreMode::kReplace, "k", ItemView("x"), {}).IsUnsupported());
   CHECK(b.Store(StoreMode::kPrepend, "k", ItemView("x"), {}).IsUnsupported());
@@ -124,7 +106,7 @@ TEST_CASE("tt backend: replace, prepend, cas and touch are unsupported", "[tokyo
 
 TEST_CASE("tt backend: putcat_append makes append putcat", "[tokyotyrant][backend]") {
   auto servers = StartServers(1);
-  TokyoTyrantOptions o = OptionsFor(servers);
+  TokyoTyrantOptions o = OptionsFor(servers, kIoTimeout);
   o.putcat_append = true;
   TokyoTyrantBackend b(o);
   REQUIRE(b.Store(StoreMode::kSet, "k", ItemView("ab"), {}).ok());
@@ -140,7 +122,7 @@ TEST_CASE("tt backend: putcat_append makes append putcat", "[tokyotyrant][backen
 TEST_CASE("tt backend: addint counters are 4-byte binary, signed 32-bit",
           "[tokyotyrant][backend]") {
   auto servers = StartServers(1);
-  TokyoTyrantOptions o = OptionsFor(servers);
+  TokyoTyrantOptions o = OptionsFor(servers, kIoTimeout);
   o.addint_counters = true;
   TokyoTyrantBackend b(o);
   CHECK(b.capabilities().has(Capability::kCounters));
@@ -165,7 +147,7 @@ TEST_CASE("tt backend: addint counters are 4-byte binary, signed 32-bit",
 TEST_CASE("tt backend: a batch of gets is one mget: order, duplicates, misses",
           "[tokyotyrant][backend]") {
   auto servers = StartServers(1);
-  TokyoTyrantOptions o = OptionsFor(servers);
+  TokyoTyrantOptions o = OptionsFor(servers, kIoTimeout);
   o.mget_max_keys = 3;  // forces the split
   TokyoTyrantBackend b(o);
   REQUIRE(b.Store(StoreMode::kSet, "a", ItemView("1"), {}).ok());
@@ -187,7 +169,7 @@ TEST_CASE("tt backend: a batch of gets is one mget: order, duplicates, misses",
 
 TEST_CASE("tt backend: mixed batches keep their order", "[tokyotyrant][backend]") {
   auto servers = StartServers(1);
-  TokyoTyrantBackend b(OptionsFor(servers));
+  TokyoTyrantBackend b(OptionsFor(servers, kIoTimeout));
   std::vector<Operation> ops;
   ops.push_back(GetOp("k"));
   ops.push_back(SetOp("k", "one"));
@@ -211,7 +193,7 @@ TEST_CASE("tt backend: mixed batches keep their order", "[tokyotyrant][backend]"
 
 TEST_CASE("tt backend: bad input is refused before the wire", "[tokyotyrant][backend]") {
   auto servers = StartServers(1);
-  TokyoTyrantOptions o = OptionsFor(servers);
+  TokyoTyrantOptions o = OptionsFor(servers, kIoTimeout);
   o.max_item_size = 10;
   TokyoTyrantBackend b(o);
   Item item;
@@ -224,7 +206,7 @@ TEST_CASE("tt backend: bad input is refused before the wire", "[tokyotyrant][bac
 TEST_CASE("tt backend: a ring spreads keys over every server and reads them back",
           "[tokyotyrant][backend]") {
   auto servers = StartServers(3);
-  TokyoTyrantBackend ring(OptionsFor(servers));
+  TokyoTyrantBackend ring(OptionsFor(servers, kIoTimeout));
   std::vector<std::string> keys;
   for (int i = 0; i < 60; ++i) keys.push_back("ring" + std::to_string(i));
   // Operations borrow their keys and values: both vectors outlive Execute.
@@ -258,7 +240,7 @@ TEST_CASE("tt backend: a ring spreads keys over every server and reads them back
 
 TEST_CASE("tt backend: extension commands", "[tokyotyrant][backend]") {
   auto servers = StartServers(1);
-  TokyoTyrantBackend b(OptionsFor(servers));
+  TokyoTyrantBackend b(OptionsFor(servers, kIoTimeout));
   std::vector<std::string> r;
   using Args = std::vector<std::string>;
   REQUIRE(b.Store(StoreMode::kSet, "user:1", ItemView("alice"), {}).ok());
@@ -306,7 +288,7 @@ TEST_CASE("tt backend: extension commands", "[tokyotyrant][backend]") {
 TEST_CASE("tt backend: flush and stats ask every live server at once and name a dead one",
           "[tokyotyrant][backend][faults]") {
   auto servers = StartServers(2);
-  TokyoTyrantOptions o = OptionsFor(servers);
+  TokyoTyrantOptions o = OptionsFor(servers, kIoTimeout);
   // A server nobody listens on, between the two live ones.
   o.servers.insert(o.servers.begin() + 1,
                    {"127.0.0.1", static_cast<std::uint16_t>(test::FindFreeLoopbackPort()), 1});
@@ -335,7 +317,7 @@ TEST_CASE("tt backend: flush and stats ask every live server at once and name a 
 TEST_CASE("tt backend: a dead server is an error, never a miss, and a restart heals",
           "[tokyotyrant][backend][faults]") {
   auto servers = StartServers(1);
-  TokyoTyrantOptions o = OptionsFor(servers);
+  TokyoTyrantOptions o = OptionsFor(servers, kIoTimeout);
   o.pool.failure_limit = 1000;  // keep retrying: this test is about reconnecting
   TokyoTyrantBackend b(o);
   REQUIRE(b.Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
@@ -355,7 +337,7 @@ TEST_CASE("tt backend: a dead server is an error, never a miss, and a restart he
 TEST_CASE("tt backend: a stalled server times out, then serves again",
           "[tokyotyrant][backend][faults]") {
   auto servers = StartServers(1);
-  TokyoTyrantOptions o = OptionsFor(servers);
+  TokyoTyrantOptions o = OptionsFor(servers, kIoTimeout);
   o.pool.connection.io_timeout = std::chrono::milliseconds(200);
   o.pool.failure_limit = 1000;
   TokyoTyrantBackend b(o);
@@ -374,7 +356,7 @@ TEST_CASE("tt backend: a stalled server times out, then serves again",
 TEST_CASE("tt backend: dead servers are marked and skipped with failover",
           "[tokyotyrant][backend][faults]") {
   auto servers = StartServers(2);
-  TokyoTyrantOptions o = OptionsFor(servers);
+  TokyoTyrantOptions o = OptionsFor(servers, kIoTimeout);
   o.pool.failure_limit = 1;
   o.pool.retry_timeout = std::chrono::milliseconds(60000);
   o.pool.failover = true;
@@ -458,7 +440,7 @@ namespace cachet::tokyotyrant {
 TEST_CASE("tt backend through the envelope: a read never deletes a record",
           "[tokyotyrant][backend][envelope]") {
   auto servers = StartServers(1);
-  auto plain = std::make_shared<TokyoTyrantBackend>(OptionsFor(servers));
+  auto plain = std::make_shared<TokyoTyrantBackend>(OptionsFor(servers, kIoTimeout));
   std::shared_ptr<Backend> wrapped = WithEnvelope(plain);
   REQUIRE(wrapped != plain);
   Item item;

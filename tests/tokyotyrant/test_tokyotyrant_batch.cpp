@@ -11,33 +11,16 @@
 
 #include "cachet/batch.h"
 #include "cachet/cache.h"
-#include "launchers/tokyotyrant_server.h"
 #include "tt_backend.h"
+#include "tt_fixture.h"
+#include "support/killed_server.h"
 
 namespace cachet::tokyotyrant {
 namespace {
 
 using std::chrono::milliseconds;
-using Servers = std::vector<std::unique_ptr<test::ServerProcess>>;
-
-Servers StartServers(int count) {
-  Servers servers;
-  for (int i = 0; i < count; ++i) {
-    auto started = test::StartTokyoTyrant();
-    REQUIRE(started.ok());
-    servers.push_back(std::move(started.value()));
-  }
-  return servers;
-}
-
-TokyoTyrantOptions OptionsFor(const Servers& servers) {
-  TokyoTyrantOptions o;
-  for (const auto& s : servers) {
-    o.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(s->port()), 1});
-  }
-  o.pool.connection.io_timeout = milliseconds(3000);
-  return o;
-}
+// The longest a server may stay silent within a call, in these tests.
+constexpr milliseconds kIoTimeout(3000);
 
 // Values are strings, stored raw by the codec: no envelope is needed here.
 std::unique_ptr<Cache> CacheOver(TokyoTyrantOptions options) {
@@ -52,7 +35,7 @@ std::unique_ptr<Cache> CacheOver(TokyoTyrantOptions options) {
 TEST_CASE("a tokyotyrant server killed in the middle of a Cache batch fails only its operations",
           "[tokyotyrant][batch][faults]") {
   Servers servers = StartServers(2);
-  std::unique_ptr<Cache> cache = CacheOver(OptionsFor(servers));
+  std::unique_ptr<Cache> cache = CacheOver(OptionsFor(servers, kIoTimeout));
   std::vector<std::string> keys;
   for (int i = 0; i < 40; ++i) keys.push_back("key" + std::to_string(i));
   for (const std::string& k : keys) REQUIRE(cache->Set(k, k).ok());
@@ -68,11 +51,7 @@ TEST_CASE("a tokyotyrant server killed in the middle of a Cache batch fails only
 
   // Paused, server 0 takes the batch into its socket but answers nothing; it is
   // killed while the batch waits, and server 1 answers meanwhile.
-  REQUIRE(servers[0]->Pause().ok());
-  std::thread killer([&] {
-    std::this_thread::sleep_for(milliseconds(200));
-    (void)servers[0]->Kill();
-  });
+  cachet::test::KilledWhilePaused killer(*servers[0], milliseconds(200));
   Batch batch(*cache);
   std::vector<BatchRead<std::string>> reads;
   std::vector<BatchWrite> removes;
@@ -81,7 +60,7 @@ TEST_CASE("a tokyotyrant server killed in the middle of a Cache batch fails only
     removes.push_back(batch.Remove(k));
   }
   cache->Run(batch);
-  killer.join();
+  killer.Join();
 
   int failed = 0;
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -102,7 +81,7 @@ TEST_CASE("a tokyotyrant server killed in the middle of a Cache batch fails only
 TEST_CASE("a noreply set in a tokyotyrant batch is putnr, read back by the next batch",
           "[tokyotyrant][batch][noreply]") {
   Servers servers = StartServers(1);
-  std::unique_ptr<Cache> cache = CacheOver(OptionsFor(servers));
+  std::unique_ptr<Cache> cache = CacheOver(OptionsFor(servers, kIoTimeout));
   Batch batch(*cache);
   batch.set_noreply(true);
   std::vector<BatchWrite> sets;
@@ -137,7 +116,7 @@ TEST_CASE("a noreply set to a tokyotyrant server nobody listens on fails, never 
 TEST_CASE("noreply add, append, remove and incr on tokyotyrant answer unsupported, unsent",
           "[tokyotyrant][batch][noreply]") {
   Servers servers = StartServers(1);
-  TokyoTyrantOptions options = OptionsFor(servers);
+  TokyoTyrantOptions options = OptionsFor(servers, kIoTimeout);
   options.addint_counters = true;
   options.putcat_append = true;
   std::unique_ptr<Cache> cache = CacheOver(std::move(options));

@@ -8,7 +8,6 @@
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -23,14 +22,19 @@
 #include "cachet/net/fan_out.h"
 #include "cachet/net/tls.h"
 #include "support/fake_tls.h"
-#include "launchers/server_process.h"
 
 namespace cachet::net {
 namespace {
 
-using std::chrono::milliseconds;
+using fake_tls::ConnectedTlsConnectionTo;
+using fake_tls::OneLineReader;
 using fake_tls::ServerContext;
 using fake_tls::TlsConnectionTo;
+using std::chrono::milliseconds;
+
+// How long a fake server waits for its client, or on any read or write, and
+// how long it trickles at most.
+constexpr milliseconds kServerPatience(5000);
 
 // A reader that takes every byte and never has its answer.
 class EndlessReader final : public ReplyReader {
@@ -44,51 +48,27 @@ class EndlessReader final : public ReplyReader {
   std::size_t taken = 0;
 };
 
-// A TLS server on a free loopback port for one connection: it completes the
-// handshake, reads one request line, then sends `reply` as TLS records whose
-// bytes go out one every `pause`, so the client's socket is never silent for
-// long but no record is whole for a long time. It stops when the client
-// closes, or after 5 s at most; every wait of its own is bounded too.
+// A TLS server for one connection: it completes the handshake, reads one
+// request line, then sends `reply` as TLS records whose bytes go out one every
+// `pause`, so the client's socket is never silent for long but no record is
+// whole for a long time. It stops when the client closes, or after 5 s at
+// most; every wait of its own is bounded too (kServerPatience).
 class TricklingTlsServer {
  public:
-  TricklingTlsServer(std::string reply, milliseconds pause) {
-    int port = 0;
-    listener_ = test::ListenOnLoopback(1, &port);
-    REQUIRE(listener_ >= 0);
-    port_ = static_cast<std::uint16_t>(port);
-    ctx_ = ServerContext();
-    thread_ = std::thread([this, reply = std::move(reply), pause] { Serve(reply, pause); });
-  }
-  ~TricklingTlsServer() {
-    thread_.join();
-    ::close(listener_);
-    SSL_CTX_free(ctx_);
-  }
-  TricklingTlsServer(const TricklingTlsServer&) = delete;
-  TricklingTlsServer& operator=(const TricklingTlsServer&) = delete;
+  TricklingTlsServer(std::string reply, milliseconds pause)
+      : server_(ServerContext(), kServerPatience,
+                [this, reply = std::move(reply), pause](fake_tls::ServerSide& side) {
+                  if (SSL_accept(side.ssl()) == 1 && ReadLine(side.ssl())) {
+                    Trickle(side, reply, pause);
+                  }
+                }) {}
 
-  std::uint16_t port() const { return port_; }
+  std::uint16_t port() const { return server_.port(); }
   // Bytes of the reply's records sent before the client closed (or 5 s passed).
   std::size_t trickled() const { return trickled_.load(); }
 
  private:
-  void Serve(const std::string& reply, milliseconds pause) {
-    pollfd p{listener_, POLLIN, 0};
-    if (::poll(&p, 1, 5000) != 1) return;
-    const int fd = ::accept(listener_, nullptr, nullptr);
-    if (fd < 0) return;
-    // Blocking, but no wait of its own longer than 2 s.
-    timeval wait{2, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
-    SSL* ssl = SSL_new(ctx_);
-    SSL_set_fd(ssl, fd);
-    if (SSL_accept(ssl) == 1 && ReadLine(ssl)) Trickle(ssl, fd, reply, pause);
-    SSL_free(ssl);
-    ::close(fd);
-  }
-
-  // Reads until a '\n' arrived; false on failure (each read bounded by SO_RCVTIMEO).
+  // Reads until a '\n' arrived; false on failure (each read bounded).
   static bool ReadLine(SSL* ssl) {
     char chunk[4096];
     for (int reads = 0; reads < 100; ++reads) {
@@ -103,101 +83,64 @@ class TricklingTlsServer {
   }
 
   // Encrypts `reply` into memory, then sends those bytes one at a time.
-  void Trickle(SSL* ssl, int fd, const std::string& reply, milliseconds pause) {
+  void Trickle(fake_tls::ServerSide& side, const std::string& reply, milliseconds pause) {
     BIO* memory = BIO_new(BIO_s_mem());
-    SSL_set0_wbio(ssl, memory);  // the SSL owns it from here
-    if (SSL_write(ssl, reply.data(), static_cast<int>(reply.size())) <= 0) return;
+    SSL_set0_wbio(side.ssl(), memory);  // the SSL owns it from here
+    if (SSL_write(side.ssl(), reply.data(), static_cast<int>(reply.size())) <= 0) return;
     char* bytes = nullptr;
     const long size = BIO_get_mem_data(memory, &bytes);
-    const Clock::time_point end = Clock::now() + milliseconds(5000);
+    const Clock::time_point end = Clock::now() + kServerPatience;
     for (long i = 0; i < size && Clock::now() < end; ++i) {
-      if (::send(fd, bytes + i, 1, MSG_NOSIGNAL) != 1) return;  // the client closed
+      if (::send(side.fd(), bytes + i, 1, MSG_NOSIGNAL) != 1) return;  // the client closed
       ++trickled_;
       std::this_thread::sleep_for(pause);
     }
   }
 
-  int listener_ = -1;
-  std::uint16_t port_ = 0;
-  SSL_CTX* ctx_ = nullptr;
   std::atomic<std::size_t> trickled_{0};
-  std::thread thread_;
+  fake_tls::OneConnectionServer server_;  // last: its thread uses the members above
 };
 
-// One of several TLS servers on free loopback ports, each for one
-// connection, that answer a client's hello only once every one of them has
-// received one: a client that handshakes with one server after another never
-// gets an answer from the first (until `gate_wait` ran out), one that runs the
-// handshakes together gets all. After the handshake each answers one request
-// line with "value\n" and waits for the client to close. Every wait is bounded.
+// One of several TLS servers, each for one connection, that answer a client's
+// hello only once every one of them has received one: a client that
+// handshakes with one server after another never gets an answer from the
+// first (until `gate_wait` ran out), one that runs the handshakes together
+// gets all. After the handshake each answers one request line with "value\n"
+// and waits for the client to close. Every wait is bounded.
 class GatedTlsServer {
  public:
   GatedTlsServer(std::atomic<int>* hellos, int servers, milliseconds gate_wait)
-      : hellos_(hellos), servers_(servers), gate_wait_(gate_wait) {
-    int port = 0;
-    listener_ = test::ListenOnLoopback(1, &port);
-    REQUIRE(listener_ >= 0);
-    port_ = static_cast<std::uint16_t>(port);
-    ctx_ = ServerContext();
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~GatedTlsServer() {
-    thread_.join();
-    ::close(listener_);
-    SSL_CTX_free(ctx_);
-  }
-  GatedTlsServer(const GatedTlsServer&) = delete;
-  GatedTlsServer& operator=(const GatedTlsServer&) = delete;
+      : hellos_(hellos),
+        servers_(servers),
+        gate_wait_(gate_wait),
+        server_(ServerContext(), kServerPatience,
+                [this](fake_tls::ServerSide& side) { Serve(side); }) {}
 
-  std::uint16_t port() const { return port_; }
+  std::uint16_t port() const { return server_.port(); }
 
  private:
-  void Serve() {
-    pollfd p{listener_, POLLIN, 0};
-    if (::poll(&p, 1, 5000) != 1) return;
-    const int fd = ::accept(listener_, nullptr, nullptr);
-    if (fd < 0) return;
-    timeval wait{2, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
+  void Serve(fake_tls::ServerSide& side) {
     // The hello has arrived when the socket has bytes.
-    pollfd hello{fd, POLLIN, 0};
+    pollfd hello{side.fd(), POLLIN, 0};
     if (::poll(&hello, 1, 3000) == 1) ++*hellos_;
     const Clock::time_point end = Clock::now() + gate_wait_;
     while (hellos_->load() < servers_ && Clock::now() < end) {
       std::this_thread::sleep_for(milliseconds(5));
     }
-    SSL* ssl = SSL_new(ctx_);
-    SSL_set_fd(ssl, fd);
     char chunk[256];
-    if (SSL_accept(ssl) == 1 && SSL_read(ssl, chunk, sizeof chunk) > 0 &&
-        SSL_write(ssl, "value\n", 6) == 6) {
-      // Until the client closes (or 2 s pass): its close is not this test's business.
-      while (SSL_read(ssl, chunk, sizeof chunk) > 0) {
+    if (SSL_accept(side.ssl()) == 1 && SSL_read(side.ssl(), chunk, sizeof chunk) > 0 &&
+        SSL_write(side.ssl(), "value\n", 6) == 6) {
+      // Until the client closes: its close is not this test's business.
+      while (SSL_read(side.ssl(), chunk, sizeof chunk) > 0) {
       }
     }
-    SSL_free(ssl);
-    ::close(fd);
   }
 
   std::atomic<int>* hellos_;
   int servers_;
   milliseconds gate_wait_;
-  int listener_ = -1;
-  std::uint16_t port_ = 0;
-  SSL_CTX* ctx_ = nullptr;
-  std::thread thread_;
+  fake_tls::OneConnectionServer server_;  // last: its thread uses the members above
 };
-
-// A TLS connection to `server`, connected (the handshake done).
-std::unique_ptr<Connection> ConnectTo(const TricklingTlsServer& server, milliseconds io_timeout) {
-  auto connection = TlsConnectionTo(server.port(), io_timeout);
-  Status connected = connection->EnsureConnected();
-  INFO(connected.ToString());
-  REQUIRE(connected.ok());
-  REQUIRE(connection->tls());
-  return connection;
-}
 
 iovec Piece(const std::string& bytes) { return {const_cast<char*>(bytes.data()), bytes.size()}; }
 
@@ -213,7 +156,7 @@ TEST_CASE("exchange over TLS: a reply trickled a byte at a time ends at the call
 
   SECTION("lone driver") {
     TricklingTlsServer server(reply, milliseconds(50));
-    auto connection = ConnectTo(server, io_timeout);
+    auto connection = ConnectedTlsConnectionTo(server.port(), io_timeout);
     EndlessReader reader;
     iovec piece = Piece(request);
     const Clock::time_point start = Clock::now();
@@ -228,8 +171,8 @@ TEST_CASE("exchange over TLS: a reply trickled a byte at a time ends at the call
   SECTION("poll loop, two servers") {
     TricklingTlsServer first(reply, milliseconds(50));
     TricklingTlsServer second(reply, milliseconds(50));
-    auto to_first = ConnectTo(first, io_timeout);
-    auto to_second = ConnectTo(second, io_timeout);
+    auto to_first = ConnectedTlsConnectionTo(first.port(), io_timeout);
+    auto to_second = ConnectedTlsConnectionTo(second.port(), io_timeout);
     EndlessReader r1;
     EndlessReader r2;
     Exchange exchanges[2];
@@ -255,20 +198,6 @@ TEST_CASE("exchange over TLS: a reply trickled a byte at a time ends at the call
 namespace cachet::net {
 namespace {
 
-// A reader of one "\n"-ended line.
-class OneLine final : public ReplyReader {
- public:
-  Status Consume(ReadBuffer& buffer) override {
-    const std::size_t end = buffer.data().find('\n');
-    if (end == std::string_view::npos) return Status::OK();
-    line = std::string(buffer.data().substr(0, end));
-    buffer.Consume(end + 1);
-    return Status::OK();
-  }
-  bool done() const noexcept override { return !line.empty(); }
-  std::string line;
-};
-
 TEST_CASE("exchange over TLS: the poll loop runs every server's handshake at once",
           "[exchange][tls][connect]") {
   // Each server answers its hello only once all three have one (or after 3 s).
@@ -283,7 +212,7 @@ TEST_CASE("exchange over TLS: the poll loop runs every server's handshake at onc
     connections.push_back(TlsConnectionTo(servers.back()->port(), milliseconds(1000)));
   }
   const std::string request = "get a\n";
-  OneLine readers[kServers];
+  OneLineReader readers[kServers];
   Exchange exchanges[kServers];
   for (int i = 0; i < kServers; ++i) {
     exchanges[i] = {connections[i].get(), {Piece(request)}, &readers[i], {}};

@@ -15,6 +15,8 @@
 #include "cachet/batch.h"
 #include "cachet/cache.h"
 #include "support/fake_backend.h"
+#include "support/gated_loader.h"
+#include "support/waits.h"
 
 using cachet::Backend;
 using cachet::Cache;
@@ -30,6 +32,8 @@ using cachet::Status;
 using cachet::StoreMode;
 using cachet::Ttl;
 using cachet::WriteOptions;
+using cachet::test::GatedLoader;
+using cachet::test::WaitFor;
 using std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
 
@@ -70,28 +74,6 @@ struct CountingLoader {
 milliseconds Since(SteadyClock::time_point start) {
   return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - start);
 }
-
-// Waits (at most 10 s) until `flag` is set.
-bool WaitFor(const std::atomic<bool>& flag) {
-  const auto deadline = SteadyClock::now() + milliseconds(10000);
-  while (!flag.load()) {
-    if (SteadyClock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(2));
-  }
-  return true;
-}
-
-// A loader that says it started, waits until released, then answers `answer`.
-struct GatedLoader {
-  std::atomic<bool> started{false};
-  std::atomic<bool> release{false};
-  Result<std::string> answer = Status::IoError("gave up");
-  Result<std::string> operator()() {
-    started = true;
-    if (!WaitFor(release)) return Status::Timeout("never released");
-    return answer;
-  }
-};
 
 // Whether `value` is a lease token: "cachet lease " and 32 hex digits.
 bool IsLeaseToken(const std::string& value) {

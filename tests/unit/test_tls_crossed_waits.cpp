@@ -11,7 +11,6 @@
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -26,11 +25,11 @@
 #include "cachet/net/exchange.h"
 #include "cachet/net/fan_out.h"
 #include "support/fake_tls.h"
-#include "launchers/server_process.h"
 
 namespace cachet::net {
 namespace {
 
+using fake_tls::OneLineReader;
 using std::chrono::milliseconds;
 
 // How long a fake server holds the client in the situation, from when the
@@ -68,37 +67,30 @@ class Signal {
   std::size_t value_ = 0;
 };
 
-// A TLS server on a free loopback port for one connection, with a small
-// receive buffer: it completes the handshake, runs its script, then waits for
-// the client to close. Every wait of its own is bounded (kPatience).
+// A TLS server for one connection, with a small receive buffer: it completes
+// the handshake, runs its script, then waits for the client to close. Every
+// wait of its own is bounded (kPatience).
 class ScriptedTlsServer {
  public:
   using Script = std::function<void(ScriptedTlsServer&, SSL*, int)>;
 
   // Takes `ctx`.
-  ScriptedTlsServer(SSL_CTX* ctx, Script script) : ctx_(ctx) {
-    int port = 0;
-    listener_ = test::ListenOnLoopback(1, &port);
-    REQUIRE(listener_ >= 0);
-    const int small = 4096;  // the accepted socket inherits it
-    ::setsockopt(listener_, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-    port_ = static_cast<std::uint16_t>(port);
-    thread_ = std::thread([this, script = std::move(script)] { Serve(script); });
-  }
-  ~ScriptedTlsServer() {
-    Finish();
-    ::close(listener_);
-    SSL_CTX_free(ctx_);
-  }
-  ScriptedTlsServer(const ScriptedTlsServer&) = delete;
-  ScriptedTlsServer& operator=(const ScriptedTlsServer&) = delete;
+  ScriptedTlsServer(SSL_CTX* ctx, Script script)
+      : server_(
+            ctx, kPatience,
+            [this, script = std::move(script)](fake_tls::ServerSide& side) {
+              if (SSL_accept(side.ssl()) != 1) return;
+              script(*this, side.ssl(), side.fd());
+              char byte;
+              for (int reads = 0; reads < 100 && SSL_read(side.ssl(), &byte, 1) > 0; ++reads) {
+              }
+            },
+            4096) {}
 
-  std::uint16_t port() const { return port_; }
+  std::uint16_t port() const { return server_.port(); }
   // Waits for the server to end (the client closed); request and refused are
   // then safe to read.
-  void Finish() {
-    if (thread_.joinable()) thread_.join();
-  }
+  void Finish() { server_.Join(); }
 
   Signal staged;      // the script set the situation up
   Signal idle_taken;  // the client took what came while it sat idle
@@ -109,30 +101,7 @@ class ScriptedTlsServer {
   bool refused = false;  // the client refused to renegotiate
 
  private:
-  void Serve(const Script& script) {
-    pollfd p{listener_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(kPatience.count())) != 1) return;
-    const int fd = ::accept(listener_, nullptr, nullptr);
-    if (fd < 0) return;
-    timeval wait{static_cast<time_t>(kPatience.count() / 1000), 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
-    SSL* ssl = SSL_new(ctx_);
-    SSL_set_fd(ssl, fd);
-    if (SSL_accept(ssl) == 1) {
-      script(*this, ssl, fd);
-      char byte;
-      for (int reads = 0; reads < 100 && SSL_read(ssl, &byte, 1) > 0; ++reads) {
-      }
-    }
-    SSL_free(ssl);
-    ::close(fd);
-  }
-
-  SSL_CTX* ctx_;
-  int listener_ = -1;
-  std::uint16_t port_ = 0;
-  std::thread thread_;
+  fake_tls::OneConnectionServer server_;  // last: its thread uses the members above
 };
 
 // Reads until a '\n' arrived: every byte read, or "" on failure.
@@ -287,10 +256,7 @@ std::size_t FillSocket(int fd) {
 // arrive apart).
 std::unique_ptr<Connection> ClientOf(ScriptedTlsServer& server) {
   // Its io_timeout outlasts kHold: the held exchange is silent that long.
-  auto connection = fake_tls::TlsConnectionTo(server.port(), kPatience);
-  Status connected = connection->EnsureConnected();
-  INFO(connected.ToString());
-  REQUIRE(connected.ok());
+  auto connection = fake_tls::ConnectedTlsConnectionTo(server.port(), kPatience);
   REQUIRE(server.staged.Wait(kPatience));
   REQUIRE(Readable(connection->fd(), kPatience));
   for (int checks = 0; checks < 20 && Readable(connection->fd(), milliseconds(100)); ++checks) {
@@ -317,26 +283,12 @@ std::size_t Jam(Connection& connection) {
   return filler;
 }
 
-// A reader of one "\n"-ended line.
-class OneLine final : public ReplyReader {
- public:
-  Status Consume(ReadBuffer& buffer) override {
-    const std::size_t end = buffer.data().find('\n');
-    if (end == std::string_view::npos) return Status::OK();
-    line = std::string(buffer.data().substr(0, end));
-    buffer.Consume(end + 1);
-    return Status::OK();
-  }
-  bool done() const noexcept override { return !line.empty(); }
-  std::string line;
-};
-
 const std::string kRequest = "get k\n";
 
 iovec RequestPiece() { return {const_cast<char*>(kRequest.data()), kRequest.size()}; }
 
 // One exchange of kRequest on `connection`, by the lone driver: its status.
-Status RunAlone(Connection& connection, OneLine& reader) {
+Status RunAlone(Connection& connection, OneLineReader& reader) {
   iovec piece = RequestPiece();
   const Clock::time_point start = Clock::now();
   return RunLoneExchange(connection, &piece, 1, reader, start, start + kPatience);
@@ -353,7 +305,7 @@ void CheckWaitedForIt(std::uint32_t count) {
 
 // The exchange ended well: the reply read whole, the request received whole,
 // the connection fit for the pool.
-void CheckAnswered(const Status& status, const OneLine& reader, Connection& connection,
+void CheckAnswered(const Status& status, const OneLineReader& reader, Connection& connection,
                    ScriptedTlsServer& server) {
   INFO(status.ToString());
   CHECK(status.ok());
@@ -370,7 +322,7 @@ TEST_CASE("TLS: a read that must first send the client's key update waits for ro
     ScriptedTlsServer server(fake_tls::ServerContext(), &AnswerAfterJam);
     auto connection = NudgedClientOf(server);
     server.jammed.Raise(Jam(*connection));
-    OneLine reader;
+    OneLineReader reader;
     const Status s = RunAlone(*connection, reader);
     CheckWaitedForIt(connection->tls_crossed_waits().read_wanted_write);
     CheckAnswered(s, reader, *connection, server);
@@ -384,8 +336,8 @@ TEST_CASE("TLS: a read that must first send the client's key update waits for ro
     const std::size_t second_filler = Jam(*to_second);
     first.jammed.Raise(first_filler);
     second.jammed.Raise(second_filler);
-    OneLine r1;
-    OneLine r2;
+    OneLineReader r1;
+    OneLineReader r2;
     Exchange exchanges[2];
     exchanges[0] = {to_first.get(), {RequestPiece()}, &r1, {}};
     exchanges[1] = {to_second.get(), {RequestPiece()}, &r2, {}};
@@ -402,7 +354,7 @@ TEST_CASE("TLS: a write that must first receive the rest of a handshake message 
   SECTION("lone driver") {
     ScriptedTlsServer server(LargeTicketContext(), &SplitTicket);
     auto connection = ClientOf(server);
-    OneLine reader;
+    OneLineReader reader;
     server.go.Raise();
     const Status s = RunAlone(*connection, reader);
     CheckWaitedForIt(connection->tls_crossed_waits().write_wanted_read);
@@ -413,8 +365,8 @@ TEST_CASE("TLS: a write that must first receive the rest of a handshake message 
     ScriptedTlsServer second(LargeTicketContext(), &SplitTicket);
     auto to_first = ClientOf(first);
     auto to_second = ClientOf(second);
-    OneLine r1;
-    OneLine r2;
+    OneLineReader r1;
+    OneLineReader r2;
     Exchange exchanges[2];
     exchanges[0] = {to_first.get(), {RequestPiece()}, &r1, {}};
     exchanges[1] = {to_second.get(), {RequestPiece()}, &r2, {}};
@@ -431,9 +383,8 @@ TEST_CASE("TLS: a write that must first receive the rest of a handshake message 
 TEST_CASE("TLS 1.2: a server's request to renegotiate is refused, and its reply still reads whole",
           "[exchange][tls][renegotiation]") {
   ScriptedTlsServer server(Tls12Context(), &RenegotiateThenAnswer);
-  auto connection = fake_tls::TlsConnectionTo(server.port(), milliseconds(2000));
-  REQUIRE(connection->EnsureConnected().ok());
-  OneLine reader;
+  auto connection = fake_tls::ConnectedTlsConnectionTo(server.port(), milliseconds(2000));
+  OneLineReader reader;
   const Status s = RunAlone(*connection, reader);
   INFO(s.ToString());
   CHECK(s.ok());
