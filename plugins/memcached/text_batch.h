@@ -96,7 +96,7 @@ class TextBatch final : public MemcachedBatch {
   void TakeUsual(net::ReadBuffer& buffer) {
     // A single command's one line: its operation is at hand, no list to walk.
     if (line_op_ != nullptr) {
-      if (next_ == 0) TakeLine(buffer, *line_op_);
+      if (next_ == 0 && !TakeSuccessLine(buffer, *line_op_)) TakeLine(buffer, *line_op_);
       return;
     }
     while (next_ < expected_count_) {
@@ -110,6 +110,20 @@ class TextBatch final : public MemcachedBatch {
   // The hits of `group` for the keys it expects next, in order, and the END
   // that closes it: true once the END is taken.
   bool TakeRetrievals(net::ReadBuffer& buffer, Expected& group);
+  // The usual reply of a single command: its fixed success line
+  // (FixedSuccessLine), all that arrived. Anything else is TakeLine()'s, or
+  // the general parser's (a line over max_line, with tiny limits, included).
+  bool TakeSuccessLine(net::ReadBuffer& buffer, Operation& op) {
+    const std::string_view line = FixedSuccessLine(op.kind);
+    const std::string_view input = buffer.data();
+    if (line.empty() || line.size() > limits_.max_line + 2 || !IsWholeLine(input, line)) {
+      return false;
+    }
+    op.status = Status::OK();
+    next_ = 1;
+    buffer.Consume(input.size());
+    return true;
+  }
   // The one-line reply `op` expects.
   bool TakeLine(net::ReadBuffer& buffer, Operation& op) {
     const UsualLine line = UsualTextLine(buffer.data(), op.kind);

@@ -127,7 +127,7 @@ TEST_CASE("a library without the entry point is not a cachet plugin", "[plugin]"
 
 TEST_CASE("a wrong ABI version is refused before anything else", "[plugin]") {
   CHECK(LoadFailure("wrong-abi")
-            .ends_with(": ABI version 47, but this cachet reads version 6 (rebuild the plugin "
+            .ends_with(": ABI version 47, but this cachet reads version 7 (rebuild the plugin "
                        "against this cachet)"));
 }
 
@@ -221,11 +221,11 @@ TEST_CASE("a plugin's validation hook runs without creating a backend", "[plugin
 }
 
 TEST_CASE(
-    "a plugin built before ABI version 6 (another layout of what crosses the boundary) is refused",
+    "a plugin built before ABI version 7 (another layout of what crosses the boundary) is refused",
     "[plugin]") {
   // Its descriptor is version 1 and otherwise whole: the version alone refuses it.
   CHECK(LoadFailure("tinymap-v1")
-            .ends_with(": ABI version 1, but this cachet reads version 6 (rebuild the plugin "
+            .ends_with(": ABI version 1, but this cachet reads version 7 (rebuild the plugin "
                        "against this cachet)"));
 }
 

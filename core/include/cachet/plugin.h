@@ -44,11 +44,12 @@ namespace cachet {
 // version 5 made net::ConnectionSetup hand the engine a login (fan_out.h) and
 // grew net::Exchange; version 6 grew net::ServerPool::Lease and made its
 // return inline (server_pool.h), so the layout of ServerPool's Server record
-// now builds into plugins too: a change to it needs a new version. These cross
-// the boundary, so plugins built before version 6 are refused: rebuild them.
-// Version 6 also added net::Connection's count of TLS crossed waits.
-inline constexpr std::uint32_t kPluginAbiVersion = 6;
-inline constexpr std::uint32_t kOldestPluginAbiVersion = 6;
+// now builds into plugins too: a change to it needs a new version.
+// Version 6 also added net::Connection's count of TLS crossed waits; version 7
+// made ServerPool::Acquire's usual borrow inline (and the thread number it reads).
+// These cross the boundary, so plugins built before version 7 are refused: rebuild them.
+inline constexpr std::uint32_t kPluginAbiVersion = 7;
+inline constexpr std::uint32_t kOldestPluginAbiVersion = 7;
 inline constexpr const char* kPluginEntryPoint = "cachet_plugin_v1";
 
 #define CACHET_STRINGIFY_DETAIL(x) #x

@@ -15,21 +15,19 @@ std::int64_t NowNanos() {
 }
 
 std::atomic<std::size_t> threads_numbered{0};
-// The calling thread's number plus one; 0 until it first asks. Constant
-// initialised, so reading it needs no guard; initial-exec, so reading it is one
-// load: libcachet is loaded with the program, where static TLS is reserved
-// for it (dlopen'd, it takes 8 bytes of glibc's surplus).
-[[gnu::tls_model("initial-exec")]] thread_local std::size_t thread_number_plus_one = 0;
-
-// The calling thread's number: threads are numbered as they first ask.
-std::size_t ThreadNumber() noexcept {
-  std::size_t number = thread_number_plus_one;
-  if (number == 0) [[unlikely]]
-    number = thread_number_plus_one = threads_numbered.fetch_add(1, std::memory_order_relaxed) + 1;
-  return number - 1;
-}
 
 }  // namespace
+
+namespace detail {
+
+[[gnu::tls_model("initial-exec")]] thread_local constinit std::size_t thread_number_plus_one = 0;
+
+std::size_t NumberThisThread() noexcept {
+  thread_number_plus_one = threads_numbered.fetch_add(1, std::memory_order_relaxed) + 1;
+  return thread_number_plus_one - 1;
+}
+
+}  // namespace detail
 
 std::size_t ServerPool::SparesHeld(const Server& s) noexcept {
   std::size_t held = 0;
@@ -146,26 +144,25 @@ Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t se
   return c;
 }
 
-ServerPool::Lease ServerPool::Acquire(std::size_t server, Use use, Deadline deadline) {
-  Server& s = *servers_[server];
-  std::atomic<Connection*>& spare = s.spares[ThreadNumber() & spare_mask_].connection;
-  // With pool_size 0 nothing is kept: the lease drops its connection.
-  std::atomic<Connection*>* const home_slot = options_.pool_size != 0 ? &spare : nullptr;
-  Connection* c = spare.exchange(nullptr, std::memory_order_acquire);
+ServerPool::Lease ServerPool::AcquireOther(Server& s, std::size_t server,
+                                           std::atomic<Connection*>* home_slot, Connection* c,
+                                           Use use, Deadline deadline) {
   if (c == nullptr) c = IdleOrNew(s, deadline);
   if (c->refused()) [[unlikely]]
     return Lease(this, &s, server, home_slot, std::unique_ptr<Connection>(c));
-  // Whatever arrived while it was idle is nobody's reply; the borrower then
-  // connects anew instead of reading it as the answer to its request.
   const bool quiet =
       use == Use::kWritesOnly ? c->QuietForWritesOnly(Clock::now()) : c->QuietSinceLastUse();
   if (quiet) {
     c->MarkReused();
   } else {
-    c->Close();
-    s.connects.fetch_add(1, std::memory_order_relaxed);  // the borrower connects anew
+    DropStale(s, *c);
   }
   return Lease(this, &s, server, home_slot, std::unique_ptr<Connection>(c));
+}
+
+void ServerPool::DropStale(Server& s, Connection& connection) noexcept {
+  connection.Close();
+  s.connects.fetch_add(1, std::memory_order_relaxed);  // the borrower connects anew
 }
 
 void ServerPool::WakeWaiter(Server& s) {

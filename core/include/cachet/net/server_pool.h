@@ -48,6 +48,25 @@
 
 namespace cachet::net {
 
+namespace detail {
+// The calling thread's number plus one; 0 until it first asks (ThreadNumber).
+// Constant initialised, so reading it needs no guard; initial-exec, so reading
+// it, from libcachet or a plugin, is one load: libcachet is loaded with the
+// program, where static TLS is reserved for it.
+CACHET_EXPORT extern thread_local constinit std::size_t thread_number_plus_one
+    __attribute__((tls_model("initial-exec")));
+// Numbers the calling thread, on its first ask, and returns its number.
+CACHET_EXPORT std::size_t NumberThisThread() noexcept;
+}  // namespace detail
+
+// The calling thread's number: threads are numbered as they first ask.
+inline std::size_t ThreadNumber() noexcept {
+  const std::size_t number = detail::thread_number_plus_one;
+  if (number == 0) [[unlikely]]
+    return detail::NumberThisThread();
+  return number - 1;
+}
+
 struct ServerPoolOptions {
   ConnectionOptions connection;
   std::uint32_t failure_limit = 2;                // consecutive failures before dead
@@ -151,7 +170,26 @@ class CACHET_EXPORT ServerPool {
   // (Connection::reused() is then true), or a new, unconnected one. With
   // max_connections reached, waits until `deadline` (a call's timeout from now
   // when none is given) for one to come back, then lends a refusing stand-in.
-  Lease Acquire(std::size_t server, Use use = Use::kReadsReplies, Deadline deadline = {});
+  // Inline, for the usual borrow: the thread's own connection, from its spare
+  // slot (which never holds a refusing stand-in), for an exchange that reads
+  // replies. Anything else is AcquireOther()'s.
+  Lease Acquire(std::size_t server, Use use = Use::kReadsReplies, Deadline deadline = {}) {
+    Server& s = *servers_[server];
+    std::atomic<Connection*>& spare = s.spares[ThreadNumber() & spare_mask_].connection;
+    // With pool_size 0 nothing is kept: the lease drops its connection.
+    std::atomic<Connection*>* const home_slot = options_.pool_size != 0 ? &spare : nullptr;
+    Connection* c = spare.exchange(nullptr, std::memory_order_acquire);
+    if (c == nullptr || use != Use::kReadsReplies) [[unlikely]]
+      return AcquireOther(s, server, home_slot, c, use, deadline);
+    // Whatever arrived while it was idle is nobody's reply; the borrower then
+    // connects anew instead of reading it as the answer to its request.
+    if (c->QuietSinceLastUse()) [[likely]] {
+      c->MarkReused();
+    } else {
+      DropStale(s, *c);
+    }
+    return Lease(this, &s, server, home_slot, std::unique_ptr<Connection>(c));
+  }
 
   // The one health rule, called by whoever used a connection of `server` with
   // the outcome of its exchange (`transport`: ok, or why the exchange failed).
@@ -193,14 +231,14 @@ class CACHET_EXPORT ServerPool {
     // release a compare-exchange, both on its own line, and it gets its own
     // connection back.
     std::array<SpareSlot, kSpareSlots> spares;
-    std::atomic<std::uint32_t> waiters{0};          // threads waiting in Acquire
-    std::mutex mutex;                               // guards idle, open, freed
+    std::atomic<std::uint32_t> waiters{0};  // threads waiting in Acquire
+    std::mutex mutex;                       // guards idle, open, freed
     // At most pool_size - 1, unless waited for. A return fills an empty slot
     // without looking here, so list and slots together may hold up to the
     // slots' count minus one beyond pool_size until a return finds its slot taken.
     std::vector<std::unique_ptr<Connection>> idle;
-    std::atomic<std::size_t> open{0};               // connections that exist (changed under mutex)
-    std::condition_variable freed;                  // a connection came back or went
+    std::atomic<std::size_t> open{0};  // connections that exist (changed under mutex)
+    std::condition_variable freed;     // a connection came back or went
     std::atomic<std::uint32_t> failures{0};
     std::atomic<std::int64_t> dead_until_ns{0};  // steady clock
     // Health figures (ServerHealth), apart from what the hot path touches.
@@ -238,6 +276,14 @@ class CACHET_EXPORT ServerPool {
   static Connection* TakeAnySpare(Server& s) noexcept;
   // Wakes a thread waiting in IdleOrNew after a spare slot was filled.
   static void WakeWaiter(Server& s);
+  // Acquire() of a connection for a write-only exchange, or when the thread's
+  // spare slot is empty (`c` null): an idle connection, a new one, or a
+  // refusing stand-in (IdleOrNew), checked as Acquire() checks.
+  Lease AcquireOther(Server& s, std::size_t server, std::atomic<Connection*>* home_slot,
+                     Connection* c, Use use, Deadline deadline);
+  // Acquire() of a connection that was not quiet while idle: it is closed, so
+  // the borrower connects anew.
+  static void DropStale(Server& s, Connection& connection) noexcept;
   // Report() of an exchange that did not go through.
   void ReportNotOk(std::size_t server, const Connection& used, const Status& transport) noexcept;
 
