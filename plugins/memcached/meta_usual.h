@@ -108,7 +108,10 @@ inline std::size_t UsualMetaReply(std::string_view input, const ParserLimits& li
                                   std::string_view key, Reply* reply) {
   using namespace meta_usual_detail;
   if (!Code(input, &reply->kind)) return 0;
-  if (reply->kind == ReplyKind::kMetaNoop) return quick_detail::StartsWith(input, "MN\r\n") ? 4 : 0;
+  if (reply->kind == ReplyKind::kMetaNoop) {
+    // Its line, "MN", is still held to max_line, as the general parser holds it.
+    return limits.max_line >= 2 && quick_detail::StartsWith(input, "MN\r\n") ? 4 : 0;
+  }
   std::size_t pos = 2;
   std::uint64_t size = 0;
   if (reply->kind == ReplyKind::kMetaValue) {

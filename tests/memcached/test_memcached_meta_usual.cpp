@@ -251,6 +251,12 @@ TEST_CASE("meta usual: anything else is left to the general parser", "[memcached
   CHECK(UsualMetaReply(hit, ParserLimits{19, 4}, "", &usual) == 0);
   Reply exact;
   CHECK(UsualMetaReply(hit, ParserLimits{19, 5}, "", &exact) == hit.size());
+  // MN's line too: the general parser refuses it as too long under max_line 1.
+  Reply parsed;
+  CHECK(MetaReplyParser(ParserLimits{1, 5}).Parse("MN\r\n", &parsed).outcome == ParseOutcome::kError);
+  CHECK(UsualMetaReply("MN\r\n", ParserLimits{1, 5}, "", &usual) == 0);
+  Reply noop;
+  CHECK(UsualMetaReply("MN\r\n", ParserLimits{2, 5}, "", &noop) == 4);
 }
 
 TEST_CASE("meta usual: a single operation's reader ends the same with and without it",
