@@ -22,8 +22,10 @@ namespace {
 
 const ParserLimits kLimits{2048, 1024 * 1024};
 
-// The replies memcached 1.6.18 sent to cachet's commands (mg k v f c k O0, ma
-// ... v O0, ms, md, touch, a quiet batch's MN; binary keys have no k).
+// Replies to cachet's commands (mg ... v f c k O0, ma ... v O0, ms, md, touch, a
+// quiet batch's MN; binary keys have no k) as memcached 1.6.18 spells them. Each
+// was seen from it, but three made up in its spelling: the largest token, the
+// largest flags and cas, and EX.
 const std::vector<std::string> kServerReplies = {
     "VA 5 f7 c1 kkey1 O0\r\nhello\r\n",
     "VA 0 f0 c2 kkey1 O0\r\n\r\n",
