@@ -71,8 +71,9 @@ class MetaBatch final : public MemcachedBatch {
 
   // The usual replies first, whole; what is left (a reply still arriving, an
   // error, anything unusual) goes to the general loop, MemcachedBatch::Consume.
-  // Inline: every single operation's one reply comes through here, and an
-  // out-of-line call on that path costs more than this body.
+  // Inline: a single operation's exchange (net::RunLoneExchange) is a template
+  // on this final class and calls it directly, so its usual reply is taken
+  // inside the exchange, without a call.
   Status Consume(net::ReadBuffer& buffer) override {
     if (usual_replies_ && !direct_active()) {
       if (Status s = TakeUsual(buffer); !s.ok()) return s;
