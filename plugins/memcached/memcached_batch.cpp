@@ -9,7 +9,7 @@ Status MemcachedBatch::Consume(net::ReadBuffer& buffer) {
       bool whole = false;
       if (Status s = ContinueDirect(buffer, &whole); !s.ok() || !whole) return s;
     }
-    TakeUsualReplies(buffer);
+    if (Status s = TakeUsualReplies(buffer); !s.ok()) return s;
     if (done()) {
       if (buffer.empty()) return Status::OK();
       return Status::ProtocolError("memcached: bytes after the last expected reply");

@@ -55,7 +55,8 @@ class MemcachedBatch : public net::ServerBatch {
 
   // The reply loop both protocols share: parses complete replies off the front
   // of `buffer` and hands each to OnReply() until done() or more bytes are needed.
-  // A protocol may take its usual replies first (TextBatch) and then call this.
+  // Before each reply it lets the protocol take its usual ones (TakeUsualReplies);
+  // a protocol may also take them before calling this (TextBatch, MetaBatch).
   Status Consume(net::ReadBuffer& buffer) override;
 
   // A hit for `op` goes to `*item` instead of op.result (an Item the caller of a
@@ -76,8 +77,12 @@ class MemcachedBatch : public net::ServerBatch {
   virtual Status OnReply(const Reply& reply) = 0;
   // Takes the replies a protocol can recognize without its general parser off
   // the front of `buffer`, whole ones only, each routed exactly as the parser and
-  // OnReply() would route it; anything else is left to them. None by default.
-  virtual void TakeUsualReplies(net::ReadBuffer& buffer) { (void)buffer; }
+  // OnReply() would route it; anything else is left to them. An error is
+  // OnReply()'s and drops the connection, as the loop's own. None by default.
+  virtual Status TakeUsualReplies(net::ReadBuffer& buffer) {
+    (void)buffer;
+    return Status::OK();
+  }
   // Forgets a value left half-read by an earlier exchange, and a lent item.
   // Reset() calls it.
   void ResetReader() noexcept {

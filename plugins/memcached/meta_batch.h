@@ -20,7 +20,9 @@
 // The usual replies (those spelled as memcached answers cachet's commands) are
 // parsed first, straight off the buffer (meta_usual.h), into the Reply the
 // general parser would make; anything else goes to the general parser from the
-// same bytes. Both are routed by OnReply(), so every reply is judged in one place.
+// same bytes, and the usual replies after it are taken again (TakeUsualReplies,
+// the hook of the loop both protocols share). Both are routed by OnReply(), so
+// every reply is judged in one place.
 #pragma once
 
 #include <cstdint>
@@ -69,7 +71,9 @@ class MetaBatch final : public MemcachedBatch {
 
   // The usual replies first, whole; what is left (a reply still arriving, an
   // error, anything unusual) goes to the general loop, MemcachedBatch::Consume.
-  // Inline: a single operation's one reply is read with few calls.
+  // Inline: a single operation's exchange (net::RunLoneExchange) is a template
+  // on this final class and calls it directly, so its usual reply is taken
+  // inside the exchange, without a call.
   Status Consume(net::ReadBuffer& buffer) override {
     if (usual_replies_ && !direct_active()) {
       if (Status s = TakeUsual(buffer); !s.ok()) return s;
@@ -96,6 +100,9 @@ class MetaBatch final : public MemcachedBatch {
     return parser_.ValueHeader(input, reply, data_offset, size);
   }
   Status OnReply(const Reply& reply) override;
+  Status TakeUsualReplies(net::ReadBuffer& buffer) override {
+    return usual_replies_ ? TakeUsual(buffer) : Status::OK();
+  }
   // Parses the usual replies off the front of `buffer` (UsualMetaReply) and
   // routes each by OnReply(), until done or a reply it leaves to the general
   // parser; an error is OnReply()'s. With one operation its key is known, so a

@@ -20,7 +20,6 @@
 
 #include "reply.h"
 #include "reply_line.h"
-#include "text_usual.h"
 
 namespace cachet::memcached {
 
@@ -36,7 +35,7 @@ inline bool FlagAt(std::string_view input, std::size_t* pos, char letter) {
 // A decimal from *pos as ParseU64 reads a token, ended by a byte that is not a
 // digit (not by the end of the input).
 inline bool Number(std::string_view input, std::size_t* pos, std::uint64_t* value) {
-  return quick_detail::ReadNumber(input, pos, value) == QuickOutcome::kDone;
+  return ReadNumber(input, pos, value) == QuickOutcome::kDone;
 }
 
 inline bool Number32(std::string_view input, std::size_t* pos, std::uint32_t* value) {
@@ -108,7 +107,10 @@ inline std::size_t UsualMetaReply(std::string_view input, const ParserLimits& li
                                   std::string_view key, Reply* reply) {
   using namespace meta_usual_detail;
   if (!Code(input, &reply->kind)) return 0;
-  if (reply->kind == ReplyKind::kMetaNoop) return quick_detail::StartsWith(input, "MN\r\n") ? 4 : 0;
+  if (reply->kind == ReplyKind::kMetaNoop) {
+    // Its line, "MN", is still held to max_line, as the general parser holds it.
+    return limits.max_line >= 2 && StartsWith(input, "MN\r\n") ? 4 : 0;
+  }
   std::size_t pos = 2;
   std::uint64_t size = 0;
   if (reply->kind == ReplyKind::kMetaValue) {
@@ -122,7 +124,7 @@ inline std::size_t UsualMetaReply(std::string_view input, const ParserLimits& li
   if (FlagAt(input, &pos, 'k') && !KeyToken(input, &pos, key, &reply->key)) return 0;
   if (!FlagAt(input, &pos, 'O') || !Number32(input, &pos, &reply->opaque)) return 0;
   reply->has_opaque = true;
-  if (quick_detail::ExpectLiteral(input, &pos, "\r\n") != QuickOutcome::kDone) return 0;
+  if (ExpectLiteral(input, &pos, "\r\n") != QuickOutcome::kDone) return 0;
   // A line the general parser would refuse is its to report.
   if (pos - 2 > limits.max_line) return 0;
   if (reply->kind != ReplyKind::kMetaValue) return pos;

@@ -1,7 +1,8 @@
 // Reply lines: what both memcached parsers share. Finding a complete line,
 // comparing a few bytes a word at a time, splitting tokens, strict decimal
 // numbers, the error lines of both protocols, and a printable excerpt of bad
-// bytes for messages. No I/O.
+// bytes for messages; and for the readers of the usual replies (text_usual.h,
+// meta_usual.h), expected bytes and numbers read in one pass. No I/O.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,8 @@ namespace cachet::memcached {
 ParseResult FindLine(std::string_view input, std::size_t max_line, std::string_view* line);
 
 namespace reply_line_detail {
+
+inline constexpr std::size_t kMaxDigits = 20;  // the widest 64-bit decimal
 
 template <class Word>
 inline Word Load(const char* at) {
@@ -89,6 +92,74 @@ inline bool ParseU32(std::string_view text, std::uint32_t* out) {
   if (!ParseU64(text, &wide) || wide > UINT32_MAX) return false;
   *out = static_cast<std::uint32_t>(wide);
   return true;
+}
+
+// How a reader that knows the shape of the reply it expects (the usual
+// replies, text_usual.h and meta_usual.h) fares on the bytes at hand.
+enum class QuickOutcome : std::uint8_t {
+  kNeedMore,  // a prefix of a usual reply: read more
+  kDone,      // one whole usual reply
+  kUnusual,   // anything else: the general parser's to judge
+};
+
+// Whether `input`, from `*pos`, continues with `expected`: kDone (and *pos moved
+// past it), kNeedMore when the input ends inside it, kUnusual on a difference.
+inline QuickOutcome Expect(std::string_view input, std::size_t* pos, std::string_view expected) {
+  const std::size_t available = input.size() - *pos;
+  const std::size_t compared = available < expected.size() ? available : expected.size();
+  if (std::memcmp(input.data() + *pos, expected.data(), compared) != 0) {
+    return QuickOutcome::kUnusual;
+  }
+  if (compared < expected.size()) return QuickOutcome::kNeedMore;
+  *pos += expected.size();
+  return QuickOutcome::kDone;
+}
+
+// Expect() for a literal: when the input holds all of it, the comparison has a
+// constant size, which the compiler turns into a load and compare or two.
+template <std::size_t N>
+inline QuickOutcome ExpectLiteral(std::string_view input, std::size_t* pos,
+                                  const char (&literal)[N]) {
+  constexpr std::size_t kLength = N - 1;
+  if (input.size() - *pos < kLength) return Expect(input, pos, literal);
+  if (!reply_line_detail::SameBytes(input.data() + *pos, literal, kLength)) {
+    return QuickOutcome::kUnusual;
+  }
+  *pos += kLength;
+  return QuickOutcome::kDone;
+}
+
+// Whether `input` begins with the whole `literal`.
+template <std::size_t N>
+inline bool StartsWith(std::string_view input, const char (&literal)[N]) {
+  return input.size() >= N - 1 && reply_line_detail::SameBytes(input.data(), literal, N - 1);
+}
+
+// A decimal of 1 to 20 digits from `*pos`, without overflow, up to the first
+// non-digit, which is left at *pos: what ParseU64 accepts, read in one pass.
+inline QuickOutcome ReadNumber(std::string_view input, std::size_t* pos, std::uint64_t* value) {
+  const char* const begin = input.data() + *pos;
+  const char* const end = input.data() + input.size();
+  const char* at = begin;
+  std::uint64_t number = 0;
+  unsigned digit = 0;
+  // Digits are summed without a check; a number long enough to overflow is
+  // read again, strictly, below.
+  while (at != end && (digit = static_cast<unsigned char>(*at) - unsigned{'0'}) <= 9) {
+    number = number * 10 + digit;
+    ++at;
+  }
+  const std::size_t digits = static_cast<std::size_t>(at - begin);
+  // 19 digits always fit in 64 bits; 20 may not, 21 never do.
+  if (digits >= reply_line_detail::kMaxDigits &&
+      (digits > reply_line_detail::kMaxDigits || !ParseU64(std::string_view(begin, digits), &number))) {
+    return QuickOutcome::kUnusual;
+  }
+  if (at == end) return QuickOutcome::kNeedMore;
+  if (digits == 0) return QuickOutcome::kUnusual;
+  *value = number;
+  *pos += digits;
+  return QuickOutcome::kDone;
 }
 
 // ERROR, CLIENT_ERROR <msg>, SERVER_ERROR <msg>: true and fills `reply` if

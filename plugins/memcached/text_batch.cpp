@@ -48,7 +48,7 @@ bool TextBatch::TakeRetrievals(net::ReadBuffer& buffer, Expected& group) {
   for (;;) {
     const std::string_view input = buffer.data();
     if (!input.empty() && input[0] == 'E') {
-      if (!quick_detail::StartsWith(input, "END\r\n")) return false;
+      if (!StartsWith(input, "END\r\n")) return false;
       // Every key still open is a miss.
       for (std::size_t i = 0; i < group.op_count; ++i) {
         ops_[group.first_op + i]->status = Status::NotFound();

@@ -86,8 +86,9 @@ class TextBatch final : public MemcachedBatch {
     return parser_.ValueHeader(input, reply, data_offset, size);
   }
   Status OnReply(const Reply& reply) override;
-  void TakeUsualReplies(net::ReadBuffer& buffer) override {
+  Status TakeUsualReplies(net::ReadBuffer& buffer) override {
     if (usual_replies_) TakeUsual(buffer);
+    return Status::OK();
   }
   // Takes the usual replies off the front of `buffer`, whole ones only, each
   // routed as the general parser and OnReply() would route it; stops at

@@ -23,12 +23,6 @@
 
 namespace cachet::memcached {
 
-enum class QuickOutcome : std::uint8_t {
-  kNeedMore,  // a prefix of a usual reply: read more
-  kDone,      // one whole usual reply
-  kUnusual,   // anything else: the general parser's to judge
-};
-
 struct QuickReply {
   QuickOutcome outcome = QuickOutcome::kUnusual;
   std::string_view data;  // kDone: the value bytes
@@ -46,41 +40,6 @@ struct UsualLine {
 
 namespace quick_detail {
 
-inline constexpr std::size_t kMaxDigits = 20;  // the widest 64-bit decimal
-
-// Whether `input`, from `*pos`, continues with `expected`: kDone (and *pos moved
-// past it), kNeedMore when the input ends inside it, kUnusual on a difference.
-inline QuickOutcome Expect(std::string_view input, std::size_t* pos, std::string_view expected) {
-  const std::size_t available = input.size() - *pos;
-  const std::size_t compared = available < expected.size() ? available : expected.size();
-  if (std::memcmp(input.data() + *pos, expected.data(), compared) != 0) {
-    return QuickOutcome::kUnusual;
-  }
-  if (compared < expected.size()) return QuickOutcome::kNeedMore;
-  *pos += expected.size();
-  return QuickOutcome::kDone;
-}
-
-// Expect() for a literal: when the input holds all of it, the comparison has a
-// constant size, which the compiler turns into a load and compare or two.
-template <std::size_t N>
-inline QuickOutcome ExpectLiteral(std::string_view input, std::size_t* pos,
-                                  const char (&literal)[N]) {
-  constexpr std::size_t kLength = N - 1;
-  if (input.size() - *pos < kLength) return Expect(input, pos, literal);
-  if (!reply_line_detail::SameBytes(input.data() + *pos, literal, kLength)) {
-    return QuickOutcome::kUnusual;
-  }
-  *pos += kLength;
-  return QuickOutcome::kDone;
-}
-
-// Whether `input` begins with the whole `literal`.
-template <std::size_t N>
-inline bool StartsWith(std::string_view input, const char (&literal)[N]) {
-  return input.size() >= N - 1 && reply_line_detail::SameBytes(input.data(), literal, N - 1);
-}
-
 // "VALUE <key> " at the front of `input`: kDone with *pos past it, kNeedMore
 // for a prefix of it, kUnusual for anything else.
 inline QuickOutcome ExpectValueFor(std::string_view input, std::string_view key, std::size_t* pos) {
@@ -97,33 +56,6 @@ inline QuickOutcome ExpectValueFor(std::string_view input, std::string_view key,
     return QuickOutcome::kUnusual;
   }
   *pos = length;
-  return QuickOutcome::kDone;
-}
-
-// A decimal of 1 to 20 digits from `*pos`, without overflow, up to the first
-// non-digit, which is left at *pos: what ParseU64 accepts, read in one pass.
-inline QuickOutcome ReadNumber(std::string_view input, std::size_t* pos, std::uint64_t* value) {
-  const char* const begin = input.data() + *pos;
-  const char* const end = input.data() + input.size();
-  const char* at = begin;
-  std::uint64_t number = 0;
-  unsigned digit = 0;
-  // Digits are summed without a check; a number long enough to overflow is
-  // read again, strictly, below.
-  while (at != end && (digit = static_cast<unsigned char>(*at) - unsigned{'0'}) <= 9) {
-    number = number * 10 + digit;
-    ++at;
-  }
-  const std::size_t digits = static_cast<std::size_t>(at - begin);
-  // 19 digits always fit in 64 bits; 20 may not, 21 never do.
-  if (digits >= kMaxDigits &&
-      (digits > kMaxDigits || !ParseU64(std::string_view(begin, digits), &number))) {
-    return QuickOutcome::kUnusual;
-  }
-  if (at == end) return QuickOutcome::kNeedMore;
-  if (digits == 0) return QuickOutcome::kUnusual;
-  *value = number;
-  *pos += digits;
   return QuickOutcome::kDone;
 }
 
@@ -249,8 +181,8 @@ UsualLine OtherUsualTextLine(std::string_view input, OpKind kind);
     case OpKind::kIncr:
     case OpKind::kDecr: {
       std::size_t pos = 0;
-      if (quick_detail::ReadNumber(input, &pos, &line.number) == QuickOutcome::kDone &&
-          quick_detail::ExpectLiteral(input, &pos, "\r\n") == QuickOutcome::kDone) {
+      if (ReadNumber(input, &pos, &line.number) == QuickOutcome::kDone &&
+          ExpectLiteral(input, &pos, "\r\n") == QuickOutcome::kDone) {
         line.consumed = pos;
         return line;
       }

@@ -18,7 +18,8 @@
 // Input: byte 0, the number of commands (low 3 bits: 1 to 6; 6 and 7 stand for
 // one command whose reply opens with a built one), binary keys (0x08), tiny
 // limits (0x10) and the number of cuts (high 3 bits); then a byte per command
-// (its kind, and noreply in 0x80); then a byte per cut (where the reply is
+// (its kind and, for the first, its key in the low 6 bits; for one command,
+// 0x40 sends it as a batch of one, with q and mn; noreply in 0x80); then a byte per cut (where the reply is
 // split); the rest is the reply, where a byte from 0xe0 up stands for a piece of
 // a meta reply (kPieces), so that whole replies, and replies to the wrong
 // command, are found quickly. A built reply takes its first bytes as choices,
@@ -53,7 +54,12 @@ constexpr ParserLimits kLimits{256, 1 << 20};
 // Limits some of kPieces' whole replies pass and some do not: a line of 16
 // bytes, a value of 4.
 constexpr ParserLimits kTinyLimits{16, 4};
-const std::string_view kKeys[] = {"k", "key2", "a-longer-key-03", "k", "k5", "k6"};
+// The first command's key, picked by its byte: lengths whose compare takes a
+// byte at a time, 4-byte words, and 8-byte words with and without a last
+// overlapping one.
+const std::string_view kFirstKeys[] = {"k", "user:42", "user:profile:42", "user:profile:4242"};
+// The other commands' keys.
+const std::string_view kOtherKeys[] = {"key2", "a-longer-key-03", "k", "k5", "k6"};
 constexpr OpKind kKinds[] = {OpKind::kGet,  OpKind::kGet,  OpKind::kStore, OpKind::kRemove,
                              OpKind::kIncr, OpKind::kDecr, OpKind::kTouch};
 
@@ -95,6 +101,7 @@ static_assert(std::size(kPieces) == 32);
 struct Command {
   OpKind kind;
   bool noreply;
+  std::string_view key;
 };
 
 // What a reader made of the reply.
@@ -112,7 +119,7 @@ void Fill(Outcome* out, const std::vector<Command>& commands) {
   for (std::size_t i = 0; i < commands.size(); ++i) {
     Operation& op = out->ops[i];
     op.kind = commands[i].kind;
-    op.key = kKeys[i];
+    op.key = commands[i].key;
     op.noreply = op.kind != OpKind::kGet && commands[i].noreply;
     op.status = Status::Internal("never decided");
     op.result.value = "left over";
@@ -121,16 +128,18 @@ void Fill(Outcome* out, const std::vector<Command>& commands) {
 }
 
 // Reads `reply` with the usual path or without: one command as a single
-// operation's reader reads it (its hit going to a lent Item), else a batch.
-Outcome Read(bool usual, const std::vector<Command>& commands, const BatchSettings& settings,
-             const ParserLimits& limits, std::string_view reply,
+// operation's reader reads it (its hit going to a lent Item), unless
+// `batch_of_one`, else a batch.
+Outcome Read(bool usual, const std::vector<Command>& commands, bool batch_of_one,
+             const BatchSettings& settings, const ParserLimits& limits, std::string_view reply,
              const std::vector<std::size_t>& cuts) {
   Outcome out;
   Fill(&out, commands);
   // A batch's reader, or a single operation's without the usual path.
   MetaBatch own(limits, usual);
   MetaBatch* reader = &own;
-  if (commands.size() == 1) {
+  const bool alone = commands.size() == 1 && !batch_of_one;
+  if (alone) {
     Operation& op = out.ops[0];
     Item* hit = op.kind == OpKind::kGet ? &out.items[0] : &op.result;
     if (usual) {
@@ -145,7 +154,7 @@ Outcome Read(bool usual, const std::vector<Command>& commands, const BatchSettin
   }
   out.stream = cachet::memcached::fuzz::Feed(*reader, reply, cuts, &out.done);
   out.poisoned = reader->poisoned();
-  if (commands.size() != 1 || out.ops[0].kind != OpKind::kGet) {
+  if (!alone || out.ops[0].kind != OpKind::kGet) {
     for (std::size_t i = 0; i < out.ops.size(); ++i) out.items[i] = out.ops[i].result;
   }
   return out;
@@ -184,7 +193,7 @@ bool SameReply(const Reply& a, const Reply& b) {
 
 // Wherever a reply starts (the reply's front, and after each reply the general
 // parser reads), a reply the usual path takes is the general parser's, whether
-// it expects a key ("k", as a single get does) or takes any.
+// it expects a key (one of kFirstKeys, as a single get does) or takes any.
 void CheckParse(std::string_view reply, const ParserLimits& limits) {
   const cachet::memcached::MetaReplyParser parser(limits);
   std::size_t at = 0;
@@ -192,7 +201,8 @@ void CheckParse(std::string_view reply, const ParserLimits& limits) {
     const std::string_view input = reply.substr(at);
     Reply general;
     const cachet::memcached::ParseResult parsed = parser.Parse(input, &general);
-    for (const std::string_view key : {std::string_view(), std::string_view("k")}) {
+    for (const std::string_view key : {std::string_view(), kFirstKeys[0], kFirstKeys[1],
+                                       kFirstKeys[2], kFirstKeys[3]}) {
       Reply usual;
       const std::size_t taken = cachet::memcached::UsualMetaReply(input, limits, key, &usual);
       if (taken == 0) continue;
@@ -245,8 +255,9 @@ std::string BuildReply(std::string_view* choices) {
                                                   "x",
                                                   "-1",
                                                   "1x"};
-  static constexpr std::string_view kKeyTokens[] = {"k",   "key2", "kk",    "",
-                                                    "k\n", "k\r",  "k\x01", "\xffk"};
+  static constexpr std::string_view kKeyTokens[] = {
+      "k",    "key2", "kk",    "",      "k\n", "k\r", "k\x01", "\xffk", "user:42", "user:43",
+      "user:profile:42", "user:profile:43", "user:profile:4242", "user:profile:4243", "user:profile:424"};
   static constexpr std::string_view kExtras[] = {" t-1", " W", " Z", " b", " ", " f1", " O1", " q"};
   static constexpr std::string_view kEnds[] = {"\r\n", "\n", "\r",       " \r\n",
                                                "\rX",  "",   "\r\n\r\n", "X\r\n"};
@@ -290,8 +301,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<Command> commands;
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint8_t byte = data[1 + i];
-    commands.push_back({kKinds[(byte & 0x7f) % std::size(kKinds)], (byte & 0x80) != 0});
+    const std::string_view key = i == 0 ? kFirstKeys[(byte & 0x3f) / 7 % std::size(kFirstKeys)]
+                                        : kOtherKeys[i - 1];
+    commands.push_back({kKinds[(byte & 0x3f) % std::size(kKinds)], (byte & 0x80) != 0, key});
   }
+  const bool batch_of_one = count == 1 && (data[1] & 0x40) != 0;
   std::string_view rest(reinterpret_cast<const char*>(data) + 1 + count + cut_count,
                         size - 1 - count - cut_count);
   std::string reply = built ? BuildReply(&rest) : std::string();
@@ -302,8 +316,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (cuts.empty() || cut >= cuts.back()) cuts.push_back(cut);
   }
   CheckParse(reply, limits);
-  const Outcome usual = Read(true, commands, settings, limits, reply, cuts);
-  CheckSame(usual, Read(false, commands, settings, limits, reply, cuts));
-  if (count == 1) CheckDecided(usual, reply);
+  const Outcome usual = Read(true, commands, batch_of_one, settings, limits, reply, cuts);
+  CheckSame(usual, Read(false, commands, batch_of_one, settings, limits, reply, cuts));
+  if (count == 1 && !batch_of_one) CheckDecided(usual, reply);
   return 0;
 }
