@@ -160,30 +160,6 @@ Outcome Read(bool usual, const std::vector<Command>& commands, bool batch_of_one
   return out;
 }
 
-// Protocol errors quote the bytes at hand; their code is what must agree.
-bool SameStatus(const Status& a, const Status& b) {
-  if (a.IsProtocolError() && b.IsProtocolError()) return true;
-  return a.ToString() == b.ToString();
-}
-
-void CheckSame(const Outcome& a, const Outcome& b) {
-  if (a.done != b.done || a.poisoned != b.poisoned || !SameStatus(a.stream, b.stream)) {
-    std::abort();
-  }
-  for (std::size_t i = 0; i < a.ops.size(); ++i) {
-    const Operation& x = a.ops[i];
-    const Operation& y = b.ops[i];
-    if (!SameStatus(x.status, y.status)) std::abort();
-    if (!x.status.ok()) continue;
-    if (x.kind == OpKind::kGet &&
-        (a.items[i].value != b.items[i].value || a.items[i].flags != b.items[i].flags ||
-         a.items[i].cas != b.items[i].cas)) {
-      std::abort();
-    }
-    if (x.counter != y.counter) std::abort();
-  }
-}
-
 bool SameReply(const Reply& a, const Reply& b) {
   return a.kind == b.kind && a.key == b.key && a.data == b.data && a.text == b.text &&
          a.stat_value == b.stat_value && a.flags == b.flags && a.cas == b.cas &&
@@ -317,7 +293,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   CheckParse(reply, limits);
   const Outcome usual = Read(true, commands, batch_of_one, settings, limits, reply, cuts);
-  CheckSame(usual, Read(false, commands, batch_of_one, settings, limits, reply, cuts));
+  cachet::memcached::fuzz::CheckSame(
+      usual, Read(false, commands, batch_of_one, settings, limits, reply, cuts));
   if (count == 1 && !batch_of_one) CheckDecided(usual, reply);
   return 0;
 }

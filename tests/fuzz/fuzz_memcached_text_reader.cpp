@@ -118,30 +118,6 @@ Outcome Usual(const std::vector<Command>& commands, std::string_view reply,
   return out;
 }
 
-// Protocol errors quote the bytes at hand; their code is what must agree.
-bool SameStatus(const Status& a, const Status& b) {
-  if (a.IsProtocolError() && b.IsProtocolError()) return true;
-  return a.ToString() == b.ToString();
-}
-
-void CheckSame(const Outcome& a, const Outcome& b) {
-  if (a.done != b.done || a.poisoned != b.poisoned || !SameStatus(a.stream, b.stream)) {
-    std::abort();
-  }
-  for (std::size_t i = 0; i < a.ops.size(); ++i) {
-    const Operation& x = a.ops[i];
-    const Operation& y = b.ops[i];
-    if (!SameStatus(x.status, y.status)) std::abort();
-    if (!x.status.ok()) continue;
-    if (x.kind == OpKind::kGet &&
-        (a.items[i].value != b.items[i].value || a.items[i].flags != b.items[i].flags ||
-         a.items[i].cas != b.items[i].cas)) {
-      std::abort();
-    }
-    if (x.counter != y.counter) std::abort();
-  }
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -163,6 +139,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t cut = reply.empty() ? 0 : data[1 + count + i] % (reply.size() + 1);
     if (cuts.empty() || cut >= cuts.back()) cuts.push_back(cut);
   }
-  CheckSame(Usual(commands, reply, cuts), General(commands, reply, cuts));
+  cachet::memcached::fuzz::CheckSame(Usual(commands, reply, cuts),
+                                     General(commands, reply, cuts));
   return 0;
 }

@@ -1,13 +1,16 @@
 // What the memcached reader fuzz targets share: a reply spelled with pieces of
-// usual replies, and feeding it to a reader as an exchange receives it.
+// usual replies, feeding it to a reader as an exchange receives it, and the
+// check that two readings of it (usual path and general parser) ended alike.
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cachet/backend.h"
 #include "cachet/net/read_buffer.h"
 #include "cachet/status.h"
 
@@ -56,6 +59,34 @@ Status Feed(Reader& reader, std::string_view reply, const std::vector<std::size_
   if (stream.ok() && *done && !buffer.empty()) stream = Status::ProtocolError("bytes after");
   reader.Settle(*done || !stream.ok() ? stream : Status::Timeout("cut short"));
   return stream;
+}
+
+// Protocol errors quote the bytes at hand; their code is what must agree.
+inline bool SameStatus(const Status& a, const Status& b) {
+  if (a.IsProtocolError() && b.IsProtocolError()) return true;
+  return a.ToString() == b.ToString();
+}
+
+// Aborts unless two readings of one reply ended alike: the stream, each
+// operation's outcome, and each hit's value, flags and CAS. `Outcome` has
+// done, poisoned, stream, ops and items (where each hit went).
+template <class Outcome>
+void CheckSame(const Outcome& a, const Outcome& b) {
+  if (a.done != b.done || a.poisoned != b.poisoned || !SameStatus(a.stream, b.stream)) {
+    std::abort();
+  }
+  for (std::size_t i = 0; i < a.ops.size(); ++i) {
+    const Operation& x = a.ops[i];
+    const Operation& y = b.ops[i];
+    if (!SameStatus(x.status, y.status)) std::abort();
+    if (!x.status.ok()) continue;
+    if (x.kind == OpKind::kGet &&
+        (a.items[i].value != b.items[i].value || a.items[i].flags != b.items[i].flags ||
+         a.items[i].cas != b.items[i].cas)) {
+      std::abort();
+    }
+    if (x.counter != y.counter) std::abort();
+  }
 }
 
 }  // namespace cachet::memcached::fuzz
