@@ -1,6 +1,7 @@
 // max_connections against real servers: many threads sharing one Cache never
 // hold more connections to a server than the bound, counted on the server's
-// side (/proc/net/tcp) and in Cache::Health(), and every call still succeeds.
+// side (/proc/net/tcp, those open at one instant) and in Cache::Health(), and
+// every call still succeeds.
 // (A wait that outlasts its deadline is tested on the pool itself, in
 // tests/unit/test_connection.cpp.)
 #include <algorithm>
@@ -36,10 +37,10 @@ std::unique_ptr<Cache> OpenCache(const std::string& text) {
 }
 
 // Established TCP connections whose local port is `port`: the server's ends of
-// its clients' connections (IPv4 loopback, as the launchers listen). Counted
-// by the client's address, as a line read twice (the table changes while it
-// is read in pieces) is the same connection.
-int EstablishedTo(int port) {
+// its clients' connections (IPv4 loopback, as the launchers listen), by the
+// client's address (a line read twice, as the table changes while it is read
+// in pieces, is the same connection).
+std::set<std::string> EstablishedTo(int port) {
   std::ifstream table("/proc/net/tcp");
   std::string line;
   std::getline(table, line);  // the header
@@ -54,7 +55,19 @@ int EstablishedTo(int port) {
       clients.insert(remote);
     }
   }
-  return static_cast<int>(clients.size());
+  return clients;
+}
+
+// How many connections to `port` were open at one instant: those in two
+// reads of the table, one after the other, were all open between the reads.
+// One read alone is no snapshot: it may list a connection closed while the
+// read went on beside the one opened after it, and count both.
+int OpenTogether(int port) {
+  const std::set<std::string> first = EstablishedTo(port);
+  const std::set<std::string> second = EstablishedTo(port);
+  int both = 0;
+  for (const std::string& client : first) both += second.count(client) != 0 ? 1 : 0;
+  return both;
 }
 
 struct Observed {
@@ -72,7 +85,7 @@ Observed Hammer(Cache& cache, int port) {
   Observed seen;
   std::thread monitor([&] {
     for (int i = 0; i < 5000 && running.load(); ++i) {  // bounded: 5000 x 2 ms at most
-      seen.most_on_server = std::max(seen.most_on_server, EstablishedTo(port));
+      seen.most_on_server = std::max(seen.most_on_server, OpenTogether(port));
       for (const ServerHealth& h : cache.Health()) {
         seen.most_in_health = std::max(seen.most_in_health, h.connections);
       }
