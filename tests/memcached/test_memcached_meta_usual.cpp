@@ -16,6 +16,7 @@
 #include "meta_batch.h"
 #include "meta_parser.h"
 #include "meta_usual.h"
+#include "support/mutated_reply.h"
 
 namespace cachet::memcached {
 namespace {
@@ -379,12 +380,7 @@ TEST_CASE("meta usual: a batch ends the same with and without it", "[memcached][
   const std::string alphabet = "0123456789 \r\nVAHDENMOkfc";
   std::mt19937 random(20261202);
   for (int trial = 0; trial < 5000; ++trial) {
-    std::string reply = valid;
-    const int changes = 1 + static_cast<int>(random() % 3);
-    for (int c = 0; c < changes; ++c) {
-      reply[random() % reply.size()] = alphabet[random() % alphabet.size()];
-    }
-    if (random() % 4 == 0) reply.resize(random() % reply.size());
+    const std::string reply = test::MutatedReply(valid, alphabet, random);
     const std::size_t cut = random() % (reply.size() + 1);
     INFO("reply '" << reply << "' cut at " << cut);
     CHECK(Read(true, kinds, reply, {}) == Read(false, kinds, reply, {}));

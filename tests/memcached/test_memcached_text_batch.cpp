@@ -16,6 +16,7 @@
 #include "reply_status.h"
 #include "text_batch.h"
 #include "text_parser.h"
+#include "support/mutated_reply.h"
 
 namespace cachet::memcached {
 namespace {
@@ -368,12 +369,7 @@ TEST_CASE("text batch: mutated replies are judged as the general parser judges t
   const std::string alphabet = "0123456789 \r\nVALUEND-k14y";
   std::mt19937 random(20261130);
   for (int trial = 0; trial < 10000; ++trial) {
-    std::string reply = valid;
-    const int changes = 1 + static_cast<int>(random() % 3);
-    for (int c = 0; c < changes; ++c) {
-      reply[random() % reply.size()] = alphabet[random() % alphabet.size()];
-    }
-    if (random() % 4 == 0) reply.resize(random() % reply.size());
+    const std::string reply = test::MutatedReply(valid, alphabet, random);
     const std::size_t cut = random() % (reply.size() + 1);
     INFO("reply '" << reply << "' cut at " << cut);
     const BatchOutcome expected = Reference(keys, reply);
