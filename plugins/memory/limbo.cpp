@@ -59,6 +59,12 @@ void Limbo::Retired(std::size_t bytes) noexcept {
   if (blocks_since_advance_ >= kAdvanceEveryBlocks || bytes_since_advance_ >= kAdvanceEveryBytes) {
     blocks_since_advance_ = 0;
     bytes_since_advance_ = 0;
+    // With no reader in, all that waits is free now and the epoch, which every
+    // writer reads, stays as it is: writers on other cores keep their copy of it.
+    if (epochs_.NoReaders()) {
+      FreeWhile([](std::uint64_t) { return true; }, /*keep_spares=*/true);
+      return;
+    }
     (void)epochs_.TryAdvance();  // fails at once while a reader of the previous epoch is in
   }
   // What waits can only become free when the epoch moves, so the ring is looked

@@ -36,6 +36,13 @@ ReadEpochs::Section::Section(ReadEpochs& epochs) noexcept : slot_(epochs.ThisThr
   slot_.readers[1].fetch_add(1);
 }
 
+bool ReadEpochs::NoReaders() const noexcept {
+  for (const Slot& slot : slots_) {
+    if (slot.readers[0].load() != 0 || slot.readers[1].load() != 0) return false;
+  }
+  return true;
+}
+
 bool ReadEpochs::TryAdvance() noexcept {
   std::uint64_t epoch = epoch_.load();
   const unsigned next_parity = static_cast<unsigned>((epoch + 1) & 1);

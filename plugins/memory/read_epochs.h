@@ -15,6 +15,13 @@
 // in; every access to the epoch, the announcements and the links readers follow is
 // sequentially consistent, which is what the argument above relies on.
 //
+// A second, quicker way out: when a writer, after unlinking, finds no reader
+// inside a section in any slot, nothing it unlinked before can be in a reader's
+// hands (NoReaders), whatever the epoch. A reader it missed announced itself
+// after the writer looked, so after the unlink, and can only find what replaced
+// the block. This lets writes with no reader beside them free what they retired
+// at once, without writing the epoch: the one word every writer reads.
+//
 // Announcements are counters, two per slot (one per parity), and each thread
 // writes the slot it was given when it first read: threads do not share the cache
 // lines they write, so readers on different cores do not slow each other down.
@@ -66,6 +73,9 @@ class ReadEpochs {
   std::uint64_t current() const noexcept { return epoch_.load(); }
   // Whether a block retired while the epoch was `retired_in` can be freed.
   bool Reclaimable(std::uint64_t retired_in) const noexcept { return current() >= retired_in + 2; }
+  // Whether no reader is inside a section, in either parity, as the slots are
+  // read one after the other: everything unlinked before the call is then free.
+  bool NoReaders() const noexcept;
   // Moves to the next epoch if no reader remains in the previous one's parity;
   // false when one does (try again later) or another thread advanced first.
   bool TryAdvance() noexcept;

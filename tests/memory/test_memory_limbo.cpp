@@ -1,0 +1,67 @@
+// The memory store's limbo and its read epochs, white-box (built from the
+// plugin's own sources): what a writer retires is freed at once while no reader
+// is in, without moving the epoch, and waits for the epoch while one is.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "limbo.h"
+#include "read_epochs.h"
+
+using cachet::memory::Limbo;
+using cachet::memory::MemoryEntry;
+using cachet::memory::ReadEpochs;
+
+namespace {
+
+// Retires one entry with a value of `value_size` bytes (too large to be kept as
+// a spare when the limbo is given no room for spares).
+void RetireOne(Limbo& limbo, std::size_t value_size) {
+  MemoryEntry* entry = MemoryEntry::Create("key", 0, value_size);
+  REQUIRE(entry != nullptr);
+  limbo.Retire(entry, entry->charge());
+}
+
+}  // namespace
+
+TEST_CASE("limbo: with no reader in, every 8th retirement frees all that waits", "[memory]") {
+  ReadEpochs epochs;
+  Limbo limbo(epochs, /*spare_limit=*/0);
+  for (int i = 0; i < 7; ++i) RetireOne(limbo, 100);
+  CHECK(limbo.bytes() > 0);
+  RetireOne(limbo, 100);
+  CHECK(limbo.bytes() == 0);
+  // Freed without an epoch advance: the word every writer reads stayed as it was.
+  CHECK(epochs.current() == 0);
+  for (int i = 0; i < 800; ++i) RetireOne(limbo, 100);
+  CHECK(limbo.bytes() == 0);
+  CHECK(epochs.current() == 0);
+}
+
+TEST_CASE("limbo: a reader in keeps what was retired, until the epoch lets it go", "[memory]") {
+  ReadEpochs epochs;
+  Limbo limbo(epochs, /*spare_limit=*/0);
+  CHECK(epochs.NoReaders());
+  {
+    ReadEpochs::Section reader(epochs);
+    CHECK_FALSE(epochs.NoReaders());
+    for (int i = 0; i < 64; ++i) RetireOne(limbo, 100);
+    // The reader may hold any of them: none is freed, however many follow.
+    CHECK(limbo.bytes() >= 64 * 100);
+  }
+  CHECK(epochs.NoReaders());
+  RetireOne(limbo, 100);
+  for (int i = 0; i < 7; ++i) RetireOne(limbo, 100);
+  CHECK(limbo.bytes() == 0);
+}
+
+TEST_CASE("limbo: a reader announced in the other parity is seen too", "[memory]") {
+  ReadEpochs epochs;
+  REQUIRE(epochs.TryAdvance());  // epoch 1: a reader now counts in the odd parity
+  Limbo limbo(epochs, /*spare_limit=*/0);
+  ReadEpochs::Section reader(epochs);
+  CHECK_FALSE(epochs.NoReaders());
+  for (int i = 0; i < 16; ++i) RetireOne(limbo, 100);
+  CHECK(limbo.bytes() >= 16 * 100);
+}
