@@ -6,9 +6,10 @@
 // the epoch of the moment it was unlinked, and the limbo frees it once the epoch
 // is two further on. Things wait in the order they were retired, so the oldest
 // are always the first that may go. Every few retirements (or bytes' worth) the
-// limbo tries to advance the epoch itself, so memory comes back while writes go
-// on, soon enough that a freed entry is reused as a spare while its lines are
-// still in the caches. Bytes waiting here are not charged to the shard's budget:
+// limbo frees all that waits if no reader is in (ReadEpochs::NoReaders), else
+// tries to advance the epoch itself, so memory comes back while writes go on,
+// soon enough that a freed entry is reused as a spare while its lines are still
+// in the caches. Bytes waiting here are not charged to the shard's budget:
 // they are on their way out. Not synchronized: the shard's lock guards it.
 //
 // Entries wait in a ring of (entry, epoch) pairs that the limbo owns (an entry
@@ -70,7 +71,8 @@ class Limbo {
   }
 
  private:
-  // An attempt to advance the epoch after this many retirements or bytes. The
+  // A look for readers (and, with one in, an attempt to advance the epoch) after
+  // this many retirements or bytes. The
   // epoch is the one word every shard's writers share, so each advance takes
   // its cache line from the other cores; but a retired entry becomes a spare
   // only two advances later, and the next write fills that spare: the sooner,
