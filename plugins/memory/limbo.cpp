@@ -24,7 +24,7 @@ bool Limbo::Ring::Push(Waiting waiting) noexcept {
 }
 
 Limbo::~Limbo() {
-  FreeWhile([](std::uint64_t) { return true; }, /*keep_spares=*/false);
+  FreeAll(/*keep_spares=*/false);
   for (std::size_t i = 0; i < spare_count_; ++i) MemoryEntry::Destroy(spares_[i].entry);
 }
 
@@ -62,7 +62,7 @@ void Limbo::Retired(std::size_t bytes) noexcept {
     // With no reader in, all that waits is free now and the epoch, which every
     // writer reads, stays as it is: writers on other cores keep their copy of it.
     if (epochs_.NoReaders()) {
-      FreeWhile([](std::uint64_t) { return true; }, /*keep_spares=*/true);
+      FreeAll(/*keep_spares=*/true);
       return;
     }
     (void)epochs_.TryAdvance();  // fails at once while a reader of the previous epoch is in
@@ -80,10 +80,15 @@ void Limbo::FreeReclaimable() noexcept {
             /*keep_spares=*/true);
 }
 
+void Limbo::FreeAll(bool keep_spares) noexcept {
+  FreeWhile([](std::uint64_t) { return true; }, keep_spares);
+}
+
 void Limbo::Reclaim(bool keep_spares) noexcept {
-  // A block retired in epoch E is free at E+2: two advances at most, each of
-  // which fails at once while a reader of the previous epoch is still in (or
-  // loses to another shard's advance, which moves the epoch just as well).
+  // With no reader in, everything is free at once. Else a block retired in epoch
+  // E is free at E+2: two advances at most, each of which fails at once while a
+  // reader of the previous epoch is still in (or loses to another shard's
+  // advance, which moves the epoch just as well).
   for (int attempt = 0; attempt < 2; ++attempt) {
     // The newest waiting block is the last to become free.
     std::uint64_t newest = 0;
@@ -92,6 +97,10 @@ void Limbo::Reclaim(bool keep_spares) noexcept {
       newest = arrays_.newest->retired_in;
     }
     if ((entries_.empty() && arrays_.newest == nullptr) || epochs_.Reclaimable(newest)) break;
+    if (epochs_.NoReaders()) {
+      FreeAll(/*keep_spares=*/true);
+      break;
+    }
     (void)epochs_.TryAdvance();
   }
   FreeReclaimable();

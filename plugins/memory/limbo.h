@@ -56,9 +56,10 @@ class Limbo {
   void Retire(RetiredArray* array, std::size_t bytes) noexcept;
   // Frees what no reader can hold any more.
   void FreeReclaimable() noexcept;
-  // For a shard whose writes stopped (Flush, stats): tries at most twice to
-  // advance the epoch, which is all a block retired now needs, then frees what
-  // no reader can hold; without `keep_spares` the spares are freed too.
+  // For a shard whose writes stopped (Flush, stats): frees all that waits if no
+  // reader is in, else tries at most twice to advance the epoch (all a block
+  // retired now needs) and frees what no reader can hold; without `keep_spares`
+  // the spares are freed too.
   void Reclaim(bool keep_spares) noexcept;
   // A freed entry with room for `bytes` bytes after its header (MemoryEntry::RoomFor;
   // and less than 16 more), to be rebuilt with MemoryEntry::Recycle, and its
@@ -145,6 +146,8 @@ class Limbo {
   // keeping spares when `keep_spares`.
   template <class Predicate>
   void FreeWhile(Predicate may_free, bool keep_spares) noexcept;
+  // Frees everything waiting, whatever the epoch: only when no reader can hold it.
+  void FreeAll(bool keep_spares) noexcept;
 
   ReadEpochs& epochs_;
   const std::size_t spare_limit_;  // bytes all spares together may take

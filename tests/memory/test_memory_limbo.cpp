@@ -15,10 +15,10 @@ using cachet::memory::ReadEpochs;
 
 namespace {
 
-// Retires one entry with a value of `value_size` bytes (too large to be kept as
-// a spare when the limbo is given no room for spares).
-void RetireOne(Limbo& limbo, std::size_t value_size) {
-  MemoryEntry* entry = MemoryEntry::Create("key", 0, value_size);
+// Retires one entry with a 100-byte value (never kept as a spare: these limbos
+// are given no room for spares).
+void RetireOne(Limbo& limbo) {
+  MemoryEntry* entry = MemoryEntry::Create("key", 0, 100);
   REQUIRE(entry != nullptr);
   limbo.Retire(entry, entry->charge());
 }
@@ -28,13 +28,13 @@ void RetireOne(Limbo& limbo, std::size_t value_size) {
 TEST_CASE("limbo: with no reader in, every 8th retirement frees all that waits", "[memory]") {
   ReadEpochs epochs;
   Limbo limbo(epochs, /*spare_limit=*/0);
-  for (int i = 0; i < 7; ++i) RetireOne(limbo, 100);
+  for (int i = 0; i < 7; ++i) RetireOne(limbo);
   CHECK(limbo.bytes() > 0);
-  RetireOne(limbo, 100);
+  RetireOne(limbo);
   CHECK(limbo.bytes() == 0);
   // Freed without an epoch advance: the word every writer reads stayed as it was.
   CHECK(epochs.current() == 0);
-  for (int i = 0; i < 800; ++i) RetireOne(limbo, 100);
+  for (int i = 0; i < 800; ++i) RetireOne(limbo);
   CHECK(limbo.bytes() == 0);
   CHECK(epochs.current() == 0);
 }
@@ -46,13 +46,12 @@ TEST_CASE("limbo: a reader in keeps what was retired, until the epoch lets it go
   {
     ReadEpochs::Section reader(epochs);
     CHECK_FALSE(epochs.NoReaders());
-    for (int i = 0; i < 64; ++i) RetireOne(limbo, 100);
+    for (int i = 0; i < 64; ++i) RetireOne(limbo);
     // The reader may hold any of them: none is freed, however many follow.
     CHECK(limbo.bytes() >= 64 * 100);
   }
   CHECK(epochs.NoReaders());
-  RetireOne(limbo, 100);
-  for (int i = 0; i < 7; ++i) RetireOne(limbo, 100);
+  for (int i = 0; i < 8; ++i) RetireOne(limbo);
   CHECK(limbo.bytes() == 0);
 }
 
@@ -62,6 +61,6 @@ TEST_CASE("limbo: a reader announced in the other parity is seen too", "[memory]
   Limbo limbo(epochs, /*spare_limit=*/0);
   ReadEpochs::Section reader(epochs);
   CHECK_FALSE(epochs.NoReaders());
-  for (int i = 0; i < 16; ++i) RetireOne(limbo, 100);
+  for (int i = 0; i < 16; ++i) RetireOne(limbo);
   CHECK(limbo.bytes() >= 16 * 100);
 }
