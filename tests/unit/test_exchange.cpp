@@ -23,6 +23,7 @@
 namespace cachet::net {
 namespace {
 
+using Catch::Contains;
 using std::chrono::milliseconds;
 
 // Replies are lines; the reader expects `expected` of them.
@@ -130,6 +131,63 @@ Status RunAlone(Pair& pair, const std::string& request, Reader& reader,
   return RunLoneExchange(*pair.connection, &piece, 1, reader, start, start + budget);
 }
 
+// Runs `request` alone on `pair`'s connection, whose peer sent `reply` before it was asked.
+template <class Reader>
+Status RunAnsweredAlone(Pair& pair, std::string_view reply, const std::string& request,
+                        Reader& reader) {
+  REQUIRE(pair.Send(reply));
+  return RunAlone(pair, request, reader);
+}
+
+// Begins `piece` on `state` and writes it: a small request goes out whole, and
+// the exchange then waits for its reply.
+void BeginAndWrite(ExchangeState& state, Pair& pair, iovec& piece, LineReader& reader) {
+  state.Begin(&piece, 1);
+  REQUIRE(state.Write(*pair.connection, reader) == Want::kRead);
+}
+
+// A connection whose peer answered "value\n" before it was asked: beside one
+// that fails in the poll loop, its own exchange ends well.
+struct AnsweredPair {
+  explicit AnsweredPair(milliseconds io_timeout = milliseconds(1000)) : pair(io_timeout) {
+    REQUIRE(pair.Send("value\n"));
+  }
+  Pair pair;
+  LineReader reader{1};
+};
+
+// One exchange of a poll-loop run: its connection (with the peer), request and reader.
+struct Side {
+  Pair& pair;
+  const std::string& request;
+  ReplyReader& reader;
+};
+
+// What each side's exchange ended with.
+struct Outcomes {
+  Status first;
+  Status second;
+};
+
+// Runs both sides together through the poll loop, the call's deadline `budget` from now.
+Outcomes RunSideBySide(Side first, Side second, milliseconds budget = milliseconds(3000)) {
+  Exchange exchanges[2];
+  exchanges[0] = {first.pair.connection.get(), {Piece(first.request)}, &first.reader, {}};
+  exchanges[1] = {second.pair.connection.get(), {Piece(second.request)}, &second.reader, {}};
+  RunExchanges(exchanges, Clock::now() + budget);
+  return {exchanges[0].status, exchanges[1].status};
+}
+
+// Checks an exchange that failed: with `code`, a message that says `words`, and
+// its connection closed, never to be reused.
+void CheckFailedAndClosed(const Status& s, StatusCode code, const std::string& words,
+                          const Pair& pair) {
+  INFO(s.ToString());
+  CHECK(s.code() == code);
+  CHECK_THAT(std::string(s.message()), Contains(words));
+  CHECK_FALSE(pair.connection->connected());
+}
+
 // Waits (at most 1 s) until the client's socket has bytes to read.
 void AwaitBytes(const Connection& c) {
   pollfd p{c.fd(), POLLIN, 0};
@@ -154,8 +212,7 @@ TEST_CASE("exchange: a reply split at any byte is read whole, step by step", "[e
     iovec piece = Piece(request);
     LineReader reader(2);
     ExchangeState state;
-    state.Begin(&piece, 1);
-    REQUIRE(state.Write(*pair.connection, reader) == Want::kRead);
+    BeginAndWrite(state, pair, piece, reader);
     CHECK(pair.Receive() == request);
     REQUIRE(pair.Send(reply.substr(0, cut)));
     AwaitBytes(*pair.connection);
@@ -249,41 +306,31 @@ TEST_CASE("exchange: bytes after the last reply are an error and close the conne
     iovec piece = Piece(request);
     LineReader reader(1);
     ExchangeState state;
-    state.Begin(&piece, 1);
-    REQUIRE(state.Write(*pair.connection, reader) == Want::kRead);
+    BeginAndWrite(state, pair, piece, reader);
     REQUIRE(pair.Send("value\nextra"));
     AwaitBytes(*pair.connection);
     CHECK(state.Read(*pair.connection, reader) == Want::kDone);
-    CHECK(state.status().IsProtocolError());
-    CHECK(state.status().message().find("bytes after the last reply") != std::string_view::npos);
-    CHECK_FALSE(pair.connection->connected());
+    CheckFailedAndClosed(state.status(), StatusCode::kProtocolError, "bytes after the last reply",
+                         pair);
   }
   SECTION("lone driver") {
     Pair pair;
     const std::string request = "get a\n";
-    REQUIRE(pair.Send("value\nextra\n"));
     LineReader reader(1);
-    Status s = RunAlone(pair, request, reader);
-    CHECK(s.IsProtocolError());
-    CHECK(s.message().find("bytes after the last reply") != std::string_view::npos);
-    CHECK_FALSE(pair.connection->connected());
+    Status s = RunAnsweredAlone(pair, "value\nextra\n", request, reader);
+    CheckFailedAndClosed(s, StatusCode::kProtocolError, "bytes after the last reply", pair);
   }
   SECTION("poll loop") {
-    Pair a;
-    Pair b;
+    AnsweredPair good;
+    Pair bad;
     const std::string request = "get a\n";
-    LineReader ra(1);
-    LineReader rb(1);
-    Exchange exchanges[2];
-    exchanges[0] = {a.connection.get(), {Piece(request)}, &ra, {}};
-    exchanges[1] = {b.connection.get(), {Piece(request)}, &rb, {}};
-    REQUIRE(a.Send("value\n"));
-    REQUIRE(b.Send("value\nextra\n"));
-    RunExchanges(exchanges, Clock::now() + milliseconds(3000));
-    CHECK(exchanges[0].status.ok());
-    CHECK(a.connection->connected());
-    CHECK(exchanges[1].status.IsProtocolError());
-    CHECK_FALSE(b.connection->connected());
+    LineReader reader(1);
+    REQUIRE(bad.Send("value\nextra\n"));
+    const Outcomes run = RunSideBySide({good.pair, request, good.reader}, {bad, request, reader});
+    CHECK(run.first.ok());
+    CHECK(good.pair.connection->connected());
+    CHECK(run.second.IsProtocolError());
+    CHECK_FALSE(bad.connection->connected());
   }
 }
 
@@ -296,47 +343,33 @@ TEST_CASE("exchange: a stalled peer is a timeout within the I/O timeout, and is 
     const Clock::time_point start = Clock::now();
     Status s = RunAlone(pair, request, reader);
     const auto took = Clock::now() - start;
-    CHECK(s.IsTimeout());
-    CHECK(s.message().find("no reply within the I/O timeout") != std::string_view::npos);
+    CheckFailedAndClosed(s, StatusCode::kTimeout, "no reply within the I/O timeout", pair);
     CHECK(took < milliseconds(1000));
-    CHECK_FALSE(pair.connection->connected());
     CHECK(pair.ClientClosed());
   }
   SECTION("lone driver, the call's deadline first") {
     Pair pair(milliseconds(1000));
     LineReader reader(1);
     Status s = RunAlone(pair, request, reader, milliseconds(100));
-    CHECK(s.IsTimeout());
-    CHECK(s.message().find("no reply within the request timeout") != std::string_view::npos);
-    CHECK_FALSE(pair.connection->connected());
+    CheckFailedAndClosed(s, StatusCode::kTimeout, "no reply within the request timeout", pair);
   }
   SECTION("poll loop: the stalled one times out, the other answers") {
     Pair quiet(milliseconds(100));
-    Pair live(milliseconds(100));
-    LineReader rq(1);
-    LineReader rl(1);
-    Exchange exchanges[2];
-    exchanges[0] = {quiet.connection.get(), {Piece(request)}, &rq, {}};
-    exchanges[1] = {live.connection.get(), {Piece(request)}, &rl, {}};
-    REQUIRE(live.Send("value\n"));
-    RunExchanges(exchanges, Clock::now() + milliseconds(3000));
-    CHECK(exchanges[0].status.IsTimeout());
-    CHECK(exchanges[0].status.message().find("no reply within the I/O timeout") !=
-          std::string_view::npos);
-    CHECK_FALSE(quiet.connection->connected());
-    CHECK(exchanges[1].status.ok());
+    AnsweredPair live(milliseconds(100));
+    LineReader reader(1);
+    const Outcomes run = RunSideBySide({quiet, request, reader}, {live.pair, request, live.reader});
+    CheckFailedAndClosed(run.first, StatusCode::kTimeout, "no reply within the I/O timeout", quiet);
+    CHECK(run.second.ok());
   }
   SECTION("the machine's Expire step") {
     Pair pair;
     iovec piece = Piece(request);
     LineReader reader(1);
     ExchangeState state;
-    state.Begin(&piece, 1);
-    REQUIRE(state.Write(*pair.connection, reader) == Want::kRead);
+    BeginAndWrite(state, pair, piece, reader);
     const Clock::time_point now = Clock::now();
     CHECK(state.Expire(*pair.connection, now, now + milliseconds(500)) == Want::kDone);
-    CHECK(state.status().message().find("no reply within the I/O timeout") !=
-          std::string_view::npos);
+    CHECK_THAT(std::string(state.status().message()), Contains("no reply within the I/O timeout"));
     CHECK_FALSE(pair.connection->connected());
   }
 }
@@ -387,6 +420,24 @@ class Streamer {
   std::thread thread_;
 };
 
+// How a streaming peer sends, and how slowly the client's reader parses.
+struct Pace {
+  const char* name;
+  std::size_t chunk;
+  milliseconds pause;
+  milliseconds parse;  // how long the reader takes over each read
+};
+
+// Runs `call` while `pair`'s peer streams at `pace`; returns how long the call
+// took. The streamer stops once the call has closed the connection.
+template <class Call>
+Clock::duration TimeWhileStreaming(const Pair& pair, const Pace& pace, Call call) {
+  Streamer streamer(pair, pace.chunk, pace.pause);
+  const Clock::time_point start = Clock::now();
+  call();
+  return Clock::now() - start;
+}
+
 TEST_CASE("exchange: a reply that keeps arriving ends at the call's deadline, and is closed",
           "[exchange][deadline]") {
   // io_timeout (1 s) is never reached: the peer is never silent that long.
@@ -394,12 +445,6 @@ TEST_CASE("exchange: a reply that keeps arriving ends at the call's deadline, an
   // before the 5 s the peer would go on sending.
   const milliseconds budget(300);
   const std::string request = "get big\n";
-  struct Pace {
-    const char* name;
-    std::size_t chunk;
-    milliseconds pause;
-    milliseconds parse;  // how long the reader takes over each read
-  };
   // The last pace leaves bytes waiting whenever the driver looks (the reader
   // is slower than the peer), so only the clock can end the call.
   const Pace paces[] = {
@@ -412,43 +457,25 @@ TEST_CASE("exchange: a reply that keeps arriving ends at the call's deadline, an
       Pair pair(milliseconds(1000));
       EndlessReader reader(pace.parse);
       Status s;
-      Clock::duration took{};
-      {
-        Streamer streamer(pair, pace.chunk, pace.pause);
-        const Clock::time_point start = Clock::now();
-        s = RunAlone(pair, request, reader, budget);
-        took = Clock::now() - start;
-        CHECK_FALSE(pair.connection->connected());  // closed: the streamer stops
-      }
-      INFO(s.ToString());
-      CHECK(s.IsTimeout());
-      CHECK(s.message().find("no reply within the request timeout") != std::string_view::npos);
+      const Clock::duration took =
+          TimeWhileStreaming(pair, pace, [&] { s = RunAlone(pair, request, reader, budget); });
+      CheckFailedAndClosed(s, StatusCode::kTimeout, "no reply within the request timeout", pair);
       CHECK(reader.taken > 0);
       CHECK(took < 5 * budget);
     }
     SECTION(std::string("poll loop, ") + pace.name) {
       Pair streaming(milliseconds(1000));
-      Pair answering(milliseconds(1000));
+      AnsweredPair answering(milliseconds(1000));
       EndlessReader endless(pace.parse);
-      LineReader one(1);
-      REQUIRE(answering.Send("value\n"));
-      Exchange exchanges[2];
-      exchanges[0] = {streaming.connection.get(), {Piece(request)}, &endless, {}};
-      exchanges[1] = {answering.connection.get(), {Piece(request)}, &one, {}};
-      Clock::duration took{};
-      {
-        Streamer streamer(streaming, pace.chunk, pace.pause);
-        const Clock::time_point start = Clock::now();
-        RunExchanges(exchanges, start + budget);
-        took = Clock::now() - start;
-        CHECK_FALSE(streaming.connection->connected());
-      }
-      INFO(exchanges[0].status.ToString());
-      CHECK(exchanges[0].status.IsTimeout());
-      CHECK(exchanges[0].status.message().find("no reply within the request timeout") !=
-            std::string_view::npos);
+      Outcomes run;
+      const Clock::duration took = TimeWhileStreaming(streaming, pace, [&] {
+        run = RunSideBySide({streaming, request, endless},
+                            {answering.pair, request, answering.reader}, budget);
+      });
+      CheckFailedAndClosed(run.first, StatusCode::kTimeout, "no reply within the request timeout",
+                           streaming);
       CHECK(endless.taken > 0);
-      CHECK(exchanges[1].status.ok());
+      CHECK(run.second.ok());
       CHECK(took < 5 * budget);
     }
   }
@@ -490,16 +517,13 @@ TEST_CASE("exchange: the events it waits for follow its state, and Ready steps o
     iovec again = Piece(request);
     LineReader late(1);
     ExchangeState overdue;
-    overdue.Begin(&again, 1);
-    REQUIRE(overdue.Write(*pair.connection, late) == Want::kRead);
+    BeginAndWrite(overdue, pair, again, late);
     REQUIRE(pair.Send("half a li"));
     AwaitBytes(*pair.connection);
     const Clock::time_point now = Clock::now();
     CHECK(overdue.Ready(*pair.connection, late, POLLIN, now, now - milliseconds(1)) == Want::kDone);
-    CHECK(overdue.status().IsTimeout());
-    CHECK(overdue.status().message().find("no reply within the request timeout") !=
-          std::string_view::npos);
-    CHECK_FALSE(pair.connection->connected());
+    CheckFailedAndClosed(overdue.status(), StatusCode::kTimeout,
+                         "no reply within the request timeout", pair);
   }
 }
 
@@ -511,8 +535,7 @@ TEST_CASE("exchange: a peer that hangs up mid-reply fails the exchange and close
     iovec piece = Piece(request);
     LineReader reader(2);
     ExchangeState state;
-    state.Begin(&piece, 1);
-    REQUIRE(state.Write(*pair.connection, reader) == Want::kRead);
+    BeginAndWrite(state, pair, piece, reader);
     CHECK(pair.Receive() == request);  // read, so the hang-up is a clean close
     REQUIRE(pair.Send("first\nsec"));
     pair.HangUp();
@@ -521,9 +544,7 @@ TEST_CASE("exchange: a peer that hangs up mid-reply fails the exchange and close
     // The close may come with the bytes or on the next read.
     if (want == Want::kRead) want = state.Read(*pair.connection, reader);
     CHECK(want == Want::kDone);
-    CHECK(state.status().IsIoError());
-    CHECK(state.status().message().find("closed by the server") != std::string_view::npos);
-    CHECK_FALSE(pair.connection->connected());
+    CheckFailedAndClosed(state.status(), StatusCode::kIoError, "closed by the server", pair);
   }
   SECTION("lone driver") {
     Pair pair;
@@ -537,19 +558,16 @@ TEST_CASE("exchange: a peer that hangs up mid-reply fails the exchange and close
     Status s = RunAlone(pair, request, reader);
     peer.join();
     CHECK(sent);
-    CHECK(s.IsIoError());
-    CHECK(s.message().find("closed by the server") != std::string_view::npos);
+    CheckFailedAndClosed(s, StatusCode::kIoError, "closed by the server", pair);
     CHECK(reader.lines == std::vector<std::string>{"first"});
-    CHECK_FALSE(pair.connection->connected());
   }
 }
 
 TEST_CASE("exchange: a reader's protocol error ends the exchange and closes it", "[exchange]") {
   Pair pair;
   const std::string request = "get a\n";
-  REQUIRE(pair.Send("BAD\n"));
   LineReader reader(1);
-  Status s = RunAlone(pair, request, reader);
+  Status s = RunAnsweredAlone(pair, "BAD\n", request, reader);
   CHECK(s.IsProtocolError());
   CHECK(s.message() == "a bad line");
   CHECK_FALSE(pair.connection->connected());
@@ -571,30 +589,20 @@ TEST_CASE("exchange: a reply before the request went out whole fails and closes"
   const std::string big(8 << 20, 'z');
   SECTION("lone driver") {
     Pair pair;
-    REQUIRE(pair.Send("too large\n"));
     LineReader reader(1);
-    Status s = RunAlone(pair, big, reader);
-    CHECK(s.IsProtocolError());
-    CHECK(s.message().find("before the request was sent whole") != std::string_view::npos);
-    CHECK_FALSE(pair.connection->connected());
+    Status s = RunAnsweredAlone(pair, "too large\n", big, reader);
+    CheckFailedAndClosed(s, StatusCode::kProtocolError, "before the request was sent whole", pair);
   }
   SECTION("poll loop") {
-    Pair a;
-    Pair b;
+    Pair pair;
+    REQUIRE(pair.Send("too large\n"));
+    AnsweredPair other;
     const std::string small = "get a\n";
-    LineReader ra(1);
-    LineReader rb(1);
-    Exchange exchanges[2];
-    exchanges[0] = {a.connection.get(), {Piece(big)}, &ra, {}};
-    exchanges[1] = {b.connection.get(), {Piece(small)}, &rb, {}};
-    REQUIRE(a.Send("too large\n"));
-    REQUIRE(b.Send("value\n"));
-    RunExchanges(exchanges, Clock::now() + milliseconds(3000));
-    CHECK(exchanges[0].status.IsProtocolError());
-    CHECK(exchanges[0].status.message().find("before the request was sent whole") !=
-          std::string_view::npos);
-    CHECK_FALSE(a.connection->connected());
-    CHECK(exchanges[1].status.ok());
+    LineReader reader(1);
+    const Outcomes run = RunSideBySide({pair, big, reader}, {other.pair, small, other.reader});
+    CheckFailedAndClosed(run.first, StatusCode::kProtocolError, "before the request was sent whole",
+                         pair);
+    CHECK(run.second.ok());
   }
 }
 
@@ -616,25 +624,21 @@ TEST_CASE("exchange: a write-only request reads nothing while it is sent", "[exc
     CHECK(pair.connection->buffer().empty());
   }
   SECTION("poll loop") {
-    Pair a;
-    Pair b;
+    Pair pair;
+    REQUIRE(pair.Send("stale\n"));
+    AnsweredPair other;
     const std::string small = "get a\n";
-    LineReader ra(0);
-    LineReader rb(1);
-    Exchange exchanges[2];
-    exchanges[0] = {a.connection.get(), {Piece(big)}, &ra, {}};
-    exchanges[1] = {b.connection.get(), {Piece(small)}, &rb, {}};
-    REQUIRE(a.Send("stale\n"));
-    REQUIRE(b.Send("value\n"));
+    LineReader reader(0);
     std::string got;
-    std::thread peer([&] { got = DrainFor(a, big.size()); });
-    RunExchanges(exchanges, Clock::now() + milliseconds(5000));
+    std::thread peer([&] { got = DrainFor(pair, big.size()); });
+    const Outcomes run =
+        RunSideBySide({pair, big, reader}, {other.pair, small, other.reader}, milliseconds(5000));
     peer.join();
-    CHECK(exchanges[0].status.ok());
+    CHECK(run.first.ok());
     CHECK(got.size() == big.size());
-    CHECK(a.connection->connected());
-    CHECK(a.connection->buffer().empty());
-    CHECK(exchanges[1].status.ok());
+    CHECK(pair.connection->connected());
+    CHECK(pair.connection->buffer().empty());
+    CHECK(run.second.ok());
   }
 }
 
@@ -658,9 +662,8 @@ class LinkOpener final {
 TEST_CASE("exchange: a reader that opens a link keeps what follows its answer", "[exchange]") {
   Pair pair;
   const std::string request = "subscribe\n";
-  REQUIRE(pair.Send("subscribed\nmessage 1\n"));
   LinkOpener reader;
-  Status s = RunAlone(pair, request, reader);
+  Status s = RunAnsweredAlone(pair, "subscribed\nmessage 1\n", request, reader);
   CHECK(s.ok());
   CHECK(pair.connection->connected());
   CHECK(pair.connection->buffer().data() == "message 1\n");
