@@ -38,14 +38,80 @@ std::vector<std::string> Keys(int count, const std::string& prefix = "key") {
   return keys;
 }
 
+// One get per key, in order; the keys must outlive the operations.
+std::vector<Operation> GetsFor(const std::vector<std::string>& keys) {
+  std::vector<Operation> gets;
+  for (const std::string& k : keys) gets.push_back(GetOp(k));
+  return gets;
+}
+
+// `count` memcached servers started for this test, on free loopback ports.
+std::vector<std::unique_ptr<ServerProcess>> RequireServers(std::size_t count) {
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
+  auto servers = StartServers(static_cast<int>(count));
+  REQUIRE(servers.size() == count);
+  return servers;
+}
+
+MemcachedOptions WithIoTimeout(MemcachedOptions o, milliseconds io_timeout) {
+  o.pool.connection.io_timeout = io_timeout;
+  return o;
+}
+
+// A fault case: `count` servers, and a backend over them whose connections
+// give up after `io_timeout` of silence.
+struct FaultSetup {
+  FaultSetup(std::size_t count, Protocol protocol, milliseconds io_timeout)
+      : servers(RequireServers(count)),
+        options(WithIoTimeout(OptionsFor(servers, protocol), io_timeout)),
+        backend(options) {}
+
+  // Stores `count` keys, each with itself as the value; returns them.
+  std::vector<std::string> StoreKeys(int count) {
+    std::vector<std::string> keys = Keys(count);
+    for (const std::string& k : keys)
+      REQUIRE(backend.Store(StoreMode::kSet, k, ItemView(k), {}).ok());
+    return keys;
+  }
+
+  // Gets every key of `keys` in one batch; returns the operations, in order.
+  std::vector<Operation> GetInOneBatch(const std::vector<std::string>& keys) {
+    std::vector<Operation> gets = GetsFor(keys);
+    backend.Execute(gets);
+    return gets;
+  }
+
+  // Checks each operation of a batch by where its key lives: `on_failed` for
+  // those on server `failed`, `on_live` for the others. Returns how many
+  // lived on `failed`.
+  template <class OnFailed, class OnLive>
+  int CheckByServer(const std::vector<Operation>& ops, std::size_t failed, OnFailed on_failed,
+                    OnLive on_live) const {
+    auto dist = net::Distribution::Create(options.distribution, options.servers);
+    int on_failed_server = 0;
+    for (const Operation& op : ops) {
+      INFO("key " << op.key);
+      if (dist->ServerFor(op.key) == failed) {
+        ++on_failed_server;
+        on_failed(op);
+      } else {
+        on_live(op);
+      }
+    }
+    return on_failed_server;
+  }
+
+  std::vector<std::unique_ptr<ServerProcess>> servers;
+  MemcachedOptions options;
+  MemcachedBackend backend;
+};
+
 }  // namespace
 
 TEST_CASE("every single-key command", "[memcached][backend]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   INFO(ProtocolName(protocol));
-  auto servers = StartServers(1);
-  REQUIRE(servers.size() == 1);
+  auto servers = RequireServers(1);
   MemcachedBackend b(OptionsFor(servers, protocol));
   Item item;
 
@@ -97,9 +163,7 @@ TEST_CASE("every single-key command", "[memcached][backend]") {
 
 TEST_CASE("meta single operations keep their connection, an error line drops it",
           "[memcached][backend]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
-  auto servers = StartServers(1);
-  REQUIRE(servers.size() == 1);
+  auto servers = RequireServers(1);
   MemcachedBackend b(OptionsFor(servers, Protocol::kMeta));
   // The connections the server has accepted so far (stats among them).
   auto accepted = [&b] {
@@ -142,10 +206,8 @@ TEST_CASE("meta single operations keep their connection, an error line drops it"
 }
 
 TEST_CASE("a TTL expires items", "[memcached][backend]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
-  auto servers = StartServers(1);
-  REQUIRE(servers.size() == 1);
+  auto servers = RequireServers(1);
   MemcachedBackend b(OptionsFor(servers, protocol));
   // A negative TTL is refused before anything is sent.
   CHECK(b.Store(StoreMode::kSet, "gone", ItemView("v"), {Ttl(-1), false}).IsInvalidArgument());
@@ -164,11 +226,9 @@ TEST_CASE("a TTL expires items", "[memcached][backend]") {
 }
 
 TEST_CASE("batches fan out over three servers", "[memcached][backend]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   INFO(ProtocolName(protocol));
-  auto servers = StartServers(3);
-  REQUIRE(servers.size() == 3);
+  auto servers = RequireServers(3);
   MemcachedBackend b(OptionsFor(servers, protocol));
   auto keys = Keys(100);
   std::vector<Operation> sets;
@@ -180,8 +240,7 @@ TEST_CASE("batches fan out over three servers", "[memcached][backend]") {
   b.Execute(sets);
   for (const Operation& op : sets) CHECK(op.status.ok());
 
-  std::vector<Operation> gets;
-  for (const std::string& k : keys) gets.push_back(GetOp(k));
+  std::vector<Operation> gets = GetsFor(keys);
   gets.push_back(GetOp("missing"));
   gets.push_back(GetOp(keys[3]));  // a duplicate
   b.Execute(gets);
@@ -216,10 +275,8 @@ TEST_CASE("batches fan out over three servers", "[memcached][backend]") {
 }
 
 TEST_CASE("a mixed batch keeps per-server order", "[memcached][backend]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
-  auto servers = StartServers(2);
-  REQUIRE(servers.size() == 2);
+  auto servers = RequireServers(2);
   MemcachedBackend b(OptionsFor(servers, protocol));
   std::vector<Operation> ops;
   ops.push_back(SetOp("a", "1"));
@@ -247,10 +304,8 @@ TEST_CASE("a mixed batch keeps per-server order", "[memcached][backend]") {
 }
 
 TEST_CASE("noreply: text loses errors, meta reports them", "[memcached][backend]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
-  auto servers = StartServers(1);
-  REQUIRE(servers.size() == 1);
+  auto servers = RequireServers(1);
   MemcachedBackend b(OptionsFor(servers, protocol));
   REQUIRE(b.Store(StoreMode::kSet, "k", ItemView("v"), {Ttl(0), true}).ok());
   Item item;
@@ -267,10 +322,8 @@ TEST_CASE("noreply: text loses errors, meta reports them", "[memcached][backend]
 }
 
 TEST_CASE("oversized values are refused before sending", "[memcached][backend]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
-  auto servers = StartServers(1);
-  REQUIRE(servers.size() == 1);
+  auto servers = RequireServers(1);
   MemcachedOptions o = OptionsFor(servers, protocol);
   o.max_item_size = 2 * 1024 * 1024;  // above the server's 1 MiB
   MemcachedBackend lenient(o);
@@ -290,11 +343,9 @@ TEST_CASE("oversized values are refused before sending", "[memcached][backend]")
 }
 
 TEST_CASE("injected keys and values never run as commands", "[memcached][backend]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
   INFO(ProtocolName(protocol));
-  auto servers = StartServers(1);
-  REQUIRE(servers.size() == 1);
+  auto servers = RequireServers(1);
   MemcachedBackend b(OptionsFor(servers, protocol));
   REQUIRE(b.Store(StoreMode::kSet, "canary", ItemView("alive"), {}).ok());
 
@@ -326,9 +377,7 @@ TEST_CASE("injected keys and values never run as commands", "[memcached][backend
 }
 
 TEST_CASE("binary keys on meta carry any bytes", "[memcached][backend]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
-  auto servers = StartServers(1);
-  REQUIRE(servers.size() == 1);
+  auto servers = RequireServers(1);
   MemcachedOptions o = OptionsFor(servers, Protocol::kMeta);
   o.binary_keys = true;
   MemcachedBackend b(o);
@@ -343,10 +392,8 @@ TEST_CASE("binary keys on meta carry any bytes", "[memcached][backend]") {
 }
 
 TEST_CASE("stats, version and flush reach every server", "[memcached][backend]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
-  auto servers = StartServers(2);
-  REQUIRE(servers.size() == 2);
+  auto servers = RequireServers(2);
   MemcachedBackend b(OptionsFor(servers, protocol));
   std::vector<std::string> versions;
   REQUIRE(b.Extension("version", {}, &versions).ok());
@@ -370,10 +417,8 @@ TEST_CASE("stats, version and flush reach every server", "[memcached][backend]")
 }
 
 TEST_CASE("threads share one backend", "[memcached][backend]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
-  auto servers = StartServers(2);
-  REQUIRE(servers.size() == 2);
+  auto servers = RequireServers(2);
   MemcachedBackend b(OptionsFor(servers, protocol));
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
@@ -395,94 +440,56 @@ TEST_CASE("threads share one backend", "[memcached][backend]") {
 }
 
 TEST_CASE("fault: a server killed before a batch", "[memcached][faults]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
-  Protocol protocol = AnyProtocol();
-  auto servers = StartServers(3);
-  REQUIRE(servers.size() == 3);
-  MemcachedOptions o = OptionsFor(servers, protocol);
-  MemcachedBackend b(o);
-  auto keys = Keys(60);
-  for (const std::string& k : keys) REQUIRE(b.Store(StoreMode::kSet, k, ItemView(k), {}).ok());
+  FaultSetup setup(3, AnyProtocol(), milliseconds(1000));
+  const auto keys = setup.StoreKeys(60);
   // Warm connections to every server, then kill one: its keys fail, the rest succeed.
-  REQUIRE(servers[1]->Kill().ok());
-  auto dist = net::Distribution::Create(o.distribution, o.servers);
-  std::vector<Operation> gets;
-  for (const std::string& k : keys) gets.push_back(GetOp(k));
-  b.Execute(gets);
-  int dead = 0;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (dist->ServerFor(keys[i]) == 1) {
-      ++dead;
-      CHECK(gets[i].status.IsError());
-      CHECK_FALSE(gets[i].status.IsNotFound());
-    } else {
-      CHECK(gets[i].status.ok());
-      CHECK(gets[i].result.value == keys[i]);
-    }
-  }
+  REQUIRE(setup.servers[1]->Kill().ok());
+  const std::vector<Operation> gets = setup.GetInOneBatch(keys);
+  const int dead = setup.CheckByServer(
+      gets, 1,
+      [](const Operation& get) {
+        CHECK(get.status.IsError());
+        CHECK_FALSE(get.status.IsNotFound());
+      },
+      [](const Operation& get) {
+        CHECK(get.status.ok());
+        CHECK(get.result.value == get.key);
+      });
   CHECK(dead > 0);
 }
 
 TEST_CASE("fault: a server killed in the middle of a batch", "[memcached][faults]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
-  Protocol protocol = AnyProtocol();
-  auto servers = StartServers(2);
-  REQUIRE(servers.size() == 2);
-  MemcachedOptions o = OptionsFor(servers, protocol);
-  o.pool.connection.io_timeout = milliseconds(3000);
-  MemcachedBackend b(o);
-  auto dist = net::Distribution::Create(o.distribution, o.servers);
+  FaultSetup setup(2, AnyProtocol(), milliseconds(3000));
   // Paused, server 0 accepts the batch into its socket but answers nothing; it
   // is killed while the batch waits, and server 1 answers meanwhile.
-  cachet::test::KilledWhilePaused killer(*servers[0], milliseconds(200));
+  cachet::test::KilledWhilePaused killer(*setup.servers[0], milliseconds(200));
   auto keys = Keys(40);
   std::string value(1000, 'v');
   std::vector<Operation> sets;
   for (const std::string& k : keys) sets.push_back(SetOp(k, value));
-  b.Execute(sets);
+  setup.backend.Execute(sets);
   killer.Join();
-  int on_dead = 0;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (dist->ServerFor(keys[i]) == 0) {
-      ++on_dead;
-      CHECK(sets[i].status.IsError());
-    } else {
-      CHECK(sets[i].status.ok());
-    }
-  }
+  const int on_dead = setup.CheckByServer(
+      sets, 0, [](const Operation& set) { CHECK(set.status.IsError()); },
+      [](const Operation& set) { CHECK(set.status.ok()); });
   CHECK(on_dead > 0);
 }
 
 TEST_CASE("fault: a stalled server times out, others unaffected", "[memcached][faults]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
-  Protocol protocol = AnyProtocol();
-  auto servers = StartServers(2);
-  REQUIRE(servers.size() == 2);
-  MemcachedOptions o = OptionsFor(servers, protocol);
-  o.pool.connection.io_timeout = milliseconds(300);
-  MemcachedBackend b(o);
-  auto dist = net::Distribution::Create(o.distribution, o.servers);
-  auto keys = Keys(30);
-  for (const std::string& k : keys) REQUIRE(b.Store(StoreMode::kSet, k, ItemView(k), {}).ok());
-  REQUIRE(servers[0]->Pause().ok());
-  std::vector<Operation> gets;
-  for (const std::string& k : keys) gets.push_back(GetOp(k));
-  b.Execute(gets);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (dist->ServerFor(keys[i]) == 0) {
-      CHECK(gets[i].status.IsTimeout());
-    } else {
-      CHECK(gets[i].status.ok());
-    }
-  }
-  REQUIRE(servers[0]->Resume().ok());
+  FaultSetup setup(2, AnyProtocol(), milliseconds(300));
+  const auto keys = setup.StoreKeys(30);
+  REQUIRE(setup.servers[0]->Pause().ok());
+  const std::vector<Operation> gets = setup.GetInOneBatch(keys);
+  const int stalled = setup.CheckByServer(
+      gets, 0, [](const Operation& get) { CHECK(get.status.IsTimeout()); },
+      [](const Operation& get) { CHECK(get.status.ok()); });
+  CHECK(stalled > 0);
+  REQUIRE(setup.servers[0]->Resume().ok());
 }
 
 TEST_CASE("fault: a restarted server is served again", "[memcached][faults]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
   Protocol protocol = AnyProtocol();
-  auto servers = StartServers(1);
-  REQUIRE(servers.size() == 1);
+  auto servers = RequireServers(1);
   MemcachedOptions o = OptionsFor(servers, protocol);
   o.pool.failure_limit = 1;
   o.pool.retry_timeout = milliseconds(0);
@@ -504,9 +511,7 @@ TEST_CASE("fault: a restarted server is served again", "[memcached][faults]") {
 }
 
 TEST_CASE("fault: a dead server is marked and skipped", "[memcached][faults]") {
-  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
-  auto servers = StartServers(2);
-  REQUIRE(servers.size() == 2);
+  auto servers = RequireServers(2);
   MemcachedOptions o = OptionsFor(servers, Protocol::kMeta);
   o.pool.failure_limit = 2;
   o.pool.retry_timeout = milliseconds(60000);
