@@ -139,12 +139,24 @@ Status RunAnsweredAlone(Pair& pair, std::string_view reply, const std::string& r
   return RunAlone(pair, request, reader);
 }
 
-// Begins `piece` on `state` and writes it: a small request goes out whole, and
-// the exchange then waits for its reply.
-void BeginAndWrite(ExchangeState& state, Pair& pair, iovec& piece, LineReader& reader) {
-  state.Begin(&piece, 1);
-  REQUIRE(state.Write(*pair.connection, reader) == Want::kRead);
-}
+// An exchange the test drives step by step through the state machine on
+// `pair`'s connection: begun, and its request written (small, so whole); it
+// then waits for `replies` lines. `pair` and `request` must outlive it.
+struct SteppedExchange {
+  SteppedExchange(Pair& pair, const std::string& request, std::size_t replies)
+      : connection(*pair.connection), piece(Piece(request)), reader(replies) {
+    state.Begin(&piece, 1);
+    REQUIRE(state.Write(connection, reader) == Want::kRead);
+  }
+  SteppedExchange(const SteppedExchange&) = delete;  // `state` points at `piece`
+  SteppedExchange& operator=(const SteppedExchange&) = delete;
+  Want Read() { return state.Read(connection, reader); }
+
+  Connection& connection;
+  iovec piece;
+  LineReader reader;
+  ExchangeState state;
+};
 
 // A connection whose peer answered "value\n" before it was asked: beside one
 // that fails in the poll loop, its own exchange ends well.
@@ -209,21 +221,18 @@ TEST_CASE("exchange: a reply split at any byte is read whole, step by step", "[e
     CAPTURE(cut);
     Pair pair;
     const std::string request = "get a b\n";
-    iovec piece = Piece(request);
-    LineReader reader(2);
-    ExchangeState state;
-    BeginAndWrite(state, pair, piece, reader);
+    SteppedExchange exchange(pair, request, 2);
     CHECK(pair.Receive() == request);
     REQUIRE(pair.Send(reply.substr(0, cut)));
     AwaitBytes(*pair.connection);
     // Half a reply: the machine still waits for bytes, the reader holds what is whole.
-    CHECK(state.Read(*pair.connection, reader) == Want::kRead);
-    CHECK(reader.lines.size() == (cut >= 6 ? 1u : 0u));
+    CHECK(exchange.Read() == Want::kRead);
+    CHECK(exchange.reader.lines.size() == (cut >= 6 ? 1u : 0u));
     REQUIRE(pair.Send(reply.substr(cut)));
     AwaitBytes(*pair.connection);
-    REQUIRE(state.Read(*pair.connection, reader) == Want::kDone);
-    CHECK(state.status().ok());
-    CHECK(reader.lines == std::vector<std::string>{"first", "second"});
+    REQUIRE(exchange.Read() == Want::kDone);
+    CHECK(exchange.state.status().ok());
+    CHECK(exchange.reader.lines == std::vector<std::string>{"first", "second"});
     CHECK(pair.connection->connected());  // kept for the next request
   }
 }
@@ -303,15 +312,12 @@ TEST_CASE("exchange: bytes after the last reply are an error and close the conne
   SECTION("step by step") {
     Pair pair;
     const std::string request = "get a\n";
-    iovec piece = Piece(request);
-    LineReader reader(1);
-    ExchangeState state;
-    BeginAndWrite(state, pair, piece, reader);
+    SteppedExchange exchange(pair, request, 1);
     REQUIRE(pair.Send("value\nextra"));
     AwaitBytes(*pair.connection);
-    CHECK(state.Read(*pair.connection, reader) == Want::kDone);
-    CheckFailedAndClosed(state.status(), StatusCode::kProtocolError, "bytes after the last reply",
-                         pair);
+    CHECK(exchange.Read() == Want::kDone);
+    CheckFailedAndClosed(exchange.state.status(), StatusCode::kProtocolError,
+                         "bytes after the last reply", pair);
   }
   SECTION("lone driver") {
     Pair pair;
@@ -363,13 +369,11 @@ TEST_CASE("exchange: a stalled peer is a timeout within the I/O timeout, and is 
   }
   SECTION("the machine's Expire step") {
     Pair pair;
-    iovec piece = Piece(request);
-    LineReader reader(1);
-    ExchangeState state;
-    BeginAndWrite(state, pair, piece, reader);
+    SteppedExchange exchange(pair, request, 1);
     const Clock::time_point now = Clock::now();
-    CHECK(state.Expire(*pair.connection, now, now + milliseconds(500)) == Want::kDone);
-    CHECK_THAT(std::string(state.status().message()), Contains("no reply within the I/O timeout"));
+    CHECK(exchange.state.Expire(*pair.connection, now, now + milliseconds(500)) == Want::kDone);
+    CHECK_THAT(std::string(exchange.state.status().message()),
+               Contains("no reply within the I/O timeout"));
     CHECK_FALSE(pair.connection->connected());
   }
 }
@@ -514,15 +518,13 @@ TEST_CASE("exchange: the events it waits for follow its state, and Ready steps o
     CHECK(writes.Events(*pair.connection, none) == POLLOUT);
   }
   SECTION("bytes that arrive past the call's deadline end it as a timeout") {
-    iovec again = Piece(request);
-    LineReader late(1);
-    ExchangeState overdue;
-    BeginAndWrite(overdue, pair, again, late);
+    SteppedExchange overdue(pair, request, 1);
     REQUIRE(pair.Send("half a li"));
     AwaitBytes(*pair.connection);
     const Clock::time_point now = Clock::now();
-    CHECK(overdue.Ready(*pair.connection, late, POLLIN, now, now - milliseconds(1)) == Want::kDone);
-    CheckFailedAndClosed(overdue.status(), StatusCode::kTimeout,
+    CHECK(overdue.state.Ready(*pair.connection, overdue.reader, POLLIN, now,
+                              now - milliseconds(1)) == Want::kDone);
+    CheckFailedAndClosed(overdue.state.status(), StatusCode::kTimeout,
                          "no reply within the request timeout", pair);
   }
 }
@@ -532,19 +534,17 @@ TEST_CASE("exchange: a peer that hangs up mid-reply fails the exchange and close
   const std::string request = "get a b\n";
   SECTION("step by step") {
     Pair pair;
-    iovec piece = Piece(request);
-    LineReader reader(2);
-    ExchangeState state;
-    BeginAndWrite(state, pair, piece, reader);
+    SteppedExchange exchange(pair, request, 2);
     CHECK(pair.Receive() == request);  // read, so the hang-up is a clean close
     REQUIRE(pair.Send("first\nsec"));
     pair.HangUp();
     AwaitBytes(*pair.connection);
-    Want want = state.Read(*pair.connection, reader);
+    Want want = exchange.Read();
     // The close may come with the bytes or on the next read.
-    if (want == Want::kRead) want = state.Read(*pair.connection, reader);
+    if (want == Want::kRead) want = exchange.Read();
     CHECK(want == Want::kDone);
-    CheckFailedAndClosed(state.status(), StatusCode::kIoError, "closed by the server", pair);
+    CheckFailedAndClosed(exchange.state.status(), StatusCode::kIoError, "closed by the server",
+                         pair);
   }
   SECTION("lone driver") {
     Pair pair;
