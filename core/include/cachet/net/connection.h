@@ -130,7 +130,7 @@ class CACHET_EXPORT Connection {
   }
   // QuietSinceLastUse() for an exchange that reads nothing back (memcached text
   // noreply writes only). Bytes waiting unread cannot be taken for its replies
-  // (the next exchange that reads checks them), so the peek is only there to
+  // (the next exchange that reads checks them), so the check is only there to
   // catch a close while the connection sat idle: it is skipped when another
   // such exchange took the connection under kBusyWindow before `now`, the
   // steady stream of a noreply loop, one system call less per write.
@@ -269,7 +269,7 @@ class CACHET_EXPORT Connection {
   // in recv() only while the socket's io_timeout ends at most this long after it.
   static constexpr std::chrono::milliseconds kBlockingSlack{5};
   // QuietForWritesOnly(): how recent the last write-only exchange must be for
-  // the next one to skip the peek. Short next to any idle close (memcached's
+  // the next one to skip the check. Short next to any idle close (memcached's
   // idle_timeout is in seconds); a server that dies inside it loses noreply
   // writes either way, as it does those already sent.
   static constexpr std::chrono::milliseconds kBusyWindow{1};
