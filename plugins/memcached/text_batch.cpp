@@ -44,6 +44,16 @@ UsualLine OtherUsualTextLine(std::string_view input, OpKind kind) {
   return line;
 }
 
+void TextBatch::TakeBatchReplies(net::ReadBuffer& buffer) {
+  while (next_ < expected_count_) {
+    Expected& expected = expected_[next_];
+    if (!(expected.retrieval ? TakeRetrievals(buffer, expected)
+                             : TakeLine(buffer, *ops_[expected.first_op]))) {
+      return;
+    }
+  }
+}
+
 bool TextBatch::TakeRetrievals(net::ReadBuffer& buffer, Expected& group) {
   for (;;) {
     const std::string_view input = buffer.data();

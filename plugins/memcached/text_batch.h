@@ -54,8 +54,9 @@ class TextBatch final : public MemcachedBatch {
 
   // The usual replies first, whole; what is left (a reply still arriving, an
   // error, anything unusual) goes to the general loop, MemcachedBatch::Consume.
-  // Inline: a single operation's usual reply is read with few calls.
-  Status Consume(net::ReadBuffer& buffer) override {
+  // always_inline: a single operation's usual reply is read with no call;
+  // GCC otherwise calls it out of line (docs/performance.md).
+  [[gnu::always_inline]] Status Consume(net::ReadBuffer& buffer) override {
     if (usual_replies_ && !direct_active()) TakeUsual(buffer);
     if (done() && buffer.empty()) return Status::OK();
     return MemcachedBatch::Consume(buffer);
@@ -92,41 +93,24 @@ class TextBatch final : public MemcachedBatch {
   }
   // Takes the usual replies off the front of `buffer`, whole ones only, each
   // routed as the general parser and OnReply() would route it; stops at
-  // anything else. A gets line's replies are taken out of line, a command's
-  // one line inline (TakeLine).
-  void TakeUsual(net::ReadBuffer& buffer) {
+  // anything else. A single command's one line is taken inline, a batch's
+  // replies out of line (TakeBatchReplies). always_inline: GCC otherwise calls
+  // it out of line from a single operation (docs/performance.md).
+  [[gnu::always_inline]] void TakeUsual(net::ReadBuffer& buffer) {
     // A single command's one line: its operation is at hand, no list to walk.
     if (line_op_ != nullptr) {
-      if (next_ == 0 && !TakeSuccessLine(buffer, *line_op_)) TakeLine(buffer, *line_op_);
+      if (next_ == 0) TakeLine(buffer, *line_op_);
       return;
     }
-    while (next_ < expected_count_) {
-      Expected& expected = expected_[next_];
-      if (!(expected.retrieval ? TakeRetrievals(buffer, expected)
-                               : TakeLine(buffer, *ops_[expected.first_op]))) {
-        return;
-      }
-    }
+    TakeBatchReplies(buffer);
   }
+  // TakeUsual() for a batch: each expected reply in turn, while they are usual.
+  void TakeBatchReplies(net::ReadBuffer& buffer);
   // The hits of `group` for the keys it expects next, in order, and the END
   // that closes it: true once the END is taken.
   bool TakeRetrievals(net::ReadBuffer& buffer, Expected& group);
-  // The usual reply of a single command: its fixed success line
-  // (FixedSuccessLine), all that arrived. Anything else is TakeLine()'s, or
-  // the general parser's (a line over max_line, with tiny limits, included).
-  bool TakeSuccessLine(net::ReadBuffer& buffer, Operation& op) {
-    const std::string_view line = FixedSuccessLine(op.kind);
-    const std::string_view input = buffer.data();
-    if (line.empty() || line.size() > limits_.max_line + 2 || !IsWholeLine(input, line)) {
-      return false;
-    }
-    op.status = Status::OK();
-    next_ = 1;
-    buffer.Consume(input.size());
-    return true;
-  }
-  // The one-line reply `op` expects.
-  bool TakeLine(net::ReadBuffer& buffer, Operation& op) {
+  // The one-line reply `op` expects (UsualTextLine): true once taken.
+  [[gnu::always_inline]] bool TakeLine(net::ReadBuffer& buffer, Operation& op) {
     const UsualLine line = UsualTextLine(buffer.data(), op.kind);
     // A line over max_line is the general parser's to refuse (tiny limits).
     if (line.consumed == 0 || line.consumed > limits_.max_line + 2) return false;

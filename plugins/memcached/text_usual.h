@@ -132,29 +132,6 @@ inline QuickReply QuickTextValue(std::string_view input, std::string_view key,
   return reply;
 }
 
-// The success line of a command that has a fixed one: STORED, DELETED or
-// TOUCHED with its "\r\n" (8 or 9 bytes); empty for the others (a get's hits,
-// an incr/decr's number).
-inline std::string_view FixedSuccessLine(OpKind kind) {
-  // Indexed by OpKind: kGet, kStore, kRemove, kIncr, kDecr, kTouch.
-  static constexpr std::string_view kLines[] = {{}, "STORED\r\n", "DELETED\r\n",
-                                                {}, {},           "TOUCHED\r\n"};
-  static_assert(static_cast<int>(OpKind::kTouch) == 5);
-  return kLines[static_cast<std::size_t>(kind)];
-}
-
-// Whether `input` is exactly `line`, its first and its last eight bytes (which
-// overlap) compared as two words. REQUIRES: `line` is a FixedSuccessLine(),
-// 8 to 16 bytes.
-inline bool IsWholeLine(std::string_view input, std::string_view line) {
-  using reply_line_detail::Load;
-  const std::size_t size = line.size();
-  return input.size() == size &&
-         Load<std::uint64_t>(input.data()) == Load<std::uint64_t>(line.data()) &&
-         Load<std::uint64_t>(input.data() + size - 8) ==
-             Load<std::uint64_t>(line.data() + size - 8);
-}
-
 // UsualTextLine() for the replies other than the success a command expects:
 // NOT_STORED, EXISTS, NOT_FOUND. Out of line (text_batch.cpp): they are rarer.
 UsualLine OtherUsualTextLine(std::string_view input, OpKind kind);

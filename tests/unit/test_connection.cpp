@@ -578,10 +578,10 @@ TEST_CASE("a write-only use skips the idle check only on a busy connection", "[s
   std::this_thread::sleep_for(milliseconds(50));
   // The times are given, so the window is tested exactly.
   const auto t0 = Clock::now();
-  CHECK_FALSE(c.QuietForWritesOnly(t0));  // no write-only use before: it peeks
-  CHECK(c.QuietForWritesOnly(t0 + std::chrono::microseconds(500)));  // busy: no peek
+  CHECK_FALSE(c.QuietForWritesOnly(t0));  // no write-only use before: it checks
+  CHECK(c.QuietForWritesOnly(t0 + std::chrono::microseconds(500)));  // busy: no check
   CHECK_FALSE(c.QuietForWritesOnly(t0 + std::chrono::microseconds(500) + milliseconds(2)));
-  CHECK_FALSE(c.QuietSinceLastUse());                 // a use that reads replies always peeks
+  CHECK_FALSE(c.QuietSinceLastUse());                 // a use that reads replies always checks
   CHECK(c.QuietForWritesOnly(t0 + milliseconds(3)));  // within 1 ms of the last: busy again
   c.Close();  // a closed connection is never quiet, busy or not
   CHECK_FALSE(c.QuietForWritesOnly(t0 + milliseconds(3)));

@@ -98,6 +98,12 @@ Status Connection::HandshakeTimeout() const {
       Describe("TLS handshake timed out (does the server speak TLS on this port?)"));
 }
 
+bool Connection::TlsQuietSinceLastUse() {
+  char byte;
+  const ssize_t got = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return TlsQuiet(got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK), got > 0);
+}
+
 bool Connection::TlsQuiet(bool socket_silent, bool socket_has_bytes) {
   if (!socket_silent && !socket_has_bytes) return false;  // closed, or failed
   if (socket_silent && SSL_has_pending(ssl_) == 0) return true;

@@ -117,21 +117,20 @@ class CACHET_EXPORT Connection {
   // True when the connection may carry a new request: it is connected and
   // nothing arrived while it sat idle. Bytes that nobody asked for (a late or
   // extra reply) or the server's close (an idle timeout, a restart) make it
-  // false; the caller then closes it. One non-blocking peek; inline, since
-  // every pooled request asks. (A forked child's copy of a socket may pass:
-  // connected() refuses it before it is used.)
+  // false; the caller then closes it. One poll() that does not wait, whose
+  // usual answer (nothing happened) is not an error, as a peek's would be;
+  // inline, since every pooled request asks. (A forked child's copy of a
+  // socket may pass: connected() refuses it before it is used.)
   bool QuietSinceLastUse() {
     if (fd_ < 0 || !buffer_.empty()) return false;
-    char byte;
-    const ssize_t got = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    const bool silent = got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
     // Over TLS, bytes may be a session ticket rather than a reply.
-    if (ssl_ != nullptr) return TlsQuiet(silent, got > 0);
-    return silent;
+    if (ssl_ != nullptr) return TlsQuietSinceLastUse();
+    pollfd idle{fd_, POLLIN, 0};
+    return ::poll(&idle, 1, 0) == 0;
   }
   // QuietSinceLastUse() for an exchange that reads nothing back (memcached text
   // noreply writes only). Bytes waiting unread cannot be taken for its replies
-  // (the next exchange that reads checks them), so the peek is only there to
+  // (the next exchange that reads checks them), so the check is only there to
   // catch a close while the connection sat idle: it is skipped when another
   // such exchange took the connection under kBusyWindow before `now`, the
   // steady stream of a noreply loop, one system call less per write.
@@ -270,7 +269,7 @@ class CACHET_EXPORT Connection {
   // in recv() only while the socket's io_timeout ends at most this long after it.
   static constexpr std::chrono::milliseconds kBlockingSlack{5};
   // QuietForWritesOnly(): how recent the last write-only exchange must be for
-  // the next one to skip the peek. Short next to any idle close (memcached's
+  // the next one to skip the check. Short next to any idle close (memcached's
   // idle_timeout is in seconds); a server that dies inside it loses noreply
   // writes either way, as it does those already sent.
   static constexpr std::chrono::milliseconds kBusyWindow{1};
@@ -316,6 +315,8 @@ class CACHET_EXPORT Connection {
   Status ContinueHandshake();
   // The timeout of a handshake that did not end in time.
   Status HandshakeTimeout() const;
+  // QuietSinceLastUse() over TLS: a peek, which tells bytes from a close, then TlsQuiet().
+  bool TlsQuietSinceLastUse();
   // QuietSinceLastUse() over TLS, from the peek's outcome (neither: the server
   // closed). True when nothing but TLS housekeeping (a session ticket) arrived.
   bool TlsQuiet(bool socket_silent, bool socket_has_bytes);
