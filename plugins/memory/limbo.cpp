@@ -127,6 +127,19 @@ MemoryEntry* Limbo::TakeSpare(std::size_t bytes, std::size_t* charge) noexcept {
   return nullptr;
 }
 
+void Limbo::KeepSpare(MemoryEntry* entry, std::size_t charge) noexcept {
+  // Full: spares make way in turn, so those of a size no write asks for any
+  // more (the values changed size) give their places to the newest.
+  while (spare_count_ == kSpares || spare_bytes_ + charge > spare_limit_) {
+    const std::size_t i = next_to_drop_++ % spare_count_;
+    spare_bytes_ -= spares_[i].charge;
+    MemoryEntry::Destroy(spares_[i].entry);
+    spares_[i] = spares_[--spare_count_];
+  }
+  spares_[spare_count_++] = {entry, charge};
+  spare_bytes_ += charge;
+}
+
 template <class Predicate>
 void Limbo::FreeWhile(Predicate may_free, bool keep_spares) noexcept {
   while (!entries_.empty() && may_free(entries_.oldest().retired_in)) {
@@ -134,10 +147,8 @@ void Limbo::FreeWhile(Predicate may_free, bool keep_spares) noexcept {
     MemoryEntry* entry = waiting.entry;
     const std::size_t charge = waiting.charge;
     bytes_ -= charge;
-    if (keep_spares && spare_count_ < kSpares && MemoryEntry::CapacityOf(charge) <= kLargestSpare &&
-        spare_bytes_ + charge <= spare_limit_) {
-      spares_[spare_count_++] = {entry, charge};
-      spare_bytes_ += charge;
+    if (keep_spares && MemoryEntry::CapacityOf(charge) <= kLargestSpare && charge <= spare_limit_) {
+      KeepSpare(entry, charge);
     } else {
       MemoryEntry::Destroy(entry);
     }

@@ -148,6 +148,9 @@ class Limbo {
   void FreeWhile(Predicate may_free, bool keep_spares) noexcept;
   // Frees everything waiting, whatever the epoch: only when no reader can hold it.
   void FreeAll(bool keep_spares) noexcept;
+  // Keeps a freed entry of at most spare_limit_ bytes as a spare, dropping
+  // older spares while the spares are full.
+  void KeepSpare(MemoryEntry* entry, std::size_t charge) noexcept;
 
   ReadEpochs& epochs_;
   const std::size_t spare_limit_;  // bytes all spares together may take
@@ -160,6 +163,7 @@ class Limbo {
   std::array<Spare, kSpares> spares_{};
   std::size_t spare_count_ = 0;
   std::size_t spare_bytes_ = 0;
+  std::size_t next_to_drop_ = 0;  // turns over the spares when they are full
   std::size_t bytes_ = 0;
   std::uint64_t freed_in_ = 0;    // the epoch of the last look for what may be freed
   std::size_t blocks_since_advance_ = 0;

@@ -15,10 +15,10 @@ using cachet::memory::ReadEpochs;
 
 namespace {
 
-// Retires one entry with a 100-byte value (never kept as a spare: these limbos
-// are given no room for spares).
-void RetireOne(Limbo& limbo) {
-  MemoryEntry* entry = MemoryEntry::Create("key", 0, 100);
+// Retires one entry under "key" with a value of `value_size` bytes (kept as a
+// spare only by a limbo given room for spares).
+void RetireOne(Limbo& limbo, std::size_t value_size = 100) {
+  MemoryEntry* entry = MemoryEntry::Create("key", 0, value_size);
   REQUIRE(entry != nullptr);
   limbo.Retire(entry, entry->charge());
 }
@@ -63,4 +63,24 @@ TEST_CASE("limbo: a reader announced in the other parity is seen too", "[memory]
   CHECK_FALSE(epochs.NoReaders());
   for (int i = 0; i < 16; ++i) RetireOne(limbo);
   CHECK(limbo.bytes() >= 16 * 100);
+}
+
+TEST_CASE("limbo: spares of a size no write asks for any more give way to the newest", "[memory]") {
+  ReadEpochs epochs;
+  Limbo limbo(epochs, /*spare_limit=*/std::size_t{1} << 20);
+  // Writes of 100-byte values fill the spares with entries of that size.
+  for (int i = 0; i < 128; ++i) RetireOne(limbo, 100);
+  const std::size_t full = limbo.bytes();
+  std::size_t charge = 0;
+  const std::size_t small_room = MemoryEntry::RoomFor(3, 10, 0);
+  CHECK(limbo.TakeSpare(small_room, &charge) == nullptr);
+  // The values shrink to 10 bytes: their freed entries take the spares' places.
+  for (int i = 0; i < 128; ++i) RetireOne(limbo, 10);
+  CHECK(limbo.bytes() < full);
+  MemoryEntry* spare = limbo.TakeSpare(small_room, &charge);
+  REQUIRE(spare != nullptr);
+  CHECK(MemoryEntry::CapacityOf(charge) >= small_room);
+  MemoryEntry::Destroy(spare);
+  // No spare of the old size is left.
+  CHECK(limbo.TakeSpare(MemoryEntry::RoomFor(3, 100, 0), &charge) == nullptr);
 }
