@@ -150,6 +150,7 @@ void NearCache::AfterRead(std::string_view key, const Ticket& ticket, const Stat
 
 void NearCache::AfterWrite(std::string_view key, const Ticket& ticket, const ItemView* written,
                            Ttl write_ttl) {
+  if (InForkedChild()) return;  // it serves nothing near, so there is nothing to drop
   const std::lock_guard lock(ticket.stripe->mutex);
   const std::uint64_t before = ticket.stripe->epoch.fetch_add(1, std::memory_order_acq_rel);
   // Written through only if nothing else touched the key's stripe meanwhile:
@@ -166,6 +167,7 @@ void NearCache::AfterWrite(std::string_view key, const Ticket& ticket, const Ite
 }
 
 void NearCache::Drop(std::string_view key) {
+  if (InForkedChild()) return;
   Stripe& stripe = StripeOf(key);
   const std::lock_guard lock(stripe.mutex);
   stripe.epoch.fetch_add(1, std::memory_order_acq_rel);
@@ -173,6 +175,7 @@ void NearCache::Drop(std::string_view key) {
 }
 
 void NearCache::DropAll(bool lost) {
+  if (InForkedChild()) return;
   std::array<std::unique_lock<std::mutex>, kStripes> locks;
   for (std::size_t i = 0; i < kStripes; ++i) {
     locks[i] = std::unique_lock((*stripes_)[i].mutex);
@@ -341,7 +344,8 @@ NearMetrics NearCache::metrics() const {
   m.invalidations = invalidations_.load(std::memory_order_relaxed);
   m.dropped_by_lost_link = dropped_by_lost_link_.load(std::memory_order_relaxed);
   StatsMap stats;
-  if (near_->Stats(&stats).ok()) {
+  // A forked child has no entries it would serve, and must not take the near store's locks.
+  if (!InForkedChild() && near_->Stats(&stats).ok()) {
     m.entries = StatNumber(stats, "curr_items");
     m.bytes = StatNumber(stats, "bytes");
   }

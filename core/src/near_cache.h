@@ -87,9 +87,12 @@ class NearCache final : public Backend, private InvalidationListener {
   // A forked child serves nothing near: its copy of the entries gets no
   // invalidations (the tracking threads stay in the parent).
   bool Serving() const noexcept {
-    return (!tracking_ || live_.load(std::memory_order_acquire)) &&
-           net::CurrentProcessId() == owner_pid_;
+    return (!tracking_ || live_.load(std::memory_order_acquire)) && !InForkedChild();
   }
+  // True in a child forked after this near cache was made. The child takes none
+  // of its locks: a parent thread (applying an invalidation) may have held one
+  // at the fork, and in the child nobody would ever release it.
+  bool InForkedChild() const noexcept { return net::CurrentProcessId() != owner_pid_; }
   // Whether the store reports changes to `key`: with tracking, a key outside
   // the subscribed prefixes would never be invalidated, so it is never kept.
   bool Kept(std::string_view key) const noexcept;

@@ -288,6 +288,8 @@ TEST_CASE("redis near: a forked child's Cache leaves the parent's tracking alone
   REQUIRE(WaitFor([&] { return cache->near_metrics().invalidations == 1; }));
   REQUIRE(Read(*cache, "k") == "v1");
   REQUIRE(cache->near_metrics().entries == 1);
+  // The Set's own invalidation may come late, so the read above may have been a hit.
+  const auto hits_at_fork = cache->near_metrics().hits;
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
@@ -295,7 +297,7 @@ TEST_CASE("redis near: a forked child's Cache leaves the parent's tracking alone
     // touches the parent's tracking when it is destroyed.
     int code = Live(*cache) ? 2 : 0;
     if (code == 0 && Read(*cache, "k") != "v1") code = 3;
-    if (code == 0 && cache->near_metrics().hits != 0) code = 4;
+    if (code == 0 && cache->near_metrics().hits != hits_at_fork) code = 4;
     if (code == 0 && !cache->Set("k", std::string("child")).ok()) code = 5;
     cache.reset();
     ::_exit(code);

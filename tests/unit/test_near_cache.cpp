@@ -5,6 +5,10 @@
 // cached misses and races between a read and a change. The Redis tracking link
 // is tested in tests/integration/test_near_cache_stores.cpp and its reader in
 // tests/redis/test_tracking_reader.cpp.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -530,6 +534,84 @@ TEST_CASE("near: four threads writing and reading stay coherent", "[unit][near]"
     CHECK(Read(*cache, key) == expected);  // kept by now: served near
   }
   CHECK(cache->near_metrics().hits >= hits + kKeys);
+}
+
+// A near store that, once armed, holds the next Remove (an invalidation being
+// applied, inside the near cache's lock for the key) until released.
+class HeldNear final : public Backend {
+ public:
+  HeldNear() : inner_(MemoryBackend()) {}
+  std::string_view name() const noexcept override { return "held"; }
+  Capabilities capabilities() const noexcept override { return inner_->capabilities(); }
+  Status Get(std::string_view key, Item* out) override { return inner_->Get(key, out); }
+  Status Store(StoreMode mode, std::string_view key, ItemView item,
+               const WriteOptions& options) override {
+    return inner_->Store(mode, key, item, options);
+  }
+  Status Remove(std::string_view key) override {
+    if (armed.exchange(false)) {
+      inside = true;
+      // Bounded: released by the test, or after 10 s.
+      for (int i = 0; i < 1000 && !released; ++i) std::this_thread::sleep_for(10ms);
+    }
+    return inner_->Remove(key);
+  }
+  Status Flush() override { return inner_->Flush(); }
+  Status Stats(StatsMap* out) override { return inner_->Stats(out); }
+
+  std::atomic<bool> armed{false};
+  std::atomic<bool> inside{false};
+  std::atomic<bool> released{false};
+
+ private:
+  std::shared_ptr<Backend> inner_;
+};
+
+TEST_CASE("near: a child forked while an invalidation holds a lock uses its Cache and exits",
+          "[unit][near][fork]") {
+  auto store = std::make_shared<SharedStore>(true);
+  auto held = std::make_shared<HeldNear>();
+  NearCacheOptions options;
+  options.ttl = 0ms;
+  auto near = WithNearCache(store, held, options);
+  REQUIRE(near.ok());
+  auto cache = std::make_unique<Cache>(*near, PlainCodec(), CacheOptions{});
+  REQUIRE(cache->Set("k", std::string("v1")).ok());
+  REQUIRE(Read(*cache, "k") == "v1");
+
+  // Another client's write: its invalidation stops inside the near cache's lock for "k".
+  held->armed = true;
+  std::thread invalidation([&] { store->WriteBehind("k", "v2"); });
+  for (int i = 0; i < 1000 && !held->inside; ++i) std::this_thread::sleep_for(1ms);
+  REQUIRE(held->inside);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The lock stays taken in the child for good: it must take none.
+    int code = Read(*cache, "k") == "v2" ? 0 : 2;
+    if (code == 0 && !cache->Set("k", std::string("child")).ok()) code = 3;
+    if (code == 0 && cache->near_metrics().entries != 0) code = 4;
+    cache.reset();
+    ::_exit(code);
+  }
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 500 && done == 0; ++i) {  // 5 s at the most
+    done = ::waitpid(child, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(10ms);
+  }
+  if (done == 0) {
+    ::kill(child, SIGKILL);
+    (void)::waitpid(child, &status, 0);
+  }
+  held->released = true;
+  invalidation.join();
+  REQUIRE(done == child);  // it did not hang on the parent's lock
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  // The parent, unharmed: the invalidation went through (the child's write
+  // went to the child's copy of this in-process store).
+  CHECK(Read(*cache, "k") == "v2");
 }
 
 TEST_CASE("near: config keys are read and checked", "[unit][near][config]") {
