@@ -11,6 +11,7 @@
 
 #include "cachet/batch.h"
 #include "cachet/cache.h"
+#include "support/forwarding_backend.h"
 
 using namespace cachet;  // NOLINT: a test of the whole public API
 
@@ -53,31 +54,23 @@ void* AllocateOrThrow(std::size_t size) {
 
 namespace {
 
+// The backend of `cache`, through a pointer that owns the Cache and so keeps it alive.
+std::shared_ptr<Backend> StoreOf(std::unique_ptr<Cache> cache) {
+  Backend& store = cache->backend();
+  return {std::shared_ptr<Cache>(std::move(cache)), &store};
+}
+
 // Forwards to the memory store of `inner`, keeping what each Execute was given.
-class RecordingBackend : public Backend {
+class RecordingBackend : public test::ForwardingBackend {
  public:
   RecordingBackend(std::unique_ptr<Cache> inner, Capabilities caps)
-      : inner_(std::move(inner)), caps_(caps) {}
+      : ForwardingBackend("recording", StoreOf(std::move(inner))), caps_(caps) {}
 
-  std::string_view name() const noexcept override { return "recording"; }
   Capabilities capabilities() const noexcept override { return caps_; }
-  Status Get(std::string_view key, Item* out) override { return store().Get(key, out); }
   Status Gets(std::string_view key, Item* out) override {
     ++single_gets;
-    return store().Gets(key, out);
+    return inner().Gets(key, out);
   }
-  Status Store(StoreMode mode, std::string_view key, ItemView item,
-               const WriteOptions& options) override {
-    return store().Store(mode, key, item, options);
-  }
-  Status Remove(std::string_view key) override { return store().Remove(key); }
-  Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override {
-    return store().Incr(key, delta, value);
-  }
-  Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override {
-    return store().Decr(key, delta, value);
-  }
-  Status Touch(std::string_view key, Ttl ttl) override { return store().Touch(key, ttl); }
 
   void Execute(std::span<Operation> batch) override {
     ++executes;
@@ -89,7 +82,7 @@ class RecordingBackend : public Backend {
     // left as the store found it.
     std::vector<std::uint64_t> counters_before;
     for (const Operation& op : batch) counters_before.push_back(op.counter);
-    store().Execute(batch);
+    inner().Execute(batch);
     for (std::size_t i = 0; i < batch.size(); ++i) {
       if (batch[i].noreply) batch[i].counter = counters_before[i];
     }
@@ -107,8 +100,6 @@ class RecordingBackend : public Backend {
   std::vector<Operation> seen;  // the last batch, keys and values as sent
 
  private:
-  Backend& store() { return inner_->backend(); }
-  std::unique_ptr<Cache> inner_;
   Capabilities caps_;
 };
 

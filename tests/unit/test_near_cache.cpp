@@ -28,6 +28,7 @@
 #include "cachet/metrics_format.h"
 #include "cachet/near_cache.h"
 #include "cachet/plugin.h"
+#include "support/forwarding_backend.h"
 
 using namespace cachet;
 using namespace std::chrono_literals;
@@ -52,51 +53,52 @@ class NoSubscription final : public InvalidationSubscription {};
 // A shared store: a memory store behind a wrapper that counts reads, lets
 // "another client" write behind the Cache's back, and, when `offers` is set,
 // reports every change to the listener as a store with kInvalidations does.
-class SharedStore final : public Backend {
+class SharedStore final : public test::ForwardingBackend {
  public:
-  explicit SharedStore(bool offers) : inner_(MemoryBackend()), offers_(offers) {}
+  explicit SharedStore(bool offers)
+      : ForwardingBackend("shared", MemoryBackend()), offers_(offers) {}
 
-  std::string_view name() const noexcept override { return "shared"; }
   Capabilities capabilities() const noexcept override {
-    const Capabilities caps = inner_->capabilities();
+    const Capabilities caps = inner().capabilities();
     return offers_ ? caps.with(Capability::kInvalidations) : caps;
   }
   Status Get(std::string_view key, Item* out) override {
     ++reads;
-    Status s = inner_->Get(key, out);
+    Status s = inner().Get(key, out);
     if (race_armed.exchange(false)) race();  // a change racing this read
     return s;
   }
   Status Gets(std::string_view key, Item* out) override {
     ++reads;
-    return inner_->Gets(key, out);
+    return inner().Gets(key, out);
   }
   Status GetAndTouch(std::string_view key, Ttl ttl, Item* out) override {
     ++reads;
-    return inner_->GetAndTouch(key, ttl, out);
+    return inner().GetAndTouch(key, ttl, out);
   }
   Status Store(StoreMode mode, std::string_view key, ItemView item,
                const WriteOptions& options) override {
-    Status s = inner_->Store(mode, key, item, options);
+    Status s = inner().Store(mode, key, item, options);
     Report(key);
     return s;
   }
-  Status Remove(std::string_view key) override { return Changed(key, inner_->Remove(key)); }
+  Status Remove(std::string_view key) override { return Changed(key, inner().Remove(key)); }
   Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override {
-    return Changed(key, inner_->Incr(key, delta, value));
+    return Changed(key, inner().Incr(key, delta, value));
   }
   Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override {
-    return Changed(key, inner_->Decr(key, delta, value));
+    return Changed(key, inner().Decr(key, delta, value));
   }
   Status Touch(std::string_view key, Ttl ttl) override {
-    return Changed(key, inner_->Touch(key, ttl));
+    return Changed(key, inner().Touch(key, ttl));
   }
   Status Flush() override {
-    Status s = inner_->Flush();
+    Status s = inner().Flush();
     if (listener_ != nullptr) listener_->OnInvalidateAll();
     return s;
   }
-  Status Stats(StatsMap* out) override { return inner_->Stats(out); }
+  // One by one through the calls above, so a batch's reads count and its changes are reported.
+  void Execute(std::span<Operation> batch) override { Backend::Execute(batch); }
   Status SubscribeInvalidations(std::span<const std::string> prefixes,
                                 InvalidationListener* listener,
                                 std::unique_ptr<InvalidationSubscription>* out) override {
@@ -110,7 +112,7 @@ class SharedStore final : public Backend {
   // Another client's write, reported like any change.
   // (No assertion here: threads call it, and Catch2's are for the main thread.)
   void WriteBehind(const std::string& key, const std::string& value) {
-    (void)inner_->Store(StoreMode::kSet, key, ItemView(value), WriteOptions{});
+    (void)inner().Store(StoreMode::kSet, key, ItemView(value), WriteOptions{});
     Report(key);
   }
   void SetLive(bool live) { listener_->OnTrackingLive(live); }
@@ -132,7 +134,6 @@ class SharedStore final : public Backend {
     listener_->OnInvalidate(keys);
   }
 
-  std::shared_ptr<Backend> inner_;
   bool offers_;
   InvalidationListener* listener_ = nullptr;
   std::vector<std::string> prefixes_;
@@ -538,33 +539,21 @@ TEST_CASE("near: four threads writing and reading stay coherent", "[unit][near]"
 
 // A near store that, once armed, holds the next Remove (an invalidation being
 // applied, inside the near cache's lock for the key) until released.
-class HeldNear final : public Backend {
+class HeldNear final : public test::ForwardingBackend {
  public:
-  HeldNear() : inner_(MemoryBackend()) {}
-  std::string_view name() const noexcept override { return "held"; }
-  Capabilities capabilities() const noexcept override { return inner_->capabilities(); }
-  Status Get(std::string_view key, Item* out) override { return inner_->Get(key, out); }
-  Status Store(StoreMode mode, std::string_view key, ItemView item,
-               const WriteOptions& options) override {
-    return inner_->Store(mode, key, item, options);
-  }
+  HeldNear() : ForwardingBackend("held", MemoryBackend()) {}
   Status Remove(std::string_view key) override {
     if (armed.exchange(false)) {
       inside = true;
       // Bounded: released by the test, or after 10 s.
       for (int i = 0; i < 1000 && !released; ++i) std::this_thread::sleep_for(10ms);
     }
-    return inner_->Remove(key);
+    return inner().Remove(key);
   }
-  Status Flush() override { return inner_->Flush(); }
-  Status Stats(StatsMap* out) override { return inner_->Stats(out); }
 
   std::atomic<bool> armed{false};
   std::atomic<bool> inside{false};
   std::atomic<bool> released{false};
-
- private:
-  std::shared_ptr<Backend> inner_;
 };
 
 TEST_CASE("near: a child forked while an invalidation holds a lock uses its Cache and exits",
