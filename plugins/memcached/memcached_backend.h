@@ -152,13 +152,17 @@ class MemcachedBackend final : public Backend {
   // The single-operation path of both protocols (memcached_single.cpp): sends
   // `line` alone on a pooled connection to `server` and has `reader` (readied
   // for `op` by its ForOne) read the reply; `reads_replies` false for a write
-  // that reads nothing back. False, with nothing sent, when the connection is
-  // not up yet: the caller then takes the batch path, which connects.
+  // that reads nothing back; `deadline` the call's, taken at `start`. False,
+  // with nothing sent, when the connection is not up yet: the caller then takes
+  // the batch path, which connects.
   template <class Reader>
   [[gnu::always_inline]] bool RanAlone(CommandLine& line, Operation& op, std::size_t server,
-                                       bool reads_replies, Reader& reader);
+                                       bool reads_replies, Reader& reader,
+                                       net::Clock::time_point start, net::Deadline deadline);
   // One operation through the batch machinery: connects, around a dead server.
-  Status RunBatchOfOne(Operation& op, std::size_t server, const BatchSettings& settings, Item* hit);
+  // `deadline`: the call's, when it began before (none: a call's timeout from now).
+  Status RunBatchOfOne(Operation& op, std::size_t server, const BatchSettings& settings, Item* hit,
+                       net::Deadline deadline = {});
   void Run(std::span<Operation> ops, const BatchSettings& settings);
   // Sends a text command to `servers`; `on_reply` sees each server's lines.
   Status RunOnServers(
@@ -181,6 +185,8 @@ class MemcachedBackend final : public Backend {
   MemcachedOptions options_;
   // The bound of one call (CallTimeout()), in the clock's unit: worked out once.
   net::Clock::duration call_timeout_;
+  // max_connections is set: a single operation's lease may wait for a connection.
+  bool bounded_pool_;
   ParserLimits limits_;
   net::ServerPool pool_;
   // With failover and more than one server: what outages left to undo.

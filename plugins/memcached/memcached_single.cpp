@@ -55,20 +55,24 @@ void AppendMetaOne(CommandLine& line, const Operation& op, const BatchSettings& 
 template <class Reader>
 [[gnu::always_inline]] inline bool MemcachedBackend::RanAlone(CommandLine& line, Operation& op,
                                                               std::size_t server,
-                                                              bool reads_replies, Reader& reader) {
-  net::ServerPool::Lease lease =
-      pool_.Acquire(server, reads_replies ? net::ServerPool::Use::kReadsReplies
-                                          : net::ServerPool::Use::kWritesOnly);
+                                                              bool reads_replies, Reader& reader,
+                                                              net::Clock::time_point start,
+                                                              net::Deadline deadline) {
+  net::ServerPool::Lease lease = pool_.Acquire(
+      server,
+      reads_replies ? net::ServerPool::Use::kReadsReplies : net::ServerPool::Use::kWritesOnly,
+      deadline);
   if (lease->refused()) [[unlikely]] {
     op.status = lease->EnsureConnected();  // max_connections stayed lent until the deadline
     return true;
   }
   // Connecting is the batch path's (FanOut connects to several servers at once).
   if (!lease->connected()) return false;
+  // Under max_connections the lease may have waited: the exchange starts now.
+  if (bounded_pool_) [[unlikely]]
+    start = net::Clock::now();
   iovec request[3];
   const int pieces = line.Iovecs(request);
-  const net::Clock::time_point start = net::Clock::now();
-  const net::Deadline deadline = start + call_timeout_;
   Status transport =
       net::RunLoneExchange(lease.connection(), request, pieces, reader, start, deadline);
   reader.Settle(transport);
@@ -86,6 +90,10 @@ Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, It
   // Only with failover, around a dead server: the batch path, then a note.
   if (server != home) [[unlikely]]
     return RunOneAround(op, server, home, settings, hit);
+  // One deadline for the whole call: the wait for a connection under
+  // max_connections, and the batch path if this one cannot run, count in it.
+  const net::Clock::time_point start = net::Clock::now();
+  const net::Deadline deadline = start + call_timeout_;
   CommandLine line;
   bool ran = false;
   // Keys are checked and values bounded, so a line always fits; should one
@@ -94,15 +102,17 @@ Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, It
     AppendTextOperation(line, op, settings);
     // A text noreply write reads nothing back (see TextBatch).
     ran = !line.overflowed() &&
-          RanAlone(line, op, server, !op.noreply, TextBatch::ForOne(op, hit, limits_));
+          RanAlone(line, op, server, !op.noreply, TextBatch::ForOne(op, hit, limits_), start,
+                   deadline);
   } else {
     AppendMetaOne(line, op, settings);
     // A meta noreply write still reads its MN (see MetaBatch).
     ran = !line.overflowed() &&
-          RanAlone(line, op, server, true, MetaBatch::ForOne(op, settings, hit, limits_));
+          RanAlone(line, op, server, true, MetaBatch::ForOne(op, settings, hit, limits_), start,
+                   deadline);
   }
   if (ran) return std::move(op.status);
-  return RunBatchOfOne(op, server, settings, hit);
+  return RunBatchOfOne(op, server, settings, hit, deadline);
 }
 
 }  // namespace cachet::memcached

@@ -174,7 +174,8 @@ Status ClusterTopology::Reload(net::Deadline deadline) {
 
 Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map, net::Deadline deadline) {
   net::ServerPool& node_pool = pool(node);
-  net::ServerPool::Lease lease = node_pool.Acquire(0);
+  net::ServerPool::Lease lease =
+      node_pool.Acquire(0, net::ServerPool::Use::kReadsReplies, deadline);
   const std::string host = node_pool.address(0).host;
   // CLUSTER SHARDS lists both ports of a node; the store's transport picks one.
   const NodePort port_kind =

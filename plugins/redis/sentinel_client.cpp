@@ -127,7 +127,8 @@ Status SentinelClient::AskInOrder(std::string_view request, net::Deadline deadli
     if (!pool_.Available(i)) {
       answer = pool_.DeadServerError(i);
     } else {
-      net::ServerPool::Lease lease = pool_.Acquire(i);
+      net::ServerPool::Lease lease =
+          pool_.Acquire(i, net::ServerPool::Use::kReadsReplies, deadline);
       Status transport = session_.Exchange(
           lease.connection(), request, 1, deadline, [&](std::size_t, RespValue reply) {
             answer = reply.IsError() ? StatusFromError(reply.text(), where) : read(reply, where);

@@ -26,11 +26,14 @@ StandaloneRouter::StandaloneRouter(std::vector<net::ServerAddress> servers,
 
 Status StandaloneRouter::RunOnServer(std::size_t server, std::string_view request,
                                      const ReplyFn& on_reply) {
-  net::ServerPool::Lease lease = pool_.Acquire(server);
+  // The call's deadline bounds the wait for a connection too (max_connections).
+  const net::Deadline deadline = pool_.CallDeadline();
+  net::ServerPool::Lease lease =
+      pool_.Acquire(server, net::ServerPool::Use::kReadsReplies, deadline);
   const std::string& where = where_[server];
   Status result;
   Status transport =
-      session_.Exchange(lease.connection(), request, 1, lease->CallDeadline(),
+      session_.Exchange(lease.connection(), request, 1, deadline,
                         [&](std::size_t, RespValue reply) { result = on_reply(reply, where); });
   pool_.Report(server, lease.connection(), transport);
   // A reply of the wrong kind for the command: the stream may be out of step.

@@ -1,7 +1,8 @@
 // max_connections against real servers: many threads sharing one Cache never
 // hold more connections to a server than the bound, counted on the server's
 // side (/proc/net/tcp, those open at one instant) and in Cache::Health(), and
-// every call still succeeds.
+// every call still succeeds; and a single call that waits for the only
+// connection, held on a stalled server, ends within its request timeout.
 // (A wait that outlasts its deadline is tested on the pool itself, in
 // tests/unit/test_connection.cpp.)
 #include <algorithm>
@@ -110,6 +111,26 @@ Observed Hammer(Cache& cache, int port) {
   return seen;
 }
 
+// With max_connections = 1 and the server stalled, one call holds the only
+// connection while a second call waits for it. The wait counts in the second
+// call's request timeout, so it ends within request_timeout_ms (600 ms here),
+// not a wait and then a whole request timeout more. Returns how long it took.
+std::chrono::milliseconds WaitingCallTime(Cache& cache, ServerProcess& server) {
+  REQUIRE(cache.Set("held", std::string("v")).ok());  // the one connection, pooled
+  REQUIRE(server.Pause().ok());
+  std::thread holder([&] { (void)cache.Get<std::string>("held"); });
+  std::this_thread::sleep_for(milliseconds(100));  // the holder has the connection
+  const auto began = std::chrono::steady_clock::now();
+  const auto waited = cache.Get<std::string>("waiting");
+  const auto took =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - began);
+  holder.join();
+  REQUIRE(server.Resume().ok());
+  INFO(waited.status().ToString());
+  CHECK(waited.status().IsTimeout());
+  return took;
+}
+
 }  // namespace
 
 TEST_CASE("redis: 48 threads with max_connections = 4 hold at most 4 connections",
@@ -133,9 +154,9 @@ TEST_CASE("memcached: 48 threads with max_connections = 3 hold at most 3 connect
   REQUIRE(HaveMemcached());  // .ci/setup installs it: missing, the test fails
   auto server = StartMemcached();
   REQUIRE(server.ok());
-  auto cache = OpenCache("[cache]\nbackend = memcached\n[memcached]\nservers = " +
-                         (*server)->address() +
-                         "\npool_size = 1\nmax_connections = 3\nio_timeout_ms = 5000\n");
+  auto cache =
+      OpenCache("[cache]\nbackend = memcached\n[memcached]\nservers = " + (*server)->address() +
+                "\npool_size = 1\nmax_connections = 3\nio_timeout_ms = 5000\n");
   const Observed seen = Hammer(*cache, (*server)->port());
   CHECK(seen.most_on_server >= 1);
   CHECK(seen.most_on_server <= 3);
@@ -152,6 +173,29 @@ TEST_CASE("without a bound, the same load opens more connections than the bound 
                          "\npool_size = 2\nio_timeout_ms = 5000\n");
   const Observed seen = Hammer(*cache, (*server)->port());
   CHECK(seen.most_in_health > 4);
+}
+
+TEST_CASE("memcached: a call waiting for a connection ends within its request timeout",
+          "[pool][memcached]") {
+  REQUIRE(HaveMemcached());
+  auto server = StartMemcached();
+  REQUIRE(server.ok());
+  auto cache =
+      OpenCache("[cache]\nbackend = memcached\n[memcached]\nservers = " + (*server)->address() +
+                "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 600\n"
+                "request_timeout_ms = 600\n");
+  // 600 ms, plus scheduling slack; a wait and then a whole timeout would be about 1,100.
+  CHECK(WaitingCallTime(*cache, **server) < milliseconds(900));
+}
+
+TEST_CASE("redis: a call waiting for a connection ends within its request timeout",
+          "[pool][redis]") {
+  auto server = StartRedis();
+  REQUIRE(server.ok());
+  auto cache = OpenCache("[cache]\nbackend = redis\n[redis]\nservers = " + (*server)->address() +
+                         "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 600\n"
+                         "request_timeout_ms = 600\n");
+  CHECK(WaitingCallTime(*cache, **server) < milliseconds(900));
 }
 
 }  // namespace cachet::test
