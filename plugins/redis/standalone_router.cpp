@@ -75,14 +75,7 @@ net::BatchRunner& StandaloneRouter::Group(std::span<Operation> ops) {
     for (Operation& op : ops) runner.Add(*server, op);
     return runner;
   }
-  for (Operation& op : ops) {
-    Result<std::size_t> server = pool_.Route(op.key);
-    if (!server.ok()) {
-      op.status = server.status();
-      continue;
-    }
-    runner.Add(*server, op);
-  }
+  for (Operation& op : ops) runner.AddRouted(pool_, op);
   return runner;
 }
 

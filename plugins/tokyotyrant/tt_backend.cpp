@@ -136,13 +136,7 @@ void TokyoTyrantBackend::Run(std::span<Operation> ops) {
   runner.Claim(id_, pool_.size());
   for (Operation& op : ops) {
     op.status = Check(op);
-    if (!op.status.ok()) continue;
-    Result<std::size_t> server = pool_.Route(op.key);
-    if (!server.ok()) {
-      op.status = server.status();
-      continue;
-    }
-    runner.Add(*server, op);
+    if (op.status.ok()) runner.AddRouted(pool_, op);
   }
   runner.EnlistGroups(pool_, [&](std::size_t, std::span<Operation* const> group,
                                  std::unique_ptr<net::ServerBatch>& slot) -> net::ServerBatch* {

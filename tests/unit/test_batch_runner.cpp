@@ -144,6 +144,41 @@ TEST_CASE("the runner sends each server its group in one exchange and settles it
   CHECK(b.requests() == std::vector<std::string>{"get b1\r\n"});
 }
 
+TEST_CASE("AddRouted groups an operation by its route, or settles it when no server can take it",
+          "[batch_runner]") {
+  test::ScriptedServer live(test::MemcachedTextRequests(), {{"V\r\n"}});
+  REQUIRE(live.port() > 0);
+  auto pool = PoolOf({live.port()});
+  std::vector<Operation> ops = Gets({"k"});
+  BatchRunner runner;
+  runner.Claim(BatchRunner::NewOwner(), pool->size());
+  runner.AddRouted(*pool, ops[0]);
+  runner.EnlistGroups(*pool, FillLines);
+  CHECK(runner.Run(pool->CallDeadline()));
+  CHECK(ops[0].result.value == "V");
+
+  // A server marked dead (one failure, failure_limit 1) is no route: the
+  // operation takes the route's error and nothing is enlisted for it.
+  auto dead = PoolOf({test::FindFreeLoopbackPort()}, /*failure_limit=*/1);
+  std::vector<Operation> first = Gets({"x"});
+  runner.Claim(BatchRunner::NewOwner(), dead->size());
+  runner.AddRouted(*dead, first[0]);
+  runner.EnlistGroups(*dead, FillLines);
+  CHECK_FALSE(runner.Run(dead->CallDeadline()));
+  REQUIRE_FALSE(dead->Available(0));
+  std::vector<Operation> later = Gets({"y"});
+  runner.AddRouted(*dead, later[0]);
+  int fills = 0;
+  runner.EnlistGroups(*dead, [&](std::size_t server, std::span<Operation* const> group,
+                                 std::unique_ptr<ServerBatch>& slot) {
+    ++fills;
+    return FillLines(server, group, slot);
+  });
+  CHECK(fills == 0);
+  INFO(later[0].status.ToString());
+  CHECK(later[0].status.IsUnavailable());
+}
+
 TEST_CASE("a server that fails gives its operations the exchange's status and is reported",
           "[batch_runner]") {
   test::ScriptedServer live(test::MemcachedTextRequests(), {{"L\r\n"}});

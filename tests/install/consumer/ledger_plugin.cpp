@@ -232,14 +232,7 @@ class LedgerBackend final : public cachet::Backend {
   void Execute(std::span<Operation> batch) override {
     thread_local cachet::net::BatchRunner runner;  // one per thread, in the plugin
     runner.Claim(owner_, pool_.size());
-    for (Operation& op : batch) {
-      cachet::Result<std::size_t> server = pool_.Route(op.key);
-      if (!server.ok()) {
-        op.status = server.status();
-        continue;
-      }
-      runner.Add(*server, op);
-    }
+    for (Operation& op : batch) runner.AddRouted(pool_, op);
     runner.EnlistGroups(pool_, [](std::size_t, std::span<Operation* const> group,
                                   std::unique_ptr<cachet::net::ServerBatch>& slot) {
       if (!slot) slot = std::make_unique<LedgerBatch>();

@@ -9,7 +9,7 @@
 // request bytes and the reader of its replies (no I/O of its own).
 //
 //   runner.Claim(owner, pool.size());           // this thread's runner, for this store
-//   for (Operation& op : ops) runner.Add(server_of_op, op);   // routed by the store
+//   for (Operation& op : ops) runner.AddRouted(pool, op);  // or Add(server, op)
 //   runner.EnlistGroups(pool, [&](std::size_t server, std::span<Operation* const> group,
 //                                 std::unique_ptr<ServerBatch>& slot) {
 //     ... fill the store's batch in `slot` from `group` ...; return slot.get();
@@ -86,6 +86,17 @@ class CACHET_EXPORT BatchRunner {
   void Add(std::size_t server, Operation& op) {
     assert(!busy_ && "BatchRunner is not re-entrant");
     groups_[server].push_back(&op);
+  }
+  // Puts `op` in the group of the server `pool` routes its key to
+  // (ServerPool::Route), or gives it the route's error (every server resting).
+  // REQUIRES: Claim() got `pool`'s size.
+  void AddRouted(const ServerPool& pool, Operation& op) {
+    Result<std::size_t> server = pool.Route(op.key);
+    if (server.ok()) {
+      Add(*server, op);
+    } else {
+      op.status = server.status();
+    }
   }
 
   // Turns each group into its server's batch, in server order, and enlists
