@@ -341,7 +341,7 @@ NearMetrics NearCache::metrics() const {
   m.live = Serving();
   m.hits = hits_.load(std::memory_order_relaxed);
   m.misses = misses_.load(std::memory_order_relaxed);
-  m.invalidations = invalidations_.load(std::memory_order_relaxed);
+  m.invalidations = invalidations_.load(std::memory_order_acquire);
   m.dropped_by_lost_link = dropped_by_lost_link_.load(std::memory_order_relaxed);
   StatsMap stats;
   // A forked child has no entries it would serve, and must not take the near store's locks.
@@ -370,13 +370,14 @@ Status NearCache::Stats(StatsMap* out) {
 // ---- the store's invalidations ----------------------------------------------
 
 void NearCache::OnInvalidate(std::span<const std::string_view> keys) noexcept {
-  invalidations_.fetch_add(keys.size(), std::memory_order_relaxed);
   for (const std::string_view key : keys) Drop(key);
+  // Counted once applied: whoever sees the count sees the entries gone.
+  invalidations_.fetch_add(keys.size(), std::memory_order_release);
 }
 
 void NearCache::OnInvalidateAll() noexcept {
-  invalidations_.fetch_add(1, std::memory_order_relaxed);
   DropAll(/*lost=*/false);
+  invalidations_.fetch_add(1, std::memory_order_release);
 }
 
 void NearCache::OnTrackingLive(bool live) noexcept {

@@ -569,10 +569,13 @@ TEST_CASE("near: a child forked while an invalidation holds a lock uses its Cach
   REQUIRE(Read(*cache, "k") == "v1");
 
   // Another client's write: its invalidation stops inside the near cache's lock for "k".
+  const auto counted = cache->near_metrics().invalidations;
   held->armed = true;
   std::thread invalidation([&] { store->WriteBehind("k", "v2"); });
   for (int i = 0; i < 1000 && !held->inside; ++i) std::this_thread::sleep_for(1ms);
   REQUIRE(held->inside);
+  // An invalidation is counted once applied: who sees the count sees the entry gone.
+  CHECK(cache->near_metrics().invalidations == counted);
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
@@ -595,6 +598,7 @@ TEST_CASE("near: a child forked while an invalidation holds a lock uses its Cach
   }
   held->released = true;
   invalidation.join();
+  CHECK(cache->near_metrics().invalidations == counted + 1);
   REQUIRE(done == child);  // it did not hang on the parent's lock
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
