@@ -68,9 +68,15 @@ template <class Reader>
   }
   // Connecting is the batch path's (FanOut connects to several servers at once).
   if (!lease->connected()) return false;
-  // Under max_connections the lease may have waited: the exchange starts now.
-  if (bounded_pool_) [[unlikely]]
+  // Under max_connections the lease may have waited: the exchange starts now,
+  // or not at all when the wait used the call's time up (the server was asked nothing).
+  if (bounded_pool_) [[unlikely]] {
     start = net::Clock::now();
+    if (start >= deadline) {
+      op.status = net::LateCall();
+      return true;
+    }
+  }
   iovec request[3];
   const int pieces = line.Iovecs(request);
   Status transport =

@@ -176,6 +176,7 @@ Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map, net::Deadline d
   net::ServerPool& node_pool = pool(node);
   net::ServerPool::Lease lease =
       node_pool.Acquire(0, net::ServerPool::Use::kReadsReplies, deadline);
+  if (net::Clock::now() >= deadline) return net::LateCall();  // the wait used it up
   const std::string host = node_pool.address(0).host;
   // CLUSTER SHARDS lists both ports of a node; the store's transport picks one.
   const NodePort port_kind =

@@ -129,6 +129,7 @@ Status SentinelClient::AskInOrder(std::string_view request, net::Deadline deadli
     } else {
       net::ServerPool::Lease lease =
           pool_.Acquire(i, net::ServerPool::Use::kReadsReplies, deadline);
+      if (net::Clock::now() >= deadline) return net::LateCall();  // the wait used it up
       Status transport = session_.Exchange(
           lease.connection(), request, 1, deadline, [&](std::size_t, RespValue reply) {
             answer = reply.IsError() ? StatusFromError(reply.text(), where) : read(reply, where);

@@ -30,6 +30,9 @@ Status StandaloneRouter::RunOnServer(std::size_t server, std::string_view reques
   const net::Deadline deadline = pool_.CallDeadline();
   net::ServerPool::Lease lease =
       pool_.Acquire(server, net::ServerPool::Use::kReadsReplies, deadline);
+  // The wait may have used the call's time up: then the server was asked nothing.
+  if (pool_.options().max_connections != 0 && net::Clock::now() >= deadline) [[unlikely]]
+    return net::LateCall();
   const std::string& where = where_[server];
   Status result;
   Status transport =

@@ -113,13 +113,13 @@ Observed Hammer(Cache& cache, int port) {
 
 // With max_connections = 1 and the server stalled, one call holds the only
 // connection while a second call waits for it. The wait counts in the second
-// call's request timeout, so it ends within request_timeout_ms (600 ms here),
+// call's request timeout, so it ends within request_timeout_ms (1 s here),
 // not a wait and then a whole request timeout more. Returns how long it took.
 std::chrono::milliseconds WaitingCallTime(Cache& cache, ServerProcess& server) {
   REQUIRE(cache.Set("held", std::string("v")).ok());  // the one connection, pooled
   REQUIRE(server.Pause().ok());
   std::thread holder([&] { (void)cache.Get<std::string>("held"); });
-  std::this_thread::sleep_for(milliseconds(100));  // the holder has the connection
+  std::this_thread::sleep_for(milliseconds(200));  // the holder has the connection
   const auto began = std::chrono::steady_clock::now();
   const auto waited = cache.Get<std::string>("waiting");
   const auto took =
@@ -182,10 +182,10 @@ TEST_CASE("memcached: a call waiting for a connection ends within its request ti
   REQUIRE(server.ok());
   auto cache =
       OpenCache("[cache]\nbackend = memcached\n[memcached]\nservers = " + (*server)->address() +
-                "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 600\n"
-                "request_timeout_ms = 600\n");
-  // 600 ms, plus scheduling slack; a wait and then a whole timeout would be about 1,100.
-  CHECK(WaitingCallTime(*cache, **server) < milliseconds(900));
+                "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 1000\n"
+                "request_timeout_ms = 1000\n");
+  // 1 s, plus scheduling slack; a wait and then a whole timeout would be about 1.8 s.
+  CHECK(WaitingCallTime(*cache, **server) < milliseconds(1500));
 }
 
 TEST_CASE("redis: a call waiting for a connection ends within its request timeout",
@@ -193,9 +193,9 @@ TEST_CASE("redis: a call waiting for a connection ends within its request timeou
   auto server = StartRedis();
   REQUIRE(server.ok());
   auto cache = OpenCache("[cache]\nbackend = redis\n[redis]\nservers = " + (*server)->address() +
-                         "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 600\n"
-                         "request_timeout_ms = 600\n");
-  CHECK(WaitingCallTime(*cache, **server) < milliseconds(900));
+                         "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 1000\n"
+                         "request_timeout_ms = 1000\n");
+  CHECK(WaitingCallTime(*cache, **server) < milliseconds(1500));
 }
 
 }  // namespace cachet::test

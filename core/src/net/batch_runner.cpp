@@ -19,10 +19,6 @@ std::uint64_t BatchRunner::NewOwner() {
 namespace {
 
 // The status of an exchange that never began because its call's time was up.
-Status LateStatus() {
-  return Status::Timeout("the call's deadline passed before its request could be sent");
-}
-
 }  // namespace
 
 void BatchRunner::Reset(std::uint64_t owner, std::size_t servers) {
@@ -101,7 +97,7 @@ bool BatchRunner::Run(Deadline deadline, const ConnectionSetup* setup) {
 
 bool BatchRunner::SettleLate() {
   for (std::size_t i = 0; i < enlisted_.size(); ++i) {
-    enlisted_[i].status = LateStatus();
+    enlisted_[i].status = LateCall();
     enlisted_[i].batch->Settle(enlisted_[i].status);
   }
   leases_.clear();  // unused: they go back to their pools as they were

@@ -76,6 +76,12 @@ struct ServerPoolOptions {
   std::size_t max_connections = 0;                // open at once per server; 0: no bound
 };
 
+// The outcome of a call whose wait for a connection (under max_connections)
+// used its time up: nothing was sent, and no server is held to account for it.
+inline Status LateCall() {
+  return Status::Timeout("the call's deadline passed before its request could be sent");
+}
+
 class CACHET_EXPORT ServerPool {
  public:
   // REQUIRES: servers not empty; `distribution` was built for `servers`.
