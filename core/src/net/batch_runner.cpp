@@ -16,11 +16,6 @@ std::uint64_t BatchRunner::NewOwner() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
-namespace {
-
-// The status of an exchange that never began because its call's time was up.
-}  // namespace
-
 void BatchRunner::Reset(std::uint64_t owner, std::size_t servers) {
   // A new owner while exchanges wait for Run() would free batches they point to.
   assert((phase_ == Phase::kRan || enlisted_.empty()) &&
