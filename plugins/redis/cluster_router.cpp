@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cachet/net/batch_runner.h"
+#include "cachet/net/lone_call.h"
 #include "redis_batch.h"
 #include "resp_encoder.h"
 
@@ -52,31 +53,35 @@ ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_vi
     attempt.unreachable = true;
     return attempt;
   }
-  net::ServerPool::Lease lease = pool.Acquire(0, net::ServerPool::Use::kReadsReplies, deadline);
-  if (Status s = session_.Prepare(lease.connection(), deadline); !s.ok()) {
-    // Wrong credentials say nothing about the node's health, and retrying
-    // elsewhere would not help; nor does a pool whose max_connections stayed lent.
-    attempt.unreachable = !s.IsAuthFailed() && !lease->refused();
-    pool.Report(0, lease.connection(), s);
-    attempt.status = s;
+  const std::string& where = topology_.where(node);
+  bool asked = false;  // the request went out: a failure before says the node is unreachable
+  Status transport = net::CallServer(
+      pool, 0, net::ServerPool::Use::kReadsReplies, net::Clock::now(), deadline, &session_,
+      [&](net::Connection& connection, net::Clock::time_point) {
+        asked = true;
+        Status s = session_.Run(connection, asking ? WithAsking(request) : request, asking ? 2 : 1,
+                                deadline, [&](std::size_t index, RespValue reply) {
+                                  if (asking && index == 0) return;  // ASKING's +OK
+                                  if (reply.IsError())
+                                    attempt.redirect = ClassifyClusterError(reply.text());
+                                  if (attempt.redirect != ClusterErrorKind::kNone) {
+                                    attempt.error = std::string(reply.text());
+                                    return;
+                                  }
+                                  attempt.status = on_reply(reply, where);
+                                });
+        // A reply of the wrong kind for the command: the stream may be out of step.
+        if (attempt.status.IsProtocolError()) connection.Close();
+        return s;
+      });
+  if (!asked) {
+    // Not connected. Wrong credentials say nothing about the node's health, and
+    // retrying elsewhere would not help; nor does a call whose time is up
+    // (waiting for a connection under max_connections).
+    attempt.unreachable = !transport.IsAuthFailed() && net::Clock::now() < deadline;
+    attempt.status = transport;
     return attempt;
   }
-  const std::string& where = topology_.where(node);
-  Status transport =
-      session_.Exchange(lease.connection(), asking ? WithAsking(request) : request, asking ? 2 : 1,
-                        deadline, [&](std::size_t index, RespValue reply) {
-                          if (asking && index == 0) return;  // ASKING's +OK
-                          if (reply.IsError())
-                            attempt.redirect = ClassifyClusterError(reply.text());
-                          if (attempt.redirect != ClusterErrorKind::kNone) {
-                            attempt.error = std::string(reply.text());
-                            return;
-                          }
-                          attempt.status = on_reply(reply, where);
-                        });
-  pool.Report(0, lease.connection(), transport);
-  // A reply of the wrong kind for the command: the stream may be out of step.
-  if (attempt.status.IsProtocolError()) lease->Close();
   if (!transport.ok()) {
     attempt.status = transport;
     attempt.redirect = ClusterErrorKind::kNone;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cachet/net/exchange.h"
+#include "cachet/net/lone_call.h"
 #include "resp_encoder.h"
 #include "resp_frames.h"
 
@@ -59,13 +60,6 @@ Status StatusFromError(std::string_view error, std::string_view where) {
   return Status::InvalidArgument(message);
 }
 
-Status RedisSession::Exchange(net::Connection& connection, std::string_view request,
-                              std::size_t reply_count, net::Deadline deadline,
-                              ReplyHandler on_reply) const {
-  if (Status s = Prepare(connection, deadline); !s.ok()) return s;
-  return Run(connection, request, reply_count, deadline, on_reply);
-}
-
 Status RedisSession::Run(net::Connection& connection, std::string_view request,
                          std::size_t reply_count, net::Deadline deadline,
                          ReplyHandler on_reply) const {
@@ -86,23 +80,7 @@ Status RedisSession::Run(net::Connection& connection, std::string_view request,
 
 Status RedisSession::Prepare(net::Connection& connection, net::Deadline deadline) const {
   if (connection.connected()) return Status::OK();
-  if (Status s = connection.EnsureConnected(deadline); !s.ok()) return s;
-  // Any failure of the login's exchange has closed the connection.
-  return Login(connection, deadline);
-}
-
-Status RedisSession::Login(net::Connection& connection, net::Deadline deadline) const {
-  // The outer exchange's parser is mid-stream while a push hook runs.
-  if (ThreadState(settings_.limits).in_push_hook) [[unlikely]] {
-    connection.Close();
-    return Status::InvalidArgument("redis " + connection.address().HostPort() +
-                                   ": a push hook (on_push) may not run a Redis command");
-  }
-  RedisLogin login(settings_, connection.address().HostPort());
-  if (login.empty()) return Status::OK();
-  int count = 0;
-  iovec* request = login.Request(&count);
-  return net::RunLoneExchange(connection, request, count, login, net::Clock::now(), deadline);
+  return net::ConnectAlone(connection, this, deadline);
 }
 
 std::unique_ptr<net::Login> RedisSession::NewLogin(const net::Connection& connection) const {

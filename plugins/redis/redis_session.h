@@ -4,12 +4,13 @@
 // A connection that is not connected yet (new, dropped after an error, or
 // inherited across fork) is connected and logged in before its first request
 // (RedisLogin): HELLO 3 when resp = 3, AUTH [username] password, SELECT db and
-// CLIENT SETNAME, all pipelined in one round trip. A single operation does it
-// in Prepare(); a batch's connections do it all at once, as the first step of
-// each exchange in the engine's poll loop (net::ConnectionSetup). A wrong
-// password is kAuthFailed; the password itself is never part of a message.
+// CLIENT SETNAME, all pipelined in one round trip. The engine runs it as a
+// net::ConnectionSetup: alone before a single call's exchange (net::CallServer),
+// or, for a batch, all at once as the first step of each exchange in its poll
+// loop. A wrong password is kAuthFailed; the password itself is never part of
+// a message.
 //
-// Exchange() writes one buffer holding `reply_count` commands, then reads that
+// Run() writes one buffer holding `reply_count` commands, then reads that
 // many replies in order and hands each to a callback: one exchange on the core's
 // lone driver (cachet/net/exchange.h), with SessionReplies as its reader. Any
 // transport failure, malformed reply, or byte after the last reply closes the
@@ -136,27 +137,24 @@ class RedisSession final : public net::ConnectionSetup {
     settings_.limits.resp3 = settings_.resp == 3;
   }
 
-  // Sends `request` (`reply_count` commands) and reads every reply, by
-  // `deadline` (the call's end).
-  Status Exchange(net::Connection& connection, std::string_view request, std::size_t reply_count,
-                  net::Deadline deadline, ReplyHandler on_reply) const;
+  // Sends `request` (`reply_count` commands) on the connected `connection`
+  // and reads every reply, by `deadline` (the call's end). Pooled
+  // connections get here through net::CallServer, which connects them and
+  // runs this session's login first.
+  Status Run(net::Connection& connection, std::string_view request, std::size_t reply_count,
+             net::Deadline deadline, ReplyHandler on_reply) const;
 
   // Connects and logs in if `connection` is not connected, by `deadline`
-  // (the single-operation paths call it before their exchange).
+  // (a dedicated link's own connection, outside any pool).
   Status Prepare(net::Connection& connection, net::Deadline deadline) const;
 
-  // The login of a connection connected anew in a batch (net::BatchRunner
-  // runs it in its poll loop), or null when nothing needs sending.
+  // The login of a connection connected anew (net::CallServer runs it alone,
+  // net::BatchRunner in its poll loop), or null when nothing needs sending.
   std::unique_ptr<net::Login> NewLogin(const net::Connection& connection) const override;
 
   const SessionSettings& settings() const noexcept { return settings_; }
 
  private:
-  Status Login(net::Connection& connection, net::Deadline deadline) const;
-  // Sends `request` on the connected `connection` and reads its replies.
-  Status Run(net::Connection& connection, std::string_view request, std::size_t reply_count,
-             net::Deadline deadline, ReplyHandler on_reply) const;
-
   SessionSettings settings_;
 };
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cachet/net/lone_call.h"
 #include "mget_batch.h"
 #include "redis_batch.h"
 
@@ -26,21 +27,19 @@ StandaloneRouter::StandaloneRouter(std::vector<net::ServerAddress> servers,
 
 Status StandaloneRouter::RunOnServer(std::size_t server, std::string_view request,
                                      const ReplyFn& on_reply) {
-  // The call's deadline bounds the wait for a connection too (max_connections).
-  const net::Deadline deadline = pool_.CallDeadline();
-  net::ServerPool::Lease lease =
-      pool_.Acquire(server, net::ServerPool::Use::kReadsReplies, deadline);
-  // The wait may have used the call's time up: then the server was asked nothing.
-  if (pool_.options().max_connections != 0 && net::Clock::now() >= deadline) [[unlikely]]
-    return net::LateCall();
+  const net::Clock::time_point start = net::Clock::now();
+  const net::Deadline deadline = start + pool_.options().connection.CallTimeout();
   const std::string& where = where_[server];
   Status result;
-  Status transport =
-      session_.Exchange(lease.connection(), request, 1, deadline,
-                        [&](std::size_t, RespValue reply) { result = on_reply(reply, where); });
-  pool_.Report(server, lease.connection(), transport);
-  // A reply of the wrong kind for the command: the stream may be out of step.
-  if (result.IsProtocolError()) lease->Close();
+  Status transport = net::CallServer(
+      pool_, server, net::ServerPool::Use::kReadsReplies, start, deadline, &session_,
+      [&](net::Connection& connection, net::Clock::time_point) {
+        Status s = session_.Run(connection, request, 1, deadline,
+                                [&](std::size_t, RespValue reply) { result = on_reply(reply, where); });
+        // A reply of the wrong kind for the command: the stream may be out of step.
+        if (result.IsProtocolError()) connection.Close();
+        return s;
+      });
   return transport.ok() ? result : transport;
 }
 

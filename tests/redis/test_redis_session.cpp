@@ -49,14 +49,22 @@ SessionSettings Hooked(Heard* heard) {
   return settings;
 }
 
+// Connects `connection` if need be, then sends `request` (`count` commands)
+// and reads every reply: a single call's exchange without the pool.
+Status Exchange(const RedisSession& session, net::Connection& connection, std::string_view request,
+                std::size_t count, ReplyHandler on_reply) {
+  const net::Deadline deadline = connection.CallDeadline();
+  if (Status s = session.Prepare(connection, deadline); !s.ok()) return s;
+  return session.Run(connection, request, count, deadline, on_reply);
+}
+
 // Sends two commands in one exchange and collects what came back.
 Status TwoCommands(const RedisSession& session, net::Connection& connection, Heard* heard) {
   const std::string request = "*2\r\n$3\r\nGET\r\n$1\r\na\r\n*2\r\n$3\r\nGET\r\n$1\r\nb\r\n";
-  return session.Exchange(connection, request, 2, connection.CallDeadline(),
-                          [&](std::size_t index, RespValue reply) {
-                            CHECK(index == heard->replies.size());
-                            heard->replies.emplace_back(reply.text());
-                          });
+  return Exchange(session, connection, request, 2, [&](std::size_t index, RespValue reply) {
+    CHECK(index == heard->replies.size());
+    heard->replies.emplace_back(reply.text());
+  });
 }
 
 TEST_CASE("session: pushes between replies reach the hook, replies their commands",
@@ -132,8 +140,7 @@ TEST_CASE("session: a push hook cannot run a Redis command, and the outer stream
   settings.resp = 3;
   settings.on_push = [&](RespValue, std::string_view) {
     const std::string get_c = "*2\r\n$3\r\nGET\r\n$1\r\nc\r\n";
-    nested.push_back(plain.Exchange(inner_connection, get_c, 1, inner_connection.CallDeadline(),
-                                    [](std::size_t, RespValue) {}));
+    nested.push_back(Exchange(plain, inner_connection, get_c, 1, [](std::size_t, RespValue) {}));
   };
   const RedisSession session(std::move(settings));
   net::Connection connection(Loopback(outer.port()), {});
