@@ -4,10 +4,10 @@
 // Layering: net::Connection -> net::ServerPool (placement, health, pooled
 // connections) -> this backend, which checks keys and sizes before anything is
 // sent and routes each operation; net::BatchRunner groups a batch by server and
-// runs every server's share at once. A single operation on a connected
-// connection skips the batch machinery: its command is built on the stack and
-// its reply read by the same reader, a TextBatch or MetaBatch of one
-// (memcached_single.cpp). The protocols live in text_batch / meta_batch
+// runs every server's share at once. A single operation skips the batch
+// machinery: its command is built on the stack, the engine's lone call
+// (net::CallServer) sends it, and its reply is read by the same reader, a
+// TextBatch or MetaBatch of one (memcached_single.cpp). The protocols live in text_batch / meta_batch
 // (encoding in *_request, parsing in *_parser); replies map to Status in
 // reply_status.
 //

@@ -63,12 +63,15 @@ template <class Reader>
   const Status transport = net::CallServer(
       pool_, server,
       reads_replies ? net::ServerPool::Use::kReadsReplies : net::ServerPool::Use::kWritesOnly,
-      start, deadline, nullptr, [&](net::Connection& connection, net::Clock::time_point began) {
-        Status s = net::RunLoneExchange(connection, request, pieces, reader, began, deadline);
-        // An error line leaves the stream out of step: the connection is not reused.
-        if (reader.poisoned()) connection.Close();
-        return s;
-      });
+      start, deadline, nullptr,
+      // Inline, as CallServer is: GCC otherwise calls the exchange out of line.
+      [&](net::Connection & connection, net::Clock::time_point began)
+          __attribute__((always_inline)) {
+            Status s = net::RunLoneExchange(connection, request, pieces, reader, began, deadline);
+            // An error line leaves the stream out of step: the connection is not reused.
+            if (reader.poisoned()) connection.Close();
+            return s;
+          });
   reader.Settle(transport);
 }
 

@@ -186,14 +186,14 @@ Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map, net::Deadline d
         std::string request;
         AppendCommand(&request, {"CLUSTER", "SHARDS"});
         bool no_shards = false;
-        Status sent = session_.Run(connection, request, 1, deadline,
-                                   [&](std::size_t, RespValue reply) {
-                                     if (reply.IsError()) {
-                                       no_shards = true;  // older than 7.0: ask for SLOTS instead
-                                       return;
-                                     }
-                                     parsed = SlotMap::FromShards(reply, host, port_kind, map);
-                                   });
+        Status sent =
+            session_.Run(connection, request, 1, deadline, [&](std::size_t, RespValue reply) {
+              if (reply.IsError()) {
+                no_shards = true;  // older than 7.0: ask for SLOTS instead
+                return;
+              }
+              parsed = SlotMap::FromShards(reply, host, port_kind, map);
+            });
         if (!sent.ok() || !no_shards) return sent;
         request.clear();
         AppendCommand(&request, {"CLUSTER", "SLOTS"});
@@ -216,8 +216,7 @@ void ClusterTopology::Install(const SlotMap& map) {
     std::unique_lock lock(mutex_);
     for (std::uint16_t slot = 0; slot < kSlotCount; ++slot) {
       const ClusterNode* primary = map.PrimaryFor(slot);
-      const std::uint16_t owner =
-          primary == nullptr ? SlotMap::kNoNode : index_of[primary - first];
+      const std::uint16_t owner = primary == nullptr ? SlotMap::kNoNode : index_of[primary - first];
       changed = changed || owner_[slot] != owner;
       owner_[slot] = owner;
     }

@@ -46,6 +46,13 @@ RespParser& ParserFor(PerThread& mine, const RespLimits& limits) {
   return mine.parser;
 }
 
+// A Redis exchange asked for inside a push hook: the outer exchange's parser
+// is mid-stream while the hook runs.
+Status PushHookRefusal(const net::Connection& connection) {
+  return Status::InvalidArgument("redis " + connection.address().HostPort() +
+                                 ": a push hook (on_push) may not run a Redis command");
+}
+
 }  // namespace
 
 Status StatusFromError(std::string_view error, std::string_view where) {
@@ -64,11 +71,8 @@ Status RedisSession::Run(net::Connection& connection, std::string_view request,
                          std::size_t reply_count, net::Deadline deadline,
                          ReplyHandler on_reply) const {
   PerThread& mine = ThreadState(settings_.limits);
-  // The outer exchange's parser is mid-stream while its push hook runs.
-  if (mine.in_push_hook) [[unlikely]] {
-    return Status::InvalidArgument("redis " + connection.address().HostPort() +
-                                   ": a push hook (on_push) may not run a Redis command");
-  }
+  if (mine.in_push_hook) [[unlikely]]
+    return PushHookRefusal(connection);
   RespParser& parser = ParserFor(mine, settings_.limits);
   // A previous exchange may have stopped in the middle of a reply or on an error.
   if (!parser.idle()) parser.Reset();
@@ -80,6 +84,8 @@ Status RedisSession::Run(net::Connection& connection, std::string_view request,
 
 Status RedisSession::Prepare(net::Connection& connection, net::Deadline deadline) const {
   if (connection.connected()) return Status::OK();
+  if (ThreadState(settings_.limits).in_push_hook) [[unlikely]]
+    return PushHookRefusal(connection);
   return net::ConnectAlone(connection, this, deadline);
 }
 

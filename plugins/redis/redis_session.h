@@ -54,7 +54,7 @@ struct SessionSettings {
   std::string password;     // empty: no AUTH
   std::int64_t db = 0;      // SELECT when not 0
   std::string client_name;  // CLIENT SETNAME when not empty
-  RespLimits limits;  // limits.resp3 is set by RedisSession from `resp`
+  RespLimits limits;        // limits.resp3 is set by RedisSession from `resp`
   // Pushes met on this session's connections; empty: they are dropped. The data
   // connections subscribe to nothing, but a server may push (RESP3) anyway.
   PushHandler on_push;

@@ -31,15 +31,16 @@ Status StandaloneRouter::RunOnServer(std::size_t server, std::string_view reques
   const net::Deadline deadline = start + pool_.options().connection.CallTimeout();
   const std::string& where = where_[server];
   Status result;
-  Status transport = net::CallServer(
-      pool_, server, net::ServerPool::Use::kReadsReplies, start, deadline, &session_,
-      [&](net::Connection& connection, net::Clock::time_point) {
-        Status s = session_.Run(connection, request, 1, deadline,
-                                [&](std::size_t, RespValue reply) { result = on_reply(reply, where); });
-        // A reply of the wrong kind for the command: the stream may be out of step.
-        if (result.IsProtocolError()) connection.Close();
-        return s;
-      });
+  Status transport =
+      net::CallServer(pool_, server, net::ServerPool::Use::kReadsReplies, start, deadline,
+                      &session_, [&](net::Connection& connection, net::Clock::time_point) {
+                        Status s = session_.Run(
+                            connection, request, 1, deadline,
+                            [&](std::size_t, RespValue reply) { result = on_reply(reply, where); });
+                        // A reply of the wrong kind for the command: the stream may be out of step.
+                        if (result.IsProtocolError()) connection.Close();
+                        return s;
+                      });
   return transport.ok() ? result : transport;
 }
 

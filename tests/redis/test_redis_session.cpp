@@ -127,7 +127,6 @@ TEST_CASE("session: a reply after the last one expected is an error, a push is n
   CHECK_FALSE(connection.connected());
 }
 
-
 TEST_CASE("session: a push hook cannot run a Redis command, and the outer stream stays framed",
           "[redis][session][push]") {
   ScriptedServer outer(cachet::test::RespRequests(),

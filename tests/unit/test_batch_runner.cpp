@@ -12,8 +12,8 @@
 #include "cachet/net/batch_runner.h"
 #include "cachet/net/exchange.h"
 #include "cachet/net/lone_call.h"
-#include "support/scripted_server.h"
 #include "launchers/server_process.h"
+#include "support/scripted_server.h"
 
 namespace cachet::net {
 namespace {
@@ -524,6 +524,7 @@ TEST_CASE("a lone call whose login is refused sends nothing and drops the connec
   CHECK_FALSE(asked);
   CHECK(first[0].status.IsAuthFailed());
   CHECK(pool->Available(0));  // wrong credentials count neither way
+  CHECK(HealthOf(*pool)[0].requests == 1);  // reported once, as the refused login
   std::vector<Operation> second = Gets({"b"});
   CHECK(LoneGet(*pool, second[0], pool->CallDeadline(), &setup).ok());
   CHECK(second[0].result.value == "V");
@@ -562,8 +563,7 @@ TEST_CASE("a lone call's failure is reported, and a connection its exchange clos
   }
 }
 
-TEST_CASE("a lone call that waited out its deadline for a connection asks nobody",
-          "[lone_call]") {
+TEST_CASE("a lone call whose wait for a connection used its deadline up asks nobody", "[lone_call]") {
   test::ScriptedServer server(test::MemcachedTextRequests(), {{"A\r\n"}});
   REQUIRE(server.port() > 0);
   auto pool = PoolOf({server.port()}, /*failure_limit=*/1, /*max_connections=*/1);
@@ -582,10 +582,23 @@ TEST_CASE("a lone call that waited out its deadline for a connection asks nobody
   std::vector<ServerHealth> health = HealthOf(*pool);
   CHECK(health[0].requests == 0);  // the server was asked nothing
   CHECK(health[0].pool_timeouts == 1);
-  // With the connection back, the next call goes through.
+  // A free connection, but a deadline already past: nothing is sent either.
+  std::vector<Operation> late = Gets({"a"});
+  bool asked = false;
+  const Status s = LoneGet(*pool, late[0], Clock::now() - milliseconds(1), nullptr, &asked);
+  INFO(s.ToString());
+  CHECK(s.IsTimeout());
+  CHECK(s.message().find("deadline passed before its request could be sent") !=
+        std::string_view::npos);
+  CHECK_FALSE(asked);
+  health = HealthOf(*pool);
+  CHECK(health[0].requests == 0);
+  // With the connection back and time left, the next call goes through.
   std::vector<Operation> ops = Gets({"a"});
   CHECK(LoneGet(*pool, ops[0], pool->CallDeadline()).ok());
   CHECK(ops[0].result.value == "A");
+  REQUIRE(server.WaitUntilPlayed());
+  CHECK(server.connections() == 1);  // only the last call connected
 }
 
 }  // namespace

@@ -20,9 +20,10 @@
 //   - the outcome (a failed connect or login, or the exchange's) goes to the
 //     pool's one health rule (ServerPool::Report);
 //   - the connection goes back to the pool unless something closed it: any
-//     failure of the exchange has (ExchangeState), and so must the store's
-//     `exchange` when a reply went through but left the stream out of step
-//     (an error line after which nothing can be matched to its request).
+//     failure of the exchange has (ExchangeState), an exception out of
+//     `exchange` does (a reader's or a reply callback's), and so must the
+//     store's `exchange` when a reply went through but left the stream out of
+//     step (an error line after which nothing can be matched to its request).
 //
 // `start` is the clock reading `deadline` was computed from; `exchange` gets
 // it back as `began`, or a fresh reading when a wait or a connect came first,
@@ -69,7 +70,13 @@ template <class ExchangeFn>
     }
     start = Clock::now();
   }
-  Status transport = exchange(connection, start);
+  Status transport;
+  try {
+    transport = exchange(connection, start);
+  } catch (...) {
+    connection.Close();  // replies may be left half read: never lent again
+    throw;
+  }
   pool.Report(server, connection, transport);
   return transport;
 }
