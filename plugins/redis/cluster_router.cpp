@@ -47,6 +47,11 @@ ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_vi
                                                 bool asking, net::Deadline deadline,
                                                 const ReplyFn& on_reply) {
   Attempt attempt;
+  // Inside a push hook nothing is sent, nor a connection opened for it.
+  if (session_.InPushHook()) [[unlikely]] {
+    attempt.status = RedisSession::PushHookRefusal(topology_.where(node));
+    return attempt;
+  }
   net::ServerPool& pool = topology_.pool(node);
   if (!pool.Available(0)) {
     attempt.status = pool.DeadServerError(0);
@@ -196,8 +201,8 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
     }
     if (node >= batches.size()) batches.resize(node + 1);
     if (!batches[node]) {
-      batches[node] = std::make_unique<RedisBatch>(topology_.where(node),
-                                                   session_.settings().limits, counters_);
+      batches[node] = std::make_unique<RedisBatch>(
+          topology_.where(node), session_.settings().limits, counters_, &session_);
     }
     batches[node]->Add(*op);
   }

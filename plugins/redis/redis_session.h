@@ -43,8 +43,9 @@ namespace cachet::redis {
 //   - it runs in the middle of an exchange, on the calling thread: it must not
 //     call into a store there (a Redis exchange on that thread is refused with
 //     invalid_argument; hand the work to another thread instead);
-//   - only the session's own exchanges (single operations, the handshake) call
-//     it; batch paths (RedisBatch, MgetBatch) drop pushes without calling it.
+//   - every exchange of the session's data connections calls it: single
+//     calls (SessionReplies) and batches (RedisBatch, MgetBatch); a login's
+//     replies drop pushes.
 // An extension point: no cachet component sets it yet, so pushes are dropped.
 using PushHandler = std::function<void(RespValue push, std::string_view where)>;
 
@@ -65,23 +66,25 @@ struct SessionSettings {
 // Called only while Exchange() runs, so a reference to the caller's lambda does.
 using ReplyHandler = FunctionRef<void(std::size_t index, RespValue reply)>;
 
+class RedisSession;
+
 // The replies of one exchange, fed bytes (a reader of cachet/net/exchange.h):
 // `count` replies in order to `on_reply`, and every whole push frame before,
-// between or right after them (in the same read as the last reply) to
-// `on_push` (if set), which is no reply to a command. A push that arrives
-// later, or only partly with the last reply, is the exchange's leftover error
-// or fails the pool's idle check: the connection is closed, not the hook called.
+// between or right after them (in the same read as the last reply) to the
+// session's push hook (RedisSession::DeliverPush), which is no reply to a
+// command. A push that arrives later, or only partly with the last reply, is
+// the exchange's leftover error or fails the pool's idle check: the
+// connection is closed, not the hook called.
 class SessionReplies {
  public:
   // `parser` idle; `connection` words protocol errors. All borrowed.
   SessionReplies(RespParser& parser, const net::Connection& connection, std::size_t count,
-                 ReplyHandler on_reply, const PushHandler* on_push, bool* in_push_hook)
+                 ReplyHandler on_reply, const RedisSession& session)
       : parser_(parser),
         connection_(connection),
         count_(count),
         on_reply_(on_reply),
-        on_push_(on_push),
-        in_push_hook_(in_push_hook) {}
+        session_(session) {}
 
   // Consumes every whole reply and push at the front of `buffer`; a reply
   // past the last expected one is left there (the exchange's leftover error).
@@ -89,15 +92,12 @@ class SessionReplies {
   bool done() const noexcept { return index_ == count_; }
 
  private:
-  void Push(RespValue push) const;
-
   RespParser& parser_;
   const net::Connection& connection_;
   const std::size_t count_;
   std::size_t index_ = 0;
   ReplyHandler on_reply_;
-  const PushHandler* on_push_;
-  bool* in_push_hook_;  // the thread's flag: set while on_push_ runs
+  const RedisSession& session_;
 };
 
 // The login of a connection connected anew, as one pipelined request, and the
@@ -153,6 +153,16 @@ class RedisSession final : public net::ConnectionSetup {
   std::unique_ptr<net::Login> NewLogin(const net::Connection& connection) const override;
 
   const SessionSettings& settings() const noexcept { return settings_; }
+
+  // Hands `push`, a RESP3 push frame an exchange with `where` met between
+  // replies (a single call's or a batch's), to settings().on_push, if set.
+  // While the hook runs, a Redis call on this thread is refused (InPushHook).
+  void DeliverPush(RespValue push, std::string_view where) const;
+  // True while a push hook runs on the calling thread: a Redis call made now
+  // would read its replies with a parser that is mid-stream.
+  bool InPushHook() const;
+  // The refusal of a Redis call made inside a push hook, naming `where`.
+  static Status PushHookRefusal(std::string_view where);
 
  private:
   SessionSettings settings_;

@@ -27,6 +27,9 @@ StandaloneRouter::StandaloneRouter(std::vector<net::ServerAddress> servers,
 
 Status StandaloneRouter::RunOnServer(std::size_t server, std::string_view request,
                                      const ReplyFn& on_reply) {
+  // Inside a push hook nothing is sent, nor a connection opened for it.
+  if (session_.InPushHook()) [[unlikely]]
+    return RedisSession::PushHookRefusal(where_[server]);
   const net::Clock::time_point start = net::Clock::now();
   const net::Deadline deadline = start + pool_.options().connection.CallTimeout();
   const std::string& where = where_[server];
@@ -86,7 +89,8 @@ net::BatchRunner& StandaloneRouter::Group(std::span<Operation> ops) {
 // for the call only, and are emptied after it.
 net::ServerBatch* StandaloneRouter::FillMixed(std::size_t server, std::span<Operation* const> group,
                                               std::unique_ptr<net::ServerBatch>* slot) const {
-  auto batch = std::make_unique<RedisBatch>(where_[server], session_.settings().limits, counters_);
+  auto batch = std::make_unique<RedisBatch>(where_[server], session_.settings().limits, counters_,
+                                            &session_);
   batch->Reserve(group.size());
   for (Operation* op : group) batch->Add(*op);
   // Operations settled at Add() (a counter delta Redis cannot take) send nothing.
@@ -97,7 +101,7 @@ net::ServerBatch* StandaloneRouter::FillMixed(std::size_t server, std::span<Oper
 
 net::ServerBatch* StandaloneRouter::FillReads(std::size_t server, std::span<Operation* const> group,
                                               std::unique_ptr<net::ServerBatch>* slot) const {
-  auto batch = std::make_unique<MgetBatch>(where_[server], session_.settings().limits);
+  auto batch = std::make_unique<MgetBatch>(where_[server], session_.settings().limits, &session_);
   batch->Add(group);
   batch->Seal();
   *slot = std::move(batch);
