@@ -162,6 +162,15 @@ Status ClusterRouter::RunOnEachServer(std::string_view request, const EachServer
   }
   Status first;
   for (std::size_t node : primaries) {
+    // A node is asked only while the call has time left: one asked past the
+    // deadline would fail at once and count against a healthy node.
+    if (net::Clock::now() >= deadline) {
+      if (first.ok()) {
+        first = Status::Timeout("redis cluster: the request timeout ran out before " +
+                                topology_.where(node) + " was asked");
+      }
+      break;
+    }
     std::string prefix = primaries.size() > 1 ? topology_.where(node) + " " : "";
     Attempt result = RunOnNode(
         node, request, false, deadline,
