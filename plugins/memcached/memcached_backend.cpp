@@ -17,7 +17,6 @@ MemcachedBackend::MemcachedBackend(MemcachedOptions options)
     : id_(net::BatchRunner::NewOwner()),
       options_(std::move(options)),
       call_timeout_(options_.pool.connection.CallTimeout()),
-      bounded_pool_(options_.pool.max_connections != 0),
       limits_{2048, options_.max_item_size},
       pool_(options_.servers,
             net::Distribution::Create(options_.distribution, options_.servers,
@@ -116,9 +115,9 @@ void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settin
   for (const Around& a : around) NoteWriteAround(*a.op, a.home, a.server);
 }
 
-Status MemcachedBackend::RunBatchOfOne(Operation& op, std::size_t server,
-                                       const BatchSettings& settings, Item* hit,
-                                       net::Deadline deadline) {
+void MemcachedBackend::RunBatchOfOne(Operation& op, std::size_t server,
+                                     const BatchSettings& settings, Item* hit,
+                                     net::Deadline deadline) {
   // One operation needs no grouping by server: straight to its exchange.
   net::BatchRunner& runner = Runner();
   Operation* const one[] = {&op};
@@ -126,8 +125,7 @@ Status MemcachedBackend::RunBatchOfOne(Operation& op, std::size_t server,
   // A hit goes to the caller's Item, whose buffer is reused.
   batch.LendItem(op, hit);
   runner.Enlist(pool_, server, batch);
-  runner.Run(deadline == net::Deadline{} ? pool_.CallDeadline() : deadline);
-  return std::move(op.status);
+  runner.Run(deadline);
 }
 
 Status MemcachedBackend::Get(std::string_view key, Item* out) {

@@ -4,10 +4,10 @@
 // Layering: net::Connection -> net::ServerPool (placement, health, pooled
 // connections) -> this backend, which checks keys and sizes before anything is
 // sent and routes each operation; net::BatchRunner groups a batch by server and
-// runs every server's share at once. A single operation on a connected
-// connection skips the batch machinery: its command is built on the stack and
-// its reply read by the same reader, a TextBatch or MetaBatch of one
-// (memcached_single.cpp). The protocols live in text_batch / meta_batch
+// runs every server's share at once. A single operation skips the batch
+// machinery: its command is built on the stack, the engine's lone call
+// (net::CallServer) sends it, and its reply is read by the same reader, a
+// TextBatch or MetaBatch of one (memcached_single.cpp). The protocols live in text_batch / meta_batch
 // (encoding in *_request, parsing in *_parser); replies map to Status in
 // reply_status.
 //
@@ -123,9 +123,6 @@ class MemcachedBackend final : public Backend {
   // have deleted the key there before the write arrived.
   // REQUIRES: failover (`server` != `home` happens only then).
   void NoteWriteAround(const Operation& op, std::size_t home, std::size_t server);
-  // RunOne() for a key that went around its `home`: sent, then noted.
-  Status RunOneAround(Operation& op, std::size_t server, std::size_t home,
-                      const BatchSettings& settings, Item* hit);
   // Deletes (or flushes) what writes around `owner` left behind, on it and on
   // the servers that took them. False if it must stay out of routing for now;
   // a server that took them and cannot be reached stays owed, and does not
@@ -144,25 +141,22 @@ class MemcachedBackend final : public Backend {
   // Fills the batch in `slot` (made on first use) with `ops`, in order.
   MemcachedBatch& FillBatch(std::unique_ptr<net::ServerBatch>& slot,
                             std::span<Operation* const> ops, const BatchSettings& settings) const;
-  // One operation: checked, routed, then sent alone (memcached_single.cpp): on
-  // a connected connection by the single-operation path, else through the
-  // batch machinery. A hit's item goes to `*hit`: op.result, or an Item the
-  // caller lends.
+  // One operation: checked, routed, then sent alone (memcached_single.cpp).
+  // A hit's item goes to `*hit`: op.result, or an Item the caller lends.
   Status RunOne(Operation& op, const BatchSettings& settings, Item* hit);
   // The single-operation path of both protocols (memcached_single.cpp): sends
-  // `line` alone on a pooled connection to `server` and has `reader` (readied
-  // for `op` by its ForOne) read the reply; `reads_replies` false for a write
-  // that reads nothing back; `deadline` the call's, taken at `start`. False,
-  // with nothing sent, when the connection is not up yet: the caller then takes
-  // the batch path, which connects.
+  // `line` alone to `server` (net::CallServer) and has `reader` (readied for
+  // its operation by its ForOne) read the reply and settle the operation;
+  // `reads_replies` false for a write that reads nothing back; `deadline` the
+  // call's, taken at `start`.
   template <class Reader>
-  [[gnu::always_inline]] bool RanAlone(CommandLine& line, Operation& op, std::size_t server,
-                                       bool reads_replies, Reader& reader,
-                                       net::Clock::time_point start, net::Deadline deadline);
-  // One operation through the batch machinery: connects, around a dead server.
-  // `deadline`: the call's, when it began before (none: a call's timeout from now).
-  Status RunBatchOfOne(Operation& op, std::size_t server, const BatchSettings& settings, Item* hit,
-                       net::Deadline deadline = {});
+  [[gnu::always_inline]] void RunAlone(CommandLine& line, std::size_t server, bool reads_replies,
+                                       Reader& reader, net::Clock::time_point start,
+                                       net::Deadline deadline);
+  // One operation through the batch machinery (a command line too long for
+  // the single path), by `deadline`; settles op.status.
+  void RunBatchOfOne(Operation& op, std::size_t server, const BatchSettings& settings, Item* hit,
+                     net::Deadline deadline);
   void Run(std::span<Operation> ops, const BatchSettings& settings);
   // Sends a text command to `servers`; `on_reply` sees each server's lines.
   Status RunOnServers(
@@ -185,8 +179,6 @@ class MemcachedBackend final : public Backend {
   MemcachedOptions options_;
   // The bound of one call (CallTimeout()), in the clock's unit: worked out once.
   net::Clock::duration call_timeout_;
-  // max_connections is set: a single operation's lease may wait for a connection.
-  bool bounded_pool_;
   ParserLimits limits_;
   net::ServerPool pool_;
   // With failover and more than one server: what outages left to undo.

@@ -59,13 +59,6 @@ void MemcachedBackend::NoteWriteAround(const Operation& op, std::size_t home, st
   if (ChangesValue(op.kind)) ledger_->Record(home, op.key, server);
 }
 
-Status MemcachedBackend::RunOneAround(Operation& op, std::size_t server, std::size_t home,
-                                      const BatchSettings& settings, Item* hit) {
-  Status s = RunBatchOfOne(op, server, settings, hit);
-  NoteWriteAround(op, home, server);
-  return s;
-}
-
 bool MemcachedBackend::RepairBeforeUse(std::size_t owner) {
   FailoverLedger::Debt debt;
   const net::Clock::time_point now = net::Clock::now();

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cachet/net/batch_runner.h"
+#include "cachet/net/lone_call.h"
 #include "redis_batch.h"
 #include "resp_encoder.h"
 
@@ -46,37 +47,46 @@ ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_vi
                                                 bool asking, net::Deadline deadline,
                                                 const ReplyFn& on_reply) {
   Attempt attempt;
+  // Inside a push hook nothing is sent, nor a connection opened for it.
+  if (session_.InPushHook()) [[unlikely]] {
+    attempt.status = RedisSession::PushHookRefusal(topology_.where(node));
+    return attempt;
+  }
   net::ServerPool& pool = topology_.pool(node);
   if (!pool.Available(0)) {
     attempt.status = pool.DeadServerError(0);
     attempt.unreachable = true;
     return attempt;
   }
-  net::ServerPool::Lease lease = pool.Acquire(0, net::ServerPool::Use::kReadsReplies, deadline);
-  if (Status s = session_.Prepare(lease.connection(), deadline); !s.ok()) {
-    // Wrong credentials say nothing about the node's health, and retrying
-    // elsewhere would not help; nor does a pool whose max_connections stayed lent.
-    attempt.unreachable = !s.IsAuthFailed() && !lease->refused();
-    pool.Report(0, lease.connection(), s);
-    attempt.status = s;
+  const std::string& where = topology_.where(node);
+  bool asked = false;  // the request went out: a failure before says the node is unreachable
+  Status transport = net::CallServer(
+      pool, 0, net::ServerPool::Use::kReadsReplies, net::Clock::now(), deadline, &session_,
+      [&](net::Connection& connection, net::Clock::time_point) {
+        asked = true;
+        Status s = session_.Run(connection, asking ? WithAsking(request) : request, asking ? 2 : 1,
+                                deadline, [&](std::size_t index, RespValue reply) {
+                                  if (asking && index == 0) return;  // ASKING's +OK
+                                  if (reply.IsError())
+                                    attempt.redirect = ClassifyClusterError(reply.text());
+                                  if (attempt.redirect != ClusterErrorKind::kNone) {
+                                    attempt.error = std::string(reply.text());
+                                    return;
+                                  }
+                                  attempt.status = on_reply(reply, where);
+                                });
+        // A reply of the wrong kind for the command: the stream may be out of step.
+        if (attempt.status.IsProtocolError()) connection.Close();
+        return s;
+      });
+  if (!asked) {
+    // Not connected. Wrong credentials say nothing about the node's health, and
+    // retrying elsewhere would not help; nor does a call whose time is up
+    // (waiting for a connection under max_connections).
+    attempt.unreachable = !transport.IsAuthFailed() && net::Clock::now() < deadline;
+    attempt.status = transport;
     return attempt;
   }
-  const std::string& where = topology_.where(node);
-  Status transport =
-      session_.Exchange(lease.connection(), asking ? WithAsking(request) : request, asking ? 2 : 1,
-                        deadline, [&](std::size_t index, RespValue reply) {
-                          if (asking && index == 0) return;  // ASKING's +OK
-                          if (reply.IsError())
-                            attempt.redirect = ClassifyClusterError(reply.text());
-                          if (attempt.redirect != ClusterErrorKind::kNone) {
-                            attempt.error = std::string(reply.text());
-                            return;
-                          }
-                          attempt.status = on_reply(reply, where);
-                        });
-  pool.Report(0, lease.connection(), transport);
-  // A reply of the wrong kind for the command: the stream may be out of step.
-  if (attempt.status.IsProtocolError()) lease->Close();
   if (!transport.ok()) {
     attempt.status = transport;
     attempt.redirect = ClusterErrorKind::kNone;
@@ -152,6 +162,15 @@ Status ClusterRouter::RunOnEachServer(std::string_view request, const EachServer
   }
   Status first;
   for (std::size_t node : primaries) {
+    // A node is asked only while the call has time left: one asked past the
+    // deadline would fail at once and count against a healthy node.
+    if (net::Clock::now() >= deadline) {
+      if (first.ok()) {
+        first = Status::Timeout("redis cluster: the request timeout ran out before " +
+                                topology_.where(node) + " was asked");
+      }
+      break;
+    }
     std::string prefix = primaries.size() > 1 ? topology_.where(node) + " " : "";
     Attempt result = RunOnNode(
         node, request, false, deadline,
@@ -191,8 +210,8 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
     }
     if (node >= batches.size()) batches.resize(node + 1);
     if (!batches[node]) {
-      batches[node] = std::make_unique<RedisBatch>(topology_.where(node),
-                                                   session_.settings().limits, counters_);
+      batches[node] = std::make_unique<RedisBatch>(
+          topology_.where(node), session_.settings().limits, counters_, &session_);
     }
     batches[node]->Add(*op);
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "cachet/net/lone_call.h"
 #include "resp_encoder.h"
 
 namespace cachet::redis {
@@ -174,35 +175,33 @@ Status ClusterTopology::Reload(net::Deadline deadline) {
 
 Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map, net::Deadline deadline) {
   net::ServerPool& node_pool = pool(node);
-  net::ServerPool::Lease lease =
-      node_pool.Acquire(0, net::ServerPool::Use::kReadsReplies, deadline);
-  if (net::Clock::now() >= deadline) return net::LateCall();  // the wait used it up
   const std::string host = node_pool.address(0).host;
   // CLUSTER SHARDS lists both ports of a node; the store's transport picks one.
   const NodePort port_kind =
       pool_options_.connection.tls != nullptr ? NodePort::kTls : NodePort::kPlain;
-  std::string request;
-  AppendCommand(&request, {"CLUSTER", "SHARDS"});
   Status parsed;
-  bool no_shards = false;
-  Status s = session_.Exchange(lease.connection(), request, 1, deadline,
-                               [&](std::size_t, RespValue reply) {
-                                 if (reply.IsError()) {
-                                   no_shards = true;  // older than 7.0: ask for SLOTS instead
-                                   return;
-                                 }
-                                 parsed = SlotMap::FromShards(reply, host, port_kind, map);
-                               });
-  if (s.ok() && no_shards) {
-    request.clear();
-    AppendCommand(&request, {"CLUSTER", "SLOTS"});
-    s = session_.Exchange(lease.connection(), request, 1, deadline,
-                          [&](std::size_t, RespValue reply) {
-                            parsed = reply.IsError() ? StatusFromError(reply.text(), where(node))
-                                                     : SlotMap::FromSlots(reply, host, map);
-                          });
-  }
-  node_pool.Report(0, lease.connection(), s);
+  Status s = net::CallServer(
+      node_pool, 0, net::ServerPool::Use::kReadsReplies, net::Clock::now(), deadline, &session_,
+      [&](net::Connection& connection, net::Clock::time_point) {
+        std::string request;
+        AppendCommand(&request, {"CLUSTER", "SHARDS"});
+        bool no_shards = false;
+        Status sent =
+            session_.Run(connection, request, 1, deadline, [&](std::size_t, RespValue reply) {
+              if (reply.IsError()) {
+                no_shards = true;  // older than 7.0: ask for SLOTS instead
+                return;
+              }
+              parsed = SlotMap::FromShards(reply, host, port_kind, map);
+            });
+        if (!sent.ok() || !no_shards) return sent;
+        request.clear();
+        AppendCommand(&request, {"CLUSTER", "SLOTS"});
+        return session_.Run(connection, request, 1, deadline, [&](std::size_t, RespValue reply) {
+          parsed = reply.IsError() ? StatusFromError(reply.text(), where(node))
+                                   : SlotMap::FromSlots(reply, host, map);
+        });
+      });
   return s.ok() ? parsed : s;
 }
 
@@ -217,8 +216,7 @@ void ClusterTopology::Install(const SlotMap& map) {
     std::unique_lock lock(mutex_);
     for (std::uint16_t slot = 0; slot < kSlotCount; ++slot) {
       const ClusterNode* primary = map.PrimaryFor(slot);
-      const std::uint16_t owner =
-          primary == nullptr ? SlotMap::kNoNode : index_of[primary - first];
+      const std::uint16_t owner = primary == nullptr ? SlotMap::kNoNode : index_of[primary - first];
       changed = changed || owner_[slot] != owner;
       owner_[slot] = owner;
     }

@@ -36,7 +36,10 @@ Status MgetBatch::ConsumeInstead(net::ReadBuffer& buffer, bool* complete) {
   return TakeFrames(parser_, buffer, where_, [&](RespValue reply, Frame& next) {
     next = Frame::kLast;
     // Out-of-band RESP3 pushes are not the reply: the array is still to come.
-    if (reply.type() == RespType::kPush) return Status::OK();
+    if (reply.type() == RespType::kPush) {
+      Push(reply);
+      return Status::OK();
+    }
     if (!reply.IsError()) {
       return Status::ProtocolError("redis " + where_ + ": MGET answered with a " +
                                    std::string(RespTypeName(reply.type())) + " reply");
@@ -105,7 +108,11 @@ Status MgetBatch::Consume(net::ReadBuffer& buffer) {
 Status MgetBatch::Take(RespValue frame, Frame& next) {
   if (done()) {
     // Pushes right after the array are no reply to anything: not leftover.
-    if (frame.type() != RespType::kPush) next = Frame::kLeft;
+    if (frame.type() == RespType::kPush) {
+      Push(frame);
+    } else {
+      next = Frame::kLeft;
+    }
     return Status::OK();
   }
   Operation& op = *reads_[answered_++];
@@ -115,6 +122,10 @@ Status MgetBatch::Take(RespValue frame, Frame& next) {
   if (!done()) next = Frame::kLast;
   // An element that is no value: the reply is not an MGET's.
   return op.status.IsProtocolError() ? op.status : Status::OK();
+}
+
+void MgetBatch::Push(RespValue push) const {
+  if (session_ != nullptr) session_->DeliverPush(push, where_);
 }
 
 void MgetBatch::ConsumeWholeElements(net::ReadBuffer& buffer) {

@@ -13,6 +13,8 @@
 // One difference from GET: MGET answers nil, where GET answers WRONGTYPE, for a
 // key that holds another Redis type (a list, a hash...), so such a key is a miss
 // in a get_multi. Not used in cluster mode (MGET would need one slot).
+// RESP3 pushes before and right after the array go to the session's push hook
+// (RedisSession::DeliverPush); one inside the array is a protocol error.
 // Not thread-safe: one batch per server per call.
 #pragma once
 
@@ -28,6 +30,7 @@
 #include "cachet/backend.h"
 #include "cachet/net/batch_runner.h"
 #include "direct_bulk.h"
+#include "redis_session.h"
 #include "resp_frames.h"
 #include "resp_parser.h"
 
@@ -35,8 +38,9 @@ namespace cachet::redis {
 
 class MgetBatch final : public net::ServerBatch {
  public:
-  MgetBatch(std::string where, RespLimits limits)
-      : where_(std::move(where)), limits_(limits), parser_(limits) {}
+  // `session` (borrowed; null: none) gets the RESP3 pushes met before and after the reply.
+  MgetBatch(std::string where, RespLimits limits, const RedisSession* session = nullptr)
+      : where_(std::move(where)), limits_(limits), parser_(limits), session_(session) {}
 
   // Room for `reads` reads, so that adding them does not grow the list as it goes.
   void Reserve(std::size_t reads) { reads_.reserve(reads); }
@@ -66,6 +70,8 @@ class MgetBatch final : public net::ServerBatch {
   Status ConsumeInstead(net::ReadBuffer& buffer, bool* complete);
   // One element (or a push after the array) from the frame loop (resp_frames.h).
   Status Take(RespValue frame, Frame& next);
+  // A push met before or after the array, to the session's hook.
+  void Push(RespValue push) const;
   // Answers reads from the whole bulk strings and nils at the front of `buffer`
   // (whole_bulk.h), stopping at the first element it leaves to the parser.
   // REQUIRES: the header read, the parser idle and no direct read under way.
@@ -80,6 +86,7 @@ class MgetBatch final : public net::ServerBatch {
   std::vector<Operation*> reads_;
   bool header_read_ = false;
   std::size_t answered_ = 0;
+  const RedisSession* session_;  // the push hook's; may be null
 };
 
 }  // namespace cachet::redis

@@ -237,6 +237,11 @@ Status RedisBackend::Extension(std::string_view command, std::span<const std::st
 }
 
 void RedisBackend::Execute(std::span<Operation> batch) {
+  // Inside a push hook this thread's batch runner may be mid-batch: nothing is sent.
+  if (session_.InPushHook()) [[unlikely]] {
+    for (Operation& op : batch) op.status = RedisSession::PushHookRefusal("batch");
+    return;
+  }
   for (std::size_t start = 0; start < batch.size(); start += kMaxInFlight) {
     router_->RunBatch(batch.subspan(start, std::min(kMaxInFlight, batch.size() - start)), *this);
   }

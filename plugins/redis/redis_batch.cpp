@@ -141,7 +141,10 @@ Status RedisBatch::Consume(net::ReadBuffer& buffer) {
 
 Status RedisBatch::Take(RespValue reply, Frame& next) {
   // Out-of-band RESP3 pushes are not replies to our commands, nor leftover.
-  if (reply.type() == RespType::kPush) return Status::OK();
+  if (reply.type() == RespType::kPush) [[unlikely]] {
+    if (session_ != nullptr) session_->DeliverPush(reply, where_);
+    return Status::OK();
+  }
   if (done()) {
     next = Frame::kLeft;  // nobody's reply: left for the exchange's leftover rule
     return Status::OK();

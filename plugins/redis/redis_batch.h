@@ -13,6 +13,8 @@
 // error, so a dead server is an error, never a miss.
 // Operations answered with a cluster redirection (MOVED, ASK, TRYAGAIN,
 // CLUSTERDOWN) are listed with the error's text, for the cluster router to retry.
+// RESP3 pushes before, between and right after the replies go to the session's
+// push hook (RedisSession::DeliverPush), never to an operation.
 // Not thread-safe: one batch per server per call.
 #pragma once
 
@@ -28,6 +30,7 @@
 #include "direct_bulk.h"
 #include "lua_scripts.h"
 #include "redis_commands.h"
+#include "redis_session.h"
 #include "resp_frames.h"
 #include "resp_parser.h"
 
@@ -35,8 +38,10 @@ namespace cachet::redis {
 
 class RedisBatch final : public net::ServerBatch {
  public:
-  RedisBatch(std::string where, RespLimits limits, CounterMode counters)
-      : where_(std::move(where)), parser_(limits), counters_(counters) {}
+  // `session` (borrowed; null: none) gets the RESP3 pushes met between replies.
+  RedisBatch(std::string where, RespLimits limits, CounterMode counters,
+             const RedisSession* session = nullptr)
+      : where_(std::move(where)), parser_(limits), counters_(counters), session_(session) {}
 
   // Room for `operations` operations, so that adding them does not grow the
   // list as it goes (a SCRIPT LOAD takes a place of its own).
@@ -80,6 +85,7 @@ class RedisBatch final : public net::ServerBatch {
   std::vector<Redirected> redirected_;
   std::size_t next_ = 0;
   CounterMode counters_;
+  const RedisSession* session_;  // the push hook's; may be null
 };
 
 }  // namespace cachet::redis

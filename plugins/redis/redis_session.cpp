@@ -3,9 +3,11 @@
 
 #include <sys/uio.h>
 
+#include <atomic>
 #include <string>
 
 #include "cachet/net/exchange.h"
+#include "cachet/net/lone_call.h"
 #include "resp_encoder.h"
 #include "resp_frames.h"
 
@@ -28,6 +30,10 @@ struct PerThread {
   RespLimits applied;
   bool in_push_hook = false;
 };
+
+// Push hooks running now, on any thread: while none is, no thread is inside
+// one, and InPushHook() answers without looking up the thread's state.
+std::atomic<int> hooks_running{0};
 
 PerThread& ThreadState(const RespLimits& limits) {
   thread_local PerThread mine(limits);
@@ -59,50 +65,25 @@ Status StatusFromError(std::string_view error, std::string_view where) {
   return Status::InvalidArgument(message);
 }
 
-Status RedisSession::Exchange(net::Connection& connection, std::string_view request,
-                              std::size_t reply_count, net::Deadline deadline,
-                              ReplyHandler on_reply) const {
-  if (Status s = Prepare(connection, deadline); !s.ok()) return s;
-  return Run(connection, request, reply_count, deadline, on_reply);
-}
-
 Status RedisSession::Run(net::Connection& connection, std::string_view request,
                          std::size_t reply_count, net::Deadline deadline,
                          ReplyHandler on_reply) const {
   PerThread& mine = ThreadState(settings_.limits);
-  // The outer exchange's parser is mid-stream while its push hook runs.
-  if (mine.in_push_hook) [[unlikely]] {
-    return Status::InvalidArgument("redis " + connection.address().HostPort() +
-                                   ": a push hook (on_push) may not run a Redis command");
-  }
+  if (mine.in_push_hook) [[unlikely]]
+    return PushHookRefusal(connection.address().HostPort());
   RespParser& parser = ParserFor(mine, settings_.limits);
   // A previous exchange may have stopped in the middle of a reply or on an error.
   if (!parser.idle()) parser.Reset();
-  SessionReplies replies(parser, connection, reply_count, on_reply, &settings_.on_push,
-                         &mine.in_push_hook);
+  SessionReplies replies(parser, connection, reply_count, on_reply, *this);
   iovec piece{const_cast<char*>(request.data()), request.size()};
   return net::RunLoneExchange(connection, &piece, 1, replies, net::Clock::now(), deadline);
 }
 
 Status RedisSession::Prepare(net::Connection& connection, net::Deadline deadline) const {
   if (connection.connected()) return Status::OK();
-  if (Status s = connection.EnsureConnected(deadline); !s.ok()) return s;
-  // Any failure of the login's exchange has closed the connection.
-  return Login(connection, deadline);
-}
-
-Status RedisSession::Login(net::Connection& connection, net::Deadline deadline) const {
-  // The outer exchange's parser is mid-stream while a push hook runs.
-  if (ThreadState(settings_.limits).in_push_hook) [[unlikely]] {
-    connection.Close();
-    return Status::InvalidArgument("redis " + connection.address().HostPort() +
-                                   ": a push hook (on_push) may not run a Redis command");
-  }
-  RedisLogin login(settings_, connection.address().HostPort());
-  if (login.empty()) return Status::OK();
-  int count = 0;
-  iovec* request = login.Request(&count);
-  return net::RunLoneExchange(connection, request, count, login, net::Clock::now(), deadline);
+  if (InPushHook()) [[unlikely]]
+    return PushHookRefusal(connection.address().HostPort());
+  return net::ConnectAlone(connection, this, deadline);
 }
 
 std::unique_ptr<net::Login> RedisSession::NewLogin(const net::Connection& connection) const {
@@ -164,7 +145,8 @@ Status RedisLogin::Consume(net::ReadBuffer& buffer) {
 Status SessionReplies::Consume(net::ReadBuffer& buffer) {
   return TakeFrames(parser_, buffer, connection_, [this](RespValue frame, Frame& next) {
     if (frame.type() == RespType::kPush) [[unlikely]] {
-      Push(frame);  // the frame views the buffer, which stays put until the next read
+      // The frame views the buffer, which stays put until the next read.
+      session_.DeliverPush(frame, connection_.address().HostPort());
     } else if (done()) [[unlikely]] {
       next = Frame::kLeft;  // nobody's reply: left for the leftover rule
     } else {
@@ -174,17 +156,35 @@ Status SessionReplies::Consume(net::ReadBuffer& buffer) {
   });
 }
 
-void SessionReplies::Push(RespValue push) const {
-  if (on_push_ == nullptr || !*on_push_) return;
-  // While the hook runs, a Redis exchange on this thread is refused (see Run).
+void RedisSession::DeliverPush(RespValue push, std::string_view where) const {
+  if (!settings_.on_push) return;
+  // While the hook runs, a Redis call on this thread is refused (see Run).
+  bool& running = ThreadState(settings_.limits).in_push_hook;
   struct Guard {
-    bool* running;
-    explicit Guard(bool* flag) : running(flag) { *running = true; }
-    ~Guard() { *running = false; }
+    bool& running;
+    explicit Guard(bool& flag) : running(flag) {
+      running = true;
+      hooks_running.fetch_add(1, std::memory_order_relaxed);
+    }
+    ~Guard() {
+      hooks_running.fetch_sub(1, std::memory_order_relaxed);
+      running = false;
+    }
     Guard(const Guard&) = delete;
     Guard& operator=(const Guard&) = delete;
-  } guard(in_push_hook_);
-  (*on_push_)(push, connection_.address().HostPort());
+  } guard(running);
+  settings_.on_push(push, where);
+}
+
+bool RedisSession::InPushHook() const {
+  // The thread's own flag is set before the count moves, on the same thread.
+  return hooks_running.load(std::memory_order_relaxed) != 0 &&
+         ThreadState(settings_.limits).in_push_hook;
+}
+
+Status RedisSession::PushHookRefusal(std::string_view where) {
+  return Status::InvalidArgument("redis " + std::string(where) +
+                                 ": a push hook (on_push) may not run a Redis command");
 }
 
 }  // namespace cachet::redis

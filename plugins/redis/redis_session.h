@@ -4,12 +4,13 @@
 // A connection that is not connected yet (new, dropped after an error, or
 // inherited across fork) is connected and logged in before its first request
 // (RedisLogin): HELLO 3 when resp = 3, AUTH [username] password, SELECT db and
-// CLIENT SETNAME, all pipelined in one round trip. A single operation does it
-// in Prepare(); a batch's connections do it all at once, as the first step of
-// each exchange in the engine's poll loop (net::ConnectionSetup). A wrong
-// password is kAuthFailed; the password itself is never part of a message.
+// CLIENT SETNAME, all pipelined in one round trip. The engine runs it as a
+// net::ConnectionSetup: alone before a single call's exchange (net::CallServer),
+// or, for a batch, all at once as the first step of each exchange in its poll
+// loop. A wrong password is kAuthFailed; the password itself is never part of
+// a message.
 //
-// Exchange() writes one buffer holding `reply_count` commands, then reads that
+// Run() writes one buffer holding `reply_count` commands, then reads that
 // many replies in order and hands each to a callback: one exchange on the core's
 // lone driver (cachet/net/exchange.h), with SessionReplies as its reader. Any
 // transport failure, malformed reply, or byte after the last reply closes the
@@ -42,8 +43,9 @@ namespace cachet::redis {
 //   - it runs in the middle of an exchange, on the calling thread: it must not
 //     call into a store there (a Redis exchange on that thread is refused with
 //     invalid_argument; hand the work to another thread instead);
-//   - only the session's own exchanges (single operations, the handshake) call
-//     it; batch paths (RedisBatch, MgetBatch) drop pushes without calling it.
+//   - every exchange of the session's data connections calls it: single
+//     calls (SessionReplies) and batches (RedisBatch, MgetBatch); a login's
+//     replies drop pushes.
 // An extension point: no cachet component sets it yet, so pushes are dropped.
 using PushHandler = std::function<void(RespValue push, std::string_view where)>;
 
@@ -53,7 +55,7 @@ struct SessionSettings {
   std::string password;     // empty: no AUTH
   std::int64_t db = 0;      // SELECT when not 0
   std::string client_name;  // CLIENT SETNAME when not empty
-  RespLimits limits;  // limits.resp3 is set by RedisSession from `resp`
+  RespLimits limits;        // limits.resp3 is set by RedisSession from `resp`
   // Pushes met on this session's connections; empty: they are dropped. The data
   // connections subscribe to nothing, but a server may push (RESP3) anyway.
   PushHandler on_push;
@@ -64,23 +66,25 @@ struct SessionSettings {
 // Called only while Exchange() runs, so a reference to the caller's lambda does.
 using ReplyHandler = FunctionRef<void(std::size_t index, RespValue reply)>;
 
+class RedisSession;
+
 // The replies of one exchange, fed bytes (a reader of cachet/net/exchange.h):
 // `count` replies in order to `on_reply`, and every whole push frame before,
-// between or right after them (in the same read as the last reply) to
-// `on_push` (if set), which is no reply to a command. A push that arrives
-// later, or only partly with the last reply, is the exchange's leftover error
-// or fails the pool's idle check: the connection is closed, not the hook called.
+// between or right after them (in the same read as the last reply) to the
+// session's push hook (RedisSession::DeliverPush), which is no reply to a
+// command. A push that arrives later, or only partly with the last reply, is
+// the exchange's leftover error or fails the pool's idle check: the
+// connection is closed, not the hook called.
 class SessionReplies {
  public:
   // `parser` idle; `connection` words protocol errors. All borrowed.
   SessionReplies(RespParser& parser, const net::Connection& connection, std::size_t count,
-                 ReplyHandler on_reply, const PushHandler* on_push, bool* in_push_hook)
+                 ReplyHandler on_reply, const RedisSession& session)
       : parser_(parser),
         connection_(connection),
         count_(count),
         on_reply_(on_reply),
-        on_push_(on_push),
-        in_push_hook_(in_push_hook) {}
+        session_(session) {}
 
   // Consumes every whole reply and push at the front of `buffer`; a reply
   // past the last expected one is left there (the exchange's leftover error).
@@ -88,15 +92,12 @@ class SessionReplies {
   bool done() const noexcept { return index_ == count_; }
 
  private:
-  void Push(RespValue push) const;
-
   RespParser& parser_;
   const net::Connection& connection_;
   const std::size_t count_;
   std::size_t index_ = 0;
   ReplyHandler on_reply_;
-  const PushHandler* on_push_;
-  bool* in_push_hook_;  // the thread's flag: set while on_push_ runs
+  const RedisSession& session_;
 };
 
 // The login of a connection connected anew, as one pipelined request, and the
@@ -136,27 +137,34 @@ class RedisSession final : public net::ConnectionSetup {
     settings_.limits.resp3 = settings_.resp == 3;
   }
 
-  // Sends `request` (`reply_count` commands) and reads every reply, by
-  // `deadline` (the call's end).
-  Status Exchange(net::Connection& connection, std::string_view request, std::size_t reply_count,
-                  net::Deadline deadline, ReplyHandler on_reply) const;
+  // Sends `request` (`reply_count` commands) on the connected `connection`
+  // and reads every reply, by `deadline` (the call's end). Pooled
+  // connections get here through net::CallServer, which connects them and
+  // runs this session's login first.
+  Status Run(net::Connection& connection, std::string_view request, std::size_t reply_count,
+             net::Deadline deadline, ReplyHandler on_reply) const;
 
   // Connects and logs in if `connection` is not connected, by `deadline`
-  // (the single-operation paths call it before their exchange).
+  // (a dedicated link's own connection, outside any pool).
   Status Prepare(net::Connection& connection, net::Deadline deadline) const;
 
-  // The login of a connection connected anew in a batch (net::BatchRunner
-  // runs it in its poll loop), or null when nothing needs sending.
+  // The login of a connection connected anew (net::CallServer runs it alone,
+  // net::BatchRunner in its poll loop), or null when nothing needs sending.
   std::unique_ptr<net::Login> NewLogin(const net::Connection& connection) const override;
 
   const SessionSettings& settings() const noexcept { return settings_; }
 
- private:
-  Status Login(net::Connection& connection, net::Deadline deadline) const;
-  // Sends `request` on the connected `connection` and reads its replies.
-  Status Run(net::Connection& connection, std::string_view request, std::size_t reply_count,
-             net::Deadline deadline, ReplyHandler on_reply) const;
+  // Hands `push`, a RESP3 push frame an exchange with `where` met between
+  // replies (a single call's or a batch's), to settings().on_push, if set.
+  // While the hook runs, a Redis call on this thread is refused (InPushHook).
+  void DeliverPush(RespValue push, std::string_view where) const;
+  // True while a push hook runs on the calling thread: a Redis call made now
+  // would read its replies with a parser that is mid-stream.
+  bool InPushHook() const;
+  // The refusal of a Redis call made inside a push hook, naming `where`.
+  static Status PushHookRefusal(std::string_view where);
 
+ private:
   SessionSettings settings_;
 };
 

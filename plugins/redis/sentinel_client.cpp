@@ -4,6 +4,7 @@
 #include <charconv>
 #include <utility>
 
+#include "cachet/net/lone_call.h"
 #include "resp_encoder.h"
 
 namespace cachet::redis {
@@ -127,15 +128,18 @@ Status SentinelClient::AskInOrder(std::string_view request, net::Deadline deadli
     if (!pool_.Available(i)) {
       answer = pool_.DeadServerError(i);
     } else {
-      net::ServerPool::Lease lease =
-          pool_.Acquire(i, net::ServerPool::Use::kReadsReplies, deadline);
-      if (net::Clock::now() >= deadline) return net::LateCall();  // the wait used it up
-      Status transport = session_.Exchange(
-          lease.connection(), request, 1, deadline, [&](std::size_t, RespValue reply) {
-            answer = reply.IsError() ? StatusFromError(reply.text(), where) : read(reply, where);
+      Status transport = net::CallServer(
+          pool_, i, net::ServerPool::Use::kReadsReplies, net::Clock::now(), deadline, &session_,
+          [&](net::Connection& connection, net::Clock::time_point) {
+            Status s =
+                session_.Run(connection, request, 1, deadline, [&](std::size_t, RespValue reply) {
+                  answer =
+                      reply.IsError() ? StatusFromError(reply.text(), where) : read(reply, where);
+                });
+            // A reply of the wrong kind: the stream may be out of step.
+            if (answer.IsProtocolError()) connection.Close();
+            return s;
           });
-      pool_.Report(i, lease.connection(), transport);
-      if (answer.IsProtocolError()) lease->Close();
       if (!transport.ok()) answer = transport;
     }
     if (answer.ok()) {
@@ -156,6 +160,12 @@ Status SentinelClient::AskInOrder(std::string_view request, net::Deadline deadli
     // Transport errors name the server already.
     if (answer.message().find(where) == std::string_view::npos) reasons += where + ": ";
     reasons += answer.message();
+  }
+  // The last sentinel's call may have used the time up (waiting for a connection).
+  if (net::Clock::now() >= deadline) {
+    return Status::Timeout("redis sentinel: the request timeout ran out before a sentinel "
+                           "answered about master '" +
+                           master_ + "'; " + reasons);
   }
   if (not_monitoring == pool_.size()) {
     return Status::ConfigError("redis sentinel: no sentinel monitors a master named '" + master_ +

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cachet/net/lone_call.h"
 #include "mget_batch.h"
 #include "redis_batch.h"
 
@@ -26,21 +27,23 @@ StandaloneRouter::StandaloneRouter(std::vector<net::ServerAddress> servers,
 
 Status StandaloneRouter::RunOnServer(std::size_t server, std::string_view request,
                                      const ReplyFn& on_reply) {
-  // The call's deadline bounds the wait for a connection too (max_connections).
-  const net::Deadline deadline = pool_.CallDeadline();
-  net::ServerPool::Lease lease =
-      pool_.Acquire(server, net::ServerPool::Use::kReadsReplies, deadline);
-  // The wait may have used the call's time up: then the server was asked nothing.
-  if (pool_.options().max_connections != 0 && net::Clock::now() >= deadline) [[unlikely]]
-    return net::LateCall();
+  // Inside a push hook nothing is sent, nor a connection opened for it.
+  if (session_.InPushHook()) [[unlikely]]
+    return RedisSession::PushHookRefusal(where_[server]);
+  const net::Clock::time_point start = net::Clock::now();
+  const net::Deadline deadline = start + pool_.options().connection.CallTimeout();
   const std::string& where = where_[server];
   Status result;
   Status transport =
-      session_.Exchange(lease.connection(), request, 1, deadline,
-                        [&](std::size_t, RespValue reply) { result = on_reply(reply, where); });
-  pool_.Report(server, lease.connection(), transport);
-  // A reply of the wrong kind for the command: the stream may be out of step.
-  if (result.IsProtocolError()) lease->Close();
+      net::CallServer(pool_, server, net::ServerPool::Use::kReadsReplies, start, deadline,
+                      &session_, [&](net::Connection& connection, net::Clock::time_point) {
+                        Status s = session_.Run(
+                            connection, request, 1, deadline,
+                            [&](std::size_t, RespValue reply) { result = on_reply(reply, where); });
+                        // A reply of the wrong kind for the command: the stream may be out of step.
+                        if (result.IsProtocolError()) connection.Close();
+                        return s;
+                      });
   return transport.ok() ? result : transport;
 }
 
@@ -86,7 +89,8 @@ net::BatchRunner& StandaloneRouter::Group(std::span<Operation> ops) {
 // for the call only, and are emptied after it.
 net::ServerBatch* StandaloneRouter::FillMixed(std::size_t server, std::span<Operation* const> group,
                                               std::unique_ptr<net::ServerBatch>* slot) const {
-  auto batch = std::make_unique<RedisBatch>(where_[server], session_.settings().limits, counters_);
+  auto batch = std::make_unique<RedisBatch>(where_[server], session_.settings().limits, counters_,
+                                            &session_);
   batch->Reserve(group.size());
   for (Operation* op : group) batch->Add(*op);
   // Operations settled at Add() (a counter delta Redis cannot take) send nothing.
@@ -97,7 +101,7 @@ net::ServerBatch* StandaloneRouter::FillMixed(std::size_t server, std::span<Oper
 
 net::ServerBatch* StandaloneRouter::FillReads(std::size_t server, std::span<Operation* const> group,
                                               std::unique_ptr<net::ServerBatch>* slot) const {
-  auto batch = std::make_unique<MgetBatch>(where_[server], session_.settings().limits);
+  auto batch = std::make_unique<MgetBatch>(where_[server], session_.settings().limits, &session_);
   batch->Add(group);
   batch->Seal();
   *slot = std::move(batch);

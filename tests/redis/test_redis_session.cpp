@@ -1,6 +1,7 @@
 // RedisSession's exchanges against a scripted fake Redis: RESP3 pushes that
 // arrive before, between and after the replies reach the session's push hook
-// and never a command; the replies still go to their commands, in order.
+// and never a command; the replies still go to their commands, in order. A
+// store's batches (MGET and mixed) hand their pushes to the same hook.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "cachet/net/connection.h"
+#include "redis_backend.h"
 #include "redis_session.h"
 #include "support/scripted_server.h"
 
@@ -49,14 +51,22 @@ SessionSettings Hooked(Heard* heard) {
   return settings;
 }
 
+// Connects `connection` if need be, then sends `request` (`count` commands)
+// and reads every reply: a single call's exchange without the pool.
+Status Exchange(const RedisSession& session, net::Connection& connection, std::string_view request,
+                std::size_t count, ReplyHandler on_reply) {
+  const net::Deadline deadline = connection.CallDeadline();
+  if (Status s = session.Prepare(connection, deadline); !s.ok()) return s;
+  return session.Run(connection, request, count, deadline, on_reply);
+}
+
 // Sends two commands in one exchange and collects what came back.
 Status TwoCommands(const RedisSession& session, net::Connection& connection, Heard* heard) {
   const std::string request = "*2\r\n$3\r\nGET\r\n$1\r\na\r\n*2\r\n$3\r\nGET\r\n$1\r\nb\r\n";
-  return session.Exchange(connection, request, 2, connection.CallDeadline(),
-                          [&](std::size_t index, RespValue reply) {
-                            CHECK(index == heard->replies.size());
-                            heard->replies.emplace_back(reply.text());
-                          });
+  return Exchange(session, connection, request, 2, [&](std::size_t index, RespValue reply) {
+    CHECK(index == heard->replies.size());
+    heard->replies.emplace_back(reply.text());
+  });
 }
 
 TEST_CASE("session: pushes between replies reach the hook, replies their commands",
@@ -119,7 +129,6 @@ TEST_CASE("session: a reply after the last one expected is an error, a push is n
   CHECK_FALSE(connection.connected());
 }
 
-
 TEST_CASE("session: a push hook cannot run a Redis command, and the outer stream stays framed",
           "[redis][session][push]") {
   ScriptedServer outer(cachet::test::RespRequests(),
@@ -132,8 +141,7 @@ TEST_CASE("session: a push hook cannot run a Redis command, and the outer stream
   settings.resp = 3;
   settings.on_push = [&](RespValue, std::string_view) {
     const std::string get_c = "*2\r\n$3\r\nGET\r\n$1\r\nc\r\n";
-    nested.push_back(plain.Exchange(inner_connection, get_c, 1, inner_connection.CallDeadline(),
-                                    [](std::size_t, RespValue) {}));
+    nested.push_back(Exchange(plain, inner_connection, get_c, 1, [](std::size_t, RespValue) {}));
   };
   const RedisSession session(std::move(settings));
   net::Connection connection(Loopback(outer.port()), {});
@@ -168,6 +176,63 @@ TEST_CASE("session: a push on a RESP2 connection is a protocol error that closes
     CHECK(heard.replies.size() == (between ? 1u : 0u));
     CHECK_FALSE(connection.connected());
   }
+}
+
+TEST_CASE("store: a batch's pushes reach the hook, and a Redis call inside it is refused",
+          "[redis][session][push]") {
+  // An MGET's reply with pushes before and after it, then a mixed batch (a
+  // get and a set, pipelined) with a push before its first reply.
+  ScriptedServer server(cachet::test::RespRequests(),
+                        {kHello,
+                         {Invalidate("x") + "*2\r\n$1\r\nA\r\n$1\r\nB\r\n" + Invalidate("y")},
+                         {Invalidate("z") + "$1\r\nC\r\n"},
+                         {"+OK\r\n"}});
+  RedisBackend* store = nullptr;  // set once the store exists, before any call
+  std::vector<std::string> pushes;
+  std::vector<Status> nested;
+  RedisOptions options;
+  options.servers = {Loopback(server.port())};
+  options.session.resp = 3;
+  options.session.on_push = [&](RespValue push, std::string_view) {
+    pushes.emplace_back(push[1][0].text());
+    // Calls back into the store: refused, nothing sent, the outer reply intact.
+    Item item;
+    nested.push_back(store->Get("q", &item));
+    std::vector<Operation> inner(1);
+    inner[0].key = "q";
+    store->Execute(inner);
+    nested.push_back(inner[0].status);
+  };
+  auto backend = std::make_unique<RedisBackend>(std::move(options));
+  store = backend.get();
+
+  std::vector<Operation> reads(2);
+  reads[0].key = "a";
+  reads[1].key = "b";
+  backend->Execute(reads);  // only reads: one MGET
+  INFO(reads[0].status.ToString());
+  CHECK(reads[0].result.value == "A");
+  CHECK(reads[1].result.value == "B");
+
+  std::vector<Operation> mixed(2);
+  mixed[0].key = "c";
+  mixed[1].kind = OpKind::kStore;
+  mixed[1].key = "d";
+  mixed[1].item = ItemView("v");
+  backend->Execute(mixed);
+  INFO(mixed[0].status.ToString());
+  CHECK(mixed[0].result.value == "C");
+  CHECK(mixed[1].status.ok());
+
+  CHECK(pushes == std::vector<std::string>{"x", "y", "z"});
+  REQUIRE(nested.size() == 6);
+  for (const Status& s : nested) {
+    INFO(s.ToString());
+    CHECK(s.IsInvalidArgument());
+    CHECK(s.message().find("push hook") != std::string_view::npos);
+  }
+  REQUIRE(server.WaitUntilPlayed());
+  CHECK(server.connections() == 1);  // the pushes were no leftover
 }
 
 }  // namespace

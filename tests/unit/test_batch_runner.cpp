@@ -1,6 +1,6 @@
-// net::BatchRunner against scripted loopback servers and a port nobody listens
-// on: grouping by server, settling, health reports, the login hook, and the
-// per-owner reuse of batches.
+// net::BatchRunner and the lone call (net::CallServer) against scripted
+// loopback servers and a port nobody listens on: grouping by server, settling,
+// health reports, the login hook, and the per-owner reuse of batches.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "cachet/net/batch_runner.h"
-#include "support/scripted_server.h"
+#include "cachet/net/exchange.h"
+#include "cachet/net/lone_call.h"
 #include "launchers/server_process.h"
+#include "support/scripted_server.h"
 
 namespace cachet::net {
 namespace {
@@ -464,6 +466,139 @@ TEST_CASE("a runner keeps its batches for its owner and drops them for another",
   CHECK(a.requests().size() == 2);
   runner.Claim(BatchRunner::NewOwner(), pool->size());
   CHECK(runner.slot(0) == nullptr);
+}
+
+// One get through the lone call, as a store's single operation runs it: the
+// exchange reads with a LineBatch of one and closes a poisoned connection.
+// `*asked` says whether the exchange ran (the request went out).
+Status LoneGet(ServerPool& pool, Operation& op, Deadline deadline,
+               const ConnectionSetup* setup = nullptr, bool* asked = nullptr) {
+  LineBatch batch;
+  batch.Reset();
+  batch.Add(op);
+  std::vector<iovec> request;
+  batch.Request(&request);
+  const Status transport = CallServer(
+      pool, 0, ServerPool::Use::kReadsReplies, Clock::now(), deadline, setup,
+      [&](Connection& connection, Clock::time_point began) {
+        if (asked != nullptr) *asked = true;
+        Status s = RunLoneExchange(connection, request.data(), static_cast<int>(request.size()),
+                                   batch, began, deadline);
+        if (batch.poisoned()) connection.Close();
+        return s;
+      });
+  batch.Settle(transport);
+  return transport;
+}
+
+TEST_CASE("a lone call connects, logs in once, and pools its connection", "[lone_call]") {
+  test::ScriptedServer server(test::MemcachedTextRequests(), {{"OK\r\n"}, {"A\r\n"}, {"B\r\n"}});
+  REQUIRE(server.port() > 0);
+  auto pool = PoolOf({server.port()});
+  const LineSetup setup;
+  for (const char* key : {"a", "b"}) {
+    std::vector<Operation> ops = Gets({key});
+    const Status s = LoneGet(*pool, ops[0], pool->CallDeadline(), &setup);
+    INFO(s.ToString());
+    CHECK(s.ok());
+    CHECK(ops[0].status.ok());
+  }
+  CHECK(setup.logins == 1);
+  REQUIRE(server.WaitUntilPlayed());
+  CHECK(server.connections() == 1);
+  CHECK(server.requests() == std::vector<std::string>{"login\r\n", "get a\r\n", "get b\r\n"});
+  const std::vector<ServerHealth> health = HealthOf(*pool);
+  CHECK(health[0].requests == 2);
+  CHECK(health[0].connects == 1);
+}
+
+TEST_CASE("a lone call whose login is refused sends nothing and drops the connection",
+          "[lone_call]") {
+  test::ScriptedServer server(test::MemcachedTextRequests(), {{"NO\r\n"}, {"OK\r\n"}, {"V\r\n"}});
+  REQUIRE(server.port() > 0);
+  auto pool = PoolOf({server.port()}, /*failure_limit=*/1);
+  const LineSetup setup;
+  std::vector<Operation> first = Gets({"a"});
+  bool asked = false;
+  CHECK(LoneGet(*pool, first[0], pool->CallDeadline(), &setup, &asked).IsAuthFailed());
+  CHECK_FALSE(asked);
+  CHECK(first[0].status.IsAuthFailed());
+  CHECK(pool->Available(0));  // wrong credentials count neither way
+  CHECK(HealthOf(*pool)[0].requests == 1);  // reported once, as the refused login
+  std::vector<Operation> second = Gets({"b"});
+  CHECK(LoneGet(*pool, second[0], pool->CallDeadline(), &setup).ok());
+  CHECK(second[0].result.value == "V");
+  REQUIRE(server.WaitUntilPlayed());
+  CHECK(server.connections() == 2);  // the refused connection was not lent again
+  CHECK(server.requests() == std::vector<std::string>{"login\r\n", "login\r\n", "get b\r\n"});
+}
+
+TEST_CASE("a lone call's failure is reported, and a connection its exchange closed is not reused",
+          "[lone_call]") {
+  SECTION("nobody listens: the server is held to account") {
+    auto pool = PoolOf({test::FindFreeLoopbackPort()}, /*failure_limit=*/2);
+    for (int round = 0; round < 2; ++round) {
+      std::vector<Operation> ops = Gets({"k"});
+      bool asked = false;
+      const Status s = LoneGet(*pool, ops[0], pool->CallDeadline(), nullptr, &asked);
+      INFO(s.ToString());
+      CHECK(s.IsUnavailable());  // connection refused: an error, never a miss
+      CHECK(ops[0].status.IsUnavailable());
+      CHECK_FALSE(asked);
+    }
+    CHECK_FALSE(pool->Available(0));
+    CHECK(HealthOf(*pool)[0].marked_dead == 1);
+  }
+  SECTION("a reply that leaves the stream out of step: the next call connects anew") {
+    test::ScriptedServer server(test::MemcachedTextRequests(), {{"POISON\r\n"}, {"OK\r\n"}});
+    REQUIRE(server.port() > 0);
+    auto pool = PoolOf({server.port()});
+    for (const char* expected : {"POISON", "OK"}) {
+      std::vector<Operation> ops = Gets({"k"});
+      CHECK(LoneGet(*pool, ops[0], pool->CallDeadline()).ok());
+      CHECK(ops[0].result.value == expected);
+    }
+    REQUIRE(server.WaitUntilPlayed());
+    CHECK(server.connections() == 2);
+  }
+}
+
+TEST_CASE("a lone call whose wait for a connection used its deadline up asks nobody", "[lone_call]") {
+  test::ScriptedServer server(test::MemcachedTextRequests(), {{"A\r\n"}});
+  REQUIRE(server.port() > 0);
+  auto pool = PoolOf({server.port()}, /*failure_limit=*/1, /*max_connections=*/1);
+  {
+    ServerPool::Lease held = pool->Acquire(0);  // the one connection the bound allows
+    std::vector<Operation> ops = Gets({"a"});
+    bool asked = false;
+    const Status s = LoneGet(*pool, ops[0], Clock::now() + milliseconds(200), nullptr, &asked);
+    INFO(s.ToString());
+    CHECK(s.IsTimeout());
+    CHECK(s.message().find("max_connections") != std::string_view::npos);
+    CHECK(ops[0].status.IsTimeout());
+    CHECK_FALSE(asked);
+  }
+  CHECK(pool->Available(0));
+  std::vector<ServerHealth> health = HealthOf(*pool);
+  CHECK(health[0].requests == 0);  // the server was asked nothing
+  CHECK(health[0].pool_timeouts == 1);
+  // A free connection, but a deadline already past: nothing is sent either.
+  std::vector<Operation> late = Gets({"a"});
+  bool asked = false;
+  const Status s = LoneGet(*pool, late[0], Clock::now() - milliseconds(1), nullptr, &asked);
+  INFO(s.ToString());
+  CHECK(s.IsTimeout());
+  CHECK(s.message().find("deadline passed before its request could be sent") !=
+        std::string_view::npos);
+  CHECK_FALSE(asked);
+  health = HealthOf(*pool);
+  CHECK(health[0].requests == 0);
+  // With the connection back and time left, the next call goes through.
+  std::vector<Operation> ops = Gets({"a"});
+  CHECK(LoneGet(*pool, ops[0], pool->CallDeadline()).ok());
+  CHECK(ops[0].result.value == "A");
+  REQUIRE(server.WaitUntilPlayed());
+  CHECK(server.connections() == 1);  // only the last call connected
 }
 
 }  // namespace

@@ -1,0 +1,84 @@
+// CallServer: one request to one server outside a batch, by the engine's rules.
+//
+// A single operation, an admin command or a topology query is one exchange
+// with one server. The store says what to send and how to read the replies
+// (`exchange`, usually RunLoneExchange with the store's reader); the engine
+// does for it what BatchRunner does for a batch, with one connection and no
+// poll loop:
+//
+//   Status transport = net::CallServer(
+//       pool, server, ServerPool::Use::kReadsReplies, start, deadline, setup,
+//       [&](net::Connection& connection, net::Clock::time_point began) {
+//         return net::RunLoneExchange(connection, request, count, reader, began, deadline);
+//       });
+//
+//   - it leases a connection (ServerPool::Acquire); under max_connections the
+//     wait counts in the call's deadline, and a wait that used it up sends
+//     nothing and counts against no server (LateCall, or the pool's refusal);
+//   - a connection that is not up is connected, and logged in with `setup`'s
+//     login (null: none), before the exchange;
+//   - the outcome (a failed connect or login, or the exchange's) goes to the
+//     pool's one health rule (ServerPool::Report);
+//   - the connection goes back to the pool unless something closed it: any
+//     failure of the exchange has (ExchangeState), an exception out of
+//     `exchange` does (a reader's or a reply callback's), and so must the
+//     store's `exchange` when a reply went through but left the stream out of
+//     step (an error line after which nothing can be matched to its request).
+//
+// `start` is the clock reading `deadline` was computed from; `exchange` gets
+// it back as `began`, or a fresh reading when a wait or a connect came first,
+// so its first read's io_timeout counts from when the request went out.
+// Returns how the call went: ok when the exchange went through, whatever the
+// replies said (those are the store's, read by its reader).
+#pragma once
+
+#include <utility>
+
+#include "cachet/export.h"
+#include "cachet/net/connection.h"
+#include "cachet/net/fan_out.h"
+#include "cachet/net/server_pool.h"
+#include "cachet/status.h"
+
+namespace cachet::net {
+
+// Connects `connection` by `deadline` and runs `setup`'s login on it (none
+// when `setup` is null or asks nothing). Any failure closes the connection.
+CACHET_EXPORT Status ConnectAlone(Connection& connection, const ConnectionSetup* setup,
+                                  Deadline deadline);
+
+// always_inline: a single operation's whole call, inline in its store.
+template <class ExchangeFn>
+[[gnu::always_inline]] inline Status CallServer(ServerPool& pool, std::size_t server,
+                                                ServerPool::Use use, Clock::time_point start,
+                                                Deadline deadline, const ConnectionSetup* setup,
+                                                ExchangeFn&& exchange) {
+  ServerPool::Lease lease = pool.Acquire(server, use, deadline);
+  Connection& connection = lease.connection();
+  // Under max_connections the lease may have waited: the exchange starts now,
+  // or not at all when the wait used the call's time up. Then nothing is
+  // sent, and no server is held to account.
+  if (pool.options().max_connections != 0) [[unlikely]] {
+    if (connection.refused()) return connection.EnsureConnected();  // says why: all lent
+    start = Clock::now();
+    if (start >= deadline) return LateCall();
+  }
+  if (!connection.connected()) [[unlikely]] {
+    if (Status s = ConnectAlone(connection, setup, deadline); !s.ok()) {
+      pool.Report(server, connection, s);
+      return s;
+    }
+    start = Clock::now();
+  }
+  Status transport;
+  try {
+    transport = exchange(connection, start);
+  } catch (...) {
+    connection.Close();  // replies may be left half read: never lent again
+    throw;
+  }
+  pool.Report(server, connection, transport);
+  return transport;
+}
+
+}  // namespace cachet::net
