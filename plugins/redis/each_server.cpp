@@ -81,27 +81,21 @@ Status RunOnEachTarget(std::span<const ServerTarget> targets, std::string_view r
                        const CommandRouter::EachServerFn& on_reply) {
   if (session.InPushHook()) [[unlikely]]
     return RedisSession::PushHookRefusal(targets.empty() ? "" : *targets.front().where);
-  std::vector<Status> resting(targets.size());
-  std::vector<std::unique_ptr<EachServerReply>> replies(targets.size());
-  // A runner of its own: admin commands are rare, and may come while this
-  // thread's runner holds a batch.
-  net::BatchRunner runner;
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    const ServerTarget& t = targets[i];
-    if (!t.pool->Available(t.server)) {
-      resting[i] = t.pool->DeadServerError(t.server);
-      continue;
-    }
+  std::vector<std::unique_ptr<EachServerReply>> replies;
+  std::vector<net::ServerBatch*> batches;
+  std::vector<net::ServerRef> servers;
+  for (const ServerTarget& t : targets) {
     std::string prefix = targets.size() > 1 ? *t.where + " " : "";
-    replies[i] =
-        std::make_unique<EachServerReply>(request, session, *t.where, std::move(prefix), on_reply);
-    runner.Enlist(*t.pool, t.server, *replies[i]);
+    replies.push_back(
+        std::make_unique<EachServerReply>(request, session, *t.where, std::move(prefix), on_reply));
+    batches.push_back(replies.back().get());
+    servers.push_back({t.pool, t.server});
   }
   // Every server at once, by one deadline; the runner settles the exchanges,
-  // and so reads the replies, in the order they were enlisted.
-  runner.Run(deadline, &session);
+  // and so reads the replies, in target order.
+  const std::vector<Status> outcomes = net::RunOnEach(servers, batches, deadline, &session);
   for (std::size_t i = 0; i < targets.size(); ++i) {
-    const Status& outcome = replies[i] ? replies[i]->outcome() : resting[i];
+    const Status& outcome = outcomes[i].ok() ? replies[i]->outcome() : outcomes[i];
     if (!outcome.ok()) return outcome;
   }
   return Status::OK();

@@ -2,7 +2,7 @@
 // INFO to every server of a store, or every primary of a cluster), each reply
 // handed to the caller's reader in the order the servers were given.
 //
-// The servers are asked through the engine's batch runner (net::BatchRunner),
+// The servers are asked through the engine (net::RunOnEach, batch_runner.h),
 // so their connects, logins and round trips run at once and the call ends by
 // one deadline, however many servers stall; each reply is kept whole until
 // every exchange is over, then read in order. A resting server is not asked.
