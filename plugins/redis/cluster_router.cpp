@@ -167,7 +167,12 @@ Status ClusterRouter::RunOnEachServer(std::string_view request, const EachServer
   for (std::size_t node : primaries) {
     targets.push_back({&topology_.pool(node), 0, &topology_.where(node)});
   }
-  return RunOnEachTarget(targets, request, session_, deadline, on_reply);
+  Status s = RunOnEachTarget(targets, request, session_, deadline, on_reply);
+  // A primary that did not answer may have failed over: the map is reloaded.
+  if (s.IsTimeout() || s.IsIoError() || s.IsUnavailable() || s.IsProtocolError()) {
+    topology_.RefreshIfIdle(deadline);
+  }
+  return s;
 }
 
 std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,

@@ -19,7 +19,8 @@ namespace {
 // is leftover, and closes the connection.
 class EachServerReply final : public net::ServerBatch {
  public:
-  // All borrowed, for the call.
+  // `request` is copied (a push hook may reuse the caller's buffer while
+  // other servers' requests are still going out); the rest is borrowed.
   EachServerReply(std::string_view request, const RedisSession& session, const std::string& where,
                   std::string prefix, const CommandRouter::EachServerFn& on_reply)
       : request_(request),
@@ -63,7 +64,7 @@ class EachServerReply final : public net::ServerBatch {
   const Status& outcome() const noexcept { return outcome_; }
 
  private:
-  std::string_view request_;
+  std::string request_;
   const RedisSession& session_;
   const std::string& where_;
   std::string prefix_;
