@@ -217,18 +217,19 @@ Status MemcachedBackend::RunOnServers(
         on_reply) {
   const std::string request = std::string(command) + "\r\n";
   std::vector<AdminReplyReader> readers;
-  readers.reserve(servers.size());  // the runner holds their addresses
-  // A runner of its own: a repair runs this in the middle of routing a batch.
-  net::BatchRunner runner;
+  readers.reserve(servers.size());  // the batches below hold their addresses
+  std::vector<net::ServerBatch*> batches;
+  std::vector<net::ServerRef> targets;
   for (std::size_t server : servers) {
     readers.emplace_back(command, request, limits_);
-    runner.Enlist(pool_, server, readers.back());
+    batches.push_back(&readers.back());
+    targets.push_back({&pool_, server});
   }
-  runner.Run(pool_.CallDeadline());
+  // Its own runner (RunOnEach): a repair runs this in the middle of routing a batch.
+  const std::vector<Status> outcomes = net::RunOnEach(targets, batches, pool_.CallDeadline());
   Status first_error;
   for (std::size_t i = 0; i < servers.size(); ++i) {
-    Status s = runner.status(i);
-    if (s.ok()) s = readers[i].outcome();
+    const Status& s = outcomes[i].ok() ? readers[i].outcome() : outcomes[i];
     if (s.ok()) {
       on_reply(servers[i], readers[i].lines());
     } else if (first_error.ok()) {

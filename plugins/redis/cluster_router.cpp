@@ -7,6 +7,7 @@
 
 #include "cachet/net/batch_runner.h"
 #include "cachet/net/lone_call.h"
+#include "each_server.h"
 #include "redis_batch.h"
 #include "resp_encoder.h"
 
@@ -160,27 +161,18 @@ Status ClusterRouter::RunOnEachServer(std::string_view request, const EachServer
     if (Status s = topology_.Refresh(deadline); !s.ok()) return s;
     primaries = topology_.Primaries();
   }
-  Status first;
+  // Each node is a pool of its own, of one server.
+  std::vector<ServerTarget> targets;
+  targets.reserve(primaries.size());
   for (std::size_t node : primaries) {
-    // A node is asked only while the call has time left: one asked past the
-    // deadline would fail at once and count against a healthy node.
-    if (net::Clock::now() >= deadline) {
-      if (first.ok()) {
-        first = Status::Timeout("redis cluster: the request timeout ran out before " +
-                                topology_.where(node) + " was asked");
-      }
-      break;
-    }
-    std::string prefix = primaries.size() > 1 ? topology_.where(node) + " " : "";
-    Attempt result = RunOnNode(
-        node, request, false, deadline,
-        [&](RespValue reply, std::string_view where) { return on_reply(reply, where, prefix); });
-    Status s = result.redirect == ClusterErrorKind::kNone
-                   ? result.status
-                   : StatusFromError(result.error, topology_.where(node));
-    if (first.ok() && !s.ok()) first = s;
+    targets.push_back({&topology_.pool(node), 0, &topology_.where(node)});
   }
-  return first;
+  Status s = RunOnEachTarget(targets, request, session_, deadline, on_reply);
+  // A primary that did not answer may have failed over: the map is reloaded.
+  if (s.IsTimeout() || s.IsIoError() || s.IsUnavailable() || s.IsProtocolError()) {
+    topology_.RefreshIfIdle(deadline);
+  }
+  return s;
 }
 
 std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,

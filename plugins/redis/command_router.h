@@ -41,9 +41,10 @@ class CommandRouter {
     return RunOnKey(key, request, on_reply);
   }
 
-  // Sends `request` to every server (every primary of a cluster), one after the
-  // other. `on_reply` gets a "host:port " prefix for names when there are
-  // several servers, "" otherwise. The first error, if any.
+  // Sends `request` to every server (every primary of a cluster) and hands
+  // each reply to `on_reply`, in server order. `on_reply` gets a "host:port "
+  // prefix for names when there are several servers, "" otherwise. The first
+  // error, if any.
   using EachServerFn =
       FunctionRef<Status(RespValue reply, std::string_view where, const std::string& prefix)>;
   virtual Status RunOnEachServer(std::string_view request, const EachServerFn& on_reply) = 0;

@@ -20,8 +20,18 @@ namespace cachet::redis {
 
 namespace {
 
-// One request buffer per thread, reused by every call.
+// One request buffer per thread, reused by every call. A call made inside a
+// push hook (refused before it sends) gets another: the outer call's request
+// may still be going out from the first.
+[[gnu::noinline]] std::string& HookRequestBuffer() {
+  thread_local std::string in_hook;
+  in_hook.clear();
+  return in_hook;
+}
+
 std::string& RequestBuffer() {
+  if (RedisSession::InPushHook()) [[unlikely]]
+    return HookRequestBuffer();
   thread_local std::string buffer;
   buffer.clear();
   return buffer;

@@ -31,10 +31,6 @@ struct PerThread {
   bool in_push_hook = false;
 };
 
-// Push hooks running now, on any thread: while none is, no thread is inside
-// one, and InPushHook() answers without looking up the thread's state.
-std::atomic<int> hooks_running{0};
-
 PerThread& ThreadState(const RespLimits& limits) {
   thread_local PerThread mine(limits);
   return mine;
@@ -164,10 +160,10 @@ void RedisSession::DeliverPush(RespValue push, std::string_view where) const {
     bool& running;
     explicit Guard(bool& flag) : running(flag) {
       running = true;
-      hooks_running.fetch_add(1, std::memory_order_relaxed);
+      hooks_running_.fetch_add(1, std::memory_order_relaxed);
     }
     ~Guard() {
-      hooks_running.fetch_sub(1, std::memory_order_relaxed);
+      hooks_running_.fetch_sub(1, std::memory_order_relaxed);
       running = false;
     }
     Guard(const Guard&) = delete;
@@ -176,10 +172,12 @@ void RedisSession::DeliverPush(RespValue push, std::string_view where) const {
   settings_.on_push(push, where);
 }
 
-bool RedisSession::InPushHook() const {
-  // The thread's own flag is set before the count moves, on the same thread.
-  return hooks_running.load(std::memory_order_relaxed) != 0 &&
-         ThreadState(settings_.limits).in_push_hook;
+std::atomic<int> RedisSession::hooks_running_{0};
+
+bool RedisSession::ThreadInPushHook() {
+  // A thread's state made here takes default limits; ParserFor applies a
+  // session's before its parser is used.
+  return ThreadState({}).in_push_hook;
 }
 
 Status RedisSession::PushHookRefusal(std::string_view where) {

@@ -22,6 +22,7 @@
 
 #include <sys/uio.h>
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -44,8 +45,8 @@ namespace cachet::redis {
 //     call into a store there (a Redis exchange on that thread is refused with
 //     invalid_argument; hand the work to another thread instead);
 //   - every exchange of the session's data connections calls it: single
-//     calls (SessionReplies) and batches (RedisBatch, MgetBatch); a login's
-//     replies drop pushes.
+//     calls (SessionReplies), batches (RedisBatch, MgetBatch) and commands to
+//     every server (each_server.h); a login's replies drop pushes.
 // An extension point: no cachet component sets it yet, so pushes are dropped.
 using PushHandler = std::function<void(RespValue push, std::string_view where)>;
 
@@ -158,13 +159,23 @@ class RedisSession final : public net::ConnectionSetup {
   // replies (a single call's or a batch's), to settings().on_push, if set.
   // While the hook runs, a Redis call on this thread is refused (InPushHook).
   void DeliverPush(RespValue push, std::string_view where) const;
-  // True while a push hook runs on the calling thread: a Redis call made now
-  // would read its replies with a parser that is mid-stream.
-  bool InPushHook() const;
+  // True while a push hook runs on the calling thread (any session's): a
+  // Redis call made now would read its replies with a parser that is mid-stream.
+  // Inline: every call asks, and while no hook runs anywhere the count says no.
+  static bool InPushHook() {
+    return hooks_running_.load(std::memory_order_relaxed) != 0 && ThreadInPushHook();
+  }
   // The refusal of a Redis call made inside a push hook, naming `where`.
   static Status PushHookRefusal(std::string_view where);
 
  private:
+  // The calling thread's own flag (InPushHook, once some hook runs somewhere).
+  static bool ThreadInPushHook();
+
+  // Push hooks running now, on any thread; a thread sets its own flag before
+  // it counts itself, so while this is 0 no thread is inside a hook.
+  static std::atomic<int> hooks_running_;
+
   SessionSettings settings_;
 };
 

@@ -163,9 +163,10 @@ Status SentinelClient::AskInOrder(std::string_view request, net::Deadline deadli
   }
   // The last sentinel's call may have used the time up (waiting for a connection).
   if (net::Clock::now() >= deadline) {
-    return Status::Timeout("redis sentinel: the request timeout ran out before a sentinel "
-                           "answered about master '" +
-                           master_ + "'; " + reasons);
+    return Status::Timeout(
+        "redis sentinel: the request timeout ran out before a sentinel "
+        "answered about master '" +
+        master_ + "'; " + reasons);
   }
   if (not_monitoring == pool_.size()) {
     return Status::ConfigError("redis sentinel: no sentinel monitors a master named '" + master_ +

@@ -158,12 +158,12 @@ Status SentinelRouter::ConfirmMaster(StandaloneRouter& node, bool* is_master) {
   *is_master = false;
   std::string request;
   AppendCommand(&request, {"ROLE"});
-  return node.RunOnEachServer(request,
-                              [&](RespValue reply, std::string_view where, const std::string&) {
-                                if (reply.IsError()) return StatusFromError(reply.text(), where);
-                                *is_master = RoleIsMaster(reply);
-                                return Status::OK();
-                              });
+  // Asked even while it rests: a master back at its address is confirmed at once.
+  return node.RunOnServer(0, request, [&](RespValue reply, std::string_view where) {
+    if (reply.IsError()) return StatusFromError(reply.text(), where);
+    *is_master = RoleIsMaster(reply);
+    return Status::OK();
+  });
 }
 
 Status SentinelRouter::Discover(net::Deadline deadline) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cachet/net/lone_call.h"
+#include "each_server.h"
 #include "mget_batch.h"
 #include "redis_batch.h"
 
@@ -55,15 +56,12 @@ Status StandaloneRouter::RunOnKey(std::string_view key, std::string_view request
 }
 
 Status StandaloneRouter::RunOnEachServer(std::string_view request, const EachServerFn& on_reply) {
-  Status first;
+  std::vector<ServerTarget> targets;
+  targets.reserve(pool_.size());
   for (std::size_t server = 0; server < pool_.size(); ++server) {
-    std::string prefix = pool_.size() > 1 ? pool_.address(server).HostPort() + " " : "";
-    Status s = RunOnServer(server, request, [&](RespValue reply, std::string_view where) {
-      return on_reply(reply, where, prefix);
-    });
-    if (first.ok() && !s.ok()) first = s;
+    targets.push_back({&pool_, server, &where_[server]});
   }
-  return first;
+  return RunOnEachTarget(targets, request, session_, pool_.CallDeadline(), on_reply);
 }
 
 net::BatchRunner& StandaloneRouter::Group(std::span<Operation> ops) {

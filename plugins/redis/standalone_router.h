@@ -30,8 +30,11 @@ class StandaloneRouter final : public CommandRouter {
   void RunBatch(std::span<Operation> ops, Backend& backend) override;
   void AppendHealth(std::vector<ServerHealth>* out) const override { pool_.AppendHealth(out); }
 
- private:
+  // Sends `request` to `server`, resting or not (Sentinel confirms a master
+  // this way), and hands its reply to `on_reply`, whose Status is the result.
   Status RunOnServer(std::size_t server, std::string_view request, const ReplyFn& on_reply);
+
+ private:
   // This thread's batch runner with `ops` in its servers' groups; an operation
   // whose key cannot be routed gets that status instead.
   net::BatchRunner& Group(std::span<Operation> ops);

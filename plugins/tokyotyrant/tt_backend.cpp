@@ -226,31 +226,22 @@ Status TokyoTyrantBackend::RoundTripAll(const std::string& request, ReplyShape s
 Status TokyoTyrantBackend::RoundTripOn(std::span<const std::size_t> servers,
                                        const std::string& request, ReplyShape shape,
                                        const ServerReplyFn& on_reply) {
-  std::vector<Status> outcomes(servers.size());
   std::vector<std::unique_ptr<OneReplyReader>> readers;
-  std::vector<std::size_t> enlisted;  // the index in `servers` of each enlisted reader
-  // Extensions and admin commands are rare: a runner of their own, on the stack.
-  net::BatchRunner runner;
-  for (std::size_t i = 0; i < servers.size(); ++i) {
-    const std::size_t server = servers[i];
-    if (!pool_.Available(server)) {
-      outcomes[i] = pool_.DeadServerError(server);
-      continue;
-    }
+  std::vector<net::ServerBatch*> batches;
+  std::vector<net::ServerRef> targets;
+  for (const std::size_t server : servers) {
     readers.push_back(std::make_unique<OneReplyReader>(
         request, shape, [&on_reply, server](const Reply& r, std::string_view buffer) {
           return on_reply(server, r, buffer);
         }));
-    enlisted.push_back(i);
-    runner.Enlist(pool_, server, *readers.back());
+    batches.push_back(readers.back().get());
+    targets.push_back({&pool_, server});
   }
-  runner.Run(pool_.CallDeadline());
   // A failed exchange has closed its connection: a half-read reply cannot be trusted.
-  for (std::size_t k = 0; k < readers.size(); ++k) {
-    outcomes[enlisted[k]] = runner.status(k).ok() ? readers[k]->TakeResult() : runner.status(k);
-  }
-  for (Status& s : outcomes) {
-    if (!s.ok()) return std::move(s);
+  std::vector<Status> outcomes = net::RunOnEach(targets, batches, pool_.CallDeadline());
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].ok()) outcomes[i] = readers[i]->TakeResult();
+    if (!outcomes[i].ok()) return std::move(outcomes[i]);
   }
   return Status::OK();
 }

@@ -1,6 +1,7 @@
 // Faults and secrets with a real redis-server (and a fake one): a server killed,
 // stalled and restarted under a live backend; a garbage reply; a wrong password
-// that never shows, in errors, in logs or in `cachet check`.
+// that never shows, in errors, in logs or in `cachet check`; stats and flush
+// with two of three servers stalled.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -16,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "redis_backend.h"
 #include "launchers/redis_server.h"
+#include "redis_backend.h"
 
 using cachet::Item;
 using cachet::ItemView;
@@ -229,4 +230,50 @@ TEST_CASE("a lone server at rest makes every operation of a batch unavailable", 
       }
     }
   }
+}
+
+TEST_CASE("stats and flush ask every server at once: two stalled cost one timeout, not two",
+          "[redis][faults]") {
+  std::vector<std::unique_ptr<cachet::test::ServerProcess>> servers;
+  RedisOptions options;
+  for (int i = 0; i < 3; ++i) {
+    auto server = cachet::test::StartRedis();
+    REQUIRE(server.ok());
+    options.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>((*server)->port()), 1});
+    servers.push_back(std::move(*server));
+  }
+  options.pool.connection.io_timeout = std::chrono::milliseconds(1000);
+  options.pool.connection.request_timeout = std::chrono::milliseconds(1000);
+  options.pool.failure_limit = 3;  // the stalled servers are asked by both calls, not put to rest
+  RedisBackend backend(std::move(options));
+  cachet::StatsMap stats;
+  REQUIRE(backend.Stats(&stats).ok());  // every server connected and answering
+  REQUIRE(servers[0]->Pause().ok());
+  REQUIRE(servers[2]->Pause().ok());
+  for (const bool flush : {false, true}) {
+    INFO((flush ? "flush" : "stats"));
+    const auto started = std::chrono::steady_clock::now();
+    const cachet::Status s = flush ? backend.Flush() : backend.Stats(&stats);
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    INFO(s.ToString() << ", after " << took.count() << " ms");
+    CHECK(s.IsTimeout());
+    // 1 s, plus scheduling slack; one stalled server after the other would be about 2 s.
+    CHECK(took < std::chrono::milliseconds(1600));
+    if (!flush) {
+      // The live server's lines are there, named by it; the stalled servers' are not.
+      const std::string live = servers[1]->address() + " ";
+      const std::string stalled = servers[0]->address() + " ";
+      bool live_seen = false;
+      bool stalled_seen = false;
+      for (const auto& [name, value] : stats) {
+        live_seen = live_seen || name.rfind(live, 0) == 0;
+        stalled_seen = stalled_seen || name.rfind(stalled, 0) == 0;
+      }
+      CHECK(live_seen);
+      CHECK_FALSE(stalled_seen);
+    }
+  }
+  REQUIRE(servers[0]->Resume().ok());
+  REQUIRE(servers[2]->Resume().ok());
 }

@@ -601,5 +601,37 @@ TEST_CASE("a lone call whose wait for a connection used its deadline up asks nob
   CHECK(server.connections() == 1);  // only the last call connected
 }
 
+TEST_CASE("RunOnEach asks every server at once but a resting one, outcomes in order",
+          "[batch_runner]") {
+  test::ScriptedServer a(test::MemcachedTextRequests(), {{"A\r\n"}});
+  test::ScriptedServer b(test::MemcachedTextRequests(), {{"B\r\n"}});
+  REQUIRE(a.port() > 0);
+  REQUIRE(b.port() > 0);
+  const int nobody = test::FindFreeLoopbackPort();
+  auto pool = PoolOf({a.port(), nobody, b.port()}, /*failure_limit=*/1);
+  pool->ReportFailure(1);  // at its limit: resting for the whole test
+  REQUIRE_FALSE(pool->Available(1));
+  std::vector<Operation> ops = Gets({"a", "n", "b"});
+  std::vector<LineBatch> lines(3);
+  std::vector<ServerBatch*> batches;
+  for (std::size_t i = 0; i < 3; ++i) {
+    lines[i].Reset();
+    lines[i].Add(ops[i]);
+    batches.push_back(&lines[i]);
+  }
+  const std::vector<ServerRef> servers = {{pool.get(), 0}, {pool.get(), 1}, {pool.get(), 2}};
+  const std::vector<Status> outcomes = RunOnEach(servers, batches, pool->CallDeadline());
+  REQUIRE(outcomes.size() == 3);
+  CHECK(outcomes[0].ok());
+  INFO(outcomes[1].ToString());
+  CHECK(outcomes[1].IsUnavailable());
+  CHECK(outcomes[1].message().find("marked dead") != std::string_view::npos);
+  CHECK(outcomes[2].ok());
+  CHECK(ops[0].result.value == "A");
+  CHECK(ops[2].result.value == "B");
+  CHECK(lines[1].settled == 0);  // not asked, not settled
+  CHECK(HealthOf(*pool)[1].requests == 0);
+}
+
 }  // namespace
 }  // namespace cachet::net

@@ -3,6 +3,7 @@
 #include "cachet/net/batch_runner.h"
 
 #include <atomic>
+#include <cassert>
 #include <utility>
 
 namespace cachet::net {
@@ -104,6 +105,27 @@ void BatchRunner::Finish(Enlisted& e, Connection& connection) {
   e.batch->Settle(e.status);
   e.pool->Report(e.server, connection, e.status);
   if (e.batch->poisoned()) connection.Close();
+}
+
+std::vector<Status> RunOnEach(std::span<const ServerRef> servers,
+                              std::span<ServerBatch* const> batches, Deadline deadline,
+                              const ConnectionSetup* setup) {
+  assert(servers.size() == batches.size());
+  std::vector<Status> outcomes(servers.size());
+  std::vector<std::size_t> asked;  // the index of each enlisted exchange's server
+  BatchRunner runner;
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    const ServerRef& s = servers[i];
+    if (!s.pool->Available(s.server)) {
+      outcomes[i] = s.pool->DeadServerError(s.server);
+      continue;
+    }
+    runner.Enlist(*s.pool, s.server, *batches[i]);
+    asked.push_back(i);
+  }
+  runner.Run(deadline, setup);
+  for (std::size_t k = 0; k < asked.size(); ++k) outcomes[asked[k]] = runner.status(k);
+  return outcomes;
 }
 
 }  // namespace cachet::net

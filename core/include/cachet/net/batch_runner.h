@@ -195,4 +195,24 @@ class CACHET_EXPORT BatchRunner {
   std::vector<Exchange> exchanges_;  // kept, not cleared: their iovec lists keep their room
 };
 
+// A server of a pool, for RunOnEach.
+struct ServerRef {
+  ServerPool* pool;
+  std::size_t server;
+};
+
+// One batch to each of several servers at once, outside any store's batch (an
+// admin command to every server: flush, stats, version): `batches[i]` goes to
+// `servers[i]` by `deadline`, on a runner of its own (it may come while the
+// thread's runner holds a batch); a connection connected anew logs in with
+// `setup` first. A resting server (ServerPool::Available() false) is not
+// asked. Returns each server's outcome, in order: its DeadServerError, or how
+// its exchange went (what the replies said is the batch's to tell). The
+// runner settles the batches in the order given, so a batch that reads its
+// reply in Settle() sees them in that order.
+CACHET_EXPORT std::vector<Status> RunOnEach(std::span<const ServerRef> servers,
+                                            std::span<ServerBatch* const> batches,
+                                            Deadline deadline,
+                                            const ConnectionSetup* setup = nullptr);
+
 }  // namespace cachet::net
