@@ -64,7 +64,7 @@ struct SessionSettings {
 
 // Called with each reply in order; a non-ok Status is that reply's outcome and is
 // kept, but does not stop the reading (the replies must all be read anyway).
-// Called only while Exchange() runs, so a reference to the caller's lambda does.
+// Called only while Run() runs, so a reference to the caller's lambda does.
 using ReplyHandler = FunctionRef<void(std::size_t index, RespValue reply)>;
 
 class RedisSession;
