@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "cachet/net/exchange.h"
+#include "cachet/net/lone_call.h"
 #include "tt_request.h"
 
 namespace cachet::tokyotyrant {
@@ -130,28 +132,63 @@ Status TokyoTyrantBackend::Check(const Operation& op) const {
   return Status::InvalidArgument("tokyotyrant: unknown store mode");
 }
 
-void TokyoTyrantBackend::Run(std::span<Operation> ops) {
+net::BatchRunner& TokyoTyrantBackend::Runner() const {
   // In the plugin, so that the plugin's code outlives the batches it holds.
   thread_local net::BatchRunner runner;
   runner.Claim(id_, pool_.size());
+  return runner;
+}
+
+TtServerBatch& TokyoTyrantBackend::Fill(std::unique_ptr<net::ServerBatch>& slot,
+                                        std::span<Operation* const> ops) const {
+  if (!slot) slot = std::make_unique<TtServerBatch>(options_);
+  auto& batch = static_cast<TtServerBatch&>(*slot);
+  batch.Reset();
+  for (Operation* op : ops) batch.Add(*op);
+  batch.Finish();
+  return batch;
+}
+
+void TokyoTyrantBackend::Run(std::span<Operation> ops) {
+  net::BatchRunner& runner = Runner();
   for (Operation& op : ops) {
     op.status = Check(op);
     if (op.status.ok()) runner.AddRouted(pool_, op);
   }
   runner.EnlistGroups(pool_, [&](std::size_t, std::span<Operation* const> group,
                                  std::unique_ptr<net::ServerBatch>& slot) -> net::ServerBatch* {
-    if (!slot) slot = std::make_unique<TtServerBatch>(options_);
-    auto& batch = static_cast<TtServerBatch&>(*slot);
-    batch.Reset();
-    for (Operation* op : group) batch.Add(*op);
-    batch.Finish();
+    TtServerBatch& batch = Fill(slot, group);
     return batch.request().empty() ? nullptr : &batch;  // nothing encodable
   });
   runner.Run(pool_.CallDeadline());
 }
 
 Status TokyoTyrantBackend::RunOne(Operation& op) {
-  Run({&op, 1});
+  op.status = Check(op);
+  if (!op.status.ok()) return op.status;
+  Result<std::size_t> server = pool_.Route(op.key);
+  if (!server.ok()) return op.status = server.status();
+  // The thread's batch kept for that server, refilled with this one operation.
+  Operation* const one[] = {&op};
+  TtServerBatch& batch = Fill(Runner().slot(*server), one);
+  if (batch.request().empty()) return op.status;  // settled at Add(): nothing to send
+  thread_local std::vector<iovec> request;
+  batch.Request(&request);
+  const net::Clock::time_point start = net::Clock::now();
+  const net::Deadline deadline = start + options_.pool.connection.CallTimeout();
+  // A putnr (noreply set) expects nothing back: its connection is leased write-only.
+  const net::ServerPool::Use use =
+      batch.done() ? net::ServerPool::Use::kWritesOnly : net::ServerPool::Use::kReadsReplies;
+  const Status transport = net::CallServer(
+      pool_, *server, use, start, deadline, nullptr,
+      [&](net::Connection& connection, net::Clock::time_point began) {
+        Status s = net::RunLoneExchange(connection, request.data(),
+                                        static_cast<int>(request.size()), batch, began, deadline);
+        // A framing doubt: the stream is out of step, the connection is not reused.
+        if (batch.poisoned()) connection.Close();
+        return s;
+      });
+  batch.Settle(transport);
   return op.status;
 }
 

@@ -67,8 +67,15 @@ class TokyoTyrantBackend final : public Backend {
 
   // The reason `op` cannot be sent, or ok.
   Status Check(const Operation& op) const;
+  // One operation, checked and routed, sent alone through the engine's lone
+  // call (net::CallServer), its reply read by the thread's batch of that server.
   Status RunOne(Operation& op);
   void Run(std::span<Operation> ops);
+  // This thread's batch runner, claimed for this backend.
+  net::BatchRunner& Runner() const;
+  // The batch in `slot` (made on first use), refilled with `ops`, finished.
+  TtServerBatch& Fill(std::unique_ptr<net::ServerBatch>& slot,
+                      std::span<Operation* const> ops) const;
   using ServerReplyFn = std::function<Status(std::size_t, const Reply&, std::string_view)>;
   // One request to one server, its single reply handed to `on_reply`.
   Status RoundTrip(std::size_t server, const std::string& request, ReplyShape shape,
