@@ -6,10 +6,10 @@
 // sent and routes each operation; net::BatchRunner groups a batch by server and
 // runs every server's share at once. A single operation skips the batch
 // machinery: its command is built on the stack, the engine's lone call
-// (net::CallServer) sends it, and its reply is read by the same reader, a
-// TextBatch or MetaBatch of one (memcached_single.cpp). The protocols live in text_batch / meta_batch
-// (encoding in *_request, parsing in *_parser); replies map to Status in
-// reply_status.
+// (net::RunAlone) sends it, and its reply is read by the same reader, a
+// TextBatch or MetaBatch of one (memcached_single.cpp). The protocols live in
+// text_batch / meta_batch (encoding in *_request, parsing in *_parser);
+// replies map to Status in reply_status.
 //
 // Thread-safe: threads share one backend; each call borrows pooled connections.
 #pragma once
@@ -144,15 +144,6 @@ class MemcachedBackend final : public Backend {
   // One operation: checked, routed, then sent alone (memcached_single.cpp).
   // A hit's item goes to `*hit`: op.result, or an Item the caller lends.
   Status RunOne(Operation& op, const BatchSettings& settings, Item* hit);
-  // The single-operation path of both protocols (memcached_single.cpp): sends
-  // `line` alone to `server` (net::CallServer) and has `reader` (readied for
-  // its operation by its ForOne) read the reply and settle the operation;
-  // `reads_replies` false for a write that reads nothing back; `deadline` the
-  // call's, taken at `start`.
-  template <class Reader>
-  [[gnu::always_inline]] void RunAlone(CommandLine& line, std::size_t server, bool reads_replies,
-                                       Reader& reader, net::Clock::time_point start,
-                                       net::Deadline deadline);
   // One operation through the batch machinery (a command line too long for
   // the single path), by `deadline`; settles op.status.
   void RunBatchOfOne(Operation& op, std::size_t server, const BatchSettings& settings, Item* hit,

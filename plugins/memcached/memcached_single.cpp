@@ -7,14 +7,12 @@
 // loop's bookkeeping) cost more than the round trip's own work. This path keeps
 // every rule of the batch path: keys and sizes are checked first, the pool
 // routes (around a dead server too, with failover), the engine's lone call
-// (net::CallServer) leases, connects, runs the exchange by the same deadline
-// and reports health, and the reply is read by a batch of one
-// (TextBatch::ForOne, MetaBatch::ForOne), which judges every reply as for a
-// batch; a connection that saw anything it cannot account for is closed. Both
-// protocols share the one driver below (RunAlone).
+// (net::RunAlone) leases, connects, runs the exchange by the same deadline and
+// reports health, and the reply is read by a batch of one (TextBatch::ForOne,
+// MetaBatch::ForOne), which judges every reply as for a batch; a connection
+// that saw anything it cannot account for is closed.
 #include <utility>
 
-#include "cachet/net/exchange.h"
 #include "cachet/net/lone_call.h"
 #include "command_line.h"
 #include "exptime.h"
@@ -51,30 +49,6 @@ void AppendMetaOne(CommandLine& line, const Operation& op, const BatchSettings& 
 
 }  // namespace
 
-// The single-operation path of either protocol (memcached_backend.h), defined
-// before RunOne so that it is inlined there.
-template <class Reader>
-[[gnu::always_inline]] inline void MemcachedBackend::RunAlone(CommandLine& line, std::size_t server,
-                                                              bool reads_replies, Reader& reader,
-                                                              net::Clock::time_point start,
-                                                              net::Deadline deadline) {
-  iovec request[3];
-  const int pieces = line.Iovecs(request);
-  const Status transport = net::CallServer(
-      pool_, server,
-      reads_replies ? net::ServerPool::Use::kReadsReplies : net::ServerPool::Use::kWritesOnly,
-      start, deadline, nullptr,
-      // Inline, as CallServer is: GCC otherwise calls the exchange out of line.
-      [&](net::Connection & connection, net::Clock::time_point began)
-          __attribute__((always_inline)) {
-            Status s = net::RunLoneExchange(connection, request, pieces, reader, began, deadline);
-            // An error line leaves the stream out of step: the connection is not reused.
-            if (reader.poisoned()) connection.Close();
-            return s;
-          });
-  reader.Settle(transport);
-}
-
 // Checks and routes the operation, then runs its exchange on a pooled connection.
 Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, Item* hit) {
   std::size_t server = 0;
@@ -87,14 +61,22 @@ Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, It
   CommandLine line;
   if (options_.protocol == Protocol::kText) {
     AppendTextOperation(line, op, settings);
-    // A text noreply write reads nothing back (see TextBatch).
-    if (!line.overflowed()) [[likely]]
-      RunAlone(line, server, !op.noreply, TextBatch::ForOne(op, hit, limits_), start, deadline);
+    // A text noreply write reads nothing back (see TextBatch): leased write-only.
+    if (!line.overflowed()) [[likely]] {
+      iovec request[3];
+      const int pieces = line.Iovecs(request);
+      net::RunAlone(pool_, server, request, pieces, TextBatch::ForOne(op, hit, limits_), start,
+                    deadline);
+    }
   } else {
     AppendMetaOne(line, op, settings);
     // A meta noreply write still reads its MN (see MetaBatch).
-    if (!line.overflowed()) [[likely]]
-      RunAlone(line, server, true, MetaBatch::ForOne(op, settings, hit, limits_), start, deadline);
+    if (!line.overflowed()) [[likely]] {
+      iovec request[3];
+      const int pieces = line.Iovecs(request);
+      net::RunAlone(pool_, server, request, pieces, MetaBatch::ForOne(op, settings, hit, limits_),
+                    start, deadline);
+    }
   }
   // Keys are checked and values bounded, so a line always fits; should one
   // not, the batch path sends it.

@@ -8,7 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include "cachet/net/exchange.h"
 #include "cachet/net/lone_call.h"
 #include "tt_request.h"
 
@@ -175,20 +174,8 @@ Status TokyoTyrantBackend::RunOne(Operation& op) {
   thread_local std::vector<iovec> request;
   batch.Request(&request);
   const net::Clock::time_point start = net::Clock::now();
-  const net::Deadline deadline = start + options_.pool.connection.CallTimeout();
-  // A putnr (noreply set) expects nothing back: its connection is leased write-only.
-  const net::ServerPool::Use use =
-      batch.done() ? net::ServerPool::Use::kWritesOnly : net::ServerPool::Use::kReadsReplies;
-  const Status transport = net::CallServer(
-      pool_, *server, use, start, deadline, nullptr,
-      [&](net::Connection& connection, net::Clock::time_point began) {
-        Status s = net::RunLoneExchange(connection, request.data(),
-                                        static_cast<int>(request.size()), batch, began, deadline);
-        // A framing doubt: the stream is out of step, the connection is not reused.
-        if (batch.poisoned()) connection.Close();
-        return s;
-      });
-  batch.Settle(transport);
+  net::RunAlone(pool_, *server, request.data(), static_cast<int>(request.size()), batch, start,
+                start + options_.pool.connection.CallTimeout());
   return op.status;
 }
 

@@ -68,7 +68,7 @@ class TokyoTyrantBackend final : public Backend {
   // The reason `op` cannot be sent, or ok.
   Status Check(const Operation& op) const;
   // One operation, checked and routed, sent alone through the engine's lone
-  // call (net::CallServer), its reply read by the thread's batch of that server.
+  // call (net::RunAlone), its reply read by the thread's batch of that server.
   Status RunOne(Operation& op);
   void Run(std::span<Operation> ops);
   // This thread's batch runner, claimed for this backend.

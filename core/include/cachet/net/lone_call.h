@@ -29,13 +29,15 @@
 // it back as `began`, or a fresh reading when a wait or a connect came first,
 // so its first read's io_timeout counts from when the request went out.
 // Returns how the call went: ok when the exchange went through, whatever the
-// replies said (those are the store's, read by its reader).
+// replies said (those are the store's, read by its reader). A store whose
+// reply is read by a batch (a ServerBatch) calls RunAlone, below, instead.
 #pragma once
 
 #include <utility>
 
 #include "cachet/export.h"
 #include "cachet/net/connection.h"
+#include "cachet/net/exchange.h"
 #include "cachet/net/fan_out.h"
 #include "cachet/net/server_pool.h"
 #include "cachet/status.h"
@@ -79,6 +81,31 @@ template <class ExchangeFn>
   }
   pool.Report(server, connection, transport);
   return transport;
+}
+
+// CallServer for a store's batch of one server (a ServerBatch, or any reader
+// with Settle() and poisoned(), such as memcached's batch of one operation):
+// `count` request pieces at `request` sent alone, the connection leased
+// write-only when the batch expects no reply (done() before anything is
+// sent, as BatchRunner leases it), closed after a reply that poisons the
+// batch, and the outcome given to Settle(). always_inline, as CallServer.
+template <class Batch>
+[[gnu::always_inline]] inline void RunAlone(ServerPool& pool, std::size_t server, iovec* request,
+                                            int count, Batch& batch, Clock::time_point start,
+                                            Deadline deadline,
+                                            const ConnectionSetup* setup = nullptr) {
+  const ServerPool::Use use =
+      batch.done() ? ServerPool::Use::kWritesOnly : ServerPool::Use::kReadsReplies;
+  const Status transport = CallServer(
+      pool, server, use, start, deadline, setup,
+      // Inline, as CallServer is: GCC otherwise calls the exchange out of line.
+      [&](Connection & connection, Clock::time_point began) __attribute__((always_inline)) {
+        Status s = RunLoneExchange(connection, request, count, batch, began, deadline);
+        // A reply that leaves the stream out of step: the connection is not reused.
+        if (batch.poisoned()) connection.Close();
+        return s;
+      });
+  batch.Settle(transport);
 }
 
 }  // namespace cachet::net
