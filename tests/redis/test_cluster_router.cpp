@@ -325,3 +325,64 @@ TEST_CASE("ASK is followed with ASKING once, and the slot map stays", "[redis][c
   CHECK(b_asked == 4);
   CHECK(b_plain == 0);  // never asked without ASKING
 }
+
+namespace {
+
+std::vector<cachet::Operation> GetsOf(const std::vector<std::string>& keys) {
+  std::vector<cachet::Operation> ops(keys.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    ops[i].kind = cachet::OpKind::kGet;
+    ops[i].key = keys[i];
+  }
+  return ops;
+}
+
+}  // namespace
+
+TEST_CASE("a batch whose node refuses the connect goes again to the node the reloaded map names",
+          "[redis][cluster]") {
+  // The first slot map names a node nobody listens on (a primary that died);
+  // the map loaded after the refused connect names the seed node. Nothing was
+  // sent to the dead node, so the batch may go again, and every key is read.
+  const int dead = cachet::test::FindFreeLoopbackPort();
+  std::atomic<int> gets{0}, shards{0};
+  std::atomic<int> port{0};  // set once the fake listens, read by its thread
+  FakeNode seed([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) return ShardsReply(++shards == 1 ? dead : port.load());
+    gets += GetsIn(request);
+    return Each(request, "$1\r\ns\r\n");
+  });
+  port = seed.port();
+  auto backend = ConnectTo(port, std::chrono::milliseconds(0));  // reloads not rate limited
+  std::vector<cachet::Operation> ops = GetsOf({"{k}0", "{k}1", "other"});
+  backend->Execute(ops);
+  for (const cachet::Operation& op : ops) {
+    INFO(op.key << ": " << op.status.ToString());
+    CHECK(op.status.ok());
+    CHECK(op.result.value == "s");
+  }
+  CHECK(gets == 3);    // one round at the live node
+  CHECK(shards == 2);  // the first map, and the reload after the refused connect
+}
+
+TEST_CASE("a batch whose node stays unreachable gives up after max_redirects rounds",
+          "[redis][cluster]") {
+  const int dead = cachet::test::FindFreeLoopbackPort();
+  std::atomic<int> shards{0};
+  FakeNode seed([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) {
+      ++shards;
+      return ShardsReply(dead);  // the map keeps naming the dead node
+    }
+    return "-ERR the seed serves no keys\r\n";
+  });
+  auto backend = ConnectTo(seed.port(), std::chrono::milliseconds(0));
+  std::vector<cachet::Operation> ops = GetsOf({"{k}0", "{k}1"});
+  backend->Execute(ops);
+  for (const cachet::Operation& op : ops) {
+    INFO(op.key << ": " << op.status.ToString());
+    CHECK(op.status.IsUnavailable());  // never a miss
+    CHECK(op.status.message().find("gave up after 5 attempts") != std::string_view::npos);
+  }
+  CHECK(shards == 1 + 5);  // the first load, and one reload per refused round
+}
