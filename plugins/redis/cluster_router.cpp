@@ -96,6 +96,7 @@ Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
                                const ReplyFn& on_reply) {
   const std::uint16_t slot = KeySlot(key);
   const net::Deadline deadline = CallDeadline();
+  topology_.ReloadIfOwed(deadline);
   net::Attempts attempts(Retries(), deadline);
   std::size_t ask_node = kNoNode;
   Status last = NoNodeFor(slot);
@@ -147,6 +148,7 @@ Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
 
 Status ClusterRouter::RunOnEachServer(std::string_view request, const EachServerFn& on_reply) {
   const net::Deadline deadline = CallDeadline();
+  topology_.ReloadIfOwed(deadline);
   std::vector<std::size_t> primaries = topology_.Primaries();
   if (primaries.empty()) {
     if (Status s = topology_.Refresh(deadline); !s.ok()) return s;
@@ -170,7 +172,7 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
                                                 std::vector<Operation*>* one_by_one,
                                                 net::Deadline deadline, bool* wait) {
   std::vector<std::unique_ptr<RedisBatch>> batches;
-  std::vector<std::vector<Operation*>> routed;  // per node: what its batch holds
+  std::vector<std::vector<Operation*>> routed;  // per node: what its request holds
   bool refreshed = false;
   for (Operation* op : ops) {
     const std::uint16_t slot = KeySlot(op->key);
@@ -192,8 +194,8 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
       batches[node] = std::make_unique<RedisBatch>(
           topology_.where(node), session_.settings().limits, counters_, &session_);
     }
-    batches[node]->Add(*op);
-    routed[node].push_back(op);
+    // An operation settled at Add() (nothing to send) keeps its outcome.
+    if (batches[node]->Add(*op)) routed[node].push_back(op);
   }
   // Each node is a pool of its own, of one server.
   net::BatchRunner runner;
@@ -209,8 +211,8 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
   std::vector<Operation*> again;
   for (std::size_t i = 0; i < enlisted.size(); ++i) {
     const Status& outcome = runner.status(i);
-    // Nothing was sent (the node refused the connect or is resting): the slot
-    // may have a new node, so these go again. Wrong credentials would fail
+    // Nothing was sent (the connect, handshake or login failed): the slot may
+    // have a new node, so these go again. Wrong credentials would fail
     // anywhere, and a call out of time goes nowhere.
     if (!outcome.ok() && !runner.sent(i) && !outcome.IsAuthFailed() &&
         net::Clock::now() < deadline) {
@@ -232,7 +234,8 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
     }
   }
   if (unreachable) {
-    (void)topology_.Refresh(deadline);  // the single path's rule: reload, wait, retry
+    // The single path's rule: reload (at most once per refresh_interval), wait, retry.
+    (void)topology_.Refresh(deadline);
     *wait = true;
   } else if (!all_ok || !again.empty()) {
     topology_.RefreshIfIdle(deadline);  // a node may have failed over, or slots moved
@@ -246,6 +249,7 @@ void ClusterRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
   for (Operation& op : ops) pending.push_back(&op);
   std::vector<Operation*> one_by_one;
   const net::Deadline deadline = CallDeadline();
+  topology_.ReloadIfOwed(deadline);
   net::Attempts rounds(Retries(), deadline);
   bool wait = false;
   while (!pending.empty() && rounds.Next()) {
@@ -255,7 +259,8 @@ void ClusterRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
   }
   // Still moved, or a node still unreachable, when the rounds or the time ran out.
   for (Operation* op : pending) {
-    op->status = rounds.GiveUp("redis cluster: slot " + std::to_string(KeySlot(op->key)), op->status);
+    const std::string what = "redis cluster: slot " + std::to_string(KeySlot(op->key));
+    op->status = rounds.GiveUp(what, op->status);
   }
   for (Operation* op : one_by_one) ExecuteOne(backend, *op);
 }

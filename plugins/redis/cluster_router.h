@@ -13,10 +13,10 @@
 // Every command gets at most `max_redirects` attempts. A failure after the
 // request was sent (a timeout, a dropped connection) is returned as it is, since
 // the command may have run; the map is reloaded for the next call.
-// A batch is split by node and sent to every node at once; operations that come
+// A batch is split by node and sent to every node at once. Operations that come
 // back MOVED, or whose node could not be reached (nothing sent; the map is
-// reloaded first), go again in a further round to their nodes; ASK and retries
-// run one by one. The count and pace of attempts are the engine's
+// reloaded first, within refresh_interval), go again in a further round; ASK
+// and retries run one by one. The count and pace of attempts are the engine's
 // (net::Attempts, retry.h): `max_redirects` tries, `retry_wait` apart, growing. Batches never send multi-key commands, so CROSSSLOT cannot happen.
 // Thread-safe.
 #pragma once

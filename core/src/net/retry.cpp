@@ -8,14 +8,14 @@
 namespace cachet::net {
 
 bool Attempts::Next() {
-  if (made_ >= std::max<std::uint32_t>(policy_.attempts, 1)) return false;
+  if (made_ >= policy_.limit()) return false;
   if (Clock::now() >= deadline_) return false;
   ++made_;
   return true;
 }
 
 void Attempts::Wait() const {
-  if (made_ >= std::max<std::uint32_t>(policy_.attempts, 1)) return;  // none will follow
+  if (made_ >= policy_.limit()) return;  // none will follow
   const auto wait = policy_.wait * std::min(std::max<std::uint32_t>(made_, 1),
                                             RetryPolicy::kMaxWaitFactor);
   std::this_thread::sleep_until(std::min(Clock::now() + wait, deadline_));

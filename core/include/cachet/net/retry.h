@@ -2,8 +2,8 @@
 //
 // A call is sent again only when it cannot run twice:
 //   - nothing was sent: the connect, its TLS handshake or the store's login
-//     failed (Exchange::sent false; BatchRunner::sent), or the server was
-//     resting; the store may then route it anew (a reloaded topology);
+//     failed (Exchange::sent false; BatchRunner::sent); the store may then
+//     route it anew (a reloaded topology);
 //   - the server answered that it did not run it, and where or when it will
 //     (a store's own reply: Redis Cluster's MOVED, ASK, TRYAGAIN, CLUSTERDOWN).
 // A failure after the request went out (a timeout, a dropped connection) is
@@ -16,7 +16,7 @@
 //     Status s = TryOnce();
 //     if (!MayGoAgain(s)) return s;
 //     last = s;
-//     attempts.Wait();  // none after a redirect: the new server is asked at once
+//     if (!IsRedirect(s)) attempts.Wait();  // a redirect's new server is asked at once
 //   }
 //   return attempts.GiveUp("redis cluster: slot 42", last);
 //
@@ -36,14 +36,17 @@
 namespace cachet::net {
 
 struct RetryPolicy {
-  std::uint32_t attempts = 1;      // tries in all, the first included (0 counts as 1)
-  std::chrono::milliseconds wait{0};  // before the second try; the n-th retry waits n times
-                                      // this, at most kMaxWaitFactor times
+  std::uint32_t attempts = 1;  // tries in all, the first included (0 counts as 1)
+  // The wait before the second try; the n-th retry waits n times this, at most kMaxWaitFactor.
+  std::chrono::milliseconds wait{0};
   static constexpr std::uint32_t kMaxWaitFactor = 10;
+
+  std::uint32_t limit() const noexcept { return attempts == 0 ? 1 : attempts; }
 };
 
 // The attempts of one call: at most `policy.attempts`, each begun before the
-// call's deadline. Not thread-safe: one per call.
+// call's deadline (a real one: Deadline{} is long past, so no attempt begins).
+// Not thread-safe: one per call.
 class CACHET_EXPORT Attempts {
  public:
   Attempts(RetryPolicy policy, Deadline deadline) noexcept
