@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <memory>
-#include <thread>
 
 #include "cachet/net/batch_runner.h"
 #include "cachet/net/lone_call.h"
+#include "cachet/net/retry.h"
 #include "each_server.h"
 #include "redis_batch.h"
 #include "resp_encoder.h"
@@ -36,12 +36,8 @@ ClusterRouter::ClusterRouter(ClusterSettings settings, net::ServerPoolOptions po
                              const RedisSession& session, CounterMode counters)
     : session_(session), counters_(counters), topology_(std::move(settings), pool, session) {}
 
-void ClusterRouter::WaitBeforeRetry(std::uint32_t attempt, net::Deadline deadline) const {
-  // Linear growth, capped at ten times the first wait: a short hiccup costs
-  // little, and a long outage is bounded by max_redirects attempts and by the
-  // call's deadline.
-  const auto wait = topology_.settings().retry_wait * std::min<std::uint32_t>(attempt + 1, 10);
-  std::this_thread::sleep_until(std::min(net::Clock::now() + wait, deadline));
+net::RetryPolicy ClusterRouter::Retries() const {
+  return {topology_.settings().max_redirects, topology_.settings().retry_wait};
 }
 
 ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_view request,
@@ -99,37 +95,34 @@ ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_vi
 Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
                                const ReplyFn& on_reply) {
   const std::uint16_t slot = KeySlot(key);
-  const std::uint32_t attempts = std::max<std::uint32_t>(topology_.settings().max_redirects, 1);
   const net::Deadline deadline = CallDeadline();
+  topology_.ReloadIfOwed(deadline);
+  net::Attempts attempts(Retries(), deadline);
   std::size_t ask_node = kNoNode;
-  Status last;
-  for (std::uint32_t attempt = 0; attempt < attempts; ++attempt) {
+  Status last = NoNodeFor(slot);
+  while (attempts.Next()) {
     std::size_t node = ask_node != kNoNode ? ask_node : topology_.NodeFor(slot);
-    Status loaded;
     if (node == kNoNode) {
-      loaded = topology_.Refresh(deadline);
+      Status loaded = topology_.Refresh(deadline);
       if (loaded.IsAuthFailed()) return loaded;
       node = topology_.NodeFor(slot);
+      if (node == kNoNode) {
+        last = loaded.ok() ? NoNodeFor(slot) : loaded;  // a failed reload says why
+        attempts.Wait();
+        continue;
+      }
     }
     // A node is asked only while the call has time left: an attempt begun past
     // the deadline would fail at once and count against a healthy node.
-    if (net::Clock::now() >= deadline) {
-      return Status::Timeout("redis cluster: slot " + std::to_string(slot) +
-                             ": no answer within the request timeout after " +
-                             std::to_string(attempt) + " attempts; last: " + last.ToString());
-    }
-    if (node == kNoNode) {
-      last = loaded.ok() ? NoNodeFor(slot) : loaded;  // a failed reload says why
-      WaitBeforeRetry(attempt, deadline);
-      continue;
-    }
+    if (net::Clock::now() >= deadline) break;
     Attempt result = RunOnNode(node, request, ask_node != kNoNode, deadline, on_reply);
     ask_node = kNoNode;
     if (result.redirect == ClusterErrorKind::kNone) {
       if (!result.unreachable) return result.status;
+      // Nothing was sent: the slot may have a new node.
       last = result.status;
       (void)topology_.Refresh(deadline);
-      WaitBeforeRetry(attempt, deadline);
+      attempts.Wait();
       continue;
     }
     const std::string& where = topology_.where(node);
@@ -148,14 +141,14 @@ Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
       topology_.RefreshIfIdle(deadline);
       continue;
     }
-    WaitBeforeRetry(attempt, deadline);  // TRYAGAIN, CLUSTERDOWN
+    attempts.Wait();  // TRYAGAIN, CLUSTERDOWN
   }
-  return Status::Unavailable("redis cluster: slot " + std::to_string(slot) + ": gave up after " +
-                             std::to_string(attempts) + " attempts; last: " + last.ToString());
+  return attempts.GiveUp("redis cluster: slot " + std::to_string(slot), last);
 }
 
 Status ClusterRouter::RunOnEachServer(std::string_view request, const EachServerFn& on_reply) {
   const net::Deadline deadline = CallDeadline();
+  topology_.ReloadIfOwed(deadline);
   std::vector<std::size_t> primaries = topology_.Primaries();
   if (primaries.empty()) {
     if (Status s = topology_.Refresh(deadline); !s.ok()) return s;
@@ -177,16 +170,9 @@ Status ClusterRouter::RunOnEachServer(std::string_view request, const EachServer
 
 std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
                                                 std::vector<Operation*>* one_by_one,
-                                                net::Deadline deadline) {
-  // No round begins past the deadline: its exchanges would fail at once and
-  // count against healthy nodes.
-  if (net::Clock::now() >= deadline) {
-    for (Operation* op : ops) {
-      op->status = Status::Timeout("redis cluster: no answer within the request timeout");
-    }
-    return {};
-  }
+                                                net::Deadline deadline, bool* wait) {
   std::vector<std::unique_ptr<RedisBatch>> batches;
+  std::vector<std::vector<Operation*>> routed;  // per node: what its request holds
   bool refreshed = false;
   for (Operation* op : ops) {
     const std::uint16_t slot = KeySlot(op->key);
@@ -200,24 +186,40 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
       op->status = NoNodeFor(slot);
       continue;
     }
-    if (node >= batches.size()) batches.resize(node + 1);
+    if (node >= batches.size()) {
+      batches.resize(node + 1);
+      routed.resize(node + 1);
+    }
     if (!batches[node]) {
       batches[node] = std::make_unique<RedisBatch>(
           topology_.where(node), session_.settings().limits, counters_, &session_);
     }
-    batches[node]->Add(*op);
+    // An operation settled at Add() (nothing to send) keeps its outcome.
+    if (batches[node]->Add(*op)) routed[node].push_back(op);
   }
   // Each node is a pool of its own, of one server.
   net::BatchRunner runner;
+  std::vector<std::size_t> enlisted;  // the node of each exchange
   for (std::size_t node = 0; node < batches.size(); ++node) {
     if (batches[node] && !batches[node]->empty()) {
       runner.Enlist(topology_.pool(node), 0, *batches[node]);
+      enlisted.push_back(node);
     }
   }
-  if (!runner.Run(deadline, &session_)) {
-    topology_.RefreshIfIdle(deadline);  // a node may have failed over
-  }
+  bool unreachable = false;
+  const bool all_ok = runner.Run(deadline, &session_);
   std::vector<Operation*> again;
+  for (std::size_t i = 0; i < enlisted.size(); ++i) {
+    const Status& outcome = runner.status(i);
+    // Nothing was sent (the connect, handshake or login failed): the slot may
+    // have a new node, so these go again. Wrong credentials would fail
+    // anywhere, and a call out of time goes nowhere.
+    if (!outcome.ok() && !runner.sent(i) && !outcome.IsAuthFailed() &&
+        net::Clock::now() < deadline) {
+      unreachable = true;
+      again.insert(again.end(), routed[enlisted[i]].begin(), routed[enlisted[i]].end());
+    }
+  }
   for (std::size_t node = 0; node < batches.size(); ++node) {
     if (!batches[node]) continue;
     for (Operation* op : batches[node]->needs_script()) one_by_one->push_back(op);
@@ -231,7 +233,13 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
       }
     }
   }
-  if (!again.empty()) topology_.RefreshIfIdle(deadline);
+  if (unreachable) {
+    // The single path's rule: reload (at most once per refresh_interval), wait, retry.
+    (void)topology_.Refresh(deadline);
+    *wait = true;
+  } else if (!all_ok || !again.empty()) {
+    topology_.RefreshIfIdle(deadline);  // a node may have failed over, or slots moved
+  }
   return again;
 }
 
@@ -240,14 +248,19 @@ void ClusterRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
   pending.reserve(ops.size());
   for (Operation& op : ops) pending.push_back(&op);
   std::vector<Operation*> one_by_one;
-  const std::uint32_t rounds = std::max<std::uint32_t>(topology_.settings().max_redirects, 1);
   const net::Deadline deadline = CallDeadline();
-  for (std::uint32_t round = 0; round < rounds && !pending.empty(); ++round) {
-    pending = RunRound(pending, &one_by_one, deadline);
+  topology_.ReloadIfOwed(deadline);
+  net::Attempts rounds(Retries(), deadline);
+  bool wait = false;
+  while (!pending.empty() && rounds.Next()) {
+    pending = RunRound(pending, &one_by_one, deadline, &wait);
+    if (wait) rounds.Wait();
+    wait = false;
   }
+  // Still moved, or a node still unreachable, when the rounds or the time ran out.
   for (Operation* op : pending) {
-    op->status = Status::Unavailable("redis cluster: slot " + std::to_string(KeySlot(op->key)) +
-                                     " still moved after " + std::to_string(rounds) + " rounds");
+    const std::string what = "redis cluster: slot " + std::to_string(KeySlot(op->key));
+    op->status = rounds.GiveUp(what, op->status);
   }
   for (Operation* op : one_by_one) ExecuteOne(backend, *op);
 }

@@ -13,9 +13,11 @@
 // Every command gets at most `max_redirects` attempts. A failure after the
 // request was sent (a timeout, a dropped connection) is returned as it is, since
 // the command may have run; the map is reloaded for the next call.
-// A batch is split by node and sent to every node at once; operations that come
-// back MOVED go again in a further round to their new nodes, ASK and retries run
-// one by one. Batches never send multi-key commands, so CROSSSLOT cannot happen.
+// A batch is split by node and sent to every node at once. Operations that come
+// back MOVED, or whose node could not be reached (nothing sent; the map is
+// reloaded first, within refresh_interval), go again in a further round; ASK
+// and retries run one by one. The count and pace of attempts are the engine's
+// (net::Attempts, retry.h): `max_redirects` tries, `retry_wait` apart, growing. Batches never send multi-key commands, so CROSSSLOT cannot happen.
 // Thread-safe.
 #pragma once
 
@@ -24,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "cachet/net/retry.h"
 #include "cluster_topology.h"
 #include "command_router.h"
 #include "redis_commands.h"
@@ -54,12 +57,14 @@ class ClusterRouter final : public CommandRouter {
   };
   Attempt RunOnNode(std::size_t node, std::string_view request, bool asking, net::Deadline deadline,
                     const ReplyFn& on_reply);
-  // Sleeps before retry number `attempt` (TRYAGAIN, CLUSTERDOWN, a lost node),
-  // never past `deadline`.
-  void WaitBeforeRetry(std::uint32_t attempt, net::Deadline deadline) const;
-  // One round of a batch; returns the operations to send again.
+  // The settings' count of attempts (max_redirects) and first wait (retry_wait).
+  net::RetryPolicy Retries() const;
+  // One round of a batch; returns the operations to send again: those
+  // answered MOVED, and those of a node that could not be reached (nothing
+  // was sent), after which `*wait` is set: the next round waits first.
   std::vector<Operation*> RunRound(std::span<Operation* const> ops,
-                                   std::vector<Operation*>* one_by_one, net::Deadline deadline);
+                                   std::vector<Operation*>* one_by_one, net::Deadline deadline,
+                                   bool* wait);
   // The end of a call that begins now (its request timeout).
   net::Deadline CallDeadline() const {
     return net::Clock::now() + topology_.pool_options().connection.CallTimeout();

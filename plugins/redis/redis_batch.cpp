@@ -103,9 +103,11 @@ void RedisBatch::NoteError(Operation& op, std::string_view error) {
   }
 }
 
-void RedisBatch::Add(Operation& op) {
+bool RedisBatch::Add(Operation& op) {
   if (const LuaScript* script = ScriptOf(op, counters_)) LoadScriptOnce(*script);
-  if (Encode(op, counters_, &request_)) sent_.push_back(&op);
+  if (!Encode(op, counters_, &request_)) return false;
+  sent_.push_back(&op);
+  return true;
 }
 
 // A server that lacks the script would answer NOSCRIPT to every call of it, and

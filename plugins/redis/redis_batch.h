@@ -46,7 +46,8 @@ class RedisBatch final : public net::ServerBatch {
   // Room for `operations` operations, so that adding them does not grow the
   // list as it goes (a SCRIPT LOAD takes a place of its own).
   void Reserve(std::size_t operations) { sent_.reserve(operations); }
-  void Add(Operation& op);
+  // Encodes `op` into the request; false when it was settled here and sends nothing.
+  bool Add(Operation& op);
   const std::string& request() const noexcept { return request_; }
   void Request(std::vector<iovec>* out) const override {
     out->assign(1, iovec{const_cast<char*>(request_.data()), request_.size()});

@@ -20,6 +20,7 @@
 
 #include "cluster_slots.h"
 #include "launchers/server_process.h"
+#include "support/scripted_server.h"
 #include "redis_backend.h"
 
 using cachet::Item;
@@ -89,12 +90,13 @@ class FakeNode {
 };
 
 std::unique_ptr<RedisBackend> ConnectTo(
-    int port, std::chrono::milliseconds refresh_interval = std::chrono::milliseconds(1000)) {
+    int port, std::chrono::milliseconds refresh_interval = std::chrono::milliseconds(1000),
+    std::chrono::milliseconds retry_wait = std::chrono::milliseconds(1)) {
   RedisOptions options;
   options.mode = RedisMode::kCluster;
   options.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(port), 1});
   options.cluster.max_redirects = 5;
-  options.cluster.retry_wait = std::chrono::milliseconds(1);
+  options.cluster.retry_wait = retry_wait;
   options.cluster.refresh_interval = refresh_interval;
   return std::make_unique<RedisBackend>(std::move(options));
 }
@@ -324,4 +326,192 @@ TEST_CASE("ASK is followed with ASKING once, and the slot map stays", "[redis][c
   }
   CHECK(b_asked == 4);
   CHECK(b_plain == 0);  // never asked without ASKING
+}
+
+namespace {
+
+std::vector<cachet::Operation> GetsOf(const std::vector<std::string>& keys) {
+  std::vector<cachet::Operation> ops(keys.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    ops[i].kind = cachet::OpKind::kGet;
+    ops[i].key = keys[i];
+  }
+  return ops;
+}
+
+}  // namespace
+
+TEST_CASE("a batch whose node refuses the connect goes again to the node the reloaded map names",
+          "[redis][cluster]") {
+  // The first slot map names a node nobody listens on (a primary that died);
+  // the map loaded after the refused connect names the seed node. Nothing was
+  // sent to the dead node, so the batch may go again, and every key is read.
+  const int dead = cachet::test::FindFreeLoopbackPort();
+  std::atomic<int> gets{0}, shards{0};
+  std::atomic<int> port{0};  // set once the fake listens, read by its thread
+  FakeNode seed([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) return ShardsReply(++shards == 1 ? dead : port.load());
+    gets += GetsIn(request);
+    return Each(request, "$1\r\ns\r\n");
+  });
+  port = seed.port();
+  // Reloads not rate limited; the round after the refused connect waits 100 ms first.
+  auto backend = ConnectTo(port, std::chrono::milliseconds(0), std::chrono::milliseconds(100));
+  std::vector<cachet::Operation> ops = GetsOf({"{k}0", "{k}1", "other"});
+  const auto started = std::chrono::steady_clock::now();
+  backend->Execute(ops);
+  CHECK(std::chrono::steady_clock::now() - started >= std::chrono::milliseconds(100));
+  for (const cachet::Operation& op : ops) {
+    INFO(op.key << ": " << op.status.ToString());
+    CHECK(op.status.ok());
+    CHECK(op.result.value == "s");
+  }
+  CHECK(gets == 3);    // one round at the live node
+  CHECK(shards == 2);  // the first map, and the reload after the refused connect
+}
+
+TEST_CASE("a batch whose node stays unreachable gives up after max_redirects rounds",
+          "[redis][cluster]") {
+  const int dead = cachet::test::FindFreeLoopbackPort();
+  std::atomic<int> shards{0};
+  FakeNode seed([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) {
+      ++shards;
+      return ShardsReply(dead);  // the map keeps naming the dead node
+    }
+    return "-ERR the seed serves no keys\r\n";
+  });
+  auto backend = ConnectTo(seed.port(), std::chrono::milliseconds(0));
+  std::vector<cachet::Operation> ops = GetsOf({"{k}0", "{k}1"});
+  backend->Execute(ops);
+  for (const cachet::Operation& op : ops) {
+    INFO(op.key << ": " << op.status.ToString());
+    CHECK(op.status.IsUnavailable());  // never a miss
+    CHECK(op.status.message().find("gave up after 5 attempts") != std::string_view::npos);
+  }
+  CHECK(shards == 1 + 5);  // the first load, and one reload per refused round
+}
+
+namespace {
+
+// A CLUSTER SHARDS reply (RESP2) giving slots 0-8191 to 127.0.0.1:low and
+// 8192-16383 to 127.0.0.1:high: two primaries.
+std::string TwoShardsReply(int low, int high) {
+  auto bulk = [](const std::string& s) {
+    return "$" + std::to_string(s.size()) + "\r\n" + s + "\r\n";
+  };
+  auto shard = [&](int first, int last, int port) {
+    return "*4\r\n" + bulk("slots") + "*2\r\n:" + std::to_string(first) + "\r\n:" +
+           std::to_string(last) + "\r\n" + bulk("nodes") + "*1\r\n*12\r\n" + bulk("id") +
+           bulk("node" + std::to_string(port)) + bulk("port") + ":" + std::to_string(port) +
+           "\r\n" + bulk("ip") + bulk("127.0.0.1") + bulk("endpoint") + bulk("127.0.0.1") +
+           bulk("role") + bulk("master") + bulk("health") + bulk("online");
+  };
+  return "*2\r\n" + shard(0, 8191, low) + shard(8192, 16383, high);
+}
+
+}  // namespace
+
+TEST_CASE("cluster stats and flush with a silent primary end by the request timeout",
+          "[redis][cluster]") {
+  // Primary B answers the slot map but nothing else: a stalled node. A's
+  // answer is read; the call ends once, by the request timeout, not per node,
+  // and the failure reloads the slot map (B may have failed over): at once, or
+  // at the next call when the timeout left no time.
+  std::atomic<int> a_port{0}, b_port{0};
+  std::atomic<int> a_info{0}, a_flush{0}, b_asked{0}, shards{0};
+  auto map = [&] { return TwoShardsReply(a_port, b_port); };
+  FakeNode b([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) {
+      ++shards;  // a reload asks the primaries first, B among them
+      return map();
+    }
+    ++b_asked;
+    return "";  // silence
+  });
+  b_port = b.port();
+  FakeNode a([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) {
+      ++shards;
+      return map();
+    }
+    if (Has(request, "INFO")) {
+      ++a_info;
+      const std::string info = "# Server\r\nredis_version:7.0\r\n";
+      return "$" + std::to_string(info.size()) + "\r\n" + info + "\r\n";
+    }
+    if (Has(request, "FLUSHDB")) {
+      ++a_flush;
+      return "+OK\r\n";
+    }
+    return "-ERR unexpected\r\n";
+  });
+  a_port = a.port();
+  RedisOptions options;
+  options.mode = RedisMode::kCluster;
+  options.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(a_port.load()), 1});
+  options.cluster.refresh_interval = std::chrono::milliseconds(0);
+  options.pool.connection.io_timeout = std::chrono::milliseconds(400);
+  options.pool.connection.request_timeout = std::chrono::milliseconds(400);
+  options.pool.failure_limit = 5;  // B is asked by both calls, not put to rest
+  RedisBackend backend(std::move(options));
+  for (const bool flush : {false, true}) {
+    INFO((flush ? "flush" : "stats"));
+    const int loads = shards;
+    cachet::StatsMap stats;
+    const auto started = std::chrono::steady_clock::now();
+    const cachet::Status s = flush ? backend.Flush() : backend.Stats(&stats);
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    INFO(s.ToString() << ", after " << took.count() << " ms");
+    CHECK(s.IsTimeout());
+    CHECK(s.message().find(std::to_string(b_port.load())) != std::string_view::npos);
+    // 400 ms, plus a slot map reload and scheduling slack; never one timeout per node.
+    CHECK(took < std::chrono::milliseconds(1500));
+    // A reload follows each failure: the first call's is the first load, and a
+    // reload owed by a call with no time left is made by the next.
+    CHECK(shards > loads);
+    if (!flush) {
+      const std::string a_prefix = "127.0.0.1:" + std::to_string(a_port.load()) + " ";
+      bool a_seen = false;
+      for (const auto& [name, value] : stats) {
+        CHECK(name.rfind("127.0.0.1:" + std::to_string(b_port.load()), 0) != 0);  // none of B's
+        a_seen = a_seen || name == a_prefix + "redis_version";
+      }
+      CHECK(a_seen);
+    }
+  }
+  // The flush left a reload owed too: the next call makes it.
+  const int loads = shards;
+  cachet::StatsMap stats;
+  CHECK(backend.Stats(&stats).IsTimeout());
+  CHECK(shards > loads);
+  CHECK(a_info == 2);
+  CHECK(a_flush == 1);
+  CHECK(b_asked == 3);
+}
+
+TEST_CASE("a batch whose request went out before its node hung up is not sent again",
+          "[redis][cluster]") {
+  // The node reads the batch and hangs up without a reply: the commands may
+  // have run (an incr must not count twice), so the batch fails as it is.
+  cachet::test::ScriptedServer node(cachet::test::RespRequests(), {{"", 0, {}, {}, {}, true}});
+  REQUIRE(node.port() > 0);
+  std::atomic<int> shards{0};
+  FakeNode seed([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) {
+      ++shards;
+      return ShardsReply(node.port());
+    }
+    return "-ERR the seed serves no keys\r\n";
+  });
+  auto backend = ConnectTo(seed.port(), std::chrono::milliseconds(0));
+  std::vector<cachet::Operation> ops = GetsOf({"{k}0", "{k}1"});
+  backend->Execute(ops);
+  for (const cachet::Operation& op : ops) {
+    INFO(op.key << ": " << op.status.ToString());
+    CHECK(op.status.IsIoError());
+  }
+  CHECK(node.connections() == 1);  // asked once, never again
+  CHECK(shards == 2);              // the first load, and the reload after the failure
 }

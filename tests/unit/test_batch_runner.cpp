@@ -201,6 +201,8 @@ TEST_CASE("a server that fails gives its operations the exchange's status and is
   CHECK(ops[2].status.IsUnavailable());
   CHECK(runner.status(0).ok());
   CHECK(runner.status(1).IsUnavailable());
+  CHECK(runner.sent(0));
+  CHECK_FALSE(runner.sent(1));  // refused before anything went out: safe to send again
   // One report per exchange, not per operation: two failures would be the limit.
   CHECK(pool->Available(1));
   std::vector<ServerHealth> health = HealthOf(*pool);
@@ -272,6 +274,8 @@ TEST_CASE("a refused login settles its server's operations without sending them"
   CHECK(setup.logins == 2);
   CHECK(ops[0].result.value == "G");
   CHECK(ops[1].status.IsAuthFailed());
+  CHECK(runner.sent(0));
+  CHECK_FALSE(runner.sent(1));  // the login failed: the request never went out
   CHECK(refused.requests() == std::vector<std::string>{"login\r\n"});
   CHECK(pool->Available(1));  // wrong credentials count neither way
   const std::vector<ServerHealth> health = HealthOf(*pool);
@@ -309,6 +313,24 @@ TEST_CASE("a connection whose login failed is closed, not pooled as ready", "[ba
   REQUIRE(server.WaitUntilPlayed());
   CHECK(server.connections() == 2);  // the refused connection was not lent again
   CHECK(server.requests() == std::vector<std::string>{"login\r\n", "login\r\n", "get b\r\n"});
+}
+
+TEST_CASE("a request that went out before its server hung up counts as sent", "[batch_runner]") {
+  // The server reads the request and hangs up without a reply: the command may
+  // have run, so it must not be sent again (net/retry.h).
+  test::ScriptedServer server(test::MemcachedTextRequests(), {{"", 0, {}, {}, {}, true}});
+  REQUIRE(server.port() > 0);
+  auto pool = PoolOf({server.port()});
+  BatchRunner runner;
+  runner.Claim(BatchRunner::NewOwner(), pool->size());
+  std::vector<Operation> ops = Gets({"k"});
+  runner.Add(0, ops[0]);
+  runner.EnlistGroups(*pool, FillLines);
+  CHECK_FALSE(runner.Run(pool->CallDeadline()));
+  INFO(runner.status(0).ToString());
+  CHECK(runner.status(0).IsIoError());
+  CHECK(runner.sent(0));
+  CHECK(ops[0].status.IsIoError());
 }
 
 TEST_CASE("a poisoned batch's connection is closed after its exchange", "[batch_runner]") {
@@ -350,6 +372,8 @@ TEST_CASE("an exchange that would begin past the deadline times out and is not r
     CHECK(ops[0].status.IsTimeout());
     CHECK(ops[1].status.IsTimeout());
     CHECK(runner.status(1).IsTimeout());
+    CHECK_FALSE(runner.sent(0));
+    CHECK_FALSE(runner.sent(1));
   }
   CHECK(pool->Available(0));
   CHECK(pool->Available(1));

@@ -46,10 +46,12 @@ namespace cachet {
 // return inline (server_pool.h), so the layout of ServerPool's Server record
 // now builds into plugins too: a change to it needs a new version.
 // Version 6 also added net::Connection's count of TLS crossed waits; version 7
-// made ServerPool::Acquire's usual borrow inline (and the thread number it reads).
-// These cross the boundary, so plugins built before version 7 are refused: rebuild them.
-inline constexpr std::uint32_t kPluginAbiVersion = 7;
-inline constexpr std::uint32_t kOldestPluginAbiVersion = 7;
+// made ServerPool::Acquire's usual borrow inline (and the thread number it reads);
+// version 8 grew net::Exchange and BatchRunner's record of an exchange (whether
+// its request went out: `sent`, for retries).
+// These cross the boundary, so plugins built before version 8 are refused: rebuild them.
+inline constexpr std::uint32_t kPluginAbiVersion = 8;
+inline constexpr std::uint32_t kOldestPluginAbiVersion = 8;
 inline constexpr const char* kPluginEntryPoint = "cachet_plugin_v1";
 
 #define CACHET_STRINGIFY_DETAIL(x) #x

@@ -51,7 +51,7 @@ void BatchRunner::Enlist(ServerPool& pool, std::size_t server, ServerBatch& batc
 
 void BatchRunner::EnlistOne(ServerPool& pool, std::size_t server, ServerBatch& batch) {
   BeginEnlisting();
-  enlisted_.push_back({&pool, server, &batch, Status::OK()});
+  enlisted_.push_back({&pool, server, &batch, Status::OK(), false});
 }
 
 bool BatchRunner::Run(Deadline deadline, const ConnectionSetup* setup) {
@@ -84,6 +84,7 @@ bool BatchRunner::Run(Deadline deadline, const ConnectionSetup* setup) {
   for (std::size_t i = 0; i < used; ++i) {
     Enlisted& e = enlisted_[i];
     e.status = std::move(exchanges_[i].status);
+    e.sent = exchanges_[i].sent;
     all_ok = all_ok && e.status.ok();
     Finish(e, *exchanges_[i].connection);
   }

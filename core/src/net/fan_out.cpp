@@ -43,6 +43,7 @@ void Moved(Progress& p, Deadline now) { p.quiet_until = now + p.connection().opt
 void SendRequest(Progress& p) {
   Exchange& e = *p.exchange;
   p.reader = e.reader;
+  e.sent = true;
   p.state.Begin(e.request.data(), static_cast<int>(e.request.size()));
   p.state.Write(*e.connection, *p.reader);
 }
@@ -74,6 +75,7 @@ void Start(Exchange& e, Progress* p, Deadline batch) {
   const Deadline now = Clock::now();
   p->exchange = &e;
   p->reader = e.reader;
+  e.sent = false;
   p->anew = !e.connection->connected();
   p->state.Begin(e.request.data(), static_cast<int>(e.request.size()));
   Moved(*p, now);

@@ -140,6 +140,14 @@ class CACHET_EXPORT BatchRunner {
     assert(phase_ == Phase::kRan && "status() is the last Run()'s");
     return enlisted_[i].status;
   }
+  // Whether the i-th exchange's request began to go out. False when it failed
+  // before (its connect, handshake or login, or the wait for a connection):
+  // the server cannot have run it, so the store may send it again
+  // (net/retry.h).
+  bool sent(std::size_t i) const {
+    assert(phase_ == Phase::kRan && "sent() is the last Run()'s");
+    return enlisted_[i].sent;
+  }
 
  private:
   // One exchange enlisted for the next Run(): where it goes and what it sends.
@@ -147,7 +155,8 @@ class CACHET_EXPORT BatchRunner {
     ServerPool* pool;
     std::size_t server;
     ServerBatch* batch;
-    Status status;  // its outcome, once Run() is over
+    Status status;      // its outcome, once Run() is over
+    bool sent = false;  // its request began to go out
   };
 
   // Marks the runner busy while a store's code runs inside it (fills, setups,

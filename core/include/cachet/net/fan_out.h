@@ -71,6 +71,9 @@ struct Exchange {
   std::vector<iovec> request;        // borrowed bytes, sent in order
   ReplyReader* reader = nullptr;     // borrowed
   Status status;                     // set by RunExchanges: ok or why it failed
+  // Set by RunExchanges: the request began to go out. False when the connect,
+  // its handshake or the login failed first: the server cannot have run it.
+  bool sent = false;
   // Borrowed; when set, its login runs first if `connection` connects anew.
   const ConnectionSetup* setup = nullptr;
 };

@@ -1,0 +1,82 @@
+// SentinelClient against silent sentinels on loopback (ScriptedServer): a
+// query whose request timeout runs out says timeout, names the sentinels it
+// asked and why, and asks no sentinel once the time is up.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sentinel_client.h"
+#include "support/scripted_server.h"
+
+using cachet::redis::SentinelClient;
+using cachet::test::RespRequests;
+using cachet::test::ScriptedServer;
+using std::chrono::milliseconds;
+
+namespace {
+
+cachet::net::ServerAddress Loopback(int port) {
+  return {"127.0.0.1", static_cast<std::uint16_t>(port), 1};
+}
+
+// A client of sentinels `a` and `b` whose every wait for a reply ends after 300 ms.
+std::unique_ptr<SentinelClient> ClientOf(const ScriptedServer& a, const ScriptedServer& b) {
+  cachet::net::ServerPoolOptions pool;
+  pool.connection.io_timeout = milliseconds(300);
+  pool.connection.connect_timeout = milliseconds(300);
+  return std::make_unique<SentinelClient>(
+      std::vector<cachet::net::ServerAddress>{Loopback(a.port()), Loopback(b.port())}, "mymaster",
+      pool, cachet::redis::SessionSettings{});
+}
+
+std::string Port(const ScriptedServer& server) { return std::to_string(server.port()); }
+
+// A sentinel that reads the query and stays silent for a second (then says
+// something nobody waits for any more).
+ScriptedServer Silent() {
+  return ScriptedServer(RespRequests(), {{"", 0, {}, "-ERR late\r\n", milliseconds(1000)}});
+}
+
+}  // namespace
+
+TEST_CASE("a sentinel query whose time runs out on the last sentinel says timeout, naming both",
+          "[redis][sentinel]") {
+  // Each sentinel reads the query and stays silent. The first times out after
+  // its io_timeout (300 ms), the second at the call's deadline (450 ms).
+  ScriptedServer a = Silent();
+  ScriptedServer b = Silent();
+  REQUIRE(a.port() > 0);
+  REQUIRE(b.port() > 0);
+  auto client = ClientOf(a, b);
+  const auto deadline = cachet::net::Clock::now() + milliseconds(450);
+  const auto found = client->MasterAddress(deadline);
+  REQUIRE_FALSE(found.ok());
+  const cachet::Status& s = found.status();
+  INFO(s.ToString());
+  CHECK(s.IsTimeout());  // the time ran out: not unavailable
+  CHECK(s.message().find("mymaster") != std::string_view::npos);
+  CHECK(s.message().find(Port(a)) != std::string_view::npos);
+  CHECK(s.message().find(Port(b)) != std::string_view::npos);
+  CHECK(a.requests().size() == 1);
+  CHECK(b.requests().size() == 1);
+}
+
+TEST_CASE("a sentinel query asks no sentinel once its time is up", "[redis][sentinel]") {
+  // The first sentinel's silence outlasts the call (deadline 200 ms, io_timeout
+  // 300 ms): the second is never asked.
+  ScriptedServer a = Silent();
+  ScriptedServer b = Silent();
+  REQUIRE(a.port() > 0);
+  REQUIRE(b.port() > 0);
+  auto client = ClientOf(a, b);
+  const auto found = client->MasterAddress(cachet::net::Clock::now() + milliseconds(200));
+  REQUIRE_FALSE(found.ok());
+  INFO(found.status().ToString());
+  CHECK(found.status().IsTimeout());
+  CHECK(found.status().message().find(Port(a)) != std::string_view::npos);
+  CHECK(a.requests().size() == 1);
+  CHECK(b.requests().empty());
+  CHECK(b.connections() == 0);
+}
