@@ -1,7 +1,8 @@
 // RedisSession's exchanges against a scripted fake Redis: RESP3 pushes that
 // arrive before, between and after the replies reach the session's push hook
 // and never a command; the replies still go to their commands, in order. A
-// store's batches (MGET and mixed) hand their pushes to the same hook.
+// store's batches (MGET and mixed) hand their pushes to the same hook, and a
+// push met while a large request is still going out leaves that request whole.
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
