@@ -330,6 +330,21 @@ TEST_CASE("ASK is followed with ASKING once, and the slot map stays", "[redis][c
 
 namespace {
 
+// A seed node that serves no keys: its slot map gives every slot to
+// `named_port`, and it counts the loads.
+struct MapOnlySeed {
+  explicit MapOnlySeed(int port) : named_port(port) {}
+  const int named_port;
+  std::atomic<int> shards{0};
+  FakeNode node{[this](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) {
+      ++shards;
+      return ShardsReply(named_port);
+    }
+    return "-ERR the seed serves no keys\r\n";
+  }};
+};
+
 std::vector<cachet::Operation> GetsOf(const std::vector<std::string>& keys) {
   std::vector<cachet::Operation> ops(keys.size());
   for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -372,16 +387,8 @@ TEST_CASE("a batch whose node refuses the connect goes again to the node the rel
 
 TEST_CASE("a batch whose node stays unreachable gives up after max_redirects rounds",
           "[redis][cluster]") {
-  const int dead = cachet::test::FindFreeLoopbackPort();
-  std::atomic<int> shards{0};
-  FakeNode seed([&](const std::string& request) -> std::string {
-    if (Has(request, "SHARDS")) {
-      ++shards;
-      return ShardsReply(dead);  // the map keeps naming the dead node
-    }
-    return "-ERR the seed serves no keys\r\n";
-  });
-  auto backend = ConnectTo(seed.port(), std::chrono::milliseconds(0));
+  MapOnlySeed seed(cachet::test::FindFreeLoopbackPort());  // the map keeps naming a dead node
+  auto backend = ConnectTo(seed.node.port(), std::chrono::milliseconds(0));
   std::vector<cachet::Operation> ops = GetsOf({"{k}0", "{k}1"});
   backend->Execute(ops);
   for (const cachet::Operation& op : ops) {
@@ -389,7 +396,7 @@ TEST_CASE("a batch whose node stays unreachable gives up after max_redirects rou
     CHECK(op.status.IsUnavailable());  // never a miss
     CHECK(op.status.message().find("gave up after 5 attempts") != std::string_view::npos);
   }
-  CHECK(shards == 1 + 5);  // the first load, and one reload per refused round
+  CHECK(seed.shards == 1 + 5);  // the first load, and one reload per refused round
 }
 
 namespace {
@@ -497,15 +504,8 @@ TEST_CASE("a batch whose request went out before its node hung up is not sent ag
   // have run (an incr must not count twice), so the batch fails as it is.
   cachet::test::ScriptedServer node(cachet::test::RespRequests(), {{"", 0, {}, {}, {}, true}});
   REQUIRE(node.port() > 0);
-  std::atomic<int> shards{0};
-  FakeNode seed([&](const std::string& request) -> std::string {
-    if (Has(request, "SHARDS")) {
-      ++shards;
-      return ShardsReply(node.port());
-    }
-    return "-ERR the seed serves no keys\r\n";
-  });
-  auto backend = ConnectTo(seed.port(), std::chrono::milliseconds(0));
+  MapOnlySeed seed(node.port());
+  auto backend = ConnectTo(seed.node.port(), std::chrono::milliseconds(0));
   std::vector<cachet::Operation> ops = GetsOf({"{k}0", "{k}1"});
   backend->Execute(ops);
   for (const cachet::Operation& op : ops) {
@@ -513,5 +513,5 @@ TEST_CASE("a batch whose request went out before its node hung up is not sent ag
     CHECK(op.status.IsIoError());
   }
   CHECK(node.connections() == 1);  // asked once, never again
-  CHECK(shards == 2);              // the first load, and the reload after the failure
+  CHECK(seed.shards == 2);  // the first load, and the reload after the failure
 }
