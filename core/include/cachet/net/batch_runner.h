@@ -56,7 +56,9 @@ class CACHET_EXPORT ServerBatch : public ReplyReader {
   // Sets `*out` to the request's bytes, in order; they stay put until Settle().
   virtual void Request(std::vector<iovec>* out) const = 0;
   // After the exchange: every operation still unanswered takes `transport`
-  // (ok when the exchange went through, else why it failed).
+  // (ok when the exchange went through, else why it failed). After a protocol
+  // error (bytes after the last reply included) a batch whose replies pair with
+  // its requests by position keeps no answer: any may be another key's.
   virtual void Settle(const Status& transport) = 0;
   // True after a reply that leaves the stream out of step: the connection is
   // closed rather than pooled again.
@@ -134,8 +136,9 @@ class CACHET_EXPORT BatchRunner {
   // when every exchange went through (whatever the replies said).
   bool Run(Deadline deadline, const ConnectionSetup* setup = nullptr);
 
-  // The outcome of the i-th exchange enlisted for the last Run(), until the
-  // next Enlist (or EnlistGroups) begins a new batch.
+  // The outcome of the i-th exchange enlisted for the last Run() (in enlist
+  // order: EnlistGroups enlists in server order, skipping empty groups and null
+  // fills), until the next Enlist (or EnlistGroups) begins a new batch.
   const Status& status(std::size_t i) const {
     assert(phase_ == Phase::kRan && "status() is the last Run()'s");
     return enlisted_[i].status;

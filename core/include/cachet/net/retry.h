@@ -2,8 +2,9 @@
 //
 // A call is sent again only when it cannot run twice:
 //   - nothing was sent: the connect, its TLS handshake or the store's login
-//     failed (Exchange::sent false; BatchRunner::sent); the store may then
-//     route it anew (a reloaded topology);
+//     failed, or the wait for a connection used the deadline up
+//     (Exchange::sent false; BatchRunner::sent); the store may then route it
+//     anew (a reloaded topology);
 //   - the server answered that it did not run it, and where or when it will
 //     (a store's own reply: Redis Cluster's MOVED, ASK, TRYAGAIN, CLUSTERDOWN).
 // A failure after the request went out (a timeout, a dropped connection) is
