@@ -89,7 +89,7 @@ if(NOT EXISTS ${notebook})
 endif()
 check_runpath(${notebook} "$ORIGIN/../..")
 
-# The consumer's plugin passes the conformance kit through its own CTest
-# (cachet_add_conformance_test in consumer/CMakeLists.txt).
+# The consumer's plugins pass the conformance kit through its own CTest
+# (consumer/CMakeLists.txt), and the ledger plugin refuses a stale reply.
 run_step("the conformance kit on the consumer's plugin"
          ${CMAKE_CTEST_COMMAND} --test-dir ${consumer_build} --output-on-failure)

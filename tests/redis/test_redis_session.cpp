@@ -316,7 +316,7 @@ class PushMidRequest {
   std::thread thread_;
 };
 
-TEST_CASE("store: a push met while a large request goes out reaches the hook; the request is intact",
+TEST_CASE("store: a push met while a large request goes out reaches the hook, the request whole",
           "[redis][session][push]") {
   // A 32 MB set does not fit the sockets' buffers, so the push arrives while
   // the request is still being written. The hook calls the store with a larger

@@ -1,11 +1,14 @@
 // A ledger server (the protocol is described in ledger_plugin.cpp) that serves
 // for as long as one command runs, so a CTest test brings its own server:
 //
-//   ledger_server CONFIG_IN CONFIG_OUT -- COMMAND [ARGS...]
+//   ledger_server [--stale-reply] CONFIG_IN CONFIG_OUT -- COMMAND [ARGS...]
 //
 // It listens on a free loopback port, writes CONFIG_IN to CONFIG_OUT with
 // @PORT@ replaced by that port, runs COMMAND, serves every connection in one
-// poll loop until COMMAND exits, and exits with COMMAND's status.
+// poll loop until COMMAND exits, and exits with COMMAND's status. With
+// --stale-reply, the first get once two keys are stored is answered with
+// another key's value first, as a reply left over from an earlier request
+// would be: the client must not take it for this key's.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -20,6 +23,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -39,7 +43,9 @@ struct Client {
 
 // Answers every whole request at the front of `input` into `output`; false
 // after a request it cannot read (then `output` ends with an error line).
-bool Serve(std::string& input, std::string& output, std::map<std::string, std::string>& data) {
+// `*stale` (--stale-reply) is cleared once the stale reply went out.
+bool Serve(std::string& input, std::string& output, std::map<std::string, std::string>& data,
+           bool* stale) {
   for (;;) {
     const std::size_t end = input.find("\r\n");
     if (end == std::string::npos) return input.size() <= kMaxLine;
@@ -48,6 +54,11 @@ bool Serve(std::string& input, std::string& output, std::map<std::string, std::s
     words >> command >> key >> size_text;
     std::size_t used = end + 2;
     if (command == "get" && !key.empty() && size_text.empty()) {
+      if (*stale && data.size() >= 2) {
+        const auto other = data.begin()->first != key ? data.begin() : std::next(data.begin());
+        output += "value " + std::to_string(other->second.size()) + "\r\n" + other->second + "\r\n";
+        *stale = false;
+      }
       auto it = data.find(key);
       output += it == data.end() ? "miss\r\n"
                                  : "value " + std::to_string(it->second.size()) + "\r\n" +
@@ -126,8 +137,15 @@ bool WriteConfig(const char* in, const char* out, int port) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const char* program = argv[0];
+  bool stale = argc > 1 && std::string_view(argv[1]) == "--stale-reply";
+  if (stale) {
+    --argc;
+    ++argv;
+  }
   if (argc < 5 || std::string_view(argv[3]) != "--") {
-    std::fprintf(stderr, "usage: %s CONFIG_IN CONFIG_OUT -- COMMAND [ARGS...]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--stale-reply] CONFIG_IN CONFIG_OUT -- COMMAND [ARGS...]\n",
+                 program);
     return 2;
   }
   int port = 0;
@@ -166,7 +184,7 @@ int main(int argc, char** argv) {
       bool open = got > 0;  // 0: the client hung up
       if (open) {
         c.input.append(bytes, static_cast<std::size_t>(got));
-        open = Serve(c.input, output, data);
+        open = Serve(c.input, output, data, &stale);
       }
       if (!SendAll(c.fd, output) || !open) {
         ::close(c.fd);
