@@ -96,7 +96,6 @@ Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
                                const ReplyFn& on_reply) {
   const std::uint16_t slot = KeySlot(key);
   const net::Deadline deadline = CallDeadline();
-  topology_.ReloadIfOwed(deadline);
   net::Attempts attempts(Retries(), deadline);
   std::size_t ask_node = kNoNode;
   Status last = NoNodeFor(slot);
@@ -148,7 +147,6 @@ Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
 
 Status ClusterRouter::RunOnEachServer(std::string_view request, const EachServerFn& on_reply) {
   const net::Deadline deadline = CallDeadline();
-  topology_.ReloadIfOwed(deadline);
   std::vector<std::size_t> primaries = topology_.Primaries();
   if (primaries.empty()) {
     if (Status s = topology_.Refresh(deadline); !s.ok()) return s;
@@ -214,10 +212,11 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
     // Nothing was sent (the connect, handshake or login failed): the slot may
     // have a new node, so these go again. Wrong credentials would fail
     // anywhere, and a call out of time goes nowhere.
-    if (!outcome.ok() && !runner.sent(i) && !outcome.IsAuthFailed() &&
+    const std::vector<Operation*>& asked = routed[enlisted[i]];
+    if (!outcome.ok() && !runner.sent(i) && !outcome.IsAuthFailed() && !asked.empty() &&
         net::Clock::now() < deadline) {
       unreachable = true;
-      again.insert(again.end(), routed[enlisted[i]].begin(), routed[enlisted[i]].end());
+      again.insert(again.end(), asked.begin(), asked.end());
     }
   }
   for (std::size_t node = 0; node < batches.size(); ++node) {
@@ -249,7 +248,6 @@ void ClusterRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
   for (Operation& op : ops) pending.push_back(&op);
   std::vector<Operation*> one_by_one;
   const net::Deadline deadline = CallDeadline();
-  topology_.ReloadIfOwed(deadline);
   net::Attempts rounds(Retries(), deadline);
   bool wait = false;
   while (!pending.empty() && rounds.Next()) {

@@ -12,7 +12,7 @@
 //                (nothing was sent, so retrying is safe).
 // Every command gets at most `max_redirects` attempts. A failure after the
 // request was sent (a timeout, a dropped connection) is returned as it is, since
-// the command may have run; the map is reloaded for the next call.
+// the command may have run; the map is reloaded, time permitting, for later calls.
 // A batch is split by node and sent to every node at once. Operations that come
 // back MOVED, or whose node could not be reached (nothing sent; the map is
 // reloaded first, within refresh_interval), go again in a further round; ASK

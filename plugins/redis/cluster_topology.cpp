@@ -123,8 +123,8 @@ Status ClusterTopology::Refresh(net::Deadline deadline) {
       net::Clock::now() - last_started_ < settings_.refresh_interval) {
     return last_status_;
   }
+  // Begun now it would fail at once, and hold the next reload off for refresh_interval.
   if (net::Clock::now() >= deadline) {
-    owed_.store(true, std::memory_order_relaxed);  // the next call reloads
     return Status::Timeout("redis cluster: no time was left to reload the slot map");
   }
   last_started_ = net::Clock::now();

@@ -79,18 +79,11 @@ class ClusterTopology {
   // ago. kUnavailable when no node answered; kTimeout when `deadline` (the
   // calling operation's end) passed first, waiting for another thread's reload
   // included.
-  // A reload asked for with no time left (the call's deadline passed: a node
-  // that timed out) is owed instead, and made by the next call (ReloadIfOwed).
+  // A reload asked for with no time left (the call's deadline passed) is not
+  // begun, and so does not count against refresh_interval.
   Status Refresh(net::Deadline deadline);
   // Refresh() only if no other thread is reloading right now; never waits.
   void RefreshIfIdle(net::Deadline deadline);
-  // At the start of a call: makes the reload an earlier call owed, if any.
-  void ReloadIfOwed(net::Deadline deadline) {
-    if (owed_.load(std::memory_order_relaxed)) [[unlikely]] {
-      owed_.store(false, std::memory_order_relaxed);
-      RefreshIfIdle(deadline);
-    }
-  }
 
   const ClusterSettings& settings() const noexcept { return settings_; }
   const net::ServerPoolOptions& pool_options() const noexcept { return pool_options_; }
@@ -116,7 +109,6 @@ class ClusterTopology {
   net::Clock::time_point last_started_{};
   net::Clock::time_point last_finished_{};
   Status last_status_;
-  std::atomic<bool> owed_{false};  // a reload was asked for with no time left
   std::atomic<std::uint64_t> version_{0};
   std::mutex hook_mutex_;  // held while the hook runs
   std::function<void()> hook_;

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
@@ -259,6 +260,8 @@ class PushMidRequest {
     ::close(listener_);
   }
   int port() const { return port_; }
+  // Bytes read so far after HELLO's request.
+  std::size_t bytes_read() const { return bytes_read_.load(); }
   // Once the store's call returned: the request the server read after HELLO.
   const std::string& received() {
     if (thread_.joinable()) thread_.join();
@@ -274,6 +277,7 @@ class PushMidRequest {
     const ssize_t n = ::read(fd, chunk, sizeof chunk);
     if (n <= 0) return false;
     in_.append(chunk, static_cast<std::size_t>(n));
+    bytes_read_ += static_cast<std::size_t>(n);
     return true;
   }
   // Reads until a whole request is at the front of `in_` and takes it.
@@ -298,6 +302,7 @@ class PushMidRequest {
     const int fd = ::accept(listener_, nullptr, nullptr);
     if (fd < 0) return;
     if (NextRequest(fd).find("HELLO") != std::string::npos) {
+      bytes_read_ = in_.size();
       Send(fd, kHello.reply);
       if (in_.empty()) (void)ReadSome(fd, 2000);  // the next request begins
       Send(fd, Invalidate("x"));
@@ -312,6 +317,7 @@ class PushMidRequest {
   int listener_ = -1;
   int port_ = 0;
   std::string in_;
+  std::atomic<std::size_t> bytes_read_{0};
   std::string received_;
   std::thread thread_;
 };
@@ -331,8 +337,10 @@ TEST_CASE("store: a push met while a large request goes out reaches the hook, th
   options.servers = {Loopback(server.port())};
   options.session.resp = 3;
   options.pool.connection.io_timeout = milliseconds(3000);
+  std::vector<std::size_t> read_at_push;  // what the server had of the set when the push came
   options.session.on_push = [&](RespValue push, std::string_view) {
     pushes.emplace_back(push[1][0].text());
+    read_at_push.push_back(server.bytes_read());
     nested.push_back(store->Store(StoreMode::kSet, "k", ItemView(nested_value), {}));
   };
   auto backend = std::make_unique<RedisBackend>(std::move(options));
@@ -342,6 +350,8 @@ TEST_CASE("store: a push met while a large request goes out reaches the hook, th
   INFO(s.ToString());
   CHECK(s.ok());
   CHECK(pushes == std::vector<std::string>{"x"});
+  REQUIRE(read_at_push.size() == 1);
+  CHECK(read_at_push[0] < value.size());  // the push came while the set was going out
   REQUIRE(nested.size() == 1);
   CHECK(nested[0].IsInvalidArgument());
   const std::string expected = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" +

@@ -21,11 +21,11 @@ cachet::net::ServerAddress Loopback(int port) {
   return {"127.0.0.1", static_cast<std::uint16_t>(port), 1};
 }
 
-// A client of sentinels `a` and `b` whose every wait for a reply ends after 300 ms.
+// A client of sentinels `a` and `b` whose every wait for a reply ends after a second.
 std::unique_ptr<SentinelClient> ClientOf(const ScriptedServer& a, const ScriptedServer& b) {
   cachet::net::ServerPoolOptions pool;
-  pool.connection.io_timeout = milliseconds(300);
-  pool.connection.connect_timeout = milliseconds(300);
+  pool.connection.io_timeout = milliseconds(1000);
+  pool.connection.connect_timeout = milliseconds(1000);
   return std::make_unique<SentinelClient>(
       std::vector<cachet::net::ServerAddress>{Loopback(a.port()), Loopback(b.port())}, "mymaster",
       pool, cachet::redis::SessionSettings{});
@@ -33,10 +33,10 @@ std::unique_ptr<SentinelClient> ClientOf(const ScriptedServer& a, const Scripted
 
 std::string Port(const ScriptedServer& server) { return std::to_string(server.port()); }
 
-// A sentinel that reads the query and stays silent for a second (then says
-// something nobody waits for any more).
+// A sentinel that reads the query and stays silent for 1.6 s, longer than any
+// wait below (then says something nobody waits for any more).
 ScriptedServer Silent() {
-  return ScriptedServer(RespRequests(), {{"", 0, {}, "-ERR late\r\n", milliseconds(1000)}});
+  return ScriptedServer(RespRequests(), {{"", 0, {}, "-ERR late\r\n", milliseconds(1600)}});
 }
 
 }  // namespace
@@ -44,13 +44,13 @@ ScriptedServer Silent() {
 TEST_CASE("a sentinel query whose time runs out on the last sentinel says timeout, naming both",
           "[redis][sentinel]") {
   // Each sentinel reads the query and stays silent. The first times out after
-  // its io_timeout (300 ms), the second at the call's deadline (450 ms).
+  // its io_timeout (1 s), the second at the call's deadline (1.5 s).
   ScriptedServer a = Silent();
   ScriptedServer b = Silent();
   REQUIRE(a.port() > 0);
   REQUIRE(b.port() > 0);
   auto client = ClientOf(a, b);
-  const auto deadline = cachet::net::Clock::now() + milliseconds(450);
+  const auto deadline = cachet::net::Clock::now() + milliseconds(1500);
   const auto found = client->MasterAddress(deadline);
   REQUIRE_FALSE(found.ok());
   const cachet::Status& s = found.status();
@@ -64,14 +64,14 @@ TEST_CASE("a sentinel query whose time runs out on the last sentinel says timeou
 }
 
 TEST_CASE("a sentinel query asks no sentinel once its time is up", "[redis][sentinel]") {
-  // The first sentinel's silence outlasts the call (deadline 200 ms, io_timeout
-  // 300 ms): the second is never asked.
+  // The first sentinel's silence outlasts the call (deadline 500 ms, io_timeout
+  // 1 s): the second is never asked.
   ScriptedServer a = Silent();
   ScriptedServer b = Silent();
   REQUIRE(a.port() > 0);
   REQUIRE(b.port() > 0);
   auto client = ClientOf(a, b);
-  const auto found = client->MasterAddress(cachet::net::Clock::now() + milliseconds(200));
+  const auto found = client->MasterAddress(cachet::net::Clock::now() + milliseconds(500));
   REQUIRE_FALSE(found.ok());
   INFO(found.status().ToString());
   CHECK(found.status().IsTimeout());
