@@ -4,9 +4,9 @@
 #include <spdlog/logger.h>
 
 #include <algorithm>
-#include <thread>
 #include <utility>
 
+#include "cachet/net/retry.h"
 #include "resp_encoder.h"
 
 namespace cachet::redis {
@@ -14,8 +14,9 @@ namespace cachet::redis {
 namespace {
 
 // How often a master the sentinels name but that says it is a replica (a
-// failover under way) is asked about again, and how long apart.
-constexpr int kConfirmRounds = 3;
+// failover under way) is asked about (at least), and the first wait between
+// (each further one grows: net::Attempts).
+constexpr std::size_t kConfirmRounds = 3;
 constexpr std::chrono::milliseconds kConfirmWait{100};
 // The most time a discovery after a failed call adds to that call.
 constexpr std::chrono::milliseconds kDiscoveryBudget{2000};
@@ -167,15 +168,14 @@ Status SentinelRouter::ConfirmMaster(StandaloneRouter& node, bool* is_master) {
 }
 
 Status SentinelRouter::Discover(net::Deadline deadline) {
-  Status last;
+  Status last = Status::Timeout("redis sentinel: no time was left to ask the sentinels");
   // A sentinel whose answer ROLE contradicts may lag behind a failover: the
-  // next round asks the sentinel after it. Every sentinel gets its turn.
+  // next round, after a wait, asks the sentinel after it. Every sentinel gets its turn.
   const std::size_t sentinels = client_.sentinels().size();
-  const int rounds = std::max(kConfirmRounds, static_cast<int>(sentinels));
+  const auto rounds = static_cast<std::uint32_t>(std::max<std::size_t>(kConfirmRounds, sentinels));
+  net::Attempts attempts({rounds, kConfirmWait}, deadline);
   std::size_t first = 0;
-  for (int round = 0; round < rounds; ++round) {
-    if (round > 0)
-      std::this_thread::sleep_until(std::min(net::Clock::now() + kConfirmWait, deadline));
+  while (attempts.Next()) {
     std::size_t answered = first;
     Result<net::ServerAddress> address = client_.MasterAddress(deadline, first, &answered);
     if (!address.ok()) return address.status();
@@ -211,6 +211,7 @@ Status SentinelRouter::Discover(net::Deadline deadline) {
       return Status::OK();
     }
     last = Status::Unavailable(named + " says it is not a master (a failover is under way)");
+    attempts.Wait();
   }
   return last;
 }
