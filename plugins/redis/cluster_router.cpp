@@ -249,11 +249,10 @@ void ClusterRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
   std::vector<Operation*> one_by_one;
   const net::Deadline deadline = CallDeadline();
   net::Attempts rounds(Retries(), deadline);
-  bool wait = false;
   while (!pending.empty() && rounds.Next()) {
+    bool wait = false;  // a node could not be reached: the next round waits first
     pending = RunRound(pending, &one_by_one, deadline, &wait);
     if (wait) rounds.Wait();
-    wait = false;
   }
   // Still moved, or a node still unreachable, when the rounds or the time ran out.
   for (Operation* op : pending) {
