@@ -18,7 +18,7 @@ std::size_t ByteBudget::Borrow(std::size_t want) noexcept {
   }
 }
 
-void ByteBudget::Reclaim(const MemoryShard* asking, std::size_t bytes) noexcept {
+void ByteBudget::Reclaim(const MemoryShard* asking, std::size_t bytes, Limbo& limbo) noexcept {
   const std::size_t count = shards_.size();
   // A shard is locked only for one write, so a pass that found the shards with
   // bytes to give busy is tried again, a few times.
@@ -28,7 +28,7 @@ void ByteBudget::Reclaim(const MemoryShard* asking, std::size_t bytes) noexcept 
     for (std::size_t i = 0; i < count && bytes > 0; ++i) {
       MemoryShard* shard = shards_[(start + i) % count];
       if (shard == asking) continue;
-      const std::size_t given = shard->TryGiveBack(bytes);
+      const std::size_t given = shard->TryGiveBack(bytes, limbo);
       bytes -= std::min(given, bytes);
     }
   }

@@ -29,7 +29,7 @@ std::uint64_t EntryTable::HashOf(const MemoryEntry* entry) noexcept {
   return std::hash<std::string_view>{}(entry->key());
 }
 
-EntryTable::EntryTable(Limbo& limbo) : limbo_(limbo) {
+EntryTable::EntryTable() {
   SlotArray* array = SlotArray::Create(kInitialSlots);
   if (array == nullptr) throw std::bad_alloc();
   array_.store(array);
@@ -62,8 +62,9 @@ std::size_t EntryTable::FindInWindow(std::uint64_t hash, std::uint64_t cas) cons
   });
 }
 
-bool EntryTable::Insert(MemoryEntry* entry, std::uint64_t hash, bool in_window) noexcept {
-  if (!MakeRoom()) return false;
+bool EntryTable::Insert(MemoryEntry* entry, std::uint64_t hash, Limbo& limbo,
+                        bool in_window) noexcept {
+  if (!MakeRoom(limbo)) return false;
   SlotArray* array = Current();
   std::size_t i = array->Home(hash);
   // The first free slot of the probe: the key is absent, so a tombstone will do.
@@ -98,7 +99,7 @@ void EntryTable::Replace(std::size_t index, MemoryEntry* replacement) noexcept {
   slot.store(reinterpret_cast<std::uint64_t>(replacement) | kept | kReferenced);
 }
 
-void EntryTable::RetireAll() noexcept {
+void EntryTable::RetireAll(Limbo& limbo) noexcept {
   SlotArray* fresh = SlotArray::Create(kInitialSlots);
   SlotArray* old = Current();
   if (fresh == nullptr) {
@@ -109,7 +110,7 @@ void EntryTable::RetireAll() noexcept {
       old->slots[i].store(kTombstone);
       ++tombstones_;
       MemoryEntry* entry = EntryOf(pointer);
-      limbo_.Retire(entry, entry->charge());
+      limbo.Retire(entry, entry->charge());
     }
     size_ = 0;
     return;
@@ -119,16 +120,16 @@ void EntryTable::RetireAll() noexcept {
     const std::uint64_t pointer = old->slots[i].load(kRelaxed) & kPointerBits;
     if (pointer != kEmpty && pointer != kTombstone) {
       MemoryEntry* entry = EntryOf(pointer);
-      limbo_.Retire(entry, entry->charge());
+      limbo.Retire(entry, entry->charge());
     }
   }
-  limbo_.Retire(old, old->count * sizeof(Slot));
+  limbo.Retire(old, old->count * sizeof(Slot));
   size_ = 0;
   tombstones_ = 0;
   hand_ = 0;
 }
 
-bool EntryTable::MakeRoom() noexcept {
+bool EntryTable::MakeRoom(Limbo& limbo) noexcept {
   SlotArray* old = Current();
   const std::size_t slots = old->count;
   if ((size_ + tombstones_ + 1) * 8 <= slots * 7) return true;
@@ -149,7 +150,7 @@ bool EntryTable::MakeRoom() noexcept {
   array_.store(fresh);
   tombstones_ = 0;
   if (hand_ >= fresh->count) hand_ = 0;
-  limbo_.Retire(old, slots * sizeof(Slot));
+  limbo.Retire(old, slots * sizeof(Slot));
   return true;
 }
 

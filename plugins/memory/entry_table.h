@@ -16,7 +16,7 @@
 // Find runs without it, beside a writer: a slot is one atomic word, a slot that
 // ever held an entry never becomes empty again in the same array (a removal
 // leaves a tombstone), so a probe never stops early, and what writers unlink goes
-// to the Limbo, not to the allocator. Growing (or sweeping out tombstones) builds
+// to the writing thread's Limbo, not to the allocator. Growing (or sweeping out tombstones) builds
 // a new array and publishes it with one store; the old one is never changed
 // afterwards and waits in the limbo, so a reader on it sees the table as it was
 // just before: a miss is always a miss at some instant of the read.
@@ -38,7 +38,7 @@ class EntryTable {
   using Slot = std::atomic<std::uint64_t>;
   static constexpr std::size_t kNone = ~std::size_t{0};
 
-  explicit EntryTable(Limbo& limbo);
+  EntryTable();
   ~EntryTable();
   EntryTable(const EntryTable&) = delete;
   EntryTable& operator=(const EntryTable&) = delete;
@@ -78,17 +78,17 @@ class EntryTable {
 
   // Takes ownership, marked as referenced, and in the admission window if
   // `in_window`. REQUIRES: no entry with the same key is present. May rebuild
-  // the array: every index taken before is stale. false, and nothing changed,
-  // only when memory ran out with the array full.
-  bool Insert(MemoryEntry* entry, std::uint64_t hash, bool in_window = false) noexcept;
+  // the array (the old one goes to `limbo`): every index taken before is stale.
+  // false, and nothing changed, only when memory ran out with the array full.
+  bool Insert(MemoryEntry* entry, std::uint64_t hash, Limbo& limbo, bool in_window = false) noexcept;
   // Unlinks the entry at `index` and gives its ownership back to the caller, who
   // must retire it rather than free it.
   MemoryEntry* Remove(std::size_t index) noexcept;
   // Puts `replacement` (same key), marked, in place of the entry at `index`
   // (in the window if that one was), which the caller then owns and must retire.
   void Replace(std::size_t index, MemoryEntry* replacement) noexcept;
-  // Unlinks every entry and retires it and the array to the limbo; starts over small.
-  void RetireAll() noexcept;
+  // Unlinks every entry and retires it and the array to `limbo`; starts over small.
+  void RetireAll(Limbo& limbo) noexcept;
 
   // The clock: moves the hand on, clearing the marks it passes (each a second
   // chance), to the first unmarked entry other than `keep` and outside the
@@ -177,13 +177,12 @@ class EntryTable {
   // entries fill 1/2 to 7/8 of the slots, 7/10 to 7/8 while a table only grows.
   // When memory runs out it keeps the old one while it has an empty slot (which
   // every insert needs); false when it has none.
-  bool MakeRoom() noexcept;
+  bool MakeRoom(Limbo& limbo) noexcept;
   // A quarter more than `slots`, rounded up to a whole number of 64-slot steps.
   static std::size_t GrownSize(std::size_t slots) noexcept {
     return (slots + slots / 4 + 63) / 64 * 64;
   }
 
-  Limbo& limbo_;
   std::atomic<SlotArray*> array_;
   std::size_t size_ = 0;        // live entries
   std::size_t tombstones_ = 0;  // removed entries' slots not yet reused

@@ -47,21 +47,20 @@ std::size_t WindowBytes(const ShardLimits& limits) {
 
 }  // namespace
 
-MemoryShard::MemoryShard(ShardLimits limits, ReadEpochs& epochs, ByteBudget& budget)
+MemoryShard::MemoryShard(ShardLimits limits, ReadEpochs& epochs, ByteBudget& budget,
+                         WriterLanes& lanes)
     : epochs_(epochs),
+      lanes_(lanes),
       budget_(budget),
-      chunk_(std::clamp<std::size_t>(limits.share_bytes / 64, 1, kChunk)),
+      // Small at first: it grows with the items (StoreNew), up to what the share holds.
+      sketch_(limits.policy == EvictionPolicy::kTinyLfu
+                  ? std::make_unique<FrequencySketch>(
+                        std::min<std::size_t>(1024, SketchKeys(limits.share_bytes)),
+                        SketchKeys(limits.share_bytes))
+                  : nullptr),
       limits_(limits),
-      // Spares are not charged: a sixteenth of the shard's share keeps them small beside it.
-      limbo_(epochs, limits.share_bytes / 16),
-      table_(limbo_),
-      window_(WindowBytes(limits)) {
-  if (limits.policy == EvictionPolicy::kTinyLfu) {
-    // Small at first: it grows with the items (StoreNew), up to what the share holds.
-    sketch_ = std::make_unique<FrequencySketch>(
-        std::min<std::size_t>(1024, SketchKeys(limits.share_bytes)), SketchKeys(limits.share_bytes));
-  }
-}
+      chunk_(std::clamp<std::size_t>(limits.share_bytes / 64, 1, kChunk)),
+      window_(WindowBytes(limits)) {}
 
 std::int64_t SteadyNowMs() noexcept {
   using std::chrono::duration_cast;
@@ -91,7 +90,7 @@ Status MemoryShard::Get(KeyRef key, Item* out) {
 }
 
 Status MemoryShard::GetLocked(KeyRef key, Item* out) {
-  std::lock_guard lock(mutex_);
+  Writing writing(*this);
   const Found found = FindForRead(key);
   if (found.entry == nullptr) return Status::NotFound();
   CopyOut(*found.entry, out);
@@ -99,7 +98,7 @@ Status MemoryShard::GetLocked(KeyRef key, Item* out) {
 }
 
 Status MemoryShard::GetAndTouch(KeyRef key, Ttl ttl, Item* out) {
-  std::lock_guard lock(mutex_);
+  Writing writing(*this);
   if (sketch_ != nullptr) sketch_->Record(key.hash);
   const Found found = FindForRead(key);
   if (found.entry == nullptr) return Status::NotFound();
@@ -109,7 +108,7 @@ Status MemoryShard::GetAndTouch(KeyRef key, Ttl ttl, Item* out) {
 }
 
 Status MemoryShard::Store(StoreMode mode, KeyRef key, ItemView item, Ttl ttl) {
-  std::lock_guard lock(mutex_);
+  Writing writing(*this);
   if (sketch_ != nullptr) {
     sketch_->AgeIfDue();
     sketch_->Record(key.hash);  // a write is an access too: a write-only cache still admits
@@ -144,7 +143,7 @@ Status MemoryShard::Store(StoreMode mode, KeyRef key, ItemView item, Ttl ttl) {
 }
 
 Status MemoryShard::Remove(KeyRef key) {
-  std::lock_guard lock(mutex_);
+  Writing writing(*this);
   const Found found = FindLive(key);
   if (found.entry == nullptr) return Status::NotFound();
   Erase(found.index);
@@ -153,7 +152,7 @@ Status MemoryShard::Remove(KeyRef key) {
 }
 
 Status MemoryShard::Touch(KeyRef key, Ttl ttl) {
-  std::lock_guard lock(mutex_);
+  Writing writing(*this);
   const Found found = FindLive(key);
   if (found.entry == nullptr) return Status::NotFound();
   found.entry->set_expiry(ExpiryFor(ttl));
@@ -163,7 +162,7 @@ Status MemoryShard::Touch(KeyRef key, Ttl ttl) {
 
 Status MemoryShard::AddToCounter(KeyRef key, std::uint64_t delta, bool increment,
                                  std::uint64_t* value) {
-  std::lock_guard lock(mutex_);
+  Writing writing(*this);
   const Found found = FindLive(key);
   if (found.entry == nullptr) return Status::NotFound();
   std::uint64_t current = 0;
@@ -182,35 +181,33 @@ Status MemoryShard::AddToCounter(KeyRef key, std::uint64_t delta, bool increment
 }
 
 void MemoryShard::Flush() {
-  std::lock_guard lock(mutex_);
-  table_.RetireAll();
+  Writing writing(*this);
+  table_.RetireAll(*limbo_);
   window_.Clear();
   bytes_ = 0;
   payload_bytes_ = 0;
   ReturnSurplus();
-  // A shard may see no write after a flush: give back now what readers allow.
-  limbo_.Reclaim(/*keep_spares=*/false);
 }
 
 ShardStats MemoryShard::stats() {
   std::lock_guard lock(mutex_);
-  limbo_.Reclaim(/*keep_spares=*/true);  // a quiet shard's limbo moves only here
-  ShardStats out = counters_;
+  ShardStats out = counters_;  // reclaiming_bytes is the store's (WriterLanes)
   out.items = table_.size();
   out.bytes = bytes_;
   out.table_bytes = table_.bytes();
   out.payload_bytes = payload_bytes_;
   out.sketch_bytes = sketch_ != nullptr ? sketch_->bytes() : 0;
-  out.reclaiming_bytes = limbo_.bytes();
   out.window_bytes = window_.bytes();
   out.window_items = window_.items();
   return out;
 }
 
-std::size_t MemoryShard::TryGiveBack(std::size_t bytes) noexcept {
+std::size_t MemoryShard::TryGiveBack(std::size_t bytes, Limbo& limbo) noexcept {
   std::unique_lock lock(mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return 0;
+  limbo_ = &limbo;
   EvictFor(bytes, nullptr);
+  limbo_ = nullptr;
   const std::size_t unused = credit_ > used() ? credit_ - used() : 0;
   credit_ -= unused;
   budget_.Return(unused);
@@ -246,7 +243,7 @@ Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged) {
   // Without a window, judged before anything is built or published: a refused
   // item is never seen by a reader, evicts nothing and takes no CAS token. With
   // one, the item is judged when it leaves the window (PickVictim).
-  if (judged && !window_.enabled() &&
+  if (judged && !windowed() &&
       !Admit(key.hash, ChargeFor(key.key.size(), item.value.size(), item.flags))) {
     ++counters_.rejected;
     return Status::NotStored();
@@ -260,8 +257,8 @@ Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged) {
   entry->set_cas(NextCas());
   entry->set_expiry(ExpiryFor(ttl));
   // Every new item enters the window, unless its record finds no memory.
-  const bool in_window = window_.enabled() && window_.Enter({key.hash, entry->cas()}, charge);
-  if (!table_.Insert(entry, key.hash, in_window)) {
+  const bool in_window = windowed() && window_.Enter({key.hash, entry->cas()}, charge);
+  if (!table_.Insert(entry, key.hash, *limbo_, in_window)) {
     if (in_window) window_.Left(charge);  // its record goes stale
     MemoryEntry::Destroy(entry);          // never published
     return OutOfMemory();
@@ -272,10 +269,10 @@ Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged) {
   // The sketch tells apart about four times the keys the shard holds.
   if (sketch_ != nullptr) {
     const std::size_t old_bytes = sketch_->bytes();
-    if (RetiredArray* old = sketch_->Grow(4 * table_.size())) limbo_.Retire(old, old_bytes);
+    if (RetiredArray* old = sketch_->Grow(4 * table_.size())) limbo_->Retire(old, old_bytes);
   }
   EvictOver(entry);
-  if (window_.enabled()) {
+  if (windowed()) {
     // With room to spare, what the window holds beyond its limit joins the main
     // space unjudged (when the shard was full, EvictOver judged it already).
     std::uint64_t hash = 0;
@@ -322,7 +319,7 @@ std::size_t MemoryShard::PickVictim(const MemoryEntry* keep, std::int64_t now_ms
     }
   }
   const std::size_t victim = table_.NextVictim(keep, now_ms);
-  if (victim != EntryTable::kNone || !window_.enabled()) return victim;
+  if (victim != EntryTable::kNone || !windowed()) return victim;
   // Only window entries are left: the oldest goes.
   std::uint64_t hash = 0;
   return LeaveWindow(keep, &hash);
@@ -366,7 +363,7 @@ void MemoryShard::CompactWindow() {
 
 MemoryEntry* MemoryShard::NewEntry(std::string_view key, std::uint32_t flags,
                                    std::size_t value_size, std::size_t* charge) {
-  if (MemoryEntry* spare = limbo_.TakeSpare(MemoryEntry::RoomFor(key.size(), value_size, flags),
+  if (MemoryEntry* spare = limbo_->TakeSpare(MemoryEntry::RoomFor(key.size(), value_size, flags),
                                             charge)) {
     return MemoryEntry::Recycle(spare, key, flags, value_size);
   }
@@ -407,16 +404,18 @@ MemoryEntry* MemoryShard::Rewrite(Found found, std::string_view first, std::stri
   fresh->set_expiry(expires_at_ms);
   table_.Replace(found.index, fresh);
   const std::size_t old_charge = entry->charge();  // IndexOf fetched its header's line
-  if (window_.enabled() && table_.InWindow(found.index) &&
-      !window_.Rewritten({found.hash, fresh->cas()}, old_charge, new_charge)) {
-    // No memory for its new record: it joins the main space.
-    table_.LeaveWindow(found.index);
-    window_.Left(old_charge);
+  if (windowed()) {
+    if (table_.InWindow(found.index) &&
+        !window_.Rewritten({found.hash, fresh->cas()}, old_charge, new_charge)) {
+      // No memory for its new record: it joins the main space.
+      table_.LeaveWindow(found.index);
+      window_.Left(old_charge);
+    }
+    if (window_.stale()) CompactWindow();  // rewrites of window entries leave stale records
   }
-  if (window_.stale()) CompactWindow();  // rewrites of window entries leave stale records
   bytes_ = bytes_ - old_charge + new_charge;
   payload_bytes_ = payload_bytes_ - (entry->key_size + entry->value_size) + fresh->key_size + size;
-  limbo_.Retire(entry, old_charge);
+  limbo_->Retire(entry, old_charge);
   return fresh;
 }
 
@@ -436,7 +435,7 @@ void MemoryShard::Erase(std::size_t index) {
   if (in_window) window_.Left(charge);  // its record goes stale
   bytes_ -= charge;
   payload_bytes_ -= entry->key_size + entry->value_size;
-  limbo_.Retire(entry, charge);
+  limbo_->Retire(entry, charge);
 }
 
 void MemoryShard::CoverUsage(const MemoryEntry* keep) {
@@ -446,7 +445,7 @@ void MemoryShard::CoverUsage(const MemoryEntry* keep) {
   EvictFor(0, keep);
   if (used() <= credit_) return;
   // This shard has too little to evict (a large item in a small shard).
-  budget_.Reclaim(this, used() - credit_);
+  budget_.Reclaim(this, used() - credit_, *limbo_);
   credit_ += budget_.Borrow(used() - credit_);
   // Should every other shard have been busy, this one stays over by what it
   // just wrote until its next write covers it again.

@@ -1,5 +1,6 @@
 // MemoryShard: one lock's worth of the memory store: a hash table of entries
-// with its CLOCK, a byte budget, a CAS counter and the limbo of unlinked entries.
+// with its CLOCK, a byte budget and a CAS counter. What a write unlinks goes to
+// the writing thread's limbo (WriterLanes), not the shard's.
 //
 // Writers take the shard's lock for their whole duration, so writes are atomic
 // with respect to each other. Get takes no lock: it reads inside a ReadEpochs
@@ -35,7 +36,8 @@
 #include "limbo.h"
 #include "memory_entry.h"
 #include "read_epochs.h"
-#include "shard_lock.h"
+#include "write_lock.h"
+#include "writer_lanes.h"
 
 namespace cachet::memory {
 
@@ -90,7 +92,7 @@ std::int64_t SteadyNowMs() noexcept;
 
 class alignas(64) MemoryShard {
  public:
-  MemoryShard(ShardLimits limits, ReadEpochs& epochs, ByteBudget& budget);
+  MemoryShard(ShardLimits limits, ReadEpochs& epochs, ByteBudget& budget, WriterLanes& lanes);
   MemoryShard(const MemoryShard&) = delete;
   MemoryShard& operator=(const MemoryShard&) = delete;
 
@@ -103,11 +105,30 @@ class alignas(64) MemoryShard {
   void Flush();
   ShardStats stats();
   // For ByteBudget::Reclaim, from another shard's writer: unless this shard is
-  // locked, evicts until `bytes` of its credit are unused, and returns all of its
-  // unused credit to the budget. Returns how much it gave back.
-  std::size_t TryGiveBack(std::size_t bytes) noexcept;
+  // locked, evicts until `bytes` of its credit are unused (retiring into that
+  // writer's `limbo`), and returns all of its unused credit to the budget.
+  // Returns how much it gave back.
+  std::size_t TryGiveBack(std::size_t bytes, Limbo& limbo) noexcept;
 
  private:
+  // A write's hold on the shard: its lock, and the writing thread's lane, whose
+  // limbo takes what the write unlinks (limbo_, while held).
+  class Writing {
+   public:
+    explicit Writing(MemoryShard& shard) noexcept
+        : shard_(shard), lock_(shard.mutex_), lane_(shard.lanes_.Mine()) {
+      shard_.limbo_ = &lane_.limbo();
+    }
+    ~Writing() { shard_.limbo_ = nullptr; }
+    Writing(const Writing&) = delete;
+    Writing& operator=(const Writing&) = delete;
+
+   private:
+    MemoryShard& shard_;
+    std::lock_guard<WriteLock> lock_;
+    WriterLanes::Held lane_;  // released before the lock
+  };
+
   // An entry, its slot in the table and its key's hash, for a writer (valid
   // until the next insert).
   struct Found {
@@ -170,6 +191,9 @@ class alignas(64) MemoryShard {
       credit_ = used() + chunk_;
     }
   }
+  // Whether TinyLFU's admission window is in use (never under LRU, which then
+  // reads no more than the sketch's pointer to know it).
+  bool windowed() const noexcept { return sketch_ != nullptr && window_.enabled(); }
   // The budget used: the entries and the table's slots.
   std::size_t used() const noexcept { return bytes_ + table_.bytes(); }
   std::uint64_t NextCas() noexcept {
@@ -185,19 +209,23 @@ class alignas(64) MemoryShard {
   // store is under ten of them) and leave the others evicting their hot items.
   static constexpr std::size_t kChunk = std::size_t{16} << 10;
 
+  // A read or an overwrite under LRU touches two of the shard's cache lines: the
+  // first, never written after construction, and the second, all it changes.
+  // With many shards most are out of the caches, so each line is a miss.
   ReadEpochs& epochs_;  // the store's, shared by its shards
+  WriterLanes& lanes_;  // the store's
   ByteBudget& budget_;  // the store's
-  const std::size_t chunk_;
-  ShardLock mutex_;
-  std::size_t credit_ = 0;  // bytes borrowed from budget_: used() stays within it
+  const std::unique_ptr<FrequencySketch> sketch_;  // TinyLFU only; nullptr for LRU
   const ShardLimits limits_;
-  Limbo limbo_;  // before table_: the table retires into it
-  EntryTable table_;
-  std::unique_ptr<FrequencySketch> sketch_;  // TinyLFU only; nullptr for LRU
-  AdmissionWindow window_;  // TinyLFU with a window only; disabled otherwise
-  std::size_t bytes_ = 0;  // the entries' charge()
-  std::size_t payload_bytes_ = 0;  // key and value bytes of the live entries
+  alignas(64) WriteLock mutex_;
+  Limbo* limbo_ = nullptr;  // the writing thread's (Writing), while mutex_ is held
+  std::size_t bytes_ = 0;   // the entries' charge()
   std::uint64_t next_cas_ = 1;
+  std::size_t payload_bytes_ = 0;  // key and value bytes of the live entries
+  std::size_t credit_ = 0;  // bytes borrowed from budget_: used() stays within it
+  EntryTable table_;        // its slot array's pointer and its size on this line
+  const std::size_t chunk_;
+  AdmissionWindow window_;  // TinyLFU with a window only; disabled otherwise
   ShardStats counters_;  // evictions, expired, total_items, rejected; stats() adds the rest
 };
 

@@ -4,13 +4,17 @@
 namespace cachet::memory {
 
 MemoryStore::MemoryStore(const MemoryStoreOptions& options)
-    : options_(options), budget_(options.max_bytes) {
+    : options_(options),
+      budget_(options.max_bytes),
+      // Spares are not charged: a 64th of the budget per writing thread keeps them
+      // small beside it (and Limbo never keeps more than 64 KiB).
+      lanes_(epochs_, options.max_bytes / 64) {
   const ShardLimits limits{options_.max_bytes / options_.shards, options_.max_item_size,
                            options_.policy, options_.window_percent};
   shards_.reserve(options_.shards);
   std::vector<MemoryShard*> lenders;
   for (std::size_t i = 0; i < options_.shards; ++i) {
-    shards_.push_back(std::make_unique<MemoryShard>(limits, epochs_, budget_));
+    shards_.push_back(std::make_unique<MemoryShard>(limits, epochs_, budget_, lanes_));
     lenders.push_back(shards_.back().get());
   }
   budget_.SetShards(std::move(lenders));
@@ -18,16 +22,18 @@ MemoryStore::MemoryStore(const MemoryStoreOptions& options)
 
 void MemoryStore::Flush() {
   for (auto& shard : shards_) shard->Flush();
+  // The store may see no write after a flush: give back now what readers allow.
+  lanes_.Reclaim(/*keep_spares=*/false);
 }
 
 ShardStats MemoryStore::TotalStats() {
+  lanes_.Reclaim(/*keep_spares=*/true);  // a quiet thread's limbo moves only here
   ShardStats total;
   for (const auto& shard : shards_) {
     const ShardStats s = shard->stats();
     total.items += s.items;
     total.bytes += s.bytes;
     total.table_bytes += s.table_bytes;
-    total.reclaiming_bytes += s.reclaiming_bytes;
     total.evictions += s.evictions;
     total.expired += s.expired;
     total.total_items += s.total_items;
@@ -37,6 +43,7 @@ ShardStats MemoryStore::TotalStats() {
     total.window_bytes += s.window_bytes;
     total.window_items += s.window_items;
   }
+  total.reclaiming_bytes = lanes_.bytes();
   total.get_hits = epochs_.hits();
   total.get_misses = epochs_.misses();
   return total;

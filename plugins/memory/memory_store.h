@@ -9,6 +9,7 @@
 // ReadEpochs, and the shard list never changes after construction.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -28,6 +29,18 @@ struct MemoryStoreOptions {
   EvictionPolicy policy = EvictionPolicy::kLru;
   std::size_t window_percent = 1;  // TinyLFU's admission window (0: none)
 };
+
+// The shard count of `shards = auto`: one per 64 KiB of the budget, from 16 to
+// 1024 (and never more than max_bytes, so each shard's share is a byte at least).
+// Two threads' writes meet in a shard they both write, so more shards let writes
+// scale with threads; each costs an empty table (512 bytes of the budget), and
+// at 100,000 keys and more, one thread's writes run a fifth slower with 1024 of
+// them than with 16 (docs/memory.md, "Threads").
+inline std::size_t AutoShards(std::size_t max_bytes) {
+  constexpr std::size_t kBytesPerShard = std::size_t{64} << 10;
+  const std::size_t shards = std::clamp<std::size_t>(max_bytes / kBytesPerShard, 16, 1024);
+  return std::min(shards, max_bytes);
+}
 
 class MemoryStore {
  public:
@@ -52,6 +65,7 @@ class MemoryStore {
   MemoryStoreOptions options_;
   ReadEpochs epochs_;  // before shards_, which use it until they are gone
   ByteBudget budget_;  // likewise
+  WriterLanes lanes_;  // likewise; gone after the shards, it frees what they retired
   std::vector<std::unique_ptr<MemoryShard>> shards_;
 };
 

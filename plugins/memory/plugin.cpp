@@ -14,8 +14,9 @@ constexpr OptionSpec kOptions[] = {
     {"max_bytes", OptionType::kInt, "67108864",
      "memory budget in bytes: keys, values and per-item overhead; least recently used "
      "items are evicted above it"},
-    {"shards", OptionType::kInt, "16",
-     "independent write locks the keys are spread over (1..1024); reads take no lock"},
+    {"shards", OptionType::kString, "auto",
+     "independent write locks the keys are spread over: 1..1024, or auto (one per 64 KiB of "
+     "max_bytes, 16 to 1024); reads take no lock"},
     {"max_item_size", OptionType::kInt, "1048576",
      "largest value in bytes (1..4294967295); a bigger one is refused with too_large"},
     {"max_key_size", OptionType::kInt, "250",
@@ -39,7 +40,10 @@ Status ReadBounded(const ConfigSection& section, const char* key, std::int64_t l
 
 Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
   constexpr std::int64_t kMaxInt = INT64_MAX;
-  if (Status s = ReadBounded(section, "shards", 1, 1024, &options->shards); !s.ok()) return s;
+  const bool auto_shards = section.GetString("shards") == "auto";
+  if (!auto_shards) {
+    if (Status s = ReadBounded(section, "shards", 1, 1024, &options->shards); !s.ok()) return s;
+  }
   // An entry keeps a value's size in 32 bits and a key's in 16 (MemoryEntry).
   constexpr auto kValueLimit = static_cast<std::int64_t>(kLargestValue);
   constexpr auto kKeyLimit = static_cast<std::int64_t>(kLargestKey);
@@ -64,8 +68,13 @@ Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
     return s;
   }
   // Each shard's share, max_bytes / shards, sizes its sketch: it must not round down to 0.
-  const auto min_bytes = static_cast<std::int64_t>(options->shards);
-  return ReadBounded(section, "max_bytes", min_bytes, kMaxInt, &options->max_bytes);
+  const auto min_bytes = auto_shards ? 1 : static_cast<std::int64_t>(options->shards);
+  if (Status s = ReadBounded(section, "max_bytes", min_bytes, kMaxInt, &options->max_bytes);
+      !s.ok()) {
+    return s;
+  }
+  if (auto_shards) options->shards = AutoShards(options->max_bytes);
+  return Status::OK();
 }
 
 // The descriptor's validation hook: the factory's own option reading, so that

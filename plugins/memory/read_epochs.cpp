@@ -64,8 +64,8 @@ std::uint64_t ReadEpochs::misses() const noexcept {
   return total;
 }
 
-ReadEpochs::Slot& ReadEpochs::ThisThreadSlot() noexcept {
-  return slots_[ThisThreadNumber() % kSlots];
-}
+std::size_t ReadEpochs::ThisThreadSlotIndex() noexcept { return ThisThreadNumber() % kSlots; }
+
+ReadEpochs::Slot& ReadEpochs::ThisThreadSlot() noexcept { return slots_[ThisThreadSlotIndex()]; }
 
 }  // namespace cachet::memory

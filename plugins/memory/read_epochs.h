@@ -83,6 +83,8 @@ class ReadEpochs {
   // Hit and miss counts summed over the slots (not one instant: see metrics).
   std::uint64_t hits() const noexcept;
   std::uint64_t misses() const noexcept;
+  // The calling thread's slot, also its lane among WriterLanes.
+  static std::size_t ThisThreadSlotIndex() noexcept;
   // Counts from a writer, which holds no Section.
   void CountHit() noexcept { ThisThreadSlot().hits.fetch_add(1, std::memory_order_relaxed); }
   void CountMiss() noexcept { ThisThreadSlot().misses.fetch_add(1, std::memory_order_relaxed); }

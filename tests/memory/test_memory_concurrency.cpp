@@ -174,13 +174,73 @@ TEST_CASE("memory gives a quiet store's retired entries back at a flush and at s
   const std::string value(1000, 'v');
   for (int i = 0; i < 1000; ++i) REQUIRE(cache->Set("k" + std::to_string(i), value).ok());
   // Overwrites retire entries; with no more writes, stats() alone moves them on:
-  // what is left are the spares (at most 64 KiB of key and value per shard).
+  // what is left are the spares (at most 64 KiB of key and value per writing thread).
   for (int i = 0; i < 1000; ++i) REQUIRE(cache->Set("k" + std::to_string(i), value).ok());
   CHECK(StatOf(*cache, "reclaiming_bytes") <= 4 * (std::uint64_t{64} << 10) + 4 * 64 * 256);
   // A flush retires every item; no write follows, yet nothing is left waiting.
   REQUIRE(cache->Flush().ok());
   CHECK(StatOf(*cache, "reclaiming_bytes") == 0);
   CHECK(StatOf(*cache, "curr_items") == 0);
+}
+
+TEST_CASE("memory gives back at a flush what threads that ended had retired", "[memory][threads]") {
+  // What a write unlinks waits in its own thread's limbo; the threads end with
+  // theirs still holding entries, and a flush from another thread frees them all.
+  auto cache = OpenMemory("shards = 4\n");
+  const std::string value(1000, 'v');
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 3; ++t) {
+    writers.emplace_back([&cache, &value, t] {
+      for (int i = 0; i < 500; ++i) {
+        const std::string key = "t" + std::to_string(t) + "-" + std::to_string(i % 50);
+        REQUIRE(cache->Set(key, value + std::to_string(i)).ok());
+      }
+    });
+  }
+  for (auto& writer : writers) writer.join();
+  CHECK(StatOf(*cache, "curr_items") == 150);
+  REQUIRE(cache->Flush().ok());
+  CHECK(StatOf(*cache, "reclaiming_bytes") == 0);
+  CHECK(StatOf(*cache, "curr_items") == 0);
+}
+
+TEST_CASE("memory with more writing threads than lanes keeps every value whole",
+          "[memory][threads]") {
+  // 40 threads (the store has 32 lanes) overwrite and remove 20 shared keys in
+  // 2 shards while readers check that every value read is one that was written.
+  auto cache = OpenMemory("shards = 2\n");
+  constexpr int kWriters = 40;
+  constexpr int kKeys = 20;
+  std::atomic<int> torn{0};
+  std::atomic<int> failed{0};
+  std::atomic<int> arrived{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kWriters; ++t) {
+    threads.emplace_back([&, t] {
+      WaitForAll(arrived, kWriters + 2);
+      for (int round = 0; round < 300; ++round) {
+        const std::string key = KeyName((t + round) % kKeys);
+        const cachet::Status s = round % 7 == 0 ? cache->Remove(key)
+                                                : cache->Set(key, ValueFor(key, t * 1000 + round));
+        if (!s.ok() && !s.IsNotFound()) ++failed;
+      }
+    });
+  }
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&] {
+      WaitForAll(arrived, kWriters + 2);
+      for (int i = 0; i < 20000; ++i) {
+        const std::string key = KeyName(i % kKeys);
+        auto found = cache->Get(key);
+        if (found.hit() && !Whole(key, *found)) ++torn;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(torn.load() == 0);
+  CHECK(failed.load() == 0);
+  REQUIRE(cache->Flush().ok());
+  CHECK(StatOf(*cache, "reclaiming_bytes") == 0);
 }
 
 TEST_CASE("memory counts hits and misses of every thread", "[memory][threads]") {

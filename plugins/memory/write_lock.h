@@ -1,0 +1,40 @@
+// WriteLock: the lock of a memory-store shard, and of a writer's lane.
+//
+// Only writes take it (reads take no lock, see ReadEpochs), and a write holds it
+// for a hash lookup and a copy of the value, far less time than putting a thread
+// to sleep and waking it takes. So a thread that finds it held spins briefly,
+// then yields its core until it is free. Unlocking is a plain release store, not
+// an atomic read-modify-write as a mutex's (which must learn whether to wake a
+// sleeper): a write takes two of these locks (its shard's and its lane's) for
+// the cost of one mutex. Meets Lockable: std::lock_guard for writes, try_lock
+// for ByteBudget::Reclaim, which must never wait on another shard.
+#pragma once
+
+#include <atomic>
+
+namespace cachet::memory {
+
+class WriteLock {
+ public:
+  WriteLock() noexcept = default;
+  WriteLock(const WriteLock&) = delete;
+  WriteLock& operator=(const WriteLock&) = delete;
+
+  void lock() noexcept {
+    if (!held_.exchange(true, std::memory_order_acquire)) return;
+    WaitAndLock();
+  }
+  bool try_lock() noexcept {
+    return !held_.load(std::memory_order_relaxed) &&
+           !held_.exchange(true, std::memory_order_acquire);
+  }
+  void unlock() noexcept { held_.store(false, std::memory_order_release); }
+
+ private:
+  // Spins a while, then yields, until the lock is taken.
+  void WaitAndLock() noexcept;
+
+  std::atomic<bool> held_{false};
+};
+
+}  // namespace cachet::memory

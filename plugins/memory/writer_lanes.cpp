@@ -1,0 +1,29 @@
+// WriterLanes: the lanes' lock, and reclaiming what every lane holds.
+#include "writer_lanes.h"
+
+namespace cachet::memory {
+
+WriterLanes::WriterLanes(ReadEpochs& epochs, std::size_t spare_limit) {
+  lanes_.reserve(ReadEpochs::kSlots);
+  for (std::size_t i = 0; i < ReadEpochs::kSlots; ++i) {
+    lanes_.push_back(std::make_unique<Lane>(epochs, spare_limit));
+  }
+}
+
+void WriterLanes::Reclaim(bool keep_spares) noexcept {
+  for (auto& lane : lanes_) {
+    Held held(*lane);
+    held.limbo().Reclaim(keep_spares);
+  }
+}
+
+std::size_t WriterLanes::bytes() noexcept {
+  std::size_t total = 0;
+  for (auto& lane : lanes_) {
+    Held held(*lane);
+    total += held.limbo().bytes();
+  }
+  return total;
+}
+
+}  // namespace cachet::memory
