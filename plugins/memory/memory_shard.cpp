@@ -192,6 +192,7 @@ void MemoryShard::Flush() {
 ShardStats MemoryShard::stats() {
   std::lock_guard lock(mutex_);
   ShardStats out = counters_;  // reclaiming_bytes is the store's (WriterLanes)
+  out.total_items = total_items_;
   out.items = table_.size();
   out.bytes = bytes_;
   out.table_bytes = table_.bytes();
@@ -265,7 +266,7 @@ Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged) {
   }
   bytes_ += charge;
   payload_bytes_ += entry->key_size + entry->value_size;
-  ++counters_.total_items;
+  ++total_items_;
   // The sketch tells apart about four times the keys the shard holds.
   if (sketch_ != nullptr) {
     const std::size_t old_bytes = sketch_->bytes();

@@ -211,7 +211,8 @@ class alignas(64) MemoryShard {
 
   // A read or an overwrite under LRU touches two of the shard's cache lines: the
   // first, never written after construction, and the second, all it changes.
-  // With many shards most are out of the caches, so each line is a miss.
+  // With many shards most are out of the caches, so each line is a miss, and a
+  // line another core wrote last comes from that core.
   ReadEpochs& epochs_;  // the store's, shared by its shards
   WriterLanes& lanes_;  // the store's
   ByteBudget& budget_;  // the store's
@@ -224,9 +225,11 @@ class alignas(64) MemoryShard {
   std::size_t payload_bytes_ = 0;  // key and value bytes of the live entries
   std::size_t credit_ = 0;  // bytes borrowed from budget_: used() stays within it
   EntryTable table_;        // its slot array's pointer and its size on this line
+  // An insert or a removal changes the next line too: the table's tombstone count, and this.
+  std::uint64_t total_items_ = 0;  // entries ever created
   const std::size_t chunk_;
   AdmissionWindow window_;  // TinyLFU with a window only; disabled otherwise
-  ShardStats counters_;  // evictions, expired, total_items, rejected; stats() adds the rest
+  ShardStats counters_;  // evictions, expired, rejected; stats() adds the rest
 };
 
 }  // namespace cachet::memory

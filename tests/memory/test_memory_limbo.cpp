@@ -31,6 +31,15 @@ void RetireOne(Limbo& limbo, std::size_t value_size = 100) {
   limbo.Retire(entry, entry->charge());
 }
 
+// RetireOne for other threads, which must not use Catch's assertions: false
+// when the entry could not be made.
+bool TryRetireOne(Limbo& limbo) {
+  MemoryEntry* entry = MemoryEntry::Create("key", 0, 100);
+  if (entry == nullptr) return false;
+  limbo.Retire(entry, entry->charge());
+  return true;
+}
+
 }  // namespace
 
 TEST_CASE("limbo: with no reader in, every 8th retirement frees all that waits", "[memory]") {
@@ -127,7 +136,7 @@ TEST_CASE("writer lanes: what a thread retired is reclaimed from another thread"
   // they wait in its lane after it ended.
   std::thread writer([&] {
     WriterLanes::Held lane = lanes.Mine();
-    for (int i = 0; i < 7; ++i) RetireOne(lane.limbo());
+    for (int i = 0; i < 7; ++i) (void)TryRetireOne(lane.limbo());
   });
   writer.join();
   CHECK(lanes.bytes() >= 7 * 100);
@@ -150,8 +159,7 @@ TEST_CASE("writer lanes: threads beyond the lanes share them safely", "[memory][
         std::size_t charge = 0;
         MemoryEntry* spare = lane.limbo().TakeSpare(MemoryEntry::RoomFor(3, 100, 0), &charge);
         if (spare != nullptr) MemoryEntry::Destroy(spare);
-        RetireOne(lane.limbo());
-        ++retired;
+        if (TryRetireOne(lane.limbo())) ++retired;
       }
     });
   }
