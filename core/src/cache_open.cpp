@@ -24,8 +24,9 @@ namespace {
 constexpr std::string_view kCacheSection = "cache";
 constexpr std::string_view kNearCacheSection = "near_cache";
 // The near cache keeps no value above 1/64 of its budget, so one value never
-// empties a shard (the budget is split over the memory store's 16 shards).
+// empties a shard (its memory store splits the budget over kNearShards).
 constexpr std::int64_t kNearItemShare = 64;
+constexpr std::string_view kNearShards = "16";
 // Keys are the store's: longer than the memory store's default allows, up to
 // the longest it can hold (its entries keep a key's size in 16 bits).
 constexpr std::string_view kNearMaxKeySize = "65535";
@@ -218,6 +219,7 @@ Result<std::shared_ptr<Backend>> CreateNearStore(const NearCacheSettings& settin
   const std::int64_t item = std::max<std::int64_t>(1, settings.max_bytes / kNearItemShare);
   const std::string text = "[memory]\nmax_bytes = " + std::to_string(settings.max_bytes) +
                            "\nmax_item_size = " + std::to_string(item) +
+                           "\nshards = " + std::string(kNearShards) +
                            "\nmax_key_size = " + std::string(kNearMaxKeySize) + "\n";
   auto config = Config::Parse(text, "[near_cache]");
   if (!config.ok()) return config.status();

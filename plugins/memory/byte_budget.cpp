@@ -20,6 +20,10 @@ std::size_t ByteBudget::Borrow(std::size_t want) noexcept {
 
 void ByteBudget::Reclaim(const MemoryShard* asking, std::size_t bytes, Limbo& limbo) noexcept {
   const std::size_t count = shards_.size();
+  // Each shard is asked for at most a quarter of its share, which its CLOCK
+  // victims give: a large item takes a little from many shards rather than
+  // emptying the first few, whose hot items would go with the cold.
+  const std::size_t slice = std::max<std::size_t>(1, total_ / count / 4);
   // A shard is locked only for one write, so a pass that found the shards with
   // bytes to give busy is tried again, a few times.
   for (int pass = 0; pass < kPasses && bytes > 0; ++pass) {
@@ -28,7 +32,7 @@ void ByteBudget::Reclaim(const MemoryShard* asking, std::size_t bytes, Limbo& li
     for (std::size_t i = 0; i < count && bytes > 0; ++i) {
       MemoryShard* shard = shards_[(start + i) % count];
       if (shard == asking) continue;
-      const std::size_t given = shard->TryGiveBack(bytes, limbo);
+      const std::size_t given = shard->TryGiveBack(std::min(bytes, slice), limbo);
       bytes -= std::min(given, bytes);
     }
   }

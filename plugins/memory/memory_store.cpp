@@ -6,9 +6,9 @@ namespace cachet::memory {
 MemoryStore::MemoryStore(const MemoryStoreOptions& options)
     : options_(options),
       budget_(options.max_bytes),
-      // Spares are not charged: a 64th of the budget per writing thread keeps them
-      // small beside it (and Limbo never keeps more than 64 KiB).
-      lanes_(epochs_, options.max_bytes / 64) {
+      // Spares are not charged: all lanes' together take a sixteenth of the budget
+      // at most (and one lane never more than Limbo's 64 KiB).
+      lanes_(epochs_, options.max_bytes / 16 / ReadEpochs::kSlots) {
   const ShardLimits limits{options_.max_bytes / options_.shards, options_.max_item_size,
                            options_.policy, options_.window_percent};
   shards_.reserve(options_.shards);

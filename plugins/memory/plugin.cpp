@@ -1,9 +1,11 @@
 // The memory plugin's descriptor and factory: cachet's embedded default store.
 #include "cachet/plugin.h"
 
+#include <charconv>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include "memory_backend.h"
 
@@ -40,8 +42,14 @@ Status ReadBounded(const ConfigSection& section, const char* key, std::int64_t l
 
 Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
   constexpr std::int64_t kMaxInt = INT64_MAX;
-  const bool auto_shards = section.GetString("shards") == "auto";
+  const std::string shards = section.GetString("shards");
+  const bool auto_shards = shards == "auto";
   if (!auto_shards) {
+    std::int64_t count = 0;
+    const auto [end, error] = std::from_chars(shards.data(), shards.data() + shards.size(), count);
+    if (error != std::errc() || end != shards.data() + shards.size()) {
+      return section.ErrorAt("shards", "must be auto or a number from 1 to 1024");
+    }
     if (Status s = ReadBounded(section, "shards", 1, 1024, &options->shards); !s.ok()) return s;
   }
   // An entry keeps a value's size in 32 bits and a key's in 16 (MemoryEntry).

@@ -1,15 +1,54 @@
 // ReadEpochs: announcing readers, advancing the epoch, and the per-thread slots.
 #include "read_epochs.h"
 
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
 namespace cachet::memory {
 
 namespace {
 
-// Threads are numbered as they first read; the number picks their slot in every store.
+// The numbers of the live threads that used a store: the lowest free one goes to
+// a thread when it first reads or writes and comes back when it ends, so up to
+// kSlots live threads always have slots (and writer lanes) of their own, however
+// many threads came and went before them. Never destroyed: threads may end
+// after static destructors ran.
+class ThreadNumbers {
+ public:
+  static ThreadNumbers& Get() {
+    static auto* numbers = new ThreadNumbers;
+    return *numbers;
+  }
+  std::size_t Take() {
+    std::lock_guard lock(mutex_);
+    if (free_.empty()) return next_++;
+    const auto lowest = std::min_element(free_.begin(), free_.end());
+    const std::size_t number = *lowest;
+    free_.erase(lowest);
+    return number;
+  }
+  void Give(std::size_t number) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(number);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::size_t next_ = 0;
+  std::vector<std::size_t> free_;
+};
+
+// A thread's number, held for the thread's life.
+struct ThreadNumber {
+  ThreadNumber() : value(ThreadNumbers::Get().Take()) {}
+  ~ThreadNumber() { ThreadNumbers::Get().Give(value); }
+  const std::size_t value;
+};
+
 std::size_t ThisThreadNumber() noexcept {
-  static std::atomic<std::size_t> next_thread{0};
-  thread_local const std::size_t number = next_thread.fetch_add(1, std::memory_order_relaxed);
-  return number;
+  thread_local const ThreadNumber number;
+  return number.value;
 }
 
 }  // namespace

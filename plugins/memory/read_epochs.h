@@ -3,7 +3,7 @@
 //
 // A reader announces itself for the length of one lookup (a Section); a writer
 // that unlinks an entry does not free it but tags it with the current epoch and
-// hands it to its shard's Limbo. The epoch only advances from E to E+1 when no
+// hands it to its thread's Limbo. The epoch only advances from E to E+1 when no
 // reader is still inside a section announced under the other parity, so a block
 // retired during epoch E is free of readers once the epoch reaches E+2:
 //   - a reader that found the block entered before it was unlinked;
@@ -23,10 +23,11 @@
 // at once, without writing the epoch: the one word every writer reads.
 //
 // Announcements are counters, two per slot (one per parity), and each thread
-// writes the slot it was given when it first read: threads do not share the cache
-// lines they write, so readers on different cores do not slow each other down.
-// More threads than slots share slots, which is still correct. The slot also
-// carries the thread's hit and miss counts, for the same reason.
+// writes the slot of its number (the lowest free one when it first used a store,
+// given back when it ends): threads do not share the cache lines they write, so
+// readers on different cores do not slow each other down. More live threads than
+// slots share slots, which is still correct. The slot also carries the thread's
+// hit and miss counts, for the same reason.
 #pragma once
 
 #include <array>

@@ -1,6 +1,7 @@
 // WriteLock: waiting for a held lock.
 #include "write_lock.h"
 
+#include <chrono>
 #include <thread>
 
 namespace cachet::memory {
@@ -17,19 +18,26 @@ void CpuRelax() noexcept {
 }  // namespace
 
 void WriteLock::WaitAndLock() noexcept {
-  // A write holds the lock for well under a microsecond; after this many looks
-  // the holder was most likely descheduled, and the core is better given away.
+  // A write holds the lock for well under a microsecond: a waiter spins first.
+  // Still held after that, the holder was most likely descheduled, so the core
+  // is given away; and after many yields (more threads than cores, or a holder
+  // that yielding cannot reach, such as a lower real-time priority) the waiter
+  // sleeps a little between looks.
   constexpr int kSpins = 128;
-  int spins = 0;
+  constexpr int kYields = kSpins + 64;
+  constexpr auto kNap = std::chrono::microseconds(50);
+  int waits = 0;
   do {
     // Reads until it looks free, so waiting does not keep taking the line away.
     while (held_.load(std::memory_order_relaxed)) {
-      if (spins < kSpins) {
-        ++spins;
+      if (waits < kSpins) {
         CpuRelax();
-      } else {
+      } else if (waits < kYields) {
         std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(kNap);
       }
+      if (waits < kYields) ++waits;
     }
   } while (held_.exchange(true, std::memory_order_acquire));
 }

@@ -3,11 +3,12 @@
 // Only writes take it (reads take no lock, see ReadEpochs), and a write holds it
 // for a hash lookup and a copy of the value, far less time than putting a thread
 // to sleep and waking it takes. So a thread that finds it held spins briefly,
-// then yields its core until it is free. Unlocking is a plain release store, not
-// an atomic read-modify-write as a mutex's (which must learn whether to wake a
-// sleeper): a write takes two of these locks (its shard's and its lane's) for
-// the cost of one mutex. Meets Lockable: std::lock_guard for writes, try_lock
-// for ByteBudget::Reclaim, which must never wait on another shard.
+// then yields its core, then naps between looks (WaitAndLock). Unlocking is a
+// plain release store: no sleeper is ever woken, so the unlocking thread need
+// not learn whether one waits, as a mutex's atomic exchange does. It is not
+// fair: the thread that just unlocked may take it again first. Meets Lockable:
+// std::lock_guard for writes, try_lock for ByteBudget::Reclaim, which must
+// never wait on another shard.
 #pragma once
 
 #include <atomic>

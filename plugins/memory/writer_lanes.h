@@ -2,16 +2,14 @@
 // spare it writes into stay with the thread that wrote them.
 //
 // Every write unlinks the entry it replaces and builds the new one in a spare
-// (Limbo). Kept per shard, that state moved between the cores whenever two
-// threads wrote one shard in turn, and with many shards each limbo saw a
-// retirement so seldom that its spares went cold before they were reused. Kept
-// per thread, a write's spare is one this thread freed a few writes earlier,
-// still in its caches, and no two writers share one.
+// (Limbo). Per thread, a write's spare is one this thread freed a few writes
+// earlier, still in its caches; no two writers share one, and however many
+// shards there are, each limbo sees every retirement of its thread.
 //
-// A thread writes through the lane of its ReadEpochs slot; threads beyond
-// kSlots share lanes, so a lane has a lock, which its own thread takes
-// uncontended. Lock order: a shard's lock, then a lane's; Reclaim and bytes()
-// take the lanes' locks one at a time and no shard's.
+// A thread writes through the lane of its ReadEpochs slot, its own while at most
+// kSlots threads live; beyond that threads share lanes, so a lane has a lock,
+// which stats and flush take too. Lock order: a shard's lock, then a lane's;
+// Reclaim and bytes() take the lanes' locks one at a time and no shard's.
 #pragma once
 
 #include <cstddef>

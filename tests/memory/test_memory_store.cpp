@@ -308,4 +308,40 @@ TEST_CASE("memory stores an item larger than a shard's share by evicting elsewhe
   REQUIRE(cache->Set("big", big).ok());
   CHECK(cache->Get("big").value_or("") == big);
   CHECK(StatOf(*cache, "bytes") + StatOf(*cache, "table_bytes") <= 4194304);
+  // The room came from many shards' CLOCK victims, a quarter of a share at most
+  // from each: no shard but the big value's own was emptied (asked for all it
+  // lacked, each shard asked would have given everything, about 16 of them).
+  std::vector<int> left(64, 0);
+  for (int i = 0; i < 5000; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    if (cache->Get(key).hit()) ++left[ShardOf(key, 64)];
+  }
+  int emptied = 0;
+  for (std::size_t shard = 0; shard < left.size(); ++shard) {
+    if (shard != ShardOf("big", 64) && left[shard] == 0) ++emptied;
+  }
+  CHECK(emptied == 0);
+}
+
+TEST_CASE("memory shards = auto: one shard per 64 KiB of max_bytes, from 16 to 1024",
+          "[memory]") {
+  CHECK(StatOf(*OpenMemory(""), "shards") == 1024);  // the default 64 MiB
+  CHECK(StatOf(*OpenMemory("max_bytes = 16777216\n"), "shards") == 256);
+  CHECK(StatOf(*OpenMemory("max_bytes = 1048576\n"), "shards") == 16);
+  CHECK(StatOf(*OpenMemory("max_bytes = 65536\n"), "shards") == 16);
+  CHECK(StatOf(*OpenMemory("max_bytes = 1073741824\n"), "shards") == 1024);
+  CHECK(StatOf(*OpenMemory("shards = 16\n"), "shards") == 16);
+
+  for (const char* bad : {"abc", "Auto", "16x", ""}) {
+    auto config = Config::Parse(std::string("[cache]\nbackend = memory\n[memory]\nshards = ") +
+                                    bad + "\n",
+                                "memory-test.conf");
+    REQUIRE(config.ok());
+    auto cache = Cache::Open(std::move(config).value());
+    INFO(bad);
+    REQUIRE_FALSE(cache.ok());
+    CHECK(cache.status().IsConfigError());
+    CHECK_THAT(std::string(cache.status().message()),
+               Catch::Contains("must be auto or a number from 1 to 1024"));
+  }
 }
