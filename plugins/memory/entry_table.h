@@ -16,10 +16,10 @@
 // Find runs without it, beside a writer: a slot is one atomic word, a slot that
 // ever held an entry never becomes empty again in the same array (a removal
 // leaves a tombstone), so a probe never stops early, and what writers unlink goes
-// to the writing thread's Limbo, not to the allocator. Growing (or sweeping out tombstones) builds
-// a new array and publishes it with one store; the old one is never changed
-// afterwards and waits in the limbo, so a reader on it sees the table as it was
-// just before: a miss is always a miss at some instant of the read.
+// to the writing thread's Limbo, not to the allocator. Growing (or sweeping out
+// tombstones) builds a new array and publishes it with one store; the old one is
+// never changed afterwards and waits in the limbo, so a reader on it sees the
+// table as it was just before: a miss is always a miss at some instant of the read.
 #pragma once
 
 #include <atomic>
@@ -80,7 +80,8 @@ class EntryTable {
   // `in_window`. REQUIRES: no entry with the same key is present. May rebuild
   // the array (the old one goes to `limbo`): every index taken before is stale.
   // false, and nothing changed, only when memory ran out with the array full.
-  bool Insert(MemoryEntry* entry, std::uint64_t hash, Limbo& limbo, bool in_window = false) noexcept;
+  bool Insert(MemoryEntry* entry, std::uint64_t hash, Limbo& limbo,
+              bool in_window = false) noexcept;
   // Unlinks the entry at `index` and gives its ownership back to the caller, who
   // must retire it rather than free it.
   MemoryEntry* Remove(std::size_t index) noexcept;

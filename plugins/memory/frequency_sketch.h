@@ -14,8 +14,8 @@
 // width its budget allows, so a shard holding few items keeps its counters in
 // the processor's caches: a read's bump then costs a cache hit, not a miss.
 // Growing doubles the blocks and copies each into both of its successors, so
-// every key keeps its estimate. The old counters are retired to the shard's
-// limbo, so readers that still hold them (inside a ReadEpochs section) are safe.
+// every key keeps its estimate. The old counters are retired to the writing
+// thread's limbo, so readers that still hold them (inside a ReadEpochs section) are safe.
 // Header-only; it never frees what a reader may hold.
 //
 // Lock-free readers bump the sketch beside the shard's writer, so counters are

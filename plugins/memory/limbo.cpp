@@ -87,7 +87,7 @@ void Limbo::FreeAll(bool keep_spares) noexcept {
 void Limbo::Reclaim(bool keep_spares) noexcept {
   // With no reader in, everything is free at once. Else a block retired in epoch
   // E is free at E+2: two advances at most, each of which fails at once while a
-  // reader of the previous epoch is still in (or loses to another shard's
+  // reader of the previous epoch is still in (or loses to another thread's
   // advance, which moves the epoch just as well).
   for (int attempt = 0; attempt < 2; ++attempt) {
     // The newest waiting block is the last to become free.

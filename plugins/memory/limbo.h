@@ -1,4 +1,4 @@
-// Limbo: what one shard has unlinked, kept until no reader can hold it.
+// Limbo: what one writing thread has unlinked, kept until no reader can hold it.
 //
 // Readers of the memory store take no lock (see ReadEpochs), so a writer that
 // unlinks an entry, or a bucket array the table outgrew, cannot free it at once:
@@ -9,8 +9,9 @@
 // limbo frees all that waits if no reader is in (ReadEpochs::NoReaders), else
 // tries to advance the epoch itself, so memory comes back while writes go on,
 // soon enough that a freed entry is reused as a spare while its lines are still
-// in the caches. Bytes waiting here are not charged to the shard's budget:
-// they are on their way out. Not synchronized: the shard's lock guards it.
+// in the caches. Bytes waiting here are not charged to the store's budget:
+// they are on their way out. Not synchronized: its lane's lock guards it
+// (WriterLanes).
 //
 // Entries wait in a ring of (entry, epoch) pairs that the limbo owns (an entry
 // carries no link of its own: readers may still be reading all of it), so a
@@ -56,7 +57,7 @@ class Limbo {
   void Retire(RetiredArray* array, std::size_t bytes) noexcept;
   // Frees what no reader can hold any more.
   void FreeReclaimable() noexcept;
-  // For a shard whose writes stopped (Flush, stats): frees all that waits if no
+  // For a thread whose writes stopped (Flush, stats): frees all that waits if no
   // reader is in, else tries at most twice to advance the epoch (all a block
   // retired now needs) and frees what no reader can hold; without `keep_spares`
   // the spares are freed too.
@@ -73,14 +74,10 @@ class Limbo {
 
  private:
   // A look for readers (and, with one in, an attempt to advance the epoch) after
-  // this many retirements or bytes. The
-  // epoch is the one word every shard's writers share, so each advance takes
-  // its cache line from the other cores; but a retired entry becomes a spare
-  // only two advances later, and the next write fills that spare: the sooner,
-  // the likelier its lines are still cached. Every 64 retirements per shard,
-  // and not when another shard had advanced meanwhile, a spare waited hundreds
-  // of writes and a set at 100,000 keys wrote cold lines; every 8, one thread's
-  // sets cost about a fifth less CPU and two threads' were unchanged
+  // this many retirements or bytes. The epoch is the one word every writer
+  // shares, so each advance takes its cache line from the other cores; but a
+  // retired entry becomes a spare only two advances later, and the next write
+  // fills that spare: the sooner, the likelier its lines are still cached
   // (docs/memory.md, "One thread").
   static constexpr std::size_t kAdvanceEveryBlocks = 8;
   static constexpr std::size_t kAdvanceEveryBytes = std::size_t{256} << 10;

@@ -365,7 +365,7 @@ void MemoryShard::CompactWindow() {
 MemoryEntry* MemoryShard::NewEntry(std::string_view key, std::uint32_t flags,
                                    std::size_t value_size, std::size_t* charge) {
   if (MemoryEntry* spare = limbo_->TakeSpare(MemoryEntry::RoomFor(key.size(), value_size, flags),
-                                            charge)) {
+                                             charge)) {
     return MemoryEntry::Recycle(spare, key, flags, value_size);
   }
   MemoryEntry* entry = MemoryEntry::Create(key, flags, value_size);

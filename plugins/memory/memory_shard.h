@@ -191,8 +191,8 @@ class alignas(64) MemoryShard {
       credit_ = used() + chunk_;
     }
   }
-  // Whether TinyLFU's admission window is in use (never under LRU, which then
-  // reads no more than the sketch's pointer to know it).
+  // Whether TinyLFU's admission window is in use: never without the sketch,
+  // which is on the line a write only reads.
   bool windowed() const noexcept { return sketch_ != nullptr && window_.enabled(); }
   // The budget used: the entries and the table's slots.
   std::size_t used() const noexcept { return bytes_ + table_.bytes(); }
@@ -211,8 +211,9 @@ class alignas(64) MemoryShard {
 
   // A read or an overwrite under LRU touches two of the shard's cache lines: the
   // first, never written after construction, and the second, all it changes.
-  // With many shards most are out of the caches, so each line is a miss, and a
-  // line another core wrote last comes from that core.
+  // An insert or a removal also changes the third; an eviction (the clock's
+  // hand, the counters) more. With many shards most lines are out of the
+  // caches, and a line another core wrote last comes from that core.
   ReadEpochs& epochs_;  // the store's, shared by its shards
   WriterLanes& lanes_;  // the store's
   ByteBudget& budget_;  // the store's

@@ -23,7 +23,7 @@ namespace cachet::memory {
 
 struct MemoryStoreOptions {
   std::size_t max_bytes = std::size_t{64} << 20;
-  std::size_t shards = 16;
+  std::size_t shards = 16;  // the plugin's `auto` sets AutoShards(max_bytes)
   std::size_t max_item_size = std::size_t{1} << 20;
   std::size_t max_key_size = 250;
   EvictionPolicy policy = EvictionPolicy::kLru;
@@ -35,7 +35,7 @@ struct MemoryStoreOptions {
 // Two threads' writes meet in a shard they both write, so more shards let writes
 // scale with threads; each costs an empty table (512 bytes of the budget), and
 // at 100,000 keys and more, one thread's writes run a fifth slower with 1024 of
-// them than with 16 (docs/memory.md, "Threads").
+// them than with 16 (docs/memory.md, "A sixth round").
 inline std::size_t AutoShards(std::size_t max_bytes) {
   constexpr std::size_t kBytesPerShard = std::size_t{64} << 10;
   const std::size_t shards = std::clamp<std::size_t>(max_bytes / kBytesPerShard, 16, 1024);
