@@ -168,3 +168,21 @@ TEST_CASE("writer lanes: threads beyond the lanes share them safely", "[memory][
   lanes.Reclaim(/*keep_spares=*/false);
   CHECK(lanes.bytes() == 0);
 }
+
+TEST_CASE("threads that end give their slot to the next thread", "[memory][threads]") {
+  // One after the other, 100 threads each take a slot (and so a writer lane) and
+  // end: each gets the same lowest free slot, so threads that come and go never
+  // push two live threads onto one lane.
+  const std::size_t mine = ReadEpochs::ThisThreadSlotIndex();
+  std::vector<std::size_t> taken;
+  for (int i = 0; i < 100; ++i) {
+    std::size_t slot = 0;
+    std::thread thread([&slot] { slot = ReadEpochs::ThisThreadSlotIndex(); });
+    thread.join();
+    taken.push_back(slot);
+  }
+  for (const std::size_t slot : taken) {
+    CHECK(slot == taken.front());
+    CHECK(slot != mine);
+  }
+}
