@@ -20,10 +20,13 @@ std::size_t ByteBudget::Borrow(std::size_t want) noexcept {
 
 void ByteBudget::Reclaim(const MemoryShard* asking, std::size_t bytes, Limbo& limbo) noexcept {
   const std::size_t count = shards_.size();
-  // Each shard is asked for at most a quarter of its share, which its CLOCK
-  // victims give: a large item takes a little from many shards rather than
-  // emptying the first few, whose hot items would go with the cold.
-  const std::size_t slice = std::max<std::size_t>(1, total_ / count / 4);
+  // Each shard is asked for its even part of what is missing, or a quarter of
+  // its share if that is more, which its CLOCK victims give: a large item takes
+  // a little from many shards rather than emptying the first few, whose hot
+  // items would go with the cold, and one pass suffices when none is busy.
+  const std::size_t others = count > 1 ? count - 1 : 1;
+  const std::size_t slice =
+      std::max<std::size_t>({1, total_ / count / 4, (bytes + others - 1) / others});
   // A shard is locked only for one write, so a pass that found the shards with
   // bytes to give busy is tried again, a few times.
   for (int pass = 0; pass < kPasses && bytes > 0; ++pass) {

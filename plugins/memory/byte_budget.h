@@ -32,11 +32,11 @@ class ByteBudget {
   std::size_t Borrow(std::size_t want) noexcept;
   void Return(std::size_t bytes) noexcept { free_.fetch_add(bytes, std::memory_order_relaxed); }
   // Asks shards other than `asking` (whose lock the caller holds) to evict until
-  // `bytes` came back, starting after where the last call started, each for at
-  // most a quarter of a shard's share per pass; what they evict goes to the
-  // caller's `limbo`. A shard busy with a write of its own is passed over
-  // (try_lock), so this never waits for a lock and two shards reclaiming cannot
-  // deadlock; up to kPasses passes.
+  // `bytes` came back, starting after where the last call started, each for its
+  // even part of `bytes` (or a quarter of a share) per pass; what they evict
+  // goes to the caller's `limbo`. A shard busy with a write of its own is passed
+  // over (try_lock), so this never waits for a lock and two shards reclaiming
+  // cannot deadlock; up to kPasses passes.
   void Reclaim(const MemoryShard* asking, std::size_t bytes, Limbo& limbo) noexcept;
 
   static constexpr int kPasses = 8;

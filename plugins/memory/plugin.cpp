@@ -45,9 +45,12 @@ Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
   const std::string shards = section.GetString("shards");
   const bool auto_shards = shards == "auto";
   if (!auto_shards) {
+    // A number as the other integer options take it: a leading + is allowed.
+    const std::size_t sign = shards.starts_with('+') ? 1 : 0;
     std::int64_t count = 0;
-    const auto [end, error] = std::from_chars(shards.data(), shards.data() + shards.size(), count);
-    if (error != std::errc() || end != shards.data() + shards.size()) {
+    const char* last = shards.data() + shards.size();
+    const auto [end, error] = std::from_chars(shards.data() + sign, last, count);
+    if (error != std::errc() || end != last) {
       return section.ErrorAt("shards", "must be auto or a number from 1 to 1024");
     }
     if (Status s = ReadBounded(section, "shards", 1, 1024, &options->shards); !s.ok()) return s;

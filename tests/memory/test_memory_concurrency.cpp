@@ -183,6 +183,18 @@ TEST_CASE("memory gives a quiet store's retired entries back at a flush and at s
   CHECK(StatOf(*cache, "curr_items") == 0);
 }
 
+TEST_CASE("memory keeps a writing thread's spares within max_bytes / 512", "[memory]") {
+  // A 1 MiB store: each thread's spares take 2 KiB at most, not the 64 KiB of a big store.
+  auto cache = OpenMemory("max_bytes = 1048576\n");
+  const std::string value(100, 'v');
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 200; ++i) REQUIRE(cache->Set("k" + std::to_string(i), value).ok());
+  }
+  const std::uint64_t spares = StatOf(*cache, "reclaiming_bytes");
+  CHECK(spares > 0);
+  CHECK(spares <= 2048);
+}
+
 TEST_CASE("memory gives back at a flush what threads that ended had retired", "[memory][threads]") {
   // What a write unlinks waits in its own thread's limbo; the threads end with
   // theirs still holding entries, and a flush from another thread frees them all.

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <latch>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -149,11 +151,16 @@ TEST_CASE("writer lanes: threads beyond the lanes share them safely", "[memory][
   WriterLanes lanes(epochs, /*spare_limit=*/std::size_t{64} << 10);
   // Twice as many threads as lanes retire and take spares at once; a lane held
   // by two threads at a time would corrupt its ring (ASan and TSan see it).
+  // All are alive before any starts (the latch), so their slots repeat.
   constexpr int kThreads = 2 * static_cast<int>(ReadEpochs::kSlots);
   std::atomic<int> retired{0};
+  std::latch all_alive(kThreads);
+  std::vector<std::size_t> slots(kThreads);
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&] {
+    threads.emplace_back([&, t] {
+      slots[t] = ReadEpochs::ThisThreadSlotIndex();
+      all_alive.arrive_and_wait();
       for (int i = 0; i < 200; ++i) {
         WriterLanes::Held lane = lanes.Mine();
         std::size_t charge = 0;
@@ -164,6 +171,7 @@ TEST_CASE("writer lanes: threads beyond the lanes share them safely", "[memory][
     });
   }
   for (auto& thread : threads) thread.join();
+  CHECK(std::set<std::size_t>(slots.begin(), slots.end()).size() == ReadEpochs::kSlots);
   CHECK(retired.load() == kThreads * 200);
   lanes.Reclaim(/*keep_spares=*/false);
   CHECK(lanes.bytes() == 0);

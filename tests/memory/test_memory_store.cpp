@@ -331,6 +331,7 @@ TEST_CASE("memory shards = auto: one shard per 64 KiB of max_bytes, from 16 to 1
   CHECK(StatOf(*OpenMemory("max_bytes = 65536\n"), "shards") == 16);
   CHECK(StatOf(*OpenMemory("max_bytes = 1073741824\n"), "shards") == 1024);
   CHECK(StatOf(*OpenMemory("shards = 16\n"), "shards") == 16);
+  CHECK(StatOf(*OpenMemory("shards = +16\n"), "shards") == 16);
 
   for (const char* bad : {"abc", "Auto", "16x", ""}) {
     auto config = Config::Parse(std::string("[cache]\nbackend = memory\n[memory]\nshards = ") +
