@@ -1,11 +1,14 @@
 // cachet-bench's options with Boost.Program_options; its exceptions stop here.
 #include "bench_options.h"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
+#include <charconv>
 #include <exception>
 #include <ostream>
 #include <sstream>
 #include <string_view>
+#include <system_error>
 
 #include "cachet/suggest.h"
 #include "hit_ratio.h"
@@ -32,8 +35,9 @@ po::options_description Description() {
       "configs take turns in slices this long (default 100)")(
       "keys", po::value<std::size_t>()->value_name("N"),
       "keys get/set-like scenarios rotate through (default 100)")(
-      "threads", po::value<unsigned>()->value_name("N"),
-      "threads sharing each config's Cache (default 1)")(
+      "threads", po::value<std::string>()->value_name("N[,M]"),
+      "threads sharing each config's Cache (default 1); a list (1,2) gives each count its own "
+      "columns and Caches, interleaved in one run")(
       "repeat", po::value<unsigned>()->value_name("N"),
       "repetitions; each figure is their median (default 3)")(
       "format", po::value<std::string>()->value_name("F"), "table | json | csv (default table)")(
@@ -81,6 +85,31 @@ Status ParseScenarioList(const std::string& list, std::vector<const Scenario*>* 
              : Status::OK();
 }
 
+// "1,2,4": at most 8 thread counts, each a decimal number, none repeated.
+Status ParseThreadCounts(const std::string& list, std::vector<unsigned>* out) {
+  constexpr std::size_t kMostCounts = 8;
+  out->clear();
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = list.find(',', start);
+    const std::string item = list.substr(start, comma == std::string::npos ? comma : comma - start);
+    unsigned count = 0;
+    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), count);
+    if (item.empty() || error != std::errc() || end != item.data() + item.size()) {
+      return Status::InvalidArgument("--threads takes numbers separated by commas, not '" + list +
+                                     "'");
+    }
+    if (std::find(out->begin(), out->end(), count) != out->end()) {
+      return Status::InvalidArgument("--threads names " + item + " twice");
+    }
+    out->push_back(count);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (out->size() > kMostCounts) return Status::InvalidArgument("--threads takes at most 8 counts");
+  return Status::OK();
+}
+
 Status Check(const BenchOptions& o) {
   if (o.help || o.list) return Status::OK();
   if (o.configs.empty()) return Status::InvalidArgument("give at least one -c FILE");
@@ -89,8 +118,11 @@ Status Check(const BenchOptions& o) {
   }
   if (o.slice_ms == 0) return Status::InvalidArgument("--slice-ms must be at least 1");
   if (o.keys == 0 || o.keys > 1000000) return Status::InvalidArgument("--keys must be in [1, 1e6]");
-  if (o.threads == 0 || o.threads > 256)
-    return Status::InvalidArgument("--threads must be in [1, 256]");
+  for (const unsigned threads : o.thread_counts) {
+    if (threads == 0 || threads > 256) {
+      return Status::InvalidArgument("--threads must be in [1, 256]");
+    }
+  }
   if (o.repeat == 0 || o.repeat > 1000)
     return Status::InvalidArgument("--repeat must be in [1, 1000]");
   if (o.loader_ms > 60000) return Status::InvalidArgument("--loader-ms must be at most 60000");
@@ -114,7 +146,12 @@ Status Store(const po::variables_map& vm, BenchOptions* o) {
   if (vm.count("value-size")) o->value_size = vm["value-size"].as<std::size_t>();
   if (vm.count("slice-ms")) o->slice_ms = vm["slice-ms"].as<std::uint64_t>();
   if (vm.count("keys")) o->keys = vm["keys"].as<std::size_t>();
-  if (vm.count("threads")) o->threads = vm["threads"].as<unsigned>();
+  if (vm.count("threads")) {
+    if (Status s = ParseThreadCounts(vm["threads"].as<std::string>(), &o->thread_counts); !s.ok()) {
+      return s;
+    }
+    o->threads = o->thread_counts.front();
+  }
   if (vm.count("repeat")) o->repeat = vm["repeat"].as<unsigned>();
   if (vm.count("format")) o->format = vm["format"].as<std::string>();
   if (vm.count("svg")) o->svg_path = vm["svg"].as<std::string>();

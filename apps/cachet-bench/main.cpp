@@ -52,11 +52,16 @@ RunPlan PlanFrom(const BenchOptions& options, const Payloads& payloads,
   return plan;
 }
 
-void PrintHeading(const BenchOptions& options, const std::vector<Target>& targets) {
-  std::cout << "cachet-bench: " << targets.size() << " column(s):";
-  for (const Target& t : targets) std::cout << ' ' << t.label << " (" << t.source << ')';
-  std::cout << "\nvalue " << options.value_size << " bytes, " << options.keys << " keys, "
-            << options.threads << " thread(s), median of " << options.repeat << " x ";
+void PrintHeading(const BenchOptions& options, const std::vector<Column>& columns) {
+  std::cout << "cachet-bench: " << columns.size() << " column(s):";
+  for (const Column& c : columns) {
+    std::cout << ' ' << c.target->label << " (" << c.target->source << ')';
+  }
+  std::cout << "\nvalue " << options.value_size << " bytes, " << options.keys << " keys, ";
+  for (std::size_t i = 0; i < options.thread_counts.size(); ++i) {
+    std::cout << (i > 0 ? "," : "") << options.thread_counts[i];
+  }
+  std::cout << " thread(s), median of " << options.repeat << " x ";
   if (options.ops > 0) {
     std::cout << options.ops << " iterations";
   } else {
@@ -158,17 +163,31 @@ int Run(const BenchOptions& options) {
     servers = StartServers();
     for (const std::string& note : servers.notes) std::cerr << "cachet-bench: " << note << '\n';
   }
-  Result<OpenedTargets> opened = OpenTargets(options.configs, options.overrides, servers.servers);
-  if (!opened.ok()) {
-    std::cerr << "cachet-bench: " << opened.status().ToString() << '\n';
-    const Status& s = opened.status();
-    return s.IsConfigError() || s.IsPluginError() ? kExitUsage : kExitStoreError;
+  // Each thread count opens the configs anew: its columns have Caches of their own.
+  std::vector<OpenedTargets> opened_sets;
+  for (const unsigned threads : options.thread_counts) {
+    Result<OpenedTargets> opened =
+        OpenTargets(options.configs, options.overrides, servers.servers);
+    if (!opened.ok()) {
+      std::cerr << "cachet-bench: " << opened.status().ToString() << '\n';
+      const Status& s = opened.status();
+      return s.IsConfigError() || s.IsPluginError() ? kExitUsage : kExitStoreError;
+    }
+    if (options.peers) AddPeerTargets(opened->first_server, &opened->targets);
+    if (options.baseline) opened->targets.push_back(BaselineTarget());
+    if (threads != options.thread_counts.front()) {
+      for (Target& target : opened->targets) target.label += " x" + std::to_string(threads);
+    }
+    opened_sets.push_back(std::move(opened).value());
   }
-  if (options.peers) AddPeerTargets(opened->first_server, &opened->targets);
-  if (options.baseline) opened->targets.push_back(BaselineTarget());
   const RunInfo info = DescribeRun(options);  // the machine's load before the run adds to it
-  std::vector<Column> columns = ConnectColumns(opened->targets, options.threads);
-  if (options.format == "table") PrintHeading(options, opened->targets);
+  std::vector<Column> columns;
+  for (std::size_t i = 0; i < opened_sets.size(); ++i) {
+    for (Column& column : ConnectColumns(opened_sets[i].targets, options.thread_counts[i])) {
+      columns.push_back(std::move(column));
+    }
+  }
+  if (options.format == "table") PrintHeading(options, columns);
   const std::vector<ScenarioFigures> results = RunAll(options, columns, stop);
   const int status = Report(options, info, results);
   if (stop) {

@@ -262,6 +262,22 @@ TEST_CASE("cachet-bench runs the seed scenarios and prints cmpthese tables") {
   CHECK(r.out.find("--") != std::string::npos);
 }
 
+TEST_CASE("cachet-bench --threads 1,2 runs each thread count as its own columns") {
+  CommandOutcome r =
+      RunCommand({kCachetBench, "-c", kDefaultConfig, "--ops", "300", "--repeat", "1",
+                  "--scenarios", "set", "--threads", "1,2", "--format", "csv"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("\nset,default,1,") != std::string::npos);
+  CHECK(r.out.find("\nset,default x2,1,") != std::string::npos);
+
+  CommandOutcome bad = RunCommand({kCachetBench, "-c", kDefaultConfig, "--threads", "1,x"});
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--threads takes numbers separated by commas"));
+  CommandOutcome twice = RunCommand({kCachetBench, "-c", kDefaultConfig, "--threads", "2,2"});
+  CHECK(twice.exit_code == 2);
+  CHECK_THAT(twice.err, Catch::Contains("--threads names 2 twice"));
+}
+
 TEST_CASE("cachet-bench rejects an unknown scenario with exit 2") {
   CommandOutcome r = RunCommand({kCachetBench, "-c", kDefaultConfig, "--scenarios", "get,nope"});
   CHECK(r.exit_code == 2);
