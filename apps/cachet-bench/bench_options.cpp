@@ -150,7 +150,6 @@ Status Store(const po::variables_map& vm, BenchOptions* o) {
     if (Status s = ParseThreadCounts(vm["threads"].as<std::string>(), &o->thread_counts); !s.ok()) {
       return s;
     }
-    o->threads = o->thread_counts.front();
   }
   if (vm.count("repeat")) o->repeat = vm["repeat"].as<unsigned>();
   if (vm.count("format")) o->format = vm["format"].as<std::string>();

@@ -31,10 +31,11 @@ struct BenchOptions {
   std::size_t value_size = 10;             // bytes; the Perl seeds stored ~10-byte values
   std::uint64_t slice_ms = 100;            // length of one interleaving slice
   std::size_t keys = 100;                  // keys that get/set-like scenarios rotate through
-  unsigned threads = 1;                    // threads sharing each target (the first count)
   // --threads 1,2: each count gets its own columns (and Caches), interleaved with
-  // the others, labelled "<label> xN" beyond the first; one count: {threads}.
+  // the others, labelled "<label> xN" beyond the first. Never empty.
   std::vector<unsigned> thread_counts{1};
+  // Threads sharing each target: the first count (the one --stampede uses).
+  unsigned threads() const noexcept { return thread_counts.front(); }
   unsigned repeat = 3;                     // repetitions; figures are their medians
   std::string format = "table";            // table | json | csv
   std::string svg_path;                    // "" for no chart

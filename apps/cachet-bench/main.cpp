@@ -80,7 +80,7 @@ RunInfo DescribeRun(const BenchOptions& options) {
   info.value_size = options.value_size;
   info.slice_ms = options.slice_ms;
   info.keys = options.keys;
-  info.threads = options.threads;
+  info.threads = options.threads();
   info.repeat = options.repeat;
   info.cachet_version = CACHET_VERSION_STRING;
   info.compiler = __VERSION__;

@@ -67,7 +67,7 @@ double Percentile(const std::vector<nanoseconds>& sorted, double fraction) {
 
 Result<Outcome> RunOne(const BenchOptions& bench, const OptionSet& set, const std::string& key) {
   std::vector<std::unique_ptr<Cache>> caches;
-  for (unsigned i = 0; i < bench.threads; ++i) {
+  for (unsigned i = 0; i < bench.threads(); ++i) {
     Result<Config> config = Config::LoadFile(bench.configs[0], bench.overrides);
     if (!config.ok()) return config.status();
     Result<std::unique_ptr<Cache>> cache = Cache::Open(std::move(config).value());
@@ -83,13 +83,13 @@ Result<Outcome> RunOne(const BenchOptions& bench, const OptionSet& set, const st
     std::this_thread::sleep_for(loader_pause);
     return std::string("value");
   };
-  std::vector<std::vector<nanoseconds>> latencies(bench.threads);
+  std::vector<std::vector<nanoseconds>> latencies(bench.threads());
   std::atomic<std::uint64_t> errors{0};
   const auto deadline =
       SteadyClock::now() + std::chrono::duration_cast<nanoseconds>(
                                std::chrono::duration<double>(bench.duration_seconds));
   std::vector<std::thread> threads;
-  for (unsigned t = 0; t < bench.threads; ++t) {
+  for (unsigned t = 0; t < bench.threads(); ++t) {
     threads.emplace_back([&, t] {
       while (SteadyClock::now() < deadline) {
         const auto asked = SteadyClock::now();
@@ -130,7 +130,7 @@ int RunStampede(const BenchOptions& bench) {
       "cachet-bench --stampede: %s, %u thread(s) with a Cache each, one hot key,\n"
       "TTL %llu ms, loader %llu ms, %.1f s per row (%.1f TTL periods), a read every %lld ms"
       " per thread\n\n",
-      bench.configs[0].c_str(), bench.threads,
+      bench.configs[0].c_str(), bench.threads(),
       static_cast<unsigned long long>(bench.stampede_ttl_ms),
       static_cast<unsigned long long>(bench.loader_ms), bench.duration_seconds, periods,
       static_cast<long long>(kReadPause.count()));

@@ -40,21 +40,30 @@ Status ReadBounded(const ConfigSection& section, const char* key, std::int64_t l
   return Status::OK();
 }
 
+// `shards`: auto (0 in `*shards`), or a number from 1 to 1024, read as the integer
+// options are (a leading + allowed) with the same message out of range.
+Status ReadShards(const ConfigSection& section, std::size_t* shards) {
+  const std::string text = section.GetString("shards");
+  if (text == "auto") {
+    *shards = 0;
+    return Status::OK();
+  }
+  const std::size_t sign = text.starts_with('+') ? 1 : 0;
+  std::int64_t count = 0;
+  const char* last = text.data() + text.size();
+  const auto [end, error] = std::from_chars(text.data() + sign, last, count);
+  if (error != std::errc() || end != last) {
+    return section.ErrorAt("shards", "must be auto or a number from 1 to 1024");
+  }
+  if (count < 1 || count > 1024) return section.ErrorAt("shards", "must be between 1 and 1024");
+  *shards = static_cast<std::size_t>(count);
+  return Status::OK();
+}
+
 Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
   constexpr std::int64_t kMaxInt = INT64_MAX;
-  const std::string shards = section.GetString("shards");
-  const bool auto_shards = shards == "auto";
-  if (!auto_shards) {
-    // A number as the other integer options take it: a leading + is allowed.
-    const std::size_t sign = shards.starts_with('+') ? 1 : 0;
-    std::int64_t count = 0;
-    const char* last = shards.data() + shards.size();
-    const auto [end, error] = std::from_chars(shards.data() + sign, last, count);
-    if (error != std::errc() || end != last) {
-      return section.ErrorAt("shards", "must be auto or a number from 1 to 1024");
-    }
-    if (Status s = ReadBounded(section, "shards", 1, 1024, &options->shards); !s.ok()) return s;
-  }
+  if (Status s = ReadShards(section, &options->shards); !s.ok()) return s;
+  const bool auto_shards = options->shards == 0;
   // An entry keeps a value's size in 32 bits and a key's in 16 (MemoryEntry).
   constexpr auto kValueLimit = static_cast<std::int64_t>(kLargestValue);
   constexpr auto kKeyLimit = static_cast<std::int64_t>(kLargestKey);
