@@ -5,7 +5,6 @@
 #include <memory>
 
 #include "cachet/net/batch_runner.h"
-#include "cachet/net/lone_call.h"
 #include "cachet/net/retry.h"
 #include "each_server.h"
 #include "redis_batch.h"
@@ -44,7 +43,7 @@ ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_vi
                                                 bool asking, net::Deadline deadline,
                                                 const ReplyFn& on_reply) {
   Attempt attempt;
-  // Inside a push hook nothing is sent, nor a connection opened for it.
+  // Inside a push hook nothing is sent: a refusal, not an unreachable node.
   if (session_.InPushHook()) [[unlikely]] {
     attempt.status = RedisSession::PushHookRefusal(topology_.where(node));
     return attempt;
@@ -56,27 +55,20 @@ ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_vi
     return attempt;
   }
   const std::string& where = topology_.where(node);
-  bool asked = false;  // the request went out: a failure before says the node is unreachable
-  Status transport = net::CallServer(
-      pool, 0, net::ServerPool::Use::kReadsReplies, net::Clock::now(), deadline, &session_,
-      [&](net::Connection& connection, net::Clock::time_point) {
-        asked = true;
-        Status s = session_.Run(connection, asking ? WithAsking(request) : request, asking ? 2 : 1,
-                                deadline, [&](std::size_t index, RespValue reply) {
-                                  if (asking && index == 0) return;  // ASKING's +OK
-                                  if (reply.IsError())
-                                    attempt.redirect = ClassifyClusterError(reply.text());
-                                  if (attempt.redirect != ClusterErrorKind::kNone) {
-                                    attempt.error = std::string(reply.text());
-                                    return;
-                                  }
-                                  attempt.status = on_reply(reply, where);
-                                });
-        // A reply of the wrong kind for the command: the stream may be out of step.
-        if (attempt.status.IsProtocolError()) connection.Close();
-        return s;
+  CallOutcome call = session_.Call(
+      pool, 0, asking ? WithAsking(request) : request, asking ? 2 : 1, net::Clock::now(), deadline,
+      [&](std::size_t index, RespValue reply) {
+        if (asking && index == 0) return Status::OK();  // ASKING's +OK
+        if (reply.IsError()) attempt.redirect = ClassifyClusterError(reply.text());
+        if (attempt.redirect != ClusterErrorKind::kNone) {
+          attempt.error = std::string(reply.text());
+          return Status::OK();
+        }
+        return on_reply(reply, where);
       });
-  if (!asked) {
+  Status transport = std::move(call.transport);
+  attempt.status = std::move(call.reply);
+  if (!call.sent) {
     // Not connected. Wrong credentials say nothing about the node's health, and
     // retrying elsewhere would not help; nor does a call whose time is up
     // (waiting for a connection under max_connections).

@@ -64,15 +64,44 @@ Status StatusFromError(std::string_view error, std::string_view where) {
 Status RedisSession::Run(net::Connection& connection, std::string_view request,
                          std::size_t reply_count, net::Deadline deadline,
                          ReplyHandler on_reply) const {
-  PerThread& mine = ThreadState(settings_.limits);
-  if (mine.in_push_hook) [[unlikely]]
+  if (InPushHook()) [[unlikely]]
     return PushHookRefusal(connection.address().HostPort());
-  RespParser& parser = ParserFor(mine, settings_.limits);
+  return Exchange(connection, request, reply_count, net::Clock::now(), deadline, on_reply);
+}
+
+Status RedisSession::Exchange(net::Connection& connection, std::string_view request,
+                              std::size_t reply_count, net::Clock::time_point began,
+                              net::Deadline deadline, ReplyHandler on_reply) const {
+  RespParser& parser = ParserFor(ThreadState(settings_.limits), settings_.limits);
   // A previous exchange may have stopped in the middle of a reply or on an error.
   if (!parser.idle()) parser.Reset();
   SessionReplies replies(parser, connection, reply_count, on_reply, *this);
   iovec piece{const_cast<char*>(request.data()), request.size()};
-  return net::RunLoneExchange(connection, &piece, 1, replies, net::Clock::now(), deadline);
+  return net::RunLoneExchange(connection, &piece, 1, replies, began, deadline);
+}
+
+CallOutcome RedisSession::Call(net::ServerPool& pool, std::size_t server, std::string_view request,
+                               std::size_t reply_count, net::Clock::time_point start,
+                               net::Deadline deadline, SettleReply settle) const {
+  CallOutcome outcome;
+  if (InPushHook()) [[unlikely]] {
+    outcome.transport = PushHookRefusal(pool.address(server).HostPort());
+    return outcome;
+  }
+  outcome.transport = net::CallServer(
+      pool, server, net::ServerPool::Use::kReadsReplies, start, deadline, this,
+      [&](net::Connection& connection, net::Clock::time_point began) {
+        outcome.sent = true;
+        bool out_of_step = false;
+        Status s = Exchange(connection, request, reply_count, began, deadline,
+                            [&](std::size_t index, RespValue reply) {
+                              outcome.reply = settle(index, reply);
+                              out_of_step = out_of_step || outcome.reply.IsProtocolError();
+                            });
+        if (out_of_step) connection.Close();
+        return s;
+      });
+  return outcome;
 }
 
 Status RedisSession::Prepare(net::Connection& connection, net::Deadline deadline) const {

@@ -31,6 +31,7 @@
 
 #include "cachet/net/batch_runner.h"
 #include "cachet/net/connection.h"
+#include "cachet/net/server_pool.h"
 #include "cachet/status.h"
 #include "function_ref.h"
 #include "resp_parser.h"
@@ -66,6 +67,18 @@ struct SessionSettings {
 // kept, but does not stop the reading (the replies must all be read anyway).
 // Called only while Run() runs, so a reference to the caller's lambda does.
 using ReplyHandler = FunctionRef<void(std::size_t index, RespValue reply)>;
+
+// Settles each reply of a Call(), in order, and returns its outcome.
+using SettleReply = FunctionRef<Status(std::size_t index, RespValue reply)>;
+
+// How a call to one server went (RedisSession::Call).
+struct CallOutcome {
+  Status transport;   // the lease, connect, login, send and read: ok when every reply was read
+  Status reply;       // the last reply's outcome, as the caller settled it
+  bool sent = false;  // the request began to go out: after a failure it may have run
+  // The call's outcome: the transport's failure, else the reply's.
+  Status status() && { return transport.ok() ? std::move(reply) : std::move(transport); }
+};
 
 class RedisSession;
 
@@ -145,6 +158,16 @@ class RedisSession final : public net::ConnectionSetup {
   Status Run(net::Connection& connection, std::string_view request, std::size_t reply_count,
              net::Deadline deadline, ReplyHandler on_reply) const;
 
+  // One request (`reply_count` commands) to `server` of `pool` outside a
+  // batch, by `deadline` (computed at `start`), through net::CallServer:
+  // lease, connect and login, the pool's health rule. Each reply goes to
+  // `settle`; a reply it settles as protocol_error (the wrong kind for the
+  // command: the stream may be out of step) closes the connection. Refused,
+  // with nothing sent and no connection opened, inside a push hook.
+  CallOutcome Call(net::ServerPool& pool, std::size_t server, std::string_view request,
+                   std::size_t reply_count, net::Clock::time_point start, net::Deadline deadline,
+                   SettleReply settle) const;
+
   // Connects and logs in if `connection` is not connected, by `deadline`
   // (a dedicated link's own connection, outside any pool).
   Status Prepare(net::Connection& connection, net::Deadline deadline) const;
@@ -169,6 +192,11 @@ class RedisSession final : public net::ConnectionSetup {
   static Status PushHookRefusal(std::string_view where);
 
  private:
+  // Run's and Call's exchange on the connected `connection`, begun at `began`.
+  Status Exchange(net::Connection& connection, std::string_view request, std::size_t reply_count,
+                  net::Clock::time_point began, net::Deadline deadline,
+                  ReplyHandler on_reply) const;
+
   // The calling thread's own flag (InPushHook, once some hook runs somewhere).
   static bool ThreadInPushHook();
 

@@ -4,7 +4,6 @@
 #include <charconv>
 #include <utility>
 
-#include "cachet/net/lone_call.h"
 #include "resp_encoder.h"
 
 namespace cachet::redis {
@@ -128,19 +127,13 @@ Status SentinelClient::AskInOrder(std::string_view request, net::Deadline deadli
     if (!pool_.Available(i)) {
       answer = pool_.DeadServerError(i);
     } else {
-      Status transport = net::CallServer(
-          pool_, i, net::ServerPool::Use::kReadsReplies, net::Clock::now(), deadline, &session_,
-          [&](net::Connection& connection, net::Clock::time_point) {
-            Status s =
-                session_.Run(connection, request, 1, deadline, [&](std::size_t, RespValue reply) {
-                  answer =
-                      reply.IsError() ? StatusFromError(reply.text(), where) : read(reply, where);
-                });
-            // A reply of the wrong kind: the stream may be out of step.
-            if (answer.IsProtocolError()) connection.Close();
-            return s;
-          });
-      if (!transport.ok()) answer = transport;
+      answer = session_
+                   .Call(pool_, i, request, 1, net::Clock::now(), deadline,
+                         [&](std::size_t, RespValue reply) {
+                           return reply.IsError() ? StatusFromError(reply.text(), where)
+                                                  : read(reply, where);
+                         })
+                   .status();
     }
     if (answer.ok()) {
       if (answered != nullptr) *answered = i;

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "cachet/net/lone_call.h"
 #include "each_server.h"
 #include "mget_batch.h"
 #include "redis_batch.h"
@@ -28,24 +27,12 @@ StandaloneRouter::StandaloneRouter(std::vector<net::ServerAddress> servers,
 
 Status StandaloneRouter::RunOnServer(std::size_t server, std::string_view request,
                                      const ReplyFn& on_reply) {
-  // Inside a push hook nothing is sent, nor a connection opened for it.
-  if (session_.InPushHook()) [[unlikely]]
-    return RedisSession::PushHookRefusal(where_[server]);
   const net::Clock::time_point start = net::Clock::now();
-  const net::Deadline deadline = start + pool_.options().connection.CallTimeout();
   const std::string& where = where_[server];
-  Status result;
-  Status transport =
-      net::CallServer(pool_, server, net::ServerPool::Use::kReadsReplies, start, deadline,
-                      &session_, [&](net::Connection& connection, net::Clock::time_point) {
-                        Status s = session_.Run(
-                            connection, request, 1, deadline,
-                            [&](std::size_t, RespValue reply) { result = on_reply(reply, where); });
-                        // A reply of the wrong kind for the command: the stream may be out of step.
-                        if (result.IsProtocolError()) connection.Close();
-                        return s;
-                      });
-  return transport.ok() ? result : transport;
+  return session_
+      .Call(pool_, server, request, 1, start, start + pool_.options().connection.CallTimeout(),
+            [&](std::size_t, RespValue reply) { return on_reply(reply, where); })
+      .status();
 }
 
 Status StandaloneRouter::RunOnKey(std::string_view key, std::string_view request,
