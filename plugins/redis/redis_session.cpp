@@ -80,30 +80,6 @@ Status RedisSession::Exchange(net::Connection& connection, std::string_view requ
   return net::RunLoneExchange(connection, &piece, 1, replies, began, deadline);
 }
 
-CallOutcome RedisSession::Call(net::ServerPool& pool, std::size_t server, std::string_view request,
-                               std::size_t reply_count, net::Clock::time_point start,
-                               net::Deadline deadline, SettleReply settle) const {
-  CallOutcome outcome;
-  if (InPushHook()) [[unlikely]] {
-    outcome.transport = PushHookRefusal(pool.address(server).HostPort());
-    return outcome;
-  }
-  outcome.transport = net::CallServer(
-      pool, server, net::ServerPool::Use::kReadsReplies, start, deadline, this,
-      [&](net::Connection& connection, net::Clock::time_point began) {
-        outcome.sent = true;
-        bool out_of_step = false;
-        Status s = Exchange(connection, request, reply_count, began, deadline,
-                            [&](std::size_t index, RespValue reply) {
-                              outcome.reply = settle(index, reply);
-                              out_of_step = out_of_step || outcome.reply.IsProtocolError();
-                            });
-        if (out_of_step) connection.Close();
-        return s;
-      });
-  return outcome;
-}
-
 Status RedisSession::Prepare(net::Connection& connection, net::Deadline deadline) const {
   if (connection.connected()) return Status::OK();
   if (InPushHook()) [[unlikely]]

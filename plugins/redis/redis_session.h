@@ -31,6 +31,7 @@
 
 #include "cachet/net/batch_runner.h"
 #include "cachet/net/connection.h"
+#include "cachet/net/lone_call.h"
 #include "cachet/net/server_pool.h"
 #include "cachet/status.h"
 #include "function_ref.h"
@@ -67,9 +68,6 @@ struct SessionSettings {
 // kept, but does not stop the reading (the replies must all be read anyway).
 // Called only while Run() runs, so a reference to the caller's lambda does.
 using ReplyHandler = FunctionRef<void(std::size_t index, RespValue reply)>;
-
-// Settles each reply of a Call(), in order, and returns its outcome.
-using SettleReply = FunctionRef<Status(std::size_t index, RespValue reply)>;
 
 // How a call to one server went (RedisSession::Call).
 struct CallOutcome {
@@ -161,12 +159,34 @@ class RedisSession final : public net::ConnectionSetup {
   // One request (`reply_count` commands) to `server` of `pool` outside a
   // batch, by `deadline` (computed at `start`), through net::CallServer:
   // lease, connect and login, the pool's health rule. Each reply goes to
-  // `settle`; a reply it settles as protocol_error (the wrong kind for the
+  // `settle(index, reply)`, which returns its outcome; a reply it settles as protocol_error (the wrong kind for the
   // command: the stream may be out of step) closes the connection. Refused,
   // with nothing sent and no connection opened, inside a push hook.
+  // Inline, as net::CallServer: a single command's whole call, in its router.
+  template <class SettleReply>
   CallOutcome Call(net::ServerPool& pool, std::size_t server, std::string_view request,
                    std::size_t reply_count, net::Clock::time_point start, net::Deadline deadline,
-                   SettleReply settle) const;
+                   SettleReply&& settle) const {
+    CallOutcome outcome;
+    if (InPushHook()) [[unlikely]] {
+      outcome.transport = PushHookRefusal(pool.address(server).HostPort());
+      return outcome;
+    }
+    outcome.transport = net::CallServer(
+        pool, server, net::ServerPool::Use::kReadsReplies, start, deadline, this,
+        [&](net::Connection& connection, net::Clock::time_point began) {
+          outcome.sent = true;
+          bool out_of_step = false;
+          Status s = Exchange(connection, request, reply_count, began, deadline,
+                              [&](std::size_t index, RespValue reply) {
+                                outcome.reply = settle(index, reply);
+                                out_of_step = out_of_step || outcome.reply.IsProtocolError();
+                              });
+          if (out_of_step) connection.Close();
+          return s;
+        });
+    return outcome;
+  }
 
   // Connects and logs in if `connection` is not connected, by `deadline`
   // (a dedicated link's own connection, outside any pool).

@@ -233,6 +233,50 @@ TEST_CASE("an older cluster without CLUSTER SHARDS is read with CLUSTER SLOTS",
   CHECK(item.value == "v");
 }
 
+TEST_CASE("a cluster call inside a push hook is refused at once: not retried, nothing sent",
+          "[redis][cluster]") {
+  std::atomic<int> port{0};  // set once the fake listens, read by its thread
+  std::atomic<int> gets{0}, shards{0};
+  FakeNode node([&](const std::string& request) -> std::string {
+    if (Has(request, "HELLO")) return "%1\r\n$5\r\nproto\r\n:3\r\n";
+    if (Has(request, "SHARDS")) {
+      ++shards;
+      return ShardsReply(port);
+    }
+    gets += GetsIn(request);
+    // A push before the reply: the hook runs in the middle of this call.
+    return ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nx\r\n" + Each(request, "$1\r\nv\r\n");
+  });
+  port = node.port();
+  RedisBackend* store = nullptr;  // set once the store exists, before any call
+  std::vector<cachet::Status> nested;
+  RedisOptions options;
+  options.mode = RedisMode::kCluster;
+  options.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(port.load()), 1});
+  options.cluster.max_redirects = 5;
+  options.cluster.retry_wait = std::chrono::milliseconds(1);
+  options.session.resp = 3;
+  options.session.on_push = [&](cachet::redis::RespValue, std::string_view) {
+    Item inner;
+    nested.push_back(store->Get("q", &inner));
+  };
+  auto backend = std::make_unique<RedisBackend>(std::move(options));
+  store = backend.get();
+  Item item;
+  cachet::Status s = backend->Get("k", &item);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(item.value == "v");
+  REQUIRE(nested.size() == 1);
+  INFO(nested[0].ToString());
+  // Refused as a misuse, not taken for an unreachable node and tried again.
+  CHECK(nested[0].IsInvalidArgument());
+  CHECK(nested[0].message().find("push hook") != std::string_view::npos);
+  CHECK(nested[0].message().find("attempts") == std::string_view::npos);
+  CHECK(gets == 1);
+  CHECK(shards == 1);
+}
+
 TEST_CASE("MOVED to another node updates the slot map without a reload", "[redis][cluster]") {
   // Node A's map gives it every slot and never changes; A answers MOVED to B
   // for slot kSlot. The map is not reloaded (refresh_interval 60 s), so only
