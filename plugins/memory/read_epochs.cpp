@@ -1,61 +1,9 @@
 // ReadEpochs: announcing readers, advancing the epoch, and the per-thread slots.
 #include "read_epochs.h"
 
-#include <array>
-#include <bit>
+#include "cachet/thread_number.h"
 
 namespace cachet::memory {
-
-namespace {
-
-// The numbers of the live threads that used a store: the lowest free one goes to
-// a thread when it first reads or writes and comes back when it ends, so up to
-// kSlots live threads always have slots (and writer lanes) of their own, however
-// many threads came and went before them. Lock-free and allocation-free, so a
-// fork or an exit never finds it half-changed; past kTracked live threads,
-// numbers are handed out once and not reused (they still map to slots).
-class ThreadNumbers {
- public:
-  static ThreadNumbers& Get() noexcept {
-    static ThreadNumbers numbers;
-    return numbers;
-  }
-  std::size_t Take() noexcept {
-    for (std::size_t word = 0; word < kWords; ++word) {
-      std::uint64_t bits = used_[word].load();
-      while (bits != ~std::uint64_t{0}) {
-        const int bit = std::countr_one(bits);
-        if (used_[word].compare_exchange_weak(bits, bits | (std::uint64_t{1} << bit))) {
-          return word * 64 + static_cast<std::size_t>(bit);
-        }
-      }
-    }
-    return kTracked + beyond_.fetch_add(1, std::memory_order_relaxed);
-  }
-  void Give(std::size_t number) noexcept {
-    if (number < kTracked) used_[number / 64].fetch_and(~(std::uint64_t{1} << (number % 64)));
-  }
-
- private:
-  static constexpr std::size_t kWords = 16;
-  static constexpr std::size_t kTracked = kWords * 64;
-  std::array<std::atomic<std::uint64_t>, kWords> used_{};
-  std::atomic<std::size_t> beyond_{0};
-};
-
-// A thread's number, held for the thread's life.
-struct ThreadNumber {
-  ThreadNumber() : value(ThreadNumbers::Get().Take()) {}
-  ~ThreadNumber() { ThreadNumbers::Get().Give(value); }
-  const std::size_t value;
-};
-
-std::size_t ThisThreadNumber() noexcept {
-  thread_local const ThreadNumber number;
-  return number.value;
-}
-
-}  // namespace
 
 ReadEpochs::Section::Section(ReadEpochs& epochs) noexcept : slot_(epochs.ThisThreadSlot()) {
   // Each retry means the epoch advanced between the two reads; an advance needs
@@ -107,7 +55,7 @@ std::uint64_t ReadEpochs::misses() const noexcept {
   return total;
 }
 
-std::size_t ReadEpochs::ThisThreadSlotIndex() noexcept { return ThisThreadNumber() % kSlots; }
+std::size_t ReadEpochs::ThisThreadSlotIndex() noexcept { return ThreadNumber() % kSlots; }
 
 ReadEpochs::Slot& ReadEpochs::ThisThreadSlot() noexcept { return slots_[ThisThreadSlotIndex()]; }
 

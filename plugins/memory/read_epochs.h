@@ -23,11 +23,11 @@
 // at once, without writing the epoch: the one word every writer reads.
 //
 // Announcements are counters, two per slot (one per parity), and each thread
-// writes the slot of its number (the lowest free one when it first used a store,
-// given back when it ends): threads do not share the cache lines they write, so
-// readers on different cores do not slow each other down. More live threads than
-// slots share slots, which is still correct. The slot also carries the thread's
-// hit and miss counts, for the same reason.
+// writes the slot of its number (cachet/thread_number.h: the lowest free one,
+// given back when the thread ends): threads do not share the cache lines they
+// write, so readers on different cores do not slow each other down. More live
+// threads than slots share slots, which is still correct. The slot also carries
+// the thread's hit and miss counts, for the same reason.
 #pragma once
 
 #include <array>

@@ -14,20 +14,7 @@ std::int64_t NowNanos() {
       .count();
 }
 
-std::atomic<std::size_t> threads_numbered{0};
-
 }  // namespace
-
-namespace detail {
-
-[[gnu::tls_model("initial-exec")]] thread_local constinit std::size_t thread_number_plus_one = 0;
-
-std::size_t NumberThisThread() noexcept {
-  thread_number_plus_one = threads_numbered.fetch_add(1, std::memory_order_relaxed) + 1;
-  return thread_number_plus_one - 1;
-}
-
-}  // namespace detail
 
 std::size_t ServerPool::SparesHeld(const Server& s) noexcept {
   std::size_t held = 0;

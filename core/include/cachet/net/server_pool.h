@@ -45,27 +45,9 @@
 #include "cachet/net/endpoint.h"
 #include "cachet/net/server_trace.h"
 #include "cachet/result.h"
+#include "cachet/thread_number.h"
 
 namespace cachet::net {
-
-namespace detail {
-// The calling thread's number plus one; 0 until it first asks (ThreadNumber).
-// Constant initialised, so reading it needs no guard; initial-exec, so reading
-// it, from libcachet or a plugin, is one load: libcachet is loaded with the
-// program, where static TLS is reserved for it.
-CACHET_EXPORT extern thread_local constinit std::size_t thread_number_plus_one
-    __attribute__((tls_model("initial-exec")));
-// Numbers the calling thread, on its first ask, and returns its number.
-CACHET_EXPORT std::size_t NumberThisThread() noexcept;
-}  // namespace detail
-
-// The calling thread's number: threads are numbered as they first ask.
-inline std::size_t ThreadNumber() noexcept {
-  const std::size_t number = detail::thread_number_plus_one;
-  if (number == 0) [[unlikely]]
-    return detail::NumberThisThread();
-  return number - 1;
-}
 
 struct ServerPoolOptions {
   ConnectionOptions connection;
@@ -219,9 +201,9 @@ class CACHET_EXPORT ServerPool {
   void AppendHealth(std::vector<ServerHealth>* out) const;
 
  private:
-  // Spare slots per server: a thread's is its number (in the order threads
-  // first borrow) modulo the slots in use, the power of two at most pool_size
-  // and at most this; threads numbered alike share one.
+  // Spare slots per server: a thread's is its number (cachet/thread_number.h:
+  // live threads hold different ones) modulo the slots in use, the power of
+  // two at most pool_size and at most this; threads numbered alike share one.
   static constexpr std::size_t kSpareSlots = 8;
   struct alignas(64) SpareSlot {
     std::atomic<Connection*> connection{nullptr};
