@@ -43,11 +43,6 @@ ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_vi
                                                 bool asking, net::Deadline deadline,
                                                 const ReplyFn& on_reply) {
   Attempt attempt;
-  // Inside a push hook nothing is sent: a refusal, not an unreachable node.
-  if (session_.InPushHook()) [[unlikely]] {
-    attempt.status = RedisSession::PushHookRefusal(topology_.where(node));
-    return attempt;
-  }
   net::ServerPool& pool = topology_.pool(node);
   if (!pool.Available(0)) {
     attempt.status = pool.DeadServerError(0);
@@ -86,6 +81,9 @@ ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_vi
 
 Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
                                const ReplyFn& on_reply) {
+  // Inside a push hook nothing is sent, nor the slot map loaded: refused, not retried.
+  if (session_.InPushHook()) [[unlikely]]
+    return RedisSession::PushHookRefusal("cluster");
   const std::uint16_t slot = KeySlot(key);
   const net::Deadline deadline = CallDeadline();
   net::Attempts attempts(Retries(), deadline);

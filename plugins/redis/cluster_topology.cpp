@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "cachet/net/lone_call.h"
 #include "resp_encoder.h"
 
 namespace cachet::redis {
@@ -182,26 +183,30 @@ Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map, net::Deadline d
   // CLUSTER SHARDS lists both ports of a node; the store's transport picks one.
   const NodePort port_kind =
       pool_options_.connection.tls != nullptr ? NodePort::kTls : NodePort::kPlain;
-  std::string request;
-  AppendCommand(&request, {"CLUSTER", "SHARDS"});
-  bool no_shards = false;
-  CallOutcome call = session_.Call(node_pool, 0, request, 1, net::Clock::now(), deadline,
-                                   [&](std::size_t, RespValue reply) {
-                                     no_shards = reply.IsError();  // older than 7.0
-                                     return no_shards ? Status::OK()
-                                                      : SlotMap::FromShards(reply, host, port_kind,
-                                                                            map);
-                                   });
-  if (!call.transport.ok() || !no_shards) return std::move(call).status();
-  request.clear();
-  AppendCommand(&request, {"CLUSTER", "SLOTS"});
-  return session_
-      .Call(node_pool, 0, request, 1, net::Clock::now(), deadline,
-            [&](std::size_t, RespValue reply) {
-              return reply.IsError() ? StatusFromError(reply.text(), where(node))
-                                     : SlotMap::FromSlots(reply, host, map);
-            })
-      .status();
+  Status parsed;
+  Status s = net::CallServer(
+      node_pool, 0, net::ServerPool::Use::kReadsReplies, net::Clock::now(), deadline, &session_,
+      [&](net::Connection& connection, net::Clock::time_point) {
+        std::string request;
+        AppendCommand(&request, {"CLUSTER", "SHARDS"});
+        bool no_shards = false;
+        Status sent =
+            session_.Run(connection, request, 1, deadline, [&](std::size_t, RespValue reply) {
+              if (reply.IsError()) {
+                no_shards = true;  // older than 7.0: ask for SLOTS instead
+                return;
+              }
+              parsed = SlotMap::FromShards(reply, host, port_kind, map);
+            });
+        if (!sent.ok() || !no_shards) return sent;
+        request.clear();
+        AppendCommand(&request, {"CLUSTER", "SLOTS"});
+        return session_.Run(connection, request, 1, deadline, [&](std::size_t, RespValue reply) {
+          parsed = reply.IsError() ? StatusFromError(reply.text(), where(node))
+                                   : SlotMap::FromSlots(reply, host, map);
+        });
+      });
+  return s.ok() ? parsed : s;
 }
 
 void ClusterTopology::Install(const SlotMap& map) {

@@ -10,9 +10,11 @@
 // loop. A wrong password is kAuthFailed; the password itself is never part of
 // a message.
 //
-// Run() writes one buffer holding `reply_count` commands, then reads that
-// many replies in order and hands each to a callback: one exchange on the core's
-// lone driver (cachet/net/exchange.h), with SessionReplies as its reader. Any
+// Call() leases a connection of a pool (net::CallServer) and runs one exchange
+// on it; Run() runs one on a connection the caller holds. An exchange writes
+// one buffer holding `reply_count` commands, then reads that many replies in
+// order and hands each to a callback: the core's lone driver
+// (cachet/net/exchange.h), with SessionReplies as its reader. Any
 // transport failure, malformed reply, or byte after the last reply closes the
 // connection, so the next use starts clean. Every wait ends after the
 // connection's io_timeout of silence, or at the call's deadline. RESP3 pushes
@@ -149,20 +151,16 @@ class RedisSession final : public net::ConnectionSetup {
     settings_.limits.resp3 = settings_.resp == 3;
   }
 
-  // Sends `request` (`reply_count` commands) on the connected `connection`
-  // and reads every reply, by `deadline` (the call's end). Pooled
-  // connections get here through net::CallServer, which connects them and
-  // runs this session's login first.
+  // Sends `request` (`reply_count` commands) on the connected `connection`,
+  // which the caller holds, and reads every reply by `deadline`.
   Status Run(net::Connection& connection, std::string_view request, std::size_t reply_count,
              net::Deadline deadline, ReplyHandler on_reply) const;
 
-  // One request (`reply_count` commands) to `server` of `pool` outside a
-  // batch, by `deadline` (computed at `start`), through net::CallServer:
-  // lease, connect and login, the pool's health rule. Each reply goes to
-  // `settle(index, reply)`, which returns its outcome; a reply it settles as protocol_error (the wrong kind for the
-  // command: the stream may be out of step) closes the connection. Refused,
-  // with nothing sent and no connection opened, inside a push hook.
-  // Inline, as net::CallServer: a single command's whole call, in its router.
+  // One request to `server` of `pool`, by `deadline` (computed at `start`),
+  // through net::CallServer. `settle(index, reply)` gives each reply's outcome;
+  // a protocol_error (a reply of the wrong kind) closes the connection. Refused
+  // inside a push hook, with no connection leased. A template, so that each
+  // router's `settle` is inlined, as CallServer inlines its exchange.
   template <class SettleReply>
   CallOutcome Call(net::ServerPool& pool, std::size_t server, std::string_view request,
                    std::size_t reply_count, net::Clock::time_point start, net::Deadline deadline,

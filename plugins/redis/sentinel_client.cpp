@@ -112,6 +112,9 @@ SentinelClient::SentinelClient(std::vector<net::ServerAddress> sentinels, std::s
 
 Status SentinelClient::AskInOrder(std::string_view request, net::Deadline deadline,
                                   const ReadFn& read, std::size_t first, std::size_t* answered) {
+  // Inside a push hook no sentinel is asked: a refusal, not "none answered".
+  if (RedisSession::InPushHook()) [[unlikely]]
+    return RedisSession::PushHookRefusal("sentinel");
   std::string reasons;  // "host:port: why; ..." for the error when none answers
   std::size_t not_monitoring = 0;
   for (std::size_t n = 0; n < pool_.size(); ++n) {

@@ -1,7 +1,8 @@
 // ClusterRouter against fake cluster nodes on loopback ports: TRYAGAIN and
 // CLUSTERDOWN are retried a bounded number of times, a slot map that cannot be
 // loaded is an error, a MOVED loop ends, MOVED to another node updates the slot
-// map (single calls and batches), and ASK is followed once without changing it.
+// map (single calls and batches), ASK is followed once without changing it, and
+// a call made inside a push hook is refused without a retry.
 // The fakes answer commands from a script, so each path is taken exactly.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -236,9 +237,12 @@ TEST_CASE("an older cluster without CLUSTER SHARDS is read with CLUSTER SLOTS",
 TEST_CASE("a cluster call inside a push hook is refused at once: not retried, nothing sent",
           "[redis][cluster]") {
   std::atomic<int> port{0};  // set once the fake listens, read by its thread
-  std::atomic<int> gets{0}, shards{0};
+  std::atomic<int> gets{0}, shards{0}, hellos{0};
   FakeNode node([&](const std::string& request) -> std::string {
-    if (Has(request, "HELLO")) return "%1\r\n$5\r\nproto\r\n:3\r\n";
+    if (Has(request, "HELLO")) {
+      ++hellos;  // one per connection
+      return "%1\r\n$5\r\nproto\r\n:3\r\n";
+    }
     if (Has(request, "SHARDS")) {
       ++shards;
       return ShardsReply(port);
@@ -275,6 +279,7 @@ TEST_CASE("a cluster call inside a push hook is refused at once: not retried, no
   CHECK(nested[0].message().find("attempts") == std::string_view::npos);
   CHECK(gets == 1);
   CHECK(shards == 1);
+  CHECK(hellos == 1);  // the refused call leased no connection of its own
 }
 
 TEST_CASE("MOVED to another node updates the slot map without a reload", "[redis][cluster]") {

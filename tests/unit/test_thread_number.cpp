@@ -1,14 +1,14 @@
 // ThreadNumber: live threads hold different numbers, and an ended thread's
 // number goes to the next thread, so a slot table indexed by number gives
 // each live thread its own slot however many threads came before.
-#include "cachet/thread_number.h"
-
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <set>
 #include <thread>
 #include <vector>
+
+#include "cachet/thread_number.h"
 
 using cachet::ThreadNumber;
 
