@@ -1,18 +1,22 @@
 // The numbers of live threads: the lowest free one to a thread on its first
-// ask, back when it ends.
+// ask, back when it ends; a forked child keeps only its own thread's.
 #include "cachet/thread_number.h"
 
-#include <array>
+#include <pthread.h>
+
 #include <atomic>
 #include <bit>
 #include <cstdint>
+#include <mutex>
+#include <type_traits>
 
 namespace cachet {
 
 namespace {
 
-// Which numbers live threads hold. Lock-free and allocation-free, so a fork or
-// an exit never finds it half-changed.
+// Which numbers of one numbering live threads hold. Lock-free, allocation-free
+// and without a destructor, so a fork, an exit or a thread ending after static
+// destruction never finds it half-changed or gone.
 class NumbersInUse {
  public:
   std::size_t Take() noexcept {
@@ -30,38 +34,57 @@ class NumbersInUse {
   void Give(std::size_t number) noexcept {
     if (number < kTracked) used_[number / 64].fetch_and(~(std::uint64_t{1} << (number % 64)));
   }
+  // In a forked child: only `kept` (a number the child's thread holds, or
+  // none) stays taken; the parent's other threads do not exist there.
+  void KeepOnly(std::size_t kept) noexcept {
+    for (std::atomic<std::uint64_t>& word : used_) word.store(0);
+    if (kept < kTracked) used_[kept / 64].store(std::uint64_t{1} << (kept % 64));
+  }
 
  private:
   static constexpr std::size_t kWords = 16;
   static constexpr std::size_t kTracked = kWords * 64;
-  std::array<std::atomic<std::uint64_t>, kWords> used_{};
+  std::atomic<std::uint64_t> used_[kWords] = {};
   std::atomic<std::size_t> beyond_{0};
 };
+static_assert(std::is_trivially_destructible_v<NumbersInUse>, "used at thread exit, after statics");
 
-NumbersInUse& Numbers() noexcept {
-  static NumbersInUse numbers;
-  return numbers;
-}
+constinit NumbersInUse numbers[kThreadNumberings];
 
-// Gives the thread's number back when the thread ends. A destructor of another
-// thread_local that runs later still reads the old number: two threads then
+// Gives the thread's numbers back when the thread ends. A destructor of another
+// thread_local that runs later still reads the old numbers: two threads then
 // share a slot for a moment, which every slot table allows.
 struct GiveBackAtExit {
-  std::size_t number;
-  ~GiveBackAtExit() { Numbers().Give(number); }
+  std::array<std::size_t, kThreadNumberings> plus_one{};
+  ~GiveBackAtExit() {
+    for (std::size_t n = 0; n < kThreadNumberings; ++n) {
+      if (plus_one[n] != 0) numbers[n].Give(plus_one[n] - 1);
+    }
+  }
 };
+
+void KeepOnlyThisThreadsNumbers() noexcept {
+  for (std::size_t n = 0; n < kThreadNumberings; ++n) {
+    numbers[n].KeepOnly(detail::thread_numbers_plus_one[n] - 1);  // none: SIZE_MAX
+  }
+}
 
 }  // namespace
 
 namespace detail {
 
-[[gnu::tls_model("initial-exec")]] thread_local constinit std::size_t thread_number_plus_one = 0;
+[[gnu::tls_model("initial-exec")]] thread_local constinit std::array<std::size_t, kThreadNumberings>
+    thread_numbers_plus_one{};
 
-std::size_t NumberThisThread() noexcept {
-  const std::size_t number = Numbers().Take();
-  thread_local GiveBackAtExit give_back{number};
-  give_back.number = number;
-  thread_number_plus_one = number + 1;
+std::size_t NumberThisThread(ThreadNumbering numbering) noexcept {
+  static std::once_flag fork_handler;
+  std::call_once(fork_handler,
+                 [] { pthread_atfork(nullptr, nullptr, &KeepOnlyThisThreadsNumbers); });
+  const auto n = static_cast<std::size_t>(numbering);
+  const std::size_t number = numbers[n].Take();
+  thread_local GiveBackAtExit give_back;
+  give_back.plus_one[n] = number + 1;
+  thread_numbers_plus_one[n] = number + 1;
   return number;
 }
 

@@ -55,7 +55,9 @@ std::uint64_t ReadEpochs::misses() const noexcept {
   return total;
 }
 
-std::size_t ReadEpochs::ThisThreadSlotIndex() noexcept { return ThreadNumber() % kSlots; }
+std::size_t ReadEpochs::ThisThreadSlotIndex() noexcept {
+  return ThreadNumber(ThreadNumbering::kMemoryStores) % kSlots;
+}
 
 ReadEpochs::Slot& ReadEpochs::ThisThreadSlot() noexcept { return slots_[ThisThreadSlotIndex()]; }
 

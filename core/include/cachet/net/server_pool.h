@@ -163,7 +163,8 @@ class CACHET_EXPORT ServerPool {
   // replies. Anything else is AcquireOther()'s.
   Lease Acquire(std::size_t server, Use use = Use::kReadsReplies, Deadline deadline = {}) {
     Server& s = *servers_[server];
-    std::atomic<Connection*>& spare = s.spares[ThreadNumber() & spare_mask_].connection;
+    const std::size_t number = ThreadNumber(ThreadNumbering::kConnectionPools);
+    std::atomic<Connection*>& spare = s.spares[number & spare_mask_].connection;
     // With pool_size 0 nothing is kept: the lease drops its connection.
     std::atomic<Connection*>* const home_slot = options_.pool_size != 0 ? &spare : nullptr;
     Connection* c = spare.exchange(nullptr, std::memory_order_acquire);
