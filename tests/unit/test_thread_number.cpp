@@ -21,23 +21,32 @@ namespace {
 constexpr ThreadNumbering kPools = ThreadNumbering::kConnectionPools;
 constexpr ThreadNumbering kMemory = ThreadNumbering::kMemoryStores;
 
-// Runs `count` threads at once, each taking its number in `numbering` and
-// holding it until all have one; returns the numbers.
-std::vector<std::size_t> NumbersOfLiveThreads(std::size_t count, ThreadNumbering numbering) {
-  std::vector<std::size_t> numbers(count);
-  std::atomic<std::size_t> numbered{0};
-  std::vector<std::thread> threads;
-  for (std::size_t t = 0; t < count; ++t) {
-    threads.emplace_back([&, t] {
-      numbers[t] = ThreadNumber(numbering);
-      numbered.fetch_add(1);
-      // Ends once every thread has its number, which each takes at once.
-      while (numbered.load() < count) std::this_thread::yield();
-    });
+// `count` threads, each holding its number in `numbering` until this ends;
+// the constructor returns once every one has its number.
+class HoldingThreads {
+ public:
+  HoldingThreads(std::size_t count, ThreadNumbering numbering) : numbers_(count) {
+    for (std::size_t t = 0; t < count; ++t) {
+      threads_.emplace_back([this, t, numbering] {
+        numbers_[t] = ThreadNumber(numbering);
+        numbered_.fetch_add(1);
+        while (!release_.load()) std::this_thread::yield();  // until the destructor
+      });
+    }
+    while (numbered_.load() < count) std::this_thread::yield();  // each numbers itself at once
   }
-  for (std::thread& thread : threads) thread.join();
-  return numbers;
-}
+  ~HoldingThreads() {
+    release_ = true;
+    for (std::thread& thread : threads_) thread.join();
+  }
+  const std::vector<std::size_t>& numbers() const { return numbers_; }
+
+ private:
+  std::vector<std::size_t> numbers_;
+  std::atomic<std::size_t> numbered_{0};
+  std::atomic<bool> release_{false};
+  std::vector<std::thread> threads_;
+};
 
 }  // namespace
 
@@ -66,10 +75,10 @@ TEST_CASE("threads that end give their number to the next one", "[thread_number]
 TEST_CASE("live threads hold different numbers, the lowest free ones", "[thread_number]") {
   const std::size_t mine = ThreadNumber(kPools);
   // Threads that came and went first leave no number taken.
-  (void)NumbersOfLiveThreads(20, kPools);
+  { HoldingThreads came_and_went(20, kPools); }
   constexpr std::size_t kThreads = 16;
-  const std::vector<std::size_t> numbers = NumbersOfLiveThreads(kThreads, kPools);
-  const std::set<std::size_t> distinct(numbers.begin(), numbers.end());
+  HoldingThreads live(kThreads, kPools);
+  const std::set<std::size_t> distinct(live.numbers().begin(), live.numbers().end());
   CHECK(distinct.size() == kThreads);
   CHECK(distinct.count(mine) == 0);
   CHECK(*distinct.rbegin() <= kThreads);
@@ -77,23 +86,11 @@ TEST_CASE("live threads hold different numbers, the lowest free ones", "[thread_
 
 TEST_CASE("a numbering counts only the threads that asked it", "[thread_number]") {
   // Eight threads that only ever ask the memory stores' numbering...
-  std::atomic<bool> release{false};
-  std::atomic<int> holding{0};
-  std::vector<std::thread> memory_only;
-  for (int t = 0; t < 8; ++t) {
-    memory_only.emplace_back([&] {
-      (void)ThreadNumber(kMemory);
-      holding.fetch_add(1);
-      while (!release.load()) std::this_thread::yield();  // until the pools' threads are done
-    });
-  }
-  while (holding.load() < 8) std::this_thread::yield();
+  HoldingThreads memory_only(8, kMemory);
   // ...leave the pools' numbers to the threads that use pools.
   const std::size_t mine = ThreadNumber(kPools);
-  const std::vector<std::size_t> numbers = NumbersOfLiveThreads(8, kPools);
-  release = true;
-  for (std::thread& thread : memory_only) thread.join();
-  std::set<std::size_t> distinct(numbers.begin(), numbers.end());
+  HoldingThreads pools(8, kPools);
+  std::set<std::size_t> distinct(pools.numbers().begin(), pools.numbers().end());
   distinct.insert(mine);
   CHECK(distinct.size() == 9);
   CHECK(*distinct.rbegin() <= 8);
@@ -127,25 +124,16 @@ TEST_CASE("a forked child finds the numbers of the parent's other threads free",
           "[thread_number]") {
   // The parent's threads hold the memory stores' lowest numbers; this thread
   // holds none of them, and asks for its first only in the child.
-  std::atomic<bool> release{false};
-  std::atomic<int> holding{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&] {
-      (void)ThreadNumber(kMemory);
-      holding.fetch_add(1);
-      while (!release.load()) std::this_thread::yield();  // until the fork is done
-    });
+  pid_t child = -1;
+  {
+    HoldingThreads parents(4, kMemory);
+    child = fork();
+    if (child == 0) {
+      // Only this thread exists here, so every number is free: it takes 0.
+      // Reported by exit status (no Catch2 here, nor new threads: see TSan).
+      _exit(ThreadNumber(kMemory) == 0 ? 0 : 1);
+    }
   }
-  while (holding.load() < 4) std::this_thread::yield();
-  const pid_t child = fork();
-  if (child == 0) {
-    // Only this thread exists here, so every number is free: it takes 0.
-    // Reported by exit status (no Catch2 here, nor new threads: see TSan).
-    _exit(ThreadNumber(kMemory) == 0 ? 0 : 1);
-  }
-  release = true;
-  for (std::thread& thread : threads) thread.join();
   REQUIRE(child > 0);
   int status = 0;
   REQUIRE(waitpid(child, &status, 0) == child);
