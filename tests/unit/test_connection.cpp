@@ -330,6 +330,24 @@ TEST_CASE("with pool_size 0 a returned connection is closed, never lent again", 
   CHECK_FALSE(again->connected());
 }
 
+// Threads that act in a set order: a thread's step waits until every earlier
+// step is done. Counts waits that ran out (Catch2's macros are for the main thread).
+class Steps {
+ public:
+  void Await(int mine) {
+    for (int i = 0; i < 5000 && step_.load() != mine; ++i) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    if (step_.load() != mine) ++late_;
+  }
+  void Done() { ++step_; }
+  int late() const { return late_.load(); }
+
+ private:
+  std::atomic<int> step_{0};
+  std::atomic<int> late_{0};
+};
+
 TEST_CASE("each thread gets its own connection back, not the one another thread returned last",
           "[server_pool]") {
   REQUIRE(test::HaveMemcached());
@@ -340,37 +358,77 @@ TEST_CASE("each thread gets its own connection back, not the one another thread 
   // Two threads take turns, one step each: A borrows, B borrows, A returns, B
   // returns, B borrows again, A borrows again. With one slot for both, B's
   // second borrow would take the connection A returned.
-  std::atomic<int> step{0};
-  std::atomic<int> failed{0};  // Catch2's macros are for the main thread
-  auto turn = [&](int mine) {
-    for (int i = 0; i < 5000 && step.load() != mine; ++i) std::this_thread::sleep_for(milliseconds(1));
-    if (step.load() != mine) ++failed;
-  };
+  Steps steps;
+  std::atomic<int> failed{0};
   int first_fd[2] = {-1, -1};
   int second_fd[2] = {-1, -1};
   auto thread_body = [&](int t, int borrow, int give_back, int borrow_again) {
     {
-      turn(borrow);
+      steps.Await(borrow);
       ServerPool::Lease lease = pool.Acquire(0);
       if (!lease->EnsureConnected().ok()) ++failed;
       first_fd[t] = lease->fd();
-      ++step;
-      turn(give_back);
+      steps.Done();
+      steps.Await(give_back);
     }
-    ++step;
-    turn(borrow_again);
+    steps.Done();
+    steps.Await(borrow_again);
     ServerPool::Lease lease = pool.Acquire(0);
     second_fd[t] = lease->fd();
-    ++step;
+    steps.Done();
   };
   std::thread a(thread_body, 0, 0, 2, 5);
   std::thread b(thread_body, 1, 1, 3, 4);
   a.join();
   b.join();
   REQUIRE(failed.load() == 0);
+  REQUIRE(steps.late() == 0);
   CHECK(first_fd[0] != first_fd[1]);
   CHECK(second_fd[0] == first_fd[0]);
   CHECK(second_fd[1] == first_fd[1]);
+}
+
+TEST_CASE("with the default pool_size 16 threads each get their own connection back",
+          "[server_pool]") {
+  REQUIRE(test::HaveMemcached());
+  auto server = test::StartMemcached();
+  REQUIRE(server.ok());
+  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
+  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), {});
+  // All 16 borrow at once, return one after another, then borrow again in the
+  // same order. Threads that shared a spare slot would find the connection of
+  // the one that returned after them (with 8 slots, thread 0 gets thread 8's).
+  constexpr int kThreads = 16;
+  Steps steps;
+  std::atomic<int> failed{0};
+  std::vector<int> first_fd(kThreads, -1);
+  std::vector<int> second_fd(kThreads, -1);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      {
+        steps.Await(t);
+        ServerPool::Lease lease = pool.Acquire(0);
+        if (!lease->EnsureConnected().ok()) ++failed;
+        first_fd[t] = lease->fd();
+        steps.Done();
+        steps.Await(kThreads + t);
+      }
+      steps.Done();
+      steps.Await(2 * kThreads + t);
+      ServerPool::Lease lease = pool.Acquire(0);
+      second_fd[t] = lease->fd();  // -1: a new connection, not yet connected
+      steps.Done();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  REQUIRE(failed.load() == 0);
+  REQUIRE(steps.late() == 0);
+  for (int t = 0; t < kThreads; ++t) {
+    INFO("thread " << t);
+    CHECK(first_fd[t] >= 0);
+    CHECK(second_fd[t] == first_fd[t]);
+  }
 }
 
 TEST_CASE("many threads returning connections keep about pool_size of them idle", "[server_pool]") {

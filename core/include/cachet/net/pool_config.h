@@ -38,7 +38,7 @@ inline constexpr std::array<OptionSpec, 15> kServerPoolOptionSpecs = {{
      "consecutive failures after which a server is marked dead"},
     {"retry_timeout_ms", OptionType::kInt, "2000",
      "how long a dead server rests before it is tried again, in milliseconds"},
-    {"pool_size", OptionType::kInt, "8", "idle connections kept per server"},
+    {"pool_size", OptionType::kInt, "16", "idle connections kept per server"},
     {"max_connections", OptionType::kInt, "0",
      "connections open to one server at once, lent or idle; a call that finds them all "
      "lent waits for one within its deadline; 0: no bound"},

@@ -54,7 +54,7 @@ struct ServerPoolOptions {
   std::uint32_t failure_limit = 2;                // consecutive failures before dead
   std::chrono::milliseconds retry_timeout{2000};  // how long a dead server rests
   bool failover = false;                          // route around dead servers
-  std::size_t pool_size = 8;                      // idle connections kept per server
+  std::size_t pool_size = 16;                     // idle connections kept per server
   std::size_t max_connections = 0;                // open at once per server; 0: no bound
 };
 
@@ -205,7 +205,7 @@ class CACHET_EXPORT ServerPool {
   // Spare slots per server: a thread's is its number (cachet/thread_number.h:
   // live threads hold different ones) modulo the slots in use, the power of
   // two at most pool_size and at most this; threads numbered alike share one.
-  static constexpr std::size_t kSpareSlots = 8;
+  static constexpr std::size_t kSpareSlots = 32;
   struct alignas(64) SpareSlot {
     std::atomic<Connection*> connection{nullptr};
   };
