@@ -28,6 +28,23 @@ using std::chrono::milliseconds;
 
 ServerAddress Loopback(int port) { return {"127.0.0.1", static_cast<std::uint16_t>(port), 1}; }
 
+// A pool of one server, a throwaway memcached (.ci/setup installs it: missing,
+// the test fails).
+struct PoolOnMemcached {
+  explicit PoolOnMemcached(ServerPoolOptions options = {}) {
+    REQUIRE(test::HaveMemcached());
+    auto started = test::StartMemcached();
+    REQUIRE(started.ok());
+    server = std::move(started).value();
+    std::vector<ServerAddress> servers = {Loopback(server->port())};
+    pool = std::make_unique<ServerPool>(
+        servers, Distribution::Create(DistributionKind::kModula, servers), options);
+  }
+  std::unique_ptr<test::ServerProcess> server;
+  std::unique_ptr<ServerPool> pool;
+};
+
+
 // Reads until `buffer` holds a full line ending in "\r\n" that starts with `prefix`.
 class LineReader : public ReplyReader {
  public:
@@ -267,11 +284,8 @@ TEST_CASE("a dead server is retried after retry_timeout", "[server_pool]") {
 }
 
 TEST_CASE("pooled connections are reused", "[server_pool]") {
-  REQUIRE(test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
-  auto server = test::StartMemcached();
-  REQUIRE(server.ok());
-  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
-  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), {});
+  PoolOnMemcached fixture;
+  ServerPool& pool = *fixture.pool;
   int first_fd = -1;
   {
     ServerPool::Lease lease = pool.Acquire(0);
@@ -285,11 +299,8 @@ TEST_CASE("pooled connections are reused", "[server_pool]") {
 
 TEST_CASE("a thread returning two connections keeps both: one in its slot, one idle",
           "[server_pool]") {
-  REQUIRE(test::HaveMemcached());
-  auto server = test::StartMemcached();
-  REQUIRE(server.ok());
-  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
-  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), {});
+  PoolOnMemcached fixture;
+  ServerPool& pool = *fixture.pool;
   int fds[2] = {-1, -1};
   {
     ServerPool::Lease first = pool.Acquire(0);
@@ -311,13 +322,10 @@ TEST_CASE("a thread returning two connections keeps both: one in its slot, one i
 }
 
 TEST_CASE("with pool_size 0 a returned connection is closed, never lent again", "[server_pool]") {
-  REQUIRE(test::HaveMemcached());
-  auto server = test::StartMemcached();
-  REQUIRE(server.ok());
-  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
   ServerPoolOptions options;
   options.pool_size = 0;
-  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), options);
+  PoolOnMemcached fixture(options);
+  ServerPool& pool = *fixture.pool;
   {
     ServerPool::Lease lease = pool.Acquire(0);
     REQUIRE(lease->EnsureConnected().ok());
@@ -350,11 +358,8 @@ class Steps {
 
 TEST_CASE("each thread gets its own connection back, not the one another thread returned last",
           "[server_pool]") {
-  REQUIRE(test::HaveMemcached());
-  auto server = test::StartMemcached();
-  REQUIRE(server.ok());
-  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
-  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), {});
+  PoolOnMemcached fixture;
+  ServerPool& pool = *fixture.pool;
   // Two threads take turns, one step each: A borrows, B borrows, A returns, B
   // returns, B borrows again, A borrows again. With one slot for both, B's
   // second borrow would take the connection A returned.
@@ -390,11 +395,8 @@ TEST_CASE("each thread gets its own connection back, not the one another thread 
 
 TEST_CASE("with the default pool_size 16 threads each get their own connection back",
           "[server_pool]") {
-  REQUIRE(test::HaveMemcached());
-  auto server = test::StartMemcached();
-  REQUIRE(server.ok());
-  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
-  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), {});
+  PoolOnMemcached fixture;
+  ServerPool& pool = *fixture.pool;
   // All 16 borrow at once, return one after another, then borrow again in the
   // same order. Threads that shared a spare slot would find the connection of
   // the one that returned after them (with 8 slots, thread 0 gets thread 8's).
@@ -432,13 +434,10 @@ TEST_CASE("with the default pool_size 16 threads each get their own connection b
 }
 
 TEST_CASE("many threads returning connections keep about pool_size of them idle", "[server_pool]") {
-  REQUIRE(test::HaveMemcached());
-  auto server = test::StartMemcached();
-  REQUIRE(server.ok());
-  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
   ServerPoolOptions options;
   options.pool_size = 2;  // two spare slots
-  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), options);
+  PoolOnMemcached fixture(options);
+  ServerPool& pool = *fixture.pool;
   constexpr int kThreads = 8;
   std::atomic<int> holding{0};
   std::atomic<int> failed{0};
@@ -475,14 +474,11 @@ TEST_CASE("many threads returning connections keep about pool_size of them idle"
 
 TEST_CASE("max_connections bounds a server's connections, and a waiter gets one back",
           "[server_pool]") {
-  REQUIRE(test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
-  auto server = test::StartMemcached();
-  REQUIRE(server.ok());
-  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
   ServerPoolOptions options;
   options.pool_size = 1;
   options.max_connections = 2;
-  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), options);
+  PoolOnMemcached fixture(options);
+  ServerPool& pool = *fixture.pool;
   auto first = std::make_unique<ServerPool::Lease>(pool.Acquire(0));
   ServerPool::Lease second = pool.Acquire(0);
   REQUIRE((*first)->EnsureConnected().ok());
@@ -542,14 +538,11 @@ TEST_CASE("max_connections bounds a server's connections, and a waiter gets one 
 }
 
 TEST_CASE("many threads under max_connections never hold more than the bound", "[server_pool]") {
-  REQUIRE(test::HaveMemcached());
-  auto server = test::StartMemcached();
-  REQUIRE(server.ok());
-  std::vector<ServerAddress> servers = {Loopback((*server)->port())};
   ServerPoolOptions options;
   options.pool_size = 1;
   options.max_connections = 3;
-  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), options);
+  PoolOnMemcached fixture(options);
+  ServerPool& pool = *fixture.pool;
   std::atomic<int> lent{0};
   std::atomic<int> most{0};
   std::atomic<int> refused{0};
