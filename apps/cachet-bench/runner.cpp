@@ -3,6 +3,7 @@
 #include "runner.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "slice.h"
 
@@ -24,6 +25,14 @@ struct ColumnRun {
   std::string note;
 };
 
+// One client's set-up, then one untimed iteration: a warm-up, and the probe that
+// finds an operation the store or library lacks (skipped rather than counted as failing).
+Status SetUpClient(const Scenario& scenario, Client& client, ScenarioState& state) {
+  Status status = scenario.setup(client, state);
+  if (status.ok()) status = scenario.run_once(client, state);
+  return status;
+}
+
 void SetUp(const Scenario& scenario, std::size_t index, Column& column, const RunPlan& plan,
            ColumnRun* run) {
   if (!column.connect_error.ok()) {
@@ -31,21 +40,37 @@ void SetUp(const Scenario& scenario, std::size_t index, Column& column, const Ru
     run->note = "cannot connect: " + column.connect_error.ToString();
     return;
   }
-  run->states.resize(column.clients.size());
-  for (std::size_t t = 0; t < column.clients.size() && run->ran; ++t) {
+  const std::size_t clients = column.clients.size();
+  run->states.resize(clients);
+  for (std::size_t t = 0; t < clients; ++t) {
     ScenarioState& state = run->states[t];
     state.key_prefix = "cb" + std::to_string(index) + "." + std::to_string(t) + ":";
     state.payloads = plan.payloads;
     state.key_count = plan.keys;
-    Status status = scenario.setup(*column.clients[t], state);
-    // One untimed iteration: a warm-up, and the probe that finds an operation
-    // the store or library lacks, which is skipped rather than counted as failing.
-    if (status.ok()) status = scenario.run_once(*column.clients[t], state);
-    if (!status.ok()) {
-      run->ran = false;
-      run->skipped = status.IsUnsupported();
-      run->note = (status.IsUnsupported() ? "skipped: " : "setup failed: ") + status.ToString();
+  }
+  // Each client sets up on a thread of its own, as its slices run (RunSlice): a
+  // Cache that keeps a connection per thread opens them here, one after another
+  // as a peer's clients do, rather than one here and the rest in the first
+  // slice, between other columns' connects. (memcached gives connections to its
+  // worker threads in turn, so the order decides whether two threads share one.)
+  std::vector<Status> statuses(clients);
+  if (clients == 1) {
+    statuses[0] = SetUpClient(scenario, *column.clients[0], run->states[0]);
+  } else {
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < clients; ++t) {
+      threads.emplace_back([&, t] {
+        statuses[t] = SetUpClient(scenario, *column.clients[t], run->states[t]);
+      });
     }
+    for (std::thread& thread : threads) thread.join();
+  }
+  for (const Status& status : statuses) {
+    if (status.ok()) continue;
+    run->ran = false;
+    run->skipped = status.IsUnsupported();
+    run->note = (status.IsUnsupported() ? "skipped: " : "setup failed: ") + status.ToString();
+    break;
   }
 }
 
