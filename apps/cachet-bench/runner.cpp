@@ -3,8 +3,12 @@
 #include "runner.h"
 
 #include <algorithm>
+#include <exception>
+#include <latch>
+#include <string>
 #include <thread>
 
+#include "cachet/thread_number.h"
 #include "slice.h"
 
 namespace cachet::bench {
@@ -27,10 +31,15 @@ struct ColumnRun {
 
 // One client's set-up, then one untimed iteration: a warm-up, and the probe that
 // finds an operation the store or library lacks (skipped rather than counted as failing).
+// On a thread of its own, so an exception becomes the column's failure.
 Status SetUpClient(const Scenario& scenario, Client& client, ScenarioState& state) {
-  Status status = scenario.setup(client, state);
-  if (status.ok()) status = scenario.run_once(client, state);
-  return status;
+  try {
+    Status status = scenario.setup(client, state);
+    if (status.ok()) status = scenario.run_once(client, state);
+    return status;
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("set-up threw: ") + e.what());
+  }
 }
 
 void SetUp(const Scenario& scenario, std::size_t index, Column& column, const RunPlan& plan,
@@ -48,19 +57,21 @@ void SetUp(const Scenario& scenario, std::size_t index, Column& column, const Ru
     state.payloads = plan.payloads;
     state.key_count = plan.keys;
   }
-  // Each client sets up on a thread of its own, as its slices run (RunSlice): a
-  // Cache that keeps a connection per thread opens them here, one after another
-  // as a peer's clients do, rather than one here and the rest in the first
-  // slice, between other columns' connects. (memcached gives connections to its
-  // worker threads in turn, so the order decides whether two threads share one.)
+  // Each client sets up on a thread of its own, as its slices run (RunSlice), so
+  // a Cache opens its threads' connections here in a row, as the peers' clients
+  // do (memcached gives connections to its workers in turn).
   std::vector<Status> statuses(clients);
   if (clients == 1) {
     statuses[0] = SetUpClient(scenario, *column.clients[0], run->states[0]);
   } else {
+    // None ends before all are set up: live threads hold different thread
+    // numbers, so no two clients set up through one pooled connection.
+    std::latch all_set_up(static_cast<std::ptrdiff_t>(clients));
     std::vector<std::thread> threads;
     for (std::size_t t = 0; t < clients; ++t) {
       threads.emplace_back([&, t] {
         statuses[t] = SetUpClient(scenario, *column.clients[t], run->states[t]);
+        all_set_up.arrive_and_wait();
       });
     }
     for (std::thread& thread : threads) thread.join();
@@ -178,6 +189,11 @@ std::vector<Column> ConnectColumns(std::span<const Target> targets, unsigned thr
 
 ScenarioFigures RunScenario(const Scenario& scenario, std::span<Column> columns,
                             const RunPlan& plan) {
+  // This thread takes its thread numbers first (cachet/thread_number.h), so the
+  // set-up threads and the slice threads after them get the same ones, and so
+  // the same pooled connections, whichever column borrows on this thread.
+  (void)ThreadNumber(ThreadNumbering::kConnectionPools);
+  (void)ThreadNumber(ThreadNumbering::kMemoryStores);
   std::vector<ColumnRun> runs(columns.size());
   for (std::size_t c = 0; c < columns.size(); ++c) SetUp(scenario, c, columns[c], plan, &runs[c]);
   for (unsigned r = 0; r < plan.repeat && !StopRequested(plan); ++r) {

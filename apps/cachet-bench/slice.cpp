@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include <latch>
 #include <thread>
 
 namespace cachet::bench {
@@ -63,10 +64,15 @@ Tally RunSlice(const Scenario& scenario, std::span<const std::unique_ptr<Client>
   if (threads == 1) {
     Loop(scenario, *clients[0], states[0], share, limits, &tallies[0]);
   } else {
+    // None ends before all are done: live threads hold different thread numbers
+    // (cachet/thread_number.h), so no two share a pooled connection in a slice.
+    std::latch all_done(static_cast<std::ptrdiff_t>(threads));
     std::vector<std::thread> workers;
     for (std::size_t t = 0; t < threads; ++t) {
-      workers.emplace_back(
-          [&, t] { Loop(scenario, *clients[t], states[t], share, limits, &tallies[t]); });
+      workers.emplace_back([&, t] {
+        Loop(scenario, *clients[t], states[t], share, limits, &tallies[t]);
+        all_done.arrive_and_wait();
+      });
     }
     for (std::thread& worker : workers) worker.join();
   }

@@ -1,21 +1,27 @@
 // cachet-bench's runner: where each client's set-up runs.
 #include <catch2/catch.hpp>
 #include <memory>
-#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
+#include "cachet/thread_number.h"
 #include "runner.h"
 
 namespace cachet::bench {
 namespace {
 
-// A client that answers ok to everything and notes the thread of its set-up.
+// A client that answers ok to everything and notes the thread of its set-up,
+// and the connection-pool thread numbers of its set-up and of its iterations.
 class RecordingClient : public Client {
  public:
-  Status Get(std::string_view, std::string*) override { return Status::OK(); }
+  Status Get(std::string_view, std::string*) override {
+    slice_numbers.insert(ThreadNumber(ThreadNumbering::kConnectionPools));
+    return Status::OK();
+  }
   Status Set(std::string_view, std::string_view) override {
     setup_thread = std::this_thread::get_id();
+    setup_number = ThreadNumber(ThreadNumbering::kConnectionPools);
     return Status::OK();
   }
   Status Remove(std::string_view) override { return Status::OK(); }
@@ -30,6 +36,8 @@ class RecordingClient : public Client {
   Status IncrNoreply(std::string_view) override { return Status::OK(); }
 
   std::thread::id setup_thread;
+  std::size_t setup_number = 0;
+  std::set<std::size_t> slice_numbers;  // set-up's probe iteration included
 };
 
 // Set-up writes one key (noting the thread); an iteration reads it.
@@ -39,24 +47,38 @@ const Scenario kProbe{
     [](Client& client, ScenarioState& state) { return client.Get("k", &state.read_buffer); },
     [](Client&, ScenarioState&) {}};
 
-// The set-up threads of a column of `clients` clients, after a short run.
-std::vector<std::thread::id> SetUpThreads(std::size_t clients) {
-  Target target{"probe", "", nullptr};
-  std::vector<Column> columns(1);
-  columns[0].target = &target;
-  for (std::size_t t = 0; t < clients; ++t) {
-    columns[0].clients.push_back(std::make_unique<RecordingClient>());
+// Columns of RecordingClients, as many clients in each as `clients` says.
+std::vector<Column> RecordingColumns(const Target& target, std::vector<std::size_t> clients) {
+  std::vector<Column> columns(clients.size());
+  for (std::size_t c = 0; c < clients.size(); ++c) {
+    columns[c].target = &target;
+    for (std::size_t t = 0; t < clients[c]; ++t) {
+      columns[c].clients.push_back(std::make_unique<RecordingClient>());
+    }
   }
+  return columns;
+}
+
+const RecordingClient& Recorded(const Column& column, std::size_t t) {
+  return static_cast<const RecordingClient&>(*column.clients[t]);
+}
+
+RunPlan ShortPlan() {
   RunPlan plan;
   plan.ops = 20;
   plan.repeat = 1;
-  const ScenarioFigures figures = RunScenario(kProbe, columns, plan);
+  return plan;
+}
+
+// The set-up threads of a column of `clients` clients, after a short run.
+std::vector<std::thread::id> SetUpThreads(std::size_t clients) {
+  const Target target{"probe", "", nullptr};
+  std::vector<Column> columns = RecordingColumns(target, {clients});
+  const ScenarioFigures figures = RunScenario(kProbe, columns, ShortPlan());
   REQUIRE(figures.figures.size() == 1);
   REQUIRE(figures.figures[0].ran);
   std::vector<std::thread::id> threads;
-  for (const auto& client : columns[0].clients) {
-    threads.push_back(static_cast<const RecordingClient&>(*client).setup_thread);
-  }
+  for (std::size_t t = 0; t < clients; ++t) threads.push_back(Recorded(columns[0], t).setup_thread);
   return threads;
 }
 
@@ -76,6 +98,26 @@ TEST_CASE("a column of several clients sets each up on a thread of its own, as i
     CHECK(threads[t] != std::this_thread::get_id());
     for (std::size_t u = 0; u < t; ++u) CHECK(threads[t] != threads[u]);
   }
+}
+
+TEST_CASE("set-up and slices of a column get the same thread numbers, so the same connections",
+          "[bench]") {
+  // Run from a thread that holds no number yet. Before the runner numbered its
+  // own thread first, the 2-client column set up as numbers 0 and 1, the
+  // 1-client column's set-up then gave this thread 0, and the slices ran as 1 and 2.
+  const Target target{"probe", "", nullptr};
+  std::vector<Column> columns = RecordingColumns(target, {2, 1});
+  std::thread runner([&] { (void)RunScenario(kProbe, columns, ShortPlan()); });
+  runner.join();
+  std::set<std::size_t> setup_numbers;
+  std::set<std::size_t> slice_numbers;
+  for (std::size_t t = 0; t < 2; ++t) {
+    setup_numbers.insert(Recorded(columns[0], t).setup_number);
+    const std::set<std::size_t>& seen = Recorded(columns[0], t).slice_numbers;
+    slice_numbers.insert(seen.begin(), seen.end());
+  }
+  CHECK(setup_numbers.size() == 2);
+  CHECK(slice_numbers == setup_numbers);
 }
 
 }  // namespace

@@ -44,7 +44,6 @@ struct PoolOnMemcached {
   std::unique_ptr<ServerPool> pool;
 };
 
-
 // Reads until `buffer` holds a full line ending in "\r\n" that starts with `prefix`.
 class LineReader : public ReplyReader {
  public:
@@ -397,8 +396,8 @@ TEST_CASE("with the default pool_size 16 threads each get their own connection b
           "[server_pool]") {
   PoolOnMemcached fixture;
   ServerPool& pool = *fixture.pool;
-  // All 16 borrow at once, return one after another, then borrow again in the
-  // same order. Threads that shared a spare slot would find the connection of
+  // The 16 borrow one after another and hold theirs together, return them one
+  // after another, then borrow again in the same order. Threads that shared a spare slot would find the connection of
   // the one that returned after them (with 8 slots, thread 0 gets thread 8's).
   constexpr int kThreads = 16;
   Steps steps;

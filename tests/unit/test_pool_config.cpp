@@ -26,7 +26,7 @@ constexpr std::array kPoolOptions = {
     OptionSpec{"request_timeout_ms", OptionType::kInt, "0", "a whole call"},
     OptionSpec{"failure_limit", OptionType::kInt, "2", "failures before dead"},
     OptionSpec{"retry_timeout_ms", OptionType::kInt, "2000", "rest of a dead server"},
-    OptionSpec{"pool_size", OptionType::kInt, "8", "idle connections per server"},
+    OptionSpec{"pool_size", OptionType::kInt, "16", "idle connections per server"},
     OptionSpec{"max_connections", OptionType::kInt, "0", "open at once per server"},
     OptionSpec{"failover", OptionType::kBool, "false", "move keys of dead servers"},
 };
@@ -57,6 +57,27 @@ TEST_CASE("the shared network options fill the pool options", "[net][config]") {
   CHECK(options.pool_size == 9);
   CHECK(options.max_connections == 12);
   CHECK(options.failover);
+}
+
+TEST_CASE("the shared schema's defaults are ServerPoolOptions' own", "[net][config]") {
+  auto config = Config::Parse("[store]\n", "store.conf");
+  REQUIRE(config.ok());
+  REQUIRE(config->Validate("store", cachet::net::kServerPoolOptionSpecs).ok());
+  cachet::net::ServerPoolOptions options;
+  options.pool_size = 0;  // so the read, not the struct, must give each default
+  options.failure_limit = 0;
+  options.retry_timeout = std::chrono::milliseconds(0);
+  options.connection.connect_timeout = std::chrono::milliseconds(0);
+  options.connection.io_timeout = std::chrono::milliseconds(0);
+  REQUIRE(cachet::net::ReadServerPoolOptions(*config->section("store"), &options).ok());
+  const cachet::net::ServerPoolOptions defaults;
+  CHECK(options.pool_size == defaults.pool_size);
+  CHECK(options.pool_size == 16);
+  CHECK(options.max_connections == defaults.max_connections);
+  CHECK(options.failure_limit == defaults.failure_limit);
+  CHECK(options.retry_timeout == defaults.retry_timeout);
+  CHECK(options.connection.connect_timeout == defaults.connection.connect_timeout);
+  CHECK(options.connection.io_timeout == defaults.connection.io_timeout);
 }
 
 TEST_CASE("request_timeout_ms bounds a call, 0 is three times io_timeout_ms", "[net][config]") {
