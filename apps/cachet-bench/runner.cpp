@@ -31,7 +31,7 @@ struct ColumnRun {
 
 // One client's set-up, then one untimed iteration: a warm-up, and the probe that
 // finds an operation the store or library lacks (skipped rather than counted as failing).
-// On a thread of its own, so an exception becomes the column's failure.
+// An exception becomes the column's failure.
 Status SetUpClient(const Scenario& scenario, Client& client, ScenarioState& state) {
   try {
     Status status = scenario.setup(client, state);

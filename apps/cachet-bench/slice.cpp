@@ -64,8 +64,8 @@ Tally RunSlice(const Scenario& scenario, std::span<const std::unique_ptr<Client>
   if (threads == 1) {
     Loop(scenario, *clients[0], states[0], share, limits, &tallies[0]);
   } else {
-    // None ends before all are done: live threads hold different thread numbers
-    // (cachet/thread_number.h), so no two share a pooled connection in a slice.
+    // None ends before all are done, so none takes the thread number (and pooled
+    // connection) of one that ended: the slice's threads hold set-up's numbers.
     std::latch all_done(static_cast<std::ptrdiff_t>(threads));
     std::vector<std::thread> workers;
     for (std::size_t t = 0; t < threads; ++t) {

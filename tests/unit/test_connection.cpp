@@ -397,8 +397,9 @@ TEST_CASE("with the default pool_size 16 threads each get their own connection b
   PoolOnMemcached fixture;
   ServerPool& pool = *fixture.pool;
   // The 16 borrow one after another and hold theirs together, return them one
-  // after another, then borrow again in the same order. Threads that shared a spare slot would find the connection of
-  // the one that returned after them (with 8 slots, thread 0 gets thread 8's).
+  // after another, then borrow again in the same order. Threads that shared a
+  // spare slot would find the connection of the one that returned after them
+  // (with 8 slots, thread 0 gets thread 8's).
   constexpr int kThreads = 16;
   Steps steps;
   std::atomic<int> failed{0};
