@@ -6,20 +6,15 @@
 
 namespace cachet::memory {
 
-bool Limbo::Ring::Push(Waiting waiting) noexcept {
-  if (count_ == mask_ + 1) {
-    // Full (or never given room): twice the room, the waiting entries in order.
-    const std::size_t capacity = count_ == 0 ? 64 : 2 * count_;
-    auto* items = new (std::nothrow) Waiting[capacity];
-    if (items == nullptr) return false;
-    for (std::size_t i = 0; i < count_; ++i) items[i] = items_[(head_ + i) & mask_];
-    delete[] items_;
-    items_ = items;
-    mask_ = capacity - 1;
-    head_ = 0;
-  }
-  items_[(head_ + count_) & mask_] = waiting;
-  ++count_;
+bool Limbo::Ring::Grow() noexcept {
+  const std::size_t capacity = count_ == 0 ? 64 : 2 * count_;
+  auto* items = new (std::nothrow) Waiting[capacity];
+  if (items == nullptr) return false;
+  for (std::size_t i = 0; i < count_; ++i) items[i] = items_[(head_ + i) & mask_];
+  delete[] items_;
+  items_ = items;
+  mask_ = capacity - 1;
+  head_ = 0;
   return true;
 }
 

@@ -100,8 +100,14 @@ class Limbo {
     bool empty() const noexcept { return count_ == 0; }
     const Waiting& oldest() const noexcept { return items_[head_]; }
     const Waiting& newest() const noexcept { return items_[(head_ + count_ - 1) & mask_]; }
-    // false when the ring is full and cannot grow (out of memory).
-    bool Push(Waiting waiting) noexcept;
+    // false when the ring is full and cannot grow (out of memory). Inline, so
+    // the fields go straight into the ring, not through a copy on the stack.
+    bool Push(const Waiting& waiting) noexcept {
+      if (count_ == mask_ + 1 && !Grow()) return false;
+      items_[(head_ + count_) & mask_] = waiting;
+      ++count_;
+      return true;
+    }
     Waiting Pop() noexcept {
       const Waiting waiting = items_[head_];
       head_ = (head_ + 1) & mask_;
@@ -110,6 +116,10 @@ class Limbo {
     }
 
    private:
+    // Twice the room (64 at first), the waiting entries in order; false when
+    // out of memory.
+    bool Grow() noexcept;
+
     Waiting* items_ = nullptr;
     std::size_t mask_ = ~std::size_t{0};  // capacity - 1; no capacity yet
     std::size_t head_ = 0;

@@ -68,7 +68,7 @@ std::int64_t SteadyNowMs() noexcept {
   return duration_cast<milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-Status MemoryShard::Get(KeyRef key, Item* out) {
+Status MemoryShard::Get(const KeyRef& key, Item* out) {
   {
     ReadEpochs::Section section(epochs_);
     // Hit or miss, the key was wanted; inside the section, as the sketch may grow.
@@ -89,7 +89,7 @@ Status MemoryShard::Get(KeyRef key, Item* out) {
   return GetLocked(key, out);
 }
 
-Status MemoryShard::GetLocked(KeyRef key, Item* out) {
+Status MemoryShard::GetLocked(const KeyRef& key, Item* out) {
   Writing writing(*this);
   const Found found = FindForRead(key);
   if (found.entry == nullptr) return Status::NotFound();
@@ -97,7 +97,7 @@ Status MemoryShard::GetLocked(KeyRef key, Item* out) {
   return Status::OK();
 }
 
-Status MemoryShard::GetAndTouch(KeyRef key, Ttl ttl, Item* out) {
+Status MemoryShard::GetAndTouch(const KeyRef& key, Ttl ttl, Item* out) {
   Writing writing(*this);
   if (sketch_ != nullptr) sketch_->Record(key.hash);
   const Found found = FindForRead(key);
@@ -107,7 +107,7 @@ Status MemoryShard::GetAndTouch(KeyRef key, Ttl ttl, Item* out) {
   return Status::OK();
 }
 
-Status MemoryShard::Store(StoreMode mode, KeyRef key, ItemView item, Ttl ttl) {
+Status MemoryShard::Store(StoreMode mode, const KeyRef& key, const ItemView& item, Ttl ttl) {
   Writing writing(*this);
   if (sketch_ != nullptr) {
     sketch_->AgeIfDue();
@@ -142,7 +142,7 @@ Status MemoryShard::Store(StoreMode mode, KeyRef key, ItemView item, Ttl ttl) {
   return Status::OK();
 }
 
-Status MemoryShard::Remove(KeyRef key) {
+Status MemoryShard::Remove(const KeyRef& key) {
   Writing writing(*this);
   const Found found = FindLive(key);
   if (found.entry == nullptr) return Status::NotFound();
@@ -151,7 +151,7 @@ Status MemoryShard::Remove(KeyRef key) {
   return Status::OK();
 }
 
-Status MemoryShard::Touch(KeyRef key, Ttl ttl) {
+Status MemoryShard::Touch(const KeyRef& key, Ttl ttl) {
   Writing writing(*this);
   const Found found = FindLive(key);
   if (found.entry == nullptr) return Status::NotFound();
@@ -160,7 +160,7 @@ Status MemoryShard::Touch(KeyRef key, Ttl ttl) {
   return Status::OK();
 }
 
-Status MemoryShard::AddToCounter(KeyRef key, std::uint64_t delta, bool increment,
+Status MemoryShard::AddToCounter(const KeyRef& key, std::uint64_t delta, bool increment,
                                  std::uint64_t* value) {
   Writing writing(*this);
   const Found found = FindLive(key);
@@ -189,8 +189,7 @@ void MemoryShard::Flush() {
   ReturnSurplus();
 }
 
-ShardStats MemoryShard::stats() {
-  std::lock_guard lock(mutex_);
+ShardStats MemoryShard::stats() const {
   ShardStats out = counters_;  // reclaiming_bytes is the store's (WriterLanes)
   out.total_items = total_items_;
   out.items = table_.size();
@@ -215,7 +214,7 @@ std::size_t MemoryShard::TryGiveBack(std::size_t bytes, Limbo& limbo) noexcept {
   return unused;
 }
 
-MemoryShard::Found MemoryShard::FindLive(KeyRef key) {
+MemoryShard::Found MemoryShard::FindLive(const KeyRef& key) {
   const std::size_t index = table_.IndexOf(key.key, key.hash);
   if (index == EntryTable::kNone) return {};
   MemoryEntry* entry = table_.At(index);
@@ -228,7 +227,7 @@ MemoryShard::Found MemoryShard::FindLive(KeyRef key) {
   return {entry, index, key.hash};
 }
 
-MemoryShard::Found MemoryShard::FindForRead(KeyRef key) {
+MemoryShard::Found MemoryShard::FindForRead(const KeyRef& key) {
   const Found found = FindLive(key);
   if (found.entry == nullptr) {
     epochs_.CountMiss();
@@ -239,7 +238,7 @@ MemoryShard::Found MemoryShard::FindForRead(KeyRef key) {
   return found;
 }
 
-Status MemoryShard::StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged) {
+Status MemoryShard::StoreNew(const KeyRef& key, const ItemView& item, Ttl ttl, bool judged) {
   if (Status s = CheckFits(key.key.size(), item.value.size(), item.flags); !s.ok()) return s;
   // Without a window, judged before anything is built or published: a refused
   // item is never seen by a reader, evicts nothing and takes no CAS token. With

@@ -96,14 +96,17 @@ class alignas(64) MemoryShard {
   MemoryShard(const MemoryShard&) = delete;
   MemoryShard& operator=(const MemoryShard&) = delete;
 
-  Status Get(KeyRef key, Item* out);
-  Status GetAndTouch(KeyRef key, Ttl ttl, Item* out);
-  Status Store(StoreMode mode, KeyRef key, ItemView item, Ttl ttl);
-  Status Remove(KeyRef key);
-  Status Touch(KeyRef key, Ttl ttl);
-  Status AddToCounter(KeyRef key, std::uint64_t delta, bool increment, std::uint64_t* value);
+  Status Get(const KeyRef& key, Item* out);
+  Status GetAndTouch(const KeyRef& key, Ttl ttl, Item* out);
+  Status Store(StoreMode mode, const KeyRef& key, const ItemView& item, Ttl ttl);
+  Status Remove(const KeyRef& key);
+  Status Touch(const KeyRef& key, Ttl ttl);
+  Status AddToCounter(const KeyRef& key, std::uint64_t delta, bool increment, std::uint64_t* value);
   void Flush();
-  ShardStats stats();
+  // The shard's counters. REQUIRES: the caller holds write_lock().
+  ShardStats stats() const;
+  // The lock every write takes; MemoryStore takes all of them to stop writes.
+  WriteLock& write_lock() noexcept { return mutex_; }
   // For ByteBudget::Reclaim, from another shard's writer: unless this shard is
   // locked, evicts until `bytes` of its credit are unused (retiring into that
   // writer's `limbo`), and returns all of its unused credit to the budget.
@@ -137,15 +140,15 @@ class alignas(64) MemoryShard {
     std::uint64_t hash = 0;
   };
   // Get's way when the lock-free read found an expired entry to remove.
-  Status GetLocked(KeyRef key, Item* out);
+  Status GetLocked(const KeyRef& key, Item* out);
   // The live entry under `key`, or none; an expired one is removed on the way.
-  Found FindLive(KeyRef key);
+  Found FindLive(const KeyRef& key);
   // FindLive for a read under the lock: counts the hit or miss and marks the entry.
-  Found FindForRead(KeyRef key);
+  Found FindForRead(const KeyRef& key);
   // Stores a new key. With `judged` (every new key but an add's) a full shard
   // under TinyLFU without a window may refuse it: not_stored, and nothing
   // changed but the sketch. With a window, the new key enters the window.
-  Status StoreNew(KeyRef key, ItemView item, Ttl ttl, bool judged);
+  Status StoreNew(const KeyRef& key, const ItemView& item, Ttl ttl, bool judged);
   // TinyLFU's verdict on a new item of `charge` bytes for the key with `hash`:
   // true when it fits, or when it was asked for more often than the first
   // victim CLOCK would take (which gets its second chances on the way).

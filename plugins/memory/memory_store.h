@@ -62,6 +62,19 @@ class MemoryStore {
   const MemoryStoreOptions& options() const noexcept { return options_; }
 
  private:
+  // Every shard's lock, held while it lives: no write is under way, so every
+  // writer lane may be reached (WriterLanes::Reclaim).
+  class WritesStopped {
+   public:
+    explicit WritesStopped(std::vector<std::unique_ptr<MemoryShard>>& shards);
+    ~WritesStopped();
+    WritesStopped(const WritesStopped&) = delete;
+    WritesStopped& operator=(const WritesStopped&) = delete;
+
+   private:
+    std::vector<std::unique_ptr<MemoryShard>>& shards_;
+  };
+
   MemoryStoreOptions options_;
   ReadEpochs epochs_;  // before shards_, which use it until they are gone
   ByteBudget budget_;  // likewise

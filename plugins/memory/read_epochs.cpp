@@ -5,17 +5,18 @@
 
 namespace cachet::memory {
 
-ReadEpochs::Section::Section(ReadEpochs& epochs) noexcept : slot_(epochs.ThisThreadSlot()) {
+ReadEpochs::Section::Section(ReadEpochs& epochs) noexcept
+    : slot_(epochs.slots_[ThisThreadSlotIndex()]), owned_(&slot_ != &epochs.slots_[kSharedSlot]) {
   // Each retry means the epoch advanced between the two reads; an advance needs
   // the other parity empty, so a retry is rare and the loop ends quickly. The
   // bound only guards against a writer advancing without pause forever.
   std::uint64_t epoch = epochs.epoch_.load();
   for (int attempt = 0; attempt < 1000; ++attempt) {
     parity_ = static_cast<unsigned>(epoch & 1);
-    slot_.readers[parity_].fetch_add(1);
+    slot_.readers[parity_].fetch_add(1);  // sequentially consistent, even in an owned slot
     const std::uint64_t again = epochs.epoch_.load();
     if (again == epoch) return;
-    slot_.readers[parity_].fetch_sub(1);
+    Subtract(slot_.readers[parity_], owned_);
     epoch = again;
   }
   // Announced in both parities, no advance can complete after the one that may
@@ -56,9 +57,18 @@ std::uint64_t ReadEpochs::misses() const noexcept {
 }
 
 std::size_t ReadEpochs::ThisThreadSlotIndex() noexcept {
-  return ThreadNumber(ThreadNumbering::kMemoryStores) % kSlots;
+  const std::size_t number = ThreadNumber(ThreadNumbering::kMemoryStores);
+  return number < kSlots ? number : kSharedSlot;
 }
 
-ReadEpochs::Slot& ReadEpochs::ThisThreadSlot() noexcept { return slots_[ThisThreadSlotIndex()]; }
+void ReadEpochs::CountHit() noexcept {
+  const std::size_t index = ThisThreadSlotIndex();
+  Count(slots_[index].hits, index != kSharedSlot);
+}
+
+void ReadEpochs::CountMiss() noexcept {
+  const std::size_t index = ThisThreadSlotIndex();
+  Count(slots_[index].misses, index != kSharedSlot);
+}
 
 }  // namespace cachet::memory

@@ -25,9 +25,11 @@
 // Announcements are counters, two per slot (one per parity), and each thread
 // writes the slot of its number (cachet/thread_number.h: the lowest free one,
 // given back when the thread ends): threads do not share the cache lines they
-// write, so readers on different cores do not slow each other down. More live
-// threads than slots share slots, which is still correct. The slot also carries
-// the thread's hit and miss counts, for the same reason.
+// write, so readers on different cores do not slow each other down. The slot
+// also carries the thread's hit and miss counts, for the same reason. A thread
+// numbered below kSlots owns its slot, so it leaves a section and counts with a
+// plain load and store (announcing still takes an atomic add: the fence the
+// protocol needs); threads numbered beyond share one more slot, with atomic adds.
 #pragma once
 
 #include <array>
@@ -39,7 +41,8 @@ namespace cachet::memory {
 
 class ReadEpochs {
  public:
-  static constexpr std::size_t kSlots = 32;
+  static constexpr std::size_t kSlots = 32;            // slots owned by one thread each
+  static constexpr std::size_t kSharedSlot = kSlots;    // the slot of every other thread
 
   struct alignas(64) Slot {
     std::atomic<std::uint64_t> readers[2] = {0, 0};
@@ -52,17 +55,19 @@ class ReadEpochs {
    public:
     explicit Section(ReadEpochs& epochs) noexcept;
     ~Section() {
-      slot_.readers[parity_].fetch_sub(1);
-      if (both_) slot_.readers[parity_ ^ 1].fetch_sub(1);
+      // Release: the reader's loads come before writers can see it gone.
+      Subtract(slot_.readers[parity_], owned_);
+      if (both_) Subtract(slot_.readers[parity_ ^ 1], owned_);
     }
     Section(const Section&) = delete;
     Section& operator=(const Section&) = delete;
 
-    void CountHit() noexcept { slot_.hits.fetch_add(1, std::memory_order_relaxed); }
-    void CountMiss() noexcept { slot_.misses.fetch_add(1, std::memory_order_relaxed); }
+    void CountHit() noexcept { Count(slot_.hits, owned_); }
+    void CountMiss() noexcept { Count(slot_.misses, owned_); }
 
    private:
     Slot& slot_;
+    const bool owned_;  // the thread owns slot_ (numbered below kSlots)
     unsigned parity_ = 0;
     bool both_ = false;  // announced in both parities (see the constructor)
   };
@@ -84,17 +89,34 @@ class ReadEpochs {
   // Hit and miss counts summed over the slots (not one instant: see metrics).
   std::uint64_t hits() const noexcept;
   std::uint64_t misses() const noexcept;
-  // The calling thread's slot, also its lane among WriterLanes.
+  // The calling thread's slot, also its lane among WriterLanes: its number, or
+  // kSharedSlot for a thread numbered kSlots or more.
   static std::size_t ThisThreadSlotIndex() noexcept;
   // Counts from a writer, which holds no Section.
-  void CountHit() noexcept { ThisThreadSlot().hits.fetch_add(1, std::memory_order_relaxed); }
-  void CountMiss() noexcept { ThisThreadSlot().misses.fetch_add(1, std::memory_order_relaxed); }
+  void CountHit() noexcept;
+  void CountMiss() noexcept;
 
  private:
-  Slot& ThisThreadSlot() noexcept;
+  // A count of the calling thread's slot plus one; only its owner writes an
+  // owned slot, so a plain load and store do (no atomic add, no lock prefix).
+  static void Count(std::atomic<std::uint64_t>& counter, bool owned) noexcept {
+    if (owned) {
+      counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    } else {
+      counter.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  // An announcement taken back, as Count's owner rule, with release order.
+  static void Subtract(std::atomic<std::uint64_t>& counter, bool owned) noexcept {
+    if (owned) {
+      counter.store(counter.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+    } else {
+      counter.fetch_sub(1, std::memory_order_release);
+    }
+  }
 
   alignas(64) std::atomic<std::uint64_t> epoch_{0};
-  std::array<Slot, kSlots> slots_;
+  std::array<Slot, kSlots + 1> slots_;  // kSharedSlot last
 };
 
 }  // namespace cachet::memory

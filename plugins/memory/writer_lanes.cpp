@@ -1,12 +1,12 @@
-// WriterLanes: the lanes' lock, and reclaiming what every lane holds.
+// WriterLanes: the lanes, and reclaiming what every lane holds.
 #include "writer_lanes.h"
 
 namespace cachet::memory {
 
 WriterLanes::WriterLanes(ReadEpochs& epochs, std::size_t spare_limit) {
-  lanes_.reserve(ReadEpochs::kSlots);
-  for (std::size_t i = 0; i < ReadEpochs::kSlots; ++i) {
-    lanes_.push_back(std::make_unique<Lane>(epochs, spare_limit));
+  lanes_.reserve(ReadEpochs::kSlots + 1);
+  for (std::size_t i = 0; i <= ReadEpochs::kSlots; ++i) {
+    lanes_.push_back(std::make_unique<Lane>(epochs, spare_limit, i == ReadEpochs::kSharedSlot));
   }
 }
 

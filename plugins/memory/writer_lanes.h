@@ -6,10 +6,12 @@
 // earlier, still in its caches; no two writers share one, and however many
 // shards there are, each limbo sees every retirement of its thread.
 //
-// A thread writes through the lane of its ReadEpochs slot, its own while at most
-// kSlots threads live; beyond that threads share lanes, so a lane has a lock,
-// which stats and flush take too. Lock order: a shard's lock, then a lane's;
-// Reclaim and bytes() take the lanes' locks one at a time and no shard's.
+// A thread writes through the lane of its ReadEpochs slot: its own if it is
+// numbered below kSlots, used with no lock of its own, as a write holds its
+// shard's lock and only the owner writes through it; threads numbered beyond
+// share the last lane, under its lock (lock order: a shard's, then that one).
+// So a lane is only ever used under some shard's lock, and Reclaim and bytes(),
+// which reach every lane, need the caller to hold every shard's lock.
 #pragma once
 
 #include <cstddef>
@@ -30,8 +32,12 @@ class WriterLanes {
   // The calling thread's lane, held until this goes.
   class Held {
    public:
-    explicit Held(Lane& lane) noexcept : lane_(lane) { lane_.lock.lock(); }
-    ~Held() { lane_.lock.unlock(); }
+    explicit Held(Lane& lane) noexcept : lane_(lane) {
+      if (lane_.shared) lane_.lock.lock();
+    }
+    ~Held() {
+      if (lane_.shared) lane_.lock.unlock();
+    }
     Held(const Held&) = delete;
     Held& operator=(const Held&) = delete;
 
@@ -49,19 +55,22 @@ class WriterLanes {
   Held Mine() noexcept { return Held(*lanes_[ReadEpochs::ThisThreadSlotIndex()]); }
 
   // For a store whose writes stopped (flush, stats): Limbo::Reclaim on every lane.
+  // REQUIRES: no write under way (the caller holds every shard's lock).
   void Reclaim(bool keep_spares) noexcept;
-  // What waits in every lane, spares included.
+  // What waits in every lane, spares included. REQUIRES: as Reclaim.
   std::size_t bytes() noexcept;
 
  private:
   struct alignas(64) Lane {
-    Lane(ReadEpochs& epochs, std::size_t spare_limit) noexcept : limbo(epochs, spare_limit) {}
+    Lane(ReadEpochs& epochs, std::size_t spare_limit, bool shared_lane) noexcept
+        : shared(shared_lane), limbo(epochs, spare_limit) {}
 
-    WriteLock lock;
+    const bool shared;  // the lane of threads numbered kSlots and beyond
+    WriteLock lock;     // taken only when shared
     Limbo limbo;
   };
 
-  std::vector<std::unique_ptr<Lane>> lanes_;  // one per ReadEpochs slot
+  std::vector<std::unique_ptr<Lane>> lanes_;  // one per ReadEpochs slot, the shared one last
 };
 
 }  // namespace cachet::memory
