@@ -86,7 +86,9 @@ bool EntryTable::Insert(MemoryEntry* entry, std::uint64_t hash, Limbo& limbo,
 MemoryEntry* EntryTable::Remove(std::size_t index) noexcept {
   MemoryEntry* entry = At(index);
   // A tombstone, never empty: a reader probing past this slot must walk on.
-  Current()->slots[index].store(kTombstone);
+  // Release, not sequentially consistent: the limbo's fence (Limbo::Settle)
+  // orders the unlink before it reads the epoch, once for several unlinks.
+  Current()->slots[index].store(kTombstone, std::memory_order_release);
   --size_;
   ++tombstones_;
   return entry;
@@ -95,8 +97,9 @@ MemoryEntry* EntryTable::Remove(std::size_t index) noexcept {
 void EntryTable::Replace(std::size_t index, MemoryEntry* replacement) noexcept {
   Slot& slot = Current()->slots[index];
   const std::uint64_t kept = slot.load(kRelaxed) & (kTagBits | kWindow);
-  // Publishes the replacement, fully built, to readers.
-  slot.store(reinterpret_cast<std::uint64_t>(replacement) | kept | kReferenced);
+  // Publishes the replacement, fully built, to readers; release, as in Remove.
+  slot.store(reinterpret_cast<std::uint64_t>(replacement) | kept | kReferenced,
+             std::memory_order_release);
 }
 
 void EntryTable::RetireAll(Limbo& limbo) noexcept {

@@ -1,6 +1,7 @@
 // Limbo: retiring unlinked entries and arrays, and freeing them once the epoch allows.
 #include "limbo.h"
 
+#include <atomic>
 #include <new>
 #include <thread>
 
@@ -23,23 +24,25 @@ Limbo::~Limbo() {
   for (std::size_t i = 0; i < spare_count_; ++i) MemoryEntry::Destroy(spares_[i].entry);
 }
 
-// The epoch is read after the block was unlinked (the unlinking stores and this
-// load are sequentially consistent), which the reclamation rule requires.
 void Limbo::Retire(MemoryEntry* entry, std::size_t charge) noexcept {
-  const std::uint64_t epoch = epochs_.current();
-  if (!entries_.Push({entry, epoch, charge})) {
-    // No memory for the ring: wait, here, until no reader can hold the entry.
-    // Readers stay for one lookup, so this ends soon.
-    while (!epochs_.Reclaimable(epoch)) {
-      if (!epochs_.TryAdvance()) std::this_thread::yield();
-    }
-    MemoryEntry::Destroy(entry);
+  if (entries_.Push({entry, kUnsettled, charge})) {
+    ++unsettled_;
+    bytes_ += charge;
+    Retired(charge);
     return;
   }
-  bytes_ += charge;
-  Retired(charge);
+  // No memory for the ring: wait, here, until no reader can hold the entry.
+  // Readers stay for one lookup, so this ends soon.
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // as Settle
+  const std::uint64_t epoch = epochs_.current();
+  while (!epochs_.Reclaimable(epoch)) {
+    if (!epochs_.TryAdvance()) std::this_thread::yield();
+  }
+  MemoryEntry::Destroy(entry);
 }
 
+// An array is unlinked by a sequentially consistent store (EntryTable), so the
+// epoch read now is one after its unlink.
 void Limbo::Retire(RetiredArray* array, std::size_t bytes) noexcept {
   array->retired_in = epochs_.current();
   array->retired_bytes = bytes;
@@ -54,6 +57,7 @@ void Limbo::Retired(std::size_t bytes) noexcept {
   if (blocks_since_advance_ >= kAdvanceEveryBlocks || bytes_since_advance_ >= kAdvanceEveryBytes) {
     blocks_since_advance_ = 0;
     bytes_since_advance_ = 0;
+    Settle();
     // With no reader in, all that waits is free now and the epoch, which every
     // writer reads, stays as it is: writers on other cores keep their copy of it.
     if (epochs_.NoReaders()) {
@@ -70,12 +74,23 @@ void Limbo::Retired(std::size_t bytes) noexcept {
   }
 }
 
+void Limbo::Settle() noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (unsettled_ == 0) return;
+  entries_.TagNewest(unsettled_, epochs_.current());
+  unsettled_ = 0;
+}
+
 void Limbo::FreeReclaimable() noexcept {
-  FreeWhile([this](std::uint64_t retired_in) { return epochs_.Reclaimable(retired_in); },
-            /*keep_spares=*/true);
+  FreeWhile(
+      [this](std::uint64_t retired_in) {
+        return retired_in != kUnsettled && epochs_.Reclaimable(retired_in);
+      },
+      /*keep_spares=*/true);
 }
 
 void Limbo::FreeAll(bool keep_spares) noexcept {
+  unsettled_ = 0;  // free too: no reader was seen after a fence, or the store is gone
   FreeWhile([](std::uint64_t) { return true; }, keep_spares);
 }
 
@@ -84,6 +99,7 @@ void Limbo::Reclaim(bool keep_spares) noexcept {
   // E is free at E+2: two advances at most, each of which fails at once while a
   // reader of the previous epoch is still in (or loses to another thread's
   // advance, which moves the epoch just as well).
+  Settle();
   for (int attempt = 0; attempt < 2; ++attempt) {
     // The newest waiting block is the last to become free.
     std::uint64_t newest = 0;

@@ -3,8 +3,8 @@
 // Readers of the memory store take no lock (see ReadEpochs), so a writer that
 // unlinks an entry, or a bucket array the table outgrew, cannot free it at once:
 // a reader may be looking at it. The writer retires it here instead, tagged with
-// the epoch of the moment it was unlinked, and the limbo frees it once the epoch
-// is two further on. Things wait in the order they were retired, so the oldest
+// an epoch read after it was unlinked (for entries, at the next fence: Settle),
+// and the limbo frees it once the epoch is two further on. Things wait in the order they were retired, so the oldest
 // are always the first that may go. Every few retirements (or bytes' worth) the
 // limbo frees all that waits if no reader is in (ReadEpochs::NoReaders), else
 // tries to advance the epoch itself, so memory comes back while writes go on,
@@ -31,6 +31,10 @@
 
 namespace cachet::memory {
 
+// The epoch of an entry retired since the limbo's last fence (Limbo::Settle):
+// not yet known, so not free.
+inline constexpr std::uint64_t kUnsettled = ~std::uint64_t{0};
+
 // A block other than an entry that may be retired: the limbo destroys it through
 // the virtual destructor.
 struct RetiredArray {
@@ -51,7 +55,9 @@ class Limbo {
   Limbo(const Limbo&) = delete;
   Limbo& operator=(const Limbo&) = delete;
 
-  // Takes an entry unlinked from the table, whose charge() is `charge`.
+  // Takes an entry unlinked from the table, whose charge() is `charge`. The
+  // unlink may be a release store: the entry is tagged with its epoch later,
+  // after a fence (Settle).
   void Retire(MemoryEntry* entry, std::size_t charge) noexcept;
   // Takes an array of `bytes` bytes that readers may still be reading.
   void Retire(RetiredArray* array, std::size_t bytes) noexcept;
@@ -88,7 +94,7 @@ class Limbo {
 
   struct Waiting {
     MemoryEntry* entry;
-    std::uint64_t retired_in;  // the epoch when it was unlinked
+    std::uint64_t retired_in;  // an epoch read after its unlink, or kUnsettled
     // Its charge(), kept here: by the time it is freed the entry's lines have
     // left the caches, and asking the allocator again would fetch one of them.
     std::size_t charge;
@@ -100,6 +106,12 @@ class Limbo {
     bool empty() const noexcept { return count_ == 0; }
     const Waiting& oldest() const noexcept { return items_[head_]; }
     const Waiting& newest() const noexcept { return items_[(head_ + count_ - 1) & mask_]; }
+    // Sets the epoch of the newest `count` entries.
+    void TagNewest(std::size_t count, std::uint64_t epoch) noexcept {
+      for (std::size_t i = count_ - count; i < count_; ++i) {
+        items_[(head_ + i) & mask_].retired_in = epoch;
+      }
+    }
     // false when the ring is full and cannot grow (out of memory). Inline, so
     // the fields go straight into the ring, not through a copy on the stack.
     bool Push(const Waiting& waiting) noexcept {
@@ -149,6 +161,11 @@ class Limbo {
 
   // Counts a retirement, now and then advancing the epoch; frees what it can.
   void Retired(std::size_t bytes) noexcept;
+  // A sequentially consistent fence, then the epoch as the tag of the entries
+  // retired since the last: their unlinks (release stores) now come before the
+  // loads that follow, of the epoch and the reader slots, as ReadEpochs requires.
+  // One fence for several unlinks, where each unlink would otherwise be one.
+  void Settle() noexcept;
   // Frees from the front of both queues while `may_free(retired_in)` says so,
   // keeping spares when `keep_spares`.
   template <class Predicate>
@@ -175,6 +192,7 @@ class Limbo {
   std::uint64_t freed_in_ = 0;    // the epoch of the last look for what may be freed
   std::size_t blocks_since_advance_ = 0;
   std::size_t bytes_since_advance_ = 0;
+  std::size_t unsettled_ = 0;  // the newest entries, tagged kUnsettled
 };
 
 }  // namespace cachet::memory

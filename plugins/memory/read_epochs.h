@@ -12,8 +12,11 @@
 //     (or for a reader announced even earlier, an advance before it did).
 // A reader re-reads the epoch after announcing itself and starts again if it
 // moved, so its announcement always names an epoch that was current while it was
-// in; every access to the epoch, the announcements and the links readers follow is
-// sequentially consistent, which is what the argument above relies on.
+// in. The argument above needs a total order of the announcements, the reads of
+// the epoch and the links: readers' accesses are sequentially consistent, and a
+// writer unlinks with a release store, then issues a sequentially consistent
+// fence before it reads the epoch or the slots (Limbo::Settle, one fence for
+// several unlinks).
 //
 // A second, quicker way out: when a writer, after unlinking, finds no reader
 // inside a section in any slot, nothing it unlinked before can be in a reader's
