@@ -76,9 +76,11 @@ bool EntryTable::Insert(MemoryEntry* entry, std::uint64_t hash, Limbo& limbo,
       break;
     }
   }
-  // Publishes the entry, fully built, to readers.
+  // Publishes the entry, fully built, to readers; release suffices, as nothing
+  // is unlinked (the slot was empty or a tombstone).
   array->slots[i].store(reinterpret_cast<std::uint64_t>(entry) | TagOf(hash) | kReferenced |
-                        (in_window ? kWindow : 0));
+                            (in_window ? kWindow : 0),
+                        std::memory_order_release);
   ++size_;
   return true;
 }
