@@ -52,13 +52,15 @@ static_assert(std::is_trivially_destructible_v<NumbersInUse>, "used at thread ex
 constinit NumbersInUse numbers[kThreadNumberings];
 
 // Gives the thread's numbers back when the thread ends. A destructor of another
-// thread_local that runs later still reads the old numbers: two threads then
-// share a slot for a moment, which every slot table allows.
+// thread_local that runs later reads kGivenBackNumber from then on, not the old
+// number, which another thread may hold by then.
 struct GiveBackAtExit {
   std::array<std::size_t, kThreadNumberings> plus_one{};
   ~GiveBackAtExit() {
     for (std::size_t n = 0; n < kThreadNumberings; ++n) {
-      if (plus_one[n] != 0) numbers[n].Give(plus_one[n] - 1);
+      if (plus_one[n] == 0) continue;
+      detail::thread_numbers_plus_one[n] = kGivenBackNumber + 1;
+      numbers[n].Give(plus_one[n] - 1);
     }
   }
 };

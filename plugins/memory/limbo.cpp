@@ -41,8 +41,8 @@ void Limbo::Retire(MemoryEntry* entry, std::size_t charge) noexcept {
   MemoryEntry::Destroy(entry);
 }
 
-// An array is unlinked by a sequentially consistent store (EntryTable), so the
-// epoch read now is one after its unlink.
+// An array is unlinked by a sequentially consistent store (EntryTable's slot
+// arrays, FrequencySketch's counters), so the epoch read now is one after it.
 void Limbo::Retire(RetiredArray* array, std::size_t bytes) noexcept {
   array->retired_in = epochs_.current();
   array->retired_bytes = bytes;

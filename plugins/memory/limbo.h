@@ -4,14 +4,15 @@
 // unlinks an entry, or a bucket array the table outgrew, cannot free it at once:
 // a reader may be looking at it. The writer retires it here instead, tagged with
 // an epoch read after it was unlinked (for entries, at the next fence: Settle),
-// and the limbo frees it once the epoch is two further on. Things wait in the order they were retired, so the oldest
-// are always the first that may go. Every few retirements (or bytes' worth) the
-// limbo frees all that waits if no reader is in (ReadEpochs::NoReaders), else
-// tries to advance the epoch itself, so memory comes back while writes go on,
-// soon enough that a freed entry is reused as a spare while its lines are still
-// in the caches. Bytes waiting here are not charged to the store's budget:
-// they are on their way out. Not synchronized: its lane's lock guards it
-// (WriterLanes).
+// and the limbo frees it once the epoch is two further on. Things wait in the
+// order they were retired, so the oldest are always the first that may go.
+// Every few retirements (or bytes' worth) the limbo frees all that waits if no
+// reader is in (ReadEpochs::NoReaders), else tries to advance the epoch itself,
+// so memory comes back while writes go on, soon enough that a freed entry is
+// reused as a spare while its lines are still in the caches. Bytes waiting here
+// are not charged to the store's budget: they are on their way out. Not
+// synchronized: its lane's rule guards it (WriterLanes: its owner under a
+// shard's lock, or the shared lane's lock).
 //
 // Entries wait in a ring of (entry, epoch) pairs that the limbo owns (an entry
 // carries no link of its own: readers may still be reading all of it), so a

@@ -183,6 +183,9 @@ Status MemoryShard::AddToCounter(const KeyRef& key, std::uint64_t delta, bool in
 void MemoryShard::Flush() {
   Writing writing(*this);
   table_.RetireAll(*limbo_);
+  // What readers allow is freed now, under this shard's lock only; the store's
+  // flush then reaches every lane with all writes stopped, for what remains.
+  limbo_->Reclaim(/*keep_spares=*/true);
   window_.Clear();
   bytes_ = 0;
   payload_bytes_ = 0;

@@ -13,10 +13,11 @@
 // A reader re-reads the epoch after announcing itself and starts again if it
 // moved, so its announcement always names an epoch that was current while it was
 // in. The argument above needs a total order of the announcements, the reads of
-// the epoch and the links: readers' accesses are sequentially consistent, and a
-// writer unlinks with a release store, then issues a sequentially consistent
-// fence before it reads the epoch or the slots (Limbo::Settle, one fence for
-// several unlinks).
+// the epoch and the links: a reader's announcement and its loads of the epoch
+// and the links are sequentially consistent (taking the announcement back is a
+// release store), and a writer unlinks with a release store, then issues a
+// sequentially consistent fence before it reads the epoch or the slots
+// (Limbo::Settle, one fence for several unlinks).
 //
 // A second, quicker way out: when a writer, after unlinking, finds no reader
 // inside a section in any slot, nothing it unlinked before can be in a reader's
@@ -32,7 +33,8 @@
 // also carries the thread's hit and miss counts, for the same reason. A thread
 // numbered below kSlots owns its slot, so it leaves a section and counts with a
 // plain load and store (announcing still takes an atomic add: the fence the
-// protocol needs); threads numbered beyond share one more slot, with atomic adds.
+// protocol needs); threads numbered beyond share one more slot, with atomic adds,
+// as does an ending thread once its number is given back (kGivenBackNumber).
 #pragma once
 
 #include <array>
@@ -44,8 +46,8 @@ namespace cachet::memory {
 
 class ReadEpochs {
  public:
-  static constexpr std::size_t kSlots = 32;            // slots owned by one thread each
-  static constexpr std::size_t kSharedSlot = kSlots;    // the slot of every other thread
+  static constexpr std::size_t kSlots = 32;           // slots owned by one thread each
+  static constexpr std::size_t kSharedSlot = kSlots;  // the slot of every other thread
 
   struct alignas(64) Slot {
     std::atomic<std::uint64_t> readers[2] = {0, 0};

@@ -1,4 +1,4 @@
-// WriteLock: the lock of a memory-store shard, and of a writer's lane.
+// WriteLock: the lock of a memory-store shard, and of the writers' shared lane.
 //
 // Only writes take it (reads take no lock, see ReadEpochs), and a write holds it
 // for a hash lookup and a copy of the value, far less time than putting a thread

@@ -5,6 +5,7 @@
 // preset), a read of a freed entry fails them outright.
 #include <catch2/catch.hpp>
 #include <atomic>
+#include <chrono>
 #include <latch>
 #include <memory>
 #include <string>
@@ -222,8 +223,9 @@ TEST_CASE("memory gives back at a flush what threads that ended had retired", "[
 
 TEST_CASE("memory with more writing threads than lanes keeps every value whole",
           "[memory][threads]") {
-  // 40 threads (the store has 32 lanes) overwrite and remove 20 shared keys in
-  // 2 shards while readers check that every value read is one that was written.
+  // 40 threads (the store has 32 owned lanes and a shared one) overwrite and
+  // remove 20 shared keys in 2 shards while readers check that every value read
+  // is one that was written.
   auto cache = OpenMemory("shards = 2\n");
   constexpr int kWriters = 40;
   constexpr int kKeys = 20;
@@ -300,9 +302,10 @@ TEST_CASE("memory statistics and flushes beside writers reach every lane safely"
 TEST_CASE("memory counts hits and misses of every thread", "[memory][threads]") {
   auto cache = OpenMemory("");
   REQUIRE(cache->Set("here", "1").ok());
-  // 32 threads hold the owned reader slots (each reads once and stays alive),
-  // so the two readers after them count in the shared slot, at once, where a
-  // plain load and store instead of an atomic add would lose counts.
+  // With the main thread, 33 threads hold numbers (each reads once and stays
+  // alive), so every owned reader slot is taken and the two readers after them
+  // count in the shared slot, at once, where a plain load and store instead of
+  // an atomic add would lose counts.
   constexpr int kHolders = 32;
   constexpr int kReaders = 2;
   constexpr int kReads = 100000;
@@ -332,6 +335,62 @@ TEST_CASE("memory counts hits and misses of every thread", "[memory][threads]") 
   for (int t = 0; t < kHolders; ++t) threads[t].join();
   CHECK(StatOf(*cache, "get_hits") == kHolders + kReaders * kReads);
   CHECK(StatOf(*cache, "get_misses") == kReaders * kReads);
+}
+
+namespace {
+
+// Reads and writes the store `calls` times from its thread's thread-local
+// destructors, after it tells `started`.
+struct StoreUseAtThreadExit {
+  Cache* cache = nullptr;
+  std::atomic<bool>* started = nullptr;
+  int calls = 0;
+  ~StoreUseAtThreadExit() {
+    if (cache == nullptr) return;
+    started->store(true);
+    for (int i = 0; i < calls; ++i) {
+      (void)cache->Get("here");
+      (void)cache->Set("ending", ValueFor("ending", i));
+    }
+  }
+};
+thread_local StoreUseAtThreadExit store_use_at_thread_exit;
+
+}  // namespace
+
+TEST_CASE("memory: a thread using the store from its thread-local destructors shares no slot",
+          "[memory][threads]") {
+  auto cache = OpenMemory("");
+  REQUIRE(cache->Set("here", "1").ok());
+  constexpr int kCalls = 100000;
+  std::atomic<bool> started{false};
+  std::thread ending([&] {
+    // Made before the thread takes its number, so destroyed after the number is
+    // given back: the other thread takes it meanwhile, and owns its slot and lane.
+    store_use_at_thread_exit.cache = cache.get();
+    store_use_at_thread_exit.started = &started;
+    store_use_at_thread_exit.calls = kCalls;
+    (void)cache->Get("here");  // takes the number
+  });
+  std::thread using_freed_number([&] {
+    // Bounded wait (10 s) for the other thread's destructor to start.
+    for (int i = 0; i < 10000 && !started.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    for (int i = 0; i < kCalls; ++i) {
+      (void)cache->Get("here");
+      (void)cache->Set("using", ValueFor("using", i));
+    }
+  });
+  ending.join();
+  using_freed_number.join();
+  REQUIRE(started.load());
+  // Two threads counting in one owned slot with plain stores would lose hits;
+  // writing through one lane without its lock, ThreadSanitizer reports them.
+  CHECK(StatOf(*cache, "get_hits") == 2 * kCalls + 1);
+  auto ending_value = cache->Get("ending");
+  REQUIRE(ending_value.hit());
+  CHECK(Whole("ending", *ending_value));
 }
 
 TEST_CASE("memory writers on many small shards borrow and give back within max_bytes",

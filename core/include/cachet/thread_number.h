@@ -6,7 +6,10 @@
 // entries indexed by number gives each its own. Each kind of slot table has a
 // numbering of its own (ThreadNumbering), so threads that never use one kind
 // take none of its numbers. Past 1024 live threads numbers are handed out once
-// and not reused; slot tables must cope with two threads on one slot anyway (a
+// and not reused. A thread's thread-local destructors that run after its numbers
+// were given back read kGivenBackNumber, which no thread holds and which is past
+// every table's own slots: a table whose slot has one writer (the memory store's)
+// treats numbers past its size as sharers; others may share slots anyway (a
 // number modulo their size). The Cache's metrics stripes keep their own rule:
 // a stripe needs one writer, so a thread beyond them gets none.
 #pragma once
@@ -23,6 +26,9 @@ enum class ThreadNumbering : std::size_t {
   kMemoryStores,     // the memory store's reader slots and writer lanes
 };
 inline constexpr std::size_t kThreadNumberings = 2;
+
+// The number of a thread whose numbers were given back (it is ending).
+inline constexpr std::size_t kGivenBackNumber = ~std::size_t{0} - 1;
 
 namespace detail {
 // The calling thread's number in each numbering plus one; 0 until it first
