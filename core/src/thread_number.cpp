@@ -57,10 +57,11 @@ constinit NumbersInUse numbers[kThreadNumberings];
 struct GiveBackAtExit {
   std::array<std::size_t, kThreadNumberings> plus_one{};
   ~GiveBackAtExit() {
+    // Every numbering, asked or not: a late first ask would take a number that
+    // nothing gives back (this destructor has run).
     for (std::size_t n = 0; n < kThreadNumberings; ++n) {
-      if (plus_one[n] == 0) continue;
       detail::thread_numbers_plus_one[n] = kGivenBackNumber + 1;
-      numbers[n].Give(plus_one[n] - 1);
+      if (plus_one[n] != 0) numbers[n].Give(plus_one[n] - 1);
     }
   }
 };

@@ -101,8 +101,9 @@ namespace {
 // thread gave its number back.
 struct AsksAtExit {
   std::size_t* seen = nullptr;
+  cachet::ThreadNumbering numbering = kPools;
   ~AsksAtExit() {
-    if (seen != nullptr) *seen = ThreadNumber(kPools);
+    if (seen != nullptr) *seen = ThreadNumber(numbering);
   }
 };
 }  // namespace
@@ -119,7 +120,27 @@ TEST_CASE("a thread_local destructor that runs after the give-back reads no live
     number = ThreadNumber(kPools);
   }).join();
   CHECK(seen_at_exit == cachet::kGivenBackNumber);
-  CHECK(seen_at_exit != number);
+  CHECK(number != cachet::kGivenBackNumber);
+}
+
+TEST_CASE("a late thread_local destructor asking in a new numbering takes no number",
+          "[thread_number]") {
+  // The thread asked for a pool number only; a first ask for a memory-store
+  // number after the give-back would take one that nothing gives back.
+  std::size_t before = 0;
+  std::thread([&] { before = ThreadNumber(kMemory); }).join();  // the lowest free one
+  std::size_t seen_at_exit = 0;
+  std::thread([&] {
+    thread_local AsksAtExit asks;
+    asks.seen = &seen_at_exit;
+    asks.numbering = kMemory;
+    (void)ThreadNumber(kPools);
+  }).join();
+  CHECK(seen_at_exit == cachet::kGivenBackNumber);
+  // The lowest free memory-store number is still free: not taken and kept.
+  std::size_t after = 0;
+  std::thread([&] { after = ThreadNumber(kMemory); }).join();
+  CHECK(after == before);
 }
 
 TEST_CASE("a forked child finds the numbers of the parent's other threads free",
