@@ -176,11 +176,14 @@ void NearCache::Drop(std::string_view key) {
 
 void NearCache::DropAll(bool lost) {
   if (InForkedChild()) return;
-  std::array<std::unique_lock<std::mutex>, kStripes> locks;
-  for (std::size_t i = 0; i < kStripes; ++i) {
-    locks[i] = std::unique_lock((*stripes_)[i].mutex);
-  }
+  // From here on a fill or write-through noted before refuses (each checks the
+  // generation under its stripe's lock); passing through every stripe's lock, one
+  // at a time, waits out any that checked before, so the flush below takes out
+  // what it put in.
   generation_.fetch_add(1, std::memory_order_acq_rel);
+  for (Stripe& stripe : *stripes_) {
+    const std::lock_guard pass(stripe.mutex);
+  }
   if (lost) dropped_by_lost_link_.fetch_add(EntryCount(), std::memory_order_relaxed);
   (void)near_->Flush();
 }

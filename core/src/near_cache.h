@@ -10,8 +10,9 @@
 // stripe's lock. A write, and an invalidation, move the epoch under that lock
 // once the store has changed, and either put the written value in (only when
 // nothing else moved it since the write began) or take the entry out. Dropping
-// everything holds every stripe's lock. So an older value never replaces a
-// newer one, whichever finishes first. Hits take no lock.
+// everything moves the generation, then passes through every stripe's lock
+// before it empties the near tier. So an older value never replaces a newer
+// one, whichever finishes first. Hits take no lock.
 #pragma once
 
 #include <array>

@@ -538,23 +538,62 @@ TEST_CASE("near: four threads writing and reading stay coherent", "[unit][near]"
 }
 
 // A near store that, once armed, holds the next Remove (an invalidation being
-// applied, inside the near cache's lock for the key) until released.
+// applied, inside the near cache's lock for the key) until released; or, with
+// store_armed, the next Store (a value read being kept, under that lock too).
 class HeldNear final : public test::ForwardingBackend {
  public:
   HeldNear() : ForwardingBackend("held", MemoryBackend()) {}
   Status Remove(std::string_view key) override {
-    if (armed.exchange(false)) {
-      inside = true;
-      // Bounded: released by the test, or after 10 s.
-      for (int i = 0; i < 1000 && !released; ++i) std::this_thread::sleep_for(10ms);
-    }
+    if (armed.exchange(false)) Hold();
     return inner().Remove(key);
+  }
+  Status Store(StoreMode mode, std::string_view key, ItemView item,
+               const WriteOptions& options) override {
+    if (store_armed.exchange(false)) Hold();
+    return inner().Store(mode, key, item, options);
   }
 
   std::atomic<bool> armed{false};
+  std::atomic<bool> store_armed{false};
   std::atomic<bool> inside{false};
   std::atomic<bool> released{false};
+
+ private:
+  void Hold() {
+    inside = true;
+    // Bounded: released by the test, or after 10 s.
+    for (int i = 0; i < 1000 && !released; ++i) std::this_thread::sleep_for(10ms);
+  }
 };
+
+TEST_CASE("near: a flush while a read's value is being kept leaves nothing old", "[unit][near]") {
+  auto store = std::make_shared<SharedStore>(true);
+  auto held = std::make_shared<HeldNear>();
+  NearCacheOptions options;
+  options.ttl = 0ms;
+  auto near = WithNearCache(store, held, options);
+  REQUIRE(near.ok());
+  auto cache = std::make_unique<Cache>(*near, PlainCodec(), CacheOptions{});
+  store->WriteBehind("k", "old");
+  // A read's value stops on its way into the near tier, its checks passed.
+  held->store_armed = true;
+  std::thread reader([&] { (void)Read(*cache, "k"); });
+  for (int i = 0; i < 1000 && !held->inside; ++i) std::this_thread::sleep_for(1ms);
+  REQUIRE(held->inside);
+  std::atomic<bool> flushed{false};
+  std::thread flusher([&] {
+    (void)cache->Flush();
+    flushed = true;
+  });
+  // The flush waits for the read to finish keeping its value before it empties
+  // the near tier; emptying it first would leave the value kept after it.
+  std::this_thread::sleep_for(200ms);
+  CHECK_FALSE(flushed.load());
+  held->released = true;
+  reader.join();
+  flusher.join();
+  CHECK(Read(*cache, "k") == "<miss>");
+}
 
 TEST_CASE("near: a child forked while an invalidation holds a lock uses its Cache and exits",
           "[unit][near][fork]") {
