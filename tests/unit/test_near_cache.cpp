@@ -558,6 +558,12 @@ class HeldNear final : public test::ForwardingBackend {
   std::atomic<bool> inside{false};
   std::atomic<bool> released{false};
 
+  // Waits (1 s at the most) until a call stops here.
+  bool WaitInside() const {
+    for (int i = 0; i < 1000 && !inside; ++i) std::this_thread::sleep_for(1ms);
+    return inside;
+  }
+
  private:
   void Hold() {
     inside = true;
@@ -566,44 +572,49 @@ class HeldNear final : public test::ForwardingBackend {
   }
 };
 
-TEST_CASE("near: a flush while a read's value is being kept leaves nothing old", "[unit][near]") {
-  auto store = std::make_shared<SharedStore>(true);
-  auto held = std::make_shared<HeldNear>();
+struct HeldSetup {
+  std::shared_ptr<SharedStore> store;
+  std::shared_ptr<HeldNear> held;
+  std::unique_ptr<Cache> cache;
+};
+
+// A tracking store with a HeldNear near tier, and a Cache over both.
+HeldSetup NearOnHeld() {
+  HeldSetup setup{std::make_shared<SharedStore>(true), std::make_shared<HeldNear>(), nullptr};
   NearCacheOptions options;
   options.ttl = 0ms;
-  auto near = WithNearCache(store, held, options);
+  auto near = WithNearCache(setup.store, setup.held, options);
   REQUIRE(near.ok());
-  auto cache = std::make_unique<Cache>(*near, PlainCodec(), CacheOptions{});
-  store->WriteBehind("k", "old");
+  setup.cache = std::make_unique<Cache>(*near, PlainCodec(), CacheOptions{});
+  return setup;
+}
+
+TEST_CASE("near: a flush while a read's value is being kept leaves nothing old", "[unit][near]") {
+  const HeldSetup setup = NearOnHeld();
+  Cache& cache = *setup.cache;
+  setup.store->WriteBehind("k", "old");
   // A read's value stops on its way into the near tier, its checks passed.
-  held->store_armed = true;
-  std::thread reader([&] { (void)Read(*cache, "k"); });
-  for (int i = 0; i < 1000 && !held->inside; ++i) std::this_thread::sleep_for(1ms);
-  REQUIRE(held->inside);
+  setup.held->store_armed = true;
+  std::thread reader([&] { (void)Read(cache, "k"); });
+  REQUIRE(setup.held->WaitInside());
   std::atomic<bool> flushed{false};
   std::thread flusher([&] {
-    (void)cache->Flush();
+    (void)cache.Flush();
     flushed = true;
   });
   // The flush waits for the read to finish keeping its value before it empties
   // the near tier; emptying it first would leave the value kept after it.
   std::this_thread::sleep_for(200ms);
   CHECK_FALSE(flushed.load());
-  held->released = true;
+  setup.held->released = true;
   reader.join();
   flusher.join();
-  CHECK(Read(*cache, "k") == "<miss>");
+  CHECK(Read(cache, "k") == "<miss>");
 }
 
 TEST_CASE("near: a child forked while an invalidation holds a lock uses its Cache and exits",
           "[unit][near][fork]") {
-  auto store = std::make_shared<SharedStore>(true);
-  auto held = std::make_shared<HeldNear>();
-  NearCacheOptions options;
-  options.ttl = 0ms;
-  auto near = WithNearCache(store, held, options);
-  REQUIRE(near.ok());
-  auto cache = std::make_unique<Cache>(*near, PlainCodec(), CacheOptions{});
+  auto [store, held, cache] = NearOnHeld();
   REQUIRE(cache->Set("k", std::string("v1")).ok());
   REQUIRE(Read(*cache, "k") == "v1");
 
@@ -611,8 +622,7 @@ TEST_CASE("near: a child forked while an invalidation holds a lock uses its Cach
   const auto counted = cache->near_metrics().invalidations;
   held->armed = true;
   std::thread invalidation([&] { store->WriteBehind("k", "v2"); });
-  for (int i = 0; i < 1000 && !held->inside; ++i) std::this_thread::sleep_for(1ms);
-  REQUIRE(held->inside);
+  REQUIRE(held->WaitInside());
   // An invalidation is counted once applied: who sees the count sees the entry gone.
   CHECK(cache->near_metrics().invalidations == counted);
   const pid_t child = ::fork();
