@@ -55,6 +55,9 @@ struct RunInfo {
   // Machine, when the run started.
   unsigned cores = 0;
   std::vector<double> load_average;  // 1, 5 and 15 minutes; empty when unknown
+  // A cache line's round trip between two threads (line_round_trip.h); 0 when
+  // not measured (one thread per column, or one core) or the partner lagged.
+  std::int64_t line_round_trip_ns = 0;
 };
 
 // True when a column failed somewhere: operations that failed, or a column that

@@ -74,6 +74,7 @@ std::string FormatJson(const RunInfo& info, const std::vector<ScenarioFigures>& 
   all["settings"] = SettingsJson(info);
   all["versions"] = VersionsJson(info);
   all["machine"] = {{"cores", info.cores}, {"load_average", info.load_average}};
+  if (info.line_round_trip_ns > 0) all["machine"]["line_round_trip_ns"] = info.line_round_trip_ns;
   all["failed"] = AnyColumnFailed(results);
   nlohmann::ordered_json& rows = all["rows"] = nlohmann::ordered_json::array();
   for (const ScenarioFigures& s : results) {

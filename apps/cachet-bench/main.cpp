@@ -6,6 +6,8 @@
 // store could not be reached, or operations failed), 130 when interrupted.
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <fstream>
@@ -22,6 +24,7 @@
 #include "memory_churn.h"
 #include "near_study.h"
 #include "interrupt.h"
+#include "line_round_trip.h"
 #include "peers.h"
 #include "progress.h"
 #include "runner.h"
@@ -37,6 +40,9 @@ constexpr int kExitUsage = 2;
 constexpr int kExitStoreError = 3;
 constexpr int kExitInterrupted = 130;
 constexpr double kProgressAfterSeconds = 3;
+// A cache line's round trip, measured before a threaded run: about 10 ms here.
+constexpr int kLineRoundTrips = 20000;
+constexpr std::chrono::milliseconds kLineRoundTripLimit{500};
 
 RunPlan PlanFrom(const BenchOptions& options, const Payloads& payloads,
                  const std::atomic<bool>& stop) {
@@ -52,7 +58,8 @@ RunPlan PlanFrom(const BenchOptions& options, const Payloads& payloads,
   return plan;
 }
 
-void PrintHeading(const BenchOptions& options, const std::vector<Column>& columns) {
+void PrintHeading(const BenchOptions& options, const RunInfo& info,
+                  const std::vector<Column>& columns) {
   std::cout << "cachet-bench: " << columns.size() << " column(s):";
   for (const Column& c : columns) {
     std::cout << ' ' << c.target->label << " (" << c.target->source << ')';
@@ -68,6 +75,10 @@ void PrintHeading(const BenchOptions& options, const std::vector<Column>& column
     std::cout << options.duration_seconds << " s";
   }
   std::cout << " per scenario and column, in " << options.slice_ms << " ms slices\n";
+  if (info.line_round_trip_ns > 0) {
+    std::cout << "a cache line between two threads: " << info.line_round_trip_ns
+              << " ns there and back (what the thread rows pay for each line they share)\n";
+  }
 }
 
 RunInfo DescribeRun(const BenchOptions& options) {
@@ -88,6 +99,13 @@ RunInfo DescribeRun(const BenchOptions& options) {
   info.cores = std::thread::hardware_concurrency();
   double load[3];
   if (getloadavg(load, 3) == 3) info.load_average.assign(load, load + 3);
+  const bool threaded = std::any_of(options.thread_counts.begin(), options.thread_counts.end(),
+                                    [](unsigned t) { return t > 1; });
+  if (threaded && info.cores > 1) {
+    if (auto trip = LineRoundTrip(kLineRoundTrips, kLineRoundTripLimit)) {
+      info.line_round_trip_ns = trip->count();
+    }
+  }
   return info;
 }
 
@@ -187,7 +205,7 @@ int Run(const BenchOptions& options) {
       columns.push_back(std::move(column));
     }
   }
-  if (options.format == "table") PrintHeading(options, columns);
+  if (options.format == "table") PrintHeading(options, info, columns);
   const std::vector<ScenarioFigures> results = RunAll(options, columns, stop);
   const int status = Report(options, info, results);
   if (stop) {

@@ -15,7 +15,7 @@ Status QuietOutcome(const Operation& op) {
   return op.kind == OpKind::kGet ? Status::NotFound() : Status::OK();
 }
 
-bool Expects(OpKind kind, ReplyKind reply) {
+bool Expects(OpKind kind, bool quiet, ReplyKind reply) {
   switch (kind) {
     case OpKind::kGet:
       return reply == ReplyKind::kMetaValue || reply == ReplyKind::kMetaMiss;
@@ -27,7 +27,8 @@ bool Expects(OpKind kind, ReplyKind reply) {
              reply == ReplyKind::kExists;
     case OpKind::kIncr:
     case OpKind::kDecr:
-      return reply == ReplyKind::kMetaValue || reply == ReplyKind::kMetaHeader ||
+      // ma asks for the new value (v) unless quiet (noreply).
+      return reply == (quiet ? ReplyKind::kMetaHeader : ReplyKind::kMetaValue) ||
              reply == ReplyKind::kNotFound;
     case OpKind::kTouch:
       return reply == ReplyKind::kMetaHeader || reply == ReplyKind::kMetaMiss;
@@ -61,8 +62,8 @@ void MetaBatch::ExpectOne(Operation& op, const BatchSettings& settings, Item* hi
 }
 
 void MetaBatch::Add(Operation& op) {
-  const bool quiet = op.noreply || op.kind == OpKind::kGet || op.kind == OpKind::kStore ||
-                     op.kind == OpKind::kRemove;
+  // Only reads and noreply writes are quiet: see the header on error lines.
+  const bool quiet = op.noreply || op.kind == OpKind::kGet;
   const MetaTokens tokens{static_cast<std::uint32_t>(slots_.size()), quiet, settings_.binary_keys};
   AppendMetaOperation(request_, op, tokens, settings_.touch_on_get,
                       ExptimeFor(settings_.get_touch_ttl));
@@ -99,7 +100,7 @@ Status MetaBatch::OnTokenReply(const Reply& reply) {
   }
   Slot& slot = slots_[reply.opaque];
   Operation& op = *slot.op;
-  if (!IsErrorReply(reply.kind) && !Expects(op.kind, reply.kind)) {
+  if (!IsErrorReply(reply.kind) && !Expects(op.kind, slot.quiet, reply.kind)) {
     return Status::ProtocolError("memcached: a meta reply that does not fit the command");
   }
   // A returned key (k) must be the one asked for; a base64 one is not decoded.
@@ -129,15 +130,41 @@ Status MetaBatch::OnTokenReply(const Reply& reply) {
 
 Status MetaBatch::OnUntokenedError(const Reply& reply) {
   poisoned_ = true;
+  // Who may have sent it: the quiet (noreply) writes not answered yet, and the
+  // first write after them that is not quiet. Quiet reads of validated keys do not fail.
+  std::vector<std::size_t>& quiet = quiet_candidates_;
+  quiet.clear();
+  std::size_t loud = slots_.size();
   for (std::size_t i = after_last_answer_; i < slots_.size(); ++i) {
-    Slot& slot = slots_[i];
-    // Quiet reads of validated keys do not fail; the error is the next write's.
+    const Slot& slot = slots_[i];
     if (slot.answered || (slot.quiet && slot.op->kind == OpKind::kGet)) continue;
-    Answered(slot, i);
-    slot.op->status = StatusFromReply(reply);
+    if (!slot.quiet) {
+      loud = i;
+      break;
+    }
+    quiet.push_back(i);
+  }
+  const bool has_loud = loud < slots_.size();
+  const Status error = StatusFromReply(reply);
+  if (quiet.size() + (has_loud ? 1 : 0) == 1) {
+    const std::size_t sender = has_loud ? loud : quiet[0];
+    Answered(slots_[sender], sender);
+    slots_[sender].op->status = error;
     return Status::OK();
   }
-  return Status::ProtocolError("memcached: an error reply that matches no command");
+  if (quiet.empty()) {
+    return Status::ProtocolError("memcached: an error reply that matches no command");
+  }
+  // Not known which: each noreply write is told it may have failed; the write
+  // after them answers for itself, or gets no reply before MN.
+  const std::string which = "memcached: one of " +
+                            std::to_string(quiet.size() + (has_loud ? 1 : 0)) +
+                            " writes in a row failed, not known which: ";
+  for (std::size_t i : quiet) {
+    Answered(slots_[i], i);
+    slots_[i].op->status = Status::FromCode(error.code(), which + std::string(error.message()));
+  }
+  return Status::OK();
 }
 
 void MetaBatch::Settle(const Status& transport) {

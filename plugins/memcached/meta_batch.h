@@ -1,15 +1,19 @@
 // MetaBatch: a server's share of a batch in the meta protocol.
 //
 // Every operation carries its index as the O token, and the request ends with
-// mn, so replies match by token and MN says all have arrived. Reads and stores
-// use q (quiet): a miss (EN) or a success (HD) is not sent at all, errors still
-// are. noreply operations are quiet too, and since the batch still waits for MN,
-// their errors are reported. Touch is never quiet: its hit (HD) and its miss
-// (EN) would both vanish.
+// mn, so replies match by token and MN says all have arrived. Reads use q
+// (quiet): a miss (EN) is not sent at all, errors still are. noreply operations
+// are quiet too (a success, HD, is not sent), and since the batch still waits
+// for MN, their errors are reported. Other writes are not quiet, and touch never
+// is: its hit (HD) and its miss (EN) would both vanish.
 //
-// memcached sends error lines without the O token; such an error belongs to the
-// first operation after the last one that answered which can fail, and the
-// connection is dropped afterwards rather than trusted.
+// memcached sends error lines (SERVER_ERROR, CLIENT_ERROR) without the O token.
+// Replies come in order and only quiet operations succeed in silence, so such an
+// error is the first unanswered write's, unless noreply writes come before it:
+// any of those may have failed, and each is told so. Were ordinary writes quiet
+// too, a value too large for the server would fail an earlier write that was
+// stored and leave itself reported as stored. The connection is dropped
+// afterwards rather than trusted.
 //
 // It is the one reader of meta replies: a batch's, and a single operation's
 // (ExpectOne, ForOne). A single command is sent alone, with its O token and
@@ -91,6 +95,7 @@ class MetaBatch final : public MemcachedBatch {
     bool quiet;     // silence means the default outcome below
     bool answered;  // a reply arrived for it
   };
+  std::vector<std::size_t> quiet_candidates_;  // OnUntokenedError's, kept for its capacity
 
   ParseResult ParseReply(std::string_view input, Reply* reply) const override {
     return parser_.Parse(input, reply);

@@ -81,7 +81,7 @@ class SentinelRouter final : public CommandRouter {
   // The master's and the replica's health, then each sentinel's.
   void AppendHealth(std::vector<ServerHealth>* out) const override;
 
-  // Asks the sentinels now unless a discovery finished since `asked`; `forced`
+  // Asks the sentinels now unless a discovery began since it was called; `forced`
   // ignores refresh_interval (a +switch-master). kOk when a master is known and
   // confirmed by ROLE.
   Status Rediscover(net::Deadline deadline, bool forced);
@@ -138,9 +138,8 @@ class SentinelRouter final : public CommandRouter {
   struct Discovery {
     explicit Discovery(pid_t owner) : pid(owner) {}
     const pid_t pid;         // the process this state belongs to
-    std::timed_mutex mutex;  // held while discovering; guards the three below
+    std::timed_mutex mutex;  // held while discovering; guards the two below
     net::Clock::time_point last_started{};
-    net::Clock::time_point last_finished{};
     Status last_status;
   };
   // This process's discovery state: in a forked child, a fresh one (the

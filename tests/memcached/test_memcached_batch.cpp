@@ -77,6 +77,28 @@ TEST_CASE("a server killed in the middle of a Cache batch fails only its operati
   CHECK(gets.errors == static_cast<std::uint64_t>(on_dead));
 }
 
+TEST_CASE("a write's error in a Cache batch is its own, never the stored write's before it",
+          "[memcached][batch]") {
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
+  const Protocol protocol = AnyProtocol();
+  auto servers = StartServers(1);
+  REQUIRE(servers.size() == 1);
+  std::unique_ptr<Cache> cache = CacheOver(OptionsFor(servers, protocol));
+  REQUIRE(cache->Set("n", std::string("abc")).ok());
+
+  Batch batch(*cache);
+  const BatchWrite a = batch.Set("a", std::string("v"));
+  const BatchCounter n = batch.Incr("n");  // CLIENT_ERROR: not a number
+  const BatchWrite b = batch.Set("b", std::string("w"));
+  cache->Run(batch);
+  INFO("a: " << batch.Outcome(a).ToString() << ", n: " << batch.Outcome(n).status().ToString());
+  CHECK(batch.Outcome(a).ok());
+  CHECK(batch.Outcome(n).status().IsInvalidArgument());
+  CHECK(batch.Outcome(b).ok());
+  CHECK(cache->Get("a").value_or("") == "v");
+  CHECK(cache->Get("b").value_or("") == "w");
+}
+
 TEST_CASE("noreply in a Cache batch: text loses a write's failure, meta reports it",
           "[memcached][batch][noreply]") {
   REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails

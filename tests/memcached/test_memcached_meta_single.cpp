@@ -103,6 +103,37 @@ Outcome ReadAtEveryOffset(const Operation& op, const std::string& reply) {
   return whole;
 }
 
+// A batch of `ops` read from `replies`, whole: each operation's outcome, and
+// the request sent.
+struct BatchRead {
+  std::vector<Status> outcomes;
+  std::string request;
+  bool poisoned = false;
+};
+BatchRead ReadBatch(std::vector<Operation> ops, std::string_view replies) {
+  MetaBatch batch(kLimits);
+  batch.Reset(BatchSettings{});
+  for (Operation& op : ops) batch.Add(op);
+  batch.Finish();
+  BatchRead out;
+  out.request = Flatten(batch.request());
+  net::ReadBuffer buffer;
+  char* dest = buffer.PrepareWrite(replies.size());
+  replies.copy(dest, replies.size());
+  buffer.Commit(replies.size());
+  Status stream = batch.Consume(buffer);
+  if (stream.ok() && !batch.done()) stream = Status::Timeout("cut short");
+  batch.Settle(stream);
+  for (const Operation& op : ops) out.outcomes.push_back(op.status);
+  out.poisoned = batch.poisoned();
+  return out;
+}
+
+Operation Noreply(Operation op) {
+  op.noreply = true;
+  return op;
+}
+
 }  // namespace
 
 TEST_CASE("meta single: commands are sent alone, without q or mn, unless noreply",
@@ -155,6 +186,55 @@ TEST_CASE("meta single: the one reply is read, whole or split anywhere",
   CHECK(ReadAtEveryOffset(MakeOp(OpKind::kGet), "VA 1 kk O0\r\nv\r\n").value == "v");
 }
 
+TEST_CASE("meta batch: an error line is the write's that sent it, never an earlier one's",
+          "[memcached][batch][meta]") {
+  // Writes answer (HD) unless noreply: memcached's error lines carry no O token,
+  // and only the order of the replies tells whose they are.
+  const BatchRead loud = ReadBatch(
+      {MakeOp(OpKind::kStore, "a"), MakeOp(OpKind::kIncr, "n"), MakeOp(OpKind::kStore, "b")},
+      "HD O0\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\nHD O2\r\n"
+      "MN\r\n");
+  CHECK(loud.request.find(" q") == std::string::npos);
+  CHECK(loud.outcomes[0].ok());
+  CHECK(loud.outcomes[1].IsInvalidArgument());
+  CHECK(loud.outcomes[2].ok());
+  CHECK(loud.poisoned);
+
+  // noreply writes succeed in silence: an error after several of them may be
+  // any one's, and each is told it may have failed; none is reported stored.
+  const BatchRead quiet =
+      ReadBatch({Noreply(MakeOp(OpKind::kStore, "a")), Noreply(MakeOp(OpKind::kStore, "b")),
+                 Noreply(MakeOp(OpKind::kIncr, "n"))},
+                "CLIENT_ERROR cannot increment or decrement non-numeric value\r\nMN\r\n");
+  for (const Status& s : quiet.outcomes) {
+    INFO(s.ToString());
+    CHECK(s.IsInvalidArgument());
+    CHECK(s.ToString().find("one of 3 writes in a row failed, not known which") !=
+          std::string::npos);
+  }
+
+  // A noreply write, then one that answers: the error may be either's. The one
+  // that answers settles itself: stored, or no reply at all (the error was its).
+  const std::string too_large = "SERVER_ERROR object too large for cache\r\n";
+  const BatchRead then_stored =
+      ReadBatch({Noreply(MakeOp(OpKind::kStore, "a")), MakeOp(OpKind::kStore, "b")},
+                too_large + "HD O1\r\nMN\r\n");
+  CHECK(then_stored.outcomes[0].IsTooLarge());
+  CHECK(then_stored.outcomes[1].ok());
+  const BatchRead then_silent = ReadBatch(
+      {Noreply(MakeOp(OpKind::kStore, "a")), MakeOp(OpKind::kStore, "b")}, too_large + "MN\r\n");
+  CHECK(then_silent.outcomes[0].IsTooLarge());
+  CHECK(then_silent.outcomes[1].IsProtocolError());
+
+  // Reads are quiet and do not fail: the error is the write's between them.
+  const BatchRead between_reads = ReadBatch(
+      {MakeOp(OpKind::kGet, "g"), MakeOp(OpKind::kStore, "a"), MakeOp(OpKind::kGet, "h")},
+      "VA 1 O0\r\nv\r\n" + too_large + "MN\r\n");
+  CHECK(between_reads.outcomes[0].ok());
+  CHECK(between_reads.outcomes[1].IsTooLarge());
+  CHECK(between_reads.outcomes[2].IsNotFound());
+}
+
 TEST_CASE("meta single: a server error is the operation's, and the connection is dropped",
           "[memcached][single][meta]") {
   // memcached's error lines carry no O token: the stream may be out of step.
@@ -185,6 +265,7 @@ TEST_CASE("meta single: replies that are not this command's are protocol errors"
       {OpKind::kRemove, "HD O0\n"},                   // a bare newline
       {OpKind::kRemove, "XX O0\r\n"},                 // no meta code
       {OpKind::kIncr, "VA 2 O0\r\nab\r\n"},           // a counter that is no number
+      {OpKind::kIncr, "HD O0\r\n"},                  // ma asked for v: no counter in it
       {OpKind::kGet, "VA 3 O0\r\nabcd\r\n"},          // a data block too long
   };
   for (const auto& [kind, reply] : bad) {

@@ -333,9 +333,10 @@ TEST_CASE("meta usual: a get's returned key is compared whatever its length", "[
 
 TEST_CASE("meta usual: a batch of one ends the same with and without it", "[memcached][meta]") {
   const Shape one{.batch_of_one = true};
-  // Quiet: a miss and a success are not sent; MN ends the batch.
+  // A read is quiet (a miss is not sent), a write answers; MN ends the batch.
   CHECK(SameBothWays({OpKind::kGet}, "MN\r\n", one).ops[0].starts_with("not_found"));
-  CHECK(SameBothWays({OpKind::kStore}, "MN\r\n", one).ops[0].starts_with("ok"));
+  CHECK(SameBothWays({OpKind::kStore}, "HD O0\r\nMN\r\n", one).ops[0].starts_with("ok"));
+  CHECK(SameBothWays({OpKind::kStore}, "MN\r\n", one).ops[0].starts_with("protocol_error"));
   CHECK(SameBothWays({OpKind::kStore}, "NS O0\r\nMN\r\n", one).ops[0].starts_with("not_stored"));
   CHECK(SameBothWays({OpKind::kTouch}, "EN O0\r\nMN\r\n", one).ops[0].starts_with("not_found"));
   CHECK(SameBothWays({OpKind::kIncr}, "VA 2 O0\r\n42\r\nMN\r\n", one).ops[0] == "ok '' 0 0 42");
@@ -366,13 +367,15 @@ TEST_CASE("meta usual: binary keys end the same with and without it", "[memcache
 TEST_CASE("meta usual: a batch ends the same with and without it", "[memcached][meta]") {
   const std::vector<OpKind> kinds = {OpKind::kGet,  OpKind::kGet,   OpKind::kStore,
                                      OpKind::kIncr, OpKind::kTouch, OpKind::kGet};
-  // Quiet gets answer only their hits; the touch and the counter always answer.
+  // Quiet gets answer only their hits; the store, touch and counter always answer.
   const std::string valid =
-      "VA 2 f1 c2 kk0 O0\r\nab\r\nVA 1 O3\r\n9\r\nHD O4\r\nVA 3 f0 c3 kk5 O5\r\nxyz\r\nMN\r\n";
+      "VA 2 f1 c2 kk0 O0\r\nab\r\nHD O2\r\nVA 1 O3\r\n9\r\nHD O4\r\nVA 3 f0 c3 kk5 O5\r\n"
+      "xyz\r\nMN\r\n";
   const Outcome whole = SameBothWays(kinds, valid);
   CHECK(whole.done);
   CHECK(whole.ops[0] == "ok 'ab' 1 2 0");
   CHECK(whole.ops[1].starts_with("not_found"));
+  CHECK(whole.ops[2].starts_with("ok"));
   CHECK(whole.ops[3] == "ok '' 0 0 9");
   CHECK(whole.ops[5] == "ok 'xyz' 0 3 0");
   // Thousands of copies with bytes changed or cut short, split anywhere: a fixed

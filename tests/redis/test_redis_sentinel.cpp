@@ -408,6 +408,42 @@ TEST_CASE("a sentinel naming a node that is no master: the next sentinel is aske
   CHECK(RedisSentinelSet::Cli(set->master().port(), "get k") == "v");
 }
 
+TEST_CASE("a switch heard while the sentinels are being asked makes cachet ask them again",
+          "[redis][sentinel]") {
+  // Fakes: the sentinel names M1, then (after its failover) M2; M1's ROLE is slow
+  // enough for the switch to be heard while the first discovery waits for it.
+  const std::string role_master = "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n";
+  cachet::test::ScriptedServer m1(cachet::test::RespRequests(),
+                                  {{role_master, role_master.size() / 2 + 1,
+                                    std::chrono::milliseconds(600)}});
+  cachet::test::ScriptedServer m2(cachet::test::RespRequests(), {{role_master}});
+  const auto names = [](const cachet::test::ScriptedServer& master) {
+    const std::string port = std::to_string(master.port());
+    return "*2\r\n$9\r\n127.0.0.1\r\n$" + std::to_string(port.size()) + "\r\n" + port + "\r\n";
+  };
+  cachet::test::ScriptedServer sentinel(cachet::test::RespRequests(), {{names(m1)}, {names(m2)}});
+  RedisOptions options =
+      SentinelOptions({static_cast<std::uint16_t>(sentinel.port())}, "mymaster");
+  options.sentinel.watch = false;  // the watcher's call is made below, at a chosen moment
+  options.pool.connection.io_timeout = std::chrono::seconds(2);
+  RedisBackend backend(std::move(options));
+  const auto deadline = [] { return Clock::now() + std::chrono::seconds(5); };
+  Status first;
+  std::thread discovering([&] { first = RouterOf(backend).Rediscover(deadline(), true); });
+  // The switch is heard 200 ms into M1's slow ROLE: the watcher asks, forced.
+  REQUIRE(WaitFor(std::chrono::seconds(5), [&] { return m1.requests().size() == 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const Status after_switch = RouterOf(backend).Rediscover(deadline(), true);
+  discovering.join();
+  CHECK(first.ok());
+  INFO(after_switch.ToString());
+  CHECK(after_switch.ok());
+  // Taking the first discovery's answer (M1, heard before the switch) would
+  // leave every call on the old master with nothing left to fail.
+  CHECK(sentinel.requests().size() == 2);
+  CHECK(RouterOf(backend).MasterWhere() == "127.0.0.1:" + std::to_string(m2.port()));
+}
+
 TEST_CASE("a master switch is logged with the routing lock free", "[redis][sentinel]") {
   auto set = StartSet();
   auto sink = std::make_shared<ProbingSink>();

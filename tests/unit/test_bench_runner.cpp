@@ -2,11 +2,13 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "cachet/thread_number.h"
+#include "line_round_trip.h"
 #include "runner.h"
 
 namespace cachet::bench {
@@ -134,4 +136,15 @@ TEST_CASE("set-up and slices of a column get the same thread numbers, so the sam
 }
 
 }  // namespace
+
+TEST_CASE("a cache line's round trip between two threads is measured, or not at all") {
+  CHECK_FALSE(LineRoundTrip(1, std::chrono::seconds(5)).has_value());  // nothing to time
+  if (std::thread::hardware_concurrency() < 2) return;  // a lone core cannot spin both sides
+  const std::optional<std::chrono::nanoseconds> trip =
+      LineRoundTrip(2000, std::chrono::seconds(20));
+  REQUIRE(trip.has_value());
+  CHECK(trip->count() > 0);
+  CHECK(*trip < std::chrono::milliseconds(10));  // 2,000 of them ran within the limit
+}
+
 }  // namespace cachet::bench
