@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,6 +33,8 @@ constexpr std::string_view kNearShards = "16";
 constexpr std::string_view kNearMaxKeySize = "65535";
 // The largest max_value_size accepted: 4 GiB - 1, what zlib compresses in one call.
 constexpr std::int64_t kMaxValueSizeLimit = 0xFFFFFFFF;
+// GetOrCompute's millisecond settings: ten years at most.
+constexpr std::int64_t kMaxComputeMs = std::int64_t{10} * 365 * 24 * 3600 * 1000;
 
 // The file a section came from, for messages: the config's path, else the
 // source its values remember, else a generic name.
@@ -57,7 +60,14 @@ Result<CodecOptions> ReadCodecOptions(const ConfigSection& cache) {
   CodecOptions options;
   options.serializer = cache.GetString("serializer");
   options.compressor = cache.GetString("compressor");
-  options.compression_level = static_cast<int>(cache.GetInt("compression_level"));
+  // Any int: each compressor refuses levels it does not have; nothing wraps.
+  std::int64_t level = 0;
+  if (Status s = cache.GetIntInRange("compression_level", std::numeric_limits<int>::min(),
+                                     std::numeric_limits<int>::max(), &level);
+      !s.ok()) {
+    return s;
+  }
+  options.compression_level = static_cast<int>(level);
   const std::int64_t threshold = cache.GetInt("compress_threshold");
   if (threshold < 0) return cache.ErrorAt("compress_threshold", "must not be negative");
   options.compress_threshold = static_cast<std::size_t>(threshold);
@@ -97,14 +107,20 @@ Result<CacheOptions> ReadCacheOptions(const ConfigSection& cache) {
   if (ttl_seconds < 0) return cache.ErrorAt("default_ttl", "must not be negative");
   options.default_ttl = TtlFromSeconds(ttl_seconds);
   options.metrics = cache.GetBool("metrics");
-  // GetOrCompute's defaults; each duration must not be negative.
-  for (const char* name : {"lease_ms", "lease_wait_ms", "stale_ms", "negative_ttl"}) {
-    if (cache.GetInt(name) < 0) return cache.ErrorAt(name, "must not be negative");
+  // GetOrCompute's defaults; none negative, and the milliseconds at most ten
+  // years, so a deadline of now plus one never overflows the clock.
+  if (cache.GetInt("negative_ttl") < 0) {
+    return cache.ErrorAt("negative_ttl", "must not be negative");
+  }
+  std::int64_t ms[3] = {};
+  const char* const ms_names[3] = {"lease_ms", "lease_wait_ms", "stale_ms"};
+  for (int i = 0; i < 3; ++i) {
+    if (Status s = cache.GetIntInRange(ms_names[i], 0, kMaxComputeMs, &ms[i]); !s.ok()) return s;
   }
   ComputeOptions& compute = options.compute;
-  compute.lease = std::chrono::milliseconds(cache.GetInt("lease_ms"));
-  compute.lease_wait = std::chrono::milliseconds(cache.GetInt("lease_wait_ms"));
-  compute.stale = std::chrono::milliseconds(cache.GetInt("stale_ms"));
+  compute.lease = std::chrono::milliseconds(ms[0]);
+  compute.lease_wait = std::chrono::milliseconds(ms[1]);
+  compute.stale = std::chrono::milliseconds(ms[2]);
   compute.negative_ttl = TtlFromSeconds(cache.GetInt("negative_ttl"));
   compute.early_refresh = cache.GetDouble("early_refresh");
   if (!(compute.early_refresh >= 0) || !std::isfinite(compute.early_refresh)) {

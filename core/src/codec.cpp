@@ -384,6 +384,13 @@ Status Codec::Decode(const Item& item, Json* out) const {
   Status s = Unwrap(item, options_, &layout, &payload);
   if (!s.ok()) return s;
   if (layout.kind == ValueKind::kBytes) {
+    // Decimal text is the integer it spells: a store without flags keeps integers
+    // raw (for its own counters), so they read back as flags 0. msgpack and cbor
+    // would read "7" as another number (55, -24), or fail on "42".
+    if (Json number; ScalarToJson(item.flags, ValueKind::kInteger, payload, &number).ok()) {
+      *out = std::move(number);
+      return Status::OK();
+    }
     // Profiles without a document flag write documents as flags 0 text: read
     // them with the configured serializer.
     s = serializer_->Deserialize(payload, out);

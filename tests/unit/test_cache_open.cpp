@@ -121,8 +121,11 @@ TEST_CASE("the [cache] GetOrCompute keys set the Cache's defaults", "[cache][ope
   CHECK(compute.negative_ttl == Ttl{10000});
   CHECK_FALSE(compute.ttl.has_value());  // default_ttl applies
 
+  // Too large to add to the clock's now (it would wrap), or to an int (a level).
   for (const char* bad : {"lease_ms = -1", "stale_ms = -5", "negative_ttl = -1",
-                          "early_refresh = -0.5", "lease_wait_ms = -2"}) {
+                          "early_refresh = -0.5", "lease_wait_ms = -2",
+                          "lease_ms = 9223372036854775807", "lease_wait_ms = 315360000001",
+                          "compression_level = 4294967297"}) {
     INFO(bad);
     auto refused = OpenText(std::string("[cache]\nbackend = memory\n") + bad + "\n");
     REQUIRE_FALSE(refused.ok());
