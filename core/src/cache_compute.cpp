@@ -171,6 +171,11 @@ Status CheckOptions(const ComputeOptions& o) {
       o.negative_ttl.count() < 0 || (o.ttl && o.ttl->count() < 0)) {
     return Status::InvalidArgument("GetOrCompute: durations must not be negative");
   }
+  if (o.lease > ComputeOptions::kMaxDuration || o.lease_wait > ComputeOptions::kMaxDuration ||
+      o.stale > ComputeOptions::kMaxDuration) {
+    return Status::InvalidArgument("GetOrCompute: lease, lease_wait and stale are at most " +
+                                   std::to_string(ComputeOptions::kMaxDuration.count()) + " ms");
+  }
   if (!(o.early_refresh >= 0) || !std::isfinite(o.early_refresh)) {
     return Status::InvalidArgument("GetOrCompute: early_refresh must be a finite number >= 0");
   }

@@ -33,8 +33,6 @@ constexpr std::string_view kNearShards = "16";
 constexpr std::string_view kNearMaxKeySize = "65535";
 // The largest max_value_size accepted: 4 GiB - 1, what zlib compresses in one call.
 constexpr std::int64_t kMaxValueSizeLimit = 0xFFFFFFFF;
-// GetOrCompute's millisecond settings: ten years at most.
-constexpr std::int64_t kMaxComputeMs = std::int64_t{10} * 365 * 24 * 3600 * 1000;
 
 // The file a section came from, for messages: the config's path, else the
 // source its values remember, else a generic name.
@@ -107,15 +105,16 @@ Result<CacheOptions> ReadCacheOptions(const ConfigSection& cache) {
   if (ttl_seconds < 0) return cache.ErrorAt("default_ttl", "must not be negative");
   options.default_ttl = TtlFromSeconds(ttl_seconds);
   options.metrics = cache.GetBool("metrics");
-  // GetOrCompute's defaults; none negative, and the milliseconds at most ten
-  // years, so a deadline of now plus one never overflows the clock.
+  // GetOrCompute's defaults: none negative, the milliseconds at most
+  // ComputeOptions::kMaxDuration.
   if (cache.GetInt("negative_ttl") < 0) {
     return cache.ErrorAt("negative_ttl", "must not be negative");
   }
   std::int64_t ms[3] = {};
   const char* const ms_names[3] = {"lease_ms", "lease_wait_ms", "stale_ms"};
   for (int i = 0; i < 3; ++i) {
-    if (Status s = cache.GetIntInRange(ms_names[i], 0, kMaxComputeMs, &ms[i]); !s.ok()) return s;
+    const std::int64_t most = ComputeOptions::kMaxDuration.count();
+    if (Status s = cache.GetIntInRange(ms_names[i], 0, most, &ms[i]); !s.ok()) return s;
   }
   ComputeOptions& compute = options.compute;
   compute.lease = std::chrono::milliseconds(ms[0]);

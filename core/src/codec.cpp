@@ -356,6 +356,11 @@ Status Codec::Decode(const Item& item, bool* out) const {
 namespace {
 
 // A scalar kind as a Json value: a counter or a flag reads as a document too.
+// Digits, with a sign or padding: worth parsing as an integer (cheaply ruled out otherwise).
+bool LooksDecimal(std::string_view text) {
+  return !text.empty() && text.size() <= 24 && text.find_first_not_of("0123456789- ") == text.npos;
+}
+
 Status ScalarToJson(std::uint32_t flags, ValueKind kind, std::string_view text, Json* out) {
   Status s;
   if (kind == ValueKind::kInteger) {
@@ -384,12 +389,15 @@ Status Codec::Decode(const Item& item, Json* out) const {
   Status s = Unwrap(item, options_, &layout, &payload);
   if (!s.ok()) return s;
   if (layout.kind == ValueKind::kBytes) {
-    // Decimal text is the integer it spells: a store without flags keeps integers
-    // raw (for its own counters), so they read back as flags 0. msgpack and cbor
-    // would read "7" as another number (55, -24), or fail on "42".
-    if (Json number; ScalarToJson(item.flags, ValueKind::kInteger, payload, &number).ok()) {
-      *out = std::move(number);
-      return Status::OK();
+    // Under the cachet profile, which marks every document, decimal text is the
+    // integer it spells: a store without flags keeps integers raw (for its own
+    // counters), so they read back as flags 0, and msgpack or cbor would read "7"
+    // as another number (55, -24). The other profiles write documents as flags 0.
+    if (options_.flags_profile == FlagsProfile::kCachet && LooksDecimal(payload)) {
+      if (Json number; ScalarToJson(item.flags, ValueKind::kInteger, payload, &number).ok()) {
+        *out = std::move(number);
+        return Status::OK();
+      }
     }
     // Profiles without a document flag write documents as flags 0 text: read
     // them with the configured serializer.

@@ -46,6 +46,7 @@ void MetaBatch::Reset(const BatchSettings& settings) {
   done_ = false;
   ends_at_noop_ = true;
   poisoned_ = false;
+  pending_.active = false;
   ResetReader();
 }
 
@@ -57,6 +58,7 @@ void MetaBatch::ExpectOne(Operation& op, const BatchSettings& settings, Item* hi
   done_ = false;
   ends_at_noop_ = op.noreply;
   poisoned_ = false;
+  pending_.active = false;
   ResetReader();
   LendItem(op, hit);
 }
@@ -81,6 +83,7 @@ void MetaBatch::Answered(Slot& slot, std::size_t index) {
 Status MetaBatch::OnReply(const Reply& reply) {
   if (reply.kind == ReplyKind::kMetaNoop) {
     if (!ends_at_noop_) return Status::ProtocolError("memcached: MN to a command sent without mn");
+    if (Status s = SettlePending(slots_.size()); !s.ok()) return s;
     done_ = true;
     for (Slot& slot : slots_) {
       if (!slot.answered)
@@ -98,6 +101,7 @@ Status MetaBatch::OnTokenReply(const Reply& reply) {
   if (!reply.has_opaque || reply.opaque >= slots_.size() || slots_[reply.opaque].answered) {
     return Status::ProtocolError("memcached: meta reply with a missing or unknown O token");
   }
+  if (Status s = SettlePending(reply.opaque); !s.ok()) return s;
   Slot& slot = slots_[reply.opaque];
   Operation& op = *slot.op;
   if (!IsErrorReply(reply.kind) && !Expects(op.kind, slot.quiet, reply.kind)) {
@@ -130,41 +134,78 @@ Status MetaBatch::OnTokenReply(const Reply& reply) {
 
 Status MetaBatch::OnUntokenedError(const Reply& reply) {
   poisoned_ = true;
-  // Who may have sent it: the quiet (noreply) writes not answered yet, and the
-  // first write after them that is not quiet. Quiet reads of validated keys do not fail.
-  std::vector<std::size_t>& quiet = quiet_candidates_;
-  quiet.clear();
-  std::size_t loud = slots_.size();
-  for (std::size_t i = after_last_answer_; i < slots_.size(); ++i) {
-    const Slot& slot = slots_[i];
-    if (slot.answered || (slot.quiet && slot.op->kind == OpKind::kGet)) continue;
-    if (!slot.quiet) {
-      loud = i;
-      break;
-    }
-    quiet.push_back(i);
-  }
-  const bool has_loud = loud < slots_.size();
   const Status error = StatusFromReply(reply);
-  if (quiet.size() + (has_loud ? 1 : 0) == 1) {
-    const std::size_t sender = has_loud ? loud : quiet[0];
-    Answered(slots_[sender], sender);
-    slots_[sender].op->status = error;
+  if (pending_.active) {
+    // Two errors before the first was placed: every write either may be is told
+    // it may have failed; a reply that then comes for `loud` is out of step.
+    BlameQuiet(pending_.from, pending_.loud, pending_.error);
+    Answered(slots_[pending_.loud], pending_.loud);
+    slots_[pending_.loud].op->status = Status::FromCode(
+        pending_.error.code(),
+        "memcached: this write or a noreply one before it failed, not known which: " +
+            std::string(pending_.error.message()));
+    pending_.active = false;
+  }
+  // Who may have sent it: the noreply writes not answered yet, and the first
+  // write after them that answers. Quiet reads of validated keys do not fail.
+  std::size_t loud = after_last_answer_;
+  bool quiet_before = false;
+  for (; loud < slots_.size(); ++loud) {
+    const Slot& slot = slots_[loud];
+    if (slot.answered || (slot.quiet && slot.op->kind == OpKind::kGet)) continue;
+    if (!slot.quiet) break;
+    quiet_before = true;
+  }
+  if (!quiet_before) {
+    if (loud == slots_.size()) {
+      return Status::ProtocolError("memcached: an error reply that matches no command");
+    }
+    Answered(slots_[loud], loud);
+    slots_[loud].op->status = error;
     return Status::OK();
   }
-  if (quiet.empty()) {
-    return Status::ProtocolError("memcached: an error reply that matches no command");
+  if (loud == slots_.size()) {  // noreply writes only
+    BlameQuiet(after_last_answer_, loud, error);
+    return Status::OK();
   }
-  // Not known which: each noreply write is told it may have failed; the write
-  // after them answers for itself, or gets no reply before MN.
-  const std::string which = "memcached: one of " +
-                            std::to_string(quiet.size() + (has_loud ? 1 : 0)) +
-                            " writes in a row failed, not known which: ";
-  for (std::size_t i : quiet) {
-    Answered(slots_[i], i);
-    slots_[i].op->status = Status::FromCode(error.code(), which + std::string(error.message()));
+  pending_ = {true, after_last_answer_, loud, error};
+  return Status::OK();
+}
+
+Status MetaBatch::SettlePending(std::size_t next) {
+  if (!pending_.active) return Status::OK();
+  pending_.active = false;
+  if (next > pending_.loud) {
+    // `loud` would have answered before this: the error was its own, and the
+    // noreply writes before it succeeded in silence.
+    Answered(slots_[pending_.loud], pending_.loud);
+    slots_[pending_.loud].op->status = pending_.error;
+    return Status::OK();
+  }
+  if (!BlameQuiet(pending_.from, next, pending_.error)) {
+    return Status::ProtocolError("memcached: a reply out of order after an error reply");
   }
   return Status::OK();
+}
+
+bool MetaBatch::BlameQuiet(std::size_t from, std::size_t to, const Status& error) {
+  std::size_t count = 0;
+  for (std::size_t i = from; i < to; ++i) {
+    const Slot& slot = slots_[i];
+    if (!slot.answered && slot.quiet && slot.op->kind != OpKind::kGet) ++count;
+  }
+  if (count == 0) return false;
+  const std::string which = count == 1 ? std::string()
+                                       : "memcached: one of " + std::to_string(count) +
+                                             " noreply writes failed, not known which: ";
+  for (std::size_t i = from; i < to; ++i) {
+    Slot& slot = slots_[i];
+    if (slot.answered || !slot.quiet || slot.op->kind == OpKind::kGet) continue;
+    Answered(slot, i);
+    slot.op->status =
+        count == 1 ? error : Status::FromCode(error.code(), which + std::string(error.message()));
+  }
+  return true;
 }
 
 void MetaBatch::Settle(const Status& transport) {

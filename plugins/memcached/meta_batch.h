@@ -10,10 +10,11 @@
 // memcached sends error lines (SERVER_ERROR, CLIENT_ERROR) without the O token.
 // Replies come in order and only quiet operations succeed in silence, so such an
 // error is the first unanswered write's, unless noreply writes come before it:
-// any of those may have failed, and each is told so. Were ordinary writes quiet
-// too, a value too large for the server would fail an earlier write that was
-// stored and leave itself reported as stored. The connection is dropped
-// afterwards rather than trusted.
+// then the next reply says whose (that write's own reply: a noreply write's
+// before it; a later one, or MN: its own). Among several noreply writes each is
+// told it may have failed. Were ordinary writes quiet too, a value too large for
+// the server would fail an earlier write that was stored and leave itself
+// reported as stored. The connection is dropped afterwards rather than trusted.
 //
 // It is the one reader of meta replies: a batch's, and a single operation's
 // (ExpectOne, ForOne). A single command is sent alone, with its O token and
@@ -95,7 +96,14 @@ class MetaBatch final : public MemcachedBatch {
     bool quiet;     // silence means the default outcome below
     bool answered;  // a reply arrived for it
   };
-  std::vector<std::size_t> quiet_candidates_;  // OnUntokenedError's, kept for its capacity
+  // An error line that noreply writes [from, loud) or the write `loud` after
+  // them may have sent: what arrives next says whose (SettlePending).
+  struct PendingError {
+    bool active = false;
+    std::size_t from = 0;
+    std::size_t loud = 0;
+    Status error;
+  };
 
   ParseResult ParseReply(std::string_view input, Reply* reply) const override {
     return parser_.Parse(input, reply);
@@ -128,6 +136,13 @@ class MetaBatch final : public MemcachedBatch {
   }
   Status OnTokenReply(const Reply& reply);
   Status OnUntokenedError(const Reply& reply);
+  // Settles the pending error by the reply that came next: one for slot `next`,
+  // or MN (`next` = slots_.size()). Before `loud`, or `loud` itself, it was a
+  // noreply write's before that; after `loud`, loud's own.
+  Status SettlePending(std::size_t next);
+  // Gives `error` to the unanswered noreply writes in [from, to): named exactly
+  // when there is one, else each told it may have failed; false when none.
+  bool BlameQuiet(std::size_t from, std::size_t to, const Status& error);
 
   // Marks `slot` answered; a single command's one reply ends the exchange.
   void Answered(Slot& slot, std::size_t index);
@@ -136,6 +151,7 @@ class MetaBatch final : public MemcachedBatch {
   BatchSettings settings_;
   std::vector<Slot> slots_;
   std::size_t after_last_answer_ = 0;
+  PendingError pending_;
   bool done_ = false;
   bool ends_at_noop_ = true;  // false: a single command sent without mn
   bool usual_replies_;

@@ -117,9 +117,8 @@ Status ClusterTopology::Refresh(net::Deadline deadline) {
         "redis cluster: the slot map was still being reloaded when the "
         "request timeout ran out");
   }
-  // Single flight: whoever waited for a reload that began after it asked takes
-  // its outcome; one begun before may have read the map before what this caller saw.
-  if (last_started_ >= asked) return last_status_;
+  // Single flight: whoever waited for a reload takes its outcome.
+  if (last_finished_ >= asked) return last_status_;
   if (last_started_ != net::Clock::time_point{} &&
       net::Clock::now() - last_started_ < settings_.refresh_interval) {
     return last_status_;
@@ -130,6 +129,7 @@ Status ClusterTopology::Refresh(net::Deadline deadline) {
   }
   last_started_ = net::Clock::now();
   last_status_ = Reload(deadline);
+  last_finished_ = net::Clock::now();
   return last_status_;
 }
 

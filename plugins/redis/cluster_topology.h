@@ -105,8 +105,9 @@ class ClusterTopology {
   std::vector<std::unique_ptr<Node>> nodes_;
   std::array<std::uint16_t, kSlotCount> owner_;
 
-  std::timed_mutex refresh_mutex_;  // held while reloading; guards the two below
+  std::timed_mutex refresh_mutex_;  // held while reloading; guards the three below
   net::Clock::time_point last_started_{};
+  net::Clock::time_point last_finished_{};
   Status last_status_;
   std::atomic<std::uint64_t> version_{0};
   std::mutex hook_mutex_;  // held while the hook runs

@@ -142,10 +142,10 @@ Status SentinelRouter::Rediscover(net::Deadline deadline, bool forced) {
     return Status::Timeout(
         "redis sentinel: the sentinels were still being asked when the request timeout ran out");
   }
-  // Single flight: whoever waited for a discovery that began after it asked
-  // takes its outcome. One begun before may have heard the sentinels before
-  // the failover this caller learnt of (a +switch-master), so it does not count.
-  if (state.last_started >= asked) return state.last_status;
+  // Single flight: whoever waited for a discovery takes its outcome; a forced
+  // caller (a +switch-master heard) only one that began after it asked, as one
+  // begun before may have heard the sentinels before that failover.
+  if ((forced ? state.last_started : state.last_finished) >= asked) return state.last_status;
   if (!forced && state.last_started != net::Clock::time_point{} &&
       net::Clock::now() - state.last_started < settings_.refresh_interval) {
     return state.last_status;
@@ -153,6 +153,7 @@ Status SentinelRouter::Rediscover(net::Deadline deadline, bool forced) {
   state.last_started = net::Clock::now();
   state.last_status = Discover(deadline);
   if (state.last_status.ok() && settings_.read_from_replica) DiscoverReplica(deadline);
+  state.last_finished = net::Clock::now();
   return state.last_status;
 }
 

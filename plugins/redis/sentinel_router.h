@@ -81,9 +81,9 @@ class SentinelRouter final : public CommandRouter {
   // The master's and the replica's health, then each sentinel's.
   void AppendHealth(std::vector<ServerHealth>* out) const override;
 
-  // Asks the sentinels now unless a discovery began since it was called; `forced`
-  // ignores refresh_interval (a +switch-master). kOk when a master is known and
-  // confirmed by ROLE.
+  // Asks the sentinels now unless a discovery finished since it was called (for
+  // a `forced` call, a +switch-master: began since), `forced` also ignoring
+  // refresh_interval. kOk when a master is known and confirmed by ROLE.
   Status Rediscover(net::Deadline deadline, bool forced);
 
   // "host:port" of the master in use, and of the replica serving reads; "" when
@@ -138,8 +138,9 @@ class SentinelRouter final : public CommandRouter {
   struct Discovery {
     explicit Discovery(pid_t owner) : pid(owner) {}
     const pid_t pid;         // the process this state belongs to
-    std::timed_mutex mutex;  // held while discovering; guards the two below
+    std::timed_mutex mutex;  // held while discovering; guards the three below
     net::Clock::time_point last_started{};
+    net::Clock::time_point last_finished{};
     Status last_status;
   };
   // This process's discovery state: in a forked child, a fresh one (the

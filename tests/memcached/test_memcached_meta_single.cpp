@@ -209,22 +209,37 @@ TEST_CASE("meta batch: an error line is the write's that sent it, never an earli
   for (const Status& s : quiet.outcomes) {
     INFO(s.ToString());
     CHECK(s.IsInvalidArgument());
-    CHECK(s.ToString().find("one of 3 writes in a row failed, not known which") !=
+    CHECK(s.ToString().find("one of 3 noreply writes failed, not known which") !=
           std::string::npos);
   }
 
-  // A noreply write, then one that answers: the error may be either's. The one
-  // that answers settles itself: stored, or no reply at all (the error was its).
+  // A noreply write, then one that answers: the error may be either's, and what
+  // comes next says whose. b's HD: a's. b's silence up to MN: b's, and a was stored.
   const std::string too_large = "SERVER_ERROR object too large for cache\r\n";
   const BatchRead then_stored =
       ReadBatch({Noreply(MakeOp(OpKind::kStore, "a")), MakeOp(OpKind::kStore, "b")},
                 too_large + "HD O1\r\nMN\r\n");
   CHECK(then_stored.outcomes[0].IsTooLarge());
+  CHECK(then_stored.outcomes[0].ToString().find("not known which") == std::string::npos);
   CHECK(then_stored.outcomes[1].ok());
   const BatchRead then_silent = ReadBatch(
       {Noreply(MakeOp(OpKind::kStore, "a")), MakeOp(OpKind::kStore, "b")}, too_large + "MN\r\n");
-  CHECK(then_silent.outcomes[0].IsTooLarge());
-  CHECK(then_silent.outcomes[1].IsProtocolError());
+  CHECK(then_silent.outcomes[0].ok());
+  CHECK(then_silent.outcomes[1].IsTooLarge());
+  // A later noreply write's own reply (NS) after the error: the error was an
+  // earlier one's. Two errors for two writes: neither is reported stored.
+  const BatchRead then_later = ReadBatch(
+      {Noreply(MakeOp(OpKind::kStore, "a")), Noreply(MakeOp(OpKind::kStore, "b")),
+       MakeOp(OpKind::kStore, "c")},
+      too_large + "NS O1\r\nHD O2\r\nMN\r\n");
+  CHECK(then_later.outcomes[0].IsTooLarge());
+  CHECK(then_later.outcomes[1].IsNotStored());
+  CHECK(then_later.outcomes[2].ok());
+  const BatchRead both = ReadBatch(
+      {Noreply(MakeOp(OpKind::kStore, "a")), MakeOp(OpKind::kStore, "b")},
+      too_large + too_large + "MN\r\n");
+  CHECK_FALSE(both.outcomes[0].ok());
+  CHECK_FALSE(both.outcomes[1].ok());
 
   // Reads are quiet and do not fail: the error is the write's between them.
   const BatchRead between_reads = ReadBatch(

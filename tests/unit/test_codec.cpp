@@ -187,6 +187,20 @@ TEST_CASE("decimal text with flags 0 reads as its integer as Json, whatever the 
     REQUIRE(codec->Decode(Item{item.value, 0, 0}, &doc).ok());
     CHECK(doc == Document());
   }
+  // The python profile writes documents as flags 0: msgpack's 55 is the byte '7'
+  // and cbor's -17 the byte '0', and they read back as those documents.
+  for (const auto& [serializer, number] :
+       std::vector<std::pair<const char*, Json>>{{"msgpack", 55}, {"cbor", -17}}) {
+    INFO(serializer);
+    const auto python = MakeCodec(FlagsProfile::kPython, "none", serializer);
+    Item item;
+    REQUIRE(python->Encode(number, &item).ok());
+    REQUIRE(item.flags == 0);
+    REQUIRE(item.value.size() == 1);
+    Json doc;
+    REQUIRE(python->Decode(item, &doc).ok());
+    CHECK(doc == number);
+  }
 }
 
 TEST_CASE("the cachet profile records kind, serializer and compressor", "[codec]") {

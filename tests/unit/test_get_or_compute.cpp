@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "cachet/batch.h"
@@ -301,14 +302,23 @@ TEST_CASE("a holder whose lease lapsed leaves the lease another caller took sinc
   CHECK(store->Raw("k#lease").empty());  // its holder gave it back
 }
 
-TEST_CASE("GetOrCompute refuses negative durations", "[compute]") {
+TEST_CASE("GetOrCompute refuses negative durations, and ones that would overflow a deadline",
+          "[compute]") {
   auto cache = MakeCache(std::make_shared<ExpiringMap>());
-  ComputeOptions options;
-  options.stale = milliseconds(-1);
-  CountingLoader loader;
-  auto got = cache->GetOrCompute<std::string>("k", std::ref(loader), options);
-  CHECK(got.status().IsInvalidArgument());
-  CHECK(loader.runs.load() == 0);
+  const auto longest = ComputeOptions::kMaxDuration;
+  for (auto [lease, lease_wait, stale] :
+       {std::tuple{milliseconds(0), milliseconds(0), milliseconds(-1)},
+        std::tuple{milliseconds::max(), milliseconds(0), milliseconds(0)},
+        std::tuple{milliseconds(5), longest + milliseconds(1), milliseconds(0)}}) {
+    ComputeOptions options;
+    options.lease = lease;
+    options.lease_wait = lease_wait;
+    options.stale = stale;
+    CountingLoader loader;
+    auto got = cache->GetOrCompute<std::string>("k", std::ref(loader), options);
+    CHECK(got.status().IsInvalidArgument());
+    CHECK(loader.runs.load() == 0);
+  }
 }
 
 TEST_CASE("a key the store refuses is an error and nothing is loaded", "[compute]") {

@@ -49,6 +49,10 @@ namespace cachet {
 // keys of the same names set a Cache's defaults; docs/get-or-compute.md says
 // what each guarantees on each store.
 struct ComputeOptions {
+  // The longest `lease`, `lease_wait` and `stale` (ten years): a deadline of now
+  // plus one of them must not overflow the clock. Longer ones are invalid_argument.
+  static constexpr std::chrono::milliseconds kMaxDuration{std::int64_t{10} * 365 * 86400 * 1000};
+
   // How long a loaded value stays fresh; unset: the Cache's default_ttl.
   std::optional<Ttl> ttl;
   // > 0: one caller among all the processes sharing the store loads a missing
