@@ -98,9 +98,35 @@ Status Cache::StoreItem(StoreMode mode, std::string_view key, ItemView item, std
   Status s = mode != StoreMode::kAppend &&
                      LooksLikeComputedRecord(item.value, mode == StoreMode::kPrepend)
                  ? ComputedRecordRefused()
-                 : WriteItem(mode, key, item, ttl);
+                 : Status::OK();
+  if (s.ok() && (mode == StoreMode::kAppend || mode == StoreMode::kPrepend)) {
+    s = CheckJoinable(mode, key);
+  }
+  if (s.ok()) s = WriteItem(mode, key, item, ttl);
   counter.Finish(s);
   return s;
+}
+
+Status Cache::CheckJoinable(StoreMode mode, std::string_view key) {
+  if (key.empty()) return EmptyKeyError();
+  Item stored;
+  Status s = WithPrefix(options_.key_namespace, key, [&](std::string_view full_key) {
+    return backend_->Get(full_key, &stored);
+  });
+  if (s.IsNotFound()) return Status::OK();  // the store answers not_stored itself
+  if (!s.ok()) return s;
+  ComputedRecord record;
+  std::string_view value;
+  if (!DecodeComputedRecord(stored.value, &record, &value)) return Status::OK();
+  if (mode == StoreMode::kPrepend) {
+    return Status::Unsupported(
+        "prepend onto a value GetOrCompute stored with its record (stale_ms, early_refresh, "
+        "negative_ttl) would bury the record: write the whole value instead");
+  }
+  if (record.kind == ComputedRecord::Kind::kNotFound) {
+    return Status::NotStored("append onto a miss GetOrCompute cached (negative_ttl)");
+  }
+  return Status::OK();  // appended bytes extend the record's value
 }
 
 Status Cache::WriteItem(StoreMode mode, std::string_view key, ItemView item,

@@ -379,6 +379,42 @@ TEST_CASE("a Batch reads the value alone and refuses a record's bytes", "[comput
   CHECK(store->Raw("mine").empty());
 }
 
+TEST_CASE("append and prepend do not join bytes to a record GetOrCompute stored", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto cache = MakeCache(store);
+  ComputeOptions options;
+  options.ttl = milliseconds(60000);
+  options.stale = milliseconds(60000);  // stored with its record
+  options.negative_ttl = milliseconds(60000);
+  CountingLoader loader;
+  REQUIRE(cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v1");
+  const std::string record = store->Raw("k");
+
+  // A prepend would bury the header: the value would read as "pre-", the header, "v1".
+  const Status prepended = cache->Prepend("k", "pre-");
+  INFO(prepended.ToString());
+  CHECK(prepended.IsUnsupported());
+  CHECK(store->Raw("k") == record);
+  CHECK(cache->Get<std::string>("k").value_or("") == "v1");
+  // An append extends the record's value.
+  CHECK(cache->Append("k", "-post").ok());
+  CHECK(cache->Get<std::string>("k").value_or("") == "v1-post");
+
+  // A cached miss stays a miss: appending to it is not_stored, as to any missing key.
+  const auto missing = []() -> cachet::Result<std::string> {
+    return Status::NotFound();
+  };
+  CHECK(cache->GetOrCompute<std::string>("gone", missing, options).status().IsNotFound());
+  REQUIRE_FALSE(store->Raw("gone").empty());
+  CHECK(cache->Append("gone", "x").IsNotStored());
+  CHECK(cache->Get<std::string>("gone").status().IsNotFound());
+  // Plain values are joined as ever.
+  REQUIRE(cache->Set("plain", std::string("b")).ok());
+  CHECK(cache->Prepend("plain", "a").ok());
+  CHECK(cache->Append("plain", "c").ok());
+  CHECK(cache->Get<std::string>("plain").value_or("") == "abc");
+}
+
 TEST_CASE("writes refuse a value that would read back as GetOrCompute's record", "[compute]") {
   auto store = std::make_shared<ExpiringMap>();
   auto cache = MakeCache(store);

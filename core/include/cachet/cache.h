@@ -248,6 +248,11 @@ class CACHET_EXPORT Cache {
   // StoreItem without counting and without its check that the bytes do not
   // look like GetOrCompute's record: GetOrCompute's writes, which store such records.
   Status WriteItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl);
+  // Before an append or prepend: reads the stored value, and refuses to join
+  // bytes to a record GetOrCompute stored (a prepend would bury its header, an
+  // append to a cached miss would stay unseen). Another writer may still store
+  // one between this read and the write.
+  Status CheckJoinable(StoreMode mode, std::string_view key);
   // Decodes `item` into element `index` of the typed output `out`; the
   // templates pass one of these, so that reads are counted after decoding (a
   // value that does not decode is an error, not a hit).
