@@ -72,6 +72,25 @@ struct CountingLoader {
   }
 };
 
+// A Cache over an ExpiringMap holding what GetOrCompute stores with its record:
+// "k", the loaded value "v1", and "gone", a cached miss.
+struct Recorded {
+  Recorded() {
+    options.ttl = milliseconds(60000);
+    options.stale = milliseconds(60000);  // stored with its record
+    options.negative_ttl = milliseconds(60000);
+    CountingLoader loader;
+    REQUIRE(cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v1");
+    REQUIRE(store->Raw("k").size() > 2);  // the record is there in the store
+    auto absent = []() -> Result<std::string> { return Status::NotFound("no row"); };
+    REQUIRE(cache->GetOrCompute<std::string>("gone", absent, options).miss());
+    REQUIRE_FALSE(store->Raw("gone").empty());
+  }
+  std::shared_ptr<ExpiringMap> store = std::make_shared<ExpiringMap>();
+  std::unique_ptr<Cache> cache = MakeCache(store);
+  ComputeOptions options;
+};
+
 milliseconds Since(SteadyClock::time_point start) {
   return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - start);
 }
@@ -330,18 +349,8 @@ TEST_CASE("a key the store refuses is an error and nothing is loaded", "[compute
 }
 
 TEST_CASE("batch reads into buffers strip GetOrCompute's record", "[compute]") {
-  auto store = std::make_shared<ExpiringMap>();
-  auto cache = MakeCache(store);
-  ComputeOptions options;
-  options.ttl = milliseconds(60000);
-  options.stale = milliseconds(60000);  // stored with its record
-  options.negative_ttl = milliseconds(60000);
-  CountingLoader loader;
-  REQUIRE(cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v1");
-  REQUIRE(store->Raw("k").size() > 2);  // the record is there in the store
-  auto absent = []() -> Result<std::string> { return Status::NotFound("no row"); };
-  REQUIRE(cache->GetOrCompute<std::string>("gone", absent, options).miss());
-
+  Recorded recorded;
+  Cache* cache = recorded.cache.get();
   const std::vector<std::string_view> keys{"k", "gone"};
   std::vector<Item> items;
   std::vector<Status> statuses;
@@ -380,14 +389,9 @@ TEST_CASE("a Batch reads the value alone and refuses a record's bytes", "[comput
 }
 
 TEST_CASE("append and prepend do not join bytes to a record GetOrCompute stored", "[compute]") {
-  auto store = std::make_shared<ExpiringMap>();
-  auto cache = MakeCache(store);
-  ComputeOptions options;
-  options.ttl = milliseconds(60000);
-  options.stale = milliseconds(60000);  // stored with its record
-  options.negative_ttl = milliseconds(60000);
-  CountingLoader loader;
-  REQUIRE(cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v1");
+  Recorded recorded;
+  Cache* cache = recorded.cache.get();
+  ExpiringMap* store = recorded.store.get();
   const std::string record = store->Raw("k");
 
   // A prepend would bury the header: the value would read as "pre-", the header, "v1".
@@ -401,11 +405,6 @@ TEST_CASE("append and prepend do not join bytes to a record GetOrCompute stored"
   CHECK(cache->Get<std::string>("k").value_or("") == "v1-post");
 
   // A cached miss stays a miss: appending to it is not_stored, as to any missing key.
-  const auto missing = []() -> cachet::Result<std::string> {
-    return Status::NotFound();
-  };
-  CHECK(cache->GetOrCompute<std::string>("gone", missing, options).status().IsNotFound());
-  REQUIRE_FALSE(store->Raw("gone").empty());
   CHECK(cache->Append("gone", "x").IsNotStored());
   CHECK(cache->Get<std::string>("gone").status().IsNotFound());
   // Plain values are joined as ever.
