@@ -115,18 +115,7 @@ Status Cache::CheckJoinable(StoreMode mode, std::string_view key) {
   });
   if (s.IsNotFound()) return Status::OK();  // the store answers not_stored itself
   if (!s.ok()) return s;
-  ComputedRecord record;
-  std::string_view value;
-  if (!DecodeComputedRecord(stored.value, &record, &value)) return Status::OK();
-  if (mode == StoreMode::kPrepend) {
-    return Status::Unsupported(
-        "prepend onto a value GetOrCompute stored with its record (stale_ms, early_refresh, "
-        "negative_ttl) would bury the record: write the whole value instead");
-  }
-  if (record.kind == ComputedRecord::Kind::kNotFound) {
-    return Status::NotStored("append onto a miss GetOrCompute cached (negative_ttl)");
-  }
-  return Status::OK();  // appended bytes extend the record's value
+  return JoinableRecord(stored.value, mode == StoreMode::kPrepend);
 }
 
 Status Cache::WriteItem(StoreMode mode, std::string_view key, ItemView item,

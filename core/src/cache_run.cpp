@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "cache_metrics.h"
 #include "computed_record.h"
@@ -59,6 +61,44 @@ class BatchCounters {
 
 }  // namespace
 
+void Cache::ExecuteJoinsChecked(std::span<Operation> operations) {
+  std::vector<std::size_t> joins;  // the appends and prepends
+  for (std::size_t i = 0; i < operations.size(); ++i) {
+    const Operation& op = operations[i];
+    if (op.kind == OpKind::kStore &&
+        (op.mode == StoreMode::kAppend || op.mode == StoreMode::kPrepend)) {
+      joins.push_back(i);
+    }
+  }
+  if (joins.empty()) {
+    backend_->Execute(operations);
+    return;
+  }
+  // Their stored values, read in one round (Cache::CheckJoinable's rule).
+  std::vector<Operation> reads(joins.size());
+  for (std::size_t k = 0; k < joins.size(); ++k) reads[k].key = operations[joins[k]].key;
+  backend_->Execute(reads);
+  std::vector<bool> refused(operations.size(), false);
+  for (std::size_t k = 0; k < joins.size(); ++k) {
+    Operation& op = operations[joins[k]];
+    Status verdict = reads[k].status.IsNotFound() ? Status::OK() : reads[k].status;
+    if (verdict.ok()) {
+      verdict = JoinableRecord(reads[k].result.value, op.mode == StoreMode::kPrepend);
+    }
+    if (!verdict.ok()) {
+      op.status = std::move(verdict);
+      refused[joins[k]] = true;
+    }
+  }
+  // The rest run in order, in the stretches between the refused ones.
+  std::size_t from = 0;
+  for (std::size_t i = 0; i <= operations.size(); ++i) {
+    if (i < operations.size() && !refused[i]) continue;
+    if (i > from) backend_->Execute(operations.subspan(from, i - from));
+    from = i + 1;
+  }
+}
+
 void Cache::Run(Batch& batch) {
   batch.ran_ = true;
   if (batch.cache_ != this) {
@@ -69,7 +109,7 @@ void Cache::Run(Batch& batch) {
   BatchCounters counters(metrics_table());
   for (const Batch::Entry& entry : batch.entries_) counters.Begin(entry.op);
   const std::span<Operation> operations = batch.Prepare(*backend_);
-  if (!operations.empty()) backend_->Execute(operations);
+  if (!operations.empty()) ExecuteJoinsChecked(operations);
   // A value GetOrCompute stored with its record reads back as the value alone.
   for (Operation& operation : operations) {
     if (operation.kind == OpKind::kGet && operation.status.ok()) {

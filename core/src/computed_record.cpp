@@ -59,6 +59,21 @@ Status ComputedRecordRefused() {
       "and would read back altered; docs/get-or-compute.md");
 }
 
+Status JoinableRecord(std::string_view stored, bool prepend) {
+  ComputedRecord record;
+  std::string_view value;
+  if (!DecodeComputedRecord(stored, &record, &value)) return Status::OK();
+  if (prepend) {
+    return Status::Unsupported(
+        "prepend onto a value GetOrCompute stored with its record (stale_ms, early_refresh, "
+        "negative_ttl) would bury the record: write the whole value instead");
+  }
+  if (record.kind == ComputedRecord::Kind::kNotFound) {
+    return Status::NotStored("append onto a miss GetOrCompute cached (negative_ttl)");
+  }
+  return Status::OK();  // appended bytes extend the record's value
+}
+
 Status OpenStoredRecord(Item* item) {
   ComputedRecord record;
   std::string_view value;

@@ -53,6 +53,11 @@ bool LooksLikeComputedRecord(std::string_view bytes, bool as_prefix = false) noe
 // The invalid_argument such a write gets.
 Status ComputedRecordRefused();
 
+// Whether an append (`prepend` false) or prepend may join bytes to `stored`, the
+// value under its key: not onto a record, where a prepend would bury the header,
+// nor onto a cached miss, where appended bytes would stay unseen (not_stored).
+Status JoinableRecord(std::string_view stored, bool prepend);
+
 // Opens a record that starts with the magic (OpenComputedRecord).
 Status OpenStoredRecord(Item* item);
 

@@ -414,6 +414,30 @@ TEST_CASE("append and prepend do not join bytes to a record GetOrCompute stored"
   CHECK(cache->Get<std::string>("plain").value_or("") == "abc");
 }
 
+TEST_CASE("a Batch's append and prepend do not join bytes to GetOrCompute's record",
+          "[compute]") {
+  Recorded recorded;
+  Cache* cache = recorded.cache.get();
+  const std::string record = recorded.store->Raw("k");
+  REQUIRE(cache->Set("plain", std::string("b")).ok());
+
+  cachet::Batch batch(*cache);
+  const cachet::BatchWrite before = batch.Prepend("plain", "a");
+  const cachet::BatchWrite prepend = batch.Prepend("k", "pre-");
+  const cachet::BatchWrite onto_miss = batch.Append("gone", "x");
+  const cachet::BatchWrite after = batch.Append("plain", "c");
+  const cachet::BatchRead<std::string> read = batch.Get<std::string>("plain");
+  cache->Run(batch);
+  INFO(batch.Outcome(prepend).ToString());
+  CHECK(batch.Outcome(prepend).IsUnsupported());
+  CHECK(batch.Outcome(onto_miss).IsNotStored());
+  CHECK(batch.Outcome(before).ok());
+  CHECK(batch.Outcome(after).ok());
+  CHECK(batch.Outcome(read).value_or("") == "abc");  // the rest ran, in order
+  CHECK(recorded.store->Raw("k") == record);
+  CHECK(cache->Get<std::string>("gone").status().IsNotFound());
+}
+
 TEST_CASE("writes refuse a value that would read back as GetOrCompute's record", "[compute]") {
   auto store = std::make_shared<ExpiringMap>();
   auto cache = MakeCache(store);

@@ -253,6 +253,9 @@ class CACHET_EXPORT Cache {
   // append to a cached miss would stay unseen). Another writer may still store
   // one between this read and the write.
   Status CheckJoinable(StoreMode mode, std::string_view key);
+  // Backend::Execute of a batch's operations, its appends and prepends checked
+  // as CheckJoinable does (their values read in one round first).
+  void ExecuteJoinsChecked(std::span<Operation> operations);
   // Decodes `item` into element `index` of the typed output `out`; the
   // templates pass one of these, so that reads are counted after decoding (a
   // value that does not decode is an error, not a hit).
