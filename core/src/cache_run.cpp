@@ -61,14 +61,41 @@ class BatchCounters {
 
 }  // namespace
 
+namespace {
+
+bool IsJoin(const Operation& op) {
+  return op.kind == OpKind::kStore &&
+         (op.mode == StoreMode::kAppend || op.mode == StoreMode::kPrepend);
+}
+
+// A write that replaces or removes what a later join of its key would find.
+bool Replaces(const Operation& op) {
+  return (op.kind == OpKind::kStore && !IsJoin(op)) || op.kind == OpKind::kRemove;
+}
+
+}  // namespace
+
 void Cache::ExecuteJoinsChecked(std::span<Operation> operations) {
-  std::vector<std::size_t> joins;  // the appends and prepends
+  // Runs in stretches: one ends before a join whose key an earlier operation of
+  // it replaces, so that join's check reads what the batch left there.
+  std::size_t from = 0;
   for (std::size_t i = 0; i < operations.size(); ++i) {
-    const Operation& op = operations[i];
-    if (op.kind == OpKind::kStore &&
-        (op.mode == StoreMode::kAppend || op.mode == StoreMode::kPrepend)) {
-      joins.push_back(i);
+    if (!IsJoin(operations[i])) continue;
+    for (std::size_t j = from; j < i; ++j) {
+      if (Replaces(operations[j]) && operations[j].key == operations[i].key) {
+        RunStretchChecked(operations.subspan(from, i - from));
+        from = i;
+        break;
+      }
     }
+  }
+  RunStretchChecked(operations.subspan(from));
+}
+
+void Cache::RunStretchChecked(std::span<Operation> operations) {
+  std::vector<std::size_t> joins;
+  for (std::size_t i = 0; i < operations.size(); ++i) {
+    if (IsJoin(operations[i])) joins.push_back(i);
   }
   if (joins.empty()) {
     backend_->Execute(operations);

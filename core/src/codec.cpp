@@ -355,12 +355,12 @@ Status Codec::Decode(const Item& item, bool* out) const {
 
 namespace {
 
-// A scalar kind as a Json value: a counter or a flag reads as a document too.
 // Digits, with a sign or padding: worth parsing as an integer (cheaply ruled out otherwise).
 bool LooksDecimal(std::string_view text) {
   return !text.empty() && text.size() <= 24 && text.find_first_not_of("0123456789- ") == text.npos;
 }
 
+// A scalar kind as a Json value: a counter or a flag reads as a document too.
 Status ScalarToJson(std::uint32_t flags, ValueKind kind, std::string_view text, Json* out) {
   Status s;
   if (kind == ValueKind::kInteger) {

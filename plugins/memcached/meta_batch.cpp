@@ -136,15 +136,12 @@ Status MetaBatch::OnUntokenedError(const Reply& reply) {
   poisoned_ = true;
   const Status error = StatusFromReply(reply);
   if (pending_.active) {
-    // Two errors before the first was placed: every write either may be is told
-    // it may have failed; a reply that then comes for `loud` is out of step.
-    BlameQuiet(pending_.from, pending_.loud, pending_.error);
-    Answered(slots_[pending_.loud], pending_.loud);
-    slots_[pending_.loud].op->status = Status::FromCode(
-        pending_.error.code(),
-        "memcached: this write or a noreply one before it failed, not known which: " +
-            std::string(pending_.error.message()));
+    // Two errors before the first was placed, both from the noreply writes or
+    // `loud`: each noreply write is told it may have failed; `loud` answers for
+    // itself, or gets no reply before MN (then it was one of them).
+    BlameQuiet(pending_.from, pending_.loud, pending_.error, /*known=*/false);
     pending_.active = false;
+    return Status::OK();
   }
   // Who may have sent it: the noreply writes not answered yet, and the first
   // write after them that answers. Quiet reads of validated keys do not fail.
@@ -188,22 +185,25 @@ Status MetaBatch::SettlePending(std::size_t next) {
   return Status::OK();
 }
 
-bool MetaBatch::BlameQuiet(std::size_t from, std::size_t to, const Status& error) {
+bool MetaBatch::BlameQuiet(std::size_t from, std::size_t to, const Status& error, bool known) {
   std::size_t count = 0;
   for (std::size_t i = from; i < to; ++i) {
     const Slot& slot = slots_[i];
     if (!slot.answered && slot.quiet && slot.op->kind != OpKind::kGet) ++count;
   }
   if (count == 0) return false;
-  const std::string which = count == 1 ? std::string()
-                                       : "memcached: one of " + std::to_string(count) +
-                                             " noreply writes failed, not known which: ";
+  known = known && count == 1;
+  const std::string which =
+      known        ? std::string()
+      : count == 1 ? std::string("memcached: this noreply write may have failed: ")
+                   : "memcached: one of " + std::to_string(count) +
+                         " noreply writes may have failed, not known which: ";
   for (std::size_t i = from; i < to; ++i) {
     Slot& slot = slots_[i];
     if (slot.answered || !slot.quiet || slot.op->kind == OpKind::kGet) continue;
     Answered(slot, i);
     slot.op->status =
-        count == 1 ? error : Status::FromCode(error.code(), which + std::string(error.message()));
+        known ? error : Status::FromCode(error.code(), which + std::string(error.message()));
   }
   return true;
 }

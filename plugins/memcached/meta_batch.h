@@ -140,9 +140,10 @@ class MetaBatch final : public MemcachedBatch {
   // or MN (`next` = slots_.size()). Before `loud`, or `loud` itself, it was a
   // noreply write's before that; after `loud`, loud's own.
   Status SettlePending(std::size_t next);
-  // Gives `error` to the unanswered noreply writes in [from, to): named exactly
-  // when there is one, else each told it may have failed; false when none.
-  bool BlameQuiet(std::size_t from, std::size_t to, const Status& error);
+  // Gives `error` to the unanswered noreply writes in [from, to): as it is when
+  // there is one and the sender is `known` to be among them, else each told it
+  // may have failed; false when there is none.
+  bool BlameQuiet(std::size_t from, std::size_t to, const Status& error, bool known = true);
 
   // Marks `slot` answered; a single command's one reply ends the exchange.
   void Answered(Slot& slot, std::size_t index);

@@ -436,6 +436,20 @@ TEST_CASE("a Batch's append and prepend do not join bytes to GetOrCompute's reco
   CHECK(batch.Outcome(read).value_or("") == "abc");  // the rest ran, in order
   CHECK(recorded.store->Raw("k") == record);
   CHECK(cache->Get<std::string>("gone").status().IsNotFound());
+
+  // A join after a write of its key in the same batch joins what that write left.
+  cachet::Batch rewrite(*cache);
+  const cachet::BatchWrite set_k = rewrite.Set("k", std::string("new"));
+  const cachet::BatchWrite prepend_k = rewrite.Prepend("k", "pre-");
+  const cachet::BatchWrite set_gone = rewrite.Set("gone", std::string("v"));
+  const cachet::BatchWrite append_gone = rewrite.Append("gone", "-x");
+  cache->Run(rewrite);
+  CHECK(rewrite.Outcome(set_k).ok());
+  CHECK(rewrite.Outcome(prepend_k).ok());
+  CHECK(rewrite.Outcome(set_gone).ok());
+  CHECK(rewrite.Outcome(append_gone).ok());
+  CHECK(cache->Get<std::string>("k").value_or("") == "pre-new");
+  CHECK(cache->Get<std::string>("gone").value_or("") == "v-x");
 }
 
 TEST_CASE("writes refuse a value that would read back as GetOrCompute's record", "[compute]") {

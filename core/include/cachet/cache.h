@@ -254,8 +254,11 @@ class CACHET_EXPORT Cache {
   // one between this read and the write.
   Status CheckJoinable(StoreMode mode, std::string_view key);
   // Backend::Execute of a batch's operations, its appends and prepends checked
-  // as CheckJoinable does (their values read in one round first).
+  // as CheckJoinable does: the values they join are read in one round before
+  // each stretch of the batch, a stretch ending where an earlier write of the
+  // batch replaced a joined key (RunStretchChecked runs one).
   void ExecuteJoinsChecked(std::span<Operation> operations);
+  void RunStretchChecked(std::span<Operation> operations);
   // Decodes `item` into element `index` of the typed output `out`; the
   // templates pass one of these, so that reads are counted after decoding (a
   // value that does not decode is an error, not a hit).
