@@ -113,9 +113,7 @@ Status Cache::CheckJoinable(StoreMode mode, std::string_view key) {
   Status s = WithPrefix(options_.key_namespace, key, [&](std::string_view full_key) {
     return backend_->Get(full_key, &stored);
   });
-  if (s.IsNotFound()) return Status::OK();  // the store answers not_stored itself
-  if (!s.ok()) return s;
-  return JoinableRecord(stored.value, mode == StoreMode::kPrepend);
+  return JoinableRecord(s, stored.value, mode == StoreMode::kPrepend);
 }
 
 Status Cache::WriteItem(StoreMode mode, std::string_view key, ItemView item,

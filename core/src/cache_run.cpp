@@ -59,10 +59,6 @@ class BatchCounters {
   std::array<std::optional<Kind>, kOps> kinds_;
 };
 
-}  // namespace
-
-namespace {
-
 bool IsJoin(const Operation& op) {
   return op.kind == OpKind::kStore &&
          (op.mode == StoreMode::kAppend || op.mode == StoreMode::kPrepend);
@@ -108,10 +104,8 @@ void Cache::RunStretchChecked(std::span<Operation> operations) {
   std::vector<bool> refused(operations.size(), false);
   for (std::size_t k = 0; k < joins.size(); ++k) {
     Operation& op = operations[joins[k]];
-    Status verdict = reads[k].status.IsNotFound() ? Status::OK() : reads[k].status;
-    if (verdict.ok()) {
-      verdict = JoinableRecord(reads[k].result.value, op.mode == StoreMode::kPrepend);
-    }
+    Status verdict =
+        JoinableRecord(reads[k].status, reads[k].result.value, op.mode == StoreMode::kPrepend);
     if (!verdict.ok()) {
       op.status = std::move(verdict);
       refused[joins[k]] = true;

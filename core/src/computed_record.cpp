@@ -59,7 +59,9 @@ Status ComputedRecordRefused() {
       "and would read back altered; docs/get-or-compute.md");
 }
 
-Status JoinableRecord(std::string_view stored, bool prepend) {
+Status JoinableRecord(const Status& read, std::string_view stored, bool prepend) {
+  if (read.IsNotFound()) return Status::OK();
+  if (!read.ok()) return read;
   ComputedRecord record;
   std::string_view value;
   if (!DecodeComputedRecord(stored, &record, &value)) return Status::OK();

@@ -54,9 +54,11 @@ bool LooksLikeComputedRecord(std::string_view bytes, bool as_prefix = false) noe
 Status ComputedRecordRefused();
 
 // Whether an append (`prepend` false) or prepend may join bytes to `stored`, the
-// value under its key: not onto a record, where a prepend would bury the header,
-// nor onto a cached miss, where appended bytes would stay unseen (not_stored).
-Status JoinableRecord(std::string_view stored, bool prepend);
+// value a read of its key found (`read`: kNotFound, an error, or ok): not onto a
+// record, where a prepend would bury the header, nor onto a cached miss, where
+// appended bytes would stay unseen (not_stored). A missing key may (the store
+// answers not_stored); a read that failed is that failure.
+Status JoinableRecord(const Status& read, std::string_view stored, bool prepend);
 
 // Opens a record that starts with the magic (OpenComputedRecord).
 Status OpenStoredRecord(Item* item);
