@@ -12,6 +12,10 @@ Status MemcachedBatch::Consume(net::ReadBuffer& buffer) {
     if (Status s = TakeUsualReplies(buffer); !s.ok()) return s;
     if (done()) {
       if (buffer.empty()) return Status::OK();
+      if (stopped_reading_) {
+        buffer.Consume(buffer.size());
+        return Status::OK();
+      }
       return Status::ProtocolError("memcached: bytes after the last expected reply");
     }
     Reply reply;

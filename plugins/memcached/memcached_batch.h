@@ -86,6 +86,7 @@ class MemcachedBatch : public net::ServerBatch {
   // Forgets a value left half-read by an earlier exchange, and a lent item.
   // Reset() calls it.
   void ResetReader() noexcept {
+    stopped_reading_ = false;
     direct_.Reset();
     direct_op_ = nullptr;
     routing_direct_ = false;
@@ -115,6 +116,9 @@ class MemcachedBatch : public net::ServerBatch {
   ParserLimits limits_;
   net::RequestBuffer request_;
   bool poisoned_ = false;
+  // The protocol ended the exchange before the last reply (its stream may be
+  // out of step): bytes still arriving are dropped with the connection.
+  bool stopped_reading_ = false;
 
  private:
   // Routes a large value by its header and has its data received direct; ok

@@ -129,12 +129,37 @@ Status TextBatch::OnReply(const Reply& reply) {
     poisoned_ = true;
   }
   Expected& current = expected_[next_];
-  if (current.retrieval) return OnRetrievalReply(current, reply);
-  Status s = OnSingleReply(*ops_[current.first_op], reply);
+  // Read before the reply moves next_ on: whose error line it was.
+  const bool out_of_step = MayLeaveOutOfStep(reply, current);
+  Status s = current.retrieval ? OnRetrievalReply(current, reply)
+                               : OnSingleReply(*ops_[current.first_op], reply);
   // A reply that does not fit leaves its operation unanswered: Settle() gives it
   // the exchange's protocol error, rather than an ok it never had.
-  if (s.ok()) ++next_;
+  if (s.ok() && !current.retrieval) ++next_;
+  if (s.ok() && out_of_step) StopReading();
   return s;
+}
+
+bool TextBatch::MayLeaveOutOfStep(const Reply& reply, const Expected& current) const {
+  // cachet sends no command memcached does not know, so ERROR means the server
+  // read something else as a command: a data block, or a line of its own making.
+  if (reply.kind == ReplyKind::kError) return true;
+  // A storage command refused by CLIENT_ERROR (a bad line, a bad data chunk)
+  // may have had its data block read as commands, whose replies follow.
+  return reply.kind == ReplyKind::kClientError && !current.retrieval &&
+         ops_[current.first_op]->kind == OpKind::kStore;
+}
+
+void TextBatch::StopReading() {
+  const Status unread = Status::ProtocolError(
+      "memcached: not answered: an earlier command's error line may have put the server's "
+      "replies out of step, so the rest were not read");
+  for (std::size_t e = next_; e < expected_count_; ++e) {
+    const Expected& group = expected_[e];
+    for (std::size_t i = 0; i < group.op_count; ++i) ops_[group.first_op + i]->status = unread;
+  }
+  next_ = expected_count_;
+  stopped_reading_ = true;
 }
 
 Status TextBatch::OnRetrievalReply(Expected& group, const Reply& reply) {

@@ -8,7 +8,10 @@
 // then a failed exchange leaves them its error; after a protocol error no
 // answer stands, hits already read included. Every other command answers with
 // one line, in order, unless noreply (then nothing comes back, and nothing can
-// be reported: the text protocol's noreply loses errors).
+// be reported: the text protocol's noreply loses errors). After an ERROR line,
+// or a CLIENT_ERROR to a storage command, the server may have read a data block
+// as commands and answered them too: that line is its operation's, and no later
+// reply is paired (the rest take a protocol error; the connection is dropped).
 //
 // It is the one reader of text replies: a batch's, and a single operation's
 // (ExpectOne, ForOne). The usual replies (a hit for the key expected next, an
@@ -122,6 +125,12 @@ class TextBatch final : public MemcachedBatch {
     buffer.Consume(line.consumed);
     return true;
   }
+  // True when `reply`, an answer to `current`, may be followed by lines the
+  // server sent for bytes it misread: the replies after it cannot be paired.
+  bool MayLeaveOutOfStep(const Reply& reply, const Expected& current) const;
+  // Gives every operation still unanswered a protocol error and ends the
+  // exchange; the connection is dropped (poisoned), its unread bytes with it.
+  void StopReading();
   Status OnRetrievalReply(Expected& group, const Reply& reply);
   Status OnSingleReply(Operation& op, const Reply& reply);
   // Settle() after a failed exchange or with noreply commands.

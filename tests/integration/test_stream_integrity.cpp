@@ -178,6 +178,39 @@ TEST_CASE("memcached: a batch's reply too many fails the batch", "[stream][memca
   CHECK(item.value == "A");
 }
 
+// memcached reads a data block it refuses ("bad data chunk") as commands and
+// answers those too; paired in order, the incr of c would take b's 5 and the 7
+// would arrive after the batch had ended.
+TEST_CASE("memcached: after an error line that may put the stream out of step, no reply is paired",
+          "[stream][memcached]") {
+  ScriptedServer server(cachet::test::MemcachedTextRequests(),
+                        {{"CLIENT_ERROR bad data chunk\r\nERROR\r\n"},
+                         {"5\r\n"},
+                         {"", 0, {}, "7\r\n", milliseconds(50)},
+                         {Value("d", "D")}});
+  auto backend = MemcachedAt(server.port());
+  std::vector<cachet::Operation> batch(3);
+  batch[0].kind = cachet::OpKind::kStore;
+  batch[0].key = "a";
+  batch[0].item = ItemView("v");
+  batch[1].kind = cachet::OpKind::kIncr;
+  batch[1].key = "b";
+  batch[2].kind = cachet::OpKind::kIncr;
+  batch[2].key = "c";
+  backend->Execute(batch);
+  CHECK(batch[0].status.message().find("bad data chunk") != std::string_view::npos);
+  for (const auto& op : {batch[1], batch[2]}) {
+    INFO(op.status.ToString());
+    CHECK(op.status.IsProtocolError());
+    CHECK(op.counter == 0);
+  }
+  // The connection that saw it is not reused.
+  Item item;
+  REQUIRE(backend->Get("d", &item).ok());
+  CHECK(item.value == "D");
+  CHECK(server.connections() == 2);
+}
+
 TEST_CASE("Tokyo Tyrant: bytes that arrive while a connection is idle are nobody's reply",
           "[stream][tokyotyrant]") {
   ScriptedServer server(

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -64,20 +65,25 @@ void Append(net::ReadBuffer& buffer, std::string_view bytes) {
   buffer.Commit(bytes.size());
 }
 
-// Gets `keys` in one batch and feeds it `reply` in the pieces `cuts` makes
-// (offsets into the reply, ascending), stopping at the first error as the
-// exchange would; then settles as the backend does.
-BatchOutcome Run(const std::vector<std::string>& keys, std::string_view reply,
-                 const std::vector<std::size_t>& cuts) {
+// A batch of gets of `keys`, their items holding bytes a hit must replace.
+std::deque<Operation> Gets(const std::vector<std::string>& keys) {
   std::deque<Operation> ops(keys.size());
-  TextBatch batch(kLimits);
-  batch.Reset({});
   for (std::size_t i = 0; i < keys.size(); ++i) {
     ops[i].kind = OpKind::kGet;
     ops[i].key = keys[i];
     ops[i].result.value = "left over";
-    batch.Add(ops[i]);
   }
+  return ops;
+}
+
+// Feeds the batch of `ops` `reply` in the pieces `cuts` makes (offsets into
+// the reply, ascending), stopping at the first error as the exchange would;
+// then settles as the backend does. A counter's new value is its outcome's value.
+BatchOutcome Feed(std::deque<Operation>& ops, std::string_view reply,
+                  const std::vector<std::size_t>& cuts) {
+  TextBatch batch(kLimits);
+  batch.Reset({});
+  for (Operation& op : ops) batch.Add(op);
   batch.Finish();
   net::ReadBuffer buffer;
   Status stream;
@@ -94,30 +100,55 @@ BatchOutcome Run(const std::vector<std::string>& keys, std::string_view reply,
   batch.Settle(out.done || !stream.ok() ? stream : Status::Timeout("cut short"));
   for (const Operation& op : ops) {
     OpOutcome o{op.status.ToString(), "", 0, 0};
-    if (op.status.ok()) o = {o.status, op.result.value, op.result.flags, op.result.cas};
+    if (op.status.ok() && op.kind == OpKind::kGet) {
+      o = {o.status, op.result.value, op.result.flags, op.result.cas};
+    } else if (op.status.ok() && op.kind == OpKind::kIncr) {
+      o.value = std::to_string(op.counter);
+    }
     out.ops.push_back(o);
   }
   return out;
 }
 
-// Runs `reply` whole, then split in two at every offset, then a byte at a time,
-// and checks every way gives the same outcome; returns it.
-BatchOutcome AnyHowSplit(const std::vector<std::string>& keys, const std::string& reply) {
-  const BatchOutcome whole = Run(keys, reply, {});
+// Gets `keys` in one batch and feeds it `reply` as Feed() does.
+BatchOutcome Run(const std::vector<std::string>& keys, std::string_view reply,
+                 const std::vector<std::size_t>& cuts) {
+  std::deque<Operation> ops = Gets(keys);
+  return Feed(ops, reply, cuts);
+}
+
+// Feeds the batch `make()` builds `reply` whole, then split in two at every
+// offset, then a byte at a time, and checks every way gives the same outcome;
+// returns it.
+BatchOutcome AnyHowSplitOps(const std::function<std::deque<Operation>()>& make,
+                            const std::string& reply) {
+  auto run = [&](const std::vector<std::size_t>& cuts) {
+    std::deque<Operation> ops = make();
+    return Feed(ops, reply, cuts);
+  };
+  const BatchOutcome whole = run({});
   for (std::size_t cut = 0; cut <= reply.size(); ++cut) {
     INFO("reply '" << reply << "' cut at " << cut);
-    CHECK(Run(keys, reply, {cut}) == whole);
+    CHECK(run({cut}) == whole);
   }
   std::vector<std::size_t> every;
   for (std::size_t cut = 1; cut < reply.size(); ++cut) every.push_back(cut);
   INFO("reply '" << reply << "' a byte at a time");
-  CHECK(Run(keys, reply, every) == whole);
+  CHECK(run(every) == whole);
   return whole;
+}
+
+// AnyHowSplitOps() for a batch of gets of `keys`.
+BatchOutcome AnyHowSplit(const std::vector<std::string>& keys, const std::string& reply) {
+  return AnyHowSplitOps([&] { return Gets(keys); }, reply);
 }
 
 OpOutcome Hit(std::string value, std::uint32_t flags, std::uint64_t cas) {
   return {Status::OK().ToString(), std::move(value), flags, cas};
 }
+
+// A write or a counter that succeeded; a counter's value is its new count.
+OpOutcome Done(std::string value = {}) { return {Status::OK().ToString(), std::move(value), 0, 0}; }
 
 OpOutcome Miss() { return {Status::NotFound().ToString(), "", 0, 0}; }
 
@@ -150,7 +181,9 @@ BatchOutcome Reference(const std::vector<std::string>& keys, std::string_view re
     if (r.kind == ReplyKind::kEnd || IsErrorReply(r.kind)) {
       close(r.kind == ReplyKind::kEnd ? Status::NotFound() : StatusFromReply(r));
       out.done = true;
-      if (!reply.empty()) out.stream = StatusCode::kProtocolError;
+      // After ERROR nothing more is read (the server misread something); after
+      // any other line, bytes left over are a reply too many.
+      if (!reply.empty() && r.kind != ReplyKind::kError) out.stream = StatusCode::kProtocolError;
       break;
     }
     std::size_t found = next;
@@ -317,6 +350,66 @@ TEST_CASE("text batch: an error line ends the group with the server's word", "[m
       AnyHowSplit({"a", "b"}, "VALUE b 0 1\r\ny\r\nSERVER_ERROR out of memory\r\n");
   CHECK(skipped.ops[0].status.find("out of memory") != std::string::npos);
   CHECK(skipped.ops[1] == Hit("y", 0, 0));
+}
+
+// Operations for the out-of-step cases: a set of "a" then incrs of "b" and "c".
+std::deque<Operation> SetThenIncrs() {
+  std::deque<Operation> ops(3);
+  ops[0].kind = OpKind::kStore;
+  ops[0].key = "a";
+  ops[0].item = ItemView("v");
+  for (std::size_t i : {1, 2}) {
+    ops[i].kind = OpKind::kIncr;
+    ops[i].key = i == 1 ? "b" : "c";
+    ops[i].delta = 1;
+  }
+  return ops;
+}
+
+// A data block memcached refuses ("bad data chunk") or a storage line it
+// cannot parse leaves the data to be read as commands: their ERROR lines come
+// before the next command's reply. Paired in order, "c" would take b's 5.
+TEST_CASE("text batch: no reply is paired after an error line that may put the stream out of step",
+          "[memcached][batch]") {
+  const BatchOutcome chunk =
+      AnyHowSplitOps(SetThenIncrs, "CLIENT_ERROR bad data chunk\r\nERROR\r\n5\r\n");
+  CHECK(chunk.done);
+  CHECK(chunk.stream == StatusCode::kOk);
+  CHECK(chunk.ops[0].status.find("bad data chunk") != std::string::npos);
+  for (std::size_t i : {1, 2}) {
+    INFO(chunk.ops[i].status);
+    CHECK(chunk.ops[i].status.starts_with("protocol_error"));
+    CHECK(chunk.ops[i].status.find("out of step") != std::string::npos);
+  }
+  // A plain ERROR, to whatever command it came: no later reply is read.
+  const BatchOutcome error = AnyHowSplitOps(SetThenIncrs, "STORED\r\nERROR\r\n5\r\n");
+  CHECK(error.ops[0] == Done());
+  CHECK(error.ops[1].status.find("ERROR") != std::string::npos);
+  CHECK(error.ops[2].status.find("out of step") != std::string::npos);
+  const std::vector<std::string> keys{"a", "b"};  // the operations view them
+  const BatchOutcome in_gets = AnyHowSplitOps(
+      [&] {
+        std::deque<Operation> ops = Gets(keys);
+        ops.emplace_back();
+        ops.back().kind = OpKind::kIncr;
+        ops.back().key = "c";
+        return ops;
+      },
+      "VALUE a 0 1\r\nx\r\nERROR\r\n5\r\n");
+  CHECK(in_gets.ops[0] == Hit("x", 0, 0));
+  CHECK(in_gets.ops[1].status.find("ERROR") != std::string::npos);
+  CHECK(in_gets.ops[2].status.find("out of step") != std::string::npos);
+}
+
+TEST_CASE("text batch: a counter's CLIENT_ERROR keeps the stream in step", "[memcached][batch]") {
+  // incr of a value that is no number: one line in, one line out.
+  const BatchOutcome out = AnyHowSplitOps(
+      SetThenIncrs,
+      "STORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\n5\r\n");
+  CHECK(out.stream == StatusCode::kOk);
+  CHECK(out.ops[0] == Done());
+  CHECK(out.ops[1].status.find("non-numeric") != std::string::npos);
+  CHECK(out.ops[2] == Done("5"));
 }
 
 TEST_CASE("text batch: QuickTextValue reads one hit for the key expected", "[memcached][batch]") {
