@@ -13,16 +13,24 @@
 
 namespace cachet::memcached {
 
-// Sends a single meta command (`request`, borrowed) and reads its one reply,
-// copying what it needs out of the connection's buffer. The caller reads the
-// exchange's status from the runner and the reply from reply() and outcome().
+// Sends a single meta command (`request`, borrowed, sent with O0) for `key`
+// and reads its one reply, copying what it needs out of the connection's
+// buffer. The reply must be one the command gets (`fits`), with its O token
+// and, when returned and not base64, the key; anything else is protocol_error,
+// and an error line (it carries no token) is the outcome: either way the
+// connection is dropped. The caller reads the exchange's status from the
+// runner, the reply's from outcome() and the reply from reply().
 class OneMetaReplyReader final : public net::ServerBatch {
  public:
-  OneMetaReplyReader(const net::RequestBuffer& request, ParserLimits limits)
-      : request_(request), parser_(limits) {}
+  using Fits = bool (*)(ReplyKind);
+  OneMetaReplyReader(const net::RequestBuffer& request, ParserLimits limits, std::string_view key,
+                     bool binary_key, Fits fits)
+      : request_(request), parser_(limits), key_(binary_key ? std::string_view() : key),
+        fits_(fits) {}
 
   void Request(std::vector<iovec>* out) const override { request_.Iovecs(out); }
   void Settle(const Status&) override {}
+  bool poisoned() const noexcept override { return poisoned_; }
 
   Status Consume(net::ReadBuffer& buffer) override {
     if (done_) return Status::ProtocolError("memcached: bytes after the reply");
@@ -30,12 +38,14 @@ class OneMetaReplyReader final : public net::ServerBatch {
     ParseResult parsed = parser_.Parse(buffer.data(), &parsed_reply);
     if (parsed.outcome == ParseOutcome::kNeedMore) return Status::OK();
     if (parsed.outcome == ParseOutcome::kError) return parsed.error;
+    if (Status s = Check(parsed_reply); !s.ok()) return s;
     reply_ = parsed_reply;
     data_.assign(parsed_reply.data);
     reply_.data = data_;
     reply_.key = {};
     reply_.text = {};
-    if (IsErrorReply(reply_.kind)) outcome_ = StatusFromReply(parsed_reply);
+    outcome_ = StatusFromReply(parsed_reply);
+    poisoned_ = IsErrorReply(reply_.kind);
     buffer.Consume(parsed.consumed);
     done_ = true;
     if (!buffer.empty()) return Status::ProtocolError("memcached: bytes after the reply");
@@ -47,9 +57,26 @@ class OneMetaReplyReader final : public net::ServerBatch {
   const Status& outcome() const noexcept { return outcome_; }
 
  private:
+  Status Check(const Reply& reply) const {
+    if (IsErrorReply(reply.kind) && !reply.has_opaque) return Status::OK();
+    if (!fits_(reply.kind)) {
+      return Status::ProtocolError("memcached: a meta reply that does not fit the command");
+    }
+    if (!reply.has_opaque || reply.opaque != 0) {
+      return Status::ProtocolError("memcached: meta reply with a missing or unknown O token");
+    }
+    if (!reply.key.empty() && !key_.empty() && reply.key != key_) {
+      return Status::ProtocolError("memcached: a meta reply for another key");
+    }
+    return Status::OK();
+  }
+
   const net::RequestBuffer& request_;
   MetaReplyParser parser_;
+  std::string_view key_;  // empty: not compared (base64 on the wire)
+  Fits fits_;
   bool done_ = false;
+  bool poisoned_ = false;
   Reply reply_;
   std::string data_;  // reply_.data points here
   Status outcome_;
@@ -97,14 +124,11 @@ Status MemcachedBackend::LeaseGet(std::string_view key, const LeaseRequest& requ
   // N0 would keep the placeholder for good: a lease lasts at least a second.
   const std::int64_t exptime = request.lease.count() > 0 ? ExptimeFor(request.lease) : 1;
   AppendMetaLeaseGet(request_bytes, key, tokens, exptime, RecacheSeconds(request.recache_below));
-  OneMetaReplyReader reader(request_bytes, limits_);
-  Status s = RunMetaCommand(key, &reader);
-  if (!s.ok()) return s;
+  OneMetaReplyReader reader(request_bytes, limits_, key, options_.binary_keys, [](ReplyKind kind) {
+    return kind == ReplyKind::kMetaValue || kind == ReplyKind::kMetaMiss;
+  });
+  if (Status s = RunMetaCommand(key, &reader); !s.ok()) return s;
   const Reply& reply = reader.reply();
-  if (reply.kind == ReplyKind::kMetaMiss) return Status::NotFound();
-  if (reply.kind != ReplyKind::kMetaValue) {
-    return Status::ProtocolError("memcached: a reply to mg that is not VA or EN");
-  }
   if (reply.win) {
     *grant = LeaseGrant::kWon;
     *lease_cas = reply.cas;  // EndLease deletes or marks only this very item
@@ -130,7 +154,10 @@ Status MemcachedBackend::EndLease(std::string_view key, const LeaseTicket& ticke
   // with C<cas>: an item that changed since the win (the placeholder lapsed
   // and another client won a new one, or stored a value) answers EX and stays.
   AppendMetaDelete(request, key, tokens, end == LeaseEnd::kAbandonRefresh, ticket.cas);
-  OneMetaReplyReader reader(request, limits_);
+  OneMetaReplyReader reader(request, limits_, key, options_.binary_keys, [](ReplyKind kind) {
+    return kind == ReplyKind::kMetaHeader || kind == ReplyKind::kNotFound ||
+           kind == ReplyKind::kExists;
+  });
   Status s = RunMetaCommand(key, &reader);
   return s.IsNotFound() || s.IsExists() ? Status::OK() : s;
 }

@@ -85,7 +85,8 @@ template <class Out>
 void AppendMetaLeaseGet(Out& out, std::string_view key, const MetaTokens& tokens,
                         std::int64_t exptime, std::int64_t recache) {
   AppendKey(out, "mg ", key, tokens);
-  out.Append(" v f c N");
+  // k, as AppendMetaGet's: a value for another key is refused.
+  out.Append(tokens.binary_key ? " v f c N" : " v f c k N");
   AppendSigned(out, exptime);
   if (recache > 0) {
     out.Append(" R");

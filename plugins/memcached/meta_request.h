@@ -30,7 +30,7 @@ struct MetaTokens {
 template <class Out>
 void AppendMetaGet(Out& out, std::string_view key, const MetaTokens& tokens, bool want_value,
                    bool touch, std::int64_t exptime);
-// mg <key> v f c N<exptime> [R<recache>]: a read that, on a miss, creates an
+// mg <key> v f c [k] N<exptime> [R<recache>]: a read that, on a miss, creates an
 // empty placeholder living `exptime` and gives the first client W, the next
 // ones Z; with `recache` > 0, a present item with fewer seconds left than that
 // gives W to one client too.

@@ -49,8 +49,10 @@ std::unique_ptr<cachet::redis::RedisBackend> RedisAt(int port, milliseconds io =
 }
 
 std::unique_ptr<cachet::memcached::MemcachedBackend> MemcachedAt(
-    int port, milliseconds io = kIoTimeout, milliseconds request = milliseconds(3000)) {
+    int port, milliseconds io = kIoTimeout, milliseconds request = milliseconds(3000),
+    cachet::memcached::Protocol protocol = cachet::memcached::Protocol::kText) {
   cachet::memcached::MemcachedOptions options;
+  options.protocol = protocol;
   options.servers.push_back(Loopback(port));
   options.pool.connection.io_timeout = io;
   options.pool.connection.request_timeout = request;
@@ -209,6 +211,49 @@ TEST_CASE("memcached: after an error line that may put the stream out of step, n
   REQUIRE(backend->Get("d", &item).ok());
   CHECK(item.value == "D");
   CHECK(server.connections() == 2);
+}
+
+// GetOrCompute's lease commands (meta mg with N, md) read one reply each: one
+// that does not fit the command, or carries another token or key, is refused,
+// and a connection that saw it, or an error line, is not used again.
+TEST_CASE("memcached meta: a lease command's reply must be its own", "[stream][memcached]") {
+  ScriptedServer server(cachet::test::MemcachedTextRequests(),
+                        {{"VA 1 f0 c5 kother W O0\r\nx\r\n"},
+                         {"VA 1 f0 c5 kk W O1\r\nx\r\n"},
+                         {"HD O0\r\n"},
+                         {"VA 1 f0 c5 O0\r\nx\r\n"},
+                         {"SERVER_ERROR busy\r\n"},
+                         {"VA 1 f0 c7 kk W O0\r\nv\r\n"}});
+  auto backend =
+      MemcachedAt(server.port(), kIoTimeout, milliseconds(3000), cachet::memcached::Protocol::kMeta);
+  cachet::LeaseRequest request;
+  request.lease = milliseconds(1000);
+  for (const char* what : {"another key", "another token", "HD to mg"}) {
+    INFO(what);
+    Item item;
+    cachet::LeaseGrant grant = cachet::LeaseGrant::kNone;
+    std::uint64_t cas = 0;
+    const Status s = backend->LeaseGet("k", request, &item, &grant, &cas);
+    INFO(s.ToString());
+    CHECK(s.IsProtocolError());
+    CHECK(grant == cachet::LeaseGrant::kNone);
+  }
+  // A value is no answer to md; an error line is the outcome.
+  const cachet::LeaseTicket ticket{"", 5};
+  CHECK(backend->EndLease("k", ticket, cachet::LeaseEnd::kAbandonMiss).IsProtocolError());
+  const Status busy = backend->EndLease("k", ticket, cachet::LeaseEnd::kAbandonMiss);
+  CHECK(busy.message().find("busy") != std::string_view::npos);
+  Item item;
+  cachet::LeaseGrant grant = cachet::LeaseGrant::kNone;
+  std::uint64_t cas = 0;
+  REQUIRE(backend->LeaseGet("k", request, &item, &grant, &cas).ok());
+  CHECK(item.value == "v");
+  CHECK(grant == cachet::LeaseGrant::kWon);
+  CHECK(cas == 7);
+  CHECK(server.connections() == 6);
+  const std::vector<std::string> asked = server.requests();
+  REQUIRE(asked.size() == 6);
+  CHECK(asked[0].starts_with("mg k v f c k N1 O0"));
 }
 
 TEST_CASE("Tokyo Tyrant: bytes that arrive while a connection is idle are nobody's reply",
