@@ -1,4 +1,4 @@
-// AdminReplyReader: STAT lines up to END, or a single OK / VERSION line.
+// AdminReplyReader: STAT lines up to END, a VERSION line, or OK: each only to its command.
 #include "admin_command.h"
 
 #include "reply_status.h"
@@ -22,23 +22,27 @@ Status AdminReplyReader::Consume(net::ReadBuffer& buffer) {
 Status AdminReplyReader::OnReply(const Reply& reply) {
   if (IsErrorReply(reply.kind)) {
     outcome_ = StatusFromReply(reply);
+    poisoned_ = true;
     done_ = true;
     return Status::OK();
   }
-  if (multi_line_ && reply.kind == ReplyKind::kStat) {
-    lines_.emplace_back(reply.text, reply.stat_value);
-    return Status::OK();
+  switch (expect_) {
+    case Expect::kStats:
+      if (reply.kind == ReplyKind::kStat) {
+        lines_.emplace_back(reply.text, reply.stat_value);
+        return Status::OK();
+      }
+      if (reply.kind != ReplyKind::kEnd) break;
+      done_ = true;
+      return Status::OK();
+    case Expect::kVersion:
+    case Expect::kOk:
+      if (reply.kind != (expect_ == Expect::kVersion ? ReplyKind::kVersion : ReplyKind::kOk)) break;
+      lines_.emplace_back(expect_ == Expect::kVersion ? "version" : "ok", reply.text);
+      done_ = true;
+      return Status::OK();
   }
-  if (multi_line_ && reply.kind == ReplyKind::kEnd) {
-    done_ = true;
-    return Status::OK();
-  }
-  if (!multi_line_ && (reply.kind == ReplyKind::kOk || reply.kind == ReplyKind::kVersion)) {
-    lines_.emplace_back(reply.kind == ReplyKind::kVersion ? "version" : "ok", reply.text);
-    done_ = true;
-    return Status::OK();
-  }
-  return Status::ProtocolError("memcached: unexpected reply to an admin command");
+  return Status::ProtocolError("memcached: a reply that does not fit the admin command");
 }
 
 }  // namespace cachet::memcached

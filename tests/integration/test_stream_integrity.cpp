@@ -256,6 +256,24 @@ TEST_CASE("memcached meta: a lease command's reply must be its own", "[stream][m
   CHECK(asked[0].starts_with("mg k v f c k N1 O0"));
 }
 
+// flush_all is OK's, version VERSION's: a failover's repair counts a server
+// flushed only on its OK.
+TEST_CASE("memcached: an admin command's reply must be its own", "[stream][memcached]") {
+  ScriptedServer server(cachet::test::MemcachedTextRequests(),
+                        {{"VERSION 1.6.18\r\n"}, {"OK\r\n"}, {"OK\r\n"}, {"VERSION 1.6.18\r\n"}});
+  auto backend = MemcachedAt(server.port());
+  std::vector<std::string> version;
+  const Status flushed = backend->Flush();
+  INFO(flushed.ToString());
+  CHECK(flushed.IsProtocolError());
+  CHECK(backend->Extension("version", {}, &version).IsProtocolError());
+  CHECK(backend->Flush().ok());
+  REQUIRE(backend->Extension("version", {}, &version).ok());
+  REQUIRE(version.size() == 1);
+  CHECK(version[0].ends_with(" 1.6.18"));
+  CHECK(server.connections() == 3);
+}
+
 TEST_CASE("Tokyo Tyrant: bytes that arrive while a connection is idle are nobody's reply",
           "[stream][tokyotyrant]") {
   ScriptedServer server(
