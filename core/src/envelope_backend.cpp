@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -429,13 +431,25 @@ void EnvelopeBackend::FinishPipelined(Operation& op) {
   }
 }
 
+std::size_t EnvelopeBackend::RunEnd(std::span<const Operation> batch, std::size_t begin) const {
+  // A counter on an enveloped value is redone after its run (FinishPipelined),
+  // so a later operation on its key goes in the next run, after it.
+  std::unordered_set<std::string_view> counted;  // allocates only once a counter comes
+  std::size_t end = begin;
+  for (; end < batch.size() && Pipelineable(batch[end]); ++end) {
+    const Operation& op = batch[end];
+    if (!counted.empty() && counted.contains(op.key)) break;
+    if (op.kind == OpKind::kIncr || op.kind == OpKind::kDecr) counted.insert(op.key);
+  }
+  return end;
+}
+
 void EnvelopeBackend::Execute(std::span<Operation> batch) {
   // Consecutive operations the inner store can take as they are go to it in one
   // Execute call (pipelined); the others run one by one, in batch order.
   std::size_t next = 0;
   while (next < batch.size()) {
-    std::size_t end = next;
-    while (end < batch.size() && Pipelineable(batch[end])) ++end;
+    const std::size_t end = RunEnd(batch, next);
     if (end == next) {
       ExecuteOne(*this, batch[next]);
       ++next;

@@ -114,6 +114,9 @@ class EnvelopeBackend final : public Backend {
                           std::uint64_t cas);
 
   bool Pipelineable(const Operation& op) const;
+  // The end of the run from `begin` the inner store takes in one Execute:
+  // pipelineable operations, up to one whose key a counter of the run has.
+  std::size_t RunEnd(std::span<const Operation> batch, std::size_t begin) const;
   void RunPipelined(std::span<Operation> run);
   // Opens a pipelined read's value, or retries a counter on an enveloped value.
   void FinishPipelined(Operation& op);

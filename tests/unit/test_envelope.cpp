@@ -420,6 +420,7 @@ TEST_CASE("batches are translated and still reach the store in one call", "[enve
   Wrapped w = Wrap(kBare);
   w.inner->Put("old", Expired(0, "stale"));
   REQUIRE(w.outer->Store(StoreMode::kSet, "n", ItemView("1", 1), kNoTtl).ok());
+  w.inner->Put("r", "x");
   std::vector<Operation> batch(6);
   batch[0].kind = OpKind::kStore;
   batch[0].key = "a";
@@ -434,7 +435,7 @@ TEST_CASE("batches are translated and still reach the store in one call", "[enve
   batch[4].key = "n";
   batch[4].delta = 5;
   batch[5].kind = OpKind::kRemove;
-  batch[5].key = "n";
+  batch[5].key = "r";
   w.inner->ResetCounts();
   w.outer->Execute(batch);
   CHECK(w.inner->execute_calls() == 1);
@@ -473,4 +474,35 @@ TEST_CASE("operations a batch cannot pipeline run in order between runs", "[enve
   CHECK(batch[2].status.ok());
   REQUIRE(batch[3].status.ok());
   CHECK(batch[3].result.value == "abc");
+}
+
+// A counter on an enveloped value is redone after its run, so what follows it
+// on its key waits for the next run: batch order holds.
+TEST_CASE("a counter redone on an envelope still comes before what follows it", "[envelope]") {
+  Wrapped w = Wrap(kWithCas);
+  REQUIRE(w.outer->Store(StoreMode::kSet, "n", ItemView("5"), kOneHour).ok());
+  REQUIRE(HasEnvelope(w.inner->Raw("n")));
+  std::vector<Operation> batch(4);
+  batch[0].kind = OpKind::kIncr;
+  batch[0].key = "n";
+  batch[0].delta = 1;
+  batch[1].kind = OpKind::kGet;
+  batch[1].key = "n";
+  batch[2].kind = OpKind::kStore;
+  batch[2].key = "n";
+  batch[2].item = ItemView("10");
+  batch[3].kind = OpKind::kGet;
+  batch[3].key = "other";
+  w.inner->ResetCounts();
+  w.outer->Execute(batch);
+  REQUIRE(batch[0].status.ok());
+  CHECK(batch[0].counter == 6);
+  REQUIRE(batch[1].status.ok());
+  CHECK(batch[1].result.value == "6");
+  CHECK(batch[2].status.ok());
+  CHECK(batch[3].status.IsNotFound());
+  Item item;
+  REQUIRE(w.outer->Get("n", &item).ok());
+  CHECK(item.value == "10");
+  CHECK(w.inner->execute_calls() == 2);
 }
