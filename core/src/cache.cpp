@@ -113,7 +113,13 @@ Status Cache::CheckJoinable(StoreMode mode, std::string_view key) {
   Status s = WithPrefix(options_.key_namespace, key, [&](std::string_view full_key) {
     return backend_->Get(full_key, &stored);
   });
-  return JoinableRecord(s, stored.value, mode == StoreMode::kPrepend);
+  return Joinable(s, stored, mode);
+}
+
+Status Cache::Joinable(const Status& read, const Item& stored, StoreMode mode) const {
+  Status s = JoinableRecord(read, stored.value, mode == StoreMode::kPrepend);
+  if (s.ok() && read.ok()) s = codec_->CheckJoin(stored.flags);
+  return s;
 }
 
 Status Cache::WriteItem(StoreMode mode, std::string_view key, ItemView item,

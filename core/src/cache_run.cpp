@@ -104,8 +104,7 @@ void Cache::RunStretchChecked(std::span<Operation> operations) {
   std::vector<bool> refused(operations.size(), false);
   for (std::size_t k = 0; k < joins.size(); ++k) {
     Operation& op = operations[joins[k]];
-    Status verdict =
-        JoinableRecord(reads[k].status, reads[k].result.value, op.mode == StoreMode::kPrepend);
+    Status verdict = Joinable(reads[k].status, reads[k].result, op.mode);
     if (!verdict.ok()) {
       op.status = std::move(verdict);
       refused[joins[k]] = true;

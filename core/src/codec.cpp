@@ -9,6 +9,7 @@
 
 #include "decimal_text.h"
 #include "flags_profile.h"
+#include "serializers.h"
 
 namespace cachet {
 
@@ -138,6 +139,15 @@ Result<std::shared_ptr<const Codec>> Codec::Create(const CodecOptions& options) 
                                                       : "python: none or zlib") +
         ")");
   }
+  // These profiles write documents as flags 0, as they write strings (and the
+  // perl one integers): as binary encodings, "7" is also msgpack's 55, "a" its 97.
+  if (options.flags_profile != FlagsProfile::kCachet && serializer->id() != kJsonSerializerId) {
+    return Status::InvalidArgument(
+        "serializer '" + options.serializer + "' cannot be used with the " +
+        std::string(FlagsProfileName(options.flags_profile)) +
+        " flags profile: it writes documents as flags 0, as it writes strings, and a binary "
+        "encoding could not be told from them; use serializer = json");
+  }
   std::unique_ptr<Compressor> owned;
   if (compressor_id != 0) owned = std::move(compressor).value();
   return std::shared_ptr<const Codec>(new Codec(options, serializer, std::move(owned)));
@@ -148,6 +158,25 @@ Codec::Codec(CodecOptions options, const Serializer* serializer,
     : options_(std::move(options)), serializer_(serializer), compressor_(std::move(compressor)) {}
 
 Codec::~Codec() = default;
+
+Status Codec::CheckJoin(std::uint32_t flags) const {
+  ValueLayout layout;
+  if (Status s = LayoutOf(options_.flags_profile, flags, &layout); !s.ok()) {
+    return Status::Unsupported("append or prepend onto a value cachet cannot read would damage "
+                               "it (" + std::string(s.message()) + ")");
+  }
+  if (layout.compressor_id != 0) {
+    return Status::Unsupported(FlagsPrefix(flags) +
+                               "append or prepend onto a compressed value would make it "
+                               "undecompressable: write the whole value instead");
+  }
+  if (layout.kind == ValueKind::kDocument) {
+    return Status::Unsupported(FlagsPrefix(flags) +
+                               "append or prepend onto a serialized document would make it "
+                               "unreadable: write the whole document instead");
+  }
+  return Status::OK();
+}
 
 // ---- encoding ---------------------------------------------------------------
 
@@ -399,8 +428,15 @@ Status Codec::Decode(const Item& item, Json* out) const {
         return Status::OK();
       }
     }
-    // Profiles without a document flag write documents as flags 0 text: read
-    // them with the configured serializer.
+    // The cachet profile flags every document it writes: flags-0 bytes are text
+    // or bytes, which a binary serializer would read as some document ("a" as 97).
+    if (options_.flags_profile == FlagsProfile::kCachet &&
+        serializer_->id() != kJsonSerializerId) {
+      return Status::InvalidArgument(FlagsPrefix(item.flags) +
+                                     "raw bytes, not a document: read them as a string");
+    }
+    // Profiles without a document flag write documents as flags 0 text; JSON
+    // text written by another client reads as its document too.
     s = serializer_->Deserialize(payload, out);
     return s.ok() ? s : WithFlags(item.flags, s);
   }

@@ -1,9 +1,11 @@
 // The built-in serializers, all three through nlohmann::json: JSON text,
-// MessagePack and CBOR. Writing catches nlohmann's exceptions (a string that is
-// not UTF-8 cannot become JSON text); reading goes through ReadDocument, which
+// MessagePack and CBOR. Writing refuses what would not read back as written
+// (CheckWritable) and catches nlohmann's exceptions (a string that is not UTF-8
+// cannot become JSON text); reading goes through ReadDocument, which
 // never throws and bounds the nesting depth.
 #include "serializers.h"
 
+#include <cmath>
 #include <exception>
 #include <memory>
 #include <string>
@@ -34,12 +36,39 @@ Status AppendGuarded(std::string_view format, std::string* out, Write write) {
   return Status::OK();
 }
 
+// kInvalidArgument for a document that would not read back as it is: nested
+// deeper than a reader takes, or, as JSON text (`text`), holding a number that
+// is not finite (dump() writes null) or binary bytes (dump() writes an object).
+// Iterative, so a deep document cannot exhaust the stack here.
+Status CheckWritable(std::string_view format, const Json& doc, bool text) {
+  std::vector<std::pair<const Json*, std::size_t>> pending{{&doc, 0}};  // a node, its depth
+  for (std::size_t visited = 0; !pending.empty(); ++visited) {
+    const auto [node, depth] = pending.back();
+    pending.pop_back();
+    const std::string prefix = std::string(format) + ": cannot serialize the document: ";
+    if (node->is_structured()) {
+      if (depth + 1 > kMaxDocumentDepth) {
+        return Status::InvalidArgument(prefix + "nested deeper than " +
+                                       std::to_string(kMaxDocumentDepth) +
+                                       " levels, which no reader takes back");
+      }
+      for (const Json& child : *node) pending.emplace_back(&child, depth + 1);
+    } else if (text && node->is_number_float() && !std::isfinite(node->get<double>())) {
+      return Status::InvalidArgument(prefix + "JSON has no NaN or infinity (msgpack and cbor do)");
+    } else if (text && node->is_binary()) {
+      return Status::InvalidArgument(prefix + "JSON has no binary values (msgpack and cbor do)");
+    }
+  }
+  return Status::OK();
+}
+
 class JsonSerializer final : public Serializer {
  public:
   std::string_view name() const noexcept override { return "json"; }
-  std::uint8_t id() const noexcept override { return 1; }
+  std::uint8_t id() const noexcept override { return kJsonSerializerId; }
 
   Status Serialize(const Json& doc, std::string* out) const override {
+    if (Status s = CheckWritable(name(), doc, /*text=*/true); !s.ok()) return s;
     return AppendGuarded(name(), out, [&] { out->append(doc.dump()); });
   }
   Status Deserialize(std::string_view data, Json* doc) const override {
@@ -53,6 +82,7 @@ class MsgpackSerializer final : public Serializer {
   std::uint8_t id() const noexcept override { return 2; }
 
   Status Serialize(const Json& doc, std::string* out) const override {
+    if (Status s = CheckWritable(name(), doc, /*text=*/false); !s.ok()) return s;
     return AppendGuarded(
         name(), out, [&] { Json::to_msgpack(doc, nlohmann::detail::output_adapter<char>(*out)); });
   }
@@ -67,6 +97,7 @@ class CborSerializer final : public Serializer {
   std::uint8_t id() const noexcept override { return 3; }
 
   Status Serialize(const Json& doc, std::string* out) const override {
+    if (Status s = CheckWritable(name(), doc, /*text=*/false); !s.ok()) return s;
     return AppendGuarded(name(), out,
                          [&] { Json::to_cbor(doc, nlohmann::detail::output_adapter<char>(*out)); });
   }

@@ -637,3 +637,35 @@ TEST_CASE("a warm batch is cleared and refilled without allocating") {
 }
 
 }  // namespace
+
+// Joined bytes would make a compressed value undecompressable and a document
+// unreadable: a single append or prepend and a batch's are refused alike, and
+// the value stays as it was.
+TEST_CASE("append and prepend leave compressed values and documents whole", "[batch]") {
+  auto config = Config::Parse(
+      "[cache]\nbackend = memory\ncompressor = zstd\ncompress_threshold = 10\n", "join.conf");
+  REQUIRE(config.ok());
+  auto opened = Cache::Open(std::move(config).value());
+  REQUIRE(opened.ok());
+  Cache& cache = **opened;
+  const std::string long_value(2000, 'v');
+  REQUIRE(cache.Set("packed", long_value).ok());
+  REQUIRE(cache.Set("doc", Json{{"a", 1}}).ok());
+  REQUIRE(cache.Set("short", std::string("ab")).ok());
+  for (const char* key : {"packed", "doc"}) {
+    INFO(key);
+    CHECK(cache.Append(key, "X").IsUnsupported());
+    CHECK(cache.Prepend(key, "X").IsUnsupported());
+  }
+  Batch batch(cache);
+  const BatchWrite append = batch.Append("packed", "X");
+  const BatchWrite prepend = batch.Prepend("doc", "X");
+  const BatchWrite joined = batch.Append("short", "c");
+  cache.Run(batch);
+  CHECK(batch.Outcome(append).IsUnsupported());
+  CHECK(batch.Outcome(prepend).IsUnsupported());
+  CHECK(batch.Outcome(joined).ok());
+  CHECK(cache.Get<std::string>("packed").value_or("") == long_value);
+  CHECK(cache.Get<Json>("doc").value_or(Json()) == Json{{"a", 1}});
+  CHECK(cache.Get<std::string>("short").value_or("") == "abc");
+}

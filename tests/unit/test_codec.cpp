@@ -180,27 +180,114 @@ TEST_CASE("decimal text with flags 0 reads as its integer as Json, whatever the 
       REQUIRE(codec->Decode(Item{text, 0, 0}, &doc).ok());
       CHECK(doc == number);
     }
-    // A document the serializer wrote still reads as that document.
+  }
+}
+
+// The cachet profile flags every document it writes: other flags-0 bytes are
+// text, which a binary serializer would read as some document (msgpack reads
+// "a" as 97); JSON text, from another client too, still reads as its document.
+TEST_CASE("flags-0 bytes read as Json are JSON text, never a binary document",
+          "[codec]") {
+  const auto json = MakeCodec(FlagsProfile::kCachet, "none", "json");
+  Json doc;
+  REQUIRE(json->Decode(Item{R"({"a":[1,2]})", 0, 0}, &doc).ok());
+  CHECK(doc == Json::parse(R"({"a":[1,2]})"));
+  CHECK(json->Decode(Item{"a", 0, 0}, &doc).IsCorruption());
+  for (const char* serializer : {"msgpack", "cbor"}) {
+    INFO(serializer);
+    const auto binary = MakeCodec(FlagsProfile::kCachet, "none", serializer);
+    for (const char* text : {"a", "-", " ", "hello"}) {
+      INFO("'" << text << "'");
+      const Status s = binary->Decode(Item{text, 0, 0}, &doc);
+      CHECK(s.IsInvalidArgument());
+      CHECK(s.message().find("read them as a string") != std::string_view::npos);
+    }
+    // What this codec writes is flagged and reads back.
     Item item;
-    REQUIRE(codec->Encode(Document(), &item).ok());
-    Json doc;
-    REQUIRE(codec->Decode(Item{item.value, 0, 0}, &doc).ok());
+    REQUIRE(binary->Encode(Document(), &item).ok());
+    CHECK(item.flags != 0);
+    REQUIRE(binary->Decode(item, &doc).ok());
     CHECK(doc == Document());
   }
-  // The python profile writes documents as flags 0: msgpack's 55 is the byte '7'
-  // and cbor's -17 the byte '0', and they read back as those documents.
-  for (const auto& [serializer, number] :
-       std::vector<std::pair<const char*, Json>>{{"msgpack", 55}, {"cbor", -17}}) {
-    INFO(serializer);
-    const auto python = MakeCodec(FlagsProfile::kPython, "none", serializer);
+}
+
+// The perl and python profiles write documents as flags 0, as they write
+// strings (and perl integers): with a binary serializer "7" would also be
+// msgpack's 55, so only json is taken.
+TEST_CASE("the perl and python profiles take only the json serializer", "[codec]") {
+  for (FlagsProfile profile : {FlagsProfile::kPerl, FlagsProfile::kPython}) {
+    for (const char* serializer : {"msgpack", "cbor"}) {
+      INFO(cachet::FlagsProfileName(profile) << " " << serializer);
+      CodecOptions options;
+      options.flags_profile = profile;
+      options.serializer = serializer;
+      const auto codec = Codec::Create(options);
+      REQUIRE(codec.status().IsInvalidArgument());
+      CHECK(codec.status().message().find("use serializer = json") != std::string_view::npos);
+    }
+    const auto json = MakeCodec(profile, "none", "json");
     Item item;
-    REQUIRE(python->Encode(number, &item).ok());
-    REQUIRE(item.flags == 0);
-    REQUIRE(item.value.size() == 1);
+    REQUIRE(json->Encode(std::int64_t{7}, &item).ok());
     Json doc;
-    REQUIRE(python->Decode(item, &doc).ok());
-    CHECK(doc == number);
+    REQUIRE(json->Decode(item, &doc).ok());
+    CHECK(doc == 7);
   }
+}
+
+// A document that would not read back as written is refused as it is written.
+TEST_CASE("documents that would not read back are refused when written", "[codec]") {
+  Json deep = Json::array();
+  for (int i = 0; i < 600; ++i) deep = Json::array({deep});
+  Json at_limit = Json::array();
+  for (int i = 1; i < 512; ++i) at_limit = Json::array({at_limit});
+  for (const char* serializer : {"json", "msgpack", "cbor"}) {
+    INFO(serializer);
+    const auto codec = MakeCodec(FlagsProfile::kCachet, "none", serializer);
+    Item item;
+    const Status s = codec->Encode(deep, &item);
+    CHECK(s.IsInvalidArgument());
+    CHECK(s.message().find("nested deeper than 512") != std::string_view::npos);
+    REQUIRE(codec->Encode(at_limit, &item).ok());
+    Json back;
+    REQUIRE(codec->Decode(item, &back).ok());
+    CHECK(back == at_limit);
+  }
+  const auto json = MakeCodec(FlagsProfile::kCachet, "none", "json");
+  Item item;
+  for (const Json& doc : {Json::array({std::nan(""), 1}), Json{{"x", HUGE_VAL}},
+                          Json::binary({1, 2, 3})}) {
+    INFO(doc.dump());
+    CHECK(json->Encode(doc, &item).IsInvalidArgument());
+  }
+  // msgpack and cbor keep both.
+  for (const char* serializer : {"msgpack", "cbor"}) {
+    INFO(serializer);
+    const auto binary = MakeCodec(FlagsProfile::kCachet, "none", serializer);
+    const Json doc = Json::array({HUGE_VAL, Json::binary({1, 2, 3})});
+    REQUIRE(binary->Encode(doc, &item).ok());
+    Json back;
+    REQUIRE(binary->Decode(item, &back).ok());
+    CHECK(back[0].get<double>() == HUGE_VAL);
+    CHECK(back[1].is_binary());
+  }
+}
+
+// Joined bytes would make a compressed value undecompressable and a document
+// unreadable; bytes, integers and flags-0 text take them.
+TEST_CASE("CheckJoin refuses compressed values and documents", "[codec]") {
+  const auto codec = MakeCodec(FlagsProfile::kCachet, "zstd", "json", 10, 0.0);
+  Item item;
+  REQUIRE(codec->Encode(std::string(4000, 'x'), &item).ok());
+  REQUIRE(item.flags != 0);
+  CHECK(codec->CheckJoin(item.flags).IsUnsupported());
+  REQUIRE(codec->Encode(Json{{"a", 1}}, &item).ok());
+  CHECK(codec->CheckJoin(item.flags).IsUnsupported());
+  REQUIRE(codec->Encode(std::int64_t{5}, &item).ok());
+  CHECK(codec->CheckJoin(item.flags).ok());
+  CHECK(codec->CheckJoin(0).ok());
+  const auto perl = MakeCodec(FlagsProfile::kPerl);
+  CHECK(perl->CheckJoin(1).IsUnsupported());  // Storable
+  CHECK(perl->CheckJoin(2).IsUnsupported());  // gzip
 }
 
 TEST_CASE("the cachet profile records kind, serializer and compressor", "[codec]") {

@@ -250,9 +250,12 @@ class CACHET_EXPORT Cache {
   Status WriteItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl);
   // Before an append or prepend: reads the stored value, and refuses to join
   // bytes to a record GetOrCompute stored (a prepend would bury its header, an
-  // append to a cached miss would stay unseen). Another writer may still store
+  // append to a cached miss would stay unseen), to a compressed value or to a
+  // serialized document (Codec::CheckJoin). Another writer may still store
   // one between this read and the write.
   Status CheckJoinable(StoreMode mode, std::string_view key);
+  // CheckJoinable's verdict on what its read found: `read`'s status, `stored`.
+  Status Joinable(const Status& read, const Item& stored, StoreMode mode) const;
   // Backend::Execute of a batch's operations, its appends and prepends checked
   // as CheckJoinable does: the values they join are read in one round before
   // each stretch of the batch, a stretch ending where an earlier write of the

@@ -61,7 +61,8 @@ struct CodecOptions {
 
 class CACHET_EXPORT Codec {
  public:
-  // kInvalidArgument for an unknown serializer or compressor or a bad option.
+  // kInvalidArgument for an unknown serializer or compressor, a bad option, or
+  // the perl or python profile with a serializer other than json.
   static Result<std::shared_ptr<const Codec>> Create(const CodecOptions& options);
 
   // Each Encode replaces `*out`'s value and flags (cas is left alone). A value
@@ -93,6 +94,9 @@ class CACHET_EXPORT Codec {
   // type (a document read as an integer), kUnsupported for formats cachet cannot
   // read (a Perl Storable or Python pickle value), naming the flag.
   // Integers also read from raw decimal text (what incr and other clients write).
+  // Under the cachet profile, which flags every document, a Json read of flags-0
+  // bytes takes decimal text as its integer and other text as JSON; with a
+  // binary serializer such bytes are kInvalidArgument (not a document).
   Status Decode(const Item& item, std::string* out) const;
   // The same, taking the item's bytes instead of copying them when no compression
   // was applied: the Cache's reads use it, saving an allocation and a copy per value.
@@ -102,6 +106,11 @@ class CACHET_EXPORT Codec {
   Status Decode(const Item& item, double* out) const;
   Status Decode(const Item& item, bool* out) const;
   Status Decode(const Item& item, Json* out) const;
+
+  // Whether raw bytes may be appended or prepended to a value stored with
+  // `flags`: kUnsupported for a compressed value, a serialized document or flags
+  // this codec cannot read, which the joined bytes would damage.
+  Status CheckJoin(std::uint32_t flags) const;
 
   const CodecOptions& options() const noexcept { return options_; }
 
