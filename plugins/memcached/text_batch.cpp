@@ -17,6 +17,7 @@ void TextBatch::Reset(const BatchSettings& settings) {
   next_ = 0;
   expected_count_ = 0;
   gets_open_ = false;
+  silent_tail_ = false;
   poisoned_ = false;
   shape_ = Shape::kBatch;
   line_op_ = nullptr;
@@ -47,6 +48,7 @@ UsualLine OtherUsualTextLine(std::string_view input, OpKind kind) {
 void TextBatch::TakeBatchReplies(net::ReadBuffer& buffer) {
   while (next_ < expected_count_) {
     Expected& expected = expected_[next_];
+    if (expected.closing) return;  // the general parser reads VERSION
     if (!(expected.retrieval ? TakeRetrievals(buffer, expected)
                              : TakeLine(buffer, *ops_[expected.first_op]))) {
       return;
@@ -104,6 +106,7 @@ void TextBatch::Add(Operation& op) {
       BeginTextRetrieval(request_, settings_.touch_on_get, ExptimeFor(settings_.get_touch_ttl));
       expected_.push_back({ops_.size(), ops_.size(), 0, true});
       gets_open_ = true;
+      silent_tail_ = false;
     }
     ops_.push_back(&op);
     ++expected_.back().op_count;
@@ -113,14 +116,22 @@ void TextBatch::Add(Operation& op) {
   AppendTextUpdate(request_, op);
   if (op.noreply) {
     noreply_.push_back(&op);
+    silent_tail_ = true;
   } else {
     expected_.push_back({ops_.size(), ops_.size(), 1, false});
     ops_.push_back(&op);
+    silent_tail_ = false;
   }
 }
 
 void TextBatch::Finish() {
   CloseGetsLine();
+  // With no reply expected at all the exchange only sends; otherwise a reply
+  // arriving while the noreply commands still go out would end it early.
+  if (silent_tail_ && !expected_.empty()) {
+    request_.Append(std::string_view("version\r\n"));
+    expected_.push_back({ops_.size(), ops_.size(), 0, false, true});
+  }
   expected_count_ = expected_.size();
 }
 
@@ -129,6 +140,13 @@ Status TextBatch::OnReply(const Reply& reply) {
     poisoned_ = true;
   }
   Expected& current = expected_[next_];
+  if (current.closing) {
+    if (reply.kind != ReplyKind::kVersion) {
+      return Status::ProtocolError("memcached: a reply where VERSION was expected");
+    }
+    ++next_;
+    return Status::OK();
+  }
   // Read before the reply moves next_ on: whose error line it was.
   const bool out_of_step = MayLeaveOutOfStep(reply, current);
   Status s = current.retrieval ? OnRetrievalReply(current, reply)

@@ -38,6 +38,9 @@ class TextBatch final : public MemcachedBatch {
 
   void Reset(const BatchSettings& settings) override;
   void Add(Operation& op) override;
+  // Closes the request. noreply commands after the last reply expected are
+  // followed by "version", whose reply marks the end, so the request is sent
+  // whole before the exchange ends, however large they are.
   void Finish() override;
 
   // Readies the batch for the reply to `op` alone, whose command the caller sent
@@ -79,6 +82,7 @@ class TextBatch final : public MemcachedBatch {
     std::size_t first_op;  // index into ops_ of the first one still open
     std::size_t op_count;  // > 1 only for a gets group; those still open
     bool retrieval;
+    bool closing = false;  // Finish()'s "version" line, no operation's
   };
 
   void CloseGetsLine();
@@ -152,6 +156,7 @@ class TextBatch final : public MemcachedBatch {
   std::size_t expected_count_ = 0;  // expected_.size(), once Finish()ed
   Operation* line_op_ = nullptr;    // ExpectOne(): the one command awaiting a line
   bool gets_open_ = false;
+  bool silent_tail_ = false;  // noreply commands since the last reply expected
   bool usual_replies_;
   Shape shape_ = Shape::kBatch;
 };

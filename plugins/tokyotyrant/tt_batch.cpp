@@ -17,6 +17,16 @@ void TtServerBatch::Reset() {
   next_ = 0;
   started_ = false;
   poisoned_ = false;
+  silent_tail_ = false;
+}
+
+void TtServerBatch::Finish() {
+  FlushGets();
+  // With no reply expected at all the exchange only sends; otherwise a reply
+  // arriving while the putnr bytes still go out would end it early.
+  if (!silent_tail_ || expected_.empty()) return;
+  if (EncodeBare(Command::kRnum, &request_).ok()) expected_.push_back({ReplyShape::kUint64});
+  silent_tail_ = false;
 }
 
 void TtServerBatch::Add(Operation& op) {
@@ -46,7 +56,10 @@ void TtServerBatch::AddStore(Operation& op) {
         // putnr has no reply and is never awaited: it succeeded if the
         // exchange went out (Settle), so a write never sent is never ok.
         op.status = EncodeStore(Command::kPutNr, op.key, op.item.value, &request_);
-        if (op.status.ok()) noreply_.push_back(&op);
+        if (op.status.ok()) {
+          noreply_.push_back(&op);
+          silent_tail_ = true;
+        }
         return;
       }
       return Expect(ReplyShape::kStatus, &op,
@@ -65,7 +78,9 @@ void TtServerBatch::AddStore(Operation& op) {
 void TtServerBatch::AddCounter(Operation& op) {
   constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max());
   if (op.delta > kMax) {
-    op.status = Status::InvalidArgument(
+    // Unsupported, not invalid_argument: that is the store's word for a value
+    // it cannot count, which sends the envelope looking for one.
+    op.status = Status::Unsupported(
         "tokyotyrant: counters are 32-bit; a delta above 2147483647 is refused");
     return;
   }
@@ -80,6 +95,7 @@ void TtServerBatch::Expect(ReplyShape shape, Operation* op, Status encoded) {
     return;
   }
   expected_.push_back({shape, op, 0, 0});
+  silent_tail_ = false;
 }
 
 void TtServerBatch::FlushGets() {
@@ -100,6 +116,7 @@ void TtServerBatch::FlushGets() {
       for (std::size_t i = first; i < first + count; ++i) gets_[i]->status = s;
     } else {
       expected_.push_back({ReplyShape::kKeyValueList, nullptr, first, count});
+      silent_tail_ = false;
     }
     pending_gets_ -= count;
   }
@@ -123,13 +140,18 @@ Status TtServerBatch::Consume(net::ReadBuffer& buffer) {
     buffer.Consume(parser_.consumed());
     started_ = false;
     ++next_;
-    if (poisoned_) return Status::ProtocolError("tokyotyrant: mget reply out of request order");
+    if (poisoned_) return Status::ProtocolError("tokyotyrant: a reply that does not fit its request");
   }
   return Status::OK();
 }
 
 void TtServerBatch::Apply(const Expected& e, std::string_view buffer) {
   const Reply& r = parser_.reply();
+  if (e.shape == ReplyShape::kUint64) {
+    // The closing rnum: its count is nobody's; ttserver never fails it.
+    if (!r.ok) poisoned_ = true;
+    return;
+  }
   if (e.op == nullptr) return ApplyMget(e, buffer);
   Operation& op = *e.op;
   switch (op.kind) {
@@ -144,7 +166,12 @@ void TtServerBatch::Apply(const Expected& e, std::string_view buffer) {
       op.status = Status::OK();
       return;
     case OpKind::kStore:
-      op.status = r.ok ? Status::OK() : Status::NotStored();
+      // putkeep's 01 is a present key; put's and putcat's, a write that failed.
+      op.status = r.ok                          ? Status::OK()
+                  : op.mode == StoreMode::kAdd ? Status::NotStored()
+                                                : Status::IoError(
+                                                      "tokyotyrant: the server failed to store "
+                                                      "the value (status 01)");
       return;
     case OpKind::kRemove:
       op.status = r.ok ? Status::OK() : Status::NotFound();
@@ -167,6 +194,14 @@ void TtServerBatch::Apply(const Expected& e, std::string_view buffer) {
 
 void TtServerBatch::ApplyMget(const Expected& e, std::string_view buffer) {
   const Reply& r = parser_.reply();
+  if (!r.ok) {
+    // ttserver never fails an mget: the stream is out of step.
+    poisoned_ = true;
+    for (std::size_t i = e.first_get; i < e.first_get + e.get_count; ++i) {
+      gets_[i]->status = Status::ProtocolError("tokyotyrant: mget answered with a failure");
+    }
+    return;
+  }
   // Hits come back in request order (duplicates repeated, misses left out), so
   // one walk over the gets pairs each hit with its operation.
   std::size_t hit = 0;

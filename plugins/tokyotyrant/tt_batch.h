@@ -4,8 +4,10 @@
 // Mapping (docs/tokyotyrant.md): get = get, a run of consecutive gets = one mget
 // (split at mget_max_keys), set = put (putnr when noreply, which has no reply),
 // add = putkeep, append = putcat, remove = out, incr/decr = addint. Replies map
-// onto Status in one place (Apply*): 01 on putkeep is not_stored, 01 on out is
-// not_found, 01 on get is a miss, 01 on addint is invalid_argument.
+// onto Status in one place (Apply*): 01 on putkeep is not_stored, 01 on put or
+// putcat io_error (the server failed to write), 01 on out is not_found, 01 on
+// get is a miss, 01 on addint is invalid_argument, 01 on mget (which ttserver
+// never fails) is protocol_error.
 //
 // The backend adds operations already checked and routed here, calls Finish(),
 // and hands the batch to net::BatchRunner, which sends its request, feeds it the
@@ -36,7 +38,10 @@ class TtServerBatch final : public net::ServerBatch {
   // REQUIRES: `op` passed the backend's checks. An operation that cannot be
   // encoded gets its error at once and sends nothing.
   void Add(Operation& op);
-  void Finish() { FlushGets(); }
+  // Closes the request. Writes without a reply (putnr) after the last reply
+  // expected are followed by rnum, whose reply marks the end, so the request is
+  // sent whole before the exchange ends, however large they are.
+  void Finish();
   void Settle(const Status& transport) override;
 
   Status Consume(net::ReadBuffer& buffer) override;
@@ -49,7 +54,8 @@ class TtServerBatch final : public net::ServerBatch {
   }
 
  private:
-  // One reply to come: the operation it answers, or a range of gets (mget).
+  // One reply to come: the operation it answers, a range of gets (mget), or
+  // neither (the rnum after a batch's last putnr writes).
   struct Expected {
     ReplyShape shape;
     Operation* op = nullptr;
@@ -76,6 +82,7 @@ class TtServerBatch final : public net::ServerBatch {
   bool started_ = false;  // parser_ started on expected_[next_]
   ReplyParser parser_;
   bool poisoned_ = false;
+  bool silent_tail_ = false;  // putnr writes since the last reply expected
 };
 
 }  // namespace cachet::tokyotyrant

@@ -153,3 +153,33 @@ TEST_CASE("a text batch of noreply writes only leaves no reply for the next Get 
 }
 
 }  // namespace cachet::memcached::test
+
+namespace cachet::memcached::test {
+
+// A read's reply may arrive while the noreply writes after it still go out: it
+// must not end the exchange before they are sent (both protocols).
+TEST_CASE("a batch ending in large noreply writes is sent whole", "[memcached][batch][noreply]") {
+  REQUIRE(cachet::test::HaveMemcached());
+  const Protocol protocol = AnyProtocol();
+  auto servers = StartServers(1);
+  REQUIRE(servers.size() == 1);
+  std::unique_ptr<Cache> cache = CacheOver(OptionsFor(servers, protocol));
+  REQUIRE(cache->Set("a", std::string("A")).ok());
+  Batch batch(*cache);
+  const BatchRead<std::string> read = batch.Get("a");
+  const std::string big(900 << 10, 'b');  // under memcached's 1 MiB items
+  std::vector<BatchWrite> writes;
+  for (int i = 0; i < 24; ++i) {
+    writes.push_back(batch.Set("big" + std::to_string(i), big));
+    batch.Noreply(writes.back());
+  }
+  cache->Run(batch);
+  CHECK(batch.Outcome(read).value_or("") == "A");
+  for (const BatchWrite& write : writes) {
+    INFO(batch.Outcome(write).ToString());
+    CHECK(batch.Outcome(write).ok());
+  }
+  CHECK(cache->Get("big23").value_or("").size() == big.size());
+}
+
+}  // namespace cachet::memcached::test
