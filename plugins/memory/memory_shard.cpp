@@ -172,10 +172,18 @@ Status MemoryShard::AddToCounter(const KeyRef& key, std::uint64_t delta, bool in
   }
   const std::uint64_t next = ApplyDelta(current, delta, increment);
   char digits[kCounterDigits];
-  if (Rewrite(found, FormatCounter(next, digits), {}, found.entry->flags(),
-              found.entry->expiry()) == nullptr) {
-    return OutOfMemory();
+  const std::string_view text = FormatCounter(next, digits);
+  // A counter that gains digits grows like an append, within the same limits.
+  if (text.size() > limits_.max_item_size) {
+    return Status::TooLarge("memory: the counter would grow to " + std::to_string(text.size()) +
+                            " bytes, over max_item_size " + std::to_string(limits_.max_item_size));
   }
+  if (Status s = CheckFits(found.entry->key_size, text.size(), found.entry->flags()); !s.ok()) {
+    return s;
+  }
+  MemoryEntry* entry = Rewrite(found, text, {}, found.entry->flags(), found.entry->expiry());
+  if (entry == nullptr) return OutOfMemory();
+  EvictOver(entry);
   *value = next;
   return Status::OK();
 }

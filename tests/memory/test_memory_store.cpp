@@ -346,3 +346,24 @@ TEST_CASE("memory shards = auto: one shard per 64 KiB of max_bytes, from 16 to 1
                Catch::Contains("must be auto or a number from 1 to 1024"));
   }
 }
+
+// A counter that gains digits grows like an append: it evicts to stay within
+// max_bytes, and cannot pass max_item_size.
+TEST_CASE("memory counters that grow stay within max_bytes and max_item_size", "[memory]") {
+  auto cache = OpenMemory("max_bytes = 1048576\nshards = 1\n");
+  std::vector<std::string> keys;
+  for (int i = 0; i < 20000; ++i) {
+    keys.push_back("counter" + std::to_string(i));
+    REQUIRE(cache->Set(keys.back(), std::string("1")).ok());
+  }
+  for (const std::string& key : keys) (void)cache->Incr(key, 10000000000000000000ull);
+  auto stats = StatsOf(*cache);
+  CHECK(std::stoull(stats["bytes"]) + std::stoull(stats["table_bytes"]) <= 1048576);
+  CHECK(std::stoull(stats["evictions"]) > 0);
+
+  auto small = OpenMemory("max_item_size = 4\n");
+  REQUIRE(small->Set("n", std::string("9999")).ok());
+  CHECK(small->Incr("n", 1000000).status().IsTooLarge());
+  CHECK(small->Get("n").value_or("") == "9999");
+  CHECK(small->Incr("n", 0).ok());
+}
