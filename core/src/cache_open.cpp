@@ -184,6 +184,24 @@ Status ValidateOtherSections(Config* config, const PluginLoader& loader,
   return Status::OK();
 }
 
+// A config that configures a store but leaves `backend` unset would run on the
+// embedded default, its writes reaching no server: refused, naming the store.
+Status CheckBackendChosen(const Config& config, std::string_view backend_section) {
+  const ConfigValue* backend = config.section(kCacheSection)->Find("backend");
+  if (backend == nullptr || backend->line != 0 || backend->source != "default") {
+    return Status::OK();
+  }
+  for (const std::string& name : config.SectionNames()) {
+    if (name == kCacheSection || name == kNearCacheSection || name == backend_section) continue;
+    return Status::ConfigError(SourceOf(config, name) + ": [" + name +
+                               "] is configured but [cache] backend is not set, so the " +
+                               std::string(backend_section) +
+                               " store would be used: set backend = " + name + " (or backend = " +
+                               std::string(backend_section) + " to keep it)");
+  }
+  return Status::OK();
+}
+
 // [near_cache] as read, when [cache] near_cache is on.
 struct NearCacheSettings {
   std::int64_t max_bytes = 0;
@@ -269,6 +287,7 @@ Status CheckInto(Config* config, bool opening, CheckedConfig* checked) {
       !s.ok()) {
     return s;
   }
+  if (Status s = CheckBackendChosen(*config, backend_section); !s.ok()) return s;
   auto codec_options = ReadCodecOptions(cache);
   if (!codec_options.ok()) return codec_options.status();
   auto codec = Codec::Create(*codec_options);

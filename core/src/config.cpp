@@ -222,6 +222,17 @@ Result<Config> Config::Parse(std::string_view text, std::string_view source,
       return Status::Internal(std::string(source) + ":" + std::to_string(where.line) +
                               ": the line index and the parser disagree");
     }
+    const std::string& value = (*raw)[i].value;
+    // The INI reader keeps quotes as part of the value: namespace = "app:" would
+    // prefix keys with the quotes too. Refused rather than guessed at.
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+        value.back() == value.front()) {
+      // The value is not quoted back: it may be a secret.
+      return Status::ConfigError(std::string(source) + ":" + std::to_string(where.line) + ": [" +
+                                 where.section + "] " + where.key +
+                                 ": the value is in quotes, which would be part of it; write it "
+                                 "without them");
+    }
     config.MutableSection(where.section)
         .Set(where.key, {std::move((*raw)[i].value), std::string(source), where.line});
   }

@@ -77,6 +77,39 @@ TEST_CASE("a section that names no plugin is a config error", "[cache][open]") {
   CHECK(cache.status().message() == "open-test.conf: [nosuch]: no plugin named 'nosuch'");
 }
 
+// Without `backend` the embedded store would take the writes meant for the
+// store the config describes, and they would reach no server.
+TEST_CASE("a store's section without backend set is a config error", "[cache][open]") {
+  for (const std::string& text : {std::string("[memcached]\nservers = 127.0.0.1:1\n"),
+                                  std::string("[cache]\nnamespace = a:\n[redis]\n")}) {
+    INFO(text);
+    auto cache = OpenText(text);
+    REQUIRE_FALSE(cache.ok());
+    CHECK(cache.status().IsConfigError());
+    CHECK_THAT(std::string(cache.status().message()),
+               Catch::Contains("backend is not set") && Catch::Contains("set backend = "));
+  }
+  // Chosen explicitly, the embedded store may sit beside other stores' sections;
+  // its own section, or [near_cache], needs no backend line.
+  CHECK(OpenText("[cache]\nbackend = memory\n[memcached]\nservers = 127.0.0.1:1\n").ok());
+  CHECK(OpenText("[memory]\nmax_bytes = 1048576\n").ok());
+  CHECK(OpenText("[cache]\nnamespace = a:\n").ok());
+}
+
+// The INI reader keeps quotes: namespace = "app:" would put them in every key.
+TEST_CASE("a quoted config value is a config error", "[cache][open][config]") {
+  for (const char* text : {"[cache]\nnamespace = \"app:\"\n", "[cache]\nnamespace = 'app:'\n"}) {
+    INFO(text);
+    auto config = Config::Parse(text, "quoted.conf");
+    REQUIRE_FALSE(config.ok());
+    CHECK(config.status().IsConfigError());
+    CHECK(config.status().message() ==
+          "quoted.conf:2: [cache] namespace: the value is in quotes, which would be part of it; "
+          "write it without them");
+  }
+  CHECK(Config::Parse("[cache]\nnamespace = a\"b\n", "inner.conf").ok());
+}
+
 TEST_CASE("an unknown backend is a plugin error naming it", "[cache][open]") {
   auto cache = OpenText("[cache]\nbackend = nosuchstore\n");
   REQUIRE_FALSE(cache.ok());
