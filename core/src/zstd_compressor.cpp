@@ -33,10 +33,8 @@ ZSTD_DCtx* ThreadDecompressionContext() {
   return context.get();
 }
 
-// The window sizes zstd's format allows a decoder to refuse: below 2^10 no frame
-// goes, and 2^27 is the decoder's own default limit.
+// The smallest window a frame has: 2^10.
 constexpr int kWindowLogMin = 10;
-constexpr int kWindowLogDefaultMax = 27;
 
 bool IsDeclared(unsigned long long size) {
   return size != ZSTD_CONTENTSIZE_UNKNOWN && size != ZSTD_CONTENTSIZE_ERROR;
@@ -53,8 +51,11 @@ std::size_t FirstAllocation(std::size_t input_size, unsigned long long declared)
 // The largest window the decoder may allocate for output of at most `max_output`
 // bytes: a frame never needs a window larger than its content.
 int WindowLogMax(std::size_t max_output) {
+  // Up to the largest window this zstd decodes (2^31 on 64 bits), so a bound
+  // over 128 MiB lets in the frames that fit it, not only those the default takes.
+  const int largest = ZSTD_dParam_getBounds(ZSTD_d_windowLogMax).upperBound;
   int log = kWindowLogMin;
-  while (log < kWindowLogDefaultMax && (std::size_t{1} << log) < max_output) ++log;
+  while (log < largest && (std::size_t{1} << log) < max_output) ++log;
   return log;
 }
 

@@ -255,6 +255,11 @@ TEST_CASE("a zstd frame whose window is larger than the bound is refused", "[com
   CHECK(s.message().find("window") != std::string_view::npos);
   REQUIRE(Make("zstd")->Decompress(frame, kBound, &out).ok());
   CHECK(out == "xxxxxxxxxx");
+  // A 256 MiB window fits a bound of 1 GiB (past the decoder's own default of 128 MiB).
+  const std::string wide = ZstdRleFrame(10, 'x', std::nullopt, 28);
+  REQUIRE(Make("zstd")->Decompress(wide, std::size_t{1} << 30, &out).ok());
+  CHECK(out == "xxxxxxxxxx");
+  CHECK(Make("zstd")->Decompress(wide, std::size_t{1} << 27, &out).IsTooLarge());
 }
 
 TEST_CASE("a zlib or gzip bomb stops at the bound without allocating past it",
