@@ -8,6 +8,8 @@
 #include <exception>
 #include <system_error>
 
+#include "option_value.h"
+
 namespace cachet {
 
 namespace {
@@ -52,8 +54,23 @@ std::string ExplainBadDescriptor(const PluginDescriptor* descriptor) {
   if (descriptor->name == nullptr || *descriptor->name == '\0') return "descriptor has no name";
   if (descriptor->version == nullptr) return "descriptor has no version";
   if (descriptor->create == nullptr) return "descriptor has no factory";
+  if (descriptor->description == nullptr) return "descriptor has no description";
   if (descriptor->options == nullptr && descriptor->option_count != 0) {
     return "descriptor declares options but gives none";
+  }
+  // Every option must be named and described, and its default must pass its
+  // own type and choices: a default goes to the factory unchecked otherwise.
+  for (std::size_t i = 0; i < descriptor->option_count; ++i) {
+    const OptionSpec& spec = descriptor->options[i];
+    if (spec.name == nullptr || *spec.name == '\0') {
+      return "option " + std::to_string(i) + " has no name";
+    }
+    if (spec.help == nullptr) return "option '" + std::string(spec.name) + "' has no help";
+    if (spec.default_value == nullptr) continue;
+    if (std::string reason = ExplainBadValue(spec, spec.default_value); !reason.empty()) {
+      return "option '" + std::string(spec.name) + "' has a bad default '" +
+             std::string(spec.default_value) + "': " + reason;
+    }
   }
   return "";
 }

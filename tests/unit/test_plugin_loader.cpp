@@ -134,6 +134,15 @@ TEST_CASE("a wrong ABI version is refused before anything else", "[plugin]") {
   CHECK(LoadFailure("wrong-abi").ends_with(expected));
 }
 
+// A default goes to the factory as it is, so it must pass its own option's
+// checks; and `cachet plugins` prints every option's help.
+TEST_CASE("a plugin whose options break the schema's rules is refused", "[plugin]") {
+  const std::string bad_default = LoadFailure("bad-default");
+  INFO(bad_default);
+  CHECK(bad_default.find(": option 'size' has a bad default 'abc': ") != std::string::npos);
+  CHECK(LoadFailure("null-help").ends_with(": option 'size' has no help"));
+}
+
 TEST_CASE("a wrong fingerprint is refused, printing both", "[plugin]") {
   std::string message = LoadFailure("wrong-fingerprint");
   CHECK(message.find("build fingerprint mismatch") != std::string::npos);
@@ -195,12 +204,13 @@ TEST_CASE("Discover finds every plugin file once, the first directory winning", 
   }
   // tinymap, careless-get, failing-factory and null-backend load (the
   // factories of the last two fail later); not-a-library, unresolved-symbol,
-  // no-entry-point, wrong-abi, tinymap-v1 (an older ABI), wrong-fingerprint and
-  // renamed (a file name that is not its descriptor's) do not.
+  // no-entry-point, wrong-abi, tinymap-v1 (an older ABI), wrong-fingerprint,
+  // renamed (a file name that is not its descriptor's), bad-default and
+  // null-help (options that break the schema's rules) do not.
   std::sort(loaded.begin(), loaded.end());
   CHECK(loaded ==
         std::vector<std::string>{"careless-get", "failing-factory", "null-backend", "tinymap"});
-  CHECK(failures == 7);
+  CHECK(failures == 9);
 }
 
 // A [tinymap] section with `greeting`, validated against the plugin's schema.
