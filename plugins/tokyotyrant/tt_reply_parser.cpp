@@ -109,6 +109,10 @@ bool ReplyParser::ReadItemHead(std::string_view buffer) {
   for (int i = 0; i < body_fields_; ++i) {
     if (!TakeSize(buffer, kMaxFieldSize, &body_sizes_[i])) return false;
   }
+  // The key and the value together must still end within the 32-bit spans.
+  std::uint64_t end = pos_;
+  for (int i = 0; i < body_fields_; ++i) end += body_sizes_[i];
+  if (end > UINT32_MAX) return Fail("reply over 4 GiB");
   --items_left_;
   stage_ = Stage::kBody;
   return true;
@@ -138,7 +142,17 @@ bool ReplyParser::TakeSize(std::string_view buffer, std::int32_t limit, std::uin
   if (!Have(buffer, 4)) return false;
   const auto value = static_cast<std::int32_t>(ReadBigEndian32(buffer.data() + pos_));
   if (value < 0) return Fail("negative size " + std::to_string(value));
-  if (value > limit) return Fail("size " + std::to_string(value) + " is over the limit");
+  if (value > limit) {
+    // ttserver's limits bind requests, not replies: a record grown past them by
+    // putcat is real. too_large, so the connection goes but the server is not
+    // counted as failing (a protocol error would mark it dead).
+    stage_ = Stage::kError;
+    error_ = Status::TooLarge("tokyotyrant reply: " + std::string(limit == kMaxItems ? "count "
+                                                                                    : "size ") +
+                              std::to_string(value) + " is over the " + std::to_string(limit) +
+                              " cachet reads");
+    return false;
+  }
   // A reply whose offsets would not fit the 32-bit spans cannot be framed.
   if (pos_ + 4 + static_cast<std::size_t>(value) > UINT32_MAX) return Fail("reply over 4 GiB");
   pos_ += 4;

@@ -470,6 +470,28 @@ TEST_CASE("tt backend: a status 01 means what its command makes it mean",
   }
 }
 
+// A value past the 256 MiB cachet reads is too_large for its operation; the
+// server is not counted as failing, so two such reads do not mark it dead.
+TEST_CASE("tt backend: a reply over cachet's limits is too_large, not a failing server",
+          "[tokyotyrant][backend][faults]") {
+  CannedServer canned(std::string("\x00\x10\x00\x00\x01", 5));
+  TokyoTyrantOptions o;
+  o.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(canned.port()), 1});
+  o.pool.connection.io_timeout = std::chrono::milliseconds(2000);
+  o.pool.failure_limit = 1;
+  TokyoTyrantBackend b(o);
+  Item item;
+  for (int i = 0; i < 2; ++i) {
+    const Status s = b.Get("k", &item);
+    INFO(s.ToString());
+    CHECK(s.IsTooLarge());
+  }
+  std::vector<ServerHealth> health;
+  REQUIRE(b.Health(&health).ok());
+  CHECK(health.at(0).protocol_errors == 0);
+  CHECK(health.at(0).marked_dead == 0);
+}
+
 }  // namespace cachet::tokyotyrant
 
 namespace cachet::tokyotyrant {
