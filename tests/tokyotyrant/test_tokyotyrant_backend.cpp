@@ -422,8 +422,9 @@ class CannedServer {
 
 TEST_CASE("tt backend: a reply that does not frame is a protocol error",
           "[tokyotyrant][backend][faults]") {
-  for (const std::string& reply : {std::string("\x02", 1), std::string("\x00\xff\xff\xff\xff", 5),
-                                   std::string("\x00\x10\x00\x00\x01", 5)}) {
+  // (A size over the limit is too_large: see the next test.)
+  for (const std::string& reply :
+       {std::string("\x02", 1), std::string("\x00\xff\xff\xff\xff", 5)}) {
     CannedServer canned(reply);
     TokyoTyrantOptions o;
     o.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(canned.port()), 1});
