@@ -107,8 +107,8 @@ Status MetaBatch::OnTokenReply(const Reply& reply) {
   if (!IsErrorReply(reply.kind) && !Expects(op.kind, slot.quiet, reply.kind)) {
     return Status::ProtocolError("memcached: a meta reply that does not fit the command");
   }
-  // A returned key (k) must be the one asked for (base64 for binary keys).
-  if (!reply.key.empty() && !ReturnedKeyIs(reply.key, op.key, settings_.binary_keys)) {
+  // A returned key (k) must be the one asked for; a base64 one is not decoded.
+  if (!reply.key.empty() && !settings_.binary_keys && reply.key != op.key) {
     return Status::ProtocolError("memcached: a meta reply for another key");
   }
   Answered(slot, reply.opaque);

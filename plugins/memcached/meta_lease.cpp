@@ -16,7 +16,7 @@ namespace cachet::memcached {
 // Sends a single meta command (`request`, borrowed, sent with O0) for `key`
 // and reads its one reply, copying what it needs out of the connection's
 // buffer. The reply must be one the command gets (`fits`), with its O token
-// and, when returned, the key; anything else is protocol_error,
+// and, when returned and not base64, the key; anything else is protocol_error,
 // and an error line (it carries no token) is the outcome: either way the
 // connection is dropped. The caller reads the exchange's status from the
 // runner, the reply's from outcome() and the reply from reply().
@@ -25,7 +25,8 @@ class OneMetaReplyReader final : public net::ServerBatch {
   using Fits = bool (*)(ReplyKind);
   OneMetaReplyReader(const net::RequestBuffer& request, ParserLimits limits, std::string_view key,
                      bool binary_key, Fits fits)
-      : request_(request), parser_(limits), key_(key), binary_key_(binary_key), fits_(fits) {}
+      : request_(request), parser_(limits), key_(binary_key ? std::string_view() : key),
+        fits_(fits) {}
 
   void Request(std::vector<iovec>* out) const override { request_.Iovecs(out); }
   void Settle(const Status&) override {}
@@ -64,7 +65,7 @@ class OneMetaReplyReader final : public net::ServerBatch {
     if (!reply.has_opaque || reply.opaque != 0) {
       return Status::ProtocolError("memcached: meta reply with a missing or unknown O token");
     }
-    if (!reply.key.empty() && !ReturnedKeyIs(reply.key, key_, binary_key_)) {
+    if (!reply.key.empty() && !key_.empty() && reply.key != key_) {
       return Status::ProtocolError("memcached: a meta reply for another key");
     }
     return Status::OK();
@@ -72,8 +73,7 @@ class OneMetaReplyReader final : public net::ServerBatch {
 
   const net::RequestBuffer& request_;
   MetaReplyParser parser_;
-  std::string_view key_;
-  bool binary_key_;  // key_ went out base64, and comes back so
+  std::string_view key_;  // empty: not compared (base64 on the wire)
   Fits fits_;
   bool done_ = false;
   bool poisoned_ = false;

@@ -73,7 +73,7 @@ void AppendMetaGet(Out& out, std::string_view key, const MetaTokens& tokens, boo
   AppendKey(out, "mg ", key, tokens);
   // k: the server names the key it answers for, so a reply meant for an earlier
   // request (one a server sent too late) is refused, not taken for this key's value.
-  if (want_value) out.Append(" v f c k");
+  if (want_value) out.Append(tokens.binary_key ? " v f c" : " v f c k");
   if (touch) {
     out.Append(" T");
     AppendSigned(out, exptime);
@@ -86,7 +86,7 @@ void AppendMetaLeaseGet(Out& out, std::string_view key, const MetaTokens& tokens
                         std::int64_t exptime, std::int64_t recache) {
   AppendKey(out, "mg ", key, tokens);
   // k, as AppendMetaGet's: a value for another key is refused.
-  out.Append(" v f c k N");
+  out.Append(tokens.binary_key ? " v f c N" : " v f c k N");
   AppendSigned(out, exptime);
   if (recache > 0) {
     out.Append(" R");
@@ -164,27 +164,6 @@ void AppendMetaOperation(Out& out, const Operation& op, const MetaTokens& tokens
       AppendMetaGet(out, op.key, tokens, false, true, ExptimeFor(op.ttl));
       break;
   }
-}
-
-namespace {
-
-// AppendBase64's output into a fixed array, for ReturnedKeyIs.
-struct FixedOut {
-  char* at;
-  void Append(char c) { *at++ = c; }
-};
-
-}  // namespace
-
-bool ReturnedKeyIs(std::string_view returned, std::string_view key, bool binary_key) {
-  if (!binary_key) return returned == key;
-  if (returned.size() != (key.size() + 2) / 3 * 4) return false;
-  // A validated key's base64 fits memcached's 250 bytes; a longer one is no match.
-  char encoded[256];
-  if (returned.size() > sizeof encoded) return false;
-  FixedOut out{encoded};
-  AppendBase64(out, key);
-  return returned == std::string_view(encoded, returned.size());
 }
 
 // Both builders: a batch's RequestBuffer, a single operation's CommandLine.

@@ -25,12 +25,12 @@ struct MetaTokens {
   bool binary_key = false;  // the key is raw bytes, sent base64 with b
 };
 
-// mg <key> v f c k [T<exptime>]: a read (and touch).
+// mg <key> v f c [k] [T<exptime>]: a read (and touch), k unless the key is binary.
 // With want_value false and a touch, only HD/EN come back (touch).
 template <class Out>
 void AppendMetaGet(Out& out, std::string_view key, const MetaTokens& tokens, bool want_value,
                    bool touch, std::int64_t exptime);
-// mg <key> v f c k N<exptime> [R<recache>]: a read that, on a miss, creates an
+// mg <key> v f c [k] N<exptime> [R<recache>]: a read that, on a miss, creates an
 // empty placeholder living `exptime` and gives the first client W, the next
 // ones Z; with `recache` > 0, a present item with fewer seconds left than that
 // gives W to one client too.
@@ -64,9 +64,5 @@ void AppendMetaOperation(Out& out, const Operation& op, const MetaTokens& tokens
 // Standard base64 with padding (what memcached's b flag decodes).
 template <class Out>
 void AppendBase64(Out& out, std::string_view raw);
-
-// True when `returned`, a reply's k token, names `key`: as sent, or base64 with
-// `binary_key` (memcached returns a b key as it got it).
-bool ReturnedKeyIs(std::string_view returned, std::string_view key, bool binary_key);
 
 }  // namespace cachet::memcached
