@@ -11,6 +11,7 @@
 #include "cache_metrics.h"
 #include "cache_state.h"
 #include "computed_record.h"
+#include "near_cache.h"
 #include "prefixed_key.h"
 
 namespace cachet {
@@ -110,8 +111,9 @@ Status Cache::StoreItem(StoreMode mode, std::string_view key, ItemView item, std
 Status Cache::CheckJoinable(StoreMode mode, std::string_view key) {
   if (key.empty()) return EmptyKeyError();
   Item stored;
+  // From the store itself: a near copy may predate a compressed value.
   Status s = WithPrefix(options_.key_namespace, key, [&](std::string_view full_key) {
-    return backend_->Get(full_key, &stored);
+    return BehindNearCache(*backend_).Get(full_key, &stored);
   });
   return Joinable(s, stored, mode);
 }

@@ -10,6 +10,7 @@
 
 #include "cache_metrics.h"
 #include "computed_record.h"
+#include "near_cache.h"
 #include "cachet/batch.h"
 #include "cachet/cache.h"
 
@@ -100,7 +101,7 @@ void Cache::RunStretchChecked(std::span<Operation> operations) {
   // Their stored values, read in one round (Cache::CheckJoinable's rule).
   std::vector<Operation> reads(joins.size());
   for (std::size_t k = 0; k < joins.size(); ++k) reads[k].key = operations[joins[k]].key;
-  backend_->Execute(reads);
+  BehindNearCache(*backend_).Execute(reads);  // not near copies, as CheckJoinable
   std::vector<bool> refused(operations.size(), false);
   for (std::size_t k = 0; k < joins.size(); ++k) {
     Operation& op = operations[joins[k]];

@@ -432,12 +432,14 @@ void EnvelopeBackend::FinishPipelined(Operation& op) {
 }
 
 std::size_t EnvelopeBackend::RunEnd(std::span<const Operation> batch, std::size_t begin) const {
-  // A counter on an enveloped value is redone after its run (FinishPipelined),
-  // so a later operation on its key goes in the next run, after it.
+  // A counter on an enveloped value is redone after its run (FinishPipelined,
+  // only where values can be rewritten), so a later operation on its key goes
+  // in the next run, after it.
   std::unordered_set<std::string_view> counted;  // allocates only once a counter comes
   std::size_t end = begin;
   for (; end < batch.size() && Pipelineable(batch[end]); ++end) {
     const Operation& op = batch[end];
+    if (!can_rewrite_) continue;
     if (!counted.empty() && counted.contains(op.key)) break;
     if (op.kind == OpKind::kIncr || op.kind == OpKind::kDecr) counted.insert(op.key);
   }

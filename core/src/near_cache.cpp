@@ -424,6 +424,11 @@ Result<std::shared_ptr<Backend>> WithNearCache(std::shared_ptr<Backend> store,
   return std::shared_ptr<Backend>(std::move(near_cache));
 }
 
+Backend& BehindNearCache(Backend& backend) noexcept {
+  auto* near_cache = dynamic_cast<NearCache*>(&backend);
+  return near_cache != nullptr ? near_cache->store() : backend;
+}
+
 NearMetrics NearCacheMetrics(const Backend& backend) {
   const auto* near_cache = dynamic_cast<const NearCache*>(&backend);
   return near_cache != nullptr ? near_cache->metrics() : NearMetrics{};

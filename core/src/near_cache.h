@@ -69,6 +69,7 @@ class NearCache final : public Backend, private InvalidationListener {
 
   NearMetrics metrics() const;
   const Backend& store() const noexcept { return *store_; }
+  Backend& store() noexcept { return *store_; }
 
  private:
   static constexpr std::size_t kStripes = 256;
@@ -144,5 +145,9 @@ class NearCache final : public Backend, private InvalidationListener {
   // Last: destroyed first, so the store stops calling back before the rest goes.
   std::unique_ptr<InvalidationSubscription> subscription_;
 };
+
+// The store behind `backend` when it is a near cache, else `backend`: for a
+// read that must see what the store holds, not a near copy (a join's check).
+Backend& BehindNearCache(Backend& backend) noexcept;
 
 }  // namespace cachet

@@ -36,30 +36,32 @@ Status AppendGuarded(std::string_view format, std::string* out, Write write) {
   return Status::OK();
 }
 
-// kInvalidArgument for a document that would not read back as it is: nested
+// Why `node`, at `depth` containers down, would not read back as it is: nested
 // deeper than a reader takes, or, as JSON text (`text`), holding a number that
-// is not finite (dump() writes null) or binary bytes (dump() writes an object).
-// Iterative, so a deep document cannot exhaust the stack here.
-Status CheckWritable(std::string_view format, const Json& doc, bool text) {
-  std::vector<std::pair<const Json*, std::size_t>> pending{{&doc, 0}};  // a node, its depth
-  for (std::size_t visited = 0; !pending.empty(); ++visited) {
-    const auto [node, depth] = pending.back();
-    pending.pop_back();
-    const std::string prefix = std::string(format) + ": cannot serialize the document: ";
-    if (node->is_structured()) {
-      if (depth + 1 > kMaxDocumentDepth) {
-        return Status::InvalidArgument(prefix + "nested deeper than " +
-                                       std::to_string(kMaxDocumentDepth) +
-                                       " levels, which no reader takes back");
-      }
-      for (const Json& child : *node) pending.emplace_back(&child, depth + 1);
-    } else if (text && node->is_number_float() && !std::isfinite(node->get<double>())) {
-      return Status::InvalidArgument(prefix + "JSON has no NaN or infinity (msgpack and cbor do)");
-    } else if (text && node->is_binary()) {
-      return Status::InvalidArgument(prefix + "JSON has no binary values (msgpack and cbor do)");
+// is not finite (dump() writes null) or binary bytes (dump() writes an object);
+// nullptr when it would. Recursion is bounded by kMaxDocumentDepth; nothing is
+// allocated unless the document is refused.
+static_assert(kMaxDocumentDepth == 512, "Unwritable's message names the depth");
+const char* Unwritable(const Json& node, std::size_t depth, bool text) {
+  if (node.is_structured()) {
+    if (depth + 1 > kMaxDocumentDepth) return "nested deeper than 512 levels, which no reader takes";
+    for (const Json& child : node) {
+      if (const char* why = Unwritable(child, depth + 1, text)) return why;
     }
+    return nullptr;
   }
-  return Status::OK();
+  if (!text) return nullptr;
+  if (node.is_number_float() && !std::isfinite(node.get<double>())) {
+    return "JSON has no NaN or infinity (msgpack and cbor do)";
+  }
+  if (node.is_binary()) return "JSON has no binary values (msgpack and cbor do)";
+  return nullptr;
+}
+
+Status CheckWritable(std::string_view format, const Json& doc, bool text) {
+  const char* why = Unwritable(doc, 0, text);
+  if (why == nullptr) return Status::OK();
+  return Status::InvalidArgument(std::string(format) + ": cannot serialize the document: " + why);
 }
 
 class JsonSerializer final : public Serializer {

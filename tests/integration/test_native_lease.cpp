@@ -336,3 +336,46 @@ TEST_CASE("a Redis key with unbalanced braces takes the native lease", "[compute
 }
 
 }  // namespace cachet::test
+
+namespace cachet::test {
+
+// Binary keys go out base64 and are not asked back: memcached names a
+// placeholder's key raw, so a lease's reply must be matched by its O token.
+TEST_CASE("memcached meta with binary keys takes its lease and reads a key being loaded",
+          "[compute][native]") {
+  Store store = Start("memcached-meta");
+  store.section += "binary_keys = true\n";
+  auto winner_cache = OpenCache(store);
+  auto reader_cache = OpenCache(store);
+  ComputeOptions options;
+  options.ttl = milliseconds(60000);
+  options.lease = milliseconds(10000);
+  const std::string key = "bin key\xff";
+  std::atomic<bool> loading{false};
+  std::atomic<bool> release{false};
+  std::string winner_value;
+  std::thread winner([&] {
+    auto got = winner_cache->GetOrCompute<std::string>(
+        key,
+        [&]() -> Result<std::string> {
+          loading = true;
+          REQUIRE(WaitFor(release));
+          return std::string("loaded");
+        },
+        options);
+    winner_value = got.hit() ? got.value() : got.status().ToString();
+  });
+  REQUIRE(WaitFor(loading));
+  // A plain read of the key being loaded is a miss, not another key's reply.
+  const auto during = reader_cache->Get<std::string>(key);
+  INFO(during.status().ToString());
+  CHECK(during.miss());
+  release = true;
+  winner.join();
+  CHECK(winner_value == "loaded");
+  CHECK(reader_cache->Get<std::string>(key).value_or("") == "loaded");
+  const Metrics m = winner_cache->metrics();
+  CHECK(m[static_cast<std::size_t>(CacheOp::kGetOrCompute)].errors == 0);
+}
+
+}  // namespace cachet::test

@@ -401,6 +401,44 @@ TEST_CASE("text batch: no reply is paired after an error line that may put the s
   CHECK(in_gets.ops[2].status.find("out of step") != std::string::npos);
 }
 
+// A get, then a noreply set: the request ends with "version", whose reply ends
+// the exchange, so the set's bytes are sent whole before it can end.
+std::deque<Operation> GetThenSilentSet() {
+  std::deque<Operation> ops(2);
+  ops[0].key = "a";
+  ops[1].kind = OpKind::kStore;
+  ops[1].key = "b";
+  ops[1].item = ItemView("v");
+  ops[1].noreply = true;
+  return ops;
+}
+
+TEST_CASE("text batch: noreply commands at the end are closed by version", "[memcached][batch]") {
+  {
+    std::deque<Operation> ops = GetThenSilentSet();
+    TextBatch batch(kLimits);
+    batch.Reset({});
+    for (Operation& op : ops) batch.Add(op);
+    batch.Finish();
+    CHECK(Flatten(batch.request()).ends_with(" noreply\r\nv\r\nversion\r\n"));
+  }
+  const BatchOutcome closed =
+      AnyHowSplitOps(GetThenSilentSet, "VALUE a 0 1\r\nx\r\nEND\r\nVERSION 1.6.18\r\n");
+  CHECK(closed.done);
+  CHECK(closed.stream == StatusCode::kOk);
+  CHECK(closed.ops[0] == Hit("x", 0, 0));
+  CHECK(closed.ops[1] == Done());
+  // Without its VERSION the exchange is not over.
+  CHECK_FALSE(AnyHowSplitOps(GetThenSilentSet, "VALUE a 0 1\r\nx\r\nEND\r\n").done);
+  // Anything else where VERSION belongs: no answer of the exchange stands.
+  for (const char* other : {"END\r\nERROR\r\n", "END\r\nSTORED\r\n"}) {
+    INFO(other);
+    const BatchOutcome out = AnyHowSplitOps(GetThenSilentSet, other);
+    CHECK(out.stream == StatusCode::kProtocolError);
+    for (const OpOutcome& op : out.ops) CHECK(op.status.starts_with("protocol_error"));
+  }
+}
+
 TEST_CASE("text batch: a counter's CLIENT_ERROR keeps the stream in step", "[memcached][batch]") {
   // incr of a value that is no number: one line in, one line out.
   const BatchOutcome out = AnyHowSplitOps(

@@ -111,8 +111,8 @@ class SharedStore final : public test::ForwardingBackend {
 
   // Another client's write, reported like any change.
   // (No assertion here: threads call it, and Catch2's are for the main thread.)
-  void WriteBehind(const std::string& key, const std::string& value) {
-    (void)inner().Store(StoreMode::kSet, key, ItemView(value), WriteOptions{});
+  void WriteBehind(const std::string& key, const std::string& value, std::uint32_t flags = 0) {
+    (void)inner().Store(StoreMode::kSet, key, ItemView(value, flags), WriteOptions{});
     Report(key);
   }
   void SetLive(bool live) { listener_->OnTrackingLive(live); }
@@ -328,6 +328,27 @@ TEST_CASE("near: every write through the Cache updates or drops the entry", "[un
   REQUIRE(cache->Flush().ok());
   CHECK(Read(*cache, "b") == "<miss>");
   CHECK(cache->near_metrics().entries == 0);
+}
+
+// Append and prepend judge what the store holds, not a near copy: another
+// client may have stored a compressed value since, which joined bytes would break.
+TEST_CASE("near: append and prepend check the store's value, not the near copy",
+          "[unit][near]") {
+  auto [store, cache] = Near(false, NearInvalidation::kAuto, 10000ms);
+  REQUIRE(cache->Set("k", std::string("short")).ok());
+  REQUIRE(Read(*cache, "k") == "short");
+  constexpr std::uint32_t kZlibBytes = 1u << 8;  // the cachet profile's zlib-compressed bytes
+  store->WriteBehind("k", "compressed bytes", kZlibBytes);
+  REQUIRE(Read(*cache, "k") == "short");  // the near copy, within its ttl
+  CHECK(cache->Append("k", "XYZ").IsUnsupported());
+  CHECK(cache->Prepend("k", "XYZ").IsUnsupported());
+  Batch batch(*cache);
+  const BatchWrite appended = batch.Append("k", "XYZ");
+  cache->Run(batch);
+  CHECK(batch.Outcome(appended).IsUnsupported());
+  Item raw;
+  REQUIRE(store->Get("k", &raw).ok());
+  CHECK(raw.value == "compressed bytes");
 }
 
 TEST_CASE("near: get_multi is served near for the keys it holds", "[unit][near]") {
