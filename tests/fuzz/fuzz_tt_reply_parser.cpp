@@ -34,7 +34,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       Check(std::size_t{field.offset} + field.size <= whole.consumed());
     }
   }
-  if (whole_state == tt::ParseState::kError) Check(whole.error().IsProtocolError());
+  // Bytes that do not frame are a protocol error; a size or count over what
+  // cachet reads, too_large.
+  if (whole_state == tt::ParseState::kError) {
+    Check(whole.error().IsProtocolError() || whole.error().IsTooLarge());
+  }
 
   tt::ReplyParser pieces;
   pieces.Start(shape);
