@@ -253,7 +253,9 @@ Result<std::shared_ptr<Backend>> CreateNearStore(const NearCacheSettings& settin
   const std::string text = "[memory]\nmax_bytes = " + std::to_string(settings.max_bytes) +
                            "\nmax_item_size = " + std::to_string(item) +
                            "\nshards = " + std::string(kNearShards) +
-                           "\nmax_key_size = " + std::string(kNearMaxKeySize) + "\n";
+                           "\nmax_key_size = " + std::string(kNearMaxKeySize) +
+                           // Never late: an entry must not outlive ttl_ms.
+                           "\nexpiry_rounding = down\n";
   auto config = Config::Parse(text, "[near_cache]");
   if (!config.ok()) return config.status();
   if (Status s = config->Validate("memory", settings.memory->options()); !s.ok()) return s;

@@ -39,20 +39,21 @@ inline constexpr std::uint64_t CasAfter(std::uint64_t cas) noexcept {
 }
 
 // Expiry times as 32 bits: milliseconds of the steady clock since the process
-// started using the store, up to 2^31 ms (24.8 days); past that, seconds (rounded
-// up) with the top bit set, up to 2^31 s (68 years); past that, no expiry (the
-// item outlives the process anyway). 0 is no expiry.
+// started using the store, up to 2^31 ms (24.8 days); past that, seconds with the
+// top bit set, up to 2^31 s (68 years); past that, no expiry (the item outlives
+// the process anyway). 0 is no expiry. Seconds are rounded up (an item never
+// leaves early), or down (never late: a near cache's bound on staleness).
 class ExpiryCode {
  public:
   static constexpr std::uint32_t kNever = 0;
 
   // The code for the steady-clock instant `at_ms`, 0 meaning never.
-  static std::uint32_t Encode(std::int64_t at_ms) noexcept {
+  static std::uint32_t Encode(std::int64_t at_ms, bool round_down = false) noexcept {
     if (at_ms == 0) return kNever;
     const std::int64_t since = at_ms - Base();
     if (since < 1) return 1;  // already due: the earliest instant there is
     if (since < kSecondsBit) return static_cast<std::uint32_t>(since);
-    const std::int64_t seconds = (since + 999) / 1000;
+    const std::int64_t seconds = round_down ? since / 1000 : (since + 999) / 1000;
     if (seconds >= kSecondsBit) return kNever;
     return kSecondsBit | static_cast<std::uint32_t>(seconds);
   }
@@ -144,8 +145,8 @@ struct MemoryEntry {
   bool has_expiry() const noexcept {
     return expires.load(std::memory_order_relaxed) != ExpiryCode::kNever;
   }
-  void set_expiry(std::int64_t at_ms) noexcept {
-    expires.store(ExpiryCode::Encode(at_ms), std::memory_order_relaxed);
+  void set_expiry(std::int64_t at_ms, bool round_down = false) noexcept {
+    expires.store(ExpiryCode::Encode(at_ms, round_down), std::memory_order_relaxed);
   }
   bool ExpiredAt(std::int64_t now_ms) const noexcept {
     const std::int64_t at = expiry();

@@ -102,7 +102,7 @@ Status MemoryShard::GetAndTouch(const KeyRef& key, Ttl ttl, Item* out) {
   if (sketch_ != nullptr) sketch_->Record(key.hash);
   const Found found = FindForRead(key);
   if (found.entry == nullptr) return Status::NotFound();
-  found.entry->set_expiry(ExpiryFor(ttl));
+  found.entry->set_expiry(ExpiryFor(ttl), limits_.expiry_rounds_down);
   CopyOut(*found.entry, out);
   return Status::OK();
 }
@@ -155,7 +155,7 @@ Status MemoryShard::Touch(const KeyRef& key, Ttl ttl) {
   Writing writing(*this);
   const Found found = FindLive(key);
   if (found.entry == nullptr) return Status::NotFound();
-  found.entry->set_expiry(ExpiryFor(ttl));
+  found.entry->set_expiry(ExpiryFor(ttl), limits_.expiry_rounds_down);
   table_.MarkAt(found.index);
   return Status::OK();
 }
@@ -266,7 +266,7 @@ Status MemoryShard::StoreNew(const KeyRef& key, const ItemView& item, Ttl ttl, b
     std::memcpy(entry->value_data(), item.value.data(), item.value.size());
   }
   entry->set_cas(NextCas());
-  entry->set_expiry(ExpiryFor(ttl));
+  entry->set_expiry(ExpiryFor(ttl), limits_.expiry_rounds_down);
   // Every new item enters the window, unless its record finds no memory.
   const bool in_window = windowed() && window_.Enter({key.hash, entry->cas()}, charge);
   if (!table_.Insert(entry, key.hash, *limbo_, in_window)) {
@@ -412,7 +412,7 @@ MemoryEntry* MemoryShard::Rewrite(Found found, std::string_view first, std::stri
     std::memcpy(fresh->value_data() + first.size(), second.data(), second.size());
   }
   fresh->set_cas(NextCas());
-  fresh->set_expiry(expires_at_ms);
+  fresh->set_expiry(expires_at_ms, limits_.expiry_rounds_down);
   table_.Replace(found.index, fresh);
   const std::size_t old_charge = entry->charge();  // IndexOf fetched its header's line
   if (windowed()) {

@@ -53,6 +53,7 @@ struct ShardLimits {
   std::size_t max_item_size = 0;   // largest value
   EvictionPolicy policy = EvictionPolicy::kLru;
   std::size_t window_percent = 1;  // TinyLFU's window, in percent of share_bytes (0: none)
+  bool expiry_rounds_down = false;  // ExpiryCode: seconds never late, rather than never early
 };
 
 struct ShardStats {

@@ -20,7 +20,8 @@ MemoryStore::MemoryStore(const MemoryStoreOptions& options)
       // (and never more than Limbo's 64 KiB), the 33 lanes' together 6.4 %.
       lanes_(epochs_, options.max_bytes / 16 / ReadEpochs::kSlots) {
   const ShardLimits limits{options_.max_bytes / options_.shards, options_.max_item_size,
-                           options_.policy, options_.window_percent};
+                           options_.policy, options_.window_percent,
+                           options_.expiry_rounds_down};
   shards_.reserve(options_.shards);
   std::vector<MemoryShard*> lenders;
   for (std::size_t i = 0; i < options_.shards; ++i) {

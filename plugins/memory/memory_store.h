@@ -28,6 +28,7 @@ struct MemoryStoreOptions {
   std::size_t max_key_size = 250;
   EvictionPolicy policy = EvictionPolicy::kLru;
   std::size_t window_percent = 1;  // TinyLFU's admission window (0: none)
+  bool expiry_rounds_down = false;  // [memory] expiry_rounding = down
 };
 
 // The shard count of `shards = auto`: one per 64 KiB of the budget, from 16 to

@@ -29,6 +29,10 @@ constexpr OptionSpec kOptions[] = {
     {"window_percent", OptionType::kInt, "1",
      "tinylfu only: percent of each shard's share held by the admission window that new "
      "items enter (0..50); 0: no window, a new item is judged as it arrives"},
+    {"expiry_rounding", OptionType::kString, "up",
+     "expiries more than 24.8 days after the store's first use are kept to the second: up "
+     "(an item never expires early) or down (never late: the near cache's tier)",
+     false, false, "up|down"},
 };
 
 // Reads an integer option and checks it lies in [low, high].
@@ -87,6 +91,7 @@ Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
       !s.ok()) {
     return s;
   }
+  options->expiry_rounds_down = section.GetString("expiry_rounding") == "down";
   // Each shard's share, max_bytes / shards, sizes its sketch: it must not round down to 0.
   const auto min_bytes = auto_shards ? 1 : static_cast<std::int64_t>(options->shards);
   if (Status s = ReadBounded(section, "max_bytes", min_bytes, kMaxInt, &options->max_bytes);

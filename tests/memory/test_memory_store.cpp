@@ -232,6 +232,11 @@ TEST_CASE("memory keeps expiries in 32 bits: milliseconds, then seconds, then no
   REQUIRE(code != ExpiryCode::kNever);
   CHECK(ExpiryCode::Decode(code) >= base + month);
   CHECK(ExpiryCode::Decode(code) - (base + month) < 1000);
+  // Or down, never late (the near cache's tier: an entry must not outlive ttl_ms).
+  const std::uint32_t down = ExpiryCode::Encode(base + month, /*round_down=*/true);
+  REQUIRE(down != ExpiryCode::kNever);
+  CHECK(ExpiryCode::Decode(down) <= base + month);
+  CHECK((base + month) - ExpiryCode::Decode(down) < 1000);
   // Past 2^31 seconds (68 years): no expiry, as the item outlives the process.
   CHECK(ExpiryCode::Encode(base + (std::int64_t{1} << 31) * 1000 + 1000) == ExpiryCode::kNever);
 }
@@ -366,4 +371,18 @@ TEST_CASE("memory counters that grow stay within max_bytes and max_item_size", "
   CHECK(small->Incr("n", 1000000).status().IsTooLarge());
   CHECK(small->Get("n").value_or("") == "9999");
   CHECK(small->Incr("n", 0).ok());
+}
+
+// The near cache's tier rounds expiries down; the option takes only up or down.
+TEST_CASE("memory expiry_rounding is up or down", "[memory]") {
+  auto up = OpenMemory("expiry_rounding = up\n");
+  auto down = OpenMemory("expiry_rounding = down\n");
+  REQUIRE(down->Set("k", std::string("v"), cachet::Ttl{60000}).ok());
+  CHECK(down->Get("k").value_or("") == "v");  // within 24.8 days: to the millisecond
+  auto config = Config::Parse("[cache]\nbackend = memory\n[memory]\nexpiry_rounding = sideways\n",
+                              "rounding.conf");
+  REQUIRE(config.ok());
+  const auto refused = Cache::Open(std::move(config).value());
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().IsConfigError());
 }
