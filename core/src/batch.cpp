@@ -194,7 +194,6 @@ std::span<Operation> Batch::Prepare(const Backend& backend) {
   for (std::uint32_t i = 0; i < entries_.size(); ++i) {
     Entry& entry = entries_[i];
     entry.run_refusal = kNotSent;
-    entry.recounted = false;
     if (entry.slot == kNotSent) continue;  // refused as it was added
     const bool noreply = IsWrite(entry.op) && (entry.noreply || noreply_all_);
     if (noreply && !has_noreply) {
@@ -267,13 +266,6 @@ const Operation* Batch::SentOperation(const BatchHandle& handle, HandleKind kind
     return nullptr;
   }
   return &operations_[entries_[handle.index_].slot];
-}
-
-void Batch::CountUndecodable(const BatchHandle& read, const Status& error) const {
-  const Entry& entry = entries_[read.index_];
-  if (entry.recounted) return;
-  entry.recounted = true;
-  cache_->RecountUndecodable(entry.op, error);
 }
 
 const Status& Batch::Outcome(BatchWrite write) const {

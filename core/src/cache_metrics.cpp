@@ -181,14 +181,6 @@ void MetricsTable::Notify(const Call& call, std::size_t keys, const Status& stat
   observer->OnOperation(event);
 }
 
-void MetricsTable::Recount(CacheOp op, StatusCode from, StatusCode to) noexcept {
-  MetricsThreadState& state = metrics_thread_state;
-  OpCounters& c = (*stripes_)[state.stripe][static_cast<std::size_t>(op)];
-  // Stripes are summed: one stripe may go below zero, modulo 2^64, the sum not.
-  Add(c.by_status[static_cast<std::size_t>(from)], ~std::uint64_t{0}, state.owned);
-  Add(c.by_status[static_cast<std::size_t>(to)], 1, state.owned);
-}
-
 Metrics MetricsTable::RawSnapshot() const {
   Metrics out;
   for (const Row& row : *stripes_) {
@@ -221,9 +213,7 @@ Metrics MetricsTable::Snapshot() const {
     const OpMetrics& base = baseline_[op];
     m.keys = m.hits = m.misses = m.errors = 0;
     for (std::size_t i = 0; i < kStatusCodeCount; ++i) {
-      // A Recount after Reset can take a count below its baseline: read as 0.
-      const std::uint64_t since = m.by_status[i] - base.by_status[i];
-      const std::uint64_t n = m.by_status[i] = since > (~std::uint64_t{0} >> 1) ? 0 : since;
+      const std::uint64_t n = m.by_status[i] -= base.by_status[i];
       m.keys += n;
       const Status status = Status::FromCode(static_cast<StatusCode>(i), {});
       if (status.ok()) {

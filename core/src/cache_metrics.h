@@ -116,10 +116,6 @@ class MetricsTable {
       FinishTimed(call, status);
   }
   void Finish(const Call& call, const OutcomeTally& tally) noexcept;
-  // Moves one key of `op` from the outcome `from` to `to`, on this thread's
-  // stripe: a batch read counted as a hit when it ran whose value then failed
-  // to decode when it was read. Not observed (the observer heard the run).
-  void Recount(CacheOp op, StatusCode from, StatusCode to) noexcept;
   // A call the caller timed itself (GetOrCompute, its loads): one call, one key.
   // It reports the server noted since the caller's BeginTrace().
   void Record(CacheOp op, Clock::time_point start, const Status& status) noexcept;

@@ -120,10 +120,6 @@ void Cache::RunStretchChecked(std::span<Operation> operations) {
   }
 }
 
-void Cache::RecountUndecodable(CacheOp op, const Status& error) noexcept {
-  if (MetricsTable* table = metrics_table()) table->Recount(op, StatusCode::kOk, error.code());
-}
-
 void Cache::Run(Batch& batch) {
   batch.ran_ = true;
   if (batch.cache_ != this) {

@@ -580,31 +580,6 @@ TEST_CASE("each operation of a batch counts in metrics as its single call") {
   CHECK(Count(cache, CacheOp::kIncr, &OpMetrics::hits) == 1);
 }
 
-// A read counts as a hit when its batch runs; a value that then does not decode
-// is an error, as it is for a single Get, counted once however often it is read.
-TEST_CASE("a batch read whose value does not decode counts as an error, not a hit") {
-  Fixture f;
-  REQUIRE(f.cache->Set("word", std::string("abc")).ok());
-  Batch batch(*f.cache);
-  const BatchRead<std::int64_t> read = batch.Get<std::int64_t>("word");
-  const BatchRead<std::string> fine = batch.Get<std::string>("word");
-  f.cache->Run(batch);
-  CHECK(batch.Outcome(read).status().IsInvalidArgument());
-  CHECK(batch.Outcome(read).status().IsInvalidArgument());  // counted once
-  CHECK(batch.Outcome(fine).value_or("") == "abc");
-  const Cache& cache = *f.cache;
-  CHECK(Count(cache, CacheOp::kGet, &OpMetrics::hits) == 1);
-  CHECK(Count(cache, CacheOp::kGet, &OpMetrics::errors) == 1);
-  // As a single Get counts it.
-  CHECK(f.cache->Get<std::int64_t>("word").status().IsInvalidArgument());
-  CHECK(Count(cache, CacheOp::kGet, &OpMetrics::errors) == 2);
-  // A second run of the batch counts again.
-  f.cache->Run(batch);
-  CHECK(batch.Outcome(read).status().IsInvalidArgument());
-  CHECK(Count(cache, CacheOp::kGet, &OpMetrics::hits) == 2);
-  CHECK(Count(cache, CacheOp::kGet, &OpMetrics::errors) == 3);
-}
-
 TEST_CASE("a value the codec refuses counts alike in a batch and in a single Set") {
   auto config = Config::Parse("[cache]\nbackend = memory\n", "batch-test.conf");
   REQUIRE(config.ok());

@@ -210,8 +210,6 @@ class CACHET_EXPORT Batch {
     std::uint32_t run_refusal;              // in run_refusals_, or kNotSent
     std::uint32_t key_begin, key_size;      // in keys_
     std::uint32_t value_begin, value_size;  // in values_
-    // A read whose value failed to decode in Outcome(): its hit was recounted.
-    mutable bool recounted = false;
   };
   static constexpr std::uint32_t kNotSent = ~std::uint32_t{0};
 
@@ -264,9 +262,6 @@ class CACHET_EXPORT Batch {
   const Status* RefusalOf(std::uint32_t index, std::uint32_t generation, HandleKind kind) const;
   const Operation* SentOperation(const BatchHandle& handle, HandleKind kind,
                                  Status* refused) const;
-  // A read's value failed to decode in Outcome(): the Cache's metrics, which
-  // counted it a hit when it ran, count it as `error` instead (once).
-  void CountUndecodable(const BatchHandle& read, const Status& error) const;
   // Inline: a loop over a batch's outcomes checks one branch per operation.
   const Status& StatusAt(std::uint32_t index, std::uint32_t generation, HandleKind kind) const {
     if (generation == generation_ && index < entries_.size() && ran_) {
@@ -322,10 +317,7 @@ Lookup<T> Batch::Outcome(BatchRead<T> read) const {
   if (!sent->status.ok()) return Lookup<T>::FromStatus(sent->status);
   T value{};
   Status s = cache_->codec().Decode(sent->result, &value);
-  if (!s.ok()) {
-    CountUndecodable(read, s);
-    return Lookup<T>::FromStatus(std::move(s));
-  }
+  if (!s.ok()) return Lookup<T>::FromStatus(std::move(s));
   return Lookup<T>::Hit(std::move(value));
 }
 
@@ -337,10 +329,7 @@ Lookup<Versioned<T>> Batch::Outcome(BatchVersionedRead<T> read) const {
   if (!sent->status.ok()) return Lookup<Versioned<T>>::FromStatus(sent->status);
   Versioned<T> v{T{}, sent->result.cas};
   Status s = cache_->codec().Decode(sent->result, &v.value);
-  if (!s.ok()) {
-    CountUndecodable(read, s);
-    return Lookup<Versioned<T>>::FromStatus(std::move(s));
-  }
+  if (!s.ok()) return Lookup<Versioned<T>>::FromStatus(std::move(s));
   return Lookup<Versioned<T>>::Hit(std::move(v));
 }
 

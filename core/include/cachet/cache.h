@@ -328,10 +328,6 @@ class CACHET_EXPORT Cache {
 
   // The metrics' counters, or nullptr when metrics are off and no observer is set.
   MetricsTable* metrics_table() noexcept { return active_table_.load(std::memory_order_relaxed); }
-  // A batch read counted as a hit at its run whose value did not decode when
-  // it was read (Batch::Outcome): counted as `error` instead.
-  friend class Batch;
-  void RecountUndecodable(CacheOp op, const Status& error) noexcept;
 
   struct State;  // namespacing buffers, metrics counters, in-flight loads
   std::shared_ptr<Backend> backend_;
