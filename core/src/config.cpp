@@ -60,6 +60,20 @@ struct Override {
   std::string value;
 };
 
+// The INI reader keeps quotes as part of a value: namespace = "app:" would
+// prefix keys with the quotes too. Refused rather than guessed at.
+bool IsQuoted(std::string_view value) {
+  return value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+         value.back() == value.front();
+}
+
+// The value is not quoted back: it may be a secret.
+Status QuotedValueError(const std::string& where, std::string_view section, std::string_view key) {
+  return Status::ConfigError(where + ": [" + std::string(section) + "] " + std::string(key) +
+                             ": the value is in quotes, which would be part of it; write it "
+                             "without them");
+}
+
 Result<Override> ParseOverride(std::string_view text) {
   std::size_t eq = text.find('=');
   std::string_view name = TrimBlanks(text.substr(0, eq));
@@ -222,16 +236,9 @@ Result<Config> Config::Parse(std::string_view text, std::string_view source,
       return Status::Internal(std::string(source) + ":" + std::to_string(where.line) +
                               ": the line index and the parser disagree");
     }
-    const std::string& value = (*raw)[i].value;
-    // The INI reader keeps quotes as part of the value: namespace = "app:" would
-    // prefix keys with the quotes too. Refused rather than guessed at.
-    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
-        value.back() == value.front()) {
-      // The value is not quoted back: it may be a secret.
-      return Status::ConfigError(std::string(source) + ":" + std::to_string(where.line) + ": [" +
-                                 where.section + "] " + where.key +
-                                 ": the value is in quotes, which would be part of it; write it "
-                                 "without them");
+    if (IsQuoted((*raw)[i].value)) {
+      return QuotedValueError(std::string(source) + ":" + std::to_string(where.line),
+                              where.section, where.key);
     }
     config.MutableSection(where.section)
         .Set(where.key, {std::move((*raw)[i].value), std::string(source), where.line});
@@ -239,6 +246,9 @@ Result<Config> Config::Parse(std::string_view text, std::string_view source,
   for (const std::string& override_text : overrides) {
     Result<Override> parsed = ParseOverride(override_text);
     if (!parsed.ok()) return parsed.status();
+    if (IsQuoted(parsed->value)) {
+      return QuotedValueError(std::string(kOverrideSource), parsed->section, parsed->key);
+    }
     config.MutableSection(parsed->section)
         .Set(std::move(parsed->key), {std::move(parsed->value), std::string(kOverrideSource), 0});
   }

@@ -228,14 +228,22 @@ void TtServerBatch::ApplyMget(const Expected& e, std::string_view buffer) {
 }
 
 void TtServerBatch::Settle(const Status& transport) {
-  for (Operation* op : noreply_) op->status = transport;
+  // A reply too large to read is its operation's; the connection went with the
+  // rest, which the server may have run: their outcome is unknown.
+  const Status unknown =
+      transport.IsTooLarge()
+          ? Status::IoError("tokyotyrant: not answered: the connection was dropped after a "
+                            "reply too large to read; the operation may have been applied")
+          : transport;
+  for (Operation* op : noreply_) op->status = unknown;
   // Replies are paired with requests by position: after a protocol error (a
   // reply too many included) any of them may be another request's.
   const std::size_t first = transport.IsProtocolError() ? 0 : next_;
   for (std::size_t i = first; i < expected_.size(); ++i) {
     const Expected& e = expected_[i];
-    const Status failure =
-        transport.ok() ? Status::ProtocolError("tokyotyrant: reply missing") : transport;
+    const Status failure = transport.ok()  ? Status::ProtocolError("tokyotyrant: reply missing")
+                           : i == next_    ? transport
+                                           : unknown;
     if (e.op != nullptr) {
       e.op->status = failure;
       continue;

@@ -67,7 +67,7 @@ bool ReplyParser::ReadStatus(std::string_view buffer) {
 bool ReplyParser::ReadHead(std::string_view buffer) {
   switch (shape_) {
     case ReplyShape::kBytes:
-      if (!TakeSize(buffer, kMaxFieldSize, &body_sizes_[0])) return false;
+      if (!TakeSize(buffer, kMaxFieldSize, &body_sizes_[0], /*data=*/true)) return false;
       body_fields_ = 1;
       stage_ = Stage::kBody;
       return true;
@@ -93,7 +93,10 @@ bool ReplyParser::ReadHead(std::string_view buffer) {
     case ReplyShape::kKeyValueList:
     case ReplyShape::kKeyList:
     case ReplyShape::kMiscList:
-      if (!TakeSize(buffer, kMaxItems, &items_left_)) return false;
+      // mget's count is bounded by its request; fwmkeys' and misc's are not.
+      if (!TakeSize(buffer, kMaxItems, &items_left_, shape_ != ReplyShape::kKeyValueList)) {
+        return false;
+      }
       if (!reply_.ok && items_left_ != 0) return Fail("misc failure with a non-zero count");
       return NextItemOrDone();
     case ReplyShape::kNone:
@@ -107,12 +110,16 @@ bool ReplyParser::ReadItemHead(std::string_view buffer) {
   body_fields_ = shape_ == ReplyShape::kKeyValueList ? 2 : 1;
   if (!Have(buffer, 4 * static_cast<std::size_t>(body_fields_))) return false;
   for (int i = 0; i < body_fields_; ++i) {
-    if (!TakeSize(buffer, kMaxFieldSize, &body_sizes_[i])) return false;
+    // A key's size is bounded by the request (keys we asked for, or prefixed
+    // keys); a value's or a misc element's is the stored data's.
+    const bool data = !(shape_ == ReplyShape::kKeyList ||
+                        (shape_ == ReplyShape::kKeyValueList && i == 0));
+    if (!TakeSize(buffer, kMaxFieldSize, &body_sizes_[i], data)) return false;
   }
   // The key and the value together must still end within the 32-bit spans.
   std::uint64_t end = pos_;
   for (int i = 0; i < body_fields_; ++i) end += body_sizes_[i];
-  if (end > UINT32_MAX) return Fail("reply over 4 GiB");
+  if (end > UINT32_MAX) return TooLarge("a reply over the 4 GiB cachet reads");
   --items_left_;
   stage_ = Stage::kBody;
   return true;
@@ -138,26 +145,32 @@ bool ReplyParser::NextItemOrDone() {
   return true;
 }
 
-bool ReplyParser::TakeSize(std::string_view buffer, std::int32_t limit, std::uint32_t* size) {
+bool ReplyParser::TakeSize(std::string_view buffer, std::int32_t limit, std::uint32_t* size,
+                           bool data) {
   if (!Have(buffer, 4)) return false;
   const auto value = static_cast<std::int32_t>(ReadBigEndian32(buffer.data() + pos_));
   if (value < 0) return Fail("negative size " + std::to_string(value));
   if (value > limit) {
-    // ttserver's limits bind requests, not replies: a record grown past them by
-    // putcat is real. too_large, so the connection goes but the server is not
+    const std::string what = std::string(limit == kMaxItems ? "count " : "size ") +
+                             std::to_string(value) + " is over the " + std::to_string(limit);
+    // ttserver's limits bind requests, not replies: stored data grown past them
+    // by putcat is real. too_large, so the connection goes but the server is not
     // counted as failing (a protocol error would mark it dead).
-    stage_ = Stage::kError;
-    error_ = Status::TooLarge("tokyotyrant reply: " + std::string(limit == kMaxItems ? "count "
-                                                                                    : "size ") +
-                              std::to_string(value) + " is over the " + std::to_string(limit) +
-                              " cachet reads");
-    return false;
+    return data ? TooLarge(what + " cachet reads") : Fail(what + " its request allows");
   }
-  // A reply whose offsets would not fit the 32-bit spans cannot be framed.
-  if (pos_ + 4 + static_cast<std::size_t>(value) > UINT32_MAX) return Fail("reply over 4 GiB");
+  // A reply whose offsets would not fit the 32-bit spans cannot be read.
+  if (pos_ + 4 + static_cast<std::size_t>(value) > UINT32_MAX) {
+    return TooLarge("a reply over the 4 GiB cachet reads");
+  }
   pos_ += 4;
   *size = static_cast<std::uint32_t>(value);
   return true;
+}
+
+bool ReplyParser::TooLarge(std::string_view why) {
+  stage_ = Stage::kError;
+  error_ = Status::TooLarge("tokyotyrant reply: " + std::string(why));
+  return false;
 }
 
 bool ReplyParser::Fail(std::string_view why) {

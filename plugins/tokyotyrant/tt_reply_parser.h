@@ -72,8 +72,12 @@ class ReplyParser {
   bool ReadBody(std::string_view buffer);
   bool NextItemOrDone();
   bool Fail(std::string_view why);
-  // Reads a size (or count, up to `limit`) field at pos_; false after Fail().
-  bool TakeSize(std::string_view buffer, std::int32_t limit, std::uint32_t* size);
+  // Reads a size (or count, up to `limit`) field at pos_; false after an error.
+  // Over `limit`, a size or count of stored `data` is too_large, any other a
+  // protocol error (out of step).
+  bool TakeSize(std::string_view buffer, std::int32_t limit, std::uint32_t* size, bool data);
+  // Stops with too_large: data past what cachet reads, the stream still in step.
+  bool TooLarge(std::string_view why);
   bool Have(std::string_view buffer, std::size_t n) const { return buffer.size() - pos_ >= n; }
 
   ReplyShape shape_ = ReplyShape::kStatus;

@@ -487,6 +487,16 @@ TEST_CASE("tt backend: a reply over cachet's limits is too_large, not a failing 
     INFO(s.ToString());
     CHECK(s.IsTooLarge());
   }
+  // In a batch the reply is the read's; the write after it, sent but unanswered
+  // when the connection went, may have been applied: io_error, not too_large.
+  std::vector<Operation> batch;
+  batch.push_back(Operation{});
+  batch[0].key = "big";
+  batch.push_back(SetOp("other", "v"));
+  b.Execute(batch);
+  CHECK(batch[0].status.IsTooLarge());
+  INFO(batch[1].status.ToString());
+  CHECK(batch[1].status.IsIoError());
   std::vector<ServerHealth> health;
   REQUIRE(b.Health(&health).ok());
   CHECK(health.at(0).protocol_errors == 0);

@@ -217,17 +217,23 @@ TEST_CASE("negative sizes and counts are protocol errors", "[tokyotyrant]") {
   CHECK(ErrorOf(ReplyShape::kMiscList, Hex("00 00000001 ffffffff")) != "no error");
 }
 
-// ttserver's limits bind requests; a record grown past them by putcat is real,
-// so its reply is too_large (the server is not counted as failing), not a
-// protocol error.
-TEST_CASE("sizes above 256 MiB and counts above 1048576 are too_large", "[tokyotyrant]") {
+// ttserver's limits bind requests; stored data grown past them by putcat is
+// real, so a value's size (or a misc or fwmkeys count) over them is too_large
+// (the server is not counted as failing). What the request bounds, mget's
+// count and a key's size, is a protocol error: the stream is out of step.
+TEST_CASE("stored data over the limits is too_large, what the request bounds a protocol error",
+          "[tokyotyrant]") {
   constexpr StatusCode kTooLarge = StatusCode::kTooLarge;
   CHECK(ErrorOf(ReplyShape::kBytes, Hex("00 10000001"), kTooLarge)
             .find("size 268435457 is over the 268435456 cachet reads") != std::string::npos);
-  CHECK(ErrorOf(ReplyShape::kKeyValueList, Hex("00 00100001"), kTooLarge) != "no error");
   CHECK(ErrorOf(ReplyShape::kMiscList, Hex("00 00100001"), kTooLarge) != "no error");
+  CHECK(ErrorOf(ReplyShape::kKeyList, Hex("00 00100001"), kTooLarge) != "no error");
   CHECK(ErrorOf(ReplyShape::kKeyValueList, Hex("00 00000001 00000001 10000001"), kTooLarge) !=
         "no error");
+  CHECK(ErrorOf(ReplyShape::kKeyValueList, Hex("00 00100001")).find("its request allows") !=
+        std::string::npos);
+  CHECK(ErrorOf(ReplyShape::kKeyValueList, Hex("00 00000001 10000001 00000001")) != "no error");
+  CHECK(ErrorOf(ReplyShape::kKeyList, Hex("00 00000001 10000001")) != "no error");
   // Exactly at the limits is still a valid frame, waiting for its bytes.
   CHECK(ParseWhole(ReplyShape::kBytes, Hex("00 10000000")).state == tt::ParseState::kNeedMore);
   CHECK(ParseWhole(ReplyShape::kKeyList, Hex("00 00100000")).state == tt::ParseState::kNeedMore);

@@ -108,6 +108,11 @@ TEST_CASE("a quoted config value is a config error", "[cache][open][config]") {
           "write it without them");
   }
   CHECK(Config::Parse("[cache]\nnamespace = a\"b\n", "inner.conf").ok());
+  const std::vector<std::string> overrides{"cache.namespace=\"app:\""};
+  const auto overridden = Config::Parse("[cache]\n", "o.conf", overrides);
+  REQUIRE_FALSE(overridden.ok());
+  CHECK_THAT(std::string(overridden.status().message()),
+             Catch::Contains("[cache] namespace: the value is in quotes"));
 }
 
 TEST_CASE("an unknown backend is a plugin error naming it", "[cache][open]") {
