@@ -186,12 +186,20 @@ Status CheckOptions(const ComputeOptions& o) {
 
 Status Cache::GetOrComputeItem(std::string_view key, const ItemLoader& load,
                                const ComputeOptions& options, Item* out) {
+  return ComputeCounted(key, load, options, out, nullptr, nullptr);
+}
+
+Status Cache::ComputeCounted(std::string_view key, const ItemLoader& load,
+                             const ComputeOptions& options, Item* item, ItemDecoder decode,
+                             void* decoded) {
   // Counted once as get_or_compute, its loads apart as load; its own reads and
-  // writes are not counted.
+  // writes are not counted. A typed call's value is decoded first, so one that
+  // does not decode counts as the error it is, not as a hit.
   const auto start = SteadyClock::now();
   BeginCallTrace();
   ComputeCall call;
-  const Status s = ComputeItem(call, key, load, options, out);
+  Status s = ComputeItem(call, key, load, options, item);
+  if (s.ok() && decode != nullptr) s = decode(*codec_, std::move(*item), decoded, 0);
   RecordCall(CacheOp::kGetOrCompute, start, call.Outcome(s));
   return s;
 }

@@ -494,3 +494,23 @@ TEST_CASE("writes refuse a value that would read back as GetOrCompute's record",
   CHECK(cache->GetOrCompute<std::string>("loaded", returns_record, ComputeOptions{}).value() ==
         record);
 }
+
+// A cached value that does not decode as the asked type is the call's error, in
+// the metrics too, as a single Get counts it: never a hit.
+TEST_CASE("a cached value that does not decode counts as an error, not a hit", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  std::unique_ptr<Cache> cache = MakeCache(store);
+  REQUIRE(cache->Set("word", std::string("abc")).ok());
+  int loads = 0;
+  auto got = cache->GetOrCompute<std::int64_t>(
+      "word", [&]() -> Result<std::int64_t> {
+        ++loads;
+        return std::int64_t{1};
+      },
+      ComputeOptions{});
+  CHECK(got.status().IsInvalidArgument());
+  CHECK(loads == 0);
+  const auto m = cache->metrics()[static_cast<std::size_t>(cachet::CacheOp::kGetOrCompute)];
+  CHECK(m.hits == 0);
+  CHECK(m.errors == 1);
+}

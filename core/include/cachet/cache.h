@@ -279,6 +279,11 @@ class CACHET_EXPORT Cache {
   // Reads `key` and decodes it into `out`, counted as `op`; a value stored by
   // GetOrCompute is read without its record.
   Status GetDecoded(CacheOp op, std::string_view key, ItemDecoder decode, void* out);
+  // GetOrComputeItem, and with `decode` the item decoded into `decoded` before
+  // the call is counted: a cached value that does not decode is its error.
+  Status ComputeCounted(std::string_view key, const ItemLoader& load,
+                        const ComputeOptions& options, Item* item, ItemDecoder decode,
+                        void* decoded);
   // Fetches and decodes many keys into out[0..keys.size()); the statuses follow `keys`.
   std::vector<Status> GetDecodedMulti(const std::vector<std::string>& keys, ItemDecoder decode,
                                       void* out);
@@ -455,11 +460,8 @@ Lookup<T> Cache::GetOrCompute(std::string_view key, Loader&& loader,
     return codec_->Encode(detail::CodecArg(loaded.value()), item);
   };
   Item item;
-  if (Status s = GetOrComputeItem(key, load, options, &item); !s.ok()) {
-    return Lookup<T>::FromStatus(std::move(s));
-  }
   T value{};
-  if (Status s = codec_->Decode(std::move(item), &value); !s.ok()) {
+  if (Status s = ComputeCounted(key, load, options, &item, &DecodeValue<T>, &value); !s.ok()) {
     return Lookup<T>::FromStatus(std::move(s));
   }
   return Lookup<T>::Hit(std::move(value));
