@@ -49,7 +49,15 @@ std::string ExplainBadType(OptionType type, std::string_view value) {
     case OptionType::kDouble:
       return ParseDoubleOption(value) ? "" : Quoted(value) + " is not a number";
     case OptionType::kString:
+      return "";
     case OptionType::kList:
+      // The reader keeps quotes as part of an item, as of a whole value.
+      for (const std::string& item : SplitCommaList(value)) {
+        if (item.size() >= 2 && (item.front() == '"' || item.front() == '\'') &&
+            item.back() == item.front()) {
+          return Quoted(item) + " is in quotes, which would be part of it; write it without them";
+        }
+      }
       return "";
   }
   return "";

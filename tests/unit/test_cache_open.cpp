@@ -113,6 +113,14 @@ TEST_CASE("a quoted config value is a config error", "[cache][open][config]") {
   REQUIRE_FALSE(overridden.ok());
   CHECK_THAT(std::string(overridden.status().message()),
              Catch::Contains("[cache] namespace: the value is in quotes"));
+
+  // A quoted item of a list is refused too, before any server is asked.
+  auto listed = OpenText("[cache]\nbackend = memcached\n[memcached]\n"
+                         "servers = \"127.0.0.1:1\", 127.0.0.1:2\n");
+  REQUIRE_FALSE(listed.ok());
+  CHECK(listed.status().IsConfigError());
+  CHECK_THAT(std::string(listed.status().message()),
+             Catch::Contains("'\"127.0.0.1:1\"' is in quotes"));
 }
 
 TEST_CASE("an unknown backend is a plugin error naming it", "[cache][open]") {
