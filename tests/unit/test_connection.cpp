@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,6 +176,45 @@ TEST_CASE("connecting to a closed port is unavailable", "[connection]") {
   CHECK(s.IsUnavailable());
   CHECK(s.message().find("127.0.0.1:" + std::to_string(port)) != std::string::npos);
   CHECK_FALSE(c.connected());
+}
+
+TEST_CASE("unix: a full accept queue waits out connect_timeout, as a dropped SYN does",
+          "[connection]") {
+  // A listener with a backlog of 0 that never accepts; a first client fills its queue.
+  const std::string path =
+      "/tmp/cachet-backlog-" + std::to_string(::getpid()) + ".sock";
+  ::unlink(path.c_str());
+  sockaddr_un un{};
+  un.sun_family = AF_UNIX;
+  std::strncpy(un.sun_path, path.c_str(), sizeof(un.sun_path) - 1);
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(listener >= 0);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&un), sizeof(un)) == 0);
+  REQUIRE(::listen(listener, 0) == 0);
+  std::vector<int> fillers;
+  for (int i = 0; i < 4; ++i) {  // the kernel keeps backlog + 1; a few more make sure
+    const int filler = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (::connect(filler, reinterpret_cast<sockaddr*>(&un), sizeof(un)) == 0) {
+      fillers.push_back(filler);
+    } else {
+      ::close(filler);
+    }
+  }
+  auto address = ParseServerAddress("unix:" + path, 0);
+  REQUIRE(address.ok());
+  Connection c(*address, {milliseconds(150), milliseconds(1000)});
+  const Clock::time_point start = Clock::now();
+  const Status s = c.EnsureConnected();
+  const auto took = Clock::now() - start;
+  INFO(s.ToString());
+  CHECK(s.IsTimeout());
+  CHECK(s.message().find("connect timed out") != std::string::npos);
+  CHECK(took >= milliseconds(100));
+  CHECK(took < milliseconds(1000));
+  CHECK_FALSE(c.connected());
+  for (int filler : fillers) ::close(filler);
+  ::close(listener);
+  ::unlink(path.c_str());
 }
 
 TEST_CASE("a connection talks to memcached and survives a restart", "[connection]") {

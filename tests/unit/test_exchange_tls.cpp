@@ -228,5 +228,48 @@ TEST_CASE("exchange over TLS: the poll loop runs every server's handshake at onc
   connections.clear();  // each server waits for its client's close
 }
 
+// A server that writes its reply and its close_notify in one send, then keeps
+// the TCP connection open until the client closes (bounded by its patience).
+class ClosingTlsServer {
+ public:
+  ClosingTlsServer()
+      : server_(ServerContext(), kServerPatience, [](fake_tls::ServerSide& side) {
+          char chunk[256];
+          if (SSL_accept(side.ssl()) != 1 || SSL_read(side.ssl(), chunk, sizeof chunk) <= 0) {
+            return;
+          }
+          BIO* memory = BIO_new(BIO_s_mem());
+          SSL_set0_wbio(side.ssl(), memory);  // the SSL owns it from here
+          if (SSL_write(side.ssl(), "value\n", 6) != 6) return;
+          (void)SSL_shutdown(side.ssl());
+          char* bytes = nullptr;
+          const long size = BIO_get_mem_data(memory, &bytes);
+          if (::send(side.fd(), bytes, static_cast<std::size_t>(size), MSG_NOSIGNAL) != size) return;
+          pollfd closed{side.fd(), POLLIN, 0};
+          (void)::poll(&closed, 1, static_cast<int>(kServerPatience.count()));
+        }) {}
+  std::uint16_t port() const { return server_.port(); }
+
+ private:
+  fake_tls::OneConnectionServer server_;
+};
+
+TEST_CASE("a TLS connection whose server sent close_notify with its reply is not lent again",
+          "[exchange][tls][pool]") {
+  ClosingTlsServer server;
+  auto connection = ConnectedTlsConnectionTo(server.port(), milliseconds(1000));
+  const std::string request = "get a\n";
+  OneLineReader reader;
+  iovec piece = Piece(request);
+  const Clock::time_point start = Clock::now();
+  Status s = RunLoneExchange(*connection, &piece, 1, reader, start, start + milliseconds(2000));
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(reader.line == "value");
+  // The session is over although the socket is silent: the pool's check says so.
+  CHECK_FALSE(connection->QuietSinceLastUse());
+  connection.reset();
+}
+
 }  // namespace
 }  // namespace cachet::net

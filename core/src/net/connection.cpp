@@ -25,10 +25,12 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "cachet/net/poll_timeout.h"
+#include "name_lookup.h"
 
 namespace cachet::net {
 
@@ -206,23 +208,21 @@ Status Connection::StartConnect(Deadline limit) {
     connect_deadline_ = std::min(Clock::now() + options_.connect_timeout, limit);
     return TryNextAddress();
   }
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  std::string port = std::to_string(address_.port);
-  int rc = getaddrinfo(HostForResolver(address_.host).c_str(), port.c_str(), &hints, &found);
-  if (rc != 0) return Status::Unavailable(Describe(std::string("resolve: ") + gai_strerror(rc)));
-  for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
+  // The name lookup is part of the connect: both within connect_timeout.
+  connect_deadline_ = std::min(Clock::now() + options_.connect_timeout, limit);
+  const LookupResult found =
+      LookUpAddresses(HostForResolver(address_.host), address_.port, connect_deadline_);
+  if (found.timed_out) return Status::Timeout(Describe("resolve: no answer in time"));
+  if (found.error != 0) {
+    return Status::Unavailable(Describe(std::string("resolve: ") + gai_strerror(found.error)));
+  }
+  for (const addrinfo* ai = found.addresses.get(); ai != nullptr; ai = ai->ai_next) {
     if (ai->ai_addrlen > sizeof(sockaddr_storage)) continue;
     SocketAddress address{};
     std::memcpy(&address.storage, ai->ai_addr, ai->ai_addrlen);
     address.length = ai->ai_addrlen;
     addresses_.push_back(address);
   }
-  freeaddrinfo(found);
-  connect_deadline_ = std::min(Clock::now() + options_.connect_timeout, limit);
   return TryNextAddress();
 }
 
@@ -236,10 +236,26 @@ Status Connection::TryNextAddress() {
       last = Status::IoError(Describe(std::string("socket: ") + strerror(errno)));
       continue;
     }
-    if (::connect(fd_, sa, address.length) == 0) return Established();
+    int rc = ::connect(fd_, sa, address.length);
+    // A Unix server whose accept queue is full refuses at once (EAGAIN) where
+    // TCP would wait: wait here, in short naps, within connect_timeout.
+    for (auto nap = std::chrono::milliseconds(1);
+         rc != 0 && errno == EAGAIN && sa->sa_family == AF_UNIX &&
+         Clock::now() + nap < connect_deadline_;
+         nap = std::min(nap * 2, std::chrono::milliseconds(16))) {
+      std::this_thread::sleep_for(nap);
+      rc = ::connect(fd_, sa, address.length);
+    }
+    if (rc == 0) return Established();
     if (errno == EINPROGRESS) {
       connecting_ = true;
       return Status::OK();
+    }
+    if (errno == EAGAIN && sa->sa_family == AF_UNIX) {
+      last = Status::Timeout(Describe("connect timed out (the server's accept queue stayed full)"));
+      ::close(fd_);
+      fd_ = -1;
+      continue;
     }
     last = Status::Unavailable(Describe(std::string("connect: ") + strerror(errno)));
     ::close(fd_);

@@ -106,6 +106,8 @@ bool Connection::TlsQuietSinceLastUse() {
 
 bool Connection::TlsQuiet(bool socket_silent, bool socket_has_bytes) {
   if (!socket_silent && !socket_has_bytes) return false;  // closed, or failed
+  // A close_notify read with the last reply: the server ended the session.
+  if ((SSL_get_shutdown(ssl_) & SSL_RECEIVED_SHUTDOWN) != 0) return false;
   if (socket_silent && SSL_has_pending(ssl_) == 0) return true;
   // Something came while the connection was idle: a session ticket is
   // housekeeping; a byte of data, an alert or half a record is not.
