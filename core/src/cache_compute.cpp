@@ -70,6 +70,15 @@ constexpr milliseconds kRefreshLease{kLoadWaitLimit};
 // How much longer than its expiry (and stale window) a record is kept.
 constexpr Ttl kRecordSlack{1000};
 
+// How long a caller waits, in all, for other threads of the process loading its
+// key: as for another process's lease when lease_wait is set, else kLoadWaitLimit.
+milliseconds InProcessWait(const ComputeOptions& options) {
+  if (options.lease.count() > 0 && options.lease_wait.count() > 0) {
+    return std::min<milliseconds>(options.lease_wait, kLoadWaitLimit);
+  }
+  return kLoadWaitLimit;
+}
+
 std::uint64_t NowMs() {
   const auto since_epoch = std::chrono::system_clock::now().time_since_epoch();
   return static_cast<std::uint64_t>(std::chrono::duration_cast<milliseconds>(since_epoch).count());
@@ -182,6 +191,15 @@ Status CheckOptions(const ComputeOptions& o) {
   return Status::OK();
 }
 
+// The loader fills an empty item: a caller's reused Item must not lend it
+// another value's flags (a compressed bit, a type) or CAS.
+Status RunLoader(const Cache::ItemLoader& load, Item* out) {
+  out->value.clear();
+  out->flags = 0;
+  out->cas = 0;
+  return load(out);
+}
+
 }  // namespace
 
 Status Cache::GetOrComputeItem(std::string_view key, const ItemLoader& load,
@@ -214,8 +232,11 @@ Status Cache::ComputeItem(ComputeCall& call, std::string_view key, const ItemLoa
   }
   const std::string owned_key(key);
   Cached cached;
-  // Bounded: each pass either returns or waits for another thread's load to end.
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  // Waits for other threads' loads end together at kLoadWaitLimit (or lease_wait).
+  const auto wait_until = SteadyClock::now() + InProcessWait(options);
+  // Bounded: each pass returns, or waits for another thread's load to end and
+  // reads again; after the third wait, or the wait's end, it reads once more.
+  for (int attempt = 0;; ++attempt) {
     // A store that fails counts as absent: the loader still runs. A key the
     // store refuses is the caller's error, and nothing is loaded for it.
     if (Status read = ReadCached(call, key, options, &cached); read.IsInvalidArgument()) return read;
@@ -232,7 +253,14 @@ Status Cache::ComputeItem(ComputeCall& call, std::string_view key, const ItemLoa
       TryRefresh(call, key, load, options, &cached);
       return cached.TakeInto(out);
     }
-    if (!state_->loads.Begin(owned_key)) continue;  // another thread loaded it: read again
+    // Past the waits the key is claimed only if free; a wait that ends means
+    // another thread's load ended: read again.
+    const bool waited_enough = attempt == 3 || SteadyClock::now() >= wait_until;
+    if (waited_enough ? !state_->loads.TryBegin(owned_key)
+                      : !state_->loads.Begin(owned_key, wait_until)) {
+      if (waited_enough) break;
+      continue;
+    }
     // Released on every way out, a throwing loader included, so waiters retry.
     const LoadCoordinator::Claim claim(&state_->loads, owned_key);
     return LoadMissing(call, key, load, options, out);
@@ -241,7 +269,7 @@ Status Cache::ComputeItem(ComputeCall& call, std::string_view key, const ItemLoa
   // count it as a load like any other.
   call.ran_loader = true;
   const auto started = SteadyClock::now();
-  Status loaded = load(out);
+  Status loaded = RunLoader(load, out);
   RecordCall(CacheOp::kLoad, started, loaded);
   return loaded;
 }
@@ -267,9 +295,15 @@ Cache::Cached::State Cache::Cached::Decode(const ComputeOptions& options) {
   negative = record.kind == ComputedRecord::Kind::kNotFound;
   item.value.erase(0, kComputedHeaderSize);
   const std::uint64_t fresh_until = record.fresh_until_ms;
-  if (fresh_until == 0 || NowMs() < fresh_until) return state = State::kFresh;
-  if (!negative && options.stale.count() > 0) return state = State::kStale;
-  // Else absent: past its expiry, still kept by a store that rounds TTLs up.
+  const std::uint64_t now = NowMs();
+  if (fresh_until == 0 || now < fresh_until) return state = State::kFresh;
+  // Stale only within this caller's window: the store keeps a record a little
+  // longer, and its writer's window may have been longer.
+  if (!negative && options.stale.count() > 0 &&
+      now - fresh_until < static_cast<std::uint64_t>(options.stale.count())) {
+    return state = State::kStale;
+  }
+  // Else absent: past its expiry (and window), still kept by the store.
   return state = State::kAbsent;
 }
 
@@ -280,7 +314,7 @@ Status Cache::LoadAndStore(ComputeCall& call, std::string_view key, const ItemLo
   *stored = Status::NotStored("the loader returned nothing to store");
   const auto started = SteadyClock::now();
   call.ran_loader = true;
-  Status s = load(out);
+  Status s = RunLoader(load, out);
   const auto took = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - started);
   const bool negative = s.IsNotFound() && options.negative_ttl.count() > 0;
   if (!s.ok() && !negative) {

@@ -21,9 +21,10 @@ class LoadCoordinator {
   explicit LoadCoordinator(std::chrono::milliseconds wait_limit) : wait_limit_(wait_limit) {}
 
   // True when the caller now holds the claim on `key` and must call Finish.
-  // Otherwise waits until the holder finishes (or wait_limit passes) and
-  // returns false.
-  bool Begin(const std::string& key);
+  // Otherwise waits until the holder finishes (or wait_limit passes, or
+  // `until`) and returns false.
+  using TimePoint = std::chrono::steady_clock::time_point;
+  bool Begin(const std::string& key, TimePoint until = TimePoint::max());
   // True when the caller now holds the claim on `key`; false at once when
   // another caller holds it.
   bool TryBegin(const std::string& key);

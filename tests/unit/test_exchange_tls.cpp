@@ -244,7 +244,8 @@ class ClosingTlsServer {
           (void)SSL_shutdown(side.ssl());
           char* bytes = nullptr;
           const long size = BIO_get_mem_data(memory, &bytes);
-          if (::send(side.fd(), bytes, static_cast<std::size_t>(size), MSG_NOSIGNAL) != size) return;
+          const auto length = static_cast<std::size_t>(size);
+          if (::send(side.fd(), bytes, length, MSG_NOSIGNAL) != size) return;
           pollfd closed{side.fd(), POLLIN, 0};
           (void)::poll(&closed, 1, static_cast<int>(kServerPatience.count()));
         }) {}

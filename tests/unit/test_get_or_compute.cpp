@@ -514,3 +514,70 @@ TEST_CASE("a cached value that does not decode counts as an error, not a hit", "
   CHECK(m.hits == 0);
   CHECK(m.errors == 1);
 }
+
+TEST_CASE("a stale value is served only within the caller's stale window", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto cache = MakeCache(store);
+  ComputeOptions options;
+  options.ttl = milliseconds(100);
+  options.stale = milliseconds(100);
+  CountingLoader loader;
+  REQUIRE(cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v1");
+  // Past ttl + stale, still kept by the store (for a second more): not stale, absent.
+  std::this_thread::sleep_for(milliseconds(400));
+  REQUIRE_FALSE(store->Raw("k").empty());
+  auto failing = []() -> Result<std::string> { return Status::Unavailable("database down"); };
+  auto late = cache->GetOrCompute<std::string>("k", failing, options);
+  CHECK(late.error());
+  CHECK(late.status().IsUnavailable());
+  // A caller with a longer window than the writer's still gets it as stale.
+  ComputeOptions longer = options;
+  longer.stale = milliseconds(60000);
+  auto stale = cache->GetOrCompute<std::string>("k", failing, longer);
+  REQUIRE(stale.hit());
+  CHECK(stale.value() == "v1");
+}
+
+TEST_CASE("the loader fills an empty Item, whatever the caller's Item held", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto cache = MakeCache(store);
+  REQUIRE(cache->Set<std::int64_t>("number", 7).ok());
+  Item reused;
+  auto unused = [](Item*) { return Status::Unavailable("not asked"); };
+  REQUIRE(cache->GetOrComputeItem("number", unused, ComputeOptions{}, &reused).ok());
+  REQUIRE(reused.flags != 0);  // a typed value's flags
+  // A loader that sets only the bytes: stored as plain bytes, not as a number.
+  auto bytes_only = [](Item* out) {
+    CHECK(out->value.empty());
+    CHECK(out->flags == 0);
+    out->value = "hello";
+    return Status::OK();
+  };
+  REQUIRE(cache->GetOrComputeItem("text", bytes_only, ComputeOptions{}, &reused).ok());
+  CHECK(reused.flags == 0);
+  CHECK(cache->Get<std::string>("text").value() == "hello");
+}
+
+TEST_CASE("a thread waiting for another's load waits lease_wait in all, then loads",
+          "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto cache = MakeCache(store);
+  ComputeOptions options;
+  options.lease = milliseconds(60000);
+  options.lease_wait = milliseconds(200);
+  CountingLoader slow;
+  slow.pause = milliseconds(2000);
+  std::thread holder([&] { (void)cache->GetOrCompute<std::string>("k", std::ref(slow), options); });
+  for (int i = 0; i < 200 && slow.runs.load() == 0; ++i) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  REQUIRE(slow.runs.load() == 1);
+  auto quick = []() -> Result<std::string> { return std::string("mine"); };
+  const auto asked = SteadyClock::now();
+  auto got = cache->GetOrCompute<std::string>("k", quick, options);
+  const milliseconds waited = Since(asked);
+  holder.join();
+  REQUIRE(got.hit());
+  CHECK(got.value() == "mine");
+  CHECK(waited < milliseconds(1000));
+}
