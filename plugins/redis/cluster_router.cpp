@@ -2,7 +2,9 @@
 #include "cluster_router.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
+#include <unordered_map>
 
 #include "cachet/net/batch_runner.h"
 #include "cachet/net/retry.h"
@@ -27,6 +29,27 @@ std::string_view WithAsking(std::string_view request) {
   AppendCommand(&buffer, {"ASKING"});
   buffer.append(request);
   return buffer;
+}
+
+// An operation for a later round must not overtake an earlier one of its slot
+// left for the single path (ASK, TRYAGAIN, CLUSTERDOWN, NOSCRIPT): it joins
+// that one there, so writes to a key keep the batch's order. Operations are
+// elements of one array, so their addresses give that order.
+void JoinEarlierDeferred(std::vector<Operation*>& one_by_one, std::vector<Operation*>* pending) {
+  if (one_by_one.empty() || pending->empty()) return;
+  std::unordered_map<std::uint16_t, const Operation*> first_deferred;
+  for (const Operation* op : one_by_one) {
+    auto [at, added] = first_deferred.emplace(KeySlot(op->key), op);
+    if (!added && std::less<const Operation*>()(op, at->second)) at->second = op;
+  }
+  std::vector<Operation*> next_round;
+  for (Operation* op : *pending) {
+    const auto found = first_deferred.find(KeySlot(op->key));
+    const bool behind =
+        found != first_deferred.end() && std::less<const Operation*>()(found->second, op);
+    (behind ? one_by_one : next_round).push_back(op);
+  }
+  *pending = std::move(next_round);
 }
 
 }  // namespace
@@ -137,10 +160,13 @@ Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
 
 Status ClusterRouter::RunOnEachServer(std::string_view request, const EachServerFn& on_reply) {
   const net::Deadline deadline = CallDeadline();
+  // Reloaded first (at most once per refresh_interval): a primary added since
+  // the last load (a reshard onto a new node) would otherwise be left out, and
+  // a flush would report done with its keys still there.
+  const Status loaded = topology_.Refresh(deadline);
   std::vector<std::size_t> primaries = topology_.Primaries();
   if (primaries.empty()) {
-    if (Status s = topology_.Refresh(deadline); !s.ok()) return s;
-    primaries = topology_.Primaries();
+    return loaded.ok() ? Status::Unavailable("redis cluster: no primary is known") : loaded;
   }
   // Each node is a pool of its own, of one server.
   std::vector<ServerTarget> targets;
@@ -242,6 +268,7 @@ void ClusterRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
   while (!pending.empty() && rounds.Next()) {
     bool wait = false;  // a node could not be reached: the next round waits first
     pending = RunRound(pending, &one_by_one, deadline, &wait);
+    JoinEarlierDeferred(one_by_one, &pending);
     if (wait) rounds.Wait();
   }
   // Still moved, or a node still unreachable, when the rounds or the time ran out.
@@ -249,6 +276,8 @@ void ClusterRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
     const std::string what = "redis cluster: slot " + std::to_string(KeySlot(op->key));
     op->status = rounds.GiveUp(what, op->status);
   }
+  // In the batch's order.
+  std::sort(one_by_one.begin(), one_by_one.end(), std::less<const Operation*>());
   for (Operation* op : one_by_one) ExecuteOne(backend, *op);
 }
 

@@ -8,6 +8,14 @@
 
 namespace cachet::redis {
 
+namespace {
+
+// How long a slot a MOVED named stays as it said, whatever a reload reads
+// (at least refresh_interval): a node's view catches up within gossip's rounds.
+constexpr std::chrono::seconds kMovedTrust{1};
+
+}  // namespace
+
 struct ClusterTopology::Node {
   Node(ClusterNode n, const net::ServerPoolOptions& options)
       : id(std::move(n)), where(id.host + ":" + std::to_string(id.port)) {
@@ -94,6 +102,7 @@ void ClusterTopology::Moved(std::uint16_t slot, const ClusterNode& node) {
     std::uint16_t& owner = owner_[slot % kSlotCount];
     changed = owner != static_cast<std::uint16_t>(index);
     owner = static_cast<std::uint16_t>(index);
+    moved_at_[slot % kSlotCount] = net::Clock::now();
   }
   if (changed) Changed();
 }
@@ -216,9 +225,14 @@ void ClusterTopology::Install(const SlotMap& map) {
   }
   const ClusterNode* first = map.primaries().data();
   bool changed = false;
+  // A MOVED is the word of the node that held the slot; the node a reload asked
+  // may not have heard of the move yet (gossip lags), so a recent MOVED stands.
+  const net::Clock::time_point trusted_since =
+      net::Clock::now() - std::max<net::Clock::duration>(settings_.refresh_interval, kMovedTrust);
   {
     std::unique_lock lock(mutex_);
     for (std::uint16_t slot = 0; slot < kSlotCount; ++slot) {
+      if (moved_at_[slot] > trusted_since) continue;
       const ClusterNode* primary = map.PrimaryFor(slot);
       const std::uint16_t owner = primary == nullptr ? SlotMap::kNoNode : index_of[primary - first];
       changed = changed || owner_[slot] != owner;

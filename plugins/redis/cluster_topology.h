@@ -104,6 +104,9 @@ class ClusterTopology {
   mutable std::shared_mutex mutex_;  // guards nodes_ and owner_
   std::vector<std::unique_ptr<Node>> nodes_;
   std::array<std::uint16_t, kSlotCount> owner_;
+  // When a MOVED last named each slot's owner: a reload within kMovedTrust
+  // after it leaves that slot alone, as the node it asked may be behind.
+  std::array<net::Clock::time_point, kSlotCount> moved_at_{};
 
   std::timed_mutex refresh_mutex_;  // held while reloading; guards the three below
   net::Clock::time_point last_started_{};

@@ -31,16 +31,20 @@ using cachet::redis::RedisOptions;
 
 namespace {
 
-// A CLUSTER SHARDS reply (RESP2) giving every slot to 127.0.0.1:port.
-std::string ShardsReply(int port) {
+// One shard of a CLUSTER SHARDS reply (RESP2): slots first..last on 127.0.0.1:port.
+std::string Shard(int port, int first, int last) {
   auto bulk = [](const std::string& s) {
     return "$" + std::to_string(s.size()) + "\r\n" + s + "\r\n";
   };
-  return "*1\r\n*4\r\n" + bulk("slots") + "*2\r\n:0\r\n:16383\r\n" + bulk("nodes") +
-         "*1\r\n*12\r\n" + bulk("id") + bulk("fake") + bulk("port") + ":" + std::to_string(port) +
+  return "*4\r\n" + bulk("slots") + "*2\r\n:" + std::to_string(first) + "\r\n:" +
+         std::to_string(last) + "\r\n" + bulk("nodes") + "*1\r\n*12\r\n" + bulk("id") +
+         bulk("fake" + std::to_string(port)) + bulk("port") + ":" + std::to_string(port) +
          "\r\n" + bulk("ip") + bulk("127.0.0.1") + bulk("endpoint") + bulk("127.0.0.1") +
          bulk("role") + bulk("master") + bulk("health") + bulk("online");
 }
+
+// A CLUSTER SHARDS reply (RESP2) giving every slot to 127.0.0.1:port.
+std::string ShardsReply(int port) { return "*1\r\n" + Shard(port, 0, 16383); }
 
 // A fake node: every request (one per read, as the client waits for each
 // reply) is answered by `answer`, which sees the request's bytes. Serves until
@@ -564,4 +568,122 @@ TEST_CASE("a batch whose request went out before its node hung up is not sent ag
   }
   CHECK(node.connections() == 1);  // asked once, never again
   CHECK(seed.shards == 2);  // the first load, and the reload after the failure
+}
+
+TEST_CASE("a batch's writes to a key keep their order when one is answered ASK, the next MOVED",
+          "[redis][cluster]") {
+  // A's map gives it every slot. The slot's migration to B ends between the
+  // batch's two SETs of "k": the first is answered ASK, the second MOVED. B
+  // takes both; the first must still be applied first.
+  std::mutex mutex;
+  std::vector<std::string> applied;  // at B, in order
+  std::atomic<int> b_port{0};
+  FakeNode b([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) return ShardsReply(b_port);
+    std::string replies;
+    std::lock_guard lock(mutex);
+    for (std::size_t at = 0; (at = request.find("\r\nv", at)) != std::string::npos; ++at) {
+      applied.push_back(request.substr(at + 2, 2));
+    }
+    for (std::size_t at = 0; (at = request.find("*", at)) != std::string::npos; ++at) {
+      replies += "+OK\r\n";  // ASKING and SET alike
+    }
+    return replies;
+  });
+  b_port = b.port();
+  std::atomic<int> a_sets{0};
+  FakeNode a([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) return ShardsReply(0);  // replaced below: A's own port
+    const std::string where = std::to_string(kSlot) + " 127.0.0.1:" + std::to_string(b_port);
+    std::string replies;
+    for (std::size_t at = 0; (at = request.find("$3\r\nSET\r\n", at)) != std::string::npos; ++at) {
+      replies += (a_sets++ == 0 ? "-ASK " : "-MOVED ") + where + "\r\n";
+    }
+    return replies;
+  });
+  // A seed whose map names A for every slot.
+  FakeNode seed([&](const std::string& request) -> std::string {
+    return Has(request, "SHARDS") ? ShardsReply(a.port()) : "-ERR not here\r\n";
+  });
+  auto backend = ConnectTo(seed.port(), std::chrono::milliseconds(60000));
+  std::vector<cachet::Operation> ops(2);
+  const std::string values[2] = {"v1", "v2"};
+  for (int i = 0; i < 2; ++i) {
+    ops[i].kind = cachet::OpKind::kStore;
+    ops[i].mode = cachet::StoreMode::kSet;
+    ops[i].key = "k";
+    ops[i].item = cachet::ItemView(values[i]);
+  }
+  backend->Execute(ops);
+  for (const cachet::Operation& op : ops) {
+    INFO(op.status.ToString());
+    CHECK(op.status.ok());
+  }
+  std::lock_guard lock(mutex);
+  CHECK(applied == std::vector<std::string>{"v1", "v2"});
+}
+
+TEST_CASE("a reload from a node behind the cluster does not undo a MOVED just heard",
+          "[redis][cluster]") {
+  // Every node's map still gives A every slot; A answers MOVED to B, which
+  // serves. Reloads are not rate limited (refresh_interval 0): each MOVED
+  // reloads, and the old map read must not send the next attempt back to A.
+  std::atomic<int> a_gets{0}, b_gets{0};
+  std::atomic<int> a_port{0};
+  FakeNode b([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) return ShardsReply(a_port);
+    b_gets += GetsIn(request);
+    return Each(request, "$1\r\nb\r\n");
+  });
+  FakeNode a([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) return ShardsReply(a_port);
+    a_gets += GetsIn(request);
+    return Each(request, "-MOVED " + std::to_string(kSlot) + " 127.0.0.1:" +
+                             std::to_string(b.port()) + "\r\n");
+  });
+  a_port = a.port();
+  auto backend = ConnectTo(a.port(), std::chrono::milliseconds(0));
+  Item item;
+  const cachet::Status got = backend->Get("k", &item);
+  INFO(got.ToString());
+  REQUIRE(got.ok());
+  CHECK(item.value == "b");
+  CHECK(a_gets == 1);
+  CHECK(b_gets == 1);
+  item = Item();
+  REQUIRE(backend->Get("k", &item).ok());  // still B's, though the map was reloaded
+  CHECK(a_gets == 1);
+  CHECK(b_gets == 2);
+}
+
+TEST_CASE("a flush reaches a primary added since the slot map was loaded", "[redis][cluster]") {
+  // A served every slot; then half of them moved to a new node, B. A flush
+  // must reach B too, though no command of this client met a MOVED.
+  std::atomic<bool> resharded{false};
+  std::atomic<int> a_port{0}, b_port{0}, a_flushes{0}, b_flushes{0};
+  auto map = [&] {
+    return resharded ? "*2\r\n" + Shard(a_port, 0, 8191) + Shard(b_port, 8192, 16383)
+                     : ShardsReply(a_port);
+  };
+  FakeNode b([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) return map();
+    if (Has(request, "FLUSHDB")) ++b_flushes;
+    return "+OK\r\n";
+  });
+  FakeNode a([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) return map();
+    if (Has(request, "FLUSHDB")) ++a_flushes;
+    return Has(request, "GET") ? Each(request, "$-1\r\n") : "+OK\r\n";
+  });
+  a_port = a.port();
+  b_port = b.port();
+  auto backend = ConnectTo(a.port(), std::chrono::milliseconds(0));
+  Item item;
+  REQUIRE(backend->Get("k", &item).IsNotFound());  // the map is loaded: A alone
+  resharded = true;
+  const cachet::Status flushed = backend->Flush();
+  INFO(flushed.ToString());
+  CHECK(flushed.ok());
+  CHECK(a_flushes == 1);
+  CHECK(b_flushes == 1);
 }
