@@ -66,10 +66,11 @@ Status MgetBatch::ConsumeHeader(net::ReadBuffer& buffer, bool* complete) {
   }
   const auto newline = static_cast<std::size_t>(static_cast<const char*>(found) - data.data());
   std::size_t count = 0;
-  const char* digits_end = data.data() + newline - 1;
+  // At least "*N\r" before the newline, so the digits' range is never reversed.
+  const bool framed = newline >= 3 && data[newline - 1] == '\r';
+  const char* digits_end = data.data() + (framed ? newline - 1 : 1);
   auto [end, ec] = std::from_chars(data.data() + 1, digits_end, count);
-  if (newline < 3 || data[newline - 1] != '\r' || ec != std::errc() || end != digits_end ||
-      count != reads_.size()) {
+  if (!framed || ec != std::errc() || end != digits_end || count != reads_.size()) {
     return Status::ProtocolError("redis " + where_ + ": MGET of " + std::to_string(reads_.size()) +
                                  " keys answered with a bad array header");
   }

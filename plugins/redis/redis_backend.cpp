@@ -115,9 +115,14 @@ Status RedisBackend::Get(std::string_view key, Item* out) {
 }
 
 // The token is computed here only, not in Get(): hashing every value read
-// would cost plain reads a pass over their bytes.
+// would cost plain reads a pass over their bytes. Read from the master, where
+// the cas that follows compares: a lagging replica's bytes would fail it.
 Status RedisBackend::Gets(std::string_view key, Item* out) {
-  Status s = Get(key, out);
+  std::string& request = RequestBuffer();
+  AppendGet(&request, key);
+  Status s = RunOnKey(key, request, [out](RespValue reply, std::string_view where) {
+    return ReadValue(reply, where, out);
+  });
   if (s.ok()) out->cas = CasTokenOf(out->value);
   return s;
 }

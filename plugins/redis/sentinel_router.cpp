@@ -297,8 +297,10 @@ void SentinelRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
     for (Operation& op : ops) op.status = why;
     return;
   }
-  const bool only_reads = std::all_of(ops.begin(), ops.end(),
-                                      [](const Operation& op) { return op.kind == OpKind::kGet; });
+  // A read for a CAS token is the master's: the cas after it compares there.
+  const bool only_reads = std::all_of(ops.begin(), ops.end(), [](const Operation& op) {
+    return op.kind == OpKind::kGet && !op.want_cas;
+  });
   Node replica = settings_.read_from_replica && only_reads ? Replica() : nullptr;
   Node first = replica ? replica : master;
   first->RunBatch(ops, backend);

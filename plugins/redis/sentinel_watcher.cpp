@@ -72,11 +72,10 @@ SentinelWatcher::~SentinelWatcher() { link_.Stop(); }
 
 void SentinelWatcher::Run() {
   std::size_t next = 0;
-  bool ever_subscribed = false;
   link_.KeepConnecting([&] {
     const net::ServerAddress& sentinel = settings_.sentinels[next];
     next = (next + 1) % settings_.sentinels.size();  // a lost link moves on to the next
-    return Watch(sentinel, &ever_subscribed);
+    return Watch(sentinel);
   });
 }
 
@@ -129,16 +128,15 @@ class SwitchLink final : public LinkReader {
 
 }  // namespace
 
-BackgroundLink::Attempt SentinelWatcher::Watch(const net::ServerAddress& sentinel,
-                                               bool* ever_subscribed) {
+BackgroundLink::Attempt SentinelWatcher::Watch(const net::ServerAddress& sentinel) {
   net::Connection connection(sentinel, settings_.connection);
   RespParser parser(session_.settings().limits);  // RESP2's: no pushes
   SwitchReader reader(settings_.master, connection.address().HostPort());
   if (!Subscribe(connection, parser, reader).ok()) return BackgroundLink::Attempt::kFailed;
   subscribed_.store(true);
-  // A switch may have been announced while no link was up.
-  if (*ever_subscribed) on_switch_();
-  *ever_subscribed = true;
+  // A switch may have been announced while no link was up: before this one,
+  // or, the first time, between the router's first discovery and now.
+  on_switch_();
   SwitchLink switches(reader, on_switch_);
   const ListenedLink link{&connection, &parser, &switches, "sentinel link"};
   (void)link_.Listen({&link, 1}, settings_.health_interval);

@@ -73,9 +73,9 @@ class SentinelWatcher {
  private:
   // The thread: subscriptions to one sentinel after another, in turn.
   void Run();
-  // Subscribes on `sentinel` and listens until the link is lost.
-  // *ever_subscribed: whether a subscription was ever live, on this thread.
-  BackgroundLink::Attempt Watch(const net::ServerAddress& sentinel, bool* ever_subscribed);
+  // Subscribes on `sentinel`, has the master looked up again (a switch may have
+  // been announced while no link was up), and listens until the link is lost.
+  BackgroundLink::Attempt Watch(const net::ServerAddress& sentinel);
   Status Subscribe(net::Connection& connection, RespParser& parser, SwitchReader& reader);
 
   const WatcherSettings settings_;

@@ -98,6 +98,16 @@ TEST_CASE("an MGET array of the wrong size is a protocol error", "[mget]") {
   CHECK(reads.batch.Consume(buffer).IsProtocolError());
 }
 
+TEST_CASE("an MGET array header too short to hold a count is a protocol error", "[mget]") {
+  for (const char* header : {"*\n", "*\r\n", "*3\n", "*\r\r\n"}) {
+    INFO(header);
+    Reads reads;
+    ReadBuffer buffer;
+    Append(buffer, header);
+    CHECK(reads.batch.Consume(buffer).IsProtocolError());
+  }
+}
+
 TEST_CASE("reads an MGET reply did not reach are settled with the exchange's error", "[mget]") {
   Reads reads;
   ReadBuffer buffer;

@@ -526,6 +526,17 @@ TEST_CASE("read_from = replica reads from the replica, and from the master when 
   CHECK(reads[0].status.ok());
   CHECK(reads[0].result.value == "v");
   CHECK(reads[1].status.IsNotFound());
+  // A read for a CAS token is the master's, single or batched: the cas compares there.
+  const int before_gets = replica_gets();
+  REQUIRE(backend.Gets("k", &item).ok());
+  CHECK(item.cas != 0);
+  std::vector<Operation> token_reads(1);
+  token_reads[0].key = "k";
+  token_reads[0].want_cas = true;
+  backend.Execute(token_reads);
+  CHECK(token_reads[0].status.ok());
+  CHECK(token_reads[0].result.cas == item.cas);
+  CHECK(replica_gets() == before_gets);
 
   REQUIRE(set->replica().Kill().ok());
   REQUIRE(backend.Get("k", &item).ok());  // the master answers
