@@ -18,6 +18,7 @@
 
 #include "cachet/net/connection.h"
 #include "cachet/net/fan_out.h"
+#include "cachet/net/lone_call.h"
 #include "cachet/net/server_pool.h"
 #include "launchers/memcached_server.h"
 #include "launchers/server_process.h"
@@ -575,6 +576,41 @@ TEST_CASE("max_connections bounds a server's connections, and a waiter gets one 
     CHECK(third->EnsureConnected().ok());
     CHECK(health().connections == 2);
   }
+}
+
+TEST_CASE("a call left too little time by its wait for a connection times out on no server's "
+          "account", "[server_pool]") {
+  ServerPoolOptions options;
+  options.pool_size = 1;
+  options.max_connections = 1;
+  options.connection.io_timeout = milliseconds(200);
+  PoolOnMemcached fixture(options);
+  ServerPool& pool = *fixture.pool;
+  auto held = std::make_unique<ServerPool::Lease>(pool.Acquire(0));
+  REQUIRE((*held)->EnsureConnected().ok());
+  REQUIRE(fixture.server->Pause().ok());  // whoever asks next gets no answer
+  // The holder gives its connection back 50 ms before the waiter's deadline.
+  std::thread giver([&held] {
+    std::this_thread::sleep_for(milliseconds(250));
+    held.reset();
+  });
+  const Clock::time_point start = Clock::now();
+  const std::string request = "version\r\n";
+  const Status s = CallServer(
+      pool, 0, ServerPool::Use::kReadsReplies, start, start + milliseconds(300), nullptr,
+      [&](Connection& connection, Clock::time_point began) {
+        iovec piece{const_cast<char*>(request.data()), request.size()};
+        LineReader reader;
+        return RunLoneExchange(connection, &piece, 1, reader, began, start + milliseconds(300));
+      });
+  giver.join();
+  REQUIRE(fixture.server->Resume().ok());
+  INFO(s.ToString());
+  CHECK(s.IsTimeout());
+  std::vector<ServerHealth> health;
+  pool.AppendHealth(&health);
+  CHECK(health.at(0).consecutive_failures == 0);
+  CHECK(pool.Available(0));
 }
 
 TEST_CASE("many threads under max_connections never hold more than the bound", "[server_pool]") {

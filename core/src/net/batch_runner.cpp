@@ -68,7 +68,9 @@ bool BatchRunner::Run(Deadline deadline, const ConnectionSetup* setup) {
   }
   // Waiting for pooled connections may have used the call's time up; a server
   // asked nothing must not be counted as failing (ClusterRouter's rule too).
-  if (Clock::now() >= deadline) return SettleLate();
+  const Clock::time_point acquired = Clock::now();
+  if (acquired >= deadline) return SettleLate();
+  for (Enlisted& e : enlisted_) e.squeezed = e.pool->Squeezed(acquired, deadline);
   // A connection connected anew logs in first (`setup`), in the same loop.
   const std::size_t used = enlisted_.size();
   if (exchanges_.size() < used) exchanges_.resize(used);
@@ -104,7 +106,8 @@ bool BatchRunner::SettleLate() {
 void BatchRunner::Finish(Enlisted& e, Connection& connection) {
   // On failure every operation the server did not answer takes the exchange's status.
   e.batch->Settle(e.status);
-  e.pool->Report(e.server, connection, e.status);
+  // A timeout after a wait that left too little time is the wait's, not the server's.
+  if (!(e.squeezed && e.status.IsTimeout())) e.pool->Report(e.server, connection, e.status);
   if (e.batch->poisoned()) connection.Close();
 }
 

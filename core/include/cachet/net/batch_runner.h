@@ -160,6 +160,7 @@ class CACHET_EXPORT BatchRunner {
     ServerBatch* batch;
     Status status;      // its outcome, once Run() is over
     bool sent = false;  // its request began to go out
+    bool squeezed = false;  // its wait for a connection left it less than io_timeout
   };
 
   // Marks the runner busy while a store's code runs inside it (fills, setups,

@@ -60,10 +60,12 @@ template <class ExchangeFn>
   // Under max_connections the lease may have waited: the exchange starts now,
   // or not at all when the wait used the call's time up. Then nothing is
   // sent, and no server is held to account.
+  bool squeezed = false;
   if (pool.options().max_connections != 0) [[unlikely]] {
     if (connection.refused()) return connection.EnsureConnected();  // says why: all lent
     start = Clock::now();
     if (start >= deadline) return LateCall();
+    squeezed = pool.Squeezed(start, deadline);
   }
   if (!connection.connected()) [[unlikely]] {
     if (Status s = ConnectAlone(connection, setup, deadline); !s.ok()) {
@@ -79,6 +81,9 @@ template <class ExchangeFn>
     connection.Close();  // replies may be left half read: never lent again
     throw;
   }
+  // A timeout closed the connection; with the time the wait left, it is not the server's.
+  if (squeezed && transport.IsTimeout()) [[unlikely]]
+    return transport;
   pool.Report(server, connection, transport);
   return transport;
 }

@@ -187,6 +187,12 @@ class CACHET_EXPORT ServerPool {
   // was idle); wrong credentials count neither way; anything else counts for it.
   // Every report counts as one request of the server's health figures.
   // Inline for the usual success.
+  // Whether a call that waited for a connection (under max_connections) was
+  // left less than io_timeout: a timeout of its exchange is then the wait's,
+  // and is not reported against the server.
+  bool Squeezed(Clock::time_point start, Deadline deadline) const noexcept {
+    return options_.max_connections != 0 && deadline - start < options_.connection.io_timeout;
+  }
   void Report(std::size_t server, const Connection& used, const Status& transport) noexcept {
     Server& s = *servers_[server];
     s.requests.fetch_add(1, std::memory_order_relaxed);
