@@ -122,13 +122,17 @@ void Cache::RunStretchChecked(std::span<Operation> operations) {
 
 void Cache::Run(Batch& batch) {
   batch.ran_ = true;
-  if (batch.cache_ != this) {
-    // This run only: the batch still runs on its own Cache afterwards.
-    batch.RefuseRun(Status::InvalidArgument("batch: made for another Cache"));
-    return;
-  }
   BatchCounters counters(metrics_table());
   for (const Batch::Entry& entry : batch.entries_) counters.Begin(entry.op);
+  if (batch.cache_ != this) {
+    // This run only: the batch still runs on its own Cache afterwards. Each
+    // operation is refused before the store is asked, and counted so, here.
+    const Status refused = Status::InvalidArgument("batch: made for another Cache");
+    batch.RefuseRun(refused);
+    for (const Batch::Entry& entry : batch.entries_) counters.Count(entry.op, refused);
+    counters.Finish();
+    return;
+  }
   const std::span<Operation> operations = batch.Prepare(*backend_);
   if (!operations.empty()) ExecuteJoinsChecked(operations);
   // A value GetOrCompute stored with its record reads back as the value alone.

@@ -206,6 +206,7 @@ Status NearCache::Get(std::string_view key, Item* out) {
 
 // The CAS token is the store's: always asked of the store, and the value kept.
 Status NearCache::Gets(std::string_view key, Item* out) {
+  misses_.fetch_add(1, std::memory_order_relaxed);  // a read that goes to the store
   const Ticket ticket = Note(key);
   Status status = store_->Gets(key, out);
   AfterRead(key, ticket, status, *out);
@@ -213,6 +214,7 @@ Status NearCache::Gets(std::string_view key, Item* out) {
 }
 
 Status NearCache::GetAndTouch(std::string_view key, Ttl ttl, Item* out) {
+  misses_.fetch_add(1, std::memory_order_relaxed);  // a read that goes to the store
   const Ticket ticket = Note(key);
   Status status = store_->GetAndTouch(key, ttl, out);
   // Kept no longer than the store now keeps it: min(ttl_ms, the new TTL).
@@ -305,7 +307,12 @@ void NearCache::Execute(std::span<Operation> batch) {
   });
   std::vector<Operation> rest;
   std::vector<std::size_t> rest_at;
-  if (reads_only) {
+  if (!reads_only) {
+    // Its reads go to the store, each counted so (Lookup counts those of reads alone).
+    const auto reads = std::count_if(batch.begin(), batch.end(),
+                                     [](const Operation& op) { return op.kind == OpKind::kGet; });
+    misses_.fetch_add(static_cast<std::uint64_t>(reads), std::memory_order_relaxed);
+  } else {
     for (std::size_t i = 0; i < batch.size(); ++i) {
       if (Lookup(batch[i].key, &batch[i].result, &batch[i].status)) continue;
       rest_at.push_back(i);

@@ -313,6 +313,10 @@ TEST_CASE("outcomes before a run, an empty batch and another Cache's batch") {
   other.cache->Run(batch);
   CHECK(other.recording->executes == 0);
   CHECK(batch.Outcome(write).IsInvalidArgument());
+  // Refused before the store was asked: counted by the Cache that refused it.
+  CHECK(Count(*other.cache, CacheOp::kSet, &OpMetrics::keys) == 1);
+  CHECK(Count(*other.cache, CacheOp::kSet, &OpMetrics::errors) == 1);
+  CHECK(Count(*f.cache, CacheOp::kSet, &OpMetrics::keys) == 0);
   CHECK(f.cache->Get("k").miss());
 }
 

@@ -367,6 +367,27 @@ TEST_CASE("near: get_multi is served near for the keys it holds", "[unit][near]"
   CHECK(m.misses == 3);  // b and c, then c
 }
 
+TEST_CASE("near: every read that goes to the store counts as a miss", "[unit][near]") {
+  auto [store, cache] = Near(false, NearInvalidation::kTtl, 10s);
+  REQUIRE(cache->Set("k", std::string("v")).ok());
+  const NearMetrics before = cache->near_metrics();
+  REQUIRE(cache->Gets<std::string>("k").hit());  // a CAS token is the store's
+  Batch batch(*cache);
+  (void)batch.Get("k");
+  (void)batch.Set("other", "1");  // a batch that writes goes to the store whole
+  (void)batch.Get("other");
+  cache->Run(batch);
+  const NearMetrics after = cache->near_metrics();
+  CHECK(after.misses - before.misses == 3);
+  CHECK(after.hits == before.hits);
+  // Bool values read in bulk too (std::vector<bool> has no data()).
+  REQUIRE(cache->Set("flag", true).ok());
+  auto flags = cache->GetMulti<bool>({"flag", "absent"});
+  REQUIRE(flags.size() == 2);
+  CHECK(flags[0].value() == true);
+  CHECK(flags[1].miss());
+}
+
 TEST_CASE("near: GetOrCompute's record is served no longer than it is fresh", "[unit][near]") {
   auto [store, cache] = Near(false, NearInvalidation::kTtl, 10s);
   int loads = 0;

@@ -401,8 +401,9 @@ Status Cache::StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const
 
 template <class T>
 std::vector<Lookup<T>> Cache::GetMulti(const std::vector<std::string>& keys) {
-  std::vector<T> values(keys.size());
-  std::vector<Status> statuses = GetDecodedMulti(keys, &DecodeValue<T>, values.data());
+  // An array, not a vector: std::vector<bool> has no data().
+  const std::unique_ptr<T[]> values = std::make_unique<T[]>(keys.size());
+  std::vector<Status> statuses = GetDecodedMulti(keys, &DecodeValue<T>, values.get());
   std::vector<Lookup<T>> out;
   out.reserve(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
