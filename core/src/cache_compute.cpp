@@ -71,12 +71,12 @@ constexpr milliseconds kRefreshLease{kLoadWaitLimit};
 constexpr Ttl kRecordSlack{1000};
 
 // How long a caller waits, in all, for other threads of the process loading its
-// key: as for another process's lease when lease_wait is set, else kLoadWaitLimit.
+// key: with a lease as for another process's (lease_wait, else lease), at most
+// kLoadWaitLimit.
 milliseconds InProcessWait(const ComputeOptions& options) {
-  if (options.lease.count() > 0 && options.lease_wait.count() > 0) {
-    return std::min<milliseconds>(options.lease_wait, kLoadWaitLimit);
-  }
-  return kLoadWaitLimit;
+  if (options.lease.count() <= 0) return kLoadWaitLimit;
+  const milliseconds wait = options.lease_wait.count() > 0 ? options.lease_wait : options.lease;
+  return std::min<milliseconds>(wait, kLoadWaitLimit);
 }
 
 std::uint64_t NowMs() {
@@ -232,8 +232,8 @@ Status Cache::ComputeItem(ComputeCall& call, std::string_view key, const ItemLoa
   }
   const std::string owned_key(key);
   Cached cached;
-  // Waits for other threads' loads end together at kLoadWaitLimit (or lease_wait).
-  const auto wait_until = SteadyClock::now() + InProcessWait(options);
+  // Waits for other threads' loads end together (InProcessWait from the first).
+  std::optional<SteadyClock::time_point> wait_until;
   // Bounded: each pass returns, or waits for another thread's load to end and
   // reads again; after the third wait, or the wait's end, it reads once more.
   for (int attempt = 0;; ++attempt) {
@@ -255,9 +255,10 @@ Status Cache::ComputeItem(ComputeCall& call, std::string_view key, const ItemLoa
     }
     // Past the waits the key is claimed only if free; a wait that ends means
     // another thread's load ended: read again.
-    const bool waited_enough = attempt == 3 || SteadyClock::now() >= wait_until;
+    if (!wait_until) wait_until = SteadyClock::now() + InProcessWait(options);
+    const bool waited_enough = attempt == 3 || SteadyClock::now() >= *wait_until;
     if (waited_enough ? !state_->loads.TryBegin(owned_key)
-                      : !state_->loads.Begin(owned_key, wait_until)) {
+                      : !state_->loads.Begin(owned_key, *wait_until)) {
       if (waited_enough) break;
       continue;
     }
@@ -473,15 +474,26 @@ Status Cache::GetOrComputeNative(ComputeCall& call, std::string_view key, const 
       if (options.early_refresh > 0 && cached.has_record && !cached.negative &&
           cached.record.fresh_until_ms != 0 &&
           EarlyRefreshDue(NowMs(), cached.record, options.early_refresh)) {
-        RefreshNative(call, key, full_key.view(), load, options, &cached);
+        (void)RefreshNative(call, key, full_key.view(), load, options, &cached);
       }
       return cached.TakeInto(out);
     }
     if (state == Cached::State::kStale) {
       // Another caller refreshes it: the old value at once. Not stale yet to a
       // store whose clock ticks in seconds: ask for its lease outright.
-      if (grant == LeaseGrant::kNone) RefreshNative(call, key, full_key.view(), load, options, &cached);
+      if (grant == LeaseGrant::kNone) {
+        (void)RefreshNative(call, key, full_key.view(), load, options, &cached);
+      }
       return cached.TakeInto(out);
+    }
+    // Held, but past this caller's stale window (a writer's window was longer):
+    // never served. One caller takes the lease and refreshes it; the others
+    // wait for its value below.
+    if (s.ok() && cached.has_record && !cached.negative && grant == LeaseGrant::kNone) {
+      if (auto refreshed = RefreshNative(call, key, full_key.view(), load, options, &cached)) {
+        if (!refreshed->ok()) return *refreshed;
+        return cached.TakeInto(out);
+      }
     }
     // A store that fails or cannot lease this key does not stop the load.
     if (grant == LeaseGrant::kNone && !s.ok() && !s.IsNotFound()) {
@@ -495,8 +507,9 @@ Status Cache::GetOrComputeNative(ComputeCall& call, std::string_view key, const 
   }
 }
 
-void Cache::RefreshNative(ComputeCall& call, std::string_view key, std::string_view full_key,
-                          const ItemLoader& load, const ComputeOptions& options, Cached* cached) {
+std::optional<Status> Cache::RefreshNative(ComputeCall& call, std::string_view key,
+                                           std::string_view full_key, const ItemLoader& load,
+                                           const ComputeOptions& options, Cached* cached) {
   const std::string owner = NewLeaseOwner();
   LeaseRequest request;
   request.lease = Ttl{options.lease};
@@ -506,7 +519,7 @@ void Cache::RefreshNative(ComputeCall& call, std::string_view key, std::string_v
   LeaseGrant grant = LeaseGrant::kNone;
   std::uint64_t lease_cas = 0;
   const Status s = backend_->LeaseGet(full_key, request, &now.item, &grant, &lease_cas);
-  if (grant != LeaseGrant::kWon) return;  // another caller refreshes it
+  if (grant != LeaseGrant::kWon) return std::nullopt;  // another caller refreshes it
   NativeLease held(backend_.get(), full_key, LeaseTicket{owner, lease_cas},
                    LeaseEnd::kAbandonRefresh);
   if (s.ok() && now.Decode(options) != Cached::State::kAbsent &&
@@ -514,7 +527,7 @@ void Cache::RefreshNative(ComputeCall& call, std::string_view key, std::string_v
     // Refreshed by another caller between the two reads: keep its value.
     held.end = LeaseEnd::kKept;
     *cached = std::move(now);
-    return;
+    return Status::OK();
   }
   Item fresh;
   Status stored;
@@ -522,8 +535,10 @@ void Cache::RefreshNative(ComputeCall& call, std::string_view key, std::string_v
   if (loaded.ok()) {
     if (stored.ok()) held.end = LeaseEnd::kKept;
     cached->item = std::move(fresh);
+    cached->negative = false;
   }
   // A failure keeps the value read; the lease is given back for the next caller.
+  return loaded;
 }
 
 }  // namespace cachet

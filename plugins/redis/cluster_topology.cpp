@@ -10,8 +10,9 @@ namespace cachet::redis {
 
 namespace {
 
-// How long a slot a MOVED named stays as it said, whatever a reload reads
-// (at least refresh_interval): a node's view catches up within gossip's rounds.
+// How long a slot a MOVED named stays as it said, whatever a reload reads: a
+// node's view catches up within gossip's rounds. Short, so that a real failover
+// the reload saw is not kept out for long.
 constexpr std::chrono::seconds kMovedTrust{1};
 
 }  // namespace
@@ -33,6 +34,7 @@ ClusterTopology::ClusterTopology(ClusterSettings settings, net::ServerPoolOption
                                  const RedisSession& session)
     : settings_(std::move(settings)), pool_options_(pool), session_(session) {
   owner_.fill(SlotMap::kNoNode);
+  moved_at_.fill(net::Clock::time_point::min());  // never: the steady clock may be young
   for (const net::ServerAddress& seed : settings_.seeds) {
     (void)NodeAt(ClusterNode{seed.host, seed.port, {}});
   }
@@ -227,8 +229,7 @@ void ClusterTopology::Install(const SlotMap& map) {
   bool changed = false;
   // A MOVED is the word of the node that held the slot; the node a reload asked
   // may not have heard of the move yet (gossip lags), so a recent MOVED stands.
-  const net::Clock::time_point trusted_since =
-      net::Clock::now() - std::max<net::Clock::duration>(settings_.refresh_interval, kMovedTrust);
+  const net::Clock::time_point trusted_since = net::Clock::now() - kMovedTrust;
   {
     std::unique_lock lock(mutex_);
     for (std::uint16_t slot = 0; slot < kSlotCount; ++slot) {

@@ -106,7 +106,7 @@ class ClusterTopology {
   std::array<std::uint16_t, kSlotCount> owner_;
   // When a MOVED last named each slot's owner: a reload within kMovedTrust
   // after it leaves that slot alone, as the node it asked may be behind.
-  std::array<net::Clock::time_point, kSlotCount> moved_at_{};
+  std::array<net::Clock::time_point, kSlotCount> moved_at_;
 
   std::timed_mutex refresh_mutex_;  // held while reloading; guards the three below
   net::Clock::time_point last_started_{};

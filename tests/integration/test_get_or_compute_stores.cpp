@@ -233,4 +233,35 @@ TEST_CASE("a holder whose lease lapsed does not end the lease another caller too
   CHECK(second_value == "second");
 }
 
+TEST_CASE("a value past the caller's stale window is reloaded at once, not served or waited for",
+          "[compute][stores]") {
+  // The writer keeps its value 20 s past its TTL; a reader whose window is
+  // 200 ms must not be served it 1.5 s after the TTL, nor wait out a lease.
+  const std::string kind = GENERATE("memory", "memcached-meta", "redis");
+  INFO("store: " << kind);
+  OpenStore store = Open(kind);
+  ComputeOptions writer;
+  writer.ttl = milliseconds(1000);
+  writer.stale = milliseconds(20000);
+  writer.lease = milliseconds(4000);
+  auto first = []() -> Result<std::string> { return std::string("v1"); };
+  REQUIRE(store.cache->GetOrCompute<std::string>("k", first, writer).value() == "v1");
+  std::this_thread::sleep_for(milliseconds(1500));
+  ComputeOptions reader = writer;
+  reader.stale = milliseconds(200);
+  int loads = 0;
+  auto second = [&]() -> Result<std::string> {
+    ++loads;
+    return std::string("v2");
+  };
+  const auto asked = SteadyClock::now();
+  auto got = store.cache->GetOrCompute<std::string>("k", second, reader);
+  const auto took = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - asked);
+  REQUIRE(got.hit());
+  CHECK(got.value() == "v2");
+  CHECK(loads == 1);
+  CHECK(took < milliseconds(2000));
+  CHECK(store.cache->Get("k").value_or("absent") == "v2");  // and stored
+}
+
 }  // namespace cachet::test

@@ -613,6 +613,35 @@ TEST_CASE("a call left too little time by its wait for a connection times out on
   CHECK(pool.Available(0));
 }
 
+TEST_CASE("a call that did not wait for a connection counts its timeout, whatever max_connections",
+          "[server_pool]") {
+  // A request timeout shorter than io_timeout: every call is short of time,
+  // but only a wait for a connection excuses its timeout.
+  ServerPoolOptions options;
+  options.max_connections = 4;
+  options.connection.io_timeout = milliseconds(1000);
+  PoolOnMemcached fixture(options);
+  ServerPool& pool = *fixture.pool;
+  REQUIRE(fixture.server->Pause().ok());
+  const std::string request = "version\r\n";
+  const Clock::time_point start = Clock::now();
+  const Deadline deadline = start + milliseconds(300);
+  const Status s = CallServer(pool, 0, ServerPool::Use::kReadsReplies, start, deadline, nullptr,
+                              [&](Connection& connection, Clock::time_point began) {
+                                iovec piece{const_cast<char*>(request.data()), request.size()};
+                                LineReader reader;
+                                return RunLoneExchange(connection, &piece, 1, reader, began,
+                                                       deadline);
+                              });
+  REQUIRE(fixture.server->Resume().ok());
+  INFO(s.ToString());
+  CHECK(s.IsTimeout());
+  std::vector<ServerHealth> health;
+  pool.AppendHealth(&health);
+  CHECK(health.at(0).consecutive_failures == 1);
+  CHECK(health.at(0).timeouts == 1);
+}
+
 TEST_CASE("many threads under max_connections never hold more than the bound", "[server_pool]") {
   ServerPoolOptions options;
   options.pool_size = 1;

@@ -320,9 +320,12 @@ class CACHET_EXPORT Cache {
   Status GetOrComputeNative(ComputeCall& call, std::string_view key, const ItemLoader& load,
                             const ComputeOptions& options, Item* out);
   // A refresh of `*cached` under the store's lease, if nobody holds it: an
-  // early refresh drawn, or a stale value the store does not count stale yet.
-  void RefreshNative(ComputeCall& call, std::string_view key, std::string_view full_key,
-                     const ItemLoader& load, const ComputeOptions& options, Cached* cached);
+  // early refresh drawn, a stale value the store does not count stale yet, or
+  // one past this caller's stale window. Nothing when another caller holds the
+  // lease; else ok with the new value in `*cached`, or the load's error.
+  std::optional<Status> RefreshNative(ComputeCall& call, std::string_view key,
+                                      std::string_view full_key, const ItemLoader& load,
+                                      const ComputeOptions& options, Cached* cached);
   // Reads `key` as stored, GetOrCompute's record included; not counted.
   Status GetStoredItem(std::string_view key, Item* out, CacheOp op);
   // GetOrComputeItem's work, counted by it.

@@ -70,7 +70,9 @@ bool BatchRunner::Run(Deadline deadline, const ConnectionSetup* setup) {
   // asked nothing must not be counted as failing (ClusterRouter's rule too).
   const Clock::time_point acquired = Clock::now();
   if (acquired >= deadline) return SettleLate();
-  for (Enlisted& e : enlisted_) e.squeezed = e.pool->Squeezed(acquired, deadline);
+  for (std::size_t i = 0; i < enlisted_.size(); ++i) {
+    enlisted_[i].squeezed = enlisted_[i].pool->Squeezed(leases_[i], acquired, deadline);
+  }
   // A connection connected anew logs in first (`setup`), in the same loop.
   const std::size_t used = enlisted_.size();
   if (exchanges_.size() < used) exchanges_.resize(used);

@@ -81,7 +81,7 @@ Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t se
 }
 
 // Out of line, so that the usual acquire saves no registers for it.
-[[gnu::noinline]] Connection* ServerPool::IdleOrNew(Server& s, Deadline deadline) {
+[[gnu::noinline]] Connection* ServerPool::IdleOrNew(Server& s, Deadline deadline, bool* waited) {
   std::unique_lock<std::mutex> lock(s.mutex);
   auto take_idle = [&s] {
     Connection* c = s.idle.back().release();
@@ -100,6 +100,7 @@ Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t se
   // Every connection the bound allows is lent: wait for one to come back (to
   // a spare slot or the idle list) or to be dropped.
   if (deadline == Deadline{}) deadline = CallDeadline();
+  *waited = true;
   s.waiters.fetch_add(1, std::memory_order_seq_cst);
   Connection* c = nullptr;
   bool last_look = false;
@@ -134,7 +135,8 @@ Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t se
 ServerPool::Lease ServerPool::AcquireOther(Server& s, std::size_t server,
                                            std::atomic<Connection*>* home_slot, Connection* c,
                                            Use use, Deadline deadline) {
-  if (c == nullptr) c = IdleOrNew(s, deadline);
+  bool waited = false;
+  if (c == nullptr) c = IdleOrNew(s, deadline, &waited);
   if (c->refused()) [[unlikely]]
     return Lease(this, &s, server, home_slot, std::unique_ptr<Connection>(c));
   const bool quiet =
@@ -144,7 +146,9 @@ ServerPool::Lease ServerPool::AcquireOther(Server& s, std::size_t server,
   } else {
     DropStale(s, *c);
   }
-  return Lease(this, &s, server, home_slot, std::unique_ptr<Connection>(c));
+  Lease lease(this, &s, server, home_slot, std::unique_ptr<Connection>(c));
+  lease.waited_ = waited;
+  return lease;
 }
 
 void ServerPool::DropStale(Server& s, Connection& connection) noexcept {

@@ -132,6 +132,7 @@ class CACHET_EXPORT ServerPool {
     std::size_t server() const noexcept { return server_; }
 
    private:
+    bool waited_ = false;  // lent after waiting for a connection under max_connections
     friend class ServerPool;
     Lease(ServerPool* pool, Server* home, std::size_t server, std::atomic<Connection*>* spare,
           std::unique_ptr<Connection> connection)
@@ -187,18 +188,18 @@ class CACHET_EXPORT ServerPool {
   // was idle); wrong credentials count neither way; anything else counts for it.
   // Every report counts as one request of the server's health figures.
   // Inline for the usual success.
-  // Whether a call that waited for a connection (under max_connections) was
-  // left less than io_timeout: a timeout of its exchange is then the wait's,
-  // and is not reported against the server.
-  bool Squeezed(Clock::time_point start, Deadline deadline) const noexcept {
-    return options_.max_connections != 0 && deadline - start < options_.connection.io_timeout;
-  }
   void Report(std::size_t server, const Connection& used, const Status& transport) noexcept {
     Server& s = *servers_[server];
     s.requests.fetch_add(1, std::memory_order_relaxed);
     if (ServerTraceOn()) NoteServer(s.address);
     if (transport.ok()) return ResetFailures(s);
     ReportNotOk(server, used, transport);
+  }
+  // Whether `lease` was lent after a wait for a connection (under
+  // max_connections) that left its call, from `start`, less than io_timeout: a
+  // timeout of its exchange is then the wait's, and is not reported against the server.
+  bool Squeezed(const Lease& lease, Clock::time_point start, Deadline deadline) const noexcept {
+    return lease.waited_ && deadline - start < options_.connection.io_timeout;
   }
   // The two halves of Report: a success resets the failure count; a failure adds one.
   void ReportSuccess(std::size_t server) noexcept { ResetFailures(*servers_[server]); }
@@ -266,7 +267,8 @@ class CACHET_EXPORT ServerPool {
   // Acquire() when the thread's spare slot is empty: an idle connection (from
   // the list or another thread's slot), a new one if the bound allows, or
   // (after waiting until `deadline`) a refusing stand-in.
-  Connection* IdleOrNew(Server& s, Deadline deadline);
+  // Sets *waited when it had to wait for a connection to come back.
+  Connection* IdleOrNew(Server& s, Deadline deadline, bool* waited);
   // Any connection in a spare slot, or null.
   static Connection* TakeAnySpare(Server& s) noexcept;
   // Wakes a thread waiting in IdleOrNew after a spare slot was filled.
