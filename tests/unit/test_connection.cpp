@@ -120,6 +120,15 @@ TEST_CASE("server addresses parse with ports and weights", "[endpoint]") {
   CHECK(ParseServerAddress("h:1:0", 1).status().IsConfigError());
   CHECK(ParseServerAddress("h:1:x", 1).status().IsConfigError());
   CHECK(ParseServerAddress(":1", 1).status().IsConfigError());
+  // Weights are bounded: they size the hash rings (a 32-bit total, weight x 160 points).
+  CHECK(ParseServerAddress("h:1:10000", 1)->weight == 10000);
+  for (const char* heavy : {"h:1:10001", "h:1:4294967295", "unix:/tmp/s.sock:10001"}) {
+    INFO(heavy);
+    const auto refused = ParseServerAddress(heavy, 1);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().IsConfigError());
+    CHECK(std::string(refused.status().message()).find("from 1 to 10000") != std::string::npos);
+  }
   std::vector<std::string> entries = {"a:1, b:2:2", "", "c"};
   auto list = ParseServerList(entries, 11211);
   REQUIRE(list.ok());

@@ -45,6 +45,11 @@ Status SplitHost(std::string_view text, std::string_view* host, std::string_view
   return Status::OK();
 }
 
+// Weights scale the hash rings (a point list of weight x 160 entries), so they
+// are bounded: 10,000 already gives one server 1.6 million points.
+constexpr std::uint32_t kMaxWeight = 10000;
+constexpr const char* kWeightRule = "weight must be an integer from 1 to 10000";
+
 // "unix:/path[:weight]": the host is "unix:/path" as written, the port 0.
 Result<ServerAddress> ParseUnixAddress(std::string_view text) {
   std::string_view path = text.substr(ServerAddress::kUnixPrefix.size());
@@ -53,8 +58,9 @@ Result<ServerAddress> ParseUnixAddress(std::string_view text) {
   if (colon != std::string_view::npos && colon + 1 < path.size()) {
     std::string_view weight = path.substr(colon + 1);
     if (std::all_of(weight.begin(), weight.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      if (!ParseDecimal(weight, &address.weight) || address.weight == 0) {
-        return BadAddress(text, "weight must be a positive integer");
+      if (!ParseDecimal(weight, &address.weight) || address.weight == 0 ||
+          address.weight > kMaxWeight) {
+        return BadAddress(text, kWeightRule);
       }
       path = path.substr(0, colon);
       address.host.resize(ServerAddress::kUnixPrefix.size() + path.size());
@@ -89,8 +95,9 @@ Result<ServerAddress> ParseServerAddress(std::string_view text, std::uint16_t de
   }
   if (rest.size() > port.size()) {
     std::string_view weight = rest.substr(port.size() + 1);
-    if (!ParseDecimal(weight, &address.weight) || address.weight == 0) {
-      return BadAddress(text, "weight must be a positive integer");
+    if (!ParseDecimal(weight, &address.weight) || address.weight == 0 ||
+        address.weight > kMaxWeight) {
+      return BadAddress(text, kWeightRule);
     }
   }
   if (address.port == 0) return BadAddress(text, "no port");
