@@ -30,6 +30,7 @@ void FailoverLedger::Note(Owner& owner, std::string_view key) {
     // A flush will do what the keys would: they are no longer worth keeping.
     owner.overflowed = true;
     owner.keys.clear();
+    owner.last_server.clear();
     return;
   }
   owner.keys.emplace(key);
@@ -50,7 +51,12 @@ void FailoverLedger::HandOver(Owner& owner, bool with_owner, Debt* debt) {
   owner.keys.clear();
   owner.overflowed = false;
   debt->moved_to.assign(owner.moved_to.size(), false);
-  if (with_owner) std::swap(debt->moved_to, owner.moved_to);
+  debt->last_server.clear();
+  if (with_owner) {
+    std::swap(debt->moved_to, owner.moved_to);
+    // Once the owner is repaired it serves its keys: where they went is history.
+    std::swap(debt->last_server, owner.last_server);
+  }
   // Kept in the ledger while repaired: TakeStale() must see them till then.
   debt->stale_on = owner.stale_on;
 }
@@ -59,8 +65,18 @@ void FailoverLedger::Record(std::size_t owner, std::string_view key, std::size_t
   std::lock_guard<std::mutex> lock(mutex_);
   Owner& o = owners_[owner];
   Note(o, key);
+  if (!o.overflowed) o.last_server[std::string(key)] = server;
   o.moved_to[server] = true;
   MarkOwing(o);
+}
+
+bool FailoverLedger::LastServer(std::size_t owner, std::string_view key, std::size_t* server) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Owner& o = owners_[owner];
+  const auto found = o.last_server.find(std::string(key));
+  if (found == o.last_server.end()) return false;
+  *server = found->second;
+  return true;
 }
 
 FailoverLedger::Claim FailoverLedger::Take(std::size_t owner, std::int64_t now_ns, Debt* debt) {
@@ -108,9 +124,15 @@ bool FailoverLedger::Settle(std::size_t owner, Debt debt, const std::vector<bool
     }
   }
   if (!complete) o.retry_at_ns = retry_at_ns;
+  // The owner keeps its older values: where each key went still decides
+  // (writes noted during the repair are newer, and kept).
+  if (!owner_clean && !o.overflowed) o.last_server.merge(debt.last_server);
   // Writes routed around the owner while it was repaired are owed still.
   if (AnyBit(o.moved_to) || AnyBit(o.stale_on)) {
-    if (debt.overflowed) o.overflowed = true;
+    if (debt.overflowed) {
+      o.overflowed = true;
+      o.last_server.clear();
+    }
     for (std::string& key : debt.keys) Note(o, key);
   } else if (o.owes) {
     o.owes = false;

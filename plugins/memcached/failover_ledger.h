@@ -14,6 +14,10 @@
 // Past `max_keys` keys per owner it stops noting them: the repair then flushes
 // the owner and those servers instead, a miss being acceptable for a cache and
 // a stale value not.
+// With three or more servers the servers standing in for an owner may change
+// during one outage (the first stand-in fails too, then comes back): for each
+// noted key the ledger keeps the server its last write went to (LastServer), so
+// the key is served from there, and an older copy on another stand-in is not.
 //
 // Thread-safe: one mutex, taken only while a key is routed around a dead
 // server or some owner owes a repair; AnyOwed() is one relaxed load.
@@ -25,6 +29,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -35,6 +40,8 @@ class FailoverLedger {
   // What a repair of one owner must undo.
   struct Debt {
     std::vector<std::string> keys;  // deleted on every server the repair reaches
+    // Where each noted key's last write went (handed over with the owner's repair).
+    std::unordered_map<std::string, std::size_t> last_server;
     std::vector<bool> moved_to;     // servers that took writes since the owner was last repaired
     std::vector<bool> stale_on;     // servers that kept copies past the owner's last repair
     bool overflowed = false;        // more keys than noted: flush instead of deleting
@@ -59,6 +66,10 @@ class FailoverLedger {
   // A write of `key`, owned by `owner`, goes to `server` instead.
   void Record(std::size_t owner, std::string_view key, std::size_t server);
 
+  // The server the last write of `key` around `owner` went to, since the owner
+  // last served; false when none is noted (or too many keys were to note).
+  bool LastServer(std::size_t owner, std::string_view key, std::size_t* server);
+
   // Claims the repair of `owner` at `now_ns` (steady clock), before it is
   // routed to. An owner that owes nothing itself (only stale servers) is
   // kClear unless that repair is due.
@@ -78,6 +89,7 @@ class FailoverLedger {
  private:
   struct Owner {
     std::unordered_set<std::string> keys;
+    std::unordered_map<std::string, std::size_t> last_server;  // bounded like keys
     std::vector<bool> moved_to;
     std::vector<bool> stale_on;  // kept while repaired, cleared by Settle
     bool overflowed = false;

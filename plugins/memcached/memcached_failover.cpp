@@ -26,6 +26,11 @@ bool ChangesValue(OpKind kind) {
          kind == OpKind::kDecr;
 }
 
+// Whether an operation leaves the key as it says whatever it held: a set or a delete.
+bool ReplacesValue(const Operation& op) {
+  return op.kind == OpKind::kRemove || (op.kind == OpKind::kStore && op.mode == StoreMode::kSet);
+}
+
 }  // namespace
 
 bool MemcachedBackend::RouteAfterOutage(Operation& op, std::size_t home, std::size_t* server) {
@@ -39,6 +44,18 @@ bool MemcachedBackend::RouteAfterOutage(Operation& op, std::size_t home, std::si
     *server = *around;
   }
   if (*server == home) return true;
+  // Stand-ins may have changed during the outage: the key is served where its
+  // last write went, never from an older copy on another stand-in.
+  std::size_t last = 0;
+  if (ledger_->AnyOwed() && ledger_->LastServer(home, op.key, &last) && last != *server) {
+    if (pool_.Available(last)) {
+      *server = last;
+    } else if (!ReplacesValue(op)) {
+      op.status = Status::Unavailable("memcached: the last write of this key went to " +
+                                      pool_.address(last).HostPort() + ", which is down");
+      return false;
+    }
+  }
   // The server standing in may keep copies from an earlier outage of `home`,
   // older than what `home` took since: they go first, or the key goes nowhere.
   if (ledger_->AnyOwed() && !RepairStale(home, *server)) {

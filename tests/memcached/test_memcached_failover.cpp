@@ -217,3 +217,66 @@ TEST_CASE("failover: a server killed and restarted empty leaves no older value b
 }
 
 }  // namespace cachet::memcached::test
+
+namespace cachet::memcached::test {
+
+TEST_CASE("failover: with three servers a key is served where its last write went, "
+          "not from an earlier stand-in", "[memcached][failover]") {
+  // Server 0 owns the key; it falls back to server 1, then to server 2. The
+  // key goes to 1 (v2), 1 stalls, it goes to 2 (v3), 0 fails its repair and
+  // it goes to 2 again (v4); then 1 is back while 0 still rests: 1's v2 must
+  // not be served.
+  RequireMemcached();
+  auto servers = StartServers(3);
+  REQUIRE(servers.size() == 3);
+  MemcachedOptions options = OptionsFor(servers, GENERATE(Protocol::kText, Protocol::kMeta));
+  options.pool.failover = true;
+  options.pool.failure_limit = 1;
+  options.pool.retry_timeout = kRetry;
+  options.pool.connection.io_timeout = milliseconds(200);
+  const auto distribution = net::Distribution::Create(options.distribution, options.servers);
+  std::string key, ones;  // ones: a key server 1 owns
+  for (int i = 0; i < 500 && (key.empty() || ones.empty()); ++i) {
+    const std::string candidate = "three:" + std::to_string(i);
+    const bool without_zero[3] = {true, false, false};
+    if (distribution->ServerFor(candidate) == 0 &&
+        distribution->ServerFor(candidate, without_zero) == 1) {
+      key = candidate;
+    }
+    if (distribution->ServerFor(candidate) == 1) ones = candidate;
+  }
+  REQUIRE_FALSE(key.empty());
+  REQUIRE_FALSE(ones.empty());
+  MemcachedBackend b(options);
+  using Clock = std::chrono::steady_clock;
+  auto set = [&](const std::string& value) {
+    return b.Store(StoreMode::kSet, key, ItemView(value), WriteOptions{});
+  };
+  REQUIRE(set("v1").ok());
+  REQUIRE(servers[0]->Pause().ok());
+  Failover::MarkDead(b, key);
+  const Clock::time_point zero_dead = Clock::now();
+  REQUIRE(set("v2").ok());  // to server 1
+  // Server 1 must still rest after server 0's failed repair (one io_timeout) below.
+  std::this_thread::sleep_for(milliseconds(300));
+  REQUIRE(servers[1]->Pause().ok());
+  Failover::MarkDead(b, ones);
+  const Clock::time_point one_dead = Clock::now();
+  REQUIRE(set("v3").ok());  // to server 2
+  REQUIRE(servers[1]->Resume().ok());
+  // Server 0's rest ends first: its repair fails (it is still paused), and v4
+  // goes to server 2, server 1 still resting.
+  std::this_thread::sleep_until(zero_dead + kRetry + milliseconds(50));
+  REQUIRE(set("v4").ok());
+  REQUIRE(Clock::now() < one_dead + kRetry);
+  // Server 1's rest ends; server 0 rests again after its failed repair.
+  std::this_thread::sleep_until(one_dead + kRetry + milliseconds(50));
+  Item item;
+  const Status got = b.Get(key, &item);
+  INFO(got.ToString() << " '" << item.value << "'");
+  REQUIRE((got.ok() || got.IsNotFound()));
+  if (got.ok()) CHECK(item.value == "v4");
+  REQUIRE(servers[0]->Resume().ok());
+}
+
+}  // namespace cachet::memcached::test
