@@ -438,6 +438,7 @@ Status Cache::GetOrComputeNative(ComputeCall& call, std::string_view key, const 
   const auto deadline = SteadyClock::now() + wait;
   milliseconds pause{2};
   Cached cached;
+  bool asked_refresh = false;  // for a value past this caller's stale window
   // Bounded by `deadline`: every pass returns or sleeps, and the last one loads.
   for (;;) {
     LeaseGrant grant = LeaseGrant::kNone;
@@ -488,8 +489,11 @@ Status Cache::GetOrComputeNative(ComputeCall& call, std::string_view key, const 
     }
     // Held, but past this caller's stale window (a writer's window was longer):
     // never served. One caller takes the lease and refreshes it; the others
-    // wait for its value below.
-    if (s.ok() && cached.has_record && !cached.negative && grant == LeaseGrant::kNone) {
+    // wait for its value below. Asked once per call: a later ask could win the
+    // lease on the value just refreshed, which nothing would then give back.
+    if (s.ok() && cached.has_record && !cached.negative && grant == LeaseGrant::kNone &&
+        !asked_refresh) {
+      asked_refresh = true;
       if (auto refreshed = RefreshNative(call, key, full_key.view(), load, options, &cached)) {
         if (!refreshed->ok()) return *refreshed;
         return cached.TakeInto(out);

@@ -54,18 +54,20 @@ void FailoverLedger::HandOver(Owner& owner, bool with_owner, Debt* debt) {
   debt->last_server.clear();
   if (with_owner) {
     std::swap(debt->moved_to, owner.moved_to);
-    // Once the owner is repaired it serves its keys: where they went is history.
-    std::swap(debt->last_server, owner.last_server);
+    // A copy: while the repair runs, keys still go where they went (Settle
+    // forgets these once the owner serves them again).
+    debt->last_server = owner.last_server;
   }
   // Kept in the ledger while repaired: TakeStale() must see them till then.
   debt->stale_on = owner.stale_on;
 }
 
-void FailoverLedger::Record(std::size_t owner, std::string_view key, std::size_t server) {
+void FailoverLedger::Record(std::size_t owner, std::string_view key, std::size_t server,
+                            bool routed) {
   std::lock_guard<std::mutex> lock(mutex_);
   Owner& o = owners_[owner];
   Note(o, key);
-  if (!o.overflowed) o.last_server[std::string(key)] = server;
+  if (routed && !o.overflowed) o.last_server[std::string(key)] = server;
   o.moved_to[server] = true;
   MarkOwing(o);
 }
@@ -124,9 +126,14 @@ bool FailoverLedger::Settle(std::size_t owner, Debt debt, const std::vector<bool
     }
   }
   if (!complete) o.retry_at_ns = retry_at_ns;
-  // The owner keeps its older values: where each key went still decides
-  // (writes noted during the repair are newer, and kept).
-  if (!owner_clean && !o.overflowed) o.last_server.merge(debt.last_server);
+  // The owner serves its keys again: where they went before the repair is
+  // history (a key routed elsewhere during the repair keeps its newer entry).
+  if (owner_clean) {
+    for (const auto& [key, server] : debt.last_server) {
+      const auto now = o.last_server.find(key);
+      if (now != o.last_server.end() && now->second == server) o.last_server.erase(now);
+    }
+  }
   // Writes routed around the owner while it was repaired are owed still.
   if (AnyBit(o.moved_to) || AnyBit(o.stale_on)) {
     if (debt.overflowed) {

@@ -40,7 +40,7 @@ class FailoverLedger {
   // What a repair of one owner must undo.
   struct Debt {
     std::vector<std::string> keys;  // deleted on every server the repair reaches
-    // Where each noted key's last write went (handed over with the owner's repair).
+    // Where each noted key's last write went (a copy, with the owner's repair).
     std::unordered_map<std::string, std::size_t> last_server;
     std::vector<bool> moved_to;     // servers that took writes since the owner was last repaired
     std::vector<bool> stale_on;     // servers that kept copies past the owner's last repair
@@ -63,8 +63,10 @@ class FailoverLedger {
   // True while some owner owes a repair.
   bool AnyOwed() const noexcept { return owing_.load(std::memory_order_relaxed) != 0; }
 
-  // A write of `key`, owned by `owner`, goes to `server` instead.
-  void Record(std::size_t owner, std::string_view key, std::size_t server);
+  // A write of `key`, owned by `owner`, goes to `server` instead: `routed` when
+  // it is being routed there (the key's last server from now on), not when its
+  // exchange is over (a later write may have gone elsewhere meanwhile).
+  void Record(std::size_t owner, std::string_view key, std::size_t server, bool routed);
 
   // The server the last write of `key` around `owner` went to, since the owner
   // last served; false when none is noted (or too many keys were to note).

@@ -66,14 +66,14 @@ bool MemcachedBackend::RouteAfterOutage(Operation& op, std::size_t home, std::si
   }
   // Noted before it is sent, so a repair that starts meanwhile deletes the
   // owner's older copy; and again once the exchange is over (NoteWriteAround).
-  if (ChangesValue(op.kind)) ledger_->Record(home, op.key, *server);
+  if (ChangesValue(op.kind)) ledger_->Record(home, op.key, *server, /*routed=*/true);
   return true;
 }
 
 void MemcachedBackend::NoteWriteAround(const Operation& op, std::size_t home, std::size_t server) {
   // Whatever the outcome: a write that timed out may still have been applied.
   // A note made after a repair took the owner's keys stays owed (Settle).
-  if (ChangesValue(op.kind)) ledger_->Record(home, op.key, server);
+  if (ChangesValue(op.kind)) ledger_->Record(home, op.key, server, /*routed=*/false);
 }
 
 bool MemcachedBackend::RepairBeforeUse(std::size_t owner) {

@@ -280,3 +280,69 @@ TEST_CASE("failover: with three servers a key is served where its last write wen
 }
 
 }  // namespace cachet::memcached::test
+
+namespace cachet::memcached::test {
+
+TEST_CASE("failover: while the owner is repaired a key still goes where its last write went",
+          "[memcached][failover]") {
+  // As above, but the read comes while another thread repairs server 0 (which
+  // is still paused, so the repair waits one io_timeout): server 1, back from
+  // its rest, holds the older v2 and must not serve it.
+  RequireMemcached();
+  auto servers = StartServers(3);
+  REQUIRE(servers.size() == 3);
+  MemcachedOptions options = OptionsFor(servers, Protocol::kText);
+  const milliseconds rest(1000), io(400);
+  options.pool.failover = true;
+  options.pool.failure_limit = 1;
+  options.pool.retry_timeout = rest;
+  options.pool.connection.io_timeout = io;
+  const auto distribution = net::Distribution::Create(options.distribution, options.servers);
+  std::string key, ones, zeros;  // ones, zeros: other keys of servers 1 and 0
+  const bool without_zero[3] = {true, false, false};
+  for (int i = 0; i < 2000; ++i) {
+    const std::string candidate = "repairing:" + std::to_string(i);
+    const std::size_t home = distribution->ServerFor(candidate);
+    if (home == 0 && key.empty() && distribution->ServerFor(candidate, without_zero) == 1) {
+      key = candidate;
+    } else if (home == 0 && zeros.empty()) {
+      zeros = candidate;
+    } else if (home == 1) {
+      ones = candidate;
+    }
+  }
+  REQUIRE_FALSE(key.empty());
+  REQUIRE_FALSE(ones.empty());
+  REQUIRE_FALSE(zeros.empty());
+  MemcachedBackend b(options);
+  using Clock = std::chrono::steady_clock;
+  auto set = [&](const std::string& value) {
+    return b.Store(StoreMode::kSet, key, ItemView(value), WriteOptions{});
+  };
+  REQUIRE(set("v1").ok());
+  REQUIRE(servers[0]->Pause().ok());
+  Failover::MarkDead(b, key);
+  REQUIRE(set("v2").ok());  // to server 1
+  REQUIRE(servers[1]->Pause().ok());
+  Failover::MarkDead(b, ones);
+  const Clock::time_point one_dead = Clock::now();
+  REQUIRE(servers[1]->Resume().ok());
+  REQUIRE(set("v3").ok());  // to server 2
+  // Another thread starts server 0's repair (its rest is over) shortly before
+  // server 1's rest ends; the repair waits on the paused server 0.
+  std::this_thread::sleep_until(one_dead + rest - io / 2);
+  std::thread repairer([&] {
+    Item ignored;
+    (void)b.Get(zeros, &ignored);
+  });
+  std::this_thread::sleep_until(one_dead + rest + milliseconds(40));
+  Item item;
+  const Status got = b.Get(key, &item);
+  repairer.join();
+  INFO(got.ToString() << " '" << item.value << "'");
+  REQUIRE((got.ok() || got.IsNotFound()));
+  if (got.ok()) CHECK(item.value == "v3");
+  REQUIRE(servers[0]->Resume().ok());
+}
+
+}  // namespace cachet::memcached::test

@@ -2,6 +2,8 @@
 // settling (see batch_runner.h).
 #include "cachet/net/batch_runner.h"
 
+#include <algorithm>
+
 #include <atomic>
 #include <cassert>
 #include <utility>
@@ -70,9 +72,10 @@ bool BatchRunner::Run(Deadline deadline, const ConnectionSetup* setup) {
   // asked nothing must not be counted as failing (ClusterRouter's rule too).
   const Clock::time_point acquired = Clock::now();
   if (acquired >= deadline) return SettleLate();
-  for (std::size_t i = 0; i < enlisted_.size(); ++i) {
-    enlisted_[i].squeezed = enlisted_[i].pool->Squeezed(leases_[i], acquired, deadline);
-  }
+  // One server's wait shortens every exchange of the call.
+  const bool waited = std::any_of(leases_.begin(), leases_.end(),
+                                  [](const ServerPool::Lease& lease) { return lease.waited(); });
+  for (Enlisted& e : enlisted_) e.squeezed = e.pool->Squeezed(waited, acquired, deadline);
   // A connection connected anew logs in first (`setup`), in the same loop.
   const std::size_t used = enlisted_.size();
   if (exchanges_.size() < used) exchanges_.resize(used);

@@ -65,7 +65,7 @@ template <class ExchangeFn>
     if (connection.refused()) return connection.EnsureConnected();  // says why: all lent
     start = Clock::now();
     if (start >= deadline) return LateCall();
-    squeezed = pool.Squeezed(lease, start, deadline);
+    squeezed = pool.Squeezed(lease.waited(), start, deadline);
   }
   if (!connection.connected()) [[unlikely]] {
     if (Status s = ConnectAlone(connection, setup, deadline); !s.ok()) {

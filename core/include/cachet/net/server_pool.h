@@ -130,6 +130,8 @@ class CACHET_EXPORT ServerPool {
     Connection& connection() noexcept { return *connection_; }
     Connection* operator->() noexcept { return connection_.get(); }
     std::size_t server() const noexcept { return server_; }
+    // Lent after waiting for a connection to come back (max_connections).
+    bool waited() const noexcept { return waited_; }
 
    private:
     bool waited_ = false;  // lent after waiting for a connection under max_connections
@@ -195,11 +197,11 @@ class CACHET_EXPORT ServerPool {
     if (transport.ok()) return ResetFailures(s);
     ReportNotOk(server, used, transport);
   }
-  // Whether `lease` was lent after a wait for a connection (under
-  // max_connections) that left its call, from `start`, less than io_timeout: a
-  // timeout of its exchange is then the wait's, and is not reported against the server.
-  bool Squeezed(const Lease& lease, Clock::time_point start, Deadline deadline) const noexcept {
-    return lease.waited_ && deadline - start < options_.connection.io_timeout;
+  // Whether a call that `waited` for a connection (under max_connections, any
+  // of a batch's) was left, from `start`, less than io_timeout: a timeout of its
+  // exchange is then the wait's, and is not reported against the server.
+  bool Squeezed(bool waited, Clock::time_point start, Deadline deadline) const noexcept {
+    return waited && deadline - start < options_.connection.io_timeout;
   }
   // The two halves of Report: a success resets the failure count; a failure adds one.
   void ReportSuccess(std::size_t server) noexcept { ResetFailures(*servers_[server]); }
