@@ -218,70 +218,85 @@ TEST_CASE("failover: a server killed and restarted empty leaves no older value b
 
 }  // namespace cachet::memcached::test
 
+
 namespace cachet::memcached::test {
+namespace {
+
+// Three servers with failover, and keys for them: `key` is server 0's and
+// falls back to server 1, then server 2; `ones` is server 1's, `zeros` another
+// of server 0's.
+struct ThreeServers {
+  std::vector<std::unique_ptr<ServerProcess>> servers = StartServers(3);
+  MemcachedOptions options;
+  std::string key, ones, zeros;
+
+  ThreeServers(Protocol protocol, milliseconds rest, milliseconds io) {
+    REQUIRE(servers.size() == 3);
+    options = OptionsFor(servers, protocol);
+    options.pool.failover = true;
+    options.pool.failure_limit = 1;
+    options.pool.retry_timeout = rest;
+    options.pool.connection.io_timeout = io;
+    const auto distribution = net::Distribution::Create(options.distribution, options.servers);
+    const bool without_zero[3] = {true, false, false};
+    for (int i = 0; i < 2000; ++i) {
+      const std::string candidate = "three:" + std::to_string(i);
+      const std::size_t home = distribution->ServerFor(candidate);
+      if (home == 0 && key.empty() && distribution->ServerFor(candidate, without_zero) == 1) {
+        key = candidate;
+      } else if (home == 0 && zeros.empty()) {
+        zeros = candidate;
+      } else if (home == 1) {
+        ones = candidate;
+      }
+    }
+    REQUIRE_FALSE(key.empty());
+    REQUIRE_FALSE(ones.empty());
+    REQUIRE_FALSE(zeros.empty());
+  }
+};
+
+// Sets `key` to `value`, acknowledged.
+void SetTo(MemcachedBackend& b, const std::string& key, const std::string& value) {
+  const Status s = b.Store(StoreMode::kSet, key, ItemView(value), WriteOptions{});
+  INFO(key << " = " << value << ": " << s.ToString());
+  REQUIRE(s.ok());
+}
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
 
 TEST_CASE("failover: with three servers a key is served where its last write went, "
           "not from an earlier stand-in", "[memcached][failover]") {
-  // Server 0 owns the key; it falls back to server 1, then to server 2. The
-  // key goes to 1 (v2), 1 stalls, it goes to 2 (v3), 0 fails its repair and
-  // it goes to 2 again (v4); then 1 is back while 0 still rests: 1's v2 must
-  // not be served.
+  // The key goes to server 1 (v2), 1 stalls, it goes to 2 (v3), 0 fails its
+  // repair and it goes to 2 again (v4); then 1 is back while 0 still rests:
+  // 1's v2 must not be served.
   RequireMemcached();
-  auto servers = StartServers(3);
-  REQUIRE(servers.size() == 3);
-  MemcachedOptions options = OptionsFor(servers, GENERATE(Protocol::kText, Protocol::kMeta));
-  options.pool.failover = true;
-  options.pool.failure_limit = 1;
-  options.pool.retry_timeout = kRetry;
-  options.pool.connection.io_timeout = milliseconds(200);
-  const auto distribution = net::Distribution::Create(options.distribution, options.servers);
-  std::string key, ones;  // ones: a key server 1 owns
-  for (int i = 0; i < 500 && (key.empty() || ones.empty()); ++i) {
-    const std::string candidate = "three:" + std::to_string(i);
-    const bool without_zero[3] = {true, false, false};
-    if (distribution->ServerFor(candidate) == 0 &&
-        distribution->ServerFor(candidate, without_zero) == 1) {
-      key = candidate;
-    }
-    if (distribution->ServerFor(candidate) == 1) ones = candidate;
-  }
-  REQUIRE_FALSE(key.empty());
-  REQUIRE_FALSE(ones.empty());
-  MemcachedBackend b(options);
-  using Clock = std::chrono::steady_clock;
-  auto set = [&](const std::string& value) {
-    return b.Store(StoreMode::kSet, key, ItemView(value), WriteOptions{});
-  };
-  REQUIRE(set("v1").ok());
-  REQUIRE(servers[0]->Pause().ok());
-  Failover::MarkDead(b, key);
+  ThreeServers three(GENERATE(Protocol::kText, Protocol::kMeta), kRetry, milliseconds(200));
+  MemcachedBackend b(three.options);
+  SetTo(b, three.key, "v1");
+  REQUIRE(three.servers[0]->Pause().ok());
+  Failover::MarkDead(b, three.key);
   const Clock::time_point zero_dead = Clock::now();
-  REQUIRE(set("v2").ok());  // to server 1
+  SetTo(b, three.key, "v2");  // to server 1
   // Server 1 must still rest after server 0's failed repair (one io_timeout) below.
   std::this_thread::sleep_for(milliseconds(300));
-  REQUIRE(servers[1]->Pause().ok());
-  Failover::MarkDead(b, ones);
+  REQUIRE(three.servers[1]->Pause().ok());
+  Failover::MarkDead(b, three.ones);
   const Clock::time_point one_dead = Clock::now();
-  REQUIRE(set("v3").ok());  // to server 2
-  REQUIRE(servers[1]->Resume().ok());
+  SetTo(b, three.key, "v3");  // to server 2
+  REQUIRE(three.servers[1]->Resume().ok());
   // Server 0's rest ends first: its repair fails (it is still paused), and v4
   // goes to server 2, server 1 still resting.
   std::this_thread::sleep_until(zero_dead + kRetry + milliseconds(50));
-  REQUIRE(set("v4").ok());
+  SetTo(b, three.key, "v4");
   REQUIRE(Clock::now() < one_dead + kRetry);
   // Server 1's rest ends; server 0 rests again after its failed repair.
   std::this_thread::sleep_until(one_dead + kRetry + milliseconds(50));
-  Item item;
-  const Status got = b.Get(key, &item);
-  INFO(got.ToString() << " '" << item.value << "'");
-  REQUIRE((got.ok() || got.IsNotFound()));
-  if (got.ok()) CHECK(item.value == "v4");
-  REQUIRE(servers[0]->Resume().ok());
+  ExpectLatestOrMissOf(b, {three.key}, "v4");
+  REQUIRE(three.servers[0]->Resume().ok());
 }
-
-}  // namespace cachet::memcached::test
-
-namespace cachet::memcached::test {
 
 TEST_CASE("failover: while the owner is repaired a key still goes where its last write went",
           "[memcached][failover]") {
@@ -289,60 +304,33 @@ TEST_CASE("failover: while the owner is repaired a key still goes where its last
   // is still paused, so the repair waits one io_timeout): server 1, back from
   // its rest, holds the older v2 and must not serve it.
   RequireMemcached();
-  auto servers = StartServers(3);
-  REQUIRE(servers.size() == 3);
-  MemcachedOptions options = OptionsFor(servers, Protocol::kText);
   const milliseconds rest(1000), io(400);
-  options.pool.failover = true;
-  options.pool.failure_limit = 1;
-  options.pool.retry_timeout = rest;
-  options.pool.connection.io_timeout = io;
-  const auto distribution = net::Distribution::Create(options.distribution, options.servers);
-  std::string key, ones, zeros;  // ones, zeros: other keys of servers 1 and 0
-  const bool without_zero[3] = {true, false, false};
-  for (int i = 0; i < 2000; ++i) {
-    const std::string candidate = "repairing:" + std::to_string(i);
-    const std::size_t home = distribution->ServerFor(candidate);
-    if (home == 0 && key.empty() && distribution->ServerFor(candidate, without_zero) == 1) {
-      key = candidate;
-    } else if (home == 0 && zeros.empty()) {
-      zeros = candidate;
-    } else if (home == 1) {
-      ones = candidate;
-    }
-  }
-  REQUIRE_FALSE(key.empty());
-  REQUIRE_FALSE(ones.empty());
-  REQUIRE_FALSE(zeros.empty());
-  MemcachedBackend b(options);
-  using Clock = std::chrono::steady_clock;
-  auto set = [&](const std::string& value) {
-    return b.Store(StoreMode::kSet, key, ItemView(value), WriteOptions{});
-  };
-  REQUIRE(set("v1").ok());
-  REQUIRE(servers[0]->Pause().ok());
-  Failover::MarkDead(b, key);
-  REQUIRE(set("v2").ok());  // to server 1
-  REQUIRE(servers[1]->Pause().ok());
-  Failover::MarkDead(b, ones);
+  ThreeServers three(Protocol::kText, rest, io);
+  MemcachedBackend b(three.options);
+  SetTo(b, three.key, "v1");
+  REQUIRE(three.servers[0]->Pause().ok());
+  Failover::MarkDead(b, three.key);
+  SetTo(b, three.key, "v2");  // to server 1
+  REQUIRE(three.servers[1]->Pause().ok());
+  Failover::MarkDead(b, three.ones);
   const Clock::time_point one_dead = Clock::now();
-  REQUIRE(servers[1]->Resume().ok());
-  REQUIRE(set("v3").ok());  // to server 2
+  REQUIRE(three.servers[1]->Resume().ok());
+  SetTo(b, three.key, "v3");  // to server 2
   // Another thread starts server 0's repair (its rest is over) shortly before
   // server 1's rest ends; the repair waits on the paused server 0.
   std::this_thread::sleep_until(one_dead + rest - io / 2);
   std::thread repairer([&] {
     Item ignored;
-    (void)b.Get(zeros, &ignored);
+    (void)b.Get(three.zeros, &ignored);
   });
   std::this_thread::sleep_until(one_dead + rest + milliseconds(40));
   Item item;
-  const Status got = b.Get(key, &item);
-  repairer.join();
+  const Status got = b.Get(three.key, &item);
+  repairer.join();  // before any check: a failed REQUIRE must not leave it running
   INFO(got.ToString() << " '" << item.value << "'");
   REQUIRE((got.ok() || got.IsNotFound()));
   if (got.ok()) CHECK(item.value == "v3");
-  REQUIRE(servers[0]->Resume().ok());
+  REQUIRE(three.servers[0]->Resume().ok());
 }
 
 }  // namespace cachet::memcached::test

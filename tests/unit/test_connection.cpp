@@ -21,6 +21,7 @@
 #include "cachet/net/lone_call.h"
 #include "cachet/net/server_pool.h"
 #include "launchers/memcached_server.h"
+#include "support/line_reader.h"
 #include "launchers/server_process.h"
 
 namespace cachet::net {
@@ -46,23 +47,7 @@ struct PoolOnMemcached {
   std::unique_ptr<ServerPool> pool;
 };
 
-// Reads until `buffer` holds a full line ending in "\r\n" that starts with `prefix`.
-class LineReader : public ReplyReader {
- public:
-  Status Consume(ReadBuffer& buffer) override {
-    std::size_t end = buffer.data().find("\r\n");
-    if (end == std::string_view::npos) return Status::OK();
-    line = std::string(buffer.data().substr(0, end));
-    buffer.Consume(end + 2);
-    done_ = true;
-    return Status::OK();
-  }
-  bool done() const noexcept override { return done_; }
-  std::string line;
-
- private:
-  bool done_ = false;
-};
+using test::LineReader;
 
 Status RoundTrip(Connection& c, std::string_view request, std::string* line) {
   Exchange e;

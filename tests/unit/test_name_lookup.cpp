@@ -15,6 +15,7 @@
 #include "cachet/net/connection.h"
 #include "cachet/net/fan_out.h"
 #include "launchers/memcached_server.h"
+#include "support/line_reader.h"
 #include "launchers/server_process.h"
 
 namespace {
@@ -43,23 +44,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// A reader of one "\r\n"-ended line.
-class LineReader final : public ReplyReader {
- public:
-  Status Consume(ReadBuffer& buffer) override {
-    const std::size_t end = buffer.data().find("\r\n");
-    if (end == std::string_view::npos) return Status::OK();
-    line = std::string(buffer.data().substr(0, end));
-    buffer.Consume(end + 2);
-    done_ = true;
-    return Status::OK();
-  }
-  bool done() const noexcept override { return done_; }
-  std::string line;
-
- private:
-  bool done_ = false;
-};
+using test::LineReader;
 
 TEST_CASE("a name the resolver does not answer times out at connect_timeout", "[connection]") {
   Connection c({kStalledName, 11211, 1}, {milliseconds(150), milliseconds(1000)});
