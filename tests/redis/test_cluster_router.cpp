@@ -398,6 +398,8 @@ struct MapOnlySeed {
   }};
 };
 
+// The operations borrow the keys: `keys` must outlive them (never a temporary).
+std::vector<cachet::Operation> GetsOf(std::vector<std::string>&& keys) = delete;
 std::vector<cachet::Operation> GetsOf(const std::vector<std::string>& keys) {
   std::vector<cachet::Operation> ops(keys.size());
   for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -425,7 +427,8 @@ TEST_CASE("a batch whose node refuses the connect goes again to the node the rel
   port = seed.port();
   // Reloads not rate limited; the round after the refused connect waits 100 ms first.
   auto backend = ConnectTo(port, std::chrono::milliseconds(0), std::chrono::milliseconds(100));
-  std::vector<cachet::Operation> ops = GetsOf({"{k}0", "{k}1", "other"});
+  const std::vector<std::string> keys = {"{k}0", "{k}1", "other"};
+  std::vector<cachet::Operation> ops = GetsOf(keys);
   const auto started = std::chrono::steady_clock::now();
   backend->Execute(ops);
   CHECK(std::chrono::steady_clock::now() - started >= std::chrono::milliseconds(100));
@@ -442,7 +445,8 @@ TEST_CASE("a batch whose node stays unreachable gives up after max_redirects rou
           "[redis][cluster]") {
   MapOnlySeed seed(cachet::test::FindFreeLoopbackPort());  // the map keeps naming a dead node
   auto backend = ConnectTo(seed.node.port(), std::chrono::milliseconds(0));
-  std::vector<cachet::Operation> ops = GetsOf({"{k}0", "{k}1"});
+  const std::vector<std::string> keys = {"{k}0", "{k}1"};
+  std::vector<cachet::Operation> ops = GetsOf(keys);
   backend->Execute(ops);
   for (const cachet::Operation& op : ops) {
     INFO(op.key << ": " << op.status.ToString());
@@ -560,7 +564,8 @@ TEST_CASE("a batch whose request went out before its node hung up is not sent ag
   REQUIRE(node.port() > 0);
   MapOnlySeed seed(node.port());
   auto backend = ConnectTo(seed.node.port(), std::chrono::milliseconds(0));
-  std::vector<cachet::Operation> ops = GetsOf({"{k}0", "{k}1"});
+  const std::vector<std::string> keys = {"{k}0", "{k}1"};
+  std::vector<cachet::Operation> ops = GetsOf(keys);
   backend->Execute(ops);
   for (const cachet::Operation& op : ops) {
     INFO(op.key << ": " << op.status.ToString());
