@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <exception>
-#include <latch>
 #include <string>
-#include <thread>
 
 #include "cachet/thread_number.h"
 #include "slice.h"
@@ -64,17 +62,11 @@ void SetUp(const Scenario& scenario, std::size_t index, Column& column, const Ru
   if (clients == 1) {
     statuses[0] = SetUpClient(scenario, *column.clients[0], run->states[0]);
   } else {
-    // None ends before all are set up: live threads hold different thread
-    // numbers, so no two clients set up through one pooled connection.
-    std::latch all_set_up(static_cast<std::ptrdiff_t>(clients));
-    std::vector<std::thread> threads;
-    for (std::size_t t = 0; t < clients; ++t) {
-      threads.emplace_back([&, t] {
-        statuses[t] = SetUpClient(scenario, *column.clients[t], run->states[t]);
-        all_set_up.arrive_and_wait();
-      });
-    }
-    for (std::thread& thread : threads) thread.join();
+    // Live threads hold different thread numbers, so no two clients set up
+    // through one pooled connection; client t sets up with the numbers its slices use.
+    RunOnNumberedThreads(clients, [&](std::size_t t) {
+      statuses[t] = SetUpClient(scenario, *column.clients[t], run->states[t]);
+    });
   }
   for (const Status& status : statuses) {
     if (status.ok()) continue;

@@ -5,6 +5,9 @@
 
 #include <latch>
 #include <thread>
+#include <vector>
+
+#include "cachet/thread_number.h"
 
 namespace cachet::bench {
 namespace {
@@ -45,6 +48,30 @@ void Loop(const Scenario& scenario, Client& client, ScenarioState& state,
 
 }  // namespace
 
+void RunOnNumberedThreads(std::size_t count, const std::function<void(std::size_t)>& body) {
+  // Threads racing for the lowest free numbers would swap them from call to
+  // call: a memory store's entries would then pass between two threads' lanes
+  // and end up sharing cache lines with the other thread's (false sharing).
+  std::atomic<std::size_t> numbered{0};
+  std::latch all_done(static_cast<std::ptrdiff_t>(count));
+  std::vector<std::thread> threads;
+  threads.reserve(count);
+  for (std::size_t t = 0; t < count; ++t) {
+    threads.emplace_back([&, t] {
+      for (std::size_t seen = numbered.load(); seen != t; seen = numbered.load()) {
+        numbered.wait(seen);
+      }
+      (void)ThreadNumber(ThreadNumbering::kConnectionPools);
+      (void)ThreadNumber(ThreadNumbering::kMemoryStores);
+      numbered.store(t + 1);
+      numbered.notify_all();
+      body(t);
+      all_done.arrive_and_wait();  // none gives its numbers back before all are done
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+}
+
 void Tally::Add(const Tally& other) {
   iterations += other.iterations;
   if (failures == 0 && other.failures > 0) first_failure = other.first_failure;
@@ -64,17 +91,9 @@ Tally RunSlice(const Scenario& scenario, std::span<const std::unique_ptr<Client>
   if (threads == 1) {
     Loop(scenario, *clients[0], states[0], share, limits, &tallies[0]);
   } else {
-    // None ends before all are done, so none takes the thread number (and pooled
-    // connection) of one that ended: the slice's threads hold set-up's numbers.
-    std::latch all_done(static_cast<std::ptrdiff_t>(threads));
-    std::vector<std::thread> workers;
-    for (std::size_t t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        Loop(scenario, *clients[t], states[t], share, limits, &tallies[t]);
-        all_done.arrive_and_wait();
-      });
-    }
-    for (std::thread& worker : workers) worker.join();
+    RunOnNumberedThreads(threads, [&](std::size_t t) {
+      Loop(scenario, *clients[t], states[t], share, limits, &tallies[t]);
+    });
   }
   Tally total;
   for (const Tally& t : tallies) total.Add(t);

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -35,6 +36,12 @@ struct alignas(64) Tally {
 
   void Add(const Tally& other);
 };
+
+// Runs body(0) .. body(count - 1), each on a thread of its own. The threads take
+// their thread numbers (cachet/thread_number.h) in index order, and none ends
+// before all are done, so thread i holds the same numbers in every call: the
+// same memory store lane and pooled connection, as a long-lived worker would.
+void RunOnNumberedThreads(std::size_t count, const std::function<void(std::size_t)>& body);
 
 // Runs `scenario` on clients[i] with states[i], one thread per client (the
 // calling thread alone when there is one).
