@@ -13,12 +13,14 @@ constexpr auto kRelaxed = std::memory_order_relaxed;
 EntryTable::SlotArray* EntryTable::SlotArray::Create(std::size_t count) noexcept {
   auto* array = new (std::nothrow) SlotArray;
   if (array == nullptr) return nullptr;
-  // Value-initialized: every slot starts empty.
-  array->slots.reset(new (std::nothrow) Slot[count]());
-  if (array->slots == nullptr) {
+  void* room = ::operator new[](count * sizeof(Slot), kSlotAlignment, std::nothrow);
+  if (room == nullptr) {
     delete array;
     return nullptr;
   }
+  auto* slots = static_cast<Slot*>(room);
+  for (std::size_t i = 0; i < count; ++i) new (&slots[i]) Slot(kEmpty);  // every slot empty
+  array->slots.reset(slots);
   array->count = count;
   return array;
 }

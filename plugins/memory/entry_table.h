@@ -126,9 +126,16 @@ class EntryTable {
   // Small, so that many shards cost little while empty; the array grows as it fills.
   static constexpr std::size_t kInitialSlots = 64;
 
+  // Slots start a cache line, so no line holds two shards' slots: two threads
+  // writing keys of neighbouring shards would otherwise take it from each other.
+  static constexpr std::align_val_t kSlotAlignment{64};
+  struct FreeSlots {
+    void operator()(Slot* slots) const noexcept { ::operator delete[](slots, kSlotAlignment); }
+  };
+
   struct SlotArray final : RetiredArray {
     std::size_t count = 0;  // slots; fewer than 2^32, as Home scales 32 bits of the hash
-    std::unique_ptr<Slot[]> slots;
+    std::unique_ptr<Slot[], FreeSlots> slots;
 
     // nullptr when memory runs out.
     static SlotArray* Create(std::size_t count) noexcept;
