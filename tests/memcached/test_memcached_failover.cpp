@@ -216,10 +216,6 @@ TEST_CASE("failover: a server killed and restarted empty leaves no older value b
   ExpectLatestOrMiss(b, f, "v3");
 }
 
-}  // namespace cachet::memcached::test
-
-
-namespace cachet::memcached::test {
 namespace {
 
 // Three servers with failover, and keys for them: `key` is server 0's and

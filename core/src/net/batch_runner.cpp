@@ -3,7 +3,6 @@
 #include "cachet/net/batch_runner.h"
 
 #include <algorithm>
-
 #include <atomic>
 #include <cassert>
 #include <utility>
