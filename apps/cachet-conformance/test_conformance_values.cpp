@@ -3,7 +3,10 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "cachet/batch.h"
 #include "suite_support.h"
 
 namespace cachet::conformance {
@@ -68,6 +71,33 @@ TEST_CASE("a value over the store's limit is too_large", "[conformance][values]"
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("too-large");
   CHECK(cache.Set(key, BytePattern(*limit * 2)).IsTooLarge());
+  CHECK(cache.Get(key).miss());
+}
+
+TEST_CASE("a set refused as too large removes the key's old value", "[conformance][values]") {
+  auto limit = Settings().max_value_size;
+  if (!limit) {
+    SkipCase("no --max-value-size given");
+    return;
+  }
+  // The value it was to replace must not be read afterwards as if it were current.
+  Cache& cache = SharedCache();
+  const std::string key = UniqueKey("too-large-set");
+  REQUIRE(cache.Set(key, std::string("old")).ok());
+  CHECK(cache.Set(key, BytePattern(*limit * 2)).IsTooLarge());
+  CHECK(cache.Get(key).miss());
+  // In a batch, and in SetMulti, too.
+  REQUIRE(cache.Set(key, std::string("old")).ok());
+  Batch batch(cache);
+  const auto refused = batch.Set(key, BytePattern(*limit * 2));
+  cache.Run(batch);
+  CHECK(batch.Outcome(refused).IsTooLarge());
+  CHECK(cache.Get(key).miss());
+  REQUIRE(cache.Set(key, std::string("old")).ok());
+  const auto statuses = cache.SetMulti(std::vector<std::pair<std::string, std::string>>{
+      {key, BytePattern(*limit * 2)}});
+  REQUIRE(statuses.size() == 1);
+  CHECK(statuses[0].IsTooLarge());
   CHECK(cache.Get(key).miss());
 }
 

@@ -45,10 +45,18 @@ void Batch::Clear() noexcept {
   ran_ = false;
 }
 
-std::uint32_t Batch::Refuse(CacheOp op, Status status) {
+std::uint32_t Batch::Refuse(CacheOp op, Status status, std::string_view key) {
   ran_ = false;
+  const std::string_view prefix = cache_->options().key_namespace;
+  const auto key_begin = static_cast<std::uint32_t>(keys_.size());
+  std::uint32_t key_size = 0;
+  if (!key.empty() && keys_.size() + prefix.size() + key.size() <= kMaxBuffer) {
+    keys_.append(prefix);
+    keys_.append(key);
+    key_size = static_cast<std::uint32_t>(prefix.size() + key.size());
+  }
   entries_.push_back(Entry{op, false, kNotSent, static_cast<std::uint32_t>(refusals_.size()),
-                           kNotSent, 0, 0, 0, 0});
+                           kNotSent, key_begin, key_size, 0, 0});
   refusals_.push_back(std::move(status));
   return static_cast<std::uint32_t>(entries_.size() - 1);
 }

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <mutex>
+#include <unordered_map>
 #include <utility>
 
 #include "batch_plan.h"
@@ -73,9 +74,52 @@ Status Cache::GetStoredItem(std::string_view key, Item* out, CacheOp op) {
   return ReadStored(*backend_, options_.key_namespace, key, out, op);
 }
 
-Status Cache::CountRefusal(CacheOp op, Status s) {
-  CallCounter(metrics_table(), op).Finish(s);
+Status Cache::CountRefusal(CacheOp op, StoreMode mode, std::string_view key, Status s) {
+  const CallCounter counter(metrics_table(), op);
+  if (mode == StoreMode::kSet && s.IsTooLarge() && !key.empty()) {
+    WithPrefix(options_.key_namespace, key,
+               [this](std::string_view full_key) { DropStale(full_key); });
+  }
+  counter.Finish(s);
   return s;
+}
+
+void Cache::DropStale(std::string_view full_key) {
+  // Its own outcome is not the caller's: the set's too_large is. A store that
+  // is down fails both, and nothing is then read from it.
+  (void)backend_->Remove(full_key);
+}
+
+void Cache::DropStaleOfBatch(std::span<const WriteOutcome> writes) {
+  // A key's last write in the batch decides what it holds.
+  std::unordered_map<std::string_view, std::size_t> last_write;
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    if (writes[i].writes) last_write[writes[i].full_key] = i;
+  }
+  std::vector<Operation> removals;
+  for (const auto& [key, i] : last_write) {
+    if (!writes[i].refused_as_large) continue;
+    Operation& removal = removals.emplace_back();
+    removal.kind = OpKind::kRemove;
+    removal.key = key;
+  }
+  if (!removals.empty()) backend_->Execute(removals);
+}
+
+void Cache::DropStaleOfSets(std::span<const std::string_view> keys,
+                            std::span<const Status> outcomes) {
+  std::vector<std::string> full_keys;
+  full_keys.reserve(keys.size());
+  for (const std::string_view key : keys) {
+    full_keys.push_back(options_.key_namespace + std::string(key));
+  }
+  std::vector<WriteOutcome> writes;
+  writes.reserve(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const bool writes_key = !keys[i].empty();  // an empty key was refused and wrote nothing
+    writes.push_back({full_keys[i], writes_key, writes_key && outcomes[i].IsTooLarge()});
+  }
+  DropStaleOfBatch(writes);
 }
 
 Status Cache::GetDecoded(CacheOp op, std::string_view key, ItemDecoder decode, void* out) {
@@ -131,7 +175,9 @@ Status Cache::WriteItem(StoreMode mode, std::string_view key, ItemView item,
   // Refused here for every store alike.
   if (write.ttl.count() < 0) return NegativeTtlError(backend_->name());
   return WithPrefix(options_.key_namespace, key, [&](std::string_view full_key) {
-    return backend_->Store(mode, full_key, item, write);
+    Status s = backend_->Store(mode, full_key, item, write);
+    if (mode == StoreMode::kSet && s.IsTooLarge()) DropStale(full_key);
+    return s;
   });
 }
 

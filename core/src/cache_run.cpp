@@ -141,11 +141,33 @@ void Cache::Run(Batch& batch) {
       operation.status = OpenComputedRecord(&operation.result);
     }
   }
+  bool refused_as_large = false;
   for (std::uint32_t i = 0; i < batch.entries_.size(); ++i) {
     const CacheOp op = batch.entries_[i].op;
-    counters.Count(op, batch.StatusAt(i, batch.generation_, Batch::KindOf(op)));
+    const Status& status = batch.StatusAt(i, batch.generation_, Batch::KindOf(op));
+    counters.Count(op, status);
+    refused_as_large |= op == CacheOp::kSet && status.IsTooLarge();
   }
   counters.Finish();
+  if (refused_as_large) DropStaleOfBatch(WriteOutcomes(batch));
+}
+
+std::vector<Cache::WriteOutcome> Cache::WriteOutcomes(const Batch& batch) {
+  std::vector<WriteOutcome> writes;
+  writes.reserve(batch.entries_.size());
+  for (std::uint32_t i = 0; i < batch.entries_.size(); ++i) {
+    const Batch::Entry& entry = batch.entries_[i];
+    const Status& status = batch.StatusAt(i, batch.generation_, Batch::KindOf(entry.op));
+    // What was sent may have written; of what was refused, only a set refused
+    // as too large (which kept its key for this) is to be followed by a removal.
+    const bool sent = entry.slot != Batch::kNotSent && entry.run_refusal == Batch::kNotSent;
+    const bool read = entry.op == CacheOp::kGet || entry.op == CacheOp::kGets;
+    const bool kept_key = entry.slot == Batch::kNotSent && entry.key_size > 0;
+    const bool writes_key = (sent && !read) || kept_key;
+    writes.push_back({std::string_view(batch.keys_.data() + entry.key_begin, entry.key_size),
+                      writes_key, writes_key && entry.op == CacheOp::kSet && status.IsTooLarge()});
+  }
+  return writes;
 }
 
 }  // namespace cachet

@@ -17,13 +17,8 @@ Status MemoryBackend::Store(StoreMode mode, std::string_view key, ItemView item,
                             const WriteOptions& options) {
   if (Status s = CheckKey(key); !s.ok()) return s;
   if (Status s = CheckTtl(options.ttl); !s.ok()) return s;
-  if (item.value.size() > store_.options().max_item_size) {
-    return Status::TooLarge("memory: value of " + std::to_string(item.value.size()) +
-                            " bytes is over max_item_size " +
-                            std::to_string(store_.options().max_item_size));
-  }
   auto [shard, ref] = store_.Locate(key);
-  return shard.Store(mode, ref, item, options.ttl);
+  return shard.Store(mode, ref, item, options.ttl);  // refuses a value over max_item_size
 }
 
 Status MemoryBackend::Remove(std::string_view key) {

@@ -114,6 +114,12 @@ Status MemoryShard::Store(StoreMode mode, const KeyRef& key, const ItemView& ite
     sketch_->Record(key.hash);  // a write is an access too: a write-only cache still admits
   }
   const Found found = FindLive(key);
+  if (item.value.size() > limits_.max_item_size) {
+    return RefuseSet(mode, found,
+                     Status::TooLarge("memory: value of " + std::to_string(item.value.size()) +
+                                      " bytes is over max_item_size " +
+                                      std::to_string(limits_.max_item_size)));
+  }
   switch (mode) {
     case StoreMode::kSet:
       break;
@@ -134,12 +140,20 @@ Status MemoryShard::Store(StoreMode mode, const KeyRef& key, const ItemView& ite
   }
   if (found.entry == nullptr) return StoreNew(key, item, ttl, /*judged=*/mode != StoreMode::kAdd);
   if (Status s = CheckFits(found.entry->key_size, item.value.size(), item.flags); !s.ok()) {
-    return s;
+    return RefuseSet(mode, found, std::move(s));
   }
   MemoryEntry* entry = Rewrite(found, item.value, {}, item.flags, ExpiryFor(ttl));
   if (entry == nullptr) return OutOfMemory();
   EvictOver(entry);
   return Status::OK();
+}
+
+Status MemoryShard::RefuseSet(StoreMode mode, const Found& found, Status why) {
+  if (mode == StoreMode::kSet && found.entry != nullptr) {
+    Erase(found.index);
+    ReturnSurplus();
+  }
+  return why;
 }
 
 Status MemoryShard::Remove(const KeyRef& key) {

@@ -140,6 +140,10 @@ class alignas(64) MemoryShard {
     std::size_t index = EntryTable::kNone;
     std::uint64_t hash = 0;
   };
+  // Returns `why`, a write's refusal as too large; a set's also removes the
+  // key's older entry (`found`), as memcached's server does, so the value the
+  // set was to replace is not read afterwards as if it were current.
+  Status RefuseSet(StoreMode mode, const Found& found, Status why);
   // Get's way when the lock-free read found an expired entry to remove.
   Status GetLocked(const KeyRef& key, Item* out);
   // The live entry under `key`, or none; an expired one is removed on the way.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cachet/backend.h"
+#include "cachet/batch.h"
 #include "cachet/cache.h"
 #include "cachet/config.h"
 #include "../../plugins/memory/memory_entry.h"
@@ -62,13 +63,29 @@ TEST_CASE("memory keeps an item that is read over ones that are not", "[memory]"
   CHECK(cache->Get("cold0").miss());
 }
 
-TEST_CASE("memory refuses values over max_item_size and keeps the old one", "[memory]") {
+TEST_CASE("memory refuses values over max_item_size and a refused set drops the old one",
+          "[memory]") {
   auto cache = OpenMemory("max_item_size = 100\n");
   REQUIRE(cache->Set("k", std::string("small")).ok());
-  CHECK(cache->Set("k", std::string(101, 'x')).IsTooLarge());
-  CHECK(cache->Get("k").value_or("") == "small");
+  // Other writes keep it.
   CHECK(cache->Append("k", std::string(100, 'x')).IsTooLarge());
+  CHECK(cache->Replace("k", std::string(101, 'x')).IsTooLarge());
   CHECK(cache->Get("k").value_or("") == "small");
+  CHECK(cache->Set("k", std::string(101, 'x')).IsTooLarge());
+  CHECK(cache->Get("k").miss());
+  // The store drops it as it refuses the set, so a read later in the same batch misses.
+  REQUIRE(cache->Set("k", std::string("small")).ok());
+  cachet::Batch batch(*cache);
+  const auto refused = batch.Set("k", std::string(101, 'x'));
+  const auto read = batch.Get("k");
+  cache->Run(batch);
+  CHECK(batch.Outcome(refused).IsTooLarge());
+  CHECK(batch.Outcome(read).miss());
+  // Refused as larger than the whole budget, too.
+  auto tiny = OpenMemory("max_bytes = 4096\nshards = 1\n");
+  REQUIRE(tiny->Set("k", std::string("small")).ok());
+  CHECK(tiny->Set("k", std::string(8000, 'x')).IsTooLarge());
+  CHECK(tiny->Get("k").miss());
 }
 
 TEST_CASE("memory refuses keys over max_key_size", "[memory]") {

@@ -242,7 +242,8 @@ class CACHET_EXPORT Batch {
   // The next Operation, reset for reuse, with the namespaced key; kNotSent and
   // a refusal instead when the key is empty.
   std::uint32_t AddEntry(CacheOp op, std::string_view key, Operation** out);
-  std::uint32_t Refuse(CacheOp op, Status status);
+  // An entry refused as added, with `key` (namespaced in keys_) when not empty.
+  std::uint32_t Refuse(CacheOp op, Status status, std::string_view key = {});
   // Swaps the Operation of entry `index` into slot `to`, and the Operation
   // there into the entry's old slot.
   void MoveToSlot(std::uint32_t index, std::uint32_t to) noexcept;
@@ -305,7 +306,11 @@ BatchWrite Batch::AddTyped(CacheOp op, StoreMode mode, std::string_view key, con
     s = cache_->codec().Encode(detail::CodecArg(value), &scratch_);
     view = ItemView(scratch_);
   }
-  if (!s.ok()) return {Refuse(op, std::move(s)), generation_};
+  if (!s.ok()) {
+    // The key of a set refused as too large is kept: Cache::Run removes its older value.
+    const bool keep_key = mode == StoreMode::kSet && s.IsTooLarge();
+    return {Refuse(op, std::move(s), keep_key ? key : std::string_view()), generation_};
+  }
   return AddStore(op, mode, key, view, cas, effective);
 }
 

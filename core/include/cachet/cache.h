@@ -17,6 +17,7 @@
 // ownership of its Backend, which keeps the plugin library loaded.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -240,7 +241,24 @@ class CACHET_EXPORT Cache {
  private:
   // A call refused before the store saw it (a value the codec refuses) counts
   // as a call with an error, as an empty key does and as in a Batch; returns `s`.
-  Status CountRefusal(CacheOp op, Status s);
+  // A set refused as too large still removes the key's older value (DropStale).
+  Status CountRefusal(CacheOp op, StoreMode mode, std::string_view key, Status s);
+  // A set refused as too large (by the codec or the store) removes what the key
+  // held, as memcached's server does: the value it was to replace must not be
+  // read afterwards as if it were current. `full_key` has the namespace.
+  void DropStale(std::string_view full_key);
+  // The same for a batch's operations in order: each key whose last write was a
+  // set refused as too large is removed after the batch, in one more round.
+  struct WriteOutcome {
+    std::string_view full_key;
+    bool writes;            // a write of any kind (a read changes nothing)
+    bool refused_as_large;  // a set whose outcome is too_large
+  };
+  void DropStaleOfBatch(std::span<const WriteOutcome> writes);
+  // A run Batch's operations as DropStaleOfBatch reads them (cache_run.cpp).
+  static std::vector<WriteOutcome> WriteOutcomes(const Batch& batch);
+  // DropStaleOfBatch for SetMulti: every entry a set, `keys` without the namespace.
+  void DropStaleOfSets(std::span<const std::string_view> keys, std::span<const Status> outcomes);
   template <class T>
   Status StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const T& value,
                     std::uint64_t cas, std::optional<Ttl> ttl);
@@ -390,13 +408,13 @@ Status Cache::StoreTyped(CacheOp op, StoreMode mode, std::string_view key, const
     // Strings are stored from the caller's bytes, without a copy into an Item.
     ItemView view;
     Status s = codec_->EncodeView(detail::CodecArg(value), &view);
-    if (!s.ok()) return CountRefusal(op, std::move(s));
+    if (!s.ok()) return CountRefusal(op, mode, key, std::move(s));
     view.cas = cas;
     return StoreItem(mode, key, view, ttl, op);
   } else {
     Item item;
     Status s = codec_->Encode(detail::CodecArg(value), &item);
-    if (!s.ok()) return CountRefusal(op, std::move(s));
+    if (!s.ok()) return CountRefusal(op, mode, key, std::move(s));
     item.cas = cas;
     return StoreItem(mode, key, item, ttl, op);
   }
@@ -445,6 +463,12 @@ std::vector<Status> Cache::SetMulti(const std::vector<std::pair<std::string, T>>
   }
   std::vector<Status> stored = StoreItems(keys, items, ttl, refused);
   for (std::size_t j = 0; j < slots.size(); ++j) out[slots[j]] = std::move(stored[j]);
+  if (std::any_of(out.begin(), out.end(), [](const Status& s) { return s.IsTooLarge(); })) {
+    std::vector<std::string_view> all_keys;
+    all_keys.reserve(entries.size());
+    for (const auto& entry : entries) all_keys.push_back(entry.first);
+    DropStaleOfSets(all_keys, out);
+  }
   return out;
 }
 
