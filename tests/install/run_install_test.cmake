@@ -1,13 +1,13 @@
 # Runs the install test (see CMakeLists.txt). Invoked with cmake -P and:
 #   CACHET_BUILD_DIR      the built cachet tree to install
-#   CONSUMER_SOURCE_DIR   the out-of-tree project
+#   CONSUMER_SUBDIR       the out-of-tree project's installed copy, under the prefix
 #   WORK_DIR              scratch space, emptied first
 #   PLUGIN_INSTALL_SUBDIR where plugins go under the prefix (lib/cachet/plugins)
 #   LIB_SUBDIR            where the library goes under the prefix (lib)
 #   GENERATOR             the CMake generator to build the consumer with
 #   WITH_MEMORY_PLUGIN    1 when the memory plugin was built, else 0
 #   WITH_CLI              1 when the cachet program was built, else 0
-foreach(var CACHET_BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR PLUGIN_INSTALL_SUBDIR LIB_SUBDIR
+foreach(var CACHET_BUILD_DIR CONSUMER_SUBDIR WORK_DIR PLUGIN_INSTALL_SUBDIR LIB_SUBDIR
             GENERATOR WITH_MEMORY_PLUGIN WITH_CLI)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run_install_test.cmake: ${var} is not set")
@@ -58,7 +58,12 @@ if(WITH_CLI AND WITH_MEMORY_PLUGIN)
   check_plugins_inside(${cachet_program} ${moved})
 endif()
 
-run_step("configure the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${consumer_build}
+# The consumer is the example plugin authors find installed (examples/out-of-tree).
+set(consumer_source ${moved}/${CONSUMER_SUBDIR})
+if(NOT EXISTS ${consumer_source}/CMakeLists.txt)
+  message(FATAL_ERROR "the install has no example project at ${consumer_source}")
+endif()
+run_step("configure the consumer" ${CMAKE_COMMAND} -S ${consumer_source} -B ${consumer_build}
          -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${moved} -DCMAKE_INSTALL_PREFIX=${consumer_prefix})
 require_output("cachet's plugin folder: ${moved}/${PLUGIN_INSTALL_SUBDIR}\n"
                "CACHET_PLUGIN_DIR does not name the moved plugin folder")
@@ -90,6 +95,6 @@ endif()
 check_runpath(${notebook} "$ORIGIN/../..")
 
 # The consumer's plugins pass the conformance kit through its own CTest
-# (consumer/CMakeLists.txt), and the ledger plugin refuses a stale reply.
+# (examples/out-of-tree/CMakeLists.txt), and the ledger plugin refuses a stale reply.
 run_step("the conformance kit on the consumer's plugin"
          ${CMAKE_CTEST_COMMAND} --test-dir ${consumer_build} --output-on-failure)

@@ -1,14 +1,14 @@
 # Runs the package test (see CMakeLists.txt). Invoked with cmake -P and:
 #   CACHET_BUILD_DIR      the built cachet tree to package
 #   CACHET_SOURCE_DIR     its sources
-#   CONSUMER_SOURCE_DIR   the out-of-tree project (tests/install/consumer)
+#   CONSUMER_SUBDIR       the installed copy of examples/out-of-tree, under usr
 #   WORK_DIR              scratch space, emptied first
 #   VERSION               cachet's version
 #   PLUGIN_INSTALL_SUBDIR where plugins go under the prefix (lib/cachet/plugins)
 #   LIB_SUBDIR            where the library goes under the prefix (lib)
 #   GENERATOR, CXX        the CMake generator and compiler for the consumers
-foreach(var CACHET_BUILD_DIR CACHET_SOURCE_DIR CONSUMER_SOURCE_DIR WORK_DIR VERSION PLUGIN_INSTALL_SUBDIR LIB_SUBDIR
-            GENERATOR CXX)
+foreach(var CACHET_BUILD_DIR CACHET_SOURCE_DIR CONSUMER_SUBDIR WORK_DIR VERSION
+            PLUGIN_INSTALL_SUBDIR LIB_SUBDIR GENERATOR CXX)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run_package_test.cmake: ${var} is not set")
   endif()
@@ -102,7 +102,11 @@ endif()
 
 # An application built with find_package(cachet) against the root.
 set(consumer_build ${WORK_DIR}/consumer-build)
-run_step("configure the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${consumer_build}
+set(consumer_source ${usr}/${CONSUMER_SUBDIR})
+if(NOT EXISTS ${consumer_source}/CMakeLists.txt)
+  message(FATAL_ERROR "the package has no example project at ${consumer_source}")
+endif()
+run_step("configure the consumer" ${CMAKE_COMMAND} -S ${consumer_source} -B ${consumer_build}
          -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_PREFIX_PATH=${usr})
 require_output("cachet's plugin folder: ${usr}/${PLUGIN_INSTALL_SUBDIR}\n"
                "CACHET_PLUGIN_DIR does not name the plugin folder inside the root")
@@ -141,7 +145,7 @@ endforeach()
 if(NOT found_prefix)
   message(FATAL_ERROR "cachet.pc does not find its prefix from its own place: ${step_output}")
 endif()
-run_step("build the application with pkg-config" ${CXX} ${CONSUMER_SOURCE_DIR}/app.cpp ${flags}
+run_step("build the application with pkg-config" ${CXX} ${consumer_source}/app.cpp ${flags}
          -o ${WORK_DIR}/app-pkg-config)
 run_step("run the Cache application (pkg-config)" ${CMAKE_COMMAND} -E env
          LD_LIBRARY_PATH=${usr}/${LIB_SUBDIR} ${WORK_DIR}/app-pkg-config)
