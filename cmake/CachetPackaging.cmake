@@ -11,6 +11,10 @@ install(FILES ${PROJECT_BINARY_DIR}/cachet.pc DESTINATION ${CMAKE_INSTALL_LIBDIR
 # The README and the reference pages, laid out so the README's links work.
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
+# The plugin authors' example, a project of its own built against an installed
+# cachet (whether or not CACHET_BUILD_EXAMPLES); the install tests build this copy.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/out-of-tree/
+        DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/out-of-tree)
 
 set(CACHET_PACKAGE_CONTACT "cachet developers" CACHE STRING
     "Maintainer field of the Debian package")
