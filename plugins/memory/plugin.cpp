@@ -25,7 +25,8 @@ constexpr OptionSpec kOptions[] = {
      "longest key in bytes (1..65535); a longer one is refused with invalid_argument"},
     {"policy", OptionType::kString, "lru",
      "lru: a new item always evicts the CLOCK victim; tinylfu: only if it was asked for "
-     "more often lately (frequency sketch)"},
+     "more often lately (frequency sketch)",
+     false, false, "lru|tinylfu"},
     {"window_percent", OptionType::kInt, "1",
      "tinylfu only: percent of each shard's share held by the admission window that new "
      "items enter (0..50); 0: no window, a new item is judged as it arrives"},
