@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <utility>
+#include <vector>
 
 #include "cachet/cache.h"
 #include "cachet/envelope.h"
@@ -270,6 +273,22 @@ struct CheckedConfig {
   std::optional<NearCacheSettings> near_cache;  // when [cache] near_cache is on
 };
 
+// A plugin_path folder that does not exist is logged, not refused: one config
+// may serve machines with different folders, but a misspelt one would otherwise
+// go unnoticed while the plugin is loaded from another folder.
+void WarnMissingPluginDirs(const ConfigSection& cache, const std::vector<std::string>& dirs) {
+  const ConfigValue* value = cache.Find("plugin_path");
+  if (value == nullptr) return;
+  std::string where = value->source;  // a file (with its line) or "-o"
+  if (value->line > 0) where += ":" + std::to_string(value->line);
+  for (const std::string& dir : dirs) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(dir, ec)) continue;
+    Logger()->warn("{}: [cache] plugin_path: no folder '{}'; plugins are searched elsewhere",
+                   where, dir);
+  }
+}
+
 // `opening`: also applies log_level, before the plugins load, so that their
 // loading is logged at the configured level.
 Status CheckInto(Config* config, bool opening, CheckedConfig* checked) {
@@ -279,6 +298,7 @@ Status CheckInto(Config* config, bool opening, CheckedConfig* checked) {
     if (Status s = SetLogLevel(cache.GetString("log_level")); !s.ok()) return s;
   }
   const std::vector<std::string> plugin_dirs = cache.GetList("plugin_path");
+  WarnMissingPluginDirs(cache, plugin_dirs);
   const PluginLoader loader(PluginLoader::DefaultSearchPath(plugin_dirs));
   auto plugin = LoadBackendPlugin(loader, cache);
   if (!plugin.ok()) return plugin.status();

@@ -2,12 +2,16 @@
 // build tree, and the errors of a config that names what does not exist.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
 #include <memory>
+#include <spdlog/sinks/ostream_sink.h>
+#include <sstream>
 #include <string>
 
 #include "cachet/cache.h"
 #include "cachet/compressor.h"
 #include "cachet/config.h"
+#include "cachet/log.h"
 #include "zstd_frames.h"
 
 using cachet::Cache;
@@ -121,6 +125,22 @@ TEST_CASE("a quoted config value is a config error", "[cache][open][config]") {
   CHECK(listed.status().IsConfigError());
   CHECK_THAT(std::string(listed.status().message()),
              Catch::Contains("'\"127.0.0.1:1\"' is in quotes"));
+}
+
+TEST_CASE("a plugin_path folder that does not exist is logged as a warning", "[cache][open]") {
+  // The logger's output, caught for the length of the case.
+  std::ostringstream logged;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(logged);
+  cachet::Logger()->sinks().push_back(sink);
+  const std::string existing = std::filesystem::temp_directory_path().string();
+  auto opened = OpenText("[cache]\nbackend = memory\nplugin_path = /no/such/cachet-dir, " +
+                         existing + "\n");
+  cachet::Logger()->sinks().pop_back();
+  REQUIRE(opened.ok());  // the memory plugin is found beside the library
+  const std::string text = logged.str();
+  CHECK(text.find("open-test.conf:3: [cache] plugin_path: no folder '/no/such/cachet-dir'") !=
+        std::string::npos);
+  CHECK(text.find(existing + "'") == std::string::npos);
 }
 
 TEST_CASE("an unknown backend is a plugin error naming it", "[cache][open]") {
