@@ -37,16 +37,21 @@ constexpr std::string_view kNearMaxKeySize = "65535";
 // The largest max_value_size accepted: 4 GiB - 1, what zlib compresses in one call.
 constexpr std::int64_t kMaxValueSizeLimit = 0xFFFFFFFF;
 
-// The file a section came from, for messages: the config's path, else the
-// source its values remember, else a generic name.
+// Where a section came from, for messages: the file and first line of its
+// values read from a file, else "-o" when only -o gave it values, else the
+// config's path (a section with no values), else a generic name.
 std::string SourceOf(const Config& config, std::string_view section_name) {
-  if (!config.path().empty()) return config.path();
+  const ConfigValue* first = nullptr;
+  bool from_option = false;
   if (const ConfigSection* section = config.section(section_name)) {
     for (const auto& [key, value] : section->values()) {
-      if (value.line > 0) return value.source;
+      if (value.line > 0 && (first == nullptr || value.line < first->line)) first = &value;
+      from_option |= value.source == "-o";
     }
   }
-  return "config";
+  if (first != nullptr) return first->source + ":" + std::to_string(first->line);
+  if (from_option) return "-o";
+  return config.path().empty() ? "config" : config.path();
 }
 
 Result<FlagsProfile> ParseFlagsProfile(std::string_view name) {

@@ -78,7 +78,7 @@ TEST_CASE("a section that names no plugin is a config error", "[cache][open]") {
   auto cache = OpenText("[cache]\nbackend = memory\n[nosuch]\nkey = value\n");
   REQUIRE_FALSE(cache.ok());
   CHECK(cache.status().IsConfigError());
-  CHECK(cache.status().message() == "open-test.conf: [nosuch]: no plugin named 'nosuch'");
+  CHECK(cache.status().message() == "open-test.conf:4: [nosuch]: no plugin named 'nosuch'");
 }
 
 // Without `backend` the embedded store would take the writes meant for the

@@ -359,8 +359,8 @@ TEST_CASE("did you mean: commands, stores, options") {
   CHECK_THAT(store.err, Catch::Contains("(did you mean 'memcached'?)"));
   const CommandOutcome section = Cachet({"-o", "memcahced.servers=h", "check"});
   CHECK(section.exit_code == 2);
-  CHECK_THAT(section.err,
-             Catch::Contains("no plugin named 'memcahced' (did you mean 'memcached'?)"));
+  CHECK_THAT(section.err, Catch::Contains("-o: [memcahced]: no plugin named 'memcahced' "
+                                          "(did you mean 'memcached'?)"));
 
   const CommandOutcome option = Cachet({"-o", "memcached.io_timout_ms=5", "check"});
   CHECK(option.exit_code == 2);
