@@ -572,6 +572,35 @@ TEST_CASE("max_connections bounds a server's connections, and a waiter gets one 
   }
 }
 
+TEST_CASE("a connection given back goes to the thread waiting for it, not back to its giver",
+          "[server_pool]") {
+  // Threads waiting under max_connections are served in turn: the giver, asking
+  // again at once, waits behind them instead of taking its connection back
+  // from its own slot while they wait on until their deadline.
+  ServerPoolOptions options;
+  options.pool_size = 1;
+  options.max_connections = 1;
+  PoolOnMemcached fixture(options);
+  ServerPool& pool = *fixture.pool;
+  auto held = std::make_unique<ServerPool::Lease>(pool.Acquire(0));
+  REQUIRE((*held)->EnsureConnected().ok());
+  std::atomic<bool> served{false};
+  std::thread waiter([&] {
+    ServerPool::Lease lease =
+        pool.Acquire(0, ServerPool::Use::kReadsReplies, Clock::now() + milliseconds(5000));
+    served = !lease->refused();
+    std::this_thread::sleep_for(milliseconds(50));  // the giver's next ask waits meanwhile
+  });
+  std::this_thread::sleep_for(milliseconds(100));  // the other thread is waiting by now
+  held.reset();
+  ServerPool::Lease again =
+      pool.Acquire(0, ServerPool::Use::kReadsReplies, Clock::now() + milliseconds(5000));
+  CHECK(again.waited());
+  CHECK_FALSE(again->refused());
+  waiter.join();
+  CHECK(served.load());
+}
+
 TEST_CASE("a call left too little time by its wait for a connection times out on no server's "
           "account", "[server_pool]") {
   ServerPoolOptions options;

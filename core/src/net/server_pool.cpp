@@ -83,49 +83,48 @@ Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t se
 // Out of line, so that the usual acquire saves no registers for it.
 [[gnu::noinline]] Connection* ServerPool::IdleOrNew(Server& s, Deadline deadline, bool* waited) {
   std::unique_lock<std::mutex> lock(s.mutex);
-  auto take_idle = [&s] {
-    Connection* c = s.idle.back().release();
-    s.idle.pop_back();
-    return c;
-  };
-  if (!s.idle.empty()) return take_idle();
-  // Another thread's slot holds a connection it is not using now.
-  if (Connection* c = TakeAnySpare(s)) return c;
   const std::size_t bound = options_.max_connections;
-  if (bound == 0 || s.open.load(std::memory_order_relaxed) < bound) {
-    s.open.fetch_add(1, std::memory_order_relaxed);
+  // With threads already waiting, a newcomer waits behind them.
+  if (s.queue.empty()) {
+    if (!s.idle.empty()) {
+      Connection* c = s.idle.back().release();
+      s.idle.pop_back();
+      return c;
+    }
+    // Another thread's slot holds a connection it is not using now.
+    if (Connection* c = TakeAnySpare(s)) return c;
+    if (bound == 0 || s.open.load(std::memory_order_relaxed) < bound) {
+      s.open.fetch_add(1, std::memory_order_relaxed);
+      lock.unlock();
+      return new Connection(s.address, options_.connection);
+    }
+  }
+  // Every connection the bound allows is lent: wait in line for one to be
+  // handed over (Release, HandOutSpares) or for a place to open one.
+  if (deadline == Deadline{}) deadline = CallDeadline();
+  *waited = true;
+  Waiter me;
+  s.queue.push_back(&me);
+  s.waiters.fetch_add(1, std::memory_order_seq_cst);
+  // seq_cst, paired with ~Lease's: a connection that went to a slot before
+  // this thread was counted is seen here.
+  HandOutSpares(s);
+  bool last_look = false;
+  while (!me.handed && !me.may_open && !last_look) {
+    // Past the deadline, one more look: a hand-over may have come with it.
+    last_look =
+        me.turn.wait_until(lock, deadline) == std::cv_status::timeout && Clock::now() >= deadline;
+  }
+  if (me.handed) return me.handed.release();  // HandToFirst took it off the queue
+  if (me.may_open) {
     lock.unlock();
     return new Connection(s.address, options_.connection);
   }
-  // Every connection the bound allows is lent: wait for one to come back (to
-  // a spare slot or the idle list) or to be dropped.
-  if (deadline == Deadline{}) deadline = CallDeadline();
-  *waited = true;
-  s.waiters.fetch_add(1, std::memory_order_seq_cst);
-  Connection* c = nullptr;
-  bool last_look = false;
-  for (;;) {
-    c = TakeAnySpare(s);
-    if (c != nullptr) break;
-    if (!s.idle.empty()) {
-      c = take_idle();
-      break;
-    }
-    if (s.open.load(std::memory_order_relaxed) < bound) {
-      s.open.fetch_add(1, std::memory_order_relaxed);
-      c = new Connection(s.address, options_.connection);
-      break;
-    }
-    if (last_look) break;
-    // Past the deadline, one more look: a notification may have come with it.
-    last_look =
-        s.freed.wait_until(lock, deadline) == std::cv_status::timeout && Clock::now() >= deadline;
-  }
+  s.queue.erase(std::find(s.queue.begin(), s.queue.end(), &me));
   s.waiters.fetch_sub(1, std::memory_order_relaxed);
-  if (c != nullptr) return c;
   s.pool_waits_timed_out.fetch_add(1, std::memory_order_relaxed);
   lock.unlock();
-  c = new Connection(s.address, options_.connection);
+  Connection* c = new Connection(s.address, options_.connection);
   c->RefuseConnects(
       Status::Timeout(s.address.HostPort() + ": all " + std::to_string(bound) +
                       " connections (max_connections) stayed in use until the call's deadline"));
@@ -157,14 +156,33 @@ void ServerPool::DropStale(Server& s, Connection& connection) noexcept {
 }
 
 void ServerPool::WakeWaiter(Server& s) {
-  // Taking the mutex orders this after a waiter's check of the spare slots:
-  // it is then waiting, and hears the notification.
-  { std::lock_guard<std::mutex> lock(s.mutex); }
-  s.freed.notify_one();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  HandOutSpares(s);
+}
+
+void ServerPool::HandOutSpares(Server& s) {
+  while (!s.queue.empty()) {
+    Connection* c = TakeAnySpare(s);
+    if (c == nullptr) return;
+    HandToFirst(s, std::unique_ptr<Connection>(c));
+  }
+}
+
+void ServerPool::HandToFirst(Server& s, std::unique_ptr<Connection> connection) {
+  Waiter* first = s.queue.front();
+  s.queue.pop_front();
+  s.waiters.fetch_sub(1, std::memory_order_relaxed);
+  if (connection) {
+    first->handed = std::move(connection);
+  } else {
+    first->may_open = true;
+  }
+  first->turn.notify_one();
 }
 
 void ServerPool::Return(Lease& lease) noexcept {
-  if (lease.spare_ != nullptr && lease.connection_->connected()) {
+  if (lease.spare_ != nullptr && lease.connection_->connected() &&
+      lease.home_->waiters.load(std::memory_order_relaxed) == 0) {
     // The slot holds another thread's connection (threads beyond the slots
     // share one): this one takes the slot, the one found there goes on.
     lease.connection_.reset(
@@ -180,25 +198,24 @@ void ServerPool::Return(Lease& lease) noexcept {
 void ServerPool::Release(std::size_t server, std::unique_ptr<Connection> connection) {
   Server& s = *servers_[server];
   if (connection->refused()) return;  // a stand-in was never counted
-  {
+  // A live connection goes to a waiting thread, or is kept while fewer than
+  // pool_size are idle (in the list and the spare slots); a closed one (after
+  // an error), one from before a fork, one beyond pool_size, or any with
+  // pool_size 0 is dropped.
+  if (connection->connected() && options_.pool_size != 0) {
     std::lock_guard<std::mutex> lock(s.mutex);
-    const bool waited_for = s.waiters.load(std::memory_order_relaxed) != 0;
-    // A live connection is kept while fewer than pool_size are idle (in the
-    // list and the spare slots), or a thread waits for it; a closed one (after
-    // an error), one from before a fork or one beyond pool_size is dropped.
-    if (connection->connected() && options_.pool_size != 0 &&
-        (s.idle.size() + SparesHeld(s) < options_.pool_size || waited_for)) {
+    if (!s.queue.empty()) return HandToFirst(s, std::move(connection));
+    if (s.idle.size() + SparesHeld(s) < options_.pool_size) {
       s.idle.push_back(std::move(connection));
-      if (waited_for) s.freed.notify_one();
       return;
     }
   }
-  // Closed outside the lock, and before its slot is given up: the server
+  // Closed outside the lock, and before its place is given up: the server
   // never sees more than max_connections at once.
   connection.reset();
   std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.queue.empty()) return HandToFirst(s, nullptr);  // its place goes to the first waiter
   s.open.fetch_sub(1, std::memory_order_relaxed);
-  if (s.waiters.load(std::memory_order_relaxed) != 0) s.freed.notify_one();
 }
 
 namespace {

@@ -32,6 +32,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -115,7 +116,9 @@ class CACHET_EXPORT ServerPool {
       // The usual return: the connection takes the thread's spare slot, which
       // is empty. Anything else is Return()'s.
       Connection* empty = nullptr;
+      // A thread waiting for a connection is given this one (Return), in turn.
       if (spare_ != nullptr && connection_->connected() &&
+          home_->waiters.load(std::memory_order_relaxed) == 0 &&
           spare_->compare_exchange_strong(empty, connection_.get(), std::memory_order_seq_cst))
           [[likely]] {
         connection_.release();
@@ -218,6 +221,13 @@ class CACHET_EXPORT ServerPool {
   struct alignas(64) SpareSlot {
     std::atomic<Connection*> connection{nullptr};
   };
+  // A thread waiting in IdleOrNew, until it is handed a connection, or a place
+  // under the bound to open one, or its deadline passes.
+  struct Waiter {
+    std::unique_ptr<Connection> handed;
+    bool may_open = false;  // the connection it waited for was dropped: `open` counts its own
+    std::condition_variable turn;
+  };
   struct Server {
     explicit Server(ServerAddress a) : address(std::move(a)) {}
     ~Server() {
@@ -229,14 +239,18 @@ class CACHET_EXPORT ServerPool {
     // release a compare-exchange, both on its own line, and it gets its own
     // connection back.
     std::array<SpareSlot, kSpareSlots> spares;
-    std::atomic<std::uint32_t> waiters{0};  // threads waiting in Acquire
-    std::mutex mutex;                       // guards idle, open, freed
-    // At most pool_size - 1, unless waited for. A return fills an empty slot
-    // without looking here, so list and slots together may hold up to the
-    // slots' count minus one beyond pool_size until a return finds its slot taken.
+    std::atomic<std::uint32_t> waiters{0};  // queue's length, read outside the mutex
+    std::mutex mutex;                       // guards idle, open, queue
+    // At most pool_size - 1. A return fills an empty slot without looking here,
+    // so list and slots together may hold up to the slots' count minus one
+    // beyond pool_size until a return finds its slot taken.
     std::vector<std::unique_ptr<Connection>> idle;
     std::atomic<std::size_t> open{0};  // connections that exist (changed under mutex)
-    std::condition_variable freed;     // a connection came back or went
+    // Threads waiting for a connection under max_connections, first come first
+    // served: what a lease gives back goes to the first of them, not to
+    // whichever thread asks next, so no waiter is passed over until its
+    // deadline by threads that keep taking the connection back.
+    std::deque<Waiter*> queue;
     std::atomic<std::uint32_t> failures{0};
     std::atomic<std::int64_t> dead_until_ns{0};  // steady clock
     // Health figures (ServerHealth), apart from what the hot path touches.
@@ -262,8 +276,13 @@ class CACHET_EXPORT ServerPool {
   // that is closed, or kept by no slot (pool_size 0), goes to Release(); else
   // it takes the slot, and the connection it finds there goes to Release().
   void Return(Lease& lease) noexcept;
-  // Keeps a connection a spare slot could not take in the idle list, or drops it.
+  // Hands a connection a spare slot could not take to the first waiting
+  // thread, or keeps it in the idle list, or drops it (its place under the
+  // bound then going to the first waiting thread).
   void Release(std::size_t server, std::unique_ptr<Connection> connection);
+  // Gives the first waiting thread `connection`, or (null) a place under the
+  // bound to open one. REQUIRES: s.mutex held, s.queue not empty.
+  static void HandToFirst(Server& s, std::unique_ptr<Connection> connection);
   // Connections in spare slots now (a count that may be stale as it is made).
   static std::size_t SparesHeld(const Server& s) noexcept;
   // Acquire() when the thread's spare slot is empty: an idle connection (from
@@ -273,8 +292,11 @@ class CACHET_EXPORT ServerPool {
   Connection* IdleOrNew(Server& s, Deadline deadline, bool* waited);
   // Any connection in a spare slot, or null.
   static Connection* TakeAnySpare(Server& s) noexcept;
-  // Wakes a thread waiting in IdleOrNew after a spare slot was filled.
+  // After a spare slot was filled while threads wait: hands what the slots
+  // hold to them, in turn.
   static void WakeWaiter(Server& s);
+  // WakeWaiter's work. REQUIRES: s.mutex held.
+  static void HandOutSpares(Server& s);
   // Acquire() of a connection for a write-only exchange, or when the thread's
   // spare slot is empty (`c` null): an idle connection, a new one, or a
   // refusing stand-in (IdleOrNew), checked as Acquire() checks.
