@@ -91,14 +91,18 @@ void Cache::DropStale(std::string_view full_key) {
 }
 
 void Cache::DropStaleOfBatch(std::span<const WriteOutcome> writes) {
-  // A key's last write in the batch decides what it holds.
-  std::unordered_map<std::string_view, std::size_t> last_write;
-  for (std::size_t i = 0; i < writes.size(); ++i) {
-    if (writes[i].writes) last_write[writes[i].full_key] = i;
+  // Whether each key's value is stale after the batch, in the batch's order.
+  std::unordered_map<std::string_view, bool> stale;
+  for (const WriteOutcome& write : writes) {
+    if (write.refused_as_large) {
+      stale[write.full_key] = true;
+    } else if (write.decided) {
+      if (auto it = stale.find(write.full_key); it != stale.end()) it->second = false;
+    }
   }
   std::vector<Operation> removals;
-  for (const auto& [key, i] : last_write) {
-    if (!writes[i].refused_as_large) continue;
+  for (const auto& [key, is_stale] : stale) {
+    if (!is_stale) continue;
     Operation& removal = removals.emplace_back();
     removal.kind = OpKind::kRemove;
     removal.key = key;
@@ -116,8 +120,8 @@ void Cache::DropStaleOfSets(std::span<const std::string_view> keys,
   std::vector<WriteOutcome> writes;
   writes.reserve(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    const bool writes_key = !keys[i].empty();  // an empty key was refused and wrote nothing
-    writes.push_back({full_keys[i], writes_key, writes_key && outcomes[i].IsTooLarge()});
+    const bool keyed = !keys[i].empty();  // an empty key was refused and wrote nothing
+    writes.push_back({full_keys[i], keyed && outcomes[i].IsTooLarge(), keyed && outcomes[i].ok()});
   }
   DropStaleOfBatch(writes);
 }

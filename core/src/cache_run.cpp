@@ -158,14 +158,21 @@ std::vector<Cache::WriteOutcome> Cache::WriteOutcomes(const Batch& batch) {
   for (std::uint32_t i = 0; i < batch.entries_.size(); ++i) {
     const Batch::Entry& entry = batch.entries_[i];
     const Status& status = batch.StatusAt(i, batch.generation_, Batch::KindOf(entry.op));
-    // What was sent may have written; of what was refused, only a set refused
-    // as too large (which kept its key for this) is to be followed by a removal.
-    const bool sent = entry.slot != Batch::kNotSent && entry.run_refusal == Batch::kNotSent;
-    const bool read = entry.op == CacheOp::kGet || entry.op == CacheOp::kGets;
-    const bool kept_key = entry.slot == Batch::kNotSent && entry.key_size > 0;
-    const bool writes_key = (sent && !read) || kept_key;
+    // A set refused as added kept its key for this (key_size 0 otherwise).
+    const bool refused = entry.op == CacheOp::kSet && status.IsTooLarge() && entry.key_size > 0;
+    // Whether it left the key a value of its own or none (not_stored of a
+    // replace, not_found of a cas or remove: the key was absent).
+    bool decided = false;
+    switch (entry.op) {
+      case CacheOp::kSet:
+      case CacheOp::kAdd: decided = status.ok(); break;
+      case CacheOp::kReplace: decided = status.ok() || status.IsNotStored(); break;
+      case CacheOp::kCas:
+      case CacheOp::kRemove: decided = status.ok() || status.IsNotFound(); break;
+      default: break;  // reads, joins, counters and touches keep the value they find
+    }
     writes.push_back({std::string_view(batch.keys_.data() + entry.key_begin, entry.key_size),
-                      writes_key, writes_key && entry.op == CacheOp::kSet && status.IsTooLarge()});
+                      refused, decided});
   }
   return writes;
 }

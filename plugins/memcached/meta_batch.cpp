@@ -214,7 +214,11 @@ void MetaBatch::Settle(const Status& transport) {
   // A stream out of step may have paired any reply with the wrong command:
   // after a protocol error no answer of the exchange stands.
   for (Slot& slot : slots_) {
-    if (!slot.answered || transport.IsProtocolError()) slot.op->status = transport;
+    if (transport.IsProtocolError()) {
+      slot.op->status = transport;
+    } else if (!slot.answered) {
+      slot.op->status = net::UnansweredStatus(*slot.op, transport, "memcached");
+    }
   }
 }
 

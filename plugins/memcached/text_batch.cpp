@@ -231,7 +231,7 @@ Status TextBatch::OnSingleReply(Operation& op, const Reply& reply) {
 void TextBatch::SettleRest(const Status& transport) {
   // noreply commands were sent; with the text protocol their outcome is unknown
   // unless the connection failed.
-  for (Operation* op : noreply_) op->status = transport;
+  for (Operation* op : noreply_) op->status = net::UnansweredStatus(*op, transport, "memcached");
   SettleDirect(transport);
   if (transport.ok()) return;
   // A stream out of step may have paired any reply with the wrong command:
@@ -247,7 +247,10 @@ void TextBatch::SettleRest(const Status& transport) {
     for (std::size_t i = group.begin; i < group.first_op; ++i) {
       if (ops_[i]->status.IsNotFound()) ops_[i]->status = transport;
     }
-    for (std::size_t i = 0; i < group.op_count; ++i) ops_[group.first_op + i]->status = transport;
+    for (std::size_t i = 0; i < group.op_count; ++i) {
+      Operation& op = *ops_[group.first_op + i];
+      op.status = net::UnansweredStatus(op, transport, "memcached");
+    }
   }
 }
 

@@ -108,18 +108,15 @@ Status MemoryShard::GetAndTouch(const KeyRef& key, Ttl ttl, Item* out) {
 }
 
 Status MemoryShard::Store(StoreMode mode, const KeyRef& key, const ItemView& item, Ttl ttl) {
+  if (item.value.size() > limits_.max_item_size) {
+    return RefuseLargeValue(mode, key, item.value.size());  // before the sketch counts it
+  }
   Writing writing(*this);
   if (sketch_ != nullptr) {
     sketch_->AgeIfDue();
     sketch_->Record(key.hash);  // a write is an access too: a write-only cache still admits
   }
   const Found found = FindLive(key);
-  if (item.value.size() > limits_.max_item_size) {
-    return RefuseSet(mode, found,
-                     Status::TooLarge("memory: value of " + std::to_string(item.value.size()) +
-                                      " bytes is over max_item_size " +
-                                      std::to_string(limits_.max_item_size)));
-  }
   switch (mode) {
     case StoreMode::kSet:
       break;
@@ -146,6 +143,15 @@ Status MemoryShard::Store(StoreMode mode, const KeyRef& key, const ItemView& ite
   if (entry == nullptr) return OutOfMemory();
   EvictOver(entry);
   return Status::OK();
+}
+
+Status MemoryShard::RefuseLargeValue(StoreMode mode, const KeyRef& key, std::size_t size) {
+  Status why = Status::TooLarge("memory: value of " + std::to_string(size) +
+                                " bytes is over max_item_size " +
+                                std::to_string(limits_.max_item_size));
+  if (mode != StoreMode::kSet) return why;
+  Writing writing(*this);
+  return RefuseSet(mode, FindLive(key), std::move(why));
 }
 
 Status MemoryShard::RefuseSet(StoreMode mode, const Found& found, Status why) {

@@ -144,6 +144,8 @@ class alignas(64) MemoryShard {
   // key's older entry (`found`), as memcached's server does, so the value the
   // set was to replace is not read afterwards as if it were current.
   Status RefuseSet(StoreMode mode, const Found& found, Status why);
+  // Store's answer to a value over max_item_size (RefuseSet's rule, under the lock).
+  Status RefuseLargeValue(StoreMode mode, const KeyRef& key, std::size_t size);
   // Get's way when the lock-free read found an expired entry to remove.
   Status GetLocked(const KeyRef& key, Item* out);
   // The live entry under `key`, or none; an expired one is removed on the way.

@@ -171,7 +171,8 @@ void RedisBatch::Settle(const Status& status) {
   const std::size_t first = status.IsProtocolError() ? 0 : next_;
   for (std::size_t i = first; i < sent_.size(); ++i) {
     if (sent_[i] == nullptr) continue;  // a SCRIPT LOAD
-    sent_[i]->status = status.ok() ? Status::IoError("redis " + where_ + ": no reply") : status;
+    sent_[i]->status = status.ok() ? Status::IoError("redis " + where_ + ": no reply")
+                                   : net::UnansweredStatus(*sent_[i], status, "redis " + where_);
   }
 }
 

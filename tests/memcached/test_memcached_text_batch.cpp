@@ -338,6 +338,7 @@ TEST_CASE("text batch: lying lengths and garbage are protocol errors", "[memcach
   CHECK(AnyHowSplit({"a"}, "VALUE a 0 1048577\r\n").stream == StatusCode::kTooLarge);
 }
 
+
 TEST_CASE("text batch: an error line ends the group with the server's word", "[memcached][batch]") {
   const BatchOutcome out =
       AnyHowSplit({"a", "b"}, "VALUE a 0 1\r\nx\r\nSERVER_ERROR out of memory\r\n");
@@ -436,6 +437,29 @@ TEST_CASE("text batch: noreply commands at the end are closed by version", "[mem
     const BatchOutcome out = AnyHowSplitOps(GetThenSilentSet, other);
     CHECK(out.stream == StatusCode::kProtocolError);
     for (const OpOutcome& op : out.ops) CHECK(op.status.starts_with("protocol_error"));
+  }
+}
+
+TEST_CASE("text batch: after a reply too large to read, the writes left unanswered are io_error",
+          "[memcached][batch]") {
+  // Not too_large: they were not refused for their size (a set refused so has
+  // its key removed), and the server may have applied them.
+  const BatchOutcome out = AnyHowSplitOps(
+      [] {
+        std::deque<Operation> ops = GetThenSilentSet();
+        ops.emplace_back();
+        ops.back().kind = OpKind::kStore;
+        ops.back().key = "c";
+        ops.back().item = ItemView("v");
+        return ops;
+      },
+      "VALUE a 0 1048577\r\n");
+  CHECK(out.stream == StatusCode::kTooLarge);
+  CHECK(out.ops[0].status.starts_with("too_large"));
+  for (std::size_t i : {1, 2}) {
+    INFO(out.ops[i].status);
+    CHECK(out.ops[i].status.starts_with("io_error"));
+    CHECK(out.ops[i].status.find("may have been applied") != std::string::npos);
   }
 }
 

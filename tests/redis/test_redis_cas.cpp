@@ -110,6 +110,34 @@ TEST_CASE("the cas script's replies map to ok, exists and not_found", "[redis][c
   CHECK(MapCasReply("+OK\r\n").IsProtocolError());
 }
 
+TEST_CASE("after a reply too large to read, a batch's writes left unanswered are io_error",
+          "[redis][batch]") {
+  // Not too_large: they were not refused for their size (a set refused so has
+  // its key removed), and the server may have applied them.
+  cachet::redis::RespLimits limits;
+  limits.max_bulk_length = 8;
+  cachet::redis::RedisBatch batch("127.0.0.1:1", limits, cachet::redis::CounterMode::kNative);
+  std::vector<Operation> ops(3);
+  ops[0].key = "big";
+  ops[1].kind = cachet::OpKind::kStore;
+  ops[1].key = "b";
+  ops[1].item = ItemView("v");
+  ops[2].key = "c";
+  for (Operation& op : ops) batch.Add(op);
+  const std::string replies = "$9\r\n123456789\r\n";
+  cachet::net::ReadBuffer buffer;
+  std::memcpy(buffer.PrepareWrite(replies.size()), replies.data(), replies.size());
+  buffer.Commit(replies.size());
+  const cachet::Status s = batch.Consume(buffer);
+  REQUIRE(s.IsTooLarge());
+  batch.Settle(s);
+  CHECK(ops[0].status.IsTooLarge());
+  INFO(ops[1].status.ToString());
+  CHECK(ops[1].status.IsIoError());
+  CHECK(ops[1].status.message().find("may have been applied") != std::string_view::npos);
+  CHECK(ops[2].status.IsTooLarge());  // a read: nothing is removed for it
+}
+
 TEST_CASE("a batch sends cas with the other commands and maps each reply", "[redis][cas]") {
   cachet::redis::RedisBatch batch("127.0.0.1:1", {}, cachet::redis::CounterMode::kNative);
   std::vector<Operation> ops = {CasOp("a", "1", 7), CasOp("b", "2", 8), CasOp("c", "3", 9),

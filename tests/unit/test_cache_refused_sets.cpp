@@ -118,7 +118,9 @@ TEST_CASE("SetMulti removes the old values of the keys it could not set", "[cach
 TEST_CASE("a batch's set refused as too large removes the old value after the batch",
           "[cache][too_large][batch]") {
   Fixture f("ns:");
-  for (const char* key : {"a", "b", "c", "d"}) REQUIRE(f.cache->Set(key, std::string("old")).ok());
+  for (const char* key : {"a", "b", "c", "d", "e", "kept"}) {
+    REQUIRE(f.cache->Set(key, std::string("old")).ok());
+  }
   Batch batch(*f.cache);
   const auto by_store = batch.Set("a", kOverStore);
   const auto by_codec = batch.Set("b", kOverCodec);
@@ -128,22 +130,29 @@ TEST_CASE("a batch's set refused as too large removes the old value after the ba
   // d is written, then refused: removed.
   batch.Set("d", std::string("new"));
   const auto refused_d = batch.Set("d", kOverCodec);
+  // e is refused, then written by writes that do not replace it: removed.
+  batch.Set("e", kOverStore);
+  const auto add = batch.Add("e", std::string("new"));
+  batch.Touch("e", cachet::Ttl{60000});
   // Not a set: the value stays.
-  const auto append = batch.Append("old-kept", kOverStore);
+  const auto append = batch.Append("kept", kOverStore);
   f.cache->Run(batch);
   CHECK(batch.Outcome(by_store).IsTooLarge());
   CHECK(batch.Outcome(by_codec).IsTooLarge());
   CHECK(batch.Outcome(refused_c).IsTooLarge());
   CHECK(batch.Outcome(refused_d).IsTooLarge());
-  CHECK_FALSE(batch.Outcome(append).ok());
+  CHECK(batch.Outcome(add).IsNotStored());
+  CHECK(batch.Outcome(append).IsTooLarge());
   CHECK(f.cache->Get("a").miss());
   CHECK(f.cache->Get("b").miss());
   CHECK(f.cache->Get("c").value_or("") == "new");
   CHECK(f.cache->Get("d").miss());
+  CHECK(f.cache->Get("e").miss());
+  CHECK(f.cache->Get("kept").value_or("") == "old");
   CHECK_FALSE(f.store->Has("ns:a"));
   // The batch's outcomes stay those of its own operations.
   const auto metrics = f.cache->metrics();
-  CHECK(metrics[static_cast<std::size_t>(CacheOp::kSet)].errors == 4);
+  CHECK(metrics[static_cast<std::size_t>(CacheOp::kSet)].errors == 5);
   CHECK(metrics[static_cast<std::size_t>(CacheOp::kRemove)].calls == 0);
 }
 

@@ -247,12 +247,13 @@ class CACHET_EXPORT Cache {
   // held, as memcached's server does: the value it was to replace must not be
   // read afterwards as if it were current. `full_key` has the namespace.
   void DropStale(std::string_view full_key);
-  // The same for a batch's operations in order: each key whose last write was a
-  // set refused as too large is removed after the batch, in one more round.
+  // The same for a batch's operations in order: each key with a set refused as
+  // too large and no later write that decided its value (a set, add, replace or
+  // cas that went through, a remove) is removed after the batch, in one round.
   struct WriteOutcome {
     std::string_view full_key;
-    bool writes;            // a write of any kind (a read changes nothing)
     bool refused_as_large;  // a set whose outcome is too_large
+    bool decided;           // a write that replaced or removed the value
   };
   void DropStaleOfBatch(std::span<const WriteOutcome> writes);
   // A run Batch's operations as DropStaleOfBatch reads them (cache_run.cpp).

@@ -5,11 +5,19 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <string>
 #include <utility>
 
 namespace cachet::net {
 
 ServerBatch::~ServerBatch() = default;
+
+Status UnansweredStatus(const Operation& op, const Status& transport, std::string_view store) {
+  if (!transport.IsTooLarge() || op.kind == OpKind::kGet) return transport;
+  return Status::IoError(std::string(store) +
+                         ": not answered: the connection was dropped after a reply too large "
+                         "to read; the operation may have been applied");
+}
 
 BatchRunner::~BatchRunner() = default;
 

@@ -38,6 +38,7 @@
 #include <exception>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "cachet/backend.h"
@@ -64,6 +65,13 @@ class CACHET_EXPORT ServerBatch : public ReplyReader {
   // closed rather than pooled again.
   virtual bool poisoned() const noexcept { return false; }
 };
+
+// What an operation a failed exchange left unanswered answers: `transport`,
+// except after a reply too large to read (a read's: the exchange ends there),
+// when a write answers io_error, as the server may have applied it; too_large
+// would say it was refused for its size (and a refused set's key is removed).
+CACHET_EXPORT Status UnansweredStatus(const Operation& op, const Status& transport,
+                                      std::string_view store);
 
 class CACHET_EXPORT BatchRunner {
  public:
