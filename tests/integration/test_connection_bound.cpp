@@ -155,8 +155,8 @@ int FailedWhileSharing(Cache& cache, int threads, int rounds) {
 
 TEST_CASE("memcached: threads waiting for the one connection are served in turn",
           "[pool][memcached]") {
-  // 16 threads share max_connections = 1; a call may wait 100 ms in all. Served
-  // in turn, a call waits for 15 round trips, so none times out. (That the
+  // 16 threads share max_connections = 1; a call may wait 1 s in all. Served in
+  // turn, a call waits for 15 round trips, so none times out. (That the
   // connection goes to the waiting thread rather than back to its giver is
   // checked on the pool itself, in tests/unit/test_connection.cpp; with the
   // giver taking it back, 50 ms deadlines here saw calls time out.)
@@ -165,8 +165,8 @@ TEST_CASE("memcached: threads waiting for the one connection are served in turn"
   REQUIRE(server.ok());
   auto cache =
       OpenCache("[cache]\nbackend = memcached\n[memcached]\nservers = " + (*server)->address() +
-                "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 100\n"
-                "request_timeout_ms = 100\n");
+                "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 1000\n"
+                "request_timeout_ms = 1000\n");
   CHECK(FailedWhileSharing(*cache, 16, 400) == 0);
   CHECK(cache->Health()[0].pool_timeouts == 0);
 }
@@ -175,8 +175,8 @@ TEST_CASE("redis: threads waiting for the one connection are served in turn", "[
   auto server = StartRedis();
   REQUIRE(server.ok());
   auto cache = OpenCache("[cache]\nbackend = redis\n[redis]\nservers = " + (*server)->address() +
-                         "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 100\n"
-                         "request_timeout_ms = 100\n");
+                         "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 1000\n"
+                         "request_timeout_ms = 1000\n");
   CHECK(FailedWhileSharing(*cache, 16, 400) == 0);
   CHECK(cache->Health()[0].pool_timeouts == 0);
 }

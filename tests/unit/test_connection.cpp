@@ -582,23 +582,32 @@ TEST_CASE("a connection given back goes to the thread waiting for it, not back t
   options.max_connections = 1;
   PoolOnMemcached fixture(options);
   ServerPool& pool = *fixture.pool;
+  // Bounded waits for the pool's count of waiting threads to reach `count`.
+  auto until_waiting = [&pool](std::size_t count) {
+    for (int i = 0; i < 5000 && pool.Waiting(0) != count; ++i) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    return pool.Waiting(0) == count;
+  };
   auto held = std::make_unique<ServerPool::Lease>(pool.Acquire(0));
   REQUIRE((*held)->EnsureConnected().ok());
   std::atomic<bool> served{false};
+  std::atomic<bool> giver_queued{false};
   std::thread waiter([&] {
     ServerPool::Lease lease =
-        pool.Acquire(0, ServerPool::Use::kReadsReplies, Clock::now() + milliseconds(5000));
+        pool.Acquire(0, ServerPool::Use::kReadsReplies, Clock::now() + milliseconds(1000));
     served = !lease->refused();
-    std::this_thread::sleep_for(milliseconds(50));  // the giver's next ask waits meanwhile
+    giver_queued = until_waiting(1);  // holds it until the giver waits behind
   });
-  std::this_thread::sleep_for(milliseconds(100));  // the other thread is waiting by now
+  REQUIRE(until_waiting(1));  // the other thread is in line
   held.reset();
   ServerPool::Lease again =
       pool.Acquire(0, ServerPool::Use::kReadsReplies, Clock::now() + milliseconds(5000));
-  CHECK(again.waited());
-  CHECK_FALSE(again->refused());
   waiter.join();
   CHECK(served.load());
+  CHECK(giver_queued.load());
+  CHECK(again.waited());
+  CHECK_FALSE(again->refused());
 }
 
 TEST_CASE("a call left too little time by its wait for a connection times out on no server's "

@@ -212,6 +212,10 @@ class CACHET_EXPORT ServerPool {
 
   // Appends one ServerHealth per server, in configuration order.
   void AppendHealth(std::vector<ServerHealth>* out) const;
+  // Threads waiting for a connection of `server` now (under max_connections).
+  std::size_t Waiting(std::size_t server) const noexcept {
+    return servers_[server]->waiters.load(std::memory_order_relaxed);
+  }
 
  private:
   // Spare slots per server: a thread's is its number (cachet/thread_number.h:
@@ -273,8 +277,9 @@ class CACHET_EXPORT ServerPool {
       s.failures.store(0, std::memory_order_relaxed);
   }
   // ~Lease() of a connection that does not go into an empty spare slot: one
-  // that is closed, or kept by no slot (pool_size 0), goes to Release(); else
-  // it takes the slot, and the connection it finds there goes to Release().
+  // that is closed, kept by no slot (pool_size 0) or given back while threads
+  // wait goes to Release(); else it takes the slot, and the connection it finds
+  // there goes to Release().
   void Return(Lease& lease) noexcept;
   // Hands a connection a spare slot could not take to the first waiting
   // thread, or keeps it in the idle list, or drops it (its place under the
