@@ -2,56 +2,17 @@
 // one Execute per run (per stretch around appends: cache_run.cpp), namespace and
 // default TTL applied, typed values, refusals before the run, noreply, metrics
 // per operation, and reuse without allocation.
-#include <atomic>
 #include <catch2/catch.hpp>
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "cachet/batch.h"
 #include "cachet/cache.h"
+#include "support/allocation_hooks.h"
 #include "support/forwarding_backend.h"
 
 using namespace cachet;  // NOLINT: a test of the whole public API
-
-// Counts allocations made while `counting` is on, for the reuse case.
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<std::size_t> allocations{0};
-}  // namespace
-
-// The whole unaligned family is replaced, so every block (including the memory
-// store's nothrow and array allocations, made in the plugin) is allocated and
-// freed by the same pair: replacing only some of them mixes this malloc with
-// the sanitizer's own operator delete, or the other way round. Not inlined, so
-// the compiler never pairs a new-expression with free() itself.
-namespace {
-void* Allocate(std::size_t size) noexcept {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1);
-  return std::malloc(size == 0 ? 1 : size);
-}
-void* AllocateOrThrow(std::size_t size) {
-  if (void* p = Allocate(size)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace
-
-[[gnu::noinline]] void* operator new(std::size_t size) { return AllocateOrThrow(size); }
-[[gnu::noinline]] void* operator new[](std::size_t size) { return AllocateOrThrow(size); }
-[[gnu::noinline]] void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  return Allocate(size);
-}
-[[gnu::noinline]] void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  return Allocate(size);
-}
-[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace {
 
@@ -75,7 +36,7 @@ class RecordingBackend : public test::ForwardingBackend {
 
   void Execute(std::span<Operation> batch) override {
     ++executes;
-    if (!counting) {
+    if (!test::CountingAllocations()) {
       seen.clear();
       for (const Operation& op : batch) seen.push_back(op);
     }
@@ -631,10 +592,11 @@ TEST_CASE("a warm batch is cleared and refilled without allocating") {
   f.cache->Run(batch);  // warms the batch's buffers
   (void)fill();
   f.cache->Run(batch);
-  counting = true;
+  test::TakeAllocationCount();
+  test::CountAllocations(true);
   const BatchRead<std::string> read = fill();  // a new generation per Clear, no allocation
-  const std::size_t during_fill = allocations.exchange(0);
-  counting = false;
+  const std::size_t during_fill = test::TakeAllocationCount();
+  test::CountAllocations(false);
   CHECK(during_fill == 0);
   f.cache->Run(batch);
   CHECK(Got(batch.Outcome(read)) == value);

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "cachet/net/lone_call.h"
 #include "cachet/net/server_pool.h"
 #include "launchers/memcached_server.h"
+#include "support/allocation_hooks.h"
 #include "support/line_reader.h"
 #include "launchers/server_process.h"
 
@@ -570,6 +572,23 @@ TEST_CASE("max_connections bounds a server's connections, and a waiter gets one 
     CHECK(third->EnsureConnected().ok());
     CHECK(health().connections == 2);
   }
+}
+
+TEST_CASE("a connection that could not be made for want of memory gives its place back",
+          "[server_pool]") {
+  ServerPoolOptions options;
+  options.max_connections = 1;
+  // Nothing is connected: a lease's connection connects on first use.
+  const std::vector<ServerAddress> servers = {Loopback(1)};
+  ServerPool pool(servers, Distribution::Create(DistributionKind::kModula, servers), options);
+  test::FailNextAllocationOf(sizeof(Connection));
+  CHECK_THROWS_AS(pool.Acquire(0), std::bad_alloc);
+  test::FailNextAllocationOf(0);
+  // The one place under the bound is free again: no wait, no refusing stand-in.
+  ServerPool::Lease lease =
+      pool.Acquire(0, ServerPool::Use::kReadsReplies, Clock::now() + milliseconds(100));
+  CHECK_FALSE(lease->refused());
+  CHECK_FALSE(lease.waited());
 }
 
 TEST_CASE("a connection given back goes to the thread waiting for it, not back to its giver",

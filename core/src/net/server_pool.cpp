@@ -96,7 +96,7 @@ Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t se
     if (bound == 0 || s.open.load(std::memory_order_relaxed) < bound) {
       s.open.fetch_add(1, std::memory_order_relaxed);
       lock.unlock();
-      return new Connection(s.address, options_.connection);
+      return OpenInPlace(s);
     }
   }
   // Every connection the bound allows is lent: wait in line for one to be
@@ -118,7 +118,7 @@ Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t se
   if (me.handed) return me.handed.release();  // HandToFirst took it off the queue
   if (me.may_open) {
     lock.unlock();
-    return new Connection(s.address, options_.connection);
+    return OpenInPlace(s);
   }
   s.queue.erase(std::find(s.queue.begin(), s.queue.end(), &me));
   s.waiters.fetch_sub(1, std::memory_order_relaxed);
@@ -213,9 +213,22 @@ void ServerPool::Release(std::size_t server, std::unique_ptr<Connection> connect
   // Closed outside the lock, and before its place is given up: the server
   // never sees more than max_connections at once.
   connection.reset();
+  GiveUpPlace(s);
+}
+
+void ServerPool::GiveUpPlace(Server& s) {
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (!s.queue.empty()) return HandToFirst(s, nullptr);  // its place goes to the first waiter
+  if (!s.queue.empty()) return HandToFirst(s, nullptr);  // the place goes to the first waiter
   s.open.fetch_sub(1, std::memory_order_relaxed);
+}
+
+Connection* ServerPool::OpenInPlace(Server& s) {
+  try {
+    return new Connection(s.address, options_.connection);
+  } catch (...) {
+    GiveUpPlace(s);
+    throw;
+  }
 }
 
 namespace {

@@ -288,6 +288,11 @@ class CACHET_EXPORT ServerPool {
   // Gives the first waiting thread `connection`, or (null) a place under the
   // bound to open one. REQUIRES: s.mutex held, s.queue not empty.
   static void HandToFirst(Server& s, std::unique_ptr<Connection> connection);
+  // Gives up a place under the bound: to the first waiting thread, or uncounted.
+  static void GiveUpPlace(Server& s);
+  // A new connection in a place under the bound the caller holds; should it not
+  // be made (out of memory), the place is given up before the exception goes on.
+  Connection* OpenInPlace(Server& s);
   // Connections in spare slots now (a count that may be stale as it is made).
   static std::size_t SparesHeld(const Server& s) noexcept;
   // Acquire() when the thread's spare slot is empty: an idle connection (from
