@@ -22,9 +22,17 @@ MemcachedBackend::MemcachedBackend(MemcachedOptions options)
             net::Distribution::Create(options_.distribution, options_.servers,
                                       options_.ketama_points),
             options_.pool) {
-  if (options_.pool.failover && pool_.size() > 1) {
-    ledger_ = std::make_unique<FailoverLedger>(pool_.size(), options_.failover_max_keys);
-  }
+  failover_ = net::Failover::IfEnabled(
+      pool_,
+      [this](std::size_t, std::span<Operation* const> ops,
+             std::unique_ptr<net::ServerBatch>& slot) -> net::ServerBatch* {
+        return &FillBatch(slot, ops, {options_.binary_keys});
+      },
+      [this](std::span<const std::size_t> servers, std::vector<bool>* cleaned) {
+        // Each server's outcome is in `cleaned`; the first error says nothing more.
+        static_cast<void>(RunOnServers(
+            "flush_all", servers, [&](std::size_t s, const auto&) { (*cleaned)[s] = true; }));
+      });
 }
 
 MemcachedBackend::~MemcachedBackend() = default;
@@ -49,17 +57,7 @@ Status MemcachedBackend::CheckError(const Operation& op) const {
 }
 
 bool MemcachedBackend::Route(Operation& op, std::size_t* server, std::size_t* home) {
-  Result<std::size_t> routed = pool_.Route(op.key, home);
-  if (!routed.ok()) {
-    op.status = routed.status();
-    return false;
-  }
-  *server = *routed;
-  // Without failover, or with every server up and nothing owed, that is all.
-  if (ledger_ != nullptr && (*server != *home || ledger_->AnyOwed())) {
-    return RouteAfterOutage(op, *home, server);
-  }
-  return true;
+  return net::RouteOperation(pool_, failover_.get(), op, server, home);
 }
 
 net::BatchRunner& MemcachedBackend::Runner() const {
@@ -83,12 +81,7 @@ MemcachedBatch& MemcachedBackend::FillBatch(std::unique_ptr<net::ServerBatch>& s
 void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settings) {
   net::BatchRunner& runner = Runner();
   // With failover: operations that went around their home server, noted after.
-  struct Around {
-    const Operation* op;
-    std::size_t home;
-    std::size_t server;
-  };
-  std::vector<Around> around;
+  std::vector<net::Failover::Around> around;
   // Whether the one server is live is asked once for the whole batch, which
   // goes out as one exchange anyway.
   if (LoneLiveServer()) {
@@ -112,7 +105,8 @@ void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settin
     return &FillBatch(slot, group, settings);
   });
   runner.Run(pool_.CallDeadline());
-  for (const Around& a : around) NoteWriteAround(*a.op, a.home, a.server);
+  if (!around.empty()) [[unlikely]]
+    failover_->NoteWritesAround(around);
 }
 
 void MemcachedBackend::RunBatchOfOne(Operation& op, std::size_t server,

@@ -25,9 +25,9 @@
 
 #include "cachet/backend.h"
 #include "cachet/net/batch_runner.h"
+#include "cachet/net/failover.h"
 #include "cachet/net/server_pool.h"
 #include "command_line.h"
-#include "failover_ledger.h"
 #include "key_check.h"
 #include "memcached_batch.h"
 #include "reply.h"
@@ -46,9 +46,6 @@ struct MemcachedOptions {
   bool binary_keys = false;                 // meta only
   std::size_t max_item_size = 1024 * 1024;  // values larger are refused (too_large)
   std::uint32_t ketama_points = 160;        // cmf-ketama points per unit of weight
-  // With failover: keys written around a dead server that are remembered, per
-  // server, to be deleted when it is back; past it those servers are flushed.
-  std::size_t failover_max_keys = 10000;
 };
 
 class MemcachedBackend final : public Backend {
@@ -114,28 +111,11 @@ class MemcachedBackend final : public Backend {
   bool Route(Operation& op, std::size_t* server, std::size_t* home);
   // Check() and the route: false (op.status says why) if it goes nowhere.
   bool CheckAndRoute(Operation& op, std::size_t* server, std::size_t* home);
-  // Route() with failover, for a key routed around its dead `home` server or
-  // while some server owes a repair (memcached_failover.cpp): a write around
-  // `home` is noted; `home` itself is used only once it is repaired.
-  bool RouteAfterOutage(Operation& op, std::size_t home, std::size_t* server);
-  // Notes again, once its exchange is over, a write that went to `server`
-  // rather than its `home`: a repair that started while it was in flight may
-  // have deleted the key there before the write arrived.
-  // REQUIRES: failover (`server` != `home` happens only then).
-  void NoteWriteAround(const Operation& op, std::size_t home, std::size_t server);
-  // Deletes (or flushes) what writes around `owner` left behind, on it and on
-  // the servers that took them. False if it must stay out of routing for now;
-  // a server that took them and cannot be reached stays owed, and does not
-  // keep the owner out.
-  bool RepairBeforeUse(std::size_t owner);
-  // Deletes the copies of `owner`'s keys that `server` kept past the owner's
-  // last repair, before it stands in for `owner`. False if some are left.
-  bool RepairStale(std::size_t owner, std::size_t server);
-  // Undoes `debt` on the owner (if it owes) and on the servers it names that
-  // are up; the result says which servers were cleaned.
-  std::vector<bool> Undo(std::size_t owner, const FailoverLedger::Debt& debt);
-  void DeleteMovedKeys(const std::vector<std::string>& keys, std::span<const std::size_t> servers,
-                       std::vector<bool>* cleaned);
+  // With failover, notes again a write that went to `server` rather than its
+  // `home` once its exchange is over (net::Failover::NoteWriteAround).
+  void NoteWriteAround(const Operation& op, std::size_t home, std::size_t server) {
+    failover_->NoteWriteAround(op, home, server);
+  }
   // This thread's batch runner, claimed for this backend.
   net::BatchRunner& Runner() const;
   // Fills the batch in `slot` (made on first use) with `ops`, in order.
@@ -172,8 +152,9 @@ class MemcachedBackend final : public Backend {
   net::Clock::duration call_timeout_;
   ParserLimits limits_;
   net::ServerPool pool_;
-  // With failover and more than one server: what outages left to undo.
-  std::unique_ptr<FailoverLedger> ledger_;
+  // With failover and more than one server: routes around dead servers and
+  // undoes what outages left behind.
+  std::unique_ptr<net::Failover> failover_;
 };
 
 // The checks and the route every operation asks for, inline: a single

@@ -28,21 +28,16 @@ constexpr OptionSpec kOwnOptions[] = {
      "allow any bytes in keys, sent base64-encoded (meta protocol only; 186 bytes at most)"},
     {"max_item_size", OptionType::kInt, "1048576",
      "largest value in bytes written or read; larger ones are refused with too_large"},
-    {"failover_max_keys", OptionType::kInt, "10000",
-     "with failover: keys written around a dead server that are remembered and deleted when "
-     "it is back; past it, the servers involved are flushed instead"},
 };
 constexpr auto kOptions = net::JoinOptionSpecs(
     net::JoinOptionSpecs(kOwnOptions, net::kServerPoolOptionSpecs), net::kFailoverOptionSpec);
 
 Status ReadNumbers(const ConfigSection& section, MemcachedOptions* o) {
-  std::int64_t max_item = 0, points = 0, failover_keys = 0;
+  std::int64_t max_item = 0, points = 0;
   Status s = net::ReadServerPoolOptions(section, &o->pool);
   if (s.ok()) s = section.GetIntInRange("max_item_size", 1, 1024 * 1024 * 1024, &max_item);
   if (s.ok()) s = section.GetIntInRange("ketama_points", 1, 100000, &points);
-  if (s.ok()) s = section.GetIntInRange("failover_max_keys", 0, 10000000, &failover_keys);
   if (!s.ok()) return s;
-  o->failover_max_keys = static_cast<std::size_t>(failover_keys);
   o->max_item_size = static_cast<std::size_t>(max_item);
   o->ketama_points = static_cast<std::uint32_t>(points);
   return Status::OK();

@@ -59,9 +59,31 @@ TokyoTyrantBackend::TokyoTyrantBackend(TokyoTyrantOptions options)
       pool_(options_.servers,
             net::Distribution::Create(options_.distribution, options_.servers,
                                       options_.ketama_points),
-            options_.pool) {}
+            options_.pool) {
+  failover_ = net::Failover::IfEnabled(
+      pool_,
+      [this](std::size_t, std::span<Operation* const> ops,
+             std::unique_ptr<net::ServerBatch>& slot) -> net::ServerBatch* {
+        TtServerBatch& batch = Fill(slot, ops);
+        return batch.request().empty() ? nullptr : &batch;
+      },
+      [this](std::span<const std::size_t> servers, std::vector<bool>* cleaned) {
+        std::string request;
+        if (!EncodeBare(Command::kVanish, &request).ok()) return;
+        // Each server's outcome is in `cleaned`; the first error says nothing more.
+        static_cast<void>(RoundTripOn(servers, request, ReplyShape::kStatus,
+                                      [&](std::size_t server, const Reply& r, std::string_view) {
+                                        (*cleaned)[server] = r.ok;
+                                        return Status::OK();
+                                      }));
+      });
+}
 
 TokyoTyrantBackend::~TokyoTyrantBackend() = default;
+
+bool TokyoTyrantBackend::Route(Operation& op, std::size_t* server, std::size_t* home) {
+  return net::RouteOperation(pool_, failover_.get(), op, server, home);
+}
 
 Capabilities TokyoTyrantBackend::capabilities() const noexcept {
   return options_.addint_counters ? kCapabilities.with(Capability::kCounters) : kCapabilities;
@@ -150,9 +172,16 @@ TtServerBatch& TokyoTyrantBackend::Fill(std::unique_ptr<net::ServerBatch>& slot,
 
 void TokyoTyrantBackend::Run(std::span<Operation> ops) {
   net::BatchRunner& runner = Runner();
+  // With failover: operations that went around their home server, noted after.
+  std::vector<net::Failover::Around> around;
   for (Operation& op : ops) {
+    std::size_t server = 0;
+    std::size_t home = 0;
     op.status = Check(op);
-    if (op.status.ok()) runner.AddRouted(pool_, op);
+    if (!op.status.ok() || !Route(op, &server, &home)) continue;
+    runner.Add(server, op);
+    if (server != home) [[unlikely]]
+      around.push_back({&op, home, server});
   }
   runner.EnlistGroups(pool_, [&](std::size_t, std::span<Operation* const> group,
                                  std::unique_ptr<net::ServerBatch>& slot) -> net::ServerBatch* {
@@ -160,22 +189,28 @@ void TokyoTyrantBackend::Run(std::span<Operation> ops) {
     return batch.request().empty() ? nullptr : &batch;  // nothing encodable
   });
   runner.Run(pool_.CallDeadline());
+  if (!around.empty()) [[unlikely]]
+    failover_->NoteWritesAround(around);
 }
 
 Status TokyoTyrantBackend::RunOne(Operation& op) {
   op.status = Check(op);
   if (!op.status.ok()) return op.status;
-  Result<std::size_t> server = pool_.Route(op.key);
-  if (!server.ok()) return op.status = server.status();
+  std::size_t server = 0;
+  std::size_t home = 0;
+  if (!Route(op, &server, &home)) return op.status;
   // The thread's batch kept for that server, refilled with this one operation.
   Operation* const one[] = {&op};
-  TtServerBatch& batch = Fill(Runner().slot(*server), one);
+  TtServerBatch& batch = Fill(Runner().slot(server), one);
   if (batch.request().empty()) return op.status;  // settled at Add(): nothing to send
   thread_local std::vector<iovec> request;
   batch.Request(&request);
   const net::Clock::time_point start = net::Clock::now();
-  net::RunAlone(pool_, *server, request.data(), static_cast<int>(request.size()), batch, start,
+  net::RunAlone(pool_, server, request.data(), static_cast<int>(request.size()), batch, start,
                 start + options_.pool.connection.CallTimeout());
+  // Only with failover, around a dead server: noted again once it is over.
+  if (server != home) [[unlikely]]
+    NoteWriteAround(op, home, server);
   return op.status;
 }
 

@@ -23,6 +23,7 @@
 
 #include "cachet/backend.h"
 #include "cachet/net/batch_runner.h"
+#include "cachet/net/failover.h"
 #include "cachet/net/server_pool.h"
 #include "tt_batch.h"
 #include "tt_options.h"
@@ -67,6 +68,15 @@ class TokyoTyrantBackend final : public Backend {
 
   // The reason `op` cannot be sent, or ok.
   Status Check(const Operation& op) const;
+  // The pool's route of `op`, under failover's rule when it is on: false
+  // (op.status says why) if it goes nowhere. `*home` is the key's own server;
+  // `*server` differs from it only with failover.
+  bool Route(Operation& op, std::size_t* server, std::size_t* home);
+  // With failover, notes again a write that went to `server` rather than its
+  // `home`, once its exchange is over (net::Failover::NoteWriteAround).
+  void NoteWriteAround(const Operation& op, std::size_t home, std::size_t server) {
+    failover_->NoteWriteAround(op, home, server);
+  }
   // One operation, checked and routed, sent alone through the engine's lone
   // call (net::RunAlone), its reply read by the thread's batch of that server.
   Status RunOne(Operation& op);
@@ -92,6 +102,9 @@ class TokyoTyrantBackend final : public Backend {
   const std::uint64_t id_;  // BatchRunner::NewOwner(): claims this thread's runner
   TokyoTyrantOptions options_;
   net::ServerPool pool_;
+  // With failover and more than one server: routes around dead servers and
+  // undoes what outages left behind.
+  std::unique_ptr<net::Failover> failover_;
 };
 
 }  // namespace cachet::tokyotyrant

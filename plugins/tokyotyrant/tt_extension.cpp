@@ -21,6 +21,7 @@ class ExtensionRunner {
   Status Run(std::string_view command, Args args);
 
  private:
+  Status Dispatch(std::string_view command, Args args);
   Status FwmKeys(Args args);
   Status Vsiz(Args args);
   Status AddInt(Args args);
@@ -33,8 +34,11 @@ class ExtensionRunner {
   Status Optimize(Args args);
   Status Misc(Args args);
 
-  // The server holding `key`, or why there is none.
-  Result<std::size_t> Route(std::string_view key) const;
+  // The server for a command about `key` that does what `kind` does (kGet:
+  // reads; kIncr, kStore: changes the value), under failover's rule, or why
+  // there is none. A command sent around the key's own server is noted again
+  // once it is over (Run).
+  Result<std::size_t> Route(std::string_view key, OpKind kind);
   Status StatusReply(std::size_t server, const std::string& request);
   static Status ParseInt(std::string_view text, std::int64_t low, std::int64_t high,
                          std::int64_t* out);
@@ -43,6 +47,11 @@ class ExtensionRunner {
   TokyoTyrantBackend& b_;
   Lines* reply_;
   std::string request_;
+  // With failover, the command that went around its key's own server.
+  Operation around_;
+  std::size_t around_home_ = 0;
+  std::size_t around_server_ = 0;
+  bool went_around_ = false;
 };
 
 Status TokyoTyrantBackend::Extension(std::string_view command, std::span<const std::string> args,
@@ -52,6 +61,13 @@ Status TokyoTyrantBackend::Extension(std::string_view command, std::span<const s
 }
 
 Status ExtensionRunner::Run(std::string_view command, Args args) {
+  Status s = Dispatch(command, args);
+  if (went_around_) [[unlikely]]
+    b_.NoteWriteAround(around_, around_home_, around_server_);
+  return s;
+}
+
+Status ExtensionRunner::Dispatch(std::string_view command, Args args) {
   if (command == "fwmkeys") return FwmKeys(args);
   if (command == "vsiz") return Vsiz(args);
   if (command == "addint") return AddInt(args);
@@ -95,9 +111,16 @@ Status ExtensionRunner::ParseInt(std::string_view text, std::int64_t low, std::i
   return Status::OK();
 }
 
-Result<std::size_t> ExtensionRunner::Route(std::string_view key) const {
+Result<std::size_t> ExtensionRunner::Route(std::string_view key, OpKind kind) {
   if (key.empty()) return Status::InvalidArgument("tokyotyrant: empty key");
-  return b_.pool_.Route(key);
+  around_.kind = kind;
+  around_.mode = StoreMode::kAppend;  // a store that keeps what it does not name
+  around_.key = key;
+  std::size_t server = 0;
+  if (!b_.Route(around_, &server, &around_home_)) return std::move(around_.status);
+  went_around_ = server != around_home_;
+  around_server_ = server;
+  return server;
 }
 
 Status ExtensionRunner::StatusReply(std::size_t server, const std::string& request) {
@@ -135,7 +158,7 @@ Status ExtensionRunner::FwmKeys(Args args) {
 
 Status ExtensionRunner::Vsiz(Args args) {
   if (Status s = Arity("vsiz", args, 1, 1); !s.ok()) return s;
-  Result<std::size_t> server = Route(args[0]);
+  Result<std::size_t> server = Route(args[0], OpKind::kGet);
   if (!server.ok()) return server.status();
   if (Status s = EncodeKeyCommand(Command::kVsiz, args[0], &request_); !s.ok()) return s;
   return b_.RoundTrip(*server, request_, ReplyShape::kInt32, [&](const Reply& r, std::string_view) {
@@ -151,7 +174,7 @@ Status ExtensionRunner::AddInt(Args args) {
   constexpr std::int64_t kLow = std::numeric_limits<std::int32_t>::min();
   constexpr std::int64_t kHigh = std::numeric_limits<std::int32_t>::max();
   if (Status s = ParseInt(args[1], kLow, kHigh, &num); !s.ok()) return s;
-  Result<std::size_t> server = Route(args[0]);
+  Result<std::size_t> server = Route(args[0], OpKind::kIncr);
   if (!server.ok()) return server.status();
   if (Status s = EncodeAddInt(args[0], static_cast<std::int32_t>(num), &request_); !s.ok()) {
     return s;
@@ -171,7 +194,7 @@ Status ExtensionRunner::AddDouble(Args args) {
   if (ec != std::errc() || end != text.data() + text.size()) {
     return Status::InvalidArgument("tokyotyrant: '" + text + "' is not a number");
   }
-  Result<std::size_t> server = Route(args[0]);
+  Result<std::size_t> server = Route(args[0], OpKind::kIncr);
   if (!server.ok()) return server.status();
   if (Status s = EncodeAddDouble(args[0], num, &request_); !s.ok()) return s;
   return b_.RoundTrip(
@@ -186,7 +209,7 @@ Status ExtensionRunner::AddDouble(Args args) {
 
 Status ExtensionRunner::PutCat(Args args) {
   if (Status s = Arity("putcat", args, 2, 2); !s.ok()) return s;
-  Result<std::size_t> server = Route(args[0]);
+  Result<std::size_t> server = Route(args[0], OpKind::kStore);
   if (!server.ok()) return server.status();
   if (Status s = EncodeStore(Command::kPutCat, args[0], args[1], &request_); !s.ok()) return s;
   return StatusReply(*server, request_);
@@ -198,7 +221,7 @@ Status ExtensionRunner::PutShl(Args args) {
   if (Status s = ParseInt(args[2], 0, std::numeric_limits<std::int32_t>::max(), &width); !s.ok()) {
     return s;
   }
-  Result<std::size_t> server = Route(args[0]);
+  Result<std::size_t> server = Route(args[0], OpKind::kStore);
   if (!server.ok()) return server.status();
   Status s = EncodePutShl(args[0], args[1], static_cast<std::int32_t>(width), &request_);
   if (!s.ok()) return s;
@@ -276,7 +299,7 @@ Status ExtensionRunner::Misc(Args args) {
   }
   // The first argument (a key for putlist, outlist, getlist, getpart) picks the
   // server; a list spanning servers must be split by the caller.
-  Result<std::size_t> server = Route(args[1]);
+  Result<std::size_t> server = Route(args[1], OpKind::kStore);
   if (!server.ok()) return server.status();
   std::vector<std::string_view> misc_args(args.begin() + 1, args.end());
   if (Status s = EncodeMisc(args[0], 0, misc_args, &request_); !s.ok()) return s;

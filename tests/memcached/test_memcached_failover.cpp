@@ -39,7 +39,7 @@ struct Failover {
     options.pool.failure_limit = 1;
     options.pool.retry_timeout = kRetry;
     options.pool.connection.io_timeout = milliseconds(200);
-    options.failover_max_keys = max_keys;
+    options.pool.failover_max_keys = max_keys;
     distribution = net::Distribution::Create(options.distribution, options.servers);
     for (int i = 0; i < 60; ++i) {
       keys.push_back("failover:" + std::to_string(i));
@@ -50,7 +50,7 @@ struct Failover {
   }
 
   // Whether more of server 0's keys move than failover_max_keys notes.
-  bool Overflows() const { return on_zero.size() > options.failover_max_keys; }
+  bool Overflows() const { return on_zero.size() > options.pool.failover_max_keys; }
 
   bool OnZero(const std::string& key) const { return distribution->ServerFor(key) == 0; }
 
@@ -125,7 +125,7 @@ TEST_CASE("failover: a paused server that comes back serves no value older than 
           "[memcached][failover]") {
   RequireMemcached();
   Failover f(GENERATE(std::size_t{10000}, std::size_t{5}));
-  INFO("failover_max_keys " << f.options.failover_max_keys);
+  INFO("failover_max_keys " << f.options.pool.failover_max_keys);
   MemcachedBackend b(f.options);
   Failover::WriteAll(b, f.keys, "v1");
   REQUIRE(f.servers[0]->Pause().ok());
@@ -159,7 +159,7 @@ TEST_CASE("failover: a server that was paused while the owner came back keeps no
           "[memcached][failover]") {
   RequireMemcached();
   Failover f(GENERATE(std::size_t{10000}, std::size_t{5}));
-  INFO("failover_max_keys " << f.options.failover_max_keys);
+  INFO("failover_max_keys " << f.options.pool.failover_max_keys);
   MemcachedBackend b(f.options);
   using Clock = std::chrono::steady_clock;
   Failover::WriteAll(b, f.keys, "v1");
@@ -196,7 +196,7 @@ TEST_CASE("failover: a server killed and restarted empty leaves no older value b
           "[memcached][failover]") {
   RequireMemcached();
   Failover f(GENERATE(std::size_t{10000}, std::size_t{5}));
-  INFO("failover_max_keys " << f.options.failover_max_keys);
+  INFO("failover_max_keys " << f.options.pool.failover_max_keys);
   MemcachedBackend b(f.options);
   Failover::WriteAll(b, f.keys, "v1");
   REQUIRE(f.servers[0]->Kill().ok());

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cachet/envelope.h"
+#include "cachet/net/distribution.h"
 #include "tt_backend.h"
 #include "tt_fixture.h"
 
@@ -372,6 +373,58 @@ TEST_CASE("tt backend: dead servers are marked and skipped with failover",
     if (s.ok()) ++ok;
   }
   CHECK(ok == 40);
+}
+
+// Tokyo Tyrant keeps its data through an outage, so without failover's repair
+// a server that comes back would serve the value it held before the writes
+// that went around it.
+TEST_CASE("tt backend: with failover a server that comes back serves no value older than the "
+          "last write",
+          "[tokyotyrant][backend][faults]") {
+  auto servers = StartServers(2);
+  TokyoTyrantOptions o = OptionsFor(servers, std::chrono::milliseconds(200));
+  o.pool.failover = true;
+  o.pool.failure_limit = 1;
+  o.pool.retry_timeout = std::chrono::milliseconds(300);
+  // 10000: the keys are noted and deleted; 2: too many to note, the servers are emptied.
+  o.pool.failover_max_keys = GENERATE(10000, 2);
+  INFO("failover_max_keys " << o.pool.failover_max_keys);
+  auto ring = net::Distribution::Create(o.distribution, o.servers);
+  std::vector<std::string> on_zero;
+  for (int i = 0; i < 40; ++i) {
+    const std::string key = "back:" + std::to_string(i);
+    if (ring->ServerFor(key) == 0) on_zero.push_back(key);
+  }
+  REQUIRE(on_zero.size() >= 4);
+  const std::string appended = on_zero.back();  // written around the outage by putcat
+  on_zero.pop_back();
+  TokyoTyrantBackend b(o);
+  for (const std::string& key : on_zero) {
+    REQUIRE(b.Store(StoreMode::kSet, key, ItemView("v1"), {}).ok());
+  }
+  REQUIRE(b.Store(StoreMode::kSet, appended, ItemView("v1"), {}).ok());
+
+  REQUIRE(servers[0]->Pause().ok());
+  Item item;
+  CHECK(b.Get(on_zero.front(), &item).IsTimeout());  // marks server 0 dead
+  for (const std::string& key : on_zero) {
+    INFO(key);
+    REQUIRE(b.Store(StoreMode::kSet, key, ItemView("v2"), {}).ok());
+  }
+  std::vector<std::string> reply;
+  REQUIRE(b.Extension("putcat", std::vector<std::string>{appended, "+"}, &reply).ok());
+  REQUIRE(servers[0]->Resume().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // past retry_timeout
+
+  for (const std::string& key : on_zero) {
+    INFO(key);
+    const Status got = b.Get(key, &item);
+    REQUIRE((got.ok() || got.IsNotFound()));
+    if (got.ok()) CHECK(item.value == "v2");
+  }
+  const Status got = b.Get(appended, &item);
+  REQUIRE((got.ok() || got.IsNotFound()));
+  if (got.ok()) CHECK(item.value == "+");
 }
 
 namespace {

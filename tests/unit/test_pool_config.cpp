@@ -29,14 +29,15 @@ constexpr std::array kPoolOptions = {
     OptionSpec{"pool_size", OptionType::kInt, "16", "idle connections per server"},
     OptionSpec{"max_connections", OptionType::kInt, "0", "open at once per server"},
     OptionSpec{"failover", OptionType::kBool, "false", "move keys of dead servers"},
+    OptionSpec{"failover_max_keys", OptionType::kInt, "10000", "keys noted per dead server"},
 };
 
-// Validates `text` against the pool options (all of them, or all but failover).
+// Validates `text` against the pool options (all of them, or all but failover's two).
 Status Read(std::string text, bool with_failover, cachet::net::ServerPoolOptions* out) {
   auto config = Config::Parse(text, "store.conf");
   REQUIRE(config.ok());
   std::span<const OptionSpec> schema(kPoolOptions);
-  if (!with_failover) schema = schema.first(schema.size() - 1);
+  if (!with_failover) schema = schema.first(schema.size() - 2);
   REQUIRE(config->Validate("store", schema).ok());
   return cachet::net::ReadServerPoolOptions(*config->section("store"), out);
 }
@@ -46,7 +47,8 @@ Status Read(std::string text, bool with_failover, cachet::net::ServerPoolOptions
 TEST_CASE("the shared network options fill the pool options", "[net][config]") {
   cachet::net::ServerPoolOptions options;
   REQUIRE(Read("[store]\nconnect_timeout_ms = 5\nio_timeout_ms = 6\nfailure_limit = 7\n"
-               "retry_timeout_ms = 8\npool_size = 9\nmax_connections = 12\nfailover = true\n",
+               "retry_timeout_ms = 8\npool_size = 9\nmax_connections = 12\nfailover = true\n"
+               "failover_max_keys = 13\n",
                true, &options)
               .ok());
   CHECK(options.connection.connect_timeout == std::chrono::milliseconds(5));
@@ -57,6 +59,7 @@ TEST_CASE("the shared network options fill the pool options", "[net][config]") {
   CHECK(options.pool_size == 9);
   CHECK(options.max_connections == 12);
   CHECK(options.failover);
+  CHECK(options.failover_max_keys == 13);
 }
 
 TEST_CASE("the shared schema's defaults are ServerPoolOptions' own", "[net][config]") {
@@ -130,11 +133,12 @@ TEST_CASE("a plugin's own options and the shared ones join into one schema", "[n
   constexpr auto joined = cachet::net::JoinOptionSpecs(
       cachet::net::JoinOptionSpecs(kOwn, cachet::net::kServerPoolOptionSpecs),
       cachet::net::kFailoverOptionSpec);
-  static_assert(joined.size() == 17);
+  static_assert(joined.size() == 18);
   CHECK(std::string(joined[0].name) == "servers");
   CHECK(std::string(joined[1].name) == "connect_timeout_ms");
   CHECK(std::string(joined[8].name) == "tls");
   CHECK(std::string(joined[16].name) == "failover");
+  CHECK(std::string(joined[17].name) == "failover_max_keys");
 }
 
 TEST_CASE("tls builds the store's TLS context when the options are read", "[net][config]") {

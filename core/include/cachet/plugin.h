@@ -50,10 +50,12 @@ namespace cachet {
 // version 8 grew net::Exchange and BatchRunner's record of an exchange (whether
 // its request went out: `sent`, for retries); version 9 gave ServerPool's
 // Server record 32 spare slots instead of 8; version 10 gave it a queue of the
-// threads waiting under max_connections in place of a condition variable.
-// These cross the boundary, so plugins built before version 10 are refused: rebuild them.
-inline constexpr std::uint32_t kPluginAbiVersion = 10;
-inline constexpr std::uint32_t kOldestPluginAbiVersion = 10;
+// threads waiting under max_connections in place of a condition variable;
+// version 11 added failover_max_keys to net::ServerPoolOptions (failover's
+// rule moved into core/net, net::Failover).
+// These cross the boundary, so plugins built before version 11 are refused: rebuild them.
+inline constexpr std::uint32_t kPluginAbiVersion = 11;
+inline constexpr std::uint32_t kOldestPluginAbiVersion = 11;
 inline constexpr const char* kPluginEntryPoint = "cachet_plugin_v1";
 
 #define CACHET_STRINGIFY_DETAIL(x) #x

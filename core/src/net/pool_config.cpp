@@ -57,6 +57,11 @@ Status ReadServerPoolOptions(const ConfigSection& section, ServerPoolOptions* ou
   out->pool_size = static_cast<std::size_t>(pool);
   out->max_connections = static_cast<std::size_t>(bound);
   if (section.Find("failover") != nullptr) out->failover = section.GetBool("failover");
+  if (section.Find("failover_max_keys") != nullptr) {
+    std::int64_t keys = 0;
+    if (s = section.GetIntInRange("failover_max_keys", 0, 10000000, &keys); !s.ok()) return s;
+    out->failover_max_keys = static_cast<std::size_t>(keys);
+  }
   return Status::OK();
 }
 

@@ -61,9 +61,12 @@ inline constexpr std::array<OptionSpec, 15> kServerPoolOptionSpecs = {{
      false, false, "1.2|1.3"},
 }};
 
-inline constexpr std::array<OptionSpec, 1> kFailoverOptionSpec = {{
+inline constexpr std::array<OptionSpec, 2> kFailoverOptionSpec = {{
     {"failover", OptionType::kBool, "false",
      "send a dead server's keys to the next live server (off: they fail as unavailable)"},
+    {"failover_max_keys", OptionType::kInt, "10000",
+     "with failover: keys written around a dead server that are remembered and deleted when "
+     "it is back; past it, the servers involved are flushed instead"},
 }};
 
 // A plugin's own options followed by shared ones, as one schema:

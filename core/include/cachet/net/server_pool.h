@@ -55,6 +55,7 @@ struct ServerPoolOptions {
   std::uint32_t failure_limit = 2;                // consecutive failures before dead
   std::chrono::milliseconds retry_timeout{2000};  // how long a dead server rests
   bool failover = false;                          // route around dead servers
+  std::size_t failover_max_keys = 10000;          // keys noted per dead server (Failover)
   std::size_t pool_size = 16;                     // idle connections kept per server
   std::size_t max_connections = 0;                // open at once per server; 0: no bound
 };

@@ -1,4 +1,4 @@
-// FailoverLedger: what a memcached pool with failover must undo before a
+// FailoverLedger: what a pool with failover must undo before a
 // server that was dead serves its keys again.
 //
 // While a server (the owner) is dead, its keys go to other live servers. A
@@ -6,7 +6,7 @@
 // which it would serve once it is back, and leaves a copy on the other server,
 // which a later outage of the owner would serve again after newer writes went
 // to the owner. The ledger notes, per owner, the keys written elsewhere and the
-// servers they went to; before the owner is routed to again, the backend
+// servers they went to; before the owner is routed to again, Failover (failover.h)
 // deletes those keys on the owner and on those servers (Take, then Settle).
 // A server that could not be reached then keeps its copies: the owner is
 // routed to again, and that server is marked stale for the owner's keys until
@@ -33,9 +33,11 @@
 #include <unordered_set>
 #include <vector>
 
-namespace cachet::memcached {
+#include "cachet/export.h"
 
-class FailoverLedger {
+namespace cachet::net {
+
+class CACHET_EXPORT FailoverLedger {
  public:
   // What a repair of one owner must undo.
   struct Debt {
@@ -114,4 +116,4 @@ class FailoverLedger {
   std::atomic<std::size_t> owing_{0};  // owners with owes set
 };
 
-}  // namespace cachet::memcached
+}  // namespace cachet::net

@@ -1,21 +1,16 @@
-// MemcachedBackend with failover: noting writes routed around a dead server,
-// and repairing it before it serves its keys again (failover_ledger.h).
-//
-// Only keys routed around a dead server, and every key while some server owes
-// a repair, come here; with every server up and nothing owed, Route() costs one
-// more load and compare.
+// Failover: noting writes routed around a dead server, and repairing it before
+// it serves its keys again (failover.h, failover_ledger.h).
+#include "cachet/net/failover.h"
+
 #include <chrono>
-#include <memory>
+#include <string>
 #include <utility>
-#include <vector>
 
-#include "memcached_backend.h"
-
-namespace cachet::memcached {
+namespace cachet::net {
 
 namespace {
 
-std::int64_t Nanos(net::Clock::time_point t) {
+std::int64_t Nanos(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
@@ -33,7 +28,21 @@ bool ReplacesValue(const Operation& op) {
 
 }  // namespace
 
-bool MemcachedBackend::RouteAfterOutage(Operation& op, std::size_t home, std::size_t* server) {
+Failover::Failover(ServerPool& pool, std::size_t max_keys, FillBatch fill, FlushServers flush)
+    : pool_(pool),
+      runner_owner_(BatchRunner::NewOwner()),
+      ledger_(pool.size(), max_keys),
+      fill_(std::move(fill)),
+      flush_(std::move(flush)) {}
+
+std::unique_ptr<Failover> Failover::IfEnabled(ServerPool& pool, FillBatch fill,
+                                             FlushServers flush) {
+  if (!pool.options().failover || pool.size() < 2) return nullptr;
+  return std::make_unique<Failover>(pool, pool.options().failover_max_keys, std::move(fill),
+                                    std::move(flush));
+}
+
+bool Failover::Route(Operation& op, std::size_t home, std::size_t* server) {
   if (*server == home && !RepairBeforeUse(home)) {
     // Its copy may be older than what went elsewhere: around it still.
     Result<std::size_t> around = pool_.RouteAround(op.key, home);
@@ -47,18 +56,18 @@ bool MemcachedBackend::RouteAfterOutage(Operation& op, std::size_t home, std::si
   // Stand-ins may have changed during the outage: the key is served where its
   // last write went, never from an older copy on another stand-in.
   std::size_t last = 0;
-  if (ledger_->AnyOwed() && ledger_->LastServer(home, op.key, &last) && last != *server) {
+  if (ledger_.AnyOwed() && ledger_.LastServer(home, op.key, &last) && last != *server) {
     if (pool_.Available(last)) {
       *server = last;
     } else if (!ReplacesValue(op)) {
-      op.status = Status::Unavailable("memcached: the last write of this key went to " +
+      op.status = Status::Unavailable("the last write of this key went to " +
                                       pool_.address(last).HostPort() + ", which is down");
       return false;
     }
   }
   // The server standing in may keep copies from an earlier outage of `home`,
   // older than what `home` took since: they go first, or the key goes nowhere.
-  if (ledger_->AnyOwed() && !RepairStale(home, *server)) {
+  if (ledger_.AnyOwed() && !RepairStale(home, *server)) {
     op.status = Status::Unavailable(pool_.address(*server).HostPort() +
                                     ": holds older copies of the keys of " +
                                     pool_.address(home).HostPort() + " that are being deleted");
@@ -66,39 +75,40 @@ bool MemcachedBackend::RouteAfterOutage(Operation& op, std::size_t home, std::si
   }
   // Noted before it is sent, so a repair that starts meanwhile deletes the
   // owner's older copy; and again once the exchange is over (NoteWriteAround).
-  if (ChangesValue(op.kind)) ledger_->Record(home, op.key, *server, /*routed=*/true);
+  if (ChangesValue(op.kind)) ledger_.Record(home, op.key, *server, /*routed=*/true);
   return true;
 }
 
-void MemcachedBackend::NoteWriteAround(const Operation& op, std::size_t home, std::size_t server) {
+void Failover::NoteWriteAround(const Operation& op, std::size_t home, std::size_t server) {
   // Whatever the outcome: a write that timed out may still have been applied.
   // A note made after a repair took the owner's keys stays owed (Settle).
-  if (ChangesValue(op.kind)) ledger_->Record(home, op.key, server, /*routed=*/false);
+  if (ChangesValue(op.kind)) ledger_.Record(home, op.key, server, /*routed=*/false);
 }
 
-bool MemcachedBackend::RepairBeforeUse(std::size_t owner) {
+bool Failover::RepairBeforeUse(std::size_t owner) {
   FailoverLedger::Debt debt;
-  const net::Clock::time_point now = net::Clock::now();
-  const FailoverLedger::Claim claim = ledger_->Take(owner, Nanos(now), &debt);
+  const Clock::time_point now = Clock::now();
+  const FailoverLedger::Claim claim = ledger_.Take(owner, Nanos(now), &debt);
   // Nothing owed: usable now; another thread repairing (or a recent failure): not yet.
   if (claim != FailoverLedger::Claim::kTaken) return claim == FailoverLedger::Claim::kClear;
   const std::vector<bool> cleaned = Undo(owner, debt);
-  return ledger_->Settle(owner, std::move(debt), cleaned, Nanos(now + options_.pool.retry_timeout));
+  return ledger_.Settle(owner, std::move(debt), cleaned,
+                        Nanos(now + pool_.options().retry_timeout));
 }
 
-bool MemcachedBackend::RepairStale(std::size_t owner, std::size_t server) {
+bool Failover::RepairStale(std::size_t owner, std::size_t server) {
   FailoverLedger::Debt debt;
-  const FailoverLedger::Claim claim = ledger_->TakeStale(owner, server, &debt);
+  const FailoverLedger::Claim claim = ledger_.TakeStale(owner, server, &debt);
   if (claim != FailoverLedger::Claim::kTaken) return claim == FailoverLedger::Claim::kClear;
   const std::vector<bool> cleaned = Undo(owner, debt);
   const bool repaired = cleaned[server];
   // The owner is out of routing whatever Settle says: only `server` matters.
-  static_cast<void>(ledger_->Settle(owner, std::move(debt), cleaned,
-                                    Nanos(net::Clock::now() + options_.pool.retry_timeout)));
+  static_cast<void>(ledger_.Settle(owner, std::move(debt), cleaned,
+                                   Nanos(Clock::now() + pool_.options().retry_timeout)));
   return repaired;
 }
 
-std::vector<bool> MemcachedBackend::Undo(std::size_t owner, const FailoverLedger::Debt& debt) {
+std::vector<bool> Failover::Undo(std::size_t owner, const FailoverLedger::Debt& debt) {
   // The owner if it owes, and the servers that took or kept its keys and are
   // up: one that is dead now cannot be reached, and the owner is not kept
   // waiting for it (it stays owed).
@@ -110,29 +120,27 @@ std::vector<bool> MemcachedBackend::Undo(std::size_t owner, const FailoverLedger
   std::vector<bool> cleaned(pool_.size(), false);
   if (servers.empty()) return cleaned;
   if (debt.overflowed) {
-    // Not every key was noted: only a flush removes them all. Each server's
-    // outcome is in `cleaned`; the first error says nothing more.
-    static_cast<void>(
-        RunOnServers("flush_all", servers, [&](std::size_t s, const auto&) { cleaned[s] = true; }));
+    // Not every key was noted: only emptying the servers removes them all.
+    flush_(servers, &cleaned);
   } else {
-    DeleteMovedKeys(debt.keys, servers, &cleaned);
+    DeleteKeys(debt.keys, servers, &cleaned);
   }
   return cleaned;
 }
 
-void MemcachedBackend::DeleteMovedKeys(const std::vector<std::string>& keys,
-                                       std::span<const std::size_t> servers,
-                                       std::vector<bool>* cleaned) {
+void Failover::DeleteKeys(const std::vector<std::string>& keys,
+                          std::span<const std::size_t> servers, std::vector<bool>* cleaned) {
   if (keys.empty()) {
     for (std::size_t s : servers) (*cleaned)[s] = true;
     return;
   }
   // A runner of its own: this runs in the middle of routing a batch, while
-  // this thread's runner is being filled.
-  net::BatchRunner runner;
-  runner.Claim(id_, pool_.size());
+  // the thread's runner is being filled.
+  BatchRunner runner;
+  runner.Claim(runner_owner_, pool_.size());
   std::vector<std::vector<Operation>> deletes(servers.size());
   std::vector<Operation*> group(keys.size());
+  std::vector<std::size_t> enlisted;  // indexes into `servers`, in the runner's order
   for (std::size_t i = 0; i < servers.size(); ++i) {
     deletes[i].resize(keys.size());
     for (std::size_t k = 0; k < keys.size(); ++k) {
@@ -140,12 +148,16 @@ void MemcachedBackend::DeleteMovedKeys(const std::vector<std::string>& keys,
       deletes[i][k].key = keys[k];
       group[k] = &deletes[i][k];
     }
-    runner.Enlist(pool_, servers[i],
-                  FillBatch(runner.slot(servers[i]), group, {options_.binary_keys}));
+    // Null when the store sends nothing (it settled every delete itself).
+    if (ServerBatch* batch = fill_(servers[i], group, runner.slot(servers[i]))) {
+      runner.Enlist(pool_, servers[i], *batch);
+      enlisted.push_back(i);
+    }
   }
   runner.Run(pool_.CallDeadline());
-  for (std::size_t i = 0; i < servers.size(); ++i) {
-    bool deleted = runner.status(i).ok();
+  for (std::size_t n = 0; n < enlisted.size(); ++n) {
+    const std::size_t i = enlisted[n];
+    bool deleted = runner.status(n).ok();
     for (const Operation& op : deletes[i]) {
       deleted = deleted && (op.status.ok() || op.status.IsNotFound());
     }
@@ -153,4 +165,4 @@ void MemcachedBackend::DeleteMovedKeys(const std::vector<std::string>& keys,
   }
 }
 
-}  // namespace cachet::memcached
+}  // namespace cachet::net

@@ -1,10 +1,10 @@
 // FailoverLedger: noting keys written around a dead server, handing them over.
-#include "failover_ledger.h"
+#include "cachet/net/failover_ledger.h"
 
 #include <algorithm>
 #include <utility>
 
-namespace cachet::memcached {
+namespace cachet::net {
 
 namespace {
 
@@ -148,4 +148,4 @@ bool FailoverLedger::Settle(std::size_t owner, Debt debt, const std::vector<bool
   return owner_clean;
 }
 
-}  // namespace cachet::memcached
+}  // namespace cachet::net
