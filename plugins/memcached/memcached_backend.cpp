@@ -80,6 +80,7 @@ MemcachedBatch& MemcachedBackend::FillBatch(std::unique_ptr<net::ServerBatch>& s
 
 void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settings) {
   net::BatchRunner& runner = Runner();
+  const net::BatchRunner::Filling filling(runner);
   // With failover: operations that went around their home server, noted after.
   std::vector<net::Failover::Around> around;
   // Whether the one server is live is asked once for the whole batch, which

@@ -172,6 +172,7 @@ TtServerBatch& TokyoTyrantBackend::Fill(std::unique_ptr<net::ServerBatch>& slot,
 
 void TokyoTyrantBackend::Run(std::span<Operation> ops) {
   net::BatchRunner& runner = Runner();
+  const net::BatchRunner::Filling filling(runner);
   // With failover: operations that went around their home server, noted after.
   std::vector<net::Failover::Around> around;
   for (Operation& op : ops) {

@@ -3,6 +3,7 @@
 // its reply lines are listed in docs/tokyotyrant.md and in kCommands below.
 #include <charconv>
 #include <cstdio>
+#include <deque>
 #include <limits>
 
 #include "tt_backend.h"
@@ -35,10 +36,15 @@ class ExtensionRunner {
   Status Misc(Args args);
 
   // The server for a command about `key` that does what `kind` does (kGet:
-  // reads; kIncr, kStore: changes the value), under failover's rule, or why
-  // there is none. A command sent around the key's own server is noted again
-  // once it is over (Run).
+  // reads; kIncr, kStore, kRemove: changes the value), under failover's rule,
+  // or why there is none. A command sent around the key's own server is noted
+  // again once it is over (Run).
   Result<std::size_t> Route(std::string_view key, OpKind kind);
+  // Route() for each of `keys`, which must all live on one server.
+  Result<std::size_t> RouteAll(std::string_view command, std::span<const std::string> keys,
+                               OpKind kind);
+  // Misc()'s route: by what its function does with which of its arguments.
+  Result<std::size_t> RouteMisc(Args args);
   Status StatusReply(std::size_t server, const std::string& request);
   static Status ParseInt(std::string_view text, std::int64_t low, std::int64_t high,
                          std::int64_t* out);
@@ -47,11 +53,9 @@ class ExtensionRunner {
   TokyoTyrantBackend& b_;
   Lines* reply_;
   std::string request_;
-  // With failover, the command that went around its key's own server.
-  Operation around_;
-  std::size_t around_home_ = 0;
-  std::size_t around_server_ = 0;
-  bool went_around_ = false;
+  // With failover, the keys the command sent around their own server.
+  std::deque<Operation> routed_;  // stable: around_ points into it
+  std::vector<net::Failover::Around> around_;
 };
 
 Status TokyoTyrantBackend::Extension(std::string_view command, std::span<const std::string> args,
@@ -62,8 +66,7 @@ Status TokyoTyrantBackend::Extension(std::string_view command, std::span<const s
 
 Status ExtensionRunner::Run(std::string_view command, Args args) {
   Status s = Dispatch(command, args);
-  if (went_around_) [[unlikely]]
-    b_.NoteWriteAround(around_, around_home_, around_server_);
+  for (const net::Failover::Around& a : around_) b_.NoteWriteAround(*a.op, a.home, a.server);
   return s;
 }
 
@@ -113,14 +116,51 @@ Status ExtensionRunner::ParseInt(std::string_view text, std::int64_t low, std::i
 
 Result<std::size_t> ExtensionRunner::Route(std::string_view key, OpKind kind) {
   if (key.empty()) return Status::InvalidArgument("tokyotyrant: empty key");
-  around_.kind = kind;
-  around_.mode = StoreMode::kAppend;  // a store that keeps what it does not name
-  around_.key = key;
+  Operation& op = routed_.emplace_back();
+  op.kind = kind;
+  op.mode = StoreMode::kAppend;  // a store that keeps what it does not name
+  op.key = key;
   std::size_t server = 0;
-  if (!b_.Route(around_, &server, &around_home_)) return std::move(around_.status);
-  went_around_ = server != around_home_;
-  around_server_ = server;
+  std::size_t home = 0;
+  if (!b_.Route(op, &server, &home)) return std::move(op.status);
+  if (server != home) [[unlikely]]
+    around_.push_back({&op, home, server});
   return server;
+}
+
+Result<std::size_t> ExtensionRunner::RouteAll(std::string_view command,
+                                              std::span<const std::string> keys, OpKind kind) {
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    Result<std::size_t> server = Route(keys[i], kind);
+    if (!server.ok()) return server;
+    if (i == 0) {
+      first = *server;
+    } else if (*server != first) {
+      return Status::InvalidArgument("tokyotyrant: misc " + std::string(command) +
+                                     ": its keys live on different servers; split the list by "
+                                     "server (nothing was sent)");
+    }
+  }
+  return first;
+}
+
+Result<std::size_t> ExtensionRunner::RouteMisc(Args args) {
+  const std::string& function = args[0];
+  const Args rest = args.subspan(1);
+  if (function == "getlist") return RouteAll(function, rest, OpKind::kGet);
+  if (function == "outlist") return RouteAll(function, rest, OpKind::kRemove);
+  if (function == "putlist") {
+    // key value key value ...: the keys are every other argument.
+    std::vector<std::string> keys;
+    for (std::size_t i = 0; i < rest.size(); i += 2) keys.push_back(rest[i]);
+    return RouteAll(function, keys, OpKind::kStore);
+  }
+  if (function == "get" || function == "getpart") return Route(rest[0], OpKind::kGet);
+  if (function == "out") return Route(rest[0], OpKind::kRemove);
+  // put, putkeep, putcat, putdup, ... and functions cachet does not know: the
+  // first argument picks the server, and the command counts as a write to it.
+  return Route(rest[0], OpKind::kStore);
 }
 
 Status ExtensionRunner::StatusReply(std::size_t server, const std::string& request) {
@@ -297,9 +337,9 @@ Status ExtensionRunner::Misc(Args args) {
   if (args.size() < 2) {
     return Status::InvalidArgument("tokyotyrant: misc takes a function name and arguments");
   }
-  // The first argument (a key for putlist, outlist, getlist, getpart) picks the
-  // server; a list spanning servers must be split by the caller.
-  Result<std::size_t> server = Route(args[1], OpKind::kStore);
+  // The keys pick the server (every key of putlist, outlist and getlist must
+  // live on it; other functions go by their first argument).
+  Result<std::size_t> server = RouteMisc(args);
   if (!server.ok()) return server.status();
   std::vector<std::string_view> misc_args(args.begin() + 1, args.end());
   if (Status s = EncodeMisc(args[0], 0, misc_args, &request_); !s.ok()) return s;

@@ -10,19 +10,22 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <limits>
 #include <new>
 
 namespace {
 
 std::atomic<bool> counting{false};
 std::atomic<std::size_t> allocations{0};
-std::atomic<std::size_t> failing_size{0};
+// No allocation is of this size: nothing is armed to fail.
+constexpr std::size_t kDisarmed = std::numeric_limits<std::size_t>::max();
+std::atomic<std::size_t> failing_size{kDisarmed};
 
 void* Allocate(std::size_t size) noexcept {
   if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1);
   std::size_t armed = size;
   if (failing_size.load(std::memory_order_relaxed) == size &&
-      failing_size.compare_exchange_strong(armed, 0)) {
+      failing_size.compare_exchange_strong(armed, kDisarmed)) {
     return nullptr;
   }
   return std::malloc(size == 0 ? 1 : size);
@@ -40,7 +43,7 @@ namespace cachet::test {
 void CountAllocations(bool on) { counting.store(on); }
 bool CountingAllocations() { return counting.load(); }
 std::size_t TakeAllocationCount() { return allocations.exchange(0); }
-void FailNextAllocationOf(std::size_t size) { failing_size.store(size); }
+void FailNextAllocationOf(std::size_t size) { failing_size.store(size == 0 ? kDisarmed : size); }
 
 }  // namespace cachet::test
 

@@ -14,7 +14,7 @@ bool CountingAllocations();
 // The allocations counted since the last call.
 std::size_t TakeAllocationCount();
 // The next allocation of exactly `size` bytes fails (new throws std::bad_alloc,
-// the nothrow forms return null); 0 disarms it.
+// the nothrow forms return null); 0 disarms it (0-byte allocations never fail).
 void FailNextAllocationOf(std::size_t size);
 
 }  // namespace cachet::test

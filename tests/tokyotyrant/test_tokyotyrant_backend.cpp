@@ -11,12 +11,15 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cachet/envelope.h"
+#include "cachet/net/connection.h"
 #include "cachet/net/distribution.h"
+#include "support/allocation_hooks.h"
 #include "tt_backend.h"
 #include "tt_fixture.h"
 
@@ -425,6 +428,133 @@ TEST_CASE("tt backend: with failover a server that comes back serves no value ol
   const Status got = b.Get(appended, &item);
   REQUIRE((got.ok() || got.IsNotFound()));
   if (got.ok()) CHECK(item.value == "+");
+}
+
+namespace {
+
+// Two Tokyo Tyrant servers with failover, quick to mark dead and to retry, and
+// keys of each: a paused server 0 is marked dead by one read.
+struct TtFailover {
+  Servers servers = StartServers(2);
+  TokyoTyrantOptions options;
+  std::vector<std::string> on_zero, on_one;
+
+  TtFailover() {
+    options = OptionsFor(servers, std::chrono::milliseconds(200));
+    options.pool.failover = true;
+    options.pool.failure_limit = 1;
+    options.pool.retry_timeout = std::chrono::milliseconds(300);
+    auto ring = net::Distribution::Create(options.distribution, options.servers);
+    for (int i = 0; i < 40; ++i) {
+      const std::string key = "fo:" + std::to_string(i);
+      (ring->ServerFor(key) == 0 ? on_zero : on_one).push_back(key);
+    }
+    REQUIRE(on_zero.size() >= 3);
+    REQUIRE(on_one.size() >= 2);
+  }
+  // Pauses server 0 and marks it dead.
+  void PauseZero(TokyoTyrantBackend& b) {
+    REQUIRE(servers[0]->Pause().ok());
+    Item item;
+    CHECK(b.Get(on_zero.front(), &item).IsTimeout());
+  }
+  // Resumes server 0 and waits out retry_timeout.
+  void ResumeZero() {
+    REQUIRE(servers[0]->Resume().ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  }
+  // What server 0 itself holds for `key` (a backend of that server alone).
+  std::string OnServerZero(const std::string& key) {
+    TokyoTyrantOptions alone = OptionsFor(servers, std::chrono::milliseconds(500));
+    alone.servers.resize(1);
+    TokyoTyrantBackend zero(alone);
+    Item item;
+    const Status s = zero.Get(key, &item);
+    return s.ok() ? item.value : s.IsNotFound() ? "(miss)" : s.ToString();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("tt backend: with failover misc putlist and outlist note every key, and reads none",
+          "[tokyotyrant][backend][faults]") {
+  TtFailover f;
+  TokyoTyrantBackend b(f.options);
+  const std::string a = f.on_zero[0], c = f.on_zero[1], read = f.on_zero[2];
+  for (const std::string& key : {a, c, read}) {
+    REQUIRE(b.Store(StoreMode::kSet, key, ItemView("old"), {}).ok());
+  }
+  const bool put = GENERATE(true, false);
+  f.PauseZero(b);
+  std::vector<std::string> reply;
+  using Args = std::vector<std::string>;
+  const Args args = put ? Args{"putlist", a, "new", c, "new"} : Args{"outlist", a, c};
+  REQUIRE(b.Extension("misc", args, &reply).ok());
+  // A read around the dead server is no write: nothing of it is deleted later.
+  const Status read_around =
+      b.Extension("misc", std::vector<std::string>{"getlist", read}, &reply);
+  INFO(read_around.ToString());
+  f.ResumeZero();
+  Item item;
+  for (const std::string& key : {a, c}) {
+    INFO(key);
+    const Status got = b.Get(key, &item);
+    REQUIRE((got.ok() || got.IsNotFound()));
+    if (got.ok()) CHECK(item.value == "new");
+  }
+  // The read was not noted: the key's value on its own server is still there.
+  CHECK(f.OnServerZero(read) == "old");
+}
+
+TEST_CASE("tt backend: misc lists whose keys live on different servers are refused",
+          "[tokyotyrant][backend]") {
+  TtFailover f;
+  TokyoTyrantBackend b(f.options);
+  std::vector<std::string> reply;
+  const Status s = b.Extension(
+      "misc", std::vector<std::string>{"putlist", f.on_zero[0], "v", f.on_one[0], "v"}, &reply);
+  CHECK(s.IsInvalidArgument());
+  CHECK(s.message().find("different servers") != std::string::npos);
+  Item item;
+  CHECK(b.Get(f.on_zero[0], &item).IsNotFound());  // nothing was sent
+}
+
+TEST_CASE("tt backend: a failover repair that runs out of memory is tried again, and leaves "
+          "nothing in the thread's next batch",
+          "[tokyotyrant][backend][faults]") {
+  TtFailover f;
+  TokyoTyrantBackend b(f.options);
+  const std::string owned = f.on_zero[0], other = f.on_one[0], unrelated = f.on_one[1];
+  REQUIRE(b.Store(StoreMode::kSet, owned, ItemView("old"), {}).ok());
+  f.PauseZero(b);
+  REQUIRE(b.Store(StoreMode::kSet, owned, ItemView("new"), {}).ok());  // around server 0
+  f.ResumeZero();
+  // The repair's connection to server 0 cannot be made: the batch throws while
+  // routing, after its first operation was grouped.
+  std::vector<Operation> batch(2);
+  batch[0].kind = OpKind::kRemove;
+  batch[0].key = other;
+  batch[1].kind = OpKind::kGet;
+  batch[1].key = owned;
+  test::FailNextAllocationOf(sizeof(net::Connection));
+  CHECK_THROWS_AS(b.Execute(batch), std::bad_alloc);
+  test::FailNextAllocationOf(0);
+  // The grouped remove is not sent with the thread's next batch.
+  REQUIRE(b.Store(StoreMode::kSet, other, ItemView("kept"), {}).ok());
+  std::vector<Operation> next(1);
+  next[0].kind = OpKind::kGet;
+  next[0].key = unrelated;
+  b.Execute(next);
+  Item item;
+  REQUIRE(b.Get(other, &item).ok());
+  CHECK(item.value == "kept");
+  // The repair is tried again after retry_timeout, and server 0 serves its keys again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const Status got = b.Get(owned, &item);
+  REQUIRE((got.ok() || got.IsNotFound()));
+  if (got.ok()) CHECK(item.value == "new");
+  REQUIRE(b.Store(StoreMode::kSet, owned, ItemView("newest"), {}).ok());
+  CHECK(f.OnServerZero(owned) == "newest");
 }
 
 namespace {

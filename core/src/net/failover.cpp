@@ -91,7 +91,7 @@ bool Failover::RepairBeforeUse(std::size_t owner) {
   const FailoverLedger::Claim claim = ledger_.Take(owner, Nanos(now), &debt);
   // Nothing owed: usable now; another thread repairing (or a recent failure): not yet.
   if (claim != FailoverLedger::Claim::kTaken) return claim == FailoverLedger::Claim::kClear;
-  const std::vector<bool> cleaned = Undo(owner, debt);
+  const std::vector<bool> cleaned = UndoOrSettle(owner, debt, now);
   return ledger_.Settle(owner, std::move(debt), cleaned,
                         Nanos(now + pool_.options().retry_timeout));
 }
@@ -100,12 +100,25 @@ bool Failover::RepairStale(std::size_t owner, std::size_t server) {
   FailoverLedger::Debt debt;
   const FailoverLedger::Claim claim = ledger_.TakeStale(owner, server, &debt);
   if (claim != FailoverLedger::Claim::kTaken) return claim == FailoverLedger::Claim::kClear;
-  const std::vector<bool> cleaned = Undo(owner, debt);
+  const std::vector<bool> cleaned = UndoOrSettle(owner, debt, Clock::now());
   const bool repaired = cleaned[server];
   // The owner is out of routing whatever Settle says: only `server` matters.
   static_cast<void>(ledger_.Settle(owner, std::move(debt), cleaned,
                                    Nanos(Clock::now() + pool_.options().retry_timeout)));
   return repaired;
+}
+
+std::vector<bool> Failover::UndoOrSettle(std::size_t owner, FailoverLedger::Debt& debt,
+                                         Clock::time_point now) {
+  try {
+    return Undo(owner, debt);
+  } catch (...) {
+    // Out of memory (or a store's callback threw): nothing counts as undone,
+    // and the repair is tried again after retry_timeout, not claimed for good.
+    static_cast<void>(ledger_.Settle(owner, std::move(debt), std::vector<bool>(pool_.size()),
+                                     Nanos(now + pool_.options().retry_timeout)));
+    throw;
+  }
 }
 
 std::vector<bool> Failover::Undo(std::size_t owner, const FailoverLedger::Debt& debt) {
@@ -155,9 +168,12 @@ void Failover::DeleteKeys(const std::vector<std::string>& keys,
     }
   }
   runner.Run(pool_.CallDeadline());
-  for (std::size_t n = 0; n < enlisted.size(); ++n) {
-    const std::size_t i = enlisted[n];
-    bool deleted = runner.status(n).ok();
+  std::vector<bool> exchanged(servers.size(), true);  // a store that sent nothing exchanged fine
+  for (std::size_t n = 0; n < enlisted.size(); ++n) exchanged[enlisted[n]] = runner.status(n).ok();
+  // A server is clean when its exchange went through and each delete removed
+  // its key or found none.
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    bool deleted = exchanged[i];
     for (const Operation& op : deletes[i]) {
       deleted = deleted && (op.status.ok() || op.status.IsNotFound());
     }

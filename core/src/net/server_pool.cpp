@@ -124,11 +124,11 @@ Result<std::size_t> ServerPool::RouteAround(std::string_view key, std::size_t se
   s.waiters.fetch_sub(1, std::memory_order_relaxed);
   s.pool_waits_timed_out.fetch_add(1, std::memory_order_relaxed);
   lock.unlock();
-  Connection* c = new Connection(s.address, options_.connection);
-  c->RefuseConnects(
+  auto stand_in = std::make_unique<Connection>(s.address, options_.connection);
+  stand_in->RefuseConnects(
       Status::Timeout(s.address.HostPort() + ": all " + std::to_string(bound) +
                       " connections (max_connections) stayed in use until the call's deadline"));
-  return c;
+  return stand_in.release();
 }
 
 ServerPool::Lease ServerPool::AcquireOther(Server& s, std::size_t server,

@@ -92,6 +92,23 @@ class CACHET_EXPORT BatchRunner {
     if (owner != owner_) Reset(owner, servers);
   }
 
+  // Held by a store while it fills the runner (routing, Add, EnlistGroups, Run):
+  // should its code throw (out of memory while routing), everything added is
+  // dropped, never sent with the thread's next batch.
+  class Filling {
+   public:
+    explicit Filling(BatchRunner& runner) : runner_(runner) {}
+    ~Filling() {
+      if (std::uncaught_exceptions() > exceptions_) runner_.Abandon();
+    }
+    Filling(const Filling&) = delete;
+    Filling& operator=(const Filling&) = delete;
+
+   private:
+    BatchRunner& runner_;
+    int exceptions_ = std::uncaught_exceptions();
+  };
+
   // Puts `op` in `server`'s group. REQUIRES: server < the count Claim() got.
   void Add(std::size_t server, Operation& op) {
     assert(!busy_ && "BatchRunner is not re-entrant");
@@ -175,17 +192,16 @@ class CACHET_EXPORT BatchRunner {
   // readers); if that code throws, Abandon()s everything the call held.
   class Busy {
    public:
-    explicit Busy(BatchRunner& runner) : runner_(runner) { runner_.busy_ = true; }
-    ~Busy() {
-      runner_.busy_ = false;
-      if (std::uncaught_exceptions() > exceptions_) runner_.Abandon();
+    explicit Busy(BatchRunner& runner) : runner_(runner), filling_(runner) {
+      runner_.busy_ = true;
     }
+    ~Busy() { runner_.busy_ = false; }  // then filling_ abandons, after an exception
     Busy(const Busy&) = delete;
     Busy& operator=(const Busy&) = delete;
 
    private:
     BatchRunner& runner_;
-    int exceptions_ = std::uncaught_exceptions();
+    const Filling filling_;
   };
 
   // What enlisted_ holds: the exchanges the next Run() sends, or the last

@@ -56,6 +56,12 @@ class CACHET_EXPORT Failover {
   // only once it is repaired, else around it, to where the key's last write
   // went; a write around `home` is noted before it is sent. False (op.status
   // says why) if it can go nowhere now.
+  // The first route to a server back from an outage runs its repair first, in
+  // this call: deletes (or empties) on several servers, within one call's
+  // deadline, through the store's callbacks, each on a runner of its own (so a
+  // store may route while its thread's runner holds a batch being filled; the
+  // callbacks must not use that runner). May throw std::bad_alloc; the repair
+  // is then tried again after retry_timeout.
   bool Route(Operation& op, std::size_t home, std::size_t* server);
   // Notes again, once its exchange is over, a write that went to `server`
   // rather than its `home`: a repair that started while it was in flight may
@@ -84,6 +90,10 @@ class CACHET_EXPORT Failover {
   bool RepairStale(std::size_t owner, std::size_t server);
   // Runs a repair's deletes or flush; (*cleaned)[s] says which servers it cleaned.
   std::vector<bool> Undo(std::size_t owner, const FailoverLedger::Debt& debt);
+  // Undo(); should it throw, the repair is settled as undone nowhere (retried
+  // after retry_timeout from `now`) before the exception goes on.
+  std::vector<bool> UndoOrSettle(std::size_t owner, FailoverLedger::Debt& debt,
+                                 Clock::time_point now);
   void DeleteKeys(const std::vector<std::string>& keys, std::span<const std::size_t> servers,
                   std::vector<bool>* cleaned);
 
