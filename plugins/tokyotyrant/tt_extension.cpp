@@ -41,7 +41,7 @@ class ExtensionRunner {
   // again once it is over (Run).
   Result<std::size_t> Route(std::string_view key, OpKind kind);
   // Route() for each of `keys`, which must all live on one server.
-  Result<std::size_t> RouteAll(std::string_view command, std::span<const std::string> keys,
+  Result<std::size_t> RouteAll(std::string_view command, std::span<const std::string_view> keys,
                                OpKind kind);
   // Misc()'s route: by what its function does with which of its arguments.
   Result<std::size_t> RouteMisc(Args args);
@@ -129,18 +129,25 @@ Result<std::size_t> ExtensionRunner::Route(std::string_view key, OpKind kind) {
 }
 
 Result<std::size_t> ExtensionRunner::RouteAll(std::string_view command,
-                                              std::span<const std::string> keys, OpKind kind) {
+                                              std::span<const std::string_view> keys,
+                                              OpKind kind) {
+  const Status spread = Status::InvalidArgument(
+      "tokyotyrant: misc " + std::string(command) +
+      ": its keys live on different servers; split the list by server (nothing was sent)");
+  // Their own servers first, so a list refused for that routes (and notes) nothing.
+  std::size_t first_home = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    std::size_t home = 0;
+    static_cast<void>(b_.pool_.Route(keys[i], &home));
+    if (i == 0) first_home = home;
+    if (home != first_home) return spread;
+  }
   std::size_t first = 0;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     Result<std::size_t> server = Route(keys[i], kind);
     if (!server.ok()) return server;
-    if (i == 0) {
-      first = *server;
-    } else if (*server != first) {
-      return Status::InvalidArgument("tokyotyrant: misc " + std::string(command) +
-                                     ": its keys live on different servers; split the list by "
-                                     "server (nothing was sent)");
-    }
+    if (i == 0) first = *server;
+    if (*server != first) return spread;  // stand-ins for one server may differ per key
   }
   return first;
 }
@@ -148,11 +155,16 @@ Result<std::size_t> ExtensionRunner::RouteAll(std::string_view command,
 Result<std::size_t> ExtensionRunner::RouteMisc(Args args) {
   const std::string& function = args[0];
   const Args rest = args.subspan(1);
-  if (function == "getlist") return RouteAll(function, rest, OpKind::kGet);
-  if (function == "outlist") return RouteAll(function, rest, OpKind::kRemove);
+  // Views into `args`, which outlives the command (Run notes them after it).
+  std::vector<std::string_view> keys;
+  if (function == "getlist" || function == "outlist") {
+    keys.assign(rest.begin(), rest.end());
+    return RouteAll(function, keys, function == "getlist" ? OpKind::kGet : OpKind::kRemove);
+  }
   if (function == "putlist") {
-    // key value key value ...: the keys are every other argument.
-    std::vector<std::string> keys;
+    if (rest.size() % 2 != 0) {
+      return Status::InvalidArgument("tokyotyrant: misc putlist takes keys and values in pairs");
+    }
     for (std::size_t i = 0; i < rest.size(); i += 2) keys.push_back(rest[i]);
     return RouteAll(function, keys, OpKind::kStore);
   }

@@ -506,7 +506,7 @@ TEST_CASE("tt backend: with failover misc putlist and outlist note every key, an
   CHECK(f.OnServerZero(read) == "old");
 }
 
-TEST_CASE("tt backend: misc lists whose keys live on different servers are refused",
+TEST_CASE("tt backend: misc lists whose keys live on different servers, or unpaired, are refused",
           "[tokyotyrant][backend]") {
   TtFailover f;
   TokyoTyrantBackend b(f.options);
@@ -517,6 +517,12 @@ TEST_CASE("tt backend: misc lists whose keys live on different servers are refus
   CHECK(s.message().find("different servers") != std::string::npos);
   Item item;
   CHECK(b.Get(f.on_zero[0], &item).IsNotFound());  // nothing was sent
+  const Status odd =
+      b.Extension("misc", std::vector<std::string>{"putlist", f.on_zero[0], "v", f.on_zero[1]},
+                  &reply);
+  CHECK(odd.IsInvalidArgument());
+  CHECK(odd.message().find("pairs") != std::string::npos);
+  CHECK(b.Get(f.on_zero[0], &item).IsNotFound());
 }
 
 TEST_CASE("tt backend: a failover repair that runs out of memory is tried again, and leaves "

@@ -110,13 +110,14 @@ bool Failover::RepairStale(std::size_t owner, std::size_t server) {
 
 std::vector<bool> Failover::UndoOrSettle(std::size_t owner, FailoverLedger::Debt& debt,
                                          Clock::time_point now) {
+  const std::vector<bool> none(pool_.size(), false);  // made before: the handler allocates nothing
   try {
     return Undo(owner, debt);
   } catch (...) {
     // Out of memory (or a store's callback threw): nothing counts as undone,
     // and the repair is tried again after retry_timeout, not claimed for good.
-    static_cast<void>(ledger_.Settle(owner, std::move(debt), std::vector<bool>(pool_.size()),
-                                     Nanos(now + pool_.options().retry_timeout)));
+    static_cast<void>(
+        ledger_.Settle(owner, std::move(debt), none, Nanos(now + pool_.options().retry_timeout)));
     throw;
   }
 }
