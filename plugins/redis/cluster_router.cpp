@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "cachet/net/batch_runner.h"
 #include "cachet/net/retry.h"
@@ -29,6 +31,30 @@ std::string_view WithAsking(std::string_view request) {
   AppendCommand(&buffer, {"ASKING"});
   buffer.append(request);
   return buffer;
+}
+
+// Operations of one node's request (`asked`, in order) that it redirected
+// while it answered a later operation on the same key: the slot changed hands
+// in the middle of the pipeline, and sent again they would land after that
+// later one, out of the batch's order. Deferred operations (redirected, or
+// waiting for their script) were not answered.
+std::unordered_set<const Operation*> OvertakenRedirects(
+    std::span<Operation* const> asked, std::span<const RedisBatch::Redirected> redirected,
+    std::span<Operation* const> needs_script) {
+  std::unordered_set<const Operation*> deferred(needs_script.begin(), needs_script.end());
+  for (const RedisBatch::Redirected& r : redirected) deferred.insert(r.op);
+  std::unordered_map<std::string_view, std::size_t> last_answered;  // key: its last position
+  for (std::size_t i = 0; i < asked.size(); ++i) {
+    if (!deferred.contains(asked[i])) last_answered[asked[i]->key] = i;
+  }
+  std::unordered_set<const Operation*> overtaken;
+  for (std::size_t i = 0; i < asked.size(); ++i) {
+    const auto later = last_answered.find(asked[i]->key);
+    if (deferred.contains(asked[i]) && later != last_answered.end() && later->second > i) {
+      overtaken.insert(asked[i]);
+    }
+  }
+  return overtaken;
 }
 
 // An operation for a later round must not overtake an earlier one of its slot
@@ -238,7 +264,20 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
   for (std::size_t node = 0; node < batches.size(); ++node) {
     if (!batches[node]) continue;
     for (Operation* op : batches[node]->needs_script()) one_by_one->push_back(op);
-    for (const RedisBatch::Redirected& r : batches[node]->redirected()) {
+    const std::vector<RedisBatch::Redirected>& redirected = batches[node]->redirected();
+    const std::unordered_set<const Operation*> overtaken =
+        redirected.empty()
+            ? std::unordered_set<const Operation*>()
+            : OvertakenRedirects(routed[node], redirected, batches[node]->needs_script());
+    for (const RedisBatch::Redirected& r : redirected) {
+      if (overtaken.contains(r.op)) {
+        // Not applied, and not sent again: it would land after the later one.
+        r.op->status = Status::Unavailable(
+            "redis cluster: slot " + std::to_string(KeySlot(r.op->key)) +
+            " changed hands while the batch ran, and a later operation on this key was "
+            "answered meanwhile; not sent again, so the batch's order holds (" + r.error + ")");
+        continue;
+      }
       auto redirect = ParseRedirect(r.error, topology_.pool(node).address(0).host);
       if (ClassifyClusterError(r.error) == ClusterErrorKind::kMoved && redirect) {
         topology_.Moved(redirect->slot, redirect->node);

@@ -575,6 +575,23 @@ TEST_CASE("a batch whose request went out before its node hung up is not sent ag
   CHECK(seed.shards == 2);  // the first load, and the reload after the failure
 }
 
+namespace {
+
+// A batch of two SETs of "k", to "v1" then "v2".
+std::vector<cachet::Operation> TwoSetsOfK() {
+  static const std::string values[2] = {"v1", "v2"};
+  std::vector<cachet::Operation> ops(2);
+  for (int i = 0; i < 2; ++i) {
+    ops[i].kind = cachet::OpKind::kStore;
+    ops[i].mode = cachet::StoreMode::kSet;
+    ops[i].key = "k";
+    ops[i].item = cachet::ItemView(values[i]);
+  }
+  return ops;
+}
+
+}  // namespace
+
 TEST_CASE("a batch's writes to a key keep their order when one is answered ASK, the next MOVED",
           "[redis][cluster]") {
   // A's map gives it every slot. The slot's migration to B ends between the
@@ -611,14 +628,7 @@ TEST_CASE("a batch's writes to a key keep their order when one is answered ASK, 
     return Has(request, "SHARDS") ? ShardsReply(a.port()) : "-ERR not here\r\n";
   });
   auto backend = ConnectTo(seed.port(), std::chrono::milliseconds(60000));
-  std::vector<cachet::Operation> ops(2);
-  const std::string values[2] = {"v1", "v2"};
-  for (int i = 0; i < 2; ++i) {
-    ops[i].kind = cachet::OpKind::kStore;
-    ops[i].mode = cachet::StoreMode::kSet;
-    ops[i].key = "k";
-    ops[i].item = cachet::ItemView(values[i]);
-  }
+  std::vector<cachet::Operation> ops = TwoSetsOfK();
   backend->Execute(ops);
   for (const cachet::Operation& op : ops) {
     INFO(op.status.ToString());
@@ -626,6 +636,49 @@ TEST_CASE("a batch's writes to a key keep their order when one is answered ASK, 
   }
   std::lock_guard lock(mutex);
   CHECK(applied == std::vector<std::string>{"v1", "v2"});
+}
+
+TEST_CASE("a batch's write answered MOVED is not sent again when a later write to its key was "
+          "applied",
+          "[redis][cluster]") {
+  // The slot's migration to A ends between the batch's two SETs of "k": A
+  // answers the first MOVED (to B, the slot's owner until then) and applies the
+  // second. Sent again, the first would land after the second.
+  std::atomic<int> b_sets{0};
+  std::atomic<int> b_port{0};
+  FakeNode b([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) return ShardsReply(b_port);
+    std::string replies;
+    for (std::size_t at = 0; (at = request.find("$3\r\nSET\r\n", at)) != std::string::npos; ++at) {
+      ++b_sets;
+      replies += "+OK\r\n";
+    }
+    return replies;
+  });
+  b_port = b.port();
+  std::atomic<int> a_sets{0};
+  std::atomic<int> a_port{0};
+  FakeNode a([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) return ShardsReply(a_port);
+    const std::string where = std::to_string(kSlot) + " 127.0.0.1:" + std::to_string(b_port);
+    std::string replies;
+    for (std::size_t at = 0; (at = request.find("$3\r\nSET\r\n", at)) != std::string::npos; ++at) {
+      replies += a_sets++ == 0 ? "-MOVED " + where + "\r\n" : std::string("+OK\r\n");
+    }
+    return replies;
+  });
+  a_port = a.port();
+  FakeNode seed([&](const std::string& request) -> std::string {
+    return Has(request, "SHARDS") ? ShardsReply(a.port()) : "-ERR not here\r\n";
+  });
+  auto backend = ConnectTo(seed.port(), std::chrono::milliseconds(60000));
+  std::vector<cachet::Operation> ops = TwoSetsOfK();
+  backend->Execute(ops);
+  INFO(ops[0].status.ToString());
+  CHECK(ops[0].status.IsUnavailable());
+  CHECK(ops[0].status.message().find("changed hands") != std::string::npos);
+  CHECK(ops[1].status.ok());
+  CHECK(b_sets == 0);  // the first SET was not sent again
 }
 
 TEST_CASE("a reload from a node behind the cluster does not undo a MOVED just heard",
