@@ -33,28 +33,40 @@ std::string_view WithAsking(std::string_view request) {
   return buffer;
 }
 
-// Operations of one node's request (`asked`, in order) that it redirected
-// while it answered a later operation on the same key: the slot changed hands
-// in the middle of the pipeline, and sent again they would land after that
-// later one, out of the batch's order. Deferred operations (redirected, or
-// waiting for their script) were not answered.
-std::unordered_set<const Operation*> OvertakenRedirects(
-    std::span<Operation* const> asked, std::span<const RedisBatch::Redirected> redirected,
-    std::span<Operation* const> needs_script) {
-  std::unordered_set<const Operation*> deferred(needs_script.begin(), needs_script.end());
-  for (const RedisBatch::Redirected& r : redirected) deferred.insert(r.op);
-  std::unordered_map<std::string_view, std::size_t> last_answered;  // key: its last position
-  for (std::size_t i = 0; i < asked.size(); ++i) {
-    if (!deferred.contains(asked[i])) last_answered[asked[i]->key] = i;
-  }
-  std::unordered_set<const Operation*> overtaken;
-  for (std::size_t i = 0; i < asked.size(); ++i) {
-    const auto later = last_answered.find(asked[i]->key);
-    if (deferred.contains(asked[i]) && later != last_answered.end() && later->second > i) {
-      overtaken.insert(asked[i]);
+// Of a node's deferred operations (redirected, or answered NOSCRIPT), those
+// after which it ran a write to the same key, so that run later they would land
+// after it, out of the batch's order (the slot changed hands, or the node came
+// back from CLUSTERDOWN, in the middle of the pipeline). `answered` is the
+// node's request in order, as far as its replies were read.
+std::unordered_set<const Operation*> Overtaken(const RedisBatch& batch) {
+  const std::span<Operation* const> answered = batch.answered();
+  std::unordered_set<const Operation*> deferred(batch.needs_script().begin(),
+                                                batch.needs_script().end());
+  for (const RedisBatch::Redirected& r : batch.redirected()) deferred.insert(r.op);
+  // A key's last write the node ran: a later read changed nothing.
+  std::unordered_map<std::string_view, std::size_t> last_write;
+  for (std::size_t i = 0; i < answered.size(); ++i) {
+    const Operation* op = answered[i];
+    if (op != nullptr && op->kind != OpKind::kGet && !deferred.contains(op)) {
+      last_write[op->key] = i;
     }
   }
+  std::unordered_set<const Operation*> overtaken;
+  for (std::size_t i = 0; i < answered.size(); ++i) {
+    const Operation* op = answered[i];
+    if (op == nullptr || !deferred.contains(op)) continue;
+    const auto later = last_write.find(op->key);
+    if (later != last_write.end() && later->second > i) overtaken.insert(op);
+  }
   return overtaken;
+}
+
+// The outcome of a deferred operation Overtaken() found: not applied, not run again.
+Status OvertakenError(std::string_view reply) {
+  return Status::Unavailable(
+      "redis cluster: answered " + std::string(reply) +
+      ", then a later write of the batch to this key ran; not sent again, so the batch's "
+      "order holds (a slot changed hands mid-pipeline)");
 }
 
 // An operation for a later round must not overtake an earlier one of its slot
@@ -263,19 +275,21 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
   }
   for (std::size_t node = 0; node < batches.size(); ++node) {
     if (!batches[node]) continue;
-    for (Operation* op : batches[node]->needs_script()) one_by_one->push_back(op);
-    const std::vector<RedisBatch::Redirected>& redirected = batches[node]->redirected();
+    const RedisBatch& batch = *batches[node];
     const std::unordered_set<const Operation*> overtaken =
-        redirected.empty()
+        batch.redirected().empty() && batch.needs_script().empty()
             ? std::unordered_set<const Operation*>()
-            : OvertakenRedirects(routed[node], redirected, batches[node]->needs_script());
-    for (const RedisBatch::Redirected& r : redirected) {
+            : Overtaken(batch);
+    for (Operation* op : batch.needs_script()) {
+      if (overtaken.contains(op)) {
+        op->status = OvertakenError("NOSCRIPT");
+      } else {
+        one_by_one->push_back(op);
+      }
+    }
+    for (const RedisBatch::Redirected& r : batch.redirected()) {
       if (overtaken.contains(r.op)) {
-        // Not applied, and not sent again: it would land after the later one.
-        r.op->status = Status::Unavailable(
-            "redis cluster: slot " + std::to_string(KeySlot(r.op->key)) +
-            " changed hands while the batch ran, and a later operation on this key was "
-            "answered meanwhile; not sent again, so the batch's order holds (" + r.error + ")");
+        r.op->status = OvertakenError(r.error);
         continue;
       }
       auto redirect = ParseRedirect(r.error, topology_.pool(node).address(0).host);

@@ -169,6 +169,12 @@ void RedisBatch::Settle(const Status& status) {
   // Replies are paired with commands by position: after a protocol error (a
   // reply too many included) any of them may be another command's.
   const std::size_t first = status.IsProtocolError() ? 0 : next_;
+  answered_ = first;
+  if (first == 0) {
+    // No reply is theirs for sure: not acted on (sent again, run one by one).
+    redirected_.clear();
+    needs_script_.clear();
+  }
   for (std::size_t i = first; i < sent_.size(); ++i) {
     if (sent_[i] == nullptr) continue;  // a SCRIPT LOAD
     sent_[i]->status = status.ok() ? Status::IoError("redis " + where_ + ": no reply")

@@ -21,6 +21,7 @@
 #include <sys/uio.h>
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +68,9 @@ class RedisBatch final : public net::ServerBatch {
     std::string error;  // the error reply's text, e.g. "MOVED 3999 127.0.0.1:7001"
   };
   const std::vector<Redirected>& redirected() const noexcept { return redirected_; }
+  // The commands whose replies were read and paired with them, in request
+  // order (null for a SCRIPT LOAD); after Settle(). None after a protocol error.
+  std::span<Operation* const> answered() const noexcept { return {sent_.data(), answered_}; }
 
  private:
   // One reply of the batch's (or a push) from the frame loop (resp_frames.h).
@@ -85,6 +89,7 @@ class RedisBatch final : public net::ServerBatch {
   std::vector<Operation*> needs_script_;
   std::vector<Redirected> redirected_;
   std::size_t next_ = 0;
+  std::size_t answered_ = 0;  // Settle(): how many of sent_ kept their replies
   CounterMode counters_;
   const RedisSession* session_;  // the push hook's; may be null
 };
