@@ -39,6 +39,13 @@ std::unique_ptr<Cache> OpenCache(const std::string& text) {
   return std::move(cache).value();
 }
 
+// A Cache of `backend` on `address` allowed one connection, each call 1 s in all.
+std::unique_ptr<Cache> OneConnectionCache(const std::string& backend, const std::string& address) {
+  return OpenCache("[cache]\nbackend = " + backend + "\n[" + backend + "]\nservers = " + address +
+                   "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 1000\n"
+                   "request_timeout_ms = 1000\n");
+}
+
 // Established TCP connections whose local port is `port`: the server's ends of
 // its clients' connections (IPv4 loopback, as the launchers listen), by the
 // client's address (a line read twice, as the table changes while it is read
@@ -163,10 +170,7 @@ TEST_CASE("memcached: threads waiting for the one connection are served in turn"
   REQUIRE(HaveMemcached());
   auto server = StartMemcached();
   REQUIRE(server.ok());
-  auto cache =
-      OpenCache("[cache]\nbackend = memcached\n[memcached]\nservers = " + (*server)->address() +
-                "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 1000\n"
-                "request_timeout_ms = 1000\n");
+  auto cache = OneConnectionCache("memcached", (*server)->address());
   CHECK(FailedWhileSharing(*cache, 16, 400) == 0);
   CHECK(cache->Health()[0].pool_timeouts == 0);
 }
@@ -174,9 +178,7 @@ TEST_CASE("memcached: threads waiting for the one connection are served in turn"
 TEST_CASE("redis: threads waiting for the one connection are served in turn", "[pool][redis]") {
   auto server = StartRedis();
   REQUIRE(server.ok());
-  auto cache = OpenCache("[cache]\nbackend = redis\n[redis]\nservers = " + (*server)->address() +
-                         "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 1000\n"
-                         "request_timeout_ms = 1000\n");
+  auto cache = OneConnectionCache("redis", (*server)->address());
   CHECK(FailedWhileSharing(*cache, 16, 400) == 0);
   CHECK(cache->Health()[0].pool_timeouts == 0);
 }
@@ -228,10 +230,7 @@ TEST_CASE("memcached: a call waiting for a connection ends within its request ti
   REQUIRE(HaveMemcached());
   auto server = StartMemcached();
   REQUIRE(server.ok());
-  auto cache =
-      OpenCache("[cache]\nbackend = memcached\n[memcached]\nservers = " + (*server)->address() +
-                "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 1000\n"
-                "request_timeout_ms = 1000\n");
+  auto cache = OneConnectionCache("memcached", (*server)->address());
   // 1 s, plus scheduling slack; a wait and then a whole timeout would be about 1.8 s.
   CHECK(WaitingCallTime(*cache, **server) < milliseconds(1500));
 }
@@ -240,9 +239,7 @@ TEST_CASE("redis: a call waiting for a connection ends within its request timeou
           "[pool][redis]") {
   auto server = StartRedis();
   REQUIRE(server.ok());
-  auto cache = OpenCache("[cache]\nbackend = redis\n[redis]\nservers = " + (*server)->address() +
-                         "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 1000\n"
-                         "request_timeout_ms = 1000\n");
+  auto cache = OneConnectionCache("redis", (*server)->address());
   CHECK(WaitingCallTime(*cache, **server) < milliseconds(1500));
 }
 
