@@ -86,9 +86,13 @@ Status MetaBatch::OnReply(const Reply& reply) {
     if (Status s = SettlePending(slots_.size()); !s.ok()) return s;
     done_ = true;
     for (Slot& slot : slots_) {
-      if (!slot.answered)
-        slot.op->status = slot.quiet ? QuietOutcome(*slot.op)
-                                     : Status::ProtocolError("memcached: no reply before MN");
+      if (!slot.answered && !slot.quiet) {
+        // A reply the server owed is missing: the stream cannot be trusted again.
+        slot.op->status = Status::ProtocolError("memcached: no reply before MN");
+        poisoned_ = true;
+      } else if (!slot.answered) {
+        slot.op->status = QuietOutcome(*slot.op);
+      }
       slot.answered = true;
     }
     return Status::OK();
@@ -107,8 +111,9 @@ Status MetaBatch::OnTokenReply(const Reply& reply) {
   if (!IsErrorReply(reply.kind) && !Expects(op.kind, slot.quiet, reply.kind)) {
     return Status::ProtocolError("memcached: a meta reply that does not fit the command");
   }
-  // A returned key (k) must be the one asked for; a base64 one is not decoded.
-  if (!reply.key.empty() && !settings_.binary_keys && reply.key != op.key) {
+  // A returned key (k) must be the one asked for (with binary_keys k is not asked).
+  if (!reply.key.empty() && !settings_.binary_keys &&
+      !MetaKeyNames(reply.key, reply.key_base64, op.key)) {
     return Status::ProtocolError("memcached: a meta reply for another key");
   }
   Answered(slot, reply.opaque);
@@ -202,8 +207,9 @@ bool MetaBatch::BlameQuiet(std::size_t from, std::size_t to, const Status& error
     Slot& slot = slots_[i];
     if (slot.answered || !slot.quiet || slot.op->kind == OpKind::kGet) continue;
     Answered(slot, i);
-    slot.op->status =
-        known ? error : Status::FromCode(error.code(), which + std::string(error.message()));
+    // Not known to have failed: io_error, the outcome unknown. Its own code
+    // would say it was refused (a refused set's key is removed: Cache).
+    slot.op->status = known ? error : Status::IoError(which + std::string(error.message()));
   }
   return true;
 }

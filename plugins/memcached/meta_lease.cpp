@@ -65,7 +65,7 @@ class OneMetaReplyReader final : public net::ServerBatch {
     if (!reply.has_opaque || reply.opaque != 0) {
       return Status::ProtocolError("memcached: meta reply with a missing or unknown O token");
     }
-    if (!reply.key.empty() && !key_.empty() && reply.key != key_) {
+    if (!reply.key.empty() && !key_.empty() && !MetaKeyNames(reply.key, reply.key_base64, key_)) {
       return Status::ProtocolError("memcached: a meta reply for another key");
     }
     return Status::OK();

@@ -43,6 +43,9 @@ bool ParseFlag(std::string_view flag, Reply* reply) {
     case 'k':
       reply->key = token;
       return !token.empty();
+    case 'b':
+      reply->key_base64 = true;
+      return token.empty();
     case 'W':
       reply->win = true;
       return token.empty();
@@ -53,7 +56,7 @@ bool ParseFlag(std::string_view flag, Reply* reply) {
       reply->stale = true;
       return token.empty();
     default:
-      // t, s, b, h, l...: information cachet does not use.
+      // t, s, h, l...: information cachet does not use.
       return true;
   }
 }
@@ -82,6 +85,7 @@ ParseResult MetaReplyParser::Parse(std::string_view input, Reply* reply) const {
   }
   if (!ParseFlags(rest, reply)) return Garbage("malformed meta flags", line);
   if (reply->kind != ReplyKind::kMetaValue) return Complete(found.consumed);
+  reply->size = size;
   return ReadDataBlock(input, found.consumed, size, limits_, &reply->data);
 }
 
@@ -95,6 +99,7 @@ bool MetaReplyParser::ValueHeader(std::string_view input, Reply* reply, std::siz
   std::string_view rest = line.substr(3);
   if (!ParseU64(NextToken(&rest), size) || !ParseFlags(rest, reply)) return false;
   if (*size > limits_.max_value) return false;
+  reply->size = *size;
   *data_offset = line.size() + 2;
   return true;
 }

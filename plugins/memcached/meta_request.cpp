@@ -1,6 +1,8 @@
 // Meta protocol request encoding.
 #include "meta_request.h"
 
+#include <string>
+
 #include "exptime.h"
 #include "text_request.h"
 
@@ -65,6 +67,16 @@ void AppendBase64(Out& out, std::string_view raw) {
   out.Append(kAlphabet[(n >> 12) & 63]);
   out.Append(left == 2 ? kAlphabet[(n >> 6) & 63] : '=');
   out.Append('=');
+}
+
+bool MetaKeyNames(std::string_view answered, bool answered_base64, std::string_view key) {
+  if (!answered_base64) return answered == key;
+  struct Encoded {
+    std::string text;
+    void Append(char c) { text.push_back(c); }
+  } encoded;
+  AppendBase64(encoded, key);
+  return answered == encoded.text;
 }
 
 template <class Out>

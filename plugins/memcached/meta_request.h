@@ -65,4 +65,8 @@ void AppendMetaOperation(Out& out, const Operation& op, const MetaTokens& tokens
 template <class Out>
 void AppendBase64(Out& out, std::string_view raw);
 
+// Whether a meta reply's key (k) names `key`, a text key: memcached returns the
+// key of an item stored with b (by a client with binary_keys) base64-encoded.
+bool MetaKeyNames(std::string_view answered, bool answered_base64, std::string_view key);
+
 }  // namespace cachet::memcached

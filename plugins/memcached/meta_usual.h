@@ -132,6 +132,7 @@ inline std::size_t UsualMetaReply(std::string_view input, const ParserLimits& li
   if (size > limits.max_value || input.size() - pos < size + 2) return 0;
   const std::size_t end = pos + static_cast<std::size_t>(size);
   if (input[end] != '\r' || input[end + 1] != '\n') return 0;
+  reply->size = size;
   reply->data = input.substr(pos, static_cast<std::size_t>(size));
   return end + 2;
 }

@@ -40,8 +40,11 @@ enum class ReplyKind : std::uint8_t {
 
 struct Reply {
   ReplyKind kind = ReplyKind::kEnd;
-  std::string_view key;   // kValue
+  std::string_view key;   // kValue; meta with k
+  bool key_base64 = false;  // meta b: the key came back base64-encoded (stored binary)
   std::string_view data;  // kValue, kMetaValue: the value bytes
+  // kMetaValue: the size VA announced (a large value's data may not be read yet).
+  std::uint64_t size = 0;
   std::string_view text;  // kVersion; kStat name; error messages
   std::string_view stat_value;
   std::uint32_t flags = 0;   // kValue; meta with f
@@ -55,9 +58,10 @@ struct Reply {
 };
 
 // The empty item `mg ... N` creates on a miss while its winner loads the value
-// (W or Z, no bytes, no flags): a miss to every reader.
+// (W or Z, no bytes, no flags): a miss to every reader. Judged by the announced
+// size: a large value routed by its header alone has no data yet.
 inline bool IsLeasePlaceholder(const Reply& reply) {
-  return reply.kind == ReplyKind::kMetaValue && reply.data.empty() && reply.flags == 0 &&
+  return reply.kind == ReplyKind::kMetaValue && reply.size == 0 && reply.flags == 0 &&
          (reply.win || reply.win_taken);
 }
 

@@ -201,16 +201,26 @@ TEST_CASE("meta batch: an error line is the write's that sent it, never an earli
   CHECK(loud.poisoned);
 
   // noreply writes succeed in silence: an error after several of them may be
-  // any one's, and each is told it may have failed; none is reported stored.
+  // any one's, and each is told it may have failed (io_error: the outcome is
+  // unknown); none is reported stored, nor refused.
   const BatchRead quiet =
       ReadBatch({Noreply(MakeOp(OpKind::kStore, "a")), Noreply(MakeOp(OpKind::kStore, "b")),
                  Noreply(MakeOp(OpKind::kIncr, "n"))},
                 "CLIENT_ERROR cannot increment or decrement non-numeric value\r\nMN\r\n");
   for (const Status& s : quiet.outcomes) {
     INFO(s.ToString());
-    CHECK(s.IsInvalidArgument());
+    CHECK(s.IsIoError());
     CHECK(s.ToString().find("one of 3 noreply writes may have failed, not known which") !=
           std::string::npos);
+  }
+  // A too-large error whose write is not known: no set is told it was refused
+  // for its size (Cache removes a refused set's key, and one of them was stored).
+  const BatchRead unknown_size =
+      ReadBatch({Noreply(MakeOp(OpKind::kStore, "small")), Noreply(MakeOp(OpKind::kStore, "big"))},
+                "SERVER_ERROR object too large for cache\r\nMN\r\n");
+  for (const Status& s : unknown_size.outcomes) {
+    INFO(s.ToString());
+    CHECK(s.IsIoError());
   }
 
   // A noreply write, then one that answers: the error may be either's, and what
@@ -238,7 +248,7 @@ TEST_CASE("meta batch: an error line is the write's that sent it, never an earli
   const BatchRead both = ReadBatch(
       {Noreply(MakeOp(OpKind::kStore, "a")), MakeOp(OpKind::kStore, "b")},
       too_large + too_large + "MN\r\n");
-  CHECK_FALSE(both.outcomes[0].ok());
+  CHECK(both.outcomes[0].IsIoError());  // one of the two errors, not known which
   CHECK_FALSE(both.outcomes[1].ok());
   // Two errors, then MN: they were the first noreply write's and the next
   // write's; the noreply write after those was stored.
@@ -257,6 +267,38 @@ TEST_CASE("meta batch: an error line is the write's that sent it, never an earli
   CHECK(between_reads.outcomes[0].ok());
   CHECK(between_reads.outcomes[1].IsTooLarge());
   CHECK(between_reads.outcomes[2].IsNotFound());
+}
+
+TEST_CASE("meta batch: MN before a write's own reply fails it and drops the connection",
+          "[memcached][batch][meta]") {
+  const BatchRead missing = ReadBatch(
+      {MakeOp(OpKind::kStore, "a"), MakeOp(OpKind::kStore, "b")}, "HD O0\r\nMN\r\n");
+  CHECK(missing.outcomes[0].ok());
+  CHECK(missing.outcomes[1].IsProtocolError());
+  CHECK(missing.poisoned);
+  // Silence from a noreply write is its success: the connection stays.
+  const BatchRead quiet = ReadBatch(
+      {MakeOp(OpKind::kStore, "a"), Noreply(MakeOp(OpKind::kStore, "b"))}, "HD O0\r\nMN\r\n");
+  CHECK(quiet.outcomes[1].ok());
+  CHECK_FALSE(quiet.poisoned);
+}
+
+TEST_CASE("meta single: a key stored binary comes back base64, and is still this key",
+          "[memcached][single][meta]") {
+  // memcached returns the key of an item a binary_keys client stored in base64, with b.
+  const Outcome same =
+      ReadAtEveryOffset(MakeOp(OpKind::kGet, "user1"), "VA 1 f0 c3 kdXNlcjE= b O0\r\nv\r\n");
+  CHECK(same.stream.ok());
+  CHECK(same.op.ok());
+  CHECK(same.value == "v");
+  const Outcome other =
+      ReadOne(MakeOp(OpKind::kGet, "user1"), "VA 1 f0 c3 kdXNlcjI= b O0\r\nv\r\n");
+  CHECK(other.stream.IsProtocolError());
+  CHECK(other.value.empty());
+  // Without b the key is compared as it is: the base64 text is another key.
+  const Outcome unflagged =
+      ReadOne(MakeOp(OpKind::kGet, "user1"), "VA 1 f0 c3 kdXNlcjE= O0\r\nv\r\n");
+  CHECK(unflagged.stream.IsProtocolError());
 }
 
 TEST_CASE("meta single: a server error is the operation's, and the connection is dropped",
@@ -343,6 +385,28 @@ TEST_CASE("meta single: a large value is read whole, however it arrives",
   // Cut short inside the data: the exchange's error, not a partial value.
   const Outcome cut_short = ReadOne(MakeOp(OpKind::kGet), reply.substr(0, 50000), {20});
   CHECK(cut_short.op.IsTimeout());
+}
+
+TEST_CASE("meta single: a large value whose lease was won is a value, not a placeholder",
+          "[memcached][single][meta]") {
+  // memcached adds Z (or W) to every mg of an item whose recache win was given;
+  // a large value's header is routed before its data arrives.
+  const std::string value(100000, 'v');
+  for (const char* flag : {"Z", "W"}) {
+    const std::string reply = "VA 100000 f0 c4 O0 " + std::string(flag) + "\r\n" + value + "\r\n";
+    for (std::size_t cut : {std::size_t{30}, std::size_t{5000}, reply.size()}) {
+      INFO(flag << " cut at " << cut);
+      const Outcome out = ReadOne(MakeOp(OpKind::kGet), reply, {cut});
+      CHECK(out.stream.ok());
+      CHECK(out.op.ok());
+      CHECK(out.value == value);
+      CHECK_FALSE(out.poisoned);
+    }
+  }
+  // The placeholder itself (no bytes, no flags) stays a miss.
+  const Outcome placeholder = ReadOne(MakeOp(OpKind::kGet), "VA 0 f0 c5 O0 Z\r\n\r\n");
+  CHECK(placeholder.stream.ok());
+  CHECK(placeholder.op.IsNotFound());
 }
 
 }  // namespace cachet::memcached
