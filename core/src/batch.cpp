@@ -61,6 +61,17 @@ std::uint32_t Batch::Refuse(CacheOp op, Status status, std::string_view key) {
   return static_cast<std::uint32_t>(entries_.size() - 1);
 }
 
+std::uint32_t Batch::RefuseSetAsLarge(CacheOp op, Status status, std::string_view key) {
+  if (key.empty()) return Refuse(op, std::move(status));
+  Operation* removal = nullptr;
+  const std::uint32_t index = AddEntry(op, key, &removal);
+  if (removal == nullptr) return index;  // its key refused (AddEntry): nothing to remove
+  removal->kind = OpKind::kRemove;
+  entries_[index].refusal = static_cast<std::uint32_t>(refusals_.size());
+  refusals_.push_back(std::move(status));
+  return index;
+}
+
 std::uint32_t Batch::AddEntry(CacheOp op, std::string_view key, Operation** out) {
   *out = nullptr;
   if (key.empty()) return Refuse(op, Status::InvalidArgument("empty key"));
@@ -89,7 +100,7 @@ std::uint32_t Batch::AddEntry(CacheOp op, std::string_view key, Operation** out)
   operation.result.cas = 0;
   operation.counter = 0;
   owner_.push_back(static_cast<std::uint32_t>(entries_.size()));
-  entries_.push_back(Entry{op, false, used_++, 0, kNotSent, key_begin,
+  entries_.push_back(Entry{op, false, used_++, kNotSent, kNotSent, key_begin,
                            static_cast<std::uint32_t>(prefix.size() + key.size()), 0, 0});
   *out = &operation;
   return static_cast<std::uint32_t>(entries_.size() - 1);
@@ -203,7 +214,9 @@ std::span<Operation> Batch::Prepare(const Backend& backend) {
     Entry& entry = entries_[i];
     entry.run_refusal = kNotSent;
     if (entry.slot == kNotSent) continue;  // refused as it was added
-    const bool noreply = IsWrite(entry.op) && (entry.noreply || noreply_all_);
+    bool noreply = IsWrite(entry.op) && (entry.noreply || noreply_all_);
+    // A refused set's remove goes out all the same, answered where noreply is not known.
+    if (entry.refusal != kNotSent) noreply = noreply && has_noreply;
     if (noreply && !has_noreply) {
       entry.run_refusal = static_cast<std::uint32_t>(run_refusals_.size());
       run_refusals_.push_back(Status::Unsupported(std::string(backend.name()) +
@@ -264,7 +277,7 @@ const Status* Batch::RefusalOf(std::uint32_t index, std::uint32_t generation,
   if (!ran_) return &NotRun();
   const Entry& entry = entries_[index];
   if (entry.run_refusal != kNotSent) return &run_refusals_[entry.run_refusal];
-  return entry.slot == kNotSent ? &refusals_[entry.refusal] : nullptr;
+  return entry.refusal != kNotSent ? &refusals_[entry.refusal] : nullptr;
 }
 
 const Operation* Batch::SentOperation(const BatchHandle& handle, HandleKind kind,

@@ -141,12 +141,13 @@ void Cache::Run(Batch& batch) {
       operation.status = OpenComputedRecord(&operation.result);
     }
   }
-  bool refused_as_large = false;
+  bool refused_as_large = false;  // by the store (a set refused as added removed its key in turn)
   for (std::uint32_t i = 0; i < batch.entries_.size(); ++i) {
-    const CacheOp op = batch.entries_[i].op;
-    const Status& status = batch.StatusAt(i, batch.generation_, Batch::KindOf(op));
-    counters.Count(op, status);
-    refused_as_large |= op == CacheOp::kSet && status.IsTooLarge();
+    const Batch::Entry& entry = batch.entries_[i];
+    const Status& status = batch.StatusAt(i, batch.generation_, Batch::KindOf(entry.op));
+    counters.Count(entry.op, status);
+    refused_as_large |= entry.op == CacheOp::kSet && status.IsTooLarge() &&
+                        entry.refusal == Batch::kNotSent;
   }
   counters.Finish();
   if (refused_as_large) DropStaleOfBatch(WriteOutcomes(batch));
@@ -158,8 +159,16 @@ std::vector<Cache::WriteOutcome> Cache::WriteOutcomes(const Batch& batch) {
   for (std::uint32_t i = 0; i < batch.entries_.size(); ++i) {
     const Batch::Entry& entry = batch.entries_[i];
     const Status& status = batch.StatusAt(i, batch.generation_, Batch::KindOf(entry.op));
-    // A set refused as added kept its key for this (key_size 0 otherwise).
-    const bool refused = entry.op == CacheOp::kSet && status.IsTooLarge() && entry.key_size > 0;
+    const bool sent = entry.slot != Batch::kNotSent;
+    if (entry.refusal != Batch::kNotSent) {
+      // A set refused as added, whose remove was sent in its place: that decided the key.
+      const Status& removal = sent ? batch.operations_[entry.slot].status : status;
+      writes.push_back({std::string_view(batch.keys_.data() + entry.key_begin, entry.key_size),
+                        false, sent && (removal.ok() || removal.IsNotFound())});
+      continue;
+    }
+    // A set the store refused as too large.
+    const bool refused = entry.op == CacheOp::kSet && status.IsTooLarge() && sent;
     // Whether it left the key a value of its own or none (not_stored of a
     // replace, not_found of a cas or remove: the key was absent).
     bool decided = false;

@@ -156,6 +156,42 @@ TEST_CASE("a batch's set refused as too large removes the old value after the ba
   CHECK(metrics[static_cast<std::size_t>(CacheOp::kRemove)].calls == 0);
 }
 
+TEST_CASE("a batch's later operations on a key whose set was refused as added find it absent",
+          "[cache][too_large][batch]") {
+  // As the single calls: Set refused (its key removed), then Incr, Append, Add.
+  for (const bool noreply : {false, true}) {
+    INFO("set_noreply " << noreply);  // the fake store has no noreply: the removals still go
+    Fixture f;
+    REQUIRE(f.cache->Set("ctr", std::string("5")).ok());
+    REQUIRE(f.cache->Set("log", std::string("line1;")).ok());
+    REQUIRE(f.cache->Set("slot", std::string("old")).ok());
+    Batch batch(*f.cache);
+    batch.set_noreply(noreply);
+    const auto refused_ctr = batch.Set("ctr", kOverCodec);
+    const auto incr = batch.Incr("ctr");
+    batch.Set("log", kOverCodec);
+    const auto append = batch.Append("log", std::string("line2;"));
+    batch.Set("slot", kOverCodec);
+    const auto add = batch.Add("slot", std::string("new"));
+    f.cache->Run(batch);
+    CHECK(batch.Outcome(refused_ctr).IsTooLarge());
+    if (!noreply) {
+      CHECK(batch.Outcome(incr).status().IsNotFound());
+      CHECK(batch.Outcome(append).IsNotStored());
+      CHECK(batch.Outcome(add).ok());
+      CHECK(f.cache->Get("slot").value_or("") == "new");
+    } else {
+      CHECK(batch.Outcome(add).IsUnsupported());  // noreply writes are not sent here
+      CHECK(f.cache->Get("slot").miss());
+    }
+    CHECK(f.cache->Get("ctr").miss());
+    CHECK(f.cache->Get("log").miss());
+    // The removals sent in the sets' places are not calls of their own.
+    const auto metrics = f.cache->metrics();
+    CHECK(metrics[static_cast<std::size_t>(CacheOp::kRemove)].calls == 0);
+  }
+}
+
 TEST_CASE("a batch with no set refused sends no removal", "[cache][too_large][batch]") {
   Fixture f;
   REQUIRE(f.cache->Set("k", std::string("old")).ok());

@@ -206,7 +206,9 @@ class CACHET_EXPORT Batch {
     CacheOp op;
     bool noreply;                           // marked by Noreply()
     std::uint32_t slot;                     // in operations_, or kNotSent
-    std::uint32_t refusal;                  // in refusals_, when no slot
+    // In refusals_, or kNotSent. A refused entry has no slot, but for a set
+    // refused as too large, whose slot holds the remove sent in its place.
+    std::uint32_t refusal;
     std::uint32_t run_refusal;              // in run_refusals_, or kNotSent
     std::uint32_t key_begin, key_size;      // in keys_
     std::uint32_t value_begin, value_size;  // in values_
@@ -244,6 +246,10 @@ class CACHET_EXPORT Batch {
   std::uint32_t AddEntry(CacheOp op, std::string_view key, Operation** out);
   // An entry refused as added, with `key` (namespaced in keys_) when not empty.
   std::uint32_t Refuse(CacheOp op, Status status, std::string_view key = {});
+  // A set refused as too large: its outcome is `status`, and a remove of its key
+  // is sent in its place, so the batch's later operations on the key find no
+  // value, as they would after the single call (Cache::Set removes it too).
+  std::uint32_t RefuseSetAsLarge(CacheOp op, Status status, std::string_view key);
   // Swaps the Operation of entry `index` into slot `to`, and the Operation
   // there into the entry's old slot.
   void MoveToSlot(std::uint32_t index, std::uint32_t to) noexcept;
@@ -267,7 +273,7 @@ class CACHET_EXPORT Batch {
   const Status& StatusAt(std::uint32_t index, std::uint32_t generation, HandleKind kind) const {
     if (generation == generation_ && index < entries_.size() && ran_) {
       const Entry& entry = entries_[index];
-      if (entry.slot != kNotSent && entry.run_refusal == kNotSent && KindOf(entry.op) == kind) {
+      if (entry.refusal == kNotSent && entry.run_refusal == kNotSent && KindOf(entry.op) == kind) {
         return operations_[entry.slot].status;
       }
     }
@@ -307,9 +313,10 @@ BatchWrite Batch::AddTyped(CacheOp op, StoreMode mode, std::string_view key, con
     view = ItemView(scratch_);
   }
   if (!s.ok()) {
-    // The key of a set refused as too large is kept: Cache::Run removes its older value.
-    const bool keep_key = mode == StoreMode::kSet && s.IsTooLarge();
-    return {Refuse(op, std::move(s), keep_key ? key : std::string_view()), generation_};
+    if (mode == StoreMode::kSet && s.IsTooLarge()) {
+      return {RefuseSetAsLarge(op, std::move(s), key), generation_};
+    }
+    return {Refuse(op, std::move(s)), generation_};
   }
   return AddStore(op, mode, key, view, cas, effective);
 }
