@@ -13,7 +13,7 @@ constexpr std::array kAllCapabilities = {
     Capability::kTouch,      Capability::kCounters,   Capability::kNativeFlags,
     Capability::kPersistence, Capability::kNoreply,   Capability::kPipelining,
     Capability::kFlush,      Capability::kStats,      Capability::kGetAndTouch,
-    Capability::kNativeLease, Capability::kInvalidations,
+    Capability::kNativeLease, Capability::kInvalidations, Capability::kSecondTtl,
 };
 }  // namespace
 
@@ -33,6 +33,7 @@ std::string_view CapabilityName(Capability c) noexcept {
     case Capability::kGetAndTouch: return "get_and_touch";
     case Capability::kNativeLease: return "native_lease";
     case Capability::kInvalidations: return "invalidations";
+    case Capability::kSecondTtl: return "second_ttl";
   }
   return "unknown";
 }

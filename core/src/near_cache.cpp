@@ -100,6 +100,11 @@ bool NearCache::Lookup(std::string_view key, Item* out, Status* status) {
 }
 
 Ttl NearCache::EntryTtl(std::string_view value, Ttl write_ttl, const Ticket& ticket) const {
+  // A store whose clock ticks in seconds may drop the item up to a second early.
+  if (write_ttl.count() > 0 && store_->capabilities().has(Capability::kSecondTtl)) {
+    if (write_ttl <= Ttl{1000}) return Ttl{-1};
+    write_ttl -= Ttl{1000};
+  }
   Ttl ttl = ShorterTtl(ttl_, write_ttl);
   // GetOrCompute's record goes stale at its own time: the Cache must see it
   // then, from the store, to refresh it or wait for the lease holder.
@@ -135,8 +140,13 @@ void NearCache::AfterRead(std::string_view key, const Ticket& ticket, const Stat
   const bool miss = status.IsNotFound();
   if (!status.ok() && !(miss && tracking_)) return;
   const Ttl ttl = miss ? EntryTtl({}, Ttl{0}, ticket) : EntryTtl(item.value, store_ttl, ticket);
-  if (ttl.count() < 0) return;
   const std::lock_guard lock(ticket.stripe->mutex);
+  if (ttl.count() < 0) {
+    // Not to be kept: nor may an older entry outlive what the store now holds
+    // (GetAndTouch may have shortened its TTL).
+    (void)near_->Remove(key);
+    return;
+  }
   if (ticket.stripe->epoch.load(std::memory_order_relaxed) != ticket.epoch ||
       generation_.load(std::memory_order_relaxed) != ticket.generation || !Serving()) {
     return;  // the key changed while it was read: what was read may be old

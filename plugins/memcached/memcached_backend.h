@@ -54,7 +54,7 @@ class MemcachedBackend final : public Backend {
       Capability::kNativeTtl, Capability::kCas,        Capability::kAppendPrepend,
       Capability::kTouch,     Capability::kCounters,   Capability::kNativeFlags,
       Capability::kNoreply,   Capability::kPipelining, Capability::kFlush,
-      Capability::kStats,     Capability::kGetAndTouch};
+      Capability::kStats,     Capability::kGetAndTouch, Capability::kSecondTtl};
 
   // REQUIRES: options.servers is not empty.
   explicit MemcachedBackend(MemcachedOptions options);

@@ -59,7 +59,8 @@ class SharedStore final : public test::ForwardingBackend {
       : ForwardingBackend("shared", MemoryBackend()), offers_(offers) {}
 
   Capabilities capabilities() const noexcept override {
-    const Capabilities caps = inner().capabilities();
+    Capabilities caps = inner().capabilities();
+    if (second_ttl) caps = caps.with(Capability::kSecondTtl);
     return offers_ ? caps.with(Capability::kInvalidations) : caps;
   }
   Status Get(std::string_view key, Item* out) override {
@@ -119,6 +120,7 @@ class SharedStore final : public test::ForwardingBackend {
   const std::vector<std::string>& prefixes() const { return prefixes_; }
 
   std::atomic<int> reads{0};
+  bool second_ttl = false;  // declares kSecondTtl, as memcached does
   // Run once inside the next Get, after the store's answer was read.
   std::function<void()> race;
   std::atomic<bool> race_armed{false};
@@ -219,6 +221,28 @@ TEST_CASE("near: GetAndTouch keeps the entry no longer than the touched TTL", "[
   const int reads = store->reads;
   CHECK(near.Get("g", &item).IsNotFound());
   CHECK(store->reads == reads + 1);
+}
+
+TEST_CASE("near: over a store whose TTLs tick in seconds an entry lives a second less",
+          "[unit][near]") {
+  // memcached may expire an item up to a second before its TTL: the near entry
+  // must not outlive it, so a TTL of a second or less is not kept near at all.
+  for (const bool second_ttl : {false, true}) {
+    INFO("second_ttl " << second_ttl);
+    auto [store, cache] = Near(false, NearInvalidation::kTtl, 60s);
+    store->second_ttl = second_ttl;
+    REQUIRE(cache->Set("short", std::string("v"), Ttl{1000}).ok());
+    REQUIRE(cache->Set("long", std::string("v"), Ttl{30000}).ok());
+    REQUIRE(Read(*cache, "short") == "v");
+    CHECK(store->reads == (second_ttl ? 1 : 0));
+    REQUIRE(Read(*cache, "long") == "v");
+    CHECK(store->reads == (second_ttl ? 1 : 0));
+    Item item;
+    const int reads = store->reads;
+    REQUIRE(cache->backend().GetAndTouch("long", Ttl{900}, &item).ok());
+    REQUIRE(cache->backend().Get("long", &item).ok());
+    CHECK(store->reads == reads + (second_ttl ? 2 : 1));
+  }
 }
 
 TEST_CASE("near: ttl counts from when the store was asked, not answered", "[unit][near]") {

@@ -50,6 +50,9 @@ enum class Capability : std::uint32_t {
   kGetAndTouch = 1u << 11,   // read and reset the TTL in one call
   kNativeLease = 1u << 12,   // LeaseGet/EndLease: the store arbitrates GetOrCompute's loaders
   kInvalidations = 1u << 13,  // SubscribeInvalidations: tells which keys others changed
+  // TTLs kept in whole seconds on a clock that ticks once a second (memcached):
+  // an item may expire up to a second before its TTL.
+  kSecondTtl = 1u << 14,
 };
 
 class Capabilities {
