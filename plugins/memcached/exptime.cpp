@@ -21,4 +21,10 @@ std::int64_t ExptimeFor(Ttl ttl) {
   return seconds > kLatestUnixTime - now ? 0 : now + seconds;
 }
 
+std::int64_t RecacheFor(Ttl below) {
+  if (below.count() <= 0) return 0;
+  const std::int64_t exptime = ExptimeFor(below);
+  return exptime == 0 ? kLatestUnixTime : exptime;
+}
+
 }  // namespace cachet::memcached

@@ -15,4 +15,10 @@ namespace cachet::memcached {
 // REQUIRES: ttl is not negative (MemcachedBackend refuses it first).
 std::int64_t ExptimeFor(Ttl ttl);
 
+// The token of meta's R (recache: win an item whose remaining TTL is below it),
+// which memcached reads as it reads an exptime: relative up to 30 days, an
+// absolute Unix time beyond. 0 for none; a time past 2038 (Ttl::max(): any TTL)
+// is the latest memcached can hold, so every item with an expiry qualifies.
+std::int64_t RecacheFor(Ttl below);
+
 }  // namespace cachet::memcached

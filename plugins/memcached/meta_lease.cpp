@@ -95,19 +95,6 @@ Status MemcachedBackend::RunMetaCommand(std::string_view key, OneMetaReplyReader
   return reader->outcome();
 }
 
-namespace {
-
-// R's token for `below`: whole seconds, rounded up; Ttl::max() and anything
-// beyond an int32 is the largest (any item with an expiry qualifies).
-std::int64_t RecacheSeconds(Ttl below) {
-  constexpr std::int64_t kLargest = 2147483647;
-  if (below.count() <= 0) return 0;
-  const std::int64_t seconds = below.count() / 1000 + (below.count() % 1000 != 0 ? 1 : 0);
-  return seconds > kLargest ? kLargest : seconds;
-}
-
-}  // namespace
-
 Status MemcachedBackend::LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
                                   LeaseGrant* grant, std::uint64_t* lease_cas) {
   *grant = LeaseGrant::kNone;
@@ -123,7 +110,7 @@ Status MemcachedBackend::LeaseGet(std::string_view key, const LeaseRequest& requ
   net::RequestBuffer request_bytes;
   // N0 would keep the placeholder for good: a lease lasts at least a second.
   const std::int64_t exptime = request.lease.count() > 0 ? ExptimeFor(request.lease) : 1;
-  AppendMetaLeaseGet(request_bytes, key, tokens, exptime, RecacheSeconds(request.recache_below));
+  AppendMetaLeaseGet(request_bytes, key, tokens, exptime, RecacheFor(request.recache_below));
   OneMetaReplyReader reader(request_bytes, limits_, key, options_.binary_keys, [](ReplyKind kind) {
     return kind == ReplyKind::kMetaValue || kind == ReplyKind::kMetaMiss;
   });

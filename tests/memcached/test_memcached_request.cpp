@@ -173,6 +173,22 @@ TEST_CASE("exptime: relative up to 30 days, absolute beyond", "[memcached][reque
   CHECK(absolute > 1700000000);  // a Unix time, not a duration
 }
 
+TEST_CASE("recache: R is read as an exptime, relative up to 30 days, absolute beyond",
+          "[memcached][request]") {
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  CHECK(RecacheFor(milliseconds(0)) == 0);
+  CHECK(RecacheFor(milliseconds(1500)) == 2);
+  const std::int64_t thirty_days = 30LL * 24 * 3600;
+  CHECK(RecacheFor(seconds(thirty_days)) == thirty_days);
+  // 40 days sent as 3456000 would be a Unix time in 1970: no item would qualify.
+  const std::int64_t forty_days = RecacheFor(seconds(40LL * 24 * 3600));
+  CHECK(forty_days > 1700000000);
+  // Any TTL at all: the latest time memcached holds, never 0 (none).
+  CHECK(RecacheFor(milliseconds::max()) == 2147483647);
+  CHECK(RecacheFor(seconds(400000000)) == 2147483647);
+}
+
 TEST_CASE("exptime: an expiry past 2038 is none, never a wrapped time", "[memcached][request]") {
   using std::chrono::milliseconds;
   using std::chrono::seconds;
