@@ -432,15 +432,19 @@ void EnvelopeBackend::FinishPipelined(Operation& op) {
 }
 
 std::size_t EnvelopeBackend::RunEnd(std::span<const Operation> batch, std::size_t begin) const {
-  // A counter on an enveloped value is redone after its run (FinishPipelined,
-  // only where values can be rewritten), so a later operation on its key goes
-  // in the next run, after it.
+  // A counter the store refused is decided after its run by reading its key
+  // (FinishPipelined): redone on an envelope where values can be rewritten, so
+  // a later operation on its key goes in the next run, after it; refused as
+  // unsafe where not, so a later write of its key (which that read would find
+  // instead) goes in the next run.
   std::unordered_set<std::string_view> counted;  // allocates only once a counter comes
   std::size_t end = begin;
   for (; end < batch.size() && Pipelineable(batch[end]); ++end) {
     const Operation& op = batch[end];
-    if (!can_rewrite_) continue;
-    if (!counted.empty() && counted.contains(op.key)) break;
+    if (!counted.empty() && (can_rewrite_ || op.kind != OpKind::kGet) &&
+        counted.contains(op.key)) {
+      break;
+    }
     if (op.kind == OpKind::kIncr || op.kind == OpKind::kDecr) counted.insert(op.key);
   }
   return end;
