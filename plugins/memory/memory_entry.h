@@ -8,10 +8,14 @@
 // (EntryTable), the limbo keeps retired entries in an array of its own, and the
 // block's room is what the allocator says it is (malloc_usable_size).
 //
-// Readers take no lock, so an entry is immutable once published in the table:
-// its key, value, flags and CAS never change. A write builds a new entry, puts it
-// in the old one's place and retires the old one (Limbo). Only the expiry changes
-// in place (touch), and it is an atomic.
+// Readers take no lock. An entry's key and sizes never change once it is
+// published in the table. A write that keeps the value's size (and whether flags
+// are stored) rewrites the value, flags and CAS in place, under the shard's lock
+// (WriteInPlace): for the reader's sake it first clears the CAS in the stamp, and
+// publishes the new CAS last, so a reader copies, then checks that the stamp
+// did not change (ReadInto, a sequence lock whose version is the CAS). Any
+// other write builds a new entry, puts it in the old one's place and retires
+// the old one (Limbo). The expiry is an atomic of its own (touch).
 #pragma once
 
 #include <malloc.h>
@@ -23,7 +27,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 #include <string_view>
+#include <thread>
 
 namespace cachet::memory {
 
@@ -75,10 +81,9 @@ class ExpiryCode {
 };
 
 struct MemoryEntry {
-  std::uint32_t cas_low = 0;
-  std::uint16_t cas_high : 15 = 0;
-  std::uint16_t has_flags : 1 = 0;  // a flags word follows the value
-  std::uint16_t key_size = 0;
+  // The CAS (bits 0-46; 0 while a write in place is under way), whether a flags
+  // word follows the value (bit 47), and the key's size (bits 48-63).
+  std::atomic<std::uint64_t> stamp{0};
   std::uint32_t value_size = 0;
   std::atomic<std::uint32_t> expires{ExpiryCode::kNever};  // ExpiryCode
 
@@ -119,23 +124,78 @@ struct MemoryEntry {
     return charge - sizeof(std::size_t) - sizeof(MemoryEntry);
   }
 
-  std::uint64_t cas() const noexcept { return (std::uint64_t{cas_high} << 32) | cas_low; }
+  // The CAS token. A lock-free reader must use ReadInto, which also checks it.
+  std::uint64_t cas() const noexcept { return stamp.load(std::memory_order_relaxed) & kCasBits; }
+  // REQUIRES: the entry is not published yet, or the shard's lock is held.
   void set_cas(std::uint64_t cas) noexcept {
-    cas_low = static_cast<std::uint32_t>(cas);
-    cas_high = static_cast<std::uint16_t>(cas >> 32) & 0x7FFF;
+    stamp.store((stamp.load(std::memory_order_relaxed) & ~kCasBits) | cas,
+                std::memory_order_relaxed);
   }
+  bool has_flags() const noexcept {
+    return (stamp.load(std::memory_order_relaxed) & kHasFlags) != 0;
+  }
+  std::size_t key_size() const noexcept {
+    return stamp.load(std::memory_order_relaxed) >> kKeySizeShift;
+  }
+  // REQUIRES: the shard's lock is held (a lock-free reader uses ReadInto).
   std::uint32_t flags() const noexcept {
-    if (has_flags == 0) return 0;
+    if (!has_flags()) return 0;
     std::uint32_t flags;
-    std::memcpy(&flags, bytes() + key_size + value_size, sizeof flags);
+    std::memcpy(&flags, value().data() + value_size, sizeof flags);
     return flags;
   }
 
   char* bytes() noexcept { return reinterpret_cast<char*>(this + 1); }
   const char* bytes() const noexcept { return reinterpret_cast<const char*>(this + 1); }
-  std::string_view key() const noexcept { return {bytes(), key_size}; }
-  std::string_view value() const noexcept { return {bytes() + key_size, value_size}; }
-  char* value_data() noexcept { return bytes() + key_size; }
+  std::string_view key() const noexcept { return {bytes(), key_size()}; }
+  std::string_view value() const noexcept { return {bytes() + key_size(), value_size}; }
+  char* value_data() noexcept { return bytes() + key_size(); }
+
+  // Whether WriteInPlace can take a value of `value_size` bytes with `flags`: the
+  // same size, flags stored or not as now, and small enough that a reader
+  // caught by the write copies again at little cost.
+  bool RewritableWith(std::size_t size, std::uint32_t flags) const noexcept {
+    return size == value_size && (flags != 0) == has_flags() && size <= kLargestInPlace;
+  }
+  // Rewrites the value, flags, CAS and expiry of a published entry. A reader
+  // that copies meanwhile sees the stamp change and copies again (ReadInto).
+  // REQUIRES: the shard's lock is held; RewritableWith(value.size(), flags).
+  void WriteInPlace(std::string_view value, std::uint32_t flags, std::uint64_t cas,
+                    std::uint32_t expiry_code) noexcept {
+    const std::uint64_t kept = stamp.load(std::memory_order_relaxed) & ~kCasBits;
+    stamp.store(kept, std::memory_order_relaxed);  // CAS 0: a write under way
+    std::atomic_thread_fence(std::memory_order_release);  // ...seen before the bytes change
+    if (!value.empty()) CopyBytes(value_data(), value.data(), value.size());
+    if (flags != 0) CopyBytes(value_data() + value.size(), &flags, sizeof flags);
+    expires.store(expiry_code, std::memory_order_relaxed);
+    stamp.store(kept | cas, std::memory_order_release);
+  }
+  // A lock-free reader's copy of the value, flags and CAS, as some write left
+  // them: copies again while a write in place runs or ran meanwhile. False
+  // after a few tries, all overtaken by writes: the caller then reads under the
+  // shard's lock, where no write runs and the first try succeeds.
+  template <class Out>
+  bool ReadInto(Out* out) const {
+    for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
+      const std::uint64_t before = stamp.load(std::memory_order_acquire);
+      if ((before & kCasBits) == 0) {  // a write in place is under way
+        std::this_thread::yield();
+        continue;
+      }
+      AssignBytes(&out->value, value().data(), value_size);
+      std::uint32_t flag_word = 0;
+      if ((before & kHasFlags) != 0) {
+        CopyBytes(&flag_word, value().data() + value_size, sizeof flag_word);
+      }
+      std::atomic_thread_fence(std::memory_order_acquire);  // the copies end before the check
+      if (stamp.load(std::memory_order_relaxed) == before) {
+        out->flags = flag_word;
+        out->cas = before & kCasBits;
+        return true;
+      }
+    }
+    return false;
+  }
 
   // The expiry as steady-clock milliseconds; 0: never.
   std::int64_t expiry() const noexcept {
@@ -157,14 +217,44 @@ struct MemoryEntry {
   static MemoryEntry* Build(void* block, std::string_view key, std::uint32_t flags,
                             std::size_t value_size) noexcept {
     auto* entry = new (block) MemoryEntry;
-    entry->key_size = static_cast<std::uint16_t>(key.size());
+    entry->stamp.store((std::uint64_t{key.size()} << kKeySizeShift) | (flags != 0 ? kHasFlags : 0),
+                       std::memory_order_relaxed);
     entry->value_size = static_cast<std::uint32_t>(value_size);
     std::memcpy(entry->bytes(), key.data(), key.size());
-    if (flags != 0) {
-      entry->has_flags = 1;
-      std::memcpy(entry->value_data() + value_size, &flags, sizeof flags);
-    }
+    if (flags != 0) std::memcpy(entry->value_data() + value_size, &flags, sizeof flags);
     return entry;
+  }
+
+  static constexpr std::uint64_t kCasBits = kLargestCas;
+  static constexpr std::uint64_t kHasFlags = std::uint64_t{1} << 47;
+  static constexpr int kKeySizeShift = 48;
+  // Values up to this size are rewritten in place (RewritableWith).
+  static constexpr std::size_t kLargestInPlace = 4096;
+  static constexpr int kReadAttempts = 4;
+
+  // The value's bytes, which a write in place may change while a reader copies
+  // them: the reader then throws its copy away (ReadInto). ThreadSanitizer is
+  // told so by copying byte by byte with relaxed atomics, in its builds only.
+  static void CopyBytes(void* to, const void* from, std::size_t size) noexcept {
+#if defined(__SANITIZE_THREAD__)
+    auto* out = static_cast<char*>(to);
+    auto* in = static_cast<char*>(const_cast<void*>(from));
+    for (std::size_t i = 0; i < size; ++i) {
+      std::atomic_ref<char>(out[i]).store(std::atomic_ref<char>(in[i]).load(
+                                              std::memory_order_relaxed),
+                                          std::memory_order_relaxed);
+    }
+#else
+    std::memcpy(to, from, size);
+#endif
+  }
+  static void AssignBytes(std::string* to, const char* from, std::size_t size) {
+#if defined(__SANITIZE_THREAD__)
+    to->resize(size);
+    CopyBytes(to->data(), from, size);
+#else
+    to->assign(from, size);
+#endif
   }
 };
 

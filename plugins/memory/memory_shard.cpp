@@ -81,11 +81,13 @@ Status MemoryShard::Get(const KeyRef& key, Item* out) {
     }
     if (!ExpiredNow(*entry)) {
       EntryTable::MarkReferenced(slot);
-      CopyOut(*entry, out);
-      section.CountHit();
-      return Status::OK();
+      if (entry->ReadInto(out)) {
+        section.CountHit();
+        return Status::OK();
+      }
     }
   }
+  // An expired entry to remove, or a value rewritten under every try: under the lock.
   return GetLocked(key, out);
 }
 
@@ -93,7 +95,7 @@ Status MemoryShard::GetLocked(const KeyRef& key, Item* out) {
   Writing writing(*this);
   const Found found = FindForRead(key);
   if (found.entry == nullptr) return Status::NotFound();
-  CopyOut(*found.entry, out);
+  (void)found.entry->ReadInto(out);  // no write runs under the lock: the first try
   return Status::OK();
 }
 
@@ -103,7 +105,7 @@ Status MemoryShard::GetAndTouch(const KeyRef& key, Ttl ttl, Item* out) {
   const Found found = FindForRead(key);
   if (found.entry == nullptr) return Status::NotFound();
   found.entry->set_expiry(ExpiryFor(ttl), limits_.expiry_rounds_down);
-  CopyOut(*found.entry, out);
+  (void)found.entry->ReadInto(out);  // no write runs under the lock: the first try
   return Status::OK();
 }
 
@@ -136,9 +138,10 @@ Status MemoryShard::Store(StoreMode mode, const KeyRef& key, const ItemView& ite
       break;
   }
   if (found.entry == nullptr) return StoreNew(key, item, ttl, /*judged=*/mode != StoreMode::kAdd);
-  if (Status s = CheckFits(found.entry->key_size, item.value.size(), item.flags); !s.ok()) {
+  if (Status s = CheckFits(found.entry->key_size(), item.value.size(), item.flags); !s.ok()) {
     return RefuseSet(mode, found, std::move(s));
   }
+  if (RewriteInPlace(found, item.value, item.flags, ExpiryFor(ttl))) return Status::OK();
   MemoryEntry* entry = Rewrite(found, item.value, {}, item.flags, ExpiryFor(ttl));
   if (entry == nullptr) return OutOfMemory();
   EvictOver(entry);
@@ -198,12 +201,14 @@ Status MemoryShard::AddToCounter(const KeyRef& key, std::uint64_t delta, bool in
     return Status::TooLarge("memory: the counter would grow to " + std::to_string(text.size()) +
                             " bytes, over max_item_size " + std::to_string(limits_.max_item_size));
   }
-  if (Status s = CheckFits(found.entry->key_size, text.size(), found.entry->flags()); !s.ok()) {
+  if (Status s = CheckFits(found.entry->key_size(), text.size(), found.entry->flags()); !s.ok()) {
     return s;
   }
-  MemoryEntry* entry = Rewrite(found, text, {}, found.entry->flags(), found.entry->expiry());
-  if (entry == nullptr) return OutOfMemory();
-  EvictOver(entry);
+  if (!RewriteInPlace(found, text, found.entry->flags(), found.entry->expiry())) {
+    MemoryEntry* entry = Rewrite(found, text, {}, found.entry->flags(), found.entry->expiry());
+    if (entry == nullptr) return OutOfMemory();
+    EvictOver(entry);
+  }
   *value = next;
   return Status::OK();
 }
@@ -295,7 +300,7 @@ Status MemoryShard::StoreNew(const KeyRef& key, const ItemView& item, Ttl ttl, b
     return OutOfMemory();
   }
   bytes_ += charge;
-  payload_bytes_ += entry->key_size + entry->value_size;
+  payload_bytes_ += entry->key_size() + entry->value_size;
   ++total_items_;
   // The sketch tells apart about four times the keys the shard holds.
   if (sketch_ != nullptr) {
@@ -410,13 +415,23 @@ Status MemoryShard::Concatenate(Found found, std::string_view bytes, bool after)
     return Status::TooLarge("memory: value would grow to " + std::to_string(new_size) +
                             " bytes, over max_item_size " + std::to_string(limits_.max_item_size));
   }
-  if (Status s = CheckFits(entry->key_size, new_size, entry->flags()); !s.ok()) return s;
+  if (Status s = CheckFits(entry->key_size(), new_size, entry->flags()); !s.ok()) return s;
   const std::string_view old = entry->value();
   entry = after ? Rewrite(found, old, bytes, entry->flags(), entry->expiry())
                 : Rewrite(found, bytes, old, entry->flags(), entry->expiry());
   if (entry == nullptr) return OutOfMemory();
   EvictOver(entry);
   return Status::OK();
+}
+
+bool MemoryShard::RewriteInPlace(Found found, std::string_view value, std::uint32_t flags,
+                                 std::int64_t expires_at_ms) {
+  // The admission window names its entries by their CAS: a rewrite there pushes a record.
+  if (windowed() || !found.entry->RewritableWith(value.size(), flags)) return false;
+  found.entry->WriteInPlace(value, flags, NextCas(),
+                            ExpiryCode::Encode(expires_at_ms, limits_.expiry_rounds_down));
+  table_.MarkAt(found.index);
+  return true;
 }
 
 MemoryEntry* MemoryShard::Rewrite(Found found, std::string_view first, std::string_view second,
@@ -445,7 +460,7 @@ MemoryEntry* MemoryShard::Rewrite(Found found, std::string_view first, std::stri
     if (window_.stale()) CompactWindow();  // rewrites of window entries leave stale records
   }
   bytes_ = bytes_ - old_charge + new_charge;
-  payload_bytes_ = payload_bytes_ - (entry->key_size + entry->value_size) + fresh->key_size + size;
+  payload_bytes_ = payload_bytes_ - (entry->key_size() + entry->value_size) + fresh->key_size() + size;
   limbo_->Retire(entry, old_charge);
   return fresh;
 }
@@ -465,7 +480,7 @@ void MemoryShard::Erase(std::size_t index) {
   const std::size_t charge = entry->charge();
   if (in_window) window_.Left(charge);  // its record goes stale
   bytes_ -= charge;
-  payload_bytes_ -= entry->key_size + entry->value_size;
+  payload_bytes_ -= entry->key_size() + entry->value_size;
   limbo_->Retire(entry, charge);
 }
 
@@ -491,12 +506,6 @@ void MemoryShard::EvictFor(std::size_t room, const MemoryEntry* keep) {
     ++(table_.At(index)->ExpiredAt(now_ms) ? counters_.expired : counters_.evictions);
     Erase(index);
   }
-}
-
-void MemoryShard::CopyOut(const MemoryEntry& entry, Item* out) {
-  out->value.assign(entry.value());
-  out->flags = entry.flags();
-  out->cas = entry.cas();
 }
 
 }  // namespace cachet::memory

@@ -4,9 +4,10 @@
 //
 // Writers take the shard's lock for their whole duration, so writes are atomic
 // with respect to each other. Get takes no lock: it reads inside a ReadEpochs
-// section, and entries never change once published (a write publishes a new
-// entry and retires the old one), so a reader sees an item as it was either
-// before or after any write, never half of one. Recency is kept the
+// section; a write publishes a new entry and retires the old one, or, for a
+// value of the same size, rewrites the entry in place under the entry's own
+// sequence check (MemoryEntry::WriteInPlace, ReadInto), so a reader sees an item
+// as it was either before or after any write, never half of one. Recency is kept the
 // CLOCK way: a read or a write marks its entry's slot in the table (no list
 // surgery on the hot path, no links in the entry); eviction walks the slots with
 // the clock hand, clears the marks it passes (a second chance) and takes the
@@ -146,7 +147,8 @@ class alignas(64) MemoryShard {
   Status RefuseSet(StoreMode mode, const Found& found, Status why);
   // Store's answer to a value over max_item_size (RefuseSet's rule, under the lock).
   Status RefuseLargeValue(StoreMode mode, const KeyRef& key, std::size_t size);
-  // Get's way when the lock-free read found an expired entry to remove.
+  // Get's way when the lock-free read found an expired entry to remove, or
+  // was overtaken by writes in place on every try.
   Status GetLocked(const KeyRef& key, Item* out);
   // The live entry under `key`, or none; an expired one is removed on the way.
   Found FindLive(const KeyRef& key);
@@ -171,6 +173,12 @@ class alignas(64) MemoryShard {
   // retires the old one. nullptr, and the old entry untouched, when out of memory.
   // Each entry's charge() is asked for once here and passed on (the limbo keeps
   // it), as the allocator reads it from the block's header.
+  // Rewrite's way for a value of the entry's size (MemoryEntry::RewritableWith),
+  // outside an admission window: the same entry takes the new value, flags,
+  // expiry and CAS, so nothing is allocated, retired or relinked. False, and
+  // nothing changed, when the entry cannot take it.
+  bool RewriteInPlace(Found found, std::string_view value, std::uint32_t flags,
+                      std::int64_t expires_at_ms);
   MemoryEntry* Rewrite(Found found, std::string_view first, std::string_view second,
                        std::uint32_t flags, std::int64_t expires_at_ms);
   Status CheckFits(std::size_t key_size, std::size_t value_size, std::uint32_t flags) const;
@@ -211,7 +219,6 @@ class alignas(64) MemoryShard {
     next_cas_ = CasAfter(cas);
     return cas;
   }
-  static void CopyOut(const MemoryEntry& entry, Item* out);
 
   // Credit is borrowed and returned in steps of this many bytes.
   // At most kChunk, and a 64th of the shard's share: in a small store 16 KiB

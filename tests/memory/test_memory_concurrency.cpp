@@ -4,7 +4,9 @@
 // there, and that unlinked entries are given back. Run under ASan (the sanitizer
 // preset), a read of a freed entry fails them outright.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <latch>
 #include <memory>
@@ -127,6 +129,78 @@ TEST_CASE("memory readers see whole values while writers rewrite, remove and flu
   }
 }
 
+TEST_CASE("memory readers see whole items while writers rewrite them in place",
+          "[memory][threads]") {
+  // Values of one size, so every overwrite and counter step rewrites its entry
+  // in place: a reader must get the value, flags and CAS of one write, never a mix.
+  auto cache = OpenMemory("shards = 1\n");
+  cachet::Backend& store = cache->backend();
+  constexpr int kKeys = 8;
+  constexpr int kRounds = 20000;
+  auto value_of = [](int key, int round) {
+    char head[32];
+    std::snprintf(head, sizeof head, "%d/%08d/", key, round);
+    return std::string(head) + std::string(100, static_cast<char>('a' + round % 26));
+  };
+  auto round_of = [&](int key, const cachet::Item& item) {
+    // The round the value names, or -1 when value and flags disagree or it is torn.
+    const int round = static_cast<int>(item.flags);
+    return item.value == value_of(key, round) ? round : -1;
+  };
+  for (int k = 0; k < kKeys; ++k) {
+    REQUIRE(store.Store(cachet::StoreMode::kSet, KeyName(k), cachet::ItemView(value_of(k, 0), 0),
+                        cachet::WriteOptions{})
+                .ok());
+  }
+  REQUIRE(cache->Set("counter", std::string("1000000")).ok());
+  std::atomic<int> torn{0};
+  std::atomic<int> backwards{0};
+  std::atomic<int> arrived{0};
+  std::atomic<bool> writing{true};
+  std::thread writer([&] {
+    WaitForAll(arrived, 3);
+    for (int round = 1; round < kRounds; ++round) {
+      const int k = round % kKeys;
+      (void)store.Store(cachet::StoreMode::kSet, KeyName(k),
+                        cachet::ItemView(value_of(k, round), static_cast<std::uint32_t>(round)),
+                        cachet::WriteOptions{});
+      std::uint64_t counter = 0;
+      (void)store.Incr("counter", 1, &counter);
+    }
+    writing = false;
+  });
+  auto reader = [&] {
+    WaitForAll(arrived, 3);
+    std::vector<int> last(kKeys, 0);
+    std::uint64_t last_counter = 0;
+    cachet::Item item;
+    for (int pass = 0; pass < 200000 && (pass < 100 || writing.load()); ++pass) {
+      const int k = pass % kKeys;
+      if (!store.Gets(KeyName(k), &item).ok()) continue;
+      const int round = round_of(k, item);
+      if (round < 0) ++torn;
+      if (round < last[k]) ++backwards;  // a reader never goes back to an older write
+      last[k] = std::max(last[k], round);
+      if (store.Get("counter", &item).ok()) {
+        const std::uint64_t counter = std::stoull(item.value);
+        if (counter < last_counter) ++backwards;
+        last_counter = counter;
+      }
+    }
+  };
+  std::thread reader1(reader);
+  std::thread reader2(reader);
+  writer.join();
+  reader1.join();
+  reader2.join();
+  CHECK(torn.load() == 0);
+  CHECK(backwards.load() == 0);
+  cachet::Item item;
+  REQUIRE(store.Gets(KeyName(1), &item).ok());
+  CHECK(round_of(1, item) == (kRounds - 1) - (kRounds - 2) % kKeys);  // key 1's last round
+  CHECK(cache->Get("counter").value_or("") == std::to_string(1000000 + kRounds - 1));
+}
+
 TEST_CASE("memory readers never miss a present key while the table grows", "[memory][threads]") {
   // One shard, so every insert grows the same table (1024 buckets at first,
   // doubled whenever entries outnumber them: several growths below).
@@ -188,8 +262,9 @@ TEST_CASE("memory gives a quiet store's retired entries back at a flush and at s
 TEST_CASE("memory keeps a writing thread's spares within max_bytes / 512", "[memory]") {
   // A 1 MiB store: each thread's spares take 2 KiB at most, not the 64 KiB of a big store.
   auto cache = OpenMemory("max_bytes = 1048576\n");
-  const std::string value(100, 'v');
   for (int round = 0; round < 3; ++round) {
+    // A new size each round: an overwrite of the same size is made in place, retiring nothing.
+    const std::string value(100 + 20 * round, 'v');
     for (int i = 0; i < 200; ++i) REQUIRE(cache->Set("k" + std::to_string(i), value).ok());
   }
   const std::uint64_t spares = StatOf(*cache, "reclaiming_bytes");

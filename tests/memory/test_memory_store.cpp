@@ -187,7 +187,7 @@ TEST_CASE("memory entries keep a 47-bit CAS apart from the flags bit", "[memory]
   REQUIRE(plain != nullptr);
   plain->set_cas(kLargestCas);
   CHECK(plain->cas() == kLargestCas);
-  CHECK(plain->has_flags == 0);
+  CHECK(!plain->has_flags());
   CHECK(plain->flags() == 0);
   CHECK(plain->key() == "key");
   MemoryEntry::Destroy(plain);
