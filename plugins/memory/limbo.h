@@ -17,7 +17,8 @@
 // Entries wait in a ring of (entry, epoch) pairs that the limbo owns (an entry
 // carries no link of its own: readers may still be reading all of it), so a
 // live item costs nothing here; the rare bucket arrays wait on a list of their
-// own. Since every write builds a new entry, the limbo keeps a few dozen small
+// own. Since most writes build a new entry (an overwrite of the same size is
+// made in place), the limbo keeps a few dozen small
 // freed entries as spares for the next writes, which then skip the allocator
 // (and the freed entry its free); spares are not charged either.
 #pragma once

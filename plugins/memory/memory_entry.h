@@ -31,6 +31,15 @@
 #include <string_view>
 #include <thread>
 
+// ThreadSanitizer builds, as GCC and Clang each say so (MemoryEntry::CopyBytes).
+#if defined(__SANITIZE_THREAD__)
+#define CACHET_MEMORY_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CACHET_MEMORY_TSAN 1
+#endif
+#endif
+
 namespace cachet::memory {
 
 // The largest key and value an entry can hold (its sizes are 16 and 32 bits).
@@ -170,12 +179,13 @@ struct MemoryEntry {
     expires.store(expiry_code, std::memory_order_relaxed);
     stamp.store(kept | cas, std::memory_order_release);
   }
-  // A lock-free reader's copy of the value, flags and CAS, as some write left
-  // them: copies again while a write in place runs or ran meanwhile. False
-  // after a few tries, all overtaken by writes: the caller then reads under the
-  // shard's lock, where no write runs and the first try succeeds.
+  // A lock-free reader's copy of the value, flags and CAS, and the expiry code
+  // in `*expiry`, as one write left them: copies again while a write in place
+  // runs or ran meanwhile. False after a few tries, all overtaken by writes:
+  // the caller then reads under the shard's lock, where no write runs and the
+  // first try succeeds.
   template <class Out>
-  bool ReadInto(Out* out) const {
+  bool ReadInto(Out* out, std::uint32_t* expiry) const {
     for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
       const std::uint64_t before = stamp.load(std::memory_order_acquire);
       if ((before & kCasBits) == 0) {  // a write in place is under way
@@ -187,6 +197,7 @@ struct MemoryEntry {
       if ((before & kHasFlags) != 0) {
         CopyBytes(&flag_word, value().data() + value_size, sizeof flag_word);
       }
+      *expiry = expires.load(std::memory_order_relaxed);
       std::atomic_thread_fence(std::memory_order_acquire);  // the copies end before the check
       if (stamp.load(std::memory_order_relaxed) == before) {
         out->flags = flag_word;
@@ -209,8 +220,10 @@ struct MemoryEntry {
     expires.store(ExpiryCode::Encode(at_ms, round_down), std::memory_order_relaxed);
   }
   bool ExpiredAt(std::int64_t now_ms) const noexcept {
-    const std::int64_t at = expiry();
-    return at != 0 && now_ms >= at;
+    return CodeExpiredAt(expires.load(std::memory_order_relaxed), now_ms);
+  }
+  static bool CodeExpiredAt(std::uint32_t code, std::int64_t now_ms) noexcept {
+    return code != ExpiryCode::kNever && now_ms >= ExpiryCode::Decode(code);
   }
 
  private:
@@ -236,7 +249,7 @@ struct MemoryEntry {
   // them: the reader then throws its copy away (ReadInto). ThreadSanitizer is
   // told so by copying byte by byte with relaxed atomics, in its builds only.
   static void CopyBytes(void* to, const void* from, std::size_t size) noexcept {
-#if defined(__SANITIZE_THREAD__)
+#if defined(CACHET_MEMORY_TSAN)
     auto* out = static_cast<char*>(to);
     auto* in = static_cast<char*>(const_cast<void*>(from));
     for (std::size_t i = 0; i < size; ++i) {
@@ -249,7 +262,7 @@ struct MemoryEntry {
 #endif
   }
   static void AssignBytes(std::string* to, const char* from, std::size_t size) {
-#if defined(__SANITIZE_THREAD__)
+#if defined(CACHET_MEMORY_TSAN)
     to->resize(size);
     CopyBytes(to->data(), from, size);
 #else

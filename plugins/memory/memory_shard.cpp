@@ -79,15 +79,20 @@ Status MemoryShard::Get(const KeyRef& key, Item* out) {
       section.CountMiss();
       return Status::NotFound();
     }
-    if (!ExpiredNow(*entry)) {
-      EntryTable::MarkReferenced(slot);
-      if (entry->ReadInto(out)) {
+    // The expiry is judged as copied with the value: a write in place changes both.
+    std::uint32_t expiry = ExpiryCode::kNever;
+    if (entry->ReadInto(out, &expiry)) {
+      // Reading the clock costs more than the lookup: only items with a TTL pay it.
+      if (expiry == ExpiryCode::kNever || !MemoryEntry::CodeExpiredAt(expiry, SteadyNowMs())) {
+        EntryTable::MarkReferenced(slot);
         section.CountHit();
         return Status::OK();
       }
     }
   }
-  // An expired entry to remove, or a value rewritten under every try: under the lock.
+  // An expired entry to remove, or a value rewritten under every try: under the
+  // lock. Nothing of a copy that did not hold stays behind in a miss.
+  out->value.clear();
   return GetLocked(key, out);
 }
 
@@ -95,7 +100,8 @@ Status MemoryShard::GetLocked(const KeyRef& key, Item* out) {
   Writing writing(*this);
   const Found found = FindForRead(key);
   if (found.entry == nullptr) return Status::NotFound();
-  (void)found.entry->ReadInto(out);  // no write runs under the lock: the first try
+  std::uint32_t expiry = 0;  // FindForRead judged it; no write runs under the lock
+  (void)found.entry->ReadInto(out, &expiry);
   return Status::OK();
 }
 
@@ -105,7 +111,8 @@ Status MemoryShard::GetAndTouch(const KeyRef& key, Ttl ttl, Item* out) {
   const Found found = FindForRead(key);
   if (found.entry == nullptr) return Status::NotFound();
   found.entry->set_expiry(ExpiryFor(ttl), limits_.expiry_rounds_down);
-  (void)found.entry->ReadInto(out);  // no write runs under the lock: the first try
+  std::uint32_t expiry = 0;  // FindForRead judged it; no write runs under the lock
+  (void)found.entry->ReadInto(out, &expiry);
   return Status::OK();
 }
 

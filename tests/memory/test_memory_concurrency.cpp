@@ -132,15 +132,16 @@ TEST_CASE("memory readers see whole values while writers rewrite, remove and flu
 TEST_CASE("memory readers see whole items while writers rewrite them in place",
           "[memory][threads]") {
   // Values of one size, so every overwrite and counter step rewrites its entry
-  // in place: a reader must get the value, flags and CAS of one write, never a mix.
+  // in place: a reader must get the value, flags and CAS of one write, never a
+  // mix. Values of 2 KiB keep each write long enough for readers to overlap it.
   auto cache = OpenMemory("shards = 1\n");
   cachet::Backend& store = cache->backend();
   constexpr int kKeys = 8;
-  constexpr int kRounds = 20000;
+  constexpr int kRounds = 30000;
   auto value_of = [](int key, int round) {
     char head[32];
     std::snprintf(head, sizeof head, "%d/%08d/", key, round);
-    return std::string(head) + std::string(100, static_cast<char>('a' + round % 26));
+    return std::string(head) + std::string(2048, static_cast<char>('a' + round % 26));
   };
   auto round_of = [&](int key, const cachet::Item& item) {
     // The round the value names, or -1 when value and flags disagree or it is torn.
@@ -153,8 +154,10 @@ TEST_CASE("memory readers see whole items while writers rewrite them in place",
                 .ok());
   }
   REQUIRE(cache->Set("counter", std::string("1000000")).ok());
+  const std::uint64_t items_before = StatOf(*cache, "total_items");
   std::atomic<int> torn{0};
   std::atomic<int> backwards{0};
+  std::atomic<int> wrong_cas{0};
   std::atomic<int> arrived{0};
   std::atomic<bool> writing{true};
   std::thread writer([&] {
@@ -171,16 +174,28 @@ TEST_CASE("memory readers see whole items while writers rewrite them in place",
   });
   auto reader = [&] {
     WaitForAll(arrived, 3);
-    std::vector<int> last(kKeys, 0);
+    // Per key: the last round seen and its CAS. One shard's tokens only grow,
+    // so a later write has a larger token and the same write the same one.
+    std::vector<int> last(kKeys, -1);
+    std::vector<std::uint64_t> last_cas(kKeys, 0);
     std::uint64_t last_counter = 0;
     cachet::Item item;
-    for (int pass = 0; pass < 200000 && (pass < 100 || writing.load()); ++pass) {
+    for (int pass = 0; pass < 400000 && (pass < 100 || writing.load()); ++pass) {
       const int k = pass % kKeys;
       if (!store.Gets(KeyName(k), &item).ok()) continue;
       const int round = round_of(k, item);
-      if (round < 0) ++torn;
-      if (round < last[k]) ++backwards;  // a reader never goes back to an older write
-      last[k] = std::max(last[k], round);
+      if (round < 0) {
+        ++torn;
+      } else if (round < last[k]) {
+        ++backwards;  // a reader never goes back to an older write
+      } else if ((round == last[k]) != (item.cas == last_cas[k]) ||
+                 (round > last[k] && item.cas < last_cas[k])) {
+        ++wrong_cas;
+      }
+      if (round >= last[k]) {
+        last[k] = round;
+        last_cas[k] = item.cas;
+      }
       if (store.Get("counter", &item).ok()) {
         const std::uint64_t counter = std::stoull(item.value);
         if (counter < last_counter) ++backwards;
@@ -195,10 +210,13 @@ TEST_CASE("memory readers see whole items while writers rewrite them in place",
   reader2.join();
   CHECK(torn.load() == 0);
   CHECK(backwards.load() == 0);
+  CHECK(wrong_cas.load() == 0);
   cachet::Item item;
   REQUIRE(store.Gets(KeyName(1), &item).ok());
   CHECK(round_of(1, item) == (kRounds - 1) - (kRounds - 2) % kKeys);  // key 1's last round
   CHECK(cache->Get("counter").value_or("") == std::to_string(1000000 + kRounds - 1));
+  // Every write was made in place: no entry was built after the first ones.
+  CHECK(StatOf(*cache, "total_items") == items_before);
 }
 
 TEST_CASE("memory readers never miss a present key while the table grows", "[memory][threads]") {
