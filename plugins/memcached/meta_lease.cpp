@@ -133,6 +133,9 @@ Status MemcachedBackend::EndLease(std::string_view key, const LeaseTicket& ticke
   if (options_.protocol != Protocol::kMeta) return Backend::EndLease(key, ticket, end);
   // A stored value replaced the placeholder, and a new item has a new token.
   if (end == LeaseEnd::kKept) return Status::OK();
+  // No token (a server run with CAS off, -C): nothing proves the item there is
+  // still this lease's, so it is left alone; a placeholder lapses with its lease.
+  if (ticket.cas == 0) return Status::OK();
   MetaTokens tokens;
   tokens.binary_key = options_.binary_keys;
   net::RequestBuffer request;

@@ -256,6 +256,24 @@ TEST_CASE("memcached meta: a lease command's reply must be its own", "[stream][m
   CHECK(asked[0].starts_with("mg k v f c k N1 O0"));
 }
 
+// A server with CAS off (memcached -C) gives a won lease no token: giving it up
+// must not delete or mark whatever item holds the key by then (another client's).
+TEST_CASE("memcached meta: a lease won without a CAS token is not given back blind",
+          "[stream][memcached]") {
+  ScriptedServer server(cachet::test::MemcachedTextRequests(), {{"HD O0\r\n"}});
+  auto backend =
+      MemcachedAt(server.port(), kIoTimeout, milliseconds(3000), cachet::memcached::Protocol::kMeta);
+  for (const auto end : {cachet::LeaseEnd::kAbandonMiss, cachet::LeaseEnd::kAbandonRefresh}) {
+    CHECK(backend->EndLease("k", cachet::LeaseTicket{"", 0}, end).ok());
+  }
+  CHECK(server.requests().empty());
+  // With a token, the give-back names it.
+  CHECK(backend->EndLease("k", cachet::LeaseTicket{"", 9}, cachet::LeaseEnd::kAbandonMiss).ok());
+  const std::vector<std::string> asked = server.requests();
+  REQUIRE(asked.size() == 1);
+  CHECK(asked[0].find(" C9") != std::string::npos);
+}
+
 // flush_all is OK's, version VERSION's: a failover's repair counts a server
 // flushed only on its OK.
 TEST_CASE("memcached: an admin command's reply must be its own", "[stream][memcached]") {
