@@ -18,7 +18,8 @@ std::size_t ByteBudget::Borrow(std::size_t want) noexcept {
   }
 }
 
-void ByteBudget::Reclaim(const MemoryShard* asking, std::size_t bytes, Limbo& limbo) noexcept {
+void ByteBudget::Reclaim(const MemoryShard* asking, std::size_t bytes,
+                         WriterLanes::Held& lane) noexcept {
   const std::size_t count = shards_.size();
   // Each shard is asked for its even part of what is missing, or a quarter of
   // its share if that is more, which its CLOCK victims give: a large item takes
@@ -35,8 +36,22 @@ void ByteBudget::Reclaim(const MemoryShard* asking, std::size_t bytes, Limbo& li
     for (std::size_t i = 0; i < count && bytes > 0; ++i) {
       MemoryShard* shard = shards_[(start + i) % count];
       if (shard == asking) continue;
-      const std::size_t given = shard->TryGiveBack(std::min(bytes, slice), limbo);
+      const std::size_t given = shard->TryGiveBack(std::min(bytes, slice), lane);
       bytes -= std::min(given, bytes);
+    }
+  }
+}
+
+void ByteBudget::ReclaimRemoved(const MemoryShard* asking, WriterLanes::Held& lane) noexcept {
+  // Cleared before the bits are read: a note set meanwhile sets it again.
+  (void)any_removed_.exchange(false);
+  for (std::size_t word = 0; word < removed_.size(); ++word) {
+    for (std::uint64_t bits = removed_[word].load(); bits != 0;
+         bits &= bits - 1) {
+      MemoryShard* shard = shards_[word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))];
+      if (shard == asking || !shard->TryGiveBackRemoved(lane)) {
+        any_removed_.store(true);  // still noted: later
+      }
     }
   }
 }

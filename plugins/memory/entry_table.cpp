@@ -106,7 +106,19 @@ void EntryTable::Replace(std::size_t index, MemoryEntry* replacement) noexcept {
              std::memory_order_release);
 }
 
-void EntryTable::RetireAll(Limbo& limbo) noexcept {
+EntryTable::Removed EntryTable::RetireAll(Limbo& limbo) noexcept {
+  Removed removed;
+  // Each entry is held as it is retired, to stay held (MemoryEntry::Hold); a
+  // write in place that got in just before, after the array was swapped, wrote
+  // into an entry the flush then retired: it came before the flush.
+  auto retire = [&](MemoryEntry* entry) {
+    (void)entry->Hold();
+    if (entry->removed()) {
+      ++removed.items;
+      removed.payload += static_cast<std::int64_t>(entry->key_size() + entry->value_size);
+    }
+    limbo.Retire(entry, entry->charge());
+  };
   SlotArray* fresh = SlotArray::Create(kInitialSlots);
   SlotArray* old = Current();
   if (fresh == nullptr) {
@@ -114,26 +126,24 @@ void EntryTable::RetireAll(Limbo& limbo) noexcept {
     for (std::size_t i = 0; i < old->count; ++i) {
       const std::uint64_t pointer = old->slots[i].load(kRelaxed) & kPointerBits;
       if (pointer == kEmpty || pointer == kTombstone) continue;
+      MemoryEntry* entry = EntryOf(pointer);
       old->slots[i].store(kTombstone);
       ++tombstones_;
-      MemoryEntry* entry = EntryOf(pointer);
-      limbo.Retire(entry, entry->charge());
+      retire(entry);
     }
     size_ = 0;
-    return;
+    return removed;
   }
   array_.store(fresh);
   for (std::size_t i = 0; i < old->count; ++i) {
     const std::uint64_t pointer = old->slots[i].load(kRelaxed) & kPointerBits;
-    if (pointer != kEmpty && pointer != kTombstone) {
-      MemoryEntry* entry = EntryOf(pointer);
-      limbo.Retire(entry, entry->charge());
-    }
+    if (pointer != kEmpty && pointer != kTombstone) retire(EntryOf(pointer));
   }
   limbo.Retire(old, old->count * sizeof(Slot));
   size_ = 0;
   tombstones_ = 0;
   hand_ = 0;
+  return removed;
 }
 
 bool EntryTable::MakeRoom(Limbo& limbo) noexcept {

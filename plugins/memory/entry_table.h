@@ -12,7 +12,8 @@
 // of the pointer (entries are 16-byte aligned) marks an entry in TinyLFU's
 // admission window (AdmissionWindow): the clock passes those by.
 //
-// Writers (Insert, Remove, Replace, RetireAll, the clock) hold the shard's lock.
+// Writers (Insert, Remove, Replace, RetireAll, the clock) hold the shard's lock,
+// and hold an entry (MemoryEntry::Hold) before they unlink it.
 // Find runs without it, beside a writer: a slot is one atomic word, a slot that
 // ever held an entry never becomes empty again in the same array (a removal
 // leaves a tombstone), so a probe never stops early, and what writers unlink goes
@@ -74,6 +75,13 @@ class EntryTable {
   // stay valid until the next Insert.
   std::size_t IndexOf(std::string_view key, std::uint64_t hash) const noexcept;
   MemoryEntry* At(std::size_t index) const noexcept { return EntryOf(Word(index)); }
+  // For a walk over every slot (indexes 0 to slot_count() - 1): the entry at
+  // `index`, or nullptr for an empty slot or a tombstone.
+  std::size_t slot_count() const noexcept { return Current()->count; }
+  MemoryEntry* EntryAt(std::size_t index) const noexcept {
+    const std::uint64_t pointer = Word(index) & kPointerBits;
+    return pointer == kEmpty || pointer == kTombstone ? nullptr : EntryOf(pointer);
+  }
   void MarkAt(std::size_t index) noexcept { MarkReferenced(&Current()->slots[index]); }
 
   // Takes ownership, marked as referenced, and in the admission window if
@@ -88,8 +96,13 @@ class EntryTable {
   // Puts `replacement` (same key), marked, in place of the entry at `index`
   // (in the window if that one was), which the caller then owns and must retire.
   void Replace(std::size_t index, MemoryEntry* replacement) noexcept;
-  // Unlinks every entry and retires it and the array to `limbo`; starts over small.
-  void RetireAll(Limbo& limbo) noexcept;
+  // Unlinks every entry and retires it and the array to `limbo`; starts over
+  // small. Returns how many of them were removed in place, and their key and value bytes.
+  struct Removed {
+    std::int64_t items = 0;
+    std::int64_t payload = 0;
+  };
+  Removed RetireAll(Limbo& limbo) noexcept;
 
   // The clock: moves the hand on, clearing the marks it passes (each a second
   // chance), to the first unmarked entry other than `keep` and outside the

@@ -9,13 +9,14 @@
 // block's room is what the allocator says it is (malloc_usable_size).
 //
 // Readers take no lock. An entry's key and sizes never change once it is
-// published in the table. A write that keeps the value's size (and whether flags
-// are stored) rewrites the value, flags and CAS in place, under the shard's lock
-// (WriteInPlace): for the reader's sake it first clears the CAS in the stamp, and
-// publishes the new CAS last, so a reader copies, then checks that the stamp
-// did not change (ReadInto, a sequence lock whose version is the CAS). Any
-// other write builds a new entry, puts it in the old one's place and retires
-// the old one (Limbo). The expiry is an atomic of its own (touch).
+// published in the table. A writer holds an entry (Hold: its own lock, the CAS
+// in the stamp cleared) before it changes, reads or unlinks it. A write that
+// keeps the value's size (and whether flags are stored) rewrites the value,
+// flags and expiry in place and releases the entry with its new CAS
+// (WriteHeld), so a reader copies, then checks that the stamp did not change
+// (ReadInto, a sequence lock whose version is the CAS). Any other write builds
+// a new entry, puts it in the old one's place and retires the old one (Limbo),
+// held for good. The expiry is an atomic of its own (touch).
 #pragma once
 
 #include <malloc.h>
@@ -31,6 +32,8 @@
 #include <string_view>
 #include <thread>
 
+#include "write_lock.h"
+
 // ThreadSanitizer builds, as GCC and Clang each say so (MemoryEntry::CopyBytes).
 #if defined(__SANITIZE_THREAD__)
 #define CACHET_MEMORY_TSAN 1
@@ -45,22 +48,20 @@ namespace cachet::memory {
 // The largest key and value an entry can hold (its sizes are 16 and 32 bits).
 inline constexpr std::size_t kLargestKey = 0xFFFF;
 inline constexpr std::size_t kLargestValue = 0xFFFFFFFF;
-// CAS tokens are 47 bits (the 48th says whether the flags are stored): at a
-// million writes a second a shard takes four years to wrap.
+// CAS tokens are 47 bits (the 48th says whether the flags are stored; 0 is no
+// token): at a million writes a second a store takes four years to wrap.
 inline constexpr std::uint64_t kLargestCas = (std::uint64_t{1} << 47) - 1;
-// The CAS token after `cas`: 1 again after kLargestCas (0 is never a token).
-inline constexpr std::uint64_t CasAfter(std::uint64_t cas) noexcept {
-  return cas == kLargestCas ? 1 : cas + 1;
-}
 
 // Expiry times as 32 bits: milliseconds of the steady clock since the process
 // started using the store, up to 2^31 ms (24.8 days); past that, seconds with the
 // top bit set, up to 2^31 s (68 years); past that, no expiry (the item outlives
 // the process anyway). 0 is no expiry. Seconds are rounded up (an item never
-// leaves early), or down (never late: a near cache's bound on staleness).
+// leaves early), or down (never late: a near cache's bound on staleness). The
+// largest code, kRemoved, marks an entry removed in place: expired, whatever the time.
 class ExpiryCode {
  public:
   static constexpr std::uint32_t kNever = 0;
+  static constexpr std::uint32_t kRemoved = 0xFFFFFFFF;
 
   // The code for the steady-clock instant `at_ms`, 0 meaning never.
   static std::uint32_t Encode(std::int64_t at_ms, bool round_down = false) noexcept {
@@ -69,7 +70,7 @@ class ExpiryCode {
     if (since < 1) return 1;  // already due: the earliest instant there is
     if (since < kSecondsBit) return static_cast<std::uint32_t>(since);
     const std::int64_t seconds = round_down ? since / 1000 : (since + 999) / 1000;
-    if (seconds >= kSecondsBit) return kNever;
+    if (seconds >= kSecondsBit - 1) return kNever;  // the last code is kRemoved
     return kSecondsBit | static_cast<std::uint32_t>(seconds);
   }
   // The steady-clock instant of a code other than kNever.
@@ -135,7 +136,7 @@ struct MemoryEntry {
 
   // The CAS token. A lock-free reader must use ReadInto, which also checks it.
   std::uint64_t cas() const noexcept { return stamp.load(std::memory_order_relaxed) & kCasBits; }
-  // REQUIRES: the entry is not published yet, or the shard's lock is held.
+  // REQUIRES: the entry is not published yet.
   void set_cas(std::uint64_t cas) noexcept {
     stamp.store((stamp.load(std::memory_order_relaxed) & ~kCasBits) | cas,
                 std::memory_order_relaxed);
@@ -146,7 +147,7 @@ struct MemoryEntry {
   std::size_t key_size() const noexcept {
     return stamp.load(std::memory_order_relaxed) >> kKeySizeShift;
   }
-  // REQUIRES: the shard's lock is held (a lock-free reader uses ReadInto).
+  // REQUIRES: the entry is held (a lock-free reader uses ReadInto).
   std::uint32_t flags() const noexcept {
     if (!has_flags()) return 0;
     std::uint32_t flags;
@@ -160,36 +161,73 @@ struct MemoryEntry {
   std::string_view value() const noexcept { return {bytes() + key_size(), value_size}; }
   char* value_data() noexcept { return bytes() + key_size(); }
 
-  // Whether WriteInPlace can take a value of `value_size` bytes with `flags`: the
+  // Whether WriteHeld can take a value of `value_size` bytes with `flags`: the
   // same size, flags stored or not as now, and small enough that a reader
   // caught by the write copies again at little cost.
   bool RewritableWith(std::size_t size, std::uint32_t flags) const noexcept {
     return size == value_size && (flags != 0) == has_flags() && size <= kLargestInPlace;
   }
-  // Rewrites the value, flags, CAS and expiry of a published entry. A reader
-  // that copies meanwhile sees the stamp change and copies again (ReadInto).
-  // REQUIRES: the shard's lock is held; RewritableWith(value.size(), flags).
-  void WriteInPlace(std::string_view value, std::uint32_t flags, std::uint64_t cas,
-                    std::uint32_t expiry_code) noexcept {
-    const std::uint64_t kept = stamp.load(std::memory_order_relaxed) & ~kCasBits;
-    stamp.store(kept, std::memory_order_relaxed);  // CAS 0: a write under way
-    std::atomic_thread_fence(std::memory_order_release);  // ...seen before the bytes change
+
+  // The entry's own lock, for writers: a held entry's stamp has CAS 0, so
+  // readers copy again (ReadInto). Whoever changes or unlinks a published entry
+  // holds it first: a write in place without the shard's lock (MemoryShard::
+  // OverwriteUnlocked) as well as every write under it, so the two never meet on
+  // one entry. An unlinked entry stays held until it is freed, so no write
+  // lands in it. TryHold takes it unless held; it returns the stamp as it was
+  // (its CAS is the token), or 0 when the entry is held.
+  std::uint64_t TryHold() noexcept {
+    std::uint64_t before = stamp.load(std::memory_order_relaxed);
+    if ((before & kCasBits) == 0 ||
+        !stamp.compare_exchange_strong(before, before & ~kCasBits, std::memory_order_acquire,
+                                       std::memory_order_relaxed)) {
+      return 0;
+    }
+    std::atomic_thread_fence(std::memory_order_release);  // held before any byte changes
+    return before;
+  }
+  // TryHold that waits for a write in place, which holds an entry only for a copy.
+  // REQUIRES: the entry is published (an unlinked one stays held: see above).
+  std::uint64_t Hold() noexcept {
+    for (int spins = 0;; ++spins) {
+      if (const std::uint64_t before = TryHold()) return before;
+      if (spins >= kSpinsBeforeYield) {
+        std::this_thread::yield();
+      } else {
+        CpuRelax();
+      }
+    }
+  }
+  // Lets the entry go unchanged: `held` is what Hold returned.
+  void Release(std::uint64_t held) noexcept { stamp.store(held, std::memory_order_release); }
+  // Rewrites the value, flags and expiry of a held entry and releases it with
+  // the new CAS. REQUIRES: held; RewritableWith(value.size(), flags).
+  void WriteHeld(std::string_view value, std::uint32_t flags, std::uint64_t cas,
+                 std::uint32_t expiry_code) noexcept {
     if (!value.empty()) CopyBytes(value_data(), value.data(), value.size());
     if (flags != 0) CopyBytes(value_data() + value.size(), &flags, sizeof flags);
     expires.store(expiry_code, std::memory_order_relaxed);
-    stamp.store(kept | cas, std::memory_order_release);
+    stamp.store((stamp.load(std::memory_order_relaxed) & ~kCasBits) | cas,
+                std::memory_order_release);
   }
+  // A held entry's value and flags, and `cas`, its token (what Hold returned).
+  template <class Out>
+  void ReadHeld(Out* out, std::uint64_t cas) const {
+    out->value.assign(value().data(), value_size);
+    out->flags = flags();
+    out->cas = cas;
+  }
+  static std::uint64_t CasOf(std::uint64_t held) noexcept { return held & kCasBits; }
   // A lock-free reader's copy of the value, flags and CAS, and the expiry code
   // in `*expiry`, as one write left them: copies again while a write in place
-  // runs or ran meanwhile. False after a few tries, all overtaken by writes:
-  // the caller then reads under the shard's lock, where no write runs and the
-  // first try succeeds.
+  // runs or ran meanwhile (or while the entry is held). False after a few tries,
+  // all overtaken by writes, or when the entry was unlinked: the caller then
+  // reads under the shard's lock, holding the entry (ReadHeld).
   template <class Out>
   bool ReadInto(Out* out, std::uint32_t* expiry) const {
     for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
       const std::uint64_t before = stamp.load(std::memory_order_acquire);
-      if ((before & kCasBits) == 0) {  // a write in place is under way
-        std::this_thread::yield();
+      if ((before & kCasBits) == 0) {  // held: a write is under way, or unlinked
+        for (int spin = 0; spin < kSpinsWhileHeld; ++spin) CpuRelax();
         continue;
       }
       AssignBytes(&out->value, value().data(), value_size);
@@ -223,7 +261,19 @@ struct MemoryEntry {
     return CodeExpiredAt(expires.load(std::memory_order_relaxed), now_ms);
   }
   static bool CodeExpiredAt(std::uint32_t code, std::int64_t now_ms) noexcept {
-    return code != ExpiryCode::kNever && now_ms >= ExpiryCode::Decode(code);
+    return code != ExpiryCode::kNever &&
+           (code == ExpiryCode::kRemoved || now_ms >= ExpiryCode::Decode(code));
+  }
+  // Removed in place (MarkRemoved): still linked, but no longer an item.
+  bool removed() const noexcept {
+    return expires.load(std::memory_order_relaxed) == ExpiryCode::kRemoved;
+  }
+  // Removes a held entry in place and releases it with the new CAS, so a reader
+  // that copied it before copies again and finds it removed.
+  void MarkRemoved(std::uint64_t cas) noexcept {
+    expires.store(ExpiryCode::kRemoved, std::memory_order_relaxed);
+    stamp.store((stamp.load(std::memory_order_relaxed) & ~kCasBits) | cas,
+                std::memory_order_release);
   }
 
  private:
@@ -244,6 +294,8 @@ struct MemoryEntry {
   // Values up to this size are rewritten in place (RewritableWith).
   static constexpr std::size_t kLargestInPlace = 4096;
   static constexpr int kReadAttempts = 4;
+  static constexpr int kSpinsBeforeYield = 64;
+  static constexpr int kSpinsWhileHeld = 16;  // a reader's wait per try: about a short copy
 
   // The value's bytes, which a write in place may change while a reader copies
   // them: the reader then throws its copy away (ReadInto). ThreadSanitizer is

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "counter_text.h"
@@ -29,6 +30,11 @@ bool ExpiredNow(const MemoryEntry& entry) {
 
 Status OutOfMemory() { return Status::Internal("memory: out of memory"); }
 
+// An entry's key and value bytes, for the counts of entries removed in place.
+std::int64_t PayloadOf(const MemoryEntry& entry) {
+  return static_cast<std::int64_t>(entry.key_size() + entry.value_size);
+}
+
 // The keys a shard's sketch tells apart: about two or three times the items its
 // budget holds (an item costs well over 64 bytes), so keys that were asked for
 // but are not cached are counted too; bounded to 1 MiB of counters per row.
@@ -48,7 +54,7 @@ std::size_t WindowBytes(const ShardLimits& limits) {
 }  // namespace
 
 MemoryShard::MemoryShard(ShardLimits limits, ReadEpochs& epochs, ByteBudget& budget,
-                         WriterLanes& lanes)
+                         WriterLanes& lanes, std::size_t index)
     : epochs_(epochs),
       lanes_(lanes),
       budget_(budget),
@@ -59,6 +65,7 @@ MemoryShard::MemoryShard(ShardLimits limits, ReadEpochs& epochs, ByteBudget& bud
                         SketchKeys(limits.share_bytes))
                   : nullptr),
       limits_(limits),
+      index_(index),
       chunk_(std::clamp<std::size_t>(limits.share_bytes / 64, 1, kChunk)),
       window_(WindowBytes(limits)) {}
 
@@ -73,21 +80,30 @@ Status MemoryShard::Get(const KeyRef& key, Item* out) {
     ReadEpochs::Section section(epochs_);
     // Hit or miss, the key was wanted; inside the section, as the sketch may grow.
     if (sketch_ != nullptr) sketch_->Record(key.hash);
-    EntryTable::Slot* slot = nullptr;
-    MemoryEntry* entry = table_.Find(key.key, key.hash, &slot);
-    if (entry == nullptr) {
-      section.CountMiss();
-      return Status::NotFound();
-    }
-    // The expiry is judged as copied with the value: a write in place changes both.
-    std::uint32_t expiry = ExpiryCode::kNever;
-    if (entry->ReadInto(out, &expiry)) {
+    // A second look when the first entry was unlinked or kept busy by writes:
+    // its slot may hold the entry that replaced it.
+    for (int look = 0; look < 2; ++look) {
+      EntryTable::Slot* slot = nullptr;
+      MemoryEntry* entry = table_.Find(key.key, key.hash, &slot);
+      if (entry == nullptr) {
+        section.CountMiss();
+        return Status::NotFound();
+      }
+      // The expiry is judged as copied with the value: a write in place changes both.
+      std::uint32_t expiry = ExpiryCode::kNever;
+      if (!entry->ReadInto(out, &expiry)) continue;
       // Reading the clock costs more than the lookup: only items with a TTL pay it.
       if (expiry == ExpiryCode::kNever || !MemoryEntry::CodeExpiredAt(expiry, SteadyNowMs())) {
         EntryTable::MarkReferenced(slot);
         section.CountHit();
         return Status::OK();
       }
+      if (expiry == ExpiryCode::kRemoved) {  // left for a set to take back in place
+        out->value.clear();
+        section.CountMiss();
+        return Status::NotFound();
+      }
+      break;  // expired: removed under the lock
     }
   }
   // An expired entry to remove, or a value rewritten under every try: under the
@@ -100,8 +116,7 @@ Status MemoryShard::GetLocked(const KeyRef& key, Item* out) {
   Writing writing(*this);
   const Found found = FindForRead(key);
   if (found.entry == nullptr) return Status::NotFound();
-  std::uint32_t expiry = 0;  // FindForRead judged it; no write runs under the lock
-  (void)found.entry->ReadInto(out, &expiry);
+  found.entry->ReadHeld(out, found.cas());
   return Status::OK();
 }
 
@@ -111,8 +126,7 @@ Status MemoryShard::GetAndTouch(const KeyRef& key, Ttl ttl, Item* out) {
   const Found found = FindForRead(key);
   if (found.entry == nullptr) return Status::NotFound();
   found.entry->set_expiry(ExpiryFor(ttl), limits_.expiry_rounds_down);
-  std::uint32_t expiry = 0;  // FindForRead judged it; no write runs under the lock
-  (void)found.entry->ReadInto(out, &expiry);
+  found.entry->ReadHeld(out, found.cas());
   return Status::OK();
 }
 
@@ -120,12 +134,13 @@ Status MemoryShard::Store(StoreMode mode, const KeyRef& key, const ItemView& ite
   if (item.value.size() > limits_.max_item_size) {
     return RefuseLargeValue(mode, key, item.value.size());  // before the sketch counts it
   }
+  if (Status answer; OverwriteUnlocked(mode, key, item, ttl, &answer)) return answer;
   Writing writing(*this);
   if (sketch_ != nullptr) {
     sketch_->AgeIfDue();
     sketch_->Record(key.hash);  // a write is an access too: a write-only cache still admits
   }
-  const Found found = FindLive(key);
+  Found found = FindLive(key);
   switch (mode) {
     case StoreMode::kSet:
       break;
@@ -141,7 +156,7 @@ Status MemoryShard::Store(StoreMode mode, const KeyRef& key, const ItemView& ite
       return Concatenate(found, item.value, mode == StoreMode::kAppend);
     case StoreMode::kCas:
       if (found.entry == nullptr) return Status::NotFound();
-      if (found.entry->cas() != item.cas) return Status::Exists();
+      if (found.cas() != item.cas) return Status::Exists();
       break;
   }
   if (found.entry == nullptr) return StoreNew(key, item, ttl, /*judged=*/mode != StoreMode::kAdd);
@@ -155,28 +170,124 @@ Status MemoryShard::Store(StoreMode mode, const KeyRef& key, const ItemView& ite
   return Status::OK();
 }
 
+bool MemoryShard::HoldUnlocked(MemoryEntry* entry, bool revive, std::uint64_t* held,
+                               std::uint64_t* token, bool* revived) {
+  *token = lanes_.Mine().NextCas();  // the thread's own lane: no lock (MayWriteUnlocked)
+  *held = entry->TryHold();
+  if (*held == 0) return false;  // another write holds it, or it was unlinked
+  *revived = revive && entry->removed();
+  if (!*revived && ExpiredNow(*entry)) {
+    entry->Release(*held);
+    return false;
+  }
+  return true;
+}
+
+bool MemoryShard::OverwriteUnlocked(StoreMode mode, const KeyRef& key, const ItemView& item,
+                                    Ttl ttl, Status* answer) {
+  if (!MayWriteUnlocked() || (mode != StoreMode::kSet && mode != StoreMode::kReplace &&
+                              mode != StoreMode::kCas)) {
+    return false;
+  }
+  ReadEpochs::Section section(epochs_);
+  EntryTable::Slot* slot = nullptr;
+  MemoryEntry* entry = table_.Find(key.key, key.hash, &slot);
+  if (entry == nullptr || !entry->RewritableWith(item.value.size(), item.flags)) return false;
+  std::uint64_t held = 0;
+  std::uint64_t token = 0;
+  bool revived = false;
+  if (!HoldUnlocked(entry, /*revive=*/mode == StoreMode::kSet, &held, &token, &revived)) {
+    return false;
+  }
+  if (mode == StoreMode::kCas && MemoryEntry::CasOf(held) != item.cas) {
+    entry->Release(held);
+    *answer = Status::Exists();
+    return true;
+  }
+  entry->WriteHeld(item.value, item.flags, token,
+                   ExpiryCode::Encode(ExpiryFor(ttl), limits_.expiry_rounds_down));
+  EntryTable::MarkReferenced(slot);
+  if (revived) lanes_.Mine().CountRemoved(-1, -PayloadOf(*entry));
+  *answer = Status::OK();
+  return true;
+}
+
+bool MemoryShard::RemoveUnlocked(const KeyRef& key, Status* answer) {
+  if (!MayWriteUnlocked()) return false;
+  ReadEpochs::Section section(epochs_);
+  EntryTable::Slot* slot = nullptr;
+  MemoryEntry* entry = table_.Find(key.key, key.hash, &slot);
+  if (entry == nullptr) {
+    *answer = Status::NotFound();  // a miss at one instant of the lookup
+    return true;
+  }
+  std::uint64_t held = 0;
+  std::uint64_t token = 0;
+  bool revived = false;
+  if (!HoldUnlocked(entry, /*revive=*/false, &held, &token, &revived)) return false;
+  entry->MarkRemoved(token);
+  lanes_.Mine().CountRemoved(1, PayloadOf(*entry));
+  // The entry keeps its bytes until the CLOCK or a write short of room unlinks it.
+  budget_.NoteRemoved(index_);
+  *answer = Status::OK();
+  return true;
+}
+
+bool MemoryShard::StepCounterUnlocked(const KeyRef& key, std::uint64_t delta, bool increment,
+                                      std::uint64_t* value, Status* answer) {
+  if (!MayWriteUnlocked()) return false;
+  ReadEpochs::Section section(epochs_);
+  EntryTable::Slot* slot = nullptr;
+  MemoryEntry* entry = table_.Find(key.key, key.hash, &slot);
+  if (entry == nullptr || entry->value_size > kCounterDigits) return false;
+  std::uint64_t held = 0;
+  std::uint64_t token = 0;
+  bool revived = false;
+  if (!HoldUnlocked(entry, /*revive=*/false, &held, &token, &revived)) return false;
+  std::uint64_t current = 0;
+  std::uint64_t next = 0;
+  char digits[kCounterDigits];
+  std::string_view text;
+  if (ParseCounter(entry->value(), &current)) {
+    next = ApplyDelta(current, delta, increment);
+    text = FormatCounter(next, digits);
+  }
+  // Not a number, or a count that gains or loses digits: the locked way answers.
+  if (text.empty() || !entry->RewritableWith(text.size(), entry->flags())) {
+    entry->Release(held);
+    return false;
+  }
+  entry->WriteHeld(text, entry->flags(), token, entry->expires.load(std::memory_order_relaxed));
+  EntryTable::MarkReferenced(slot);
+  *value = next;
+  *answer = Status::OK();
+  return true;
+}
+
 Status MemoryShard::RefuseLargeValue(StoreMode mode, const KeyRef& key, std::size_t size) {
   Status why = Status::TooLarge("memory: value of " + std::to_string(size) +
                                 " bytes is over max_item_size " +
                                 std::to_string(limits_.max_item_size));
   if (mode != StoreMode::kSet) return why;
   Writing writing(*this);
-  return RefuseSet(mode, FindLive(key), std::move(why));
+  Found found = FindLive(key);
+  return RefuseSet(mode, found, std::move(why));
 }
 
-Status MemoryShard::RefuseSet(StoreMode mode, const Found& found, Status why) {
+Status MemoryShard::RefuseSet(StoreMode mode, Found& found, Status why) {
   if (mode == StoreMode::kSet && found.entry != nullptr) {
-    Erase(found.index);
+    Erase(found);
     ReturnSurplus();
   }
   return why;
 }
 
 Status MemoryShard::Remove(const KeyRef& key) {
+  if (Status answer; RemoveUnlocked(key, &answer)) return answer;
   Writing writing(*this);
-  const Found found = FindLive(key);
+  Found found = FindLive(key);
   if (found.entry == nullptr) return Status::NotFound();
-  Erase(found.index);
+  Erase(found);
   ReturnSurplus();
   return Status::OK();
 }
@@ -192,8 +303,9 @@ Status MemoryShard::Touch(const KeyRef& key, Ttl ttl) {
 
 Status MemoryShard::AddToCounter(const KeyRef& key, std::uint64_t delta, bool increment,
                                  std::uint64_t* value) {
+  if (Status answer; StepCounterUnlocked(key, delta, increment, value, &answer)) return answer;
   Writing writing(*this);
-  const Found found = FindLive(key);
+  Found found = FindLive(key);
   if (found.entry == nullptr) return Status::NotFound();
   std::uint64_t current = 0;
   if (!ParseCounter(found.entry->value(), &current)) {
@@ -208,11 +320,10 @@ Status MemoryShard::AddToCounter(const KeyRef& key, std::uint64_t delta, bool in
     return Status::TooLarge("memory: the counter would grow to " + std::to_string(text.size()) +
                             " bytes, over max_item_size " + std::to_string(limits_.max_item_size));
   }
-  if (Status s = CheckFits(found.entry->key_size(), text.size(), found.entry->flags()); !s.ok()) {
-    return s;
-  }
-  if (!RewriteInPlace(found, text, found.entry->flags(), found.entry->expiry())) {
-    MemoryEntry* entry = Rewrite(found, text, {}, found.entry->flags(), found.entry->expiry());
+  const std::uint32_t flags = found.entry->flags();
+  if (Status s = CheckFits(found.entry->key_size(), text.size(), flags); !s.ok()) return s;
+  if (!RewriteInPlace(found, text, flags, found.entry->expiry())) {
+    MemoryEntry* entry = Rewrite(found, text, {}, flags, found.entry->expiry());
     if (entry == nullptr) return OutOfMemory();
     EvictOver(entry);
   }
@@ -222,7 +333,8 @@ Status MemoryShard::AddToCounter(const KeyRef& key, std::uint64_t delta, bool in
 
 void MemoryShard::Flush() {
   Writing writing(*this);
-  table_.RetireAll(*limbo_);
+  const EntryTable::Removed removed = table_.RetireAll(*limbo_);
+  lane_->CountRemoved(-removed.items, -removed.payload);
   // What readers allow is freed now, under this shard's lock only; the store's
   // flush then reaches every lane with all writes stopped, for what remains.
   limbo_->Reclaim(/*keep_spares=*/true);
@@ -245,33 +357,62 @@ ShardStats MemoryShard::stats() const {
   return out;
 }
 
-std::size_t MemoryShard::TryGiveBack(std::size_t bytes, Limbo& limbo) noexcept {
+template <class Work>
+std::optional<std::size_t> MemoryShard::GiveBackIfFree(WriterLanes::Held& lane,
+                                                       Work work) noexcept {
   std::unique_lock lock(mutex_, std::try_to_lock);
-  if (!lock.owns_lock()) return 0;
-  limbo_ = &limbo;
-  EvictFor(bytes, nullptr);
+  if (!lock.owns_lock()) return std::nullopt;
+  limbo_ = &lane.limbo();
+  lane_ = &lane;
+  work();
   limbo_ = nullptr;
+  lane_ = nullptr;
   const std::size_t unused = credit_ > used() ? credit_ - used() : 0;
   credit_ -= unused;
   budget_.Return(unused);
   return unused;
 }
 
+std::size_t MemoryShard::TryGiveBack(std::size_t bytes, WriterLanes::Held& lane) noexcept {
+  return GiveBackIfFree(lane, [&] { EvictFor(bytes, nullptr); }).value_or(0);
+}
+
+bool MemoryShard::TryGiveBackRemoved(WriterLanes::Held& lane) noexcept {
+  return GiveBackIfFree(lane, [&] { SweepRemoved(); }).has_value();
+}
+
+void MemoryShard::SweepRemoved() {
+  // Taken first: a removal meanwhile notes itself again for the next sweep.
+  if (!budget_.TakeRemovedNote(index_)) return;
+  for (std::size_t index = 0; index < table_.slot_count(); ++index) {
+    MemoryEntry* entry = table_.EntryAt(index);
+    if (entry == nullptr || !entry->removed()) continue;
+    const std::uint64_t held = entry->Hold();
+    if (entry->removed()) {
+      Erase(index);
+    } else {
+      entry->Release(held);  // set again meanwhile
+    }
+  }
+}
+
 MemoryShard::Found MemoryShard::FindLive(const KeyRef& key) {
   const std::size_t index = table_.IndexOf(key.key, key.hash);
   if (index == EntryTable::kNone) return {};
   MemoryEntry* entry = table_.At(index);
+  // Held before its expiry is judged: a write in place may be refreshing it.
+  const std::uint64_t held = entry->Hold();
   if (ExpiredNow(*entry)) {
-    ++counters_.expired;
+    if (!entry->removed()) ++counters_.expired;
     Erase(index);
     ReturnSurplus();
     return {};
   }
-  return {entry, index, key.hash};
+  return Found(entry, index, key.hash, held);
 }
 
 MemoryShard::Found MemoryShard::FindForRead(const KeyRef& key) {
-  const Found found = FindLive(key);
+  Found found = FindLive(key);
   if (found.entry == nullptr) {
     epochs_.CountMiss();
     return found;
@@ -415,7 +556,7 @@ MemoryEntry* MemoryShard::NewEntry(std::string_view key, std::uint32_t flags,
   return entry;
 }
 
-Status MemoryShard::Concatenate(Found found, std::string_view bytes, bool after) {
+Status MemoryShard::Concatenate(Found& found, std::string_view bytes, bool after) {
   MemoryEntry* entry = found.entry;
   const std::size_t new_size = entry->value_size + bytes.size();
   if (new_size > limits_.max_item_size) {
@@ -431,17 +572,18 @@ Status MemoryShard::Concatenate(Found found, std::string_view bytes, bool after)
   return Status::OK();
 }
 
-bool MemoryShard::RewriteInPlace(Found found, std::string_view value, std::uint32_t flags,
+bool MemoryShard::RewriteInPlace(Found& found, std::string_view value, std::uint32_t flags,
                                  std::int64_t expires_at_ms) {
   // The admission window names its entries by their CAS: a rewrite there pushes a record.
   if (windowed() || !found.entry->RewritableWith(value.size(), flags)) return false;
-  found.entry->WriteInPlace(value, flags, NextCas(),
-                            ExpiryCode::Encode(expires_at_ms, limits_.expiry_rounds_down));
+  found.entry->WriteHeld(value, flags, NextCas(),
+                         ExpiryCode::Encode(expires_at_ms, limits_.expiry_rounds_down));
   table_.MarkAt(found.index);
+  found.Consumed();
   return true;
 }
 
-MemoryEntry* MemoryShard::Rewrite(Found found, std::string_view first, std::string_view second,
+MemoryEntry* MemoryShard::Rewrite(Found& found, std::string_view first, std::string_view second,
                                   std::uint32_t flags, std::int64_t expires_at_ms) {
   MemoryEntry* entry = found.entry;
   const std::size_t size = first.size() + second.size();
@@ -469,6 +611,7 @@ MemoryEntry* MemoryShard::Rewrite(Found found, std::string_view first, std::stri
   bytes_ = bytes_ - old_charge + new_charge;
   payload_bytes_ = payload_bytes_ - (entry->key_size() + entry->value_size) + fresh->key_size() + size;
   limbo_->Retire(entry, old_charge);
+  found.Consumed();  // unlinked: it stays held
   return fresh;
 }
 
@@ -483,9 +626,10 @@ Status MemoryShard::CheckFits(std::size_t key_size, std::size_t value_size,
 
 void MemoryShard::Erase(std::size_t index) {
   const bool in_window = table_.InWindow(index);
-  MemoryEntry* entry = table_.Remove(index);
+  MemoryEntry* entry = table_.Remove(index);  // held: unlinked, it stays so
   const std::size_t charge = entry->charge();
   if (in_window) window_.Left(charge);  // its record goes stale
+  if (entry->removed()) lane_->CountRemoved(-1, -PayloadOf(*entry));
   bytes_ -= charge;
   payload_bytes_ -= entry->key_size() + entry->value_size;
   limbo_->Retire(entry, charge);
@@ -495,10 +639,20 @@ void MemoryShard::CoverUsage(const MemoryEntry* keep) {
   // What is missing, and a chunk more so the next writes need not borrow.
   credit_ += budget_.Borrow(used() - credit_ + chunk_);
   if (used() <= credit_) return;
+  // Entries removed in place hold bytes no one reads. Once they add up to a
+  // sixteenth of the budget, every shard unlinks them before any item is
+  // evicted; below that, each shard's CLOCK takes them first as it meets them.
+  if (budget_.MayHoldRemoved() &&
+      lanes_.removed_payload() >= static_cast<std::int64_t>(budget_.total() / 16)) {
+    SweepRemoved();
+    budget_.ReclaimRemoved(this, *lane_);
+    credit_ += budget_.Borrow(used() > credit_ ? used() - credit_ : 0);
+    if (used() <= credit_) return;
+  }
   EvictFor(0, keep);
   if (used() <= credit_) return;
   // This shard has too little to evict (a large item in a small shard).
-  budget_.Reclaim(this, used() - credit_, *limbo_);
+  budget_.Reclaim(this, used() - credit_, *lane_);
   credit_ += budget_.Borrow(used() - credit_);
   // Should every other shard have been busy, this one stays over by what it
   // just wrote until its next write covers it again.
@@ -510,7 +664,9 @@ void MemoryShard::EvictFor(std::size_t room, const MemoryEntry* keep) {
   while (used() + room > credit_) {
     const std::size_t index = PickVictim(keep, now_ms);
     if (index == EntryTable::kNone) return;
-    ++(table_.At(index)->ExpiredAt(now_ms) ? counters_.expired : counters_.evictions);
+    MemoryEntry* victim = table_.At(index);
+    (void)victim->Hold();  // before it is judged: a write in place may change it
+    if (!victim->removed()) ++(victim->ExpiredAt(now_ms) ? counters_.expired : counters_.evictions);
     Erase(index);
   }
 }

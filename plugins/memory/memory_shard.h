@@ -1,13 +1,18 @@
 // MemoryShard: one lock's worth of the memory store: a hash table of entries
-// with its CLOCK, a byte budget and a CAS counter. What a write unlinks goes to
-// the writing thread's limbo (WriterLanes), not the shard's.
+// with its CLOCK and a byte budget. What a write unlinks goes to the writing
+// thread's limbo (WriterLanes), not the shard's, and its CAS token comes from
+// that thread's lane.
 //
 // Writers take the shard's lock for their whole duration, so writes are atomic
-// with respect to each other. Get takes no lock: it reads inside a ReadEpochs
-// section; a write publishes a new entry and retires the old one, or, for a
-// value of the same size, rewrites the entry in place under the entry's own
-// sequence check (MemoryEntry::WriteInPlace, ReadInto), so a reader sees an item
-// as it was either before or after any write, never half of one. Recency is kept the
+// with respect to each other, except one kind: under LRU, a set, replace, cas or
+// counter step whose value keeps the entry's size rewrites the entry in place
+// holding only that entry (OverwriteUnlocked), and every writer under the lock
+// holds an entry before it changes, reads or unlinks it (MemoryEntry::Hold), so
+// the two kinds never meet on one entry. Get takes no lock: it reads inside a
+// ReadEpochs section; a write publishes a new entry and retires the old one, or
+// rewrites the entry in place under the entry's own sequence check
+// (MemoryEntry::WriteHeld, ReadInto), so a reader sees an item as it was either
+// before or after any write, never half of one. Recency is kept the
 // CLOCK way: a read or a write marks its entry's slot in the table (no list
 // surgery on the hot path, no links in the entry); eviction walks the slots with
 // the clock hand, clears the marks it passes (a second chance) and takes the
@@ -25,6 +30,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string_view>
 
 #include "cachet/backend.h"
@@ -94,7 +100,9 @@ std::int64_t SteadyNowMs() noexcept;
 
 class alignas(64) MemoryShard {
  public:
-  MemoryShard(ShardLimits limits, ReadEpochs& epochs, ByteBudget& budget, WriterLanes& lanes);
+  // `index`: the shard's place among the store's (ByteBudget's notes).
+  MemoryShard(ShardLimits limits, ReadEpochs& epochs, ByteBudget& budget, WriterLanes& lanes,
+              std::size_t index);
   MemoryShard(const MemoryShard&) = delete;
   MemoryShard& operator=(const MemoryShard&) = delete;
 
@@ -111,9 +119,13 @@ class alignas(64) MemoryShard {
   WriteLock& write_lock() noexcept { return mutex_; }
   // For ByteBudget::Reclaim, from another shard's writer: unless this shard is
   // locked, evicts until `bytes` of its credit are unused (retiring into that
-  // writer's `limbo`), and returns all of its unused credit to the budget.
+  // writer's `lane`), and returns all of its unused credit to the budget.
   // Returns how much it gave back.
-  std::size_t TryGiveBack(std::size_t bytes, Limbo& limbo) noexcept;
+  std::size_t TryGiveBack(std::size_t bytes, WriterLanes::Held& lane) noexcept;
+  // For ByteBudget::ReclaimRemoved: unless this shard is locked (false), unlinks
+  // its entries removed in place (retiring into `lane`) and returns its unused credit.
+  bool TryGiveBackRemoved(WriterLanes::Held& lane) noexcept;
+
 
  private:
   // A write's hold on the shard: its lock, and the writing thread's lane, whose
@@ -123,8 +135,12 @@ class alignas(64) MemoryShard {
     explicit Writing(MemoryShard& shard) noexcept
         : shard_(shard), lock_(shard.mutex_), lane_(shard.lanes_.Mine()) {
       shard_.limbo_ = &lane_.limbo();
+      shard_.lane_ = &lane_;
     }
-    ~Writing() { shard_.limbo_ = nullptr; }
+    ~Writing() {
+      shard_.limbo_ = nullptr;
+      shard_.lane_ = nullptr;
+    }
     Writing(const Writing&) = delete;
     Writing& operator=(const Writing&) = delete;
 
@@ -134,23 +150,80 @@ class alignas(64) MemoryShard {
     WriterLanes::Held lane_;  // released before the lock
   };
 
-  // An entry, its slot in the table and its key's hash, for a writer (valid
-  // until the next insert).
-  struct Found {
+  // An entry, held (MemoryEntry::Hold), its slot in the table and its key's
+  // hash, for a writer (valid until the next insert). The entry is released
+  // when this goes, unless the writer rewrote it in place (which released it)
+  // or unlinked it (it stays held): then it calls Consumed. So every way out,
+  // an exception's too, lets the entry go.
+  class Found {
+   public:
+    Found() = default;
+    Found(MemoryEntry* held_entry, std::size_t slot_index, std::uint64_t key_hash,
+          std::uint64_t stamp) noexcept
+        : entry(held_entry), index(slot_index), hash(key_hash), held_(stamp) {}
+    Found(Found&& other) noexcept
+        : entry(other.entry), index(other.index), hash(other.hash), held_(other.held_) {
+      other.entry = nullptr;
+    }
+    Found(const Found&) = delete;
+    Found& operator=(const Found&) = delete;
+    Found& operator=(Found&&) = delete;
+    ~Found() {
+      if (entry != nullptr) entry->Release(held_);
+    }
+
+    // The entry's CAS token (its stamp before it was held).
+    std::uint64_t cas() const noexcept { return MemoryEntry::CasOf(held_); }
+    // The entry was rewritten in place or unlinked: nothing left to release.
+    void Consumed() noexcept { entry = nullptr; }
+
     MemoryEntry* entry = nullptr;
     std::size_t index = EntryTable::kNone;
     std::uint64_t hash = 0;
+
+   private:
+    std::uint64_t held_ = 0;
   };
+  // Store's way without the shard's lock, under LRU, for a set, replace or cas
+  // whose value keeps the size of `key`'s entry: the entry is held alone and
+  // rewritten in place. False when this way cannot answer (no such entry, or
+  // expired, held by another writer, another size or flags): the caller then
+  // takes the lock. Inside a ReadEpochs section, so the entry is not freed.
+  bool OverwriteUnlocked(StoreMode mode, const KeyRef& key, const ItemView& item, Ttl ttl,
+                         Status* answer);
+  // Remove's way without the lock, under LRU: the entry stays linked, marked
+  // removed (MemoryEntry::MarkRemoved), for a later set of the same size to
+  // take in place, or for the locked way, the CLOCK or a flush to unlink. A
+  // miss answers too. False when the entry is held by another writer or expired.
+  bool RemoveUnlocked(const KeyRef& key, Status* answer);
+  // AddToCounter's way without the lock, as OverwriteUnlocked: when the counter
+  // keeps its number of digits.
+  bool StepCounterUnlocked(const KeyRef& key, std::uint64_t delta, bool increment,
+                           std::uint64_t* value, Status* answer);
+  // Whether those three may run: under LRU (TinyLFU's sketch ages and its
+  // window names entries under the lock), on a thread with a lane of its own
+  // (the shared lane's lock is taken under shard locks, and must not be waited
+  // for inside a ReadEpochs section).
+  bool MayWriteUnlocked() const noexcept {
+    return sketch_ == nullptr && ReadEpochs::ThisThreadSlotIndex() != ReadEpochs::kSharedSlot;
+  }
+  // Holds `entry`, found without the lock, for those three, with a new CAS
+  // token in `*token` (taken first: no one waits for anything while holding an
+  // entry). False, the entry untouched, when another writer holds it or it is
+  // expired; one removed in place is expired too, unless `revive` (then
+  // `*revived` says it was).
+  bool HoldUnlocked(MemoryEntry* entry, bool revive, std::uint64_t* held, std::uint64_t* token,
+                    bool* revived);
   // Returns `why`, a write's refusal as too large; a set's also removes the
   // key's older entry (`found`), as memcached's server does, so the value the
   // set was to replace is not read afterwards as if it were current.
-  Status RefuseSet(StoreMode mode, const Found& found, Status why);
+  Status RefuseSet(StoreMode mode, Found& found, Status why);
   // Store's answer to a value over max_item_size (RefuseSet's rule, under the lock).
   Status RefuseLargeValue(StoreMode mode, const KeyRef& key, std::size_t size);
   // Get's way when the lock-free read found an expired entry to remove, or
   // was overtaken by writes in place on every try.
   Status GetLocked(const KeyRef& key, Item* out);
-  // The live entry under `key`, or none; an expired one is removed on the way.
+  // The live entry under `key`, held, or none; an expired one is removed on the way.
   Found FindLive(const KeyRef& key);
   // FindLive for a read under the lock: counts the hit or miss and marks the entry.
   Found FindForRead(const KeyRef& key);
@@ -167,24 +240,41 @@ class alignas(64) MemoryShard {
   // charge() in `*charge`. nullptr when out of memory.
   MemoryEntry* NewEntry(std::string_view key, std::uint32_t flags, std::size_t value_size,
                         std::size_t* charge);
-  Status Concatenate(Found found, std::string_view bytes, bool after);
+  Status Concatenate(Found& found, std::string_view bytes, bool after);
   // Publishes a new entry for `found`'s key, with the value `first` + `second`,
   // these flags and expiry and a new CAS, in its place, marked as referenced, and
-  // retires the old one. nullptr, and the old entry untouched, when out of memory.
+  // retires the old one. nullptr, and the old entry untouched (still held), when
+  // out of memory.
   // Each entry's charge() is asked for once here and passed on (the limbo keeps
   // it), as the allocator reads it from the block's header.
   // Rewrite's way for a value of the entry's size (MemoryEntry::RewritableWith),
   // outside an admission window: the same entry takes the new value, flags,
-  // expiry and CAS, so nothing is allocated, retired or relinked. False, and
-  // nothing changed, when the entry cannot take it.
-  bool RewriteInPlace(Found found, std::string_view value, std::uint32_t flags,
+  // expiry and CAS, so nothing is allocated, retired or relinked, and is
+  // released. False, and nothing changed (still held), when it cannot take it.
+  bool RewriteInPlace(Found& found, std::string_view value, std::uint32_t flags,
                       std::int64_t expires_at_ms);
-  MemoryEntry* Rewrite(Found found, std::string_view first, std::string_view second,
+  MemoryEntry* Rewrite(Found& found, std::string_view first, std::string_view second,
                        std::uint32_t flags, std::int64_t expires_at_ms);
   Status CheckFits(std::size_t key_size, std::size_t value_size, std::uint32_t flags) const;
+  // Unlinks and retires the entry at `index`, which the caller holds. One
+  // removed in place is uncounted.
   void Erase(std::size_t index);
-  // Makes the credit cover used(): borrows, else evicts the entries the clock
-  // picks (never `keep`), else asks other shards for bytes.
+  // Erase for a Found.
+  void Erase(Found& found) {
+    Erase(found.index);
+    found.Consumed();
+  }
+  // For ByteBudget, from another shard's writer: unless this shard is locked
+  // (nothing then), runs `work` with that writer's `lane` as this shard's, then
+  // returns all unused credit to the budget and says how much.
+  template <class Work>
+  std::optional<std::size_t> GiveBackIfFree(WriterLanes::Held& lane, Work work) noexcept;
+  // Unlinks the entries removed in place, when the budget has this shard's
+  // note (the whole table is walked: once per note, not per write).
+  void SweepRemoved();
+  // Makes the credit cover used(): borrows, else unlinks entries removed in
+  // place (here, then in other shards), else evicts the entries the clock picks
+  // (never `keep`), else asks other shards for bytes.
   void EvictOver(const MemoryEntry* keep) {
     if (used() > credit_) CoverUsage(keep);
   }
@@ -214,11 +304,8 @@ class alignas(64) MemoryShard {
   bool windowed() const noexcept { return sketch_ != nullptr && window_.enabled(); }
   // The budget used: the entries and the table's slots.
   std::size_t used() const noexcept { return bytes_ + table_.bytes(); }
-  std::uint64_t NextCas() noexcept {
-    const std::uint64_t cas = next_cas_;
-    next_cas_ = CasAfter(cas);
-    return cas;
-  }
+  // A new CAS token from the writing thread's lane (while Writing).
+  std::uint64_t NextCas() noexcept { return lane_->NextCas(); }
 
   // Credit is borrowed and returned in steps of this many bytes.
   // At most kChunk, and a 64th of the shard's share: in a small store 16 KiB
@@ -227,7 +314,8 @@ class alignas(64) MemoryShard {
   static constexpr std::size_t kChunk = std::size_t{16} << 10;
 
   // A read or an overwrite under LRU touches two of the shard's cache lines: the
-  // first, never written after construction, and the second, all it changes.
+  // first, never written after construction, and the second, all a locked
+  // write changes.
   // An insert or a removal also changes the third; an eviction (the clock's
   // hand, the counters) more. With many shards most lines are out of the
   // caches, and a line another core wrote last comes from that core.
@@ -236,10 +324,11 @@ class alignas(64) MemoryShard {
   ByteBudget& budget_;  // the store's
   const std::unique_ptr<FrequencySketch> sketch_;  // TinyLFU only; nullptr for LRU
   const ShardLimits limits_;
+  const std::size_t index_;  // among the store's shards
   alignas(64) WriteLock mutex_;
   Limbo* limbo_ = nullptr;  // the writing thread's (Writing), while mutex_ is held
+  WriterLanes::Held* lane_ = nullptr;  // likewise: its CAS tokens
   std::size_t bytes_ = 0;   // the entries' charge()
-  std::uint64_t next_cas_ = 1;
   std::size_t payload_bytes_ = 0;  // key and value bytes of the live entries
   std::size_t credit_ = 0;  // bytes borrowed from budget_: used() stays within it
   EntryTable table_;        // its slot array's pointer and its size on this line

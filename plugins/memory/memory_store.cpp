@@ -25,7 +25,7 @@ MemoryStore::MemoryStore(const MemoryStoreOptions& options)
   shards_.reserve(options_.shards);
   std::vector<MemoryShard*> lenders;
   for (std::size_t i = 0; i < options_.shards; ++i) {
-    shards_.push_back(std::make_unique<MemoryShard>(limits, epochs_, budget_, lanes_));
+    shards_.push_back(std::make_unique<MemoryShard>(limits, epochs_, budget_, lanes_, i));
     lenders.push_back(shards_.back().get());
   }
   budget_.SetShards(std::move(lenders));
@@ -56,6 +56,15 @@ ShardStats MemoryStore::TotalStats() {
     total.window_bytes += s.window_bytes;
     total.window_items += s.window_items;
   }
+  // Entries removed in place are still in the tables, but no longer items. (A
+  // lane's count may lag its write in place by an instant: never below 0.)
+  auto less = [](std::uint64_t total, std::int64_t removed) -> std::uint64_t {
+    if (removed <= 0) return total;
+    const auto gone = static_cast<std::uint64_t>(removed);
+    return gone < total ? total - gone : 0;
+  };
+  total.items = less(total.items, lanes_.removed_items());
+  total.payload_bytes = less(total.payload_bytes, lanes_.removed_payload());
   total.reclaiming_bytes = lanes_.bytes();
   total.get_hits = epochs_.hits();
   total.get_misses = epochs_.misses();

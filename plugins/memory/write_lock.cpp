@@ -6,17 +6,6 @@
 
 namespace cachet::memory {
 
-namespace {
-
-// Tells the processor this is a spin-wait loop (x86's pause), where there is one.
-void CpuRelax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
-}  // namespace
-
 void WriteLock::WaitAndLock() noexcept {
   // A write holds the lock for well under a microsecond: a waiter spins first.
   // Still held after that, the holder was most likely descheduled, so the core

@@ -15,6 +15,13 @@
 
 namespace cachet::memory {
 
+// Tells the processor this is a spin-wait loop (x86's pause), where there is one.
+inline void CpuRelax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 class WriteLock {
  public:
   WriteLock() noexcept = default;

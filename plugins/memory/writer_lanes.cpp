@@ -6,7 +6,8 @@ namespace cachet::memory {
 WriterLanes::WriterLanes(ReadEpochs& epochs, std::size_t spare_limit) {
   lanes_.reserve(ReadEpochs::kSlots + 1);
   for (std::size_t i = 0; i <= ReadEpochs::kSlots; ++i) {
-    lanes_.push_back(std::make_unique<Lane>(epochs, spare_limit, i == ReadEpochs::kSharedSlot));
+    lanes_.push_back(
+        std::make_unique<Lane>(epochs, spare_limit, i == ReadEpochs::kSharedSlot, cas_blocks_));
   }
 }
 
@@ -23,6 +24,18 @@ std::size_t WriterLanes::bytes() noexcept {
     Held held(*lane);
     total += held.limbo().bytes();
   }
+  return total;
+}
+
+std::int64_t WriterLanes::removed_items() const noexcept {
+  std::int64_t total = 0;
+  for (const auto& lane : lanes_) total += lane->removed_items.load(std::memory_order_relaxed);
+  return total;
+}
+
+std::int64_t WriterLanes::removed_payload() const noexcept {
+  std::int64_t total = 0;
+  for (const auto& lane : lanes_) total += lane->removed_payload.load(std::memory_order_relaxed);
   return total;
 }
 

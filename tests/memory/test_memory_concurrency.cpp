@@ -174,7 +174,7 @@ TEST_CASE("memory readers see whole items while writers rewrite them in place",
   });
   auto reader = [&] {
     WaitForAll(arrived, 3);
-    // Per key: the last round seen and its CAS. One shard's tokens only grow,
+    // Per key: the last round seen and its CAS. One thread's tokens only grow,
     // so a later write has a larger token and the same write the same one.
     std::vector<int> last(kKeys, -1);
     std::vector<std::uint64_t> last_cas(kKeys, 0);
@@ -217,6 +217,114 @@ TEST_CASE("memory readers see whole items while writers rewrite them in place",
   CHECK(cache->Get("counter").value_or("") == std::to_string(1000000 + kRounds - 1));
   // Every write was made in place: no entry was built after the first ones.
   CHECK(StatOf(*cache, "total_items") == items_before);
+}
+
+TEST_CASE("memory writes in place without the shard lock lose no update to locked writes",
+          "[memory][threads]") {
+  // Two threads add to one number by compare-and-swap, each rewriting it at a
+  // width of its own choosing: a write that keeps the width rewrites the entry
+  // in place holding the entry alone, one that changes it builds a new entry
+  // under the shard's lock. Then two threads step a counter by incr across
+  // 9 -> 10, 99 -> 100 and on (in place, then rebuilt) while a third touches it
+  // under the lock. If the two ways ever met on one entry, two swaps would
+  // succeed with one token, or a step would be lost, and a total would fall short.
+  auto cache = OpenMemory("shards = 1\n");
+  cachet::Backend& store = cache->backend();
+  REQUIRE(cache->Set("sum", std::string("0")).ok());
+  REQUIRE(cache->Set("steps", std::string("0")).ok());
+  constexpr int kAdds = 100000;
+  constexpr int kSteps = 200000;
+  std::atomic<int> arrived{0};
+  std::atomic<int> gave_up{0};
+  auto adder = [&](int seed) {
+    WaitForAll(arrived, 2);
+    cachet::Item item;
+    int done = 0;
+    for (int tries = 0; done < kAdds && tries < 50 * kAdds; ++tries) {
+      if (!store.Gets("sum", &item).ok()) continue;
+      // Widths 6 and 7 by turns: the current value's width about half the time.
+      char text[16];
+      std::snprintf(text, sizeof text, "%0*ld", 6 + (seed + done) % 2, std::stol(item.value) + 1);
+      cachet::ItemView view(text, 0);
+      view.cas = item.cas;
+      if (store.Store(cachet::StoreMode::kCas, "sum", view, cachet::WriteOptions{}).ok()) ++done;
+    }
+    if (done < kAdds) ++gave_up;
+  };
+  std::thread adder1(adder, 0);
+  std::thread adder2(adder, 1);
+  adder1.join();
+  adder2.join();
+  CHECK(gave_up.load() == 0);
+  CHECK(std::stol(cache->Get("sum").value_or("-1")) == 2 * kAdds);
+
+  arrived = 0;
+  std::atomic<bool> running{true};
+  auto stepper = [&] {
+    WaitForAll(arrived, 3);
+    std::uint64_t value = 0;
+    for (int i = 0; i < kSteps; ++i) (void)store.Incr("steps", 1, &value);
+  };
+  std::thread toucher([&] {
+    WaitForAll(arrived, 3);
+    for (int i = 0; i < 10000000 && running.load(); ++i) (void)store.Touch("steps", cachet::Ttl(0));
+  });
+  std::thread stepper1(stepper);
+  std::thread stepper2(stepper);
+  stepper1.join();
+  stepper2.join();
+  running = false;
+  toucher.join();
+  CHECK(cache->Get("steps").value_or("") == std::to_string(2 * kSteps));
+}
+
+TEST_CASE("memory add and remove make a lock with one holder at a time", "[memory][threads]") {
+  // Add under the shard's lock, remove in place without it, a set of the same
+  // size reviving in place: if a removed entry ever read as present to add, or
+  // an add were lost to a revival, two threads would hold the lock at once or
+  // one would stop getting it.
+  auto cache = OpenMemory("shards = 1\n");
+  cachet::Backend& store = cache->backend();
+  constexpr int kTurns = 20000;
+  std::atomic<int> holders{0};
+  std::atomic<int> overlaps{0};
+  std::atomic<int> arrived{0};
+  std::atomic<int> taken{0};
+  auto contender = [&](char who) {
+    WaitForAll(arrived, 3);
+    const std::string mine(16, who);
+    for (int turn = 0, tries = 0; turn < kTurns && tries < 200 * kTurns; ++tries) {
+      if (!store.Store(cachet::StoreMode::kAdd, "lock", cachet::ItemView(mine),
+                       cachet::WriteOptions{})
+               .ok()) {
+        continue;
+      }
+      if (holders.fetch_add(1) != 0) ++overlaps;
+      cachet::Item item;
+      if (!store.Get("lock", &item).ok() || item.value != mine) ++overlaps;
+      holders.fetch_sub(1);
+      if (!store.Remove("lock").ok()) ++overlaps;
+      ++turn;
+      ++taken;
+    }
+  };
+  std::thread first(contender, 'a');
+  std::thread second(contender, 'b');
+  // A third thread sets and removes a key of the same shard, in place.
+  std::thread other([&] {
+    WaitForAll(arrived, 3);
+    for (int i = 0; i < 4 * kTurns; ++i) {
+      (void)store.Store(cachet::StoreMode::kSet, "other", cachet::ItemView(std::string(16, 'o')),
+                        cachet::WriteOptions{});
+      (void)store.Remove("other");
+    }
+  });
+  first.join();
+  second.join();
+  other.join();
+  CHECK(overlaps.load() == 0);
+  CHECK(taken.load() == 2 * kTurns);
+  CHECK(StatOf(*cache, "curr_items") == 0);
 }
 
 TEST_CASE("memory readers never miss a present key while the table grows", "[memory][threads]") {

@@ -12,6 +12,7 @@
 #include "cachet/cache.h"
 #include "cachet/config.h"
 #include "../../plugins/memory/memory_entry.h"
+#include "../../plugins/memory/writer_lanes.h"
 
 using cachet::Cache;
 using cachet::Config;
@@ -202,12 +203,18 @@ TEST_CASE("memory entries keep a 47-bit CAS apart from the flags bit", "[memory]
   CHECK(flagged->cas() == 0x12345678ABCD);
   CHECK(flagged->flags() == 7);
   MemoryEntry::Destroy(flagged);
-
-  // Tokens wrap at 2^47 to 1, never to 0.
   CHECK(kLargestCas == (std::uint64_t{1} << 47) - 1);
-  CHECK(cachet::memory::CasAfter(kLargestCas - 1) == kLargestCas);
-  CHECK(cachet::memory::CasAfter(kLargestCas) == 1);
-  CHECK(cachet::memory::CasAfter(1) == 2);
+
+  // A thread's tokens come in blocks of 65,536; the last block ends at the largest
+  // token, and the blocks then start over at 1, never 0.
+  using cachet::memory::WriterLanes;
+  CHECK(WriterLanes::FirstCasOf(0) == 1);
+  CHECK(WriterLanes::CasEndOf(0) == 65536);
+  CHECK(WriterLanes::FirstCasOf(1) == 65536);
+  const std::uint64_t last_block = (std::uint64_t{1} << 31) - 1;
+  CHECK(WriterLanes::CasEndOf(last_block) - 1 == kLargestCas);
+  CHECK(WriterLanes::FirstCasOf(last_block + 1) == 1);
+  CHECK(WriterLanes::CasEndOf(last_block + 1) == 65536);
 }
 
 TEST_CASE("memory counters survive growing from 1 to 20 digits", "[memory]") {
@@ -290,6 +297,75 @@ std::vector<std::string> KeysInShard(std::size_t shard, std::size_t shards, int 
 }
 
 }  // namespace
+
+TEST_CASE("memory removes a key in place and a set of its size takes the entry back",
+          "[memory]") {
+  // A delete leaves the entry linked, marked removed, for a set of the same size
+  // to rewrite in place: nothing is built or unlinked, and the key is absent to
+  // every other operation meanwhile.
+  auto cache = OpenMemory("shards = 1\n");
+  cachet::Backend& store = cache->backend();
+  const cachet::WriteOptions plain;
+  REQUIRE(cache->Set("k", std::string(100, 'a')).ok());
+  REQUIRE(cache->Set("n", std::string("41")).ok());
+  const std::uint64_t built = StatOf(*cache, "total_items");
+  const std::uint64_t bytes = StatOf(*cache, "bytes");
+  REQUIRE(store.Remove("k").ok());
+  REQUIRE(store.Remove("n").ok());
+  CHECK(StatOf(*cache, "curr_items") == 0);
+  CHECK(StatOf(*cache, "bytes") == bytes);  // kept until a write needs the room
+  cachet::Item item;
+  CHECK(store.Gets("k", &item).code() == cachet::StatusCode::kNotFound);
+  CHECK(store.Remove("k").code() == cachet::StatusCode::kNotFound);
+  const std::string same(100, 'b');
+  CHECK(store.Store(cachet::StoreMode::kReplace, "k", cachet::ItemView(same), plain).code() ==
+        cachet::StatusCode::kNotStored);
+  CHECK(store.Store(cachet::StoreMode::kCas, "k", cachet::ItemView(same, 0, 1), plain).code() ==
+        cachet::StatusCode::kNotFound);
+  std::uint64_t value = 0;
+  CHECK(store.Incr("n", 1, &value).code() == cachet::StatusCode::kNotFound);
+  CHECK(store.Touch("n", cachet::Ttl(0)).code() == cachet::StatusCode::kNotFound);
+  CHECK(StatOf(*cache, "expired") == 0);  // a removed entry is not an expired one
+
+  // Each of those unlinked what it found, so the next set of the key builds it again...
+  REQUIRE(cache->Set("k", same).ok());
+  CHECK(StatOf(*cache, "total_items") == built + 1);
+  // ...and a set of the removed size takes the entry back in place.
+  REQUIRE(store.Remove("k").ok());
+  REQUIRE(cache->Set("k", std::string(100, 'c')).ok());
+  CHECK(StatOf(*cache, "total_items") == built + 1);
+  CHECK(StatOf(*cache, "curr_items") == 1);
+  REQUIRE(store.Gets("k", &item).ok());
+  CHECK(item.value == std::string(100, 'c'));
+  // An add of a removed key stores it; a second add finds it.
+  REQUIRE(store.Remove("k").ok());
+  CHECK(store.Store(cachet::StoreMode::kAdd, "k", cachet::ItemView(same), plain).ok());
+  CHECK(store.Store(cachet::StoreMode::kAdd, "k", cachet::ItemView(same), plain).code() ==
+        cachet::StatusCode::kNotStored);
+  // A flush takes removed entries with the rest.
+  REQUIRE(store.Remove("k").ok());
+  REQUIRE(cache->Flush().ok());
+  CHECK(StatOf(*cache, "curr_items") == 0);
+  CHECK(StatOf(*cache, "bytes") == 0);
+}
+
+TEST_CASE("memory gives the room of keys removed in place to new keys before evicting",
+          "[memory]") {
+  // One shard of 256 KiB, filled with 200 items of 1000 bytes and all removed:
+  // 200 new keys of another size must take their room without evicting any of
+  // each other, and a set then finds every one of them.
+  auto cache = OpenMemory("max_bytes = 262144\nshards = 1\n");
+  const std::string value(1000, 'v');
+  for (int i = 0; i < 200; ++i) REQUIRE(cache->Set("old" + std::to_string(i), value).ok());
+  for (int i = 0; i < 200; ++i) REQUIRE(cache->Remove("old" + std::to_string(i)).ok());
+  CHECK(StatOf(*cache, "curr_items") == 0);
+  const std::string other(1100, 'w');
+  for (int i = 0; i < 200; ++i) REQUIRE(cache->Set("new" + std::to_string(i), other).ok());
+  CHECK(StatOf(*cache, "evictions") == 0);
+  CHECK(StatOf(*cache, "curr_items") == 200);
+  CHECK(StatOf(*cache, "bytes") + StatOf(*cache, "table_bytes") <= 262144);
+  for (int i = 0; i < 200; ++i) CHECK(cache->Get("new" + std::to_string(i)).hit());
+}
 
 TEST_CASE("memory shards share one budget: one shard may hold most of it", "[memory]") {
   // 16 shards of a 1 MiB budget: a fixed split would give each 64 KiB.
