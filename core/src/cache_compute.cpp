@@ -536,12 +536,15 @@ std::optional<Status> Cache::RefreshNative(ComputeCall& call, std::string_view k
   Item fresh;
   Status stored;
   Status loaded = LoadAndStore(call, key, load, options, &fresh, &stored);
+  // Kept when the store took the new value, or the cached miss.
+  if (stored.ok()) held.end = LeaseEnd::kKept;
   if (loaded.ok()) {
-    if (stored.ok()) held.end = LeaseEnd::kKept;
     cached->item = std::move(fresh);
     cached->negative = false;
+  } else if (loaded.IsNotFound()) {
+    cached->negative = true;  // the loader says it is gone now: never the old value
   }
-  // A failure keeps the value read; the lease is given back for the next caller.
+  // Any other failure keeps the value read; the lease is given back for the next caller.
   return loaded;
 }
 

@@ -115,6 +115,32 @@ TEST_CASE("a cached miss is served until negative_ttl, then the loader is asked 
   CHECK(runs == 2);
 }
 
+TEST_CASE("a stale value whose refresh finds its row gone is not served", "[compute][stores]") {
+  // The refresh of a stale value is this caller's; the loader then says the row
+  // is gone. The answer is a miss, as for a key never loaded, on every store,
+  // memcached's native leases included.
+  const std::string kind =
+      GENERATE("memory", "memcached-text", "memcached-meta", "redis", "tokyotyrant");
+  INFO("store: " << kind);
+  OpenStore store = Open(kind);
+  int runs = 0;
+  bool gone = false;
+  auto load = [&]() -> Result<std::string> {
+    ++runs;
+    if (gone) return Status::NotFound("the row was deleted");
+    return std::string("v1");
+  };
+  ComputeOptions options;
+  options.ttl = milliseconds(300);
+  options.stale = milliseconds(10000);
+  options.lease = milliseconds(2000);
+  REQUIRE(store.cache->GetOrCompute<std::string>("row", load, options).value_or("") == "v1");
+  std::this_thread::sleep_for(milliseconds(500));
+  gone = true;
+  CHECK(store.cache->GetOrCompute<std::string>("row", load, options).miss());
+  CHECK(runs == 2);
+}
+
 TEST_CASE("with early refresh a key read steadily never goes missing", "[compute][stores]") {
   const std::string kind =
       GENERATE("memory", "memcached-text", "memcached-meta", "redis", "tokyotyrant");
