@@ -200,6 +200,16 @@ Status RunLoader(const Cache::ItemLoader& load, Item* out) {
   return load(out);
 }
 
+// How a native lease ends after its holder's load: kept when the store took
+// the new value or the cached miss; the key deleted (kAbandonMiss, which only
+// hits the item the lease was won on) when the loader says the row is gone and
+// nothing was stored, so no one reads the old value any more; else `otherwise`.
+LeaseEnd LeaseEndAfter(const Status& loaded, const Status& stored, LeaseEnd otherwise) {
+  if (stored.ok()) return LeaseEnd::kKept;
+  if (loaded.IsNotFound()) return LeaseEnd::kAbandonMiss;
+  return otherwise;
+}
+
 }  // namespace
 
 Status Cache::GetOrComputeItem(std::string_view key, const ItemLoader& load,
@@ -461,7 +471,7 @@ Status Cache::GetOrComputeNative(ComputeCall& call, std::string_view key, const 
       Status loaded = LoadAndStore(call, key, load, options, &fresh, &stored);
       // Kept only when the store took the value (or the cached miss): a failed
       // write (too large, say) gives the lease up, so nobody waits on it.
-      if (stored.ok()) held.end = LeaseEnd::kKept;
+      held.end = LeaseEndAfter(loaded, stored, held.end);
       if (loaded.ok()) {
         *out = std::move(fresh);
         return loaded;
@@ -528,16 +538,17 @@ std::optional<Status> Cache::RefreshNative(ComputeCall& call, std::string_view k
                    LeaseEnd::kAbandonRefresh);
   if (s.ok() && now.Decode(options) != Cached::State::kAbsent &&
       (!now.has_record || now.record.fresh_until_ms != cached->record.fresh_until_ms)) {
-    // Refreshed by another caller between the two reads: keep its value.
-    held.end = LeaseEnd::kKept;
+    // Refreshed by another caller between the two reads: its value is served,
+    // and the lease this call won on that value is given back (kAbandonRefresh,
+    // the end already set): a win kept on it would leave nobody to refresh it
+    // when it goes stale. The price is one early reload by the next caller.
     *cached = std::move(now);
     return Status::OK();
   }
   Item fresh;
   Status stored;
   Status loaded = LoadAndStore(call, key, load, options, &fresh, &stored);
-  // Kept when the store took the new value, or the cached miss.
-  if (stored.ok()) held.end = LeaseEnd::kKept;
+  held.end = LeaseEndAfter(loaded, stored, held.end);
   if (loaded.ok()) {
     cached->item = std::move(fresh);
     cached->negative = false;

@@ -30,6 +30,10 @@ bool ExpiredNow(const MemoryEntry& entry) {
 
 Status OutOfMemory() { return Status::Internal("memory: out of memory"); }
 
+// What an entry removed in place holds beyond its key and value, about: its
+// header and the allocator's word and rounding (for the sweep's threshold).
+constexpr std::int64_t kRemovedEntryOverhead = 32;
+
 // An entry's key and value bytes, for the counts of entries removed in place.
 std::int64_t PayloadOf(const MemoryEntry& entry) {
   return static_cast<std::int64_t>(entry.key_size() + entry.value_size);
@@ -86,6 +90,7 @@ Status MemoryShard::Get(const KeyRef& key, Item* out) {
       EntryTable::Slot* slot = nullptr;
       MemoryEntry* entry = table_.Find(key.key, key.hash, &slot);
       if (entry == nullptr) {
+        out->value.clear();  // a first look's copy that did not hold
         section.CountMiss();
         return Status::NotFound();
       }
@@ -643,7 +648,8 @@ void MemoryShard::CoverUsage(const MemoryEntry* keep) {
   // sixteenth of the budget, every shard unlinks them before any item is
   // evicted; below that, each shard's CLOCK takes them first as it meets them.
   if (budget_.MayHoldRemoved() &&
-      lanes_.removed_payload() >= static_cast<std::int64_t>(budget_.total() / 16)) {
+      lanes_.removed_payload() + kRemovedEntryOverhead * lanes_.removed_items() >=
+          static_cast<std::int64_t>(budget_.total() / 16)) {
     SweepRemoved();
     budget_.ReclaimRemoved(this, *lane_);
     credit_ += budget_.Borrow(used() > credit_ ? used() - credit_ : 0);

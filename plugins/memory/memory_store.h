@@ -63,8 +63,10 @@ class MemoryStore {
   const MemoryStoreOptions& options() const noexcept { return options_; }
 
  private:
-  // Every shard's lock, held while it lives: no write is under way, so every
-  // writer lane may be reached (WriterLanes::Reclaim).
+  // Every shard's lock, held while it lives: no write under a shard's lock is
+  // under way, so every lane's limbo may be reached (WriterLanes::Reclaim).
+  // Writes without the lock (MemoryShard::OverwriteUnlocked...) may still run:
+  // they touch no limbo.
   class WritesStopped {
    public:
     explicit WritesStopped(std::vector<std::unique_ptr<MemoryShard>>& shards);
