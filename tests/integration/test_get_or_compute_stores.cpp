@@ -17,6 +17,7 @@
 #include "launchers/redis_cluster.h"
 #include "launchers/redis_server.h"
 #include "launchers/tokyotyrant_server.h"
+#include "support/forwarding_backend.h"
 #include "support/gated_loader.h"
 #include "support/waits.h"
 
@@ -142,6 +143,66 @@ TEST_CASE("a stale value whose refresh finds its row gone is not served", "[comp
   // Under memcached's native lease the refresher also deletes the old copy (only
   // the item its lease was won on), so no other reader gets the deleted row.
   if (kind == "memcached-meta") CHECK(store.cache->Get("row").miss());
+}
+
+TEST_CASE("a refresher that finds the value refreshed by another caller gives its win back",
+          "[compute][stores]") {
+  // memcached meta. An early refresh asks for a win on any value; here another
+  // caller stores a new value just before that ask, so the win is given on the
+  // new value. The refresher serves it and must give the win back: kept, nobody
+  // could win that value's refresh when it goes stale. Given back (md I), the
+  // next caller wins at once and reloads.
+  OpenStore store = Open("memcached-meta");
+  // Forwards the store's leases too; before the `trip`th LeaseGet it writes a
+  // new value to the key, as another caller's refresh would.
+  class RacedLeases : public ForwardingBackend {
+   public:
+    RacedLeases(std::shared_ptr<Backend> inner, int trip)
+        : ForwardingBackend("raced", std::move(inner)), trip_(trip) {}
+    Status LeaseGet(std::string_view key, const LeaseRequest& request, Item* out,
+                    LeaseGrant* grant, std::uint64_t* lease_cas) override {
+      if (++calls_ == trip_) {
+        WriteOptions for_a_minute;
+        for_a_minute.ttl = Ttl(60000);
+        REQUIRE(inner().Store(StoreMode::kSet, key, ItemView("v2"), for_a_minute).ok());
+      }
+      return inner().LeaseGet(key, request, out, grant, lease_cas);
+    }
+    Status EndLease(std::string_view key, const LeaseTicket& ticket, LeaseEnd end) override {
+      return inner().EndLease(key, ticket, end);
+    }
+
+   private:
+    const int trip_;
+    int calls_ = 0;
+  };
+  int loads = 0;
+  auto load = [&]() -> Result<std::string> {
+    ++loads;
+    std::this_thread::sleep_for(milliseconds(5));  // a load time for early refresh to scale
+    return std::string("v1");
+  };
+  ComputeOptions options;
+  options.ttl = milliseconds(60000);
+  options.stale = milliseconds(1000);  // so the value is kept in a record
+  options.lease = milliseconds(2000);
+  REQUIRE(store.cache->GetOrCompute<std::string>("hot", load, options).value_or("") == "v1");
+  REQUIRE(loads == 1);
+
+  // The first LeaseGet reads v1 fresh and draws an early refresh (beta this
+  // large always does); the second, the refresh's own, meets v2.
+  auto codec = Codec::Create(CodecOptions{});
+  REQUIRE(codec.ok());
+  std::shared_ptr<Backend> shared(std::shared_ptr<Backend>(), &store.cache->backend());
+  Cache raced(std::make_shared<RacedLeases>(shared, 2), *codec, CacheOptions{});
+  ComputeOptions early = options;
+  early.early_refresh = 1e9;
+  CHECK(raced.GetOrCompute<std::string>("hot", load, early).value_or("") == "v2");
+  CHECK(loads == 1);  // the refresher served v2 without loading
+
+  // The win was given back: the next caller wins v2's refresh and loads.
+  CHECK(store.cache->GetOrCompute<std::string>("hot", load, options).hit());
+  CHECK(loads == 2);
 }
 
 TEST_CASE("with early refresh a key read steadily never goes missing", "[compute][stores]") {
