@@ -106,17 +106,14 @@ void EntryTable::Replace(std::size_t index, MemoryEntry* replacement) noexcept {
              std::memory_order_release);
 }
 
-EntryTable::Removed EntryTable::RetireAll(Limbo& limbo) noexcept {
-  Removed removed;
+RemovedEntries EntryTable::RetireAll(Limbo& limbo) noexcept {
+  RemovedEntries removed;
   // Each entry is held as it is retired, to stay held (MemoryEntry::Hold); a
   // write in place that got in just before, after the array was swapped, wrote
   // into an entry the flush then retired: it came before the flush.
   auto retire = [&](MemoryEntry* entry) {
     (void)entry->Hold();
-    if (entry->removed()) {
-      ++removed.items;
-      removed.payload += static_cast<std::int64_t>(entry->key_size() + entry->value_size);
-    }
+    if (entry->removed()) removed += RemovedEntries::Of(*entry);
     limbo.Retire(entry, entry->charge());
   };
   SlotArray* fresh = SlotArray::Create(kInitialSlots);

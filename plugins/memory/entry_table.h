@@ -97,12 +97,8 @@ class EntryTable {
   // (in the window if that one was), which the caller then owns and must retire.
   void Replace(std::size_t index, MemoryEntry* replacement) noexcept;
   // Unlinks every entry and retires it and the array to `limbo`; starts over
-  // small. Returns how many of them were removed in place, and their key and value bytes.
-  struct Removed {
-    std::int64_t items = 0;
-    std::int64_t payload = 0;
-  };
-  Removed RetireAll(Limbo& limbo) noexcept;
+  // small. Returns those of them that were removed in place.
+  RemovedEntries RetireAll(Limbo& limbo) noexcept;
 
   // The clock: moves the hand on, clearing the marks it passes (each a second
   // chance), to the first unmarked entry other than `keep` and outside the

@@ -325,4 +325,21 @@ struct MemoryEntry {
 
 static_assert(sizeof(MemoryEntry) == 16, "the entry header is 16 bytes");
 
+// A count of entries removed in place (MemoryEntry::MarkRemoved), still linked
+// but no longer items, and their key and value bytes; a difference may be negative.
+struct RemovedEntries {
+  std::int64_t items = 0;
+  std::int64_t payload = 0;
+
+  static RemovedEntries Of(const MemoryEntry& entry) noexcept {
+    return {1, static_cast<std::int64_t>(entry.key_size() + entry.value_size)};
+  }
+  RemovedEntries operator-() const noexcept { return {-items, -payload}; }
+  RemovedEntries& operator+=(const RemovedEntries& more) noexcept {
+    items += more.items;
+    payload += more.payload;
+    return *this;
+  }
+};
+
 }  // namespace cachet::memory

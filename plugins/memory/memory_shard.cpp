@@ -34,11 +34,6 @@ Status OutOfMemory() { return Status::Internal("memory: out of memory"); }
 // header and the allocator's word and rounding (for the sweep's threshold).
 constexpr std::int64_t kRemovedEntryOverhead = 32;
 
-// An entry's key and value bytes, for the counts of entries removed in place.
-std::int64_t PayloadOf(const MemoryEntry& entry) {
-  return static_cast<std::int64_t>(entry.key_size() + entry.value_size);
-}
-
 // The keys a shard's sketch tells apart: about two or three times the items its
 // budget holds (an item costs well over 64 bytes), so keys that were asked for
 // but are not cached are counted too; bounded to 1 MiB of counters per row.
@@ -176,12 +171,11 @@ Status MemoryShard::Store(StoreMode mode, const KeyRef& key, const ItemView& ite
 }
 
 bool MemoryShard::HoldUnlocked(MemoryEntry* entry, bool revive, std::uint64_t* held,
-                               std::uint64_t* token, bool* revived) {
+                               std::uint64_t* token) {
   *token = lanes_.Mine().NextCas();  // the thread's own lane: no lock (MayWriteUnlocked)
   *held = entry->TryHold();
   if (*held == 0) return false;  // another write holds it, or it was unlinked
-  *revived = revive && entry->removed();
-  if (!*revived && ExpiredNow(*entry)) {
+  if (!(revive && entry->removed()) && ExpiredNow(*entry)) {
     entry->Release(*held);
     return false;
   }
@@ -200,10 +194,8 @@ bool MemoryShard::OverwriteUnlocked(StoreMode mode, const KeyRef& key, const Ite
   if (entry == nullptr || !entry->RewritableWith(item.value.size(), item.flags)) return false;
   std::uint64_t held = 0;
   std::uint64_t token = 0;
-  bool revived = false;
-  if (!HoldUnlocked(entry, /*revive=*/mode == StoreMode::kSet, &held, &token, &revived)) {
-    return false;
-  }
+  if (!HoldUnlocked(entry, /*revive=*/mode == StoreMode::kSet, &held, &token)) return false;
+  const bool revived = entry->removed();  // held: no one else changes it now
   if (mode == StoreMode::kCas && MemoryEntry::CasOf(held) != item.cas) {
     entry->Release(held);
     *answer = Status::Exists();
@@ -212,7 +204,7 @@ bool MemoryShard::OverwriteUnlocked(StoreMode mode, const KeyRef& key, const Ite
   entry->WriteHeld(item.value, item.flags, token,
                    ExpiryCode::Encode(ExpiryFor(ttl), limits_.expiry_rounds_down));
   EntryTable::MarkReferenced(slot);
-  if (revived) lanes_.Mine().CountRemoved(-1, -PayloadOf(*entry));
+  if (revived) lanes_.Mine().CountRemoved(-RemovedEntries::Of(*entry));
   *answer = Status::OK();
   return true;
 }
@@ -228,10 +220,9 @@ bool MemoryShard::RemoveUnlocked(const KeyRef& key, Status* answer) {
   }
   std::uint64_t held = 0;
   std::uint64_t token = 0;
-  bool revived = false;
-  if (!HoldUnlocked(entry, /*revive=*/false, &held, &token, &revived)) return false;
+  if (!HoldUnlocked(entry, /*revive=*/false, &held, &token)) return false;
   entry->MarkRemoved(token);
-  lanes_.Mine().CountRemoved(1, PayloadOf(*entry));
+  lanes_.Mine().CountRemoved(RemovedEntries::Of(*entry));
   // The entry keeps its bytes until the CLOCK or a write short of room unlinks it.
   budget_.NoteRemoved(index_);
   *answer = Status::OK();
@@ -247,8 +238,7 @@ bool MemoryShard::StepCounterUnlocked(const KeyRef& key, std::uint64_t delta, bo
   if (entry == nullptr || entry->value_size > kCounterDigits) return false;
   std::uint64_t held = 0;
   std::uint64_t token = 0;
-  bool revived = false;
-  if (!HoldUnlocked(entry, /*revive=*/false, &held, &token, &revived)) return false;
+  if (!HoldUnlocked(entry, /*revive=*/false, &held, &token)) return false;
   std::uint64_t current = 0;
   std::uint64_t next = 0;
   char digits[kCounterDigits];
@@ -338,8 +328,7 @@ Status MemoryShard::AddToCounter(const KeyRef& key, std::uint64_t delta, bool in
 
 void MemoryShard::Flush() {
   Writing writing(*this);
-  const EntryTable::Removed removed = table_.RetireAll(*limbo_);
-  lane_->CountRemoved(-removed.items, -removed.payload);
+  lane_->CountRemoved(-table_.RetireAll(*limbo_));
   // What readers allow is freed now, under this shard's lock only; the store's
   // flush then reaches every lane with all writes stopped, for what remains.
   limbo_->Reclaim(/*keep_spares=*/true);
@@ -634,7 +623,7 @@ void MemoryShard::Erase(std::size_t index) {
   MemoryEntry* entry = table_.Remove(index);  // held: unlinked, it stays so
   const std::size_t charge = entry->charge();
   if (in_window) window_.Left(charge);  // its record goes stale
-  if (entry->removed()) lane_->CountRemoved(-1, -PayloadOf(*entry));
+  if (entry->removed()) lane_->CountRemoved(-RemovedEntries::Of(*entry));
   bytes_ -= charge;
   payload_bytes_ -= entry->key_size() + entry->value_size;
   limbo_->Retire(entry, charge);
@@ -647,9 +636,12 @@ void MemoryShard::CoverUsage(const MemoryEntry* keep) {
   // Entries removed in place hold bytes no one reads. Once they add up to a
   // sixteenth of the budget, every shard unlinks them before any item is
   // evicted; below that, each shard's CLOCK takes them first as it meets them.
+  const auto removed_bytes = [this] {
+    const RemovedEntries removed = lanes_.removed();
+    return removed.payload + kRemovedEntryOverhead * removed.items;
+  };
   if (budget_.MayHoldRemoved() &&
-      lanes_.removed_payload() + kRemovedEntryOverhead * lanes_.removed_items() >=
-          static_cast<std::int64_t>(budget_.total() / 16)) {
+      removed_bytes() >= static_cast<std::int64_t>(budget_.total() / 16)) {
     SweepRemoved();
     budget_.ReclaimRemoved(this, *lane_);
     credit_ += budget_.Borrow(used() > credit_ ? used() - credit_ : 0);

@@ -210,10 +210,8 @@ class alignas(64) MemoryShard {
   // Holds `entry`, found without the lock, for those three, with a new CAS
   // token in `*token` (taken first: no one waits for anything while holding an
   // entry). False, the entry untouched, when another writer holds it or it is
-  // expired; one removed in place is expired too, unless `revive` (then
-  // `*revived` says it was).
-  bool HoldUnlocked(MemoryEntry* entry, bool revive, std::uint64_t* held, std::uint64_t* token,
-                    bool* revived);
+  // expired; one removed in place is expired too, unless `revive`.
+  bool HoldUnlocked(MemoryEntry* entry, bool revive, std::uint64_t* held, std::uint64_t* token);
   // Returns `why`, a write's refusal as too large; a set's also removes the
   // key's older entry (`found`), as memcached's server does, so the value the
   // set was to replace is not read afterwards as if it were current.

@@ -63,8 +63,9 @@ ShardStats MemoryStore::TotalStats() {
     const auto gone = static_cast<std::uint64_t>(removed);
     return gone < total ? total - gone : 0;
   };
-  total.items = less(total.items, lanes_.removed_items());
-  total.payload_bytes = less(total.payload_bytes, lanes_.removed_payload());
+  const RemovedEntries removed = lanes_.removed();
+  total.items = less(total.items, removed.items);
+  total.payload_bytes = less(total.payload_bytes, removed.payload);
   total.reclaiming_bytes = lanes_.bytes();
   total.get_hits = epochs_.hits();
   total.get_misses = epochs_.misses();

@@ -27,15 +27,12 @@ std::size_t WriterLanes::bytes() noexcept {
   return total;
 }
 
-std::int64_t WriterLanes::removed_items() const noexcept {
-  std::int64_t total = 0;
-  for (const auto& lane : lanes_) total += lane->removed_items.load(std::memory_order_relaxed);
-  return total;
-}
-
-std::int64_t WriterLanes::removed_payload() const noexcept {
-  std::int64_t total = 0;
-  for (const auto& lane : lanes_) total += lane->removed_payload.load(std::memory_order_relaxed);
+RemovedEntries WriterLanes::removed() const noexcept {
+  RemovedEntries total;
+  for (const auto& lane : lanes_) {
+    total += {lane->removed_items.load(std::memory_order_relaxed),
+              lane->removed_payload.load(std::memory_order_relaxed)};
+  }
   return total;
 }
 

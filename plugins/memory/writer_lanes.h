@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "limbo.h"
+#include "memory_entry.h"
 #include "read_epochs.h"
 #include "write_lock.h"
 
@@ -50,11 +51,11 @@ class WriterLanes {
     Held& operator=(const Held&) = delete;
 
     Limbo& limbo() noexcept { return lane_.limbo; }
-    // Counts entries removed in place (+1) or unlinked after that (-1), with
-    // their key and value bytes: still in the tables, but no longer items.
-    void CountRemoved(std::int64_t items, std::int64_t payload) noexcept {
-      Add(lane_.removed_items, items);
-      Add(lane_.removed_payload, payload);
+    // Adds to the thread's count of entries removed in place and still in the
+    // tables: +1 for a removal, -1 for an unlink or a revival after one.
+    void CountRemoved(const RemovedEntries& delta) noexcept {
+      Add(lane_.removed_items, delta.items);
+      Add(lane_.removed_payload, delta.payload);
     }
     // A CAS token no write in the store has had (MemoryEntry's 47 bits, never 0).
     std::uint64_t NextCas() noexcept {
@@ -83,17 +84,13 @@ class WriterLanes {
   void Reclaim(bool keep_spares) noexcept;
   // What waits in every lane, spares included. REQUIRES: as Reclaim.
   std::size_t bytes() noexcept;
-  // The entries removed in place and still in the tables, and their key and
-  // value bytes, summed over the lanes (CountRemoved; a lane's own may be negative).
-  std::int64_t removed_items() const noexcept;
-  std::int64_t removed_payload() const noexcept;
+  // The entries removed in place and still in the tables, summed over the
+  // lanes (CountRemoved; a lane's own count may be negative).
+  RemovedEntries removed() const noexcept;
 
- private:
   // A lane's CAS tokens come in blocks of 2^16: 2^31 blocks fill the 47 bits.
   static constexpr int kCasBlockBits = 16;
   static constexpr std::uint64_t kCasBlocks = std::uint64_t{1} << 31;
-
- public:
   // The first token of the `block`th block handed out (they wrap after
   // kCasBlocks); never 0, which is no token.
   static constexpr std::uint64_t FirstCasOf(std::uint64_t block) noexcept {
