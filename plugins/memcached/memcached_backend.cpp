@@ -91,15 +91,8 @@ void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settin
       if (op.status.ok()) runner.Add(0, op);
     }
   } else {
-    for (Operation& op : ops) {
-      std::size_t server = 0;
-      std::size_t home = 0;
-      op.status = Check(op);
-      if (!op.status.ok() || !Route(op, &server, &home)) continue;
-      runner.Add(server, op);
-      if (server != home) [[unlikely]]
-        around.push_back({&op, home, server});
-    }
+    net::AddRoutedOperations(runner, pool_, failover_.get(), ops,
+                             [this](const Operation& op) { return Check(op); }, &around);
   }
   runner.EnlistGroups(pool_, [&](std::size_t, std::span<Operation* const> group,
                                  std::unique_ptr<net::ServerBatch>& slot) {

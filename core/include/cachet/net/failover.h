@@ -122,4 +122,23 @@ inline bool RouteOperation(ServerPool& pool, Failover* failover, Operation& op,
   return true;
 }
 
+// A batch's routing: puts each operation of `ops` that the store's `check`
+// passes (op.status = check(op)) in the group of the server RouteOperation
+// picks, and adds those sent around their home server to `*around`, for
+// Failover::NoteWritesAround once the batch has run.
+template <class Check>
+void AddRoutedOperations(BatchRunner& runner, ServerPool& pool, Failover* failover,
+                         std::span<Operation> ops, Check&& check,
+                         std::vector<Failover::Around>* around) {
+  for (Operation& op : ops) {
+    std::size_t server = 0;
+    std::size_t home = 0;
+    op.status = check(op);
+    if (!op.status.ok() || !RouteOperation(pool, failover, op, &server, &home)) continue;
+    runner.Add(server, op);
+    if (server != home) [[unlikely]]
+      around->push_back({&op, home, server});
+  }
+}
+
 }  // namespace cachet::net
