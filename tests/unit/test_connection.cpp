@@ -2,7 +2,6 @@
 // deliberately absent servers on loopback.
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -813,79 +812,6 @@ TEST_CASE("a write-only use skips the idle check only on a busy connection", "[s
     CHECK_FALSE(lease->connected());
   }
   ::close(pooled_end);
-  ::close(listener);
-}
-
-TEST_CASE("a busy connection's idle check is made on arrival: older bytes are nobody's reply",
-          "[server_pool]") {
-  int port = 0;
-  const int listener = test::ListenOnLoopback(4, &port);
-  REQUIRE(listener >= 0);
-  Connection c(Loopback(port), {});
-  REQUIRE(c.EnsureConnected().ok());
-  // The server's ends send at once (TCP_NODELAY), as servers do: the bytes
-  // nobody asked for must not wait for an acknowledgement.
-  auto server_side = [&] {
-    const int end = ::accept(listener, nullptr, nullptr);
-    int one = 1;
-    if (end >= 0) ::setsockopt(end, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    return end;
-  };
-  const int server_end = server_side();
-  REQUIRE(server_end >= 0);
-  const Deadline deadline = Clock::now() + std::chrono::seconds(5);
-  char request_seen[64];
-  // One request and its answer, `answer` sent by the server once the request came.
-  auto round_trip = [&](std::string_view answer) {
-    std::string_view request = "get\r\n";
-    REQUIRE(c.WriteSome(&request).ok());
-    REQUIRE(::recv(server_end, request_seen, sizeof(request_seen), 0) == 5);
-    if (!answer.empty()) REQUIRE(::send(server_end, answer.data(), answer.size(), 0) > 0);
-    return c.ReadMore(deadline);
-  };
-  // The lendings' times are given, so the window is tested exactly.
-  const auto t0 = Clock::now();
-  REQUIRE(c.QuietSinceLastUse(t0));  // the first lending checks with poll()
-  REQUIRE(round_trip("A\r\n").ok());
-  CHECK(c.buffer().data() == "A\r\n");
-  c.buffer().Consume(c.buffer().size());
-
-  // Lent again within the window: no poll(), so bytes waiting are not seen yet...
-  REQUIRE(::send(server_end, "WRONG\r\n", 7, 0) == 7);
-  std::this_thread::sleep_for(milliseconds(20));
-  CHECK(c.QuietSinceLastUse(t0 + std::chrono::microseconds(500)));
-  // ...but the first read after the request finds they arrived before it.
-  Status early = round_trip("");
-  INFO(early.ToString());
-  CHECK(early.IsProtocolError());
-  CHECK(early.message().find("arrived before the request") != std::string::npos);
-  c.Close();
-  ::close(server_end);
-
-  // A reply that arrives after the request passes the check; bytes waiting on a
-  // connection lent after the window are found by poll(), before any request.
-  Connection d(Loopback(port), {});
-  REQUIRE(d.EnsureConnected().ok());
-  const int other_end = server_side();
-  REQUIRE(other_end >= 0);
-  auto answer = [&](std::string_view reply) {
-    std::string_view request = "get\r\n";
-    REQUIRE(d.WriteSome(&request).ok());
-    REQUIRE(::recv(other_end, request_seen, sizeof(request_seen), 0) == 5);
-    REQUIRE(::send(other_end, reply.data(), reply.size(), 0) > 0);
-    return d.ReadMore(deadline);
-  };
-  REQUIRE(d.QuietSinceLastUse(t0));
-  REQUIRE(answer("A\r\n").ok());
-  d.buffer().Consume(d.buffer().size());
-  CHECK(d.QuietSinceLastUse(t0 + std::chrono::microseconds(500)));
-  REQUIRE(answer("B\r\n").ok());
-  CHECK(d.buffer().data() == "B\r\n");
-  d.buffer().Consume(d.buffer().size());
-  REQUIRE(::send(other_end, "WRONG\r\n", 7, 0) == 7);
-  std::this_thread::sleep_for(milliseconds(20));
-  CHECK_FALSE(d.QuietSinceLastUse(t0 + milliseconds(3)));
-  ::close(other_end);
   ::close(listener);
 }
 

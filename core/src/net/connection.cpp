@@ -87,7 +87,6 @@ Connection::Connection(Connection&& other) noexcept
       write_events_(std::exchange(other.write_events_, POLLOUT)),
       tls_crossed_(other.tls_crossed_),
       last_writes_only_(std::exchange(other.last_writes_only_, Clock::time_point{})),
-      arrival_(std::exchange(other.arrival_, ArrivalCheck{})),
       refusal_(std::move(other.refusal_)) {}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
@@ -111,7 +110,6 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     write_events_ = std::exchange(other.write_events_, POLLOUT);
     tls_crossed_ = other.tls_crossed_;
     last_writes_only_ = std::exchange(other.last_writes_only_, Clock::time_point{});
-    arrival_ = std::exchange(other.arrival_, ArrivalCheck{});
     refusal_ = std::move(other.refusal_);
   }
   return *this;
@@ -135,7 +133,6 @@ void Connection::Close() noexcept {
   fd_ = -1;
   buffer_.Clear();
   last_writes_only_ = Clock::time_point{};
-  arrival_ = ArrivalCheck{};
   connecting_ = false;
   handshaking_ = false;
   addresses_.clear();
@@ -301,9 +298,6 @@ Status Connection::Established() {
     Close();
     return failed;
   }
-  // Arrival stamps let a busy connection skip the idle check's poll() (QuietSinceLastUse).
-  arrival_.stamped = !address_.IsUnix() && options_.tls == nullptr &&
-                     setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) == 0;
   owner_pid_ = CurrentProcessId();
   if (options_.tls != nullptr) return StartHandshake();  // connecting() until it is done
   connecting_ = false;
@@ -317,7 +311,6 @@ Status Connection::SendFailed() const {
 
 Status Connection::WritePieces(iovec** iov, int* count) {
   if (ssl_ != nullptr) return TlsWritePieces(iov, count);
-  if (arrival_.wanted) ArmArrivalCheck();
   while (*count > 0) {
     msghdr msg{};
     msg.msg_iov = *iov;
@@ -362,14 +355,12 @@ Status Connection::ReadSome() {
   if (ssl_ != nullptr) return TlsReadSome();
   char* dest = buffer_.PrepareWrite(kReadChunk);
   for (;;) {
-    ssize_t got = arrival_.armed ? ReceiveStamped(dest, buffer_.writable(), MSG_DONTWAIT)
-                                 : ::recv(fd_, dest, buffer_.writable(), MSG_DONTWAIT);
+    ssize_t got = ::recv(fd_, dest, buffer_.writable(), MSG_DONTWAIT);
     if (got > 0) {
       buffer_.Commit(static_cast<std::size_t>(got));
       return Status::OK();
     }
     if (got == 0) return Status::IoError(Describe("connection closed by the server"));
-    if (got == kArrivedEarly) return ArrivedEarlyError();
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::OK();
     return Status::IoError(Describe(std::string("recv: ") + strerror(errno)));
@@ -377,32 +368,6 @@ Status Connection::ReadSome() {
 }
 
 Status Connection::ReadMore(Deadline deadline) { return ReadMore(deadline, Clock::now()); }
-
-ssize_t Connection::ReceiveStamped(char* dest, std::size_t size, int flags) {
-  iovec piece{dest, size};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
-  msghdr message{};
-  message.msg_iov = &piece;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof(control);
-  const ssize_t got = ::recvmsg(fd_, &message, flags);
-  if (got <= 0) return got;
-  arrival_.armed = false;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
-    timespec stamp{};
-    std::memcpy(&stamp, CMSG_DATA(c), sizeof(stamp));
-    const std::int64_t arrived_ns = std::int64_t{stamp.tv_sec} * 1000000000 + stamp.tv_nsec;
-    return arrived_ns >= arrival_.asked_at_ns ? got : kArrivedEarly;
-  }
-  return kArrivedEarly;  // no stamp: nothing tells these bytes answer the request
-}
-
-Status Connection::ArrivedEarlyError() const {
-  return Status::ProtocolError(
-      Describe("bytes nobody asked for arrived before the request was sent"));
-}
 
 Status Connection::PollThenRead(Deadline deadline) {
   Status s = WaitFor(POLLIN, WaitEnd(deadline), "read");
@@ -412,7 +377,6 @@ Status Connection::PollThenRead(Deadline deadline) {
 
 Status Connection::ReadBlockingFailed(ssize_t got, Deadline deadline) {
   if (got == 0) return Status::IoError(Describe("connection closed by the server"));
-  if (got == kArrivedEarly) return ArrivedEarlyError();
   // Another blocking recv would wait a whole io_timeout again, so signals
   // arriving in a row could hold the call past its deadline: poll() instead.
   if (errno == EINTR) return PollThenRead(deadline);

@@ -36,7 +36,6 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
-#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -122,16 +121,10 @@ class CACHET_EXPORT Connection {
   // usual answer (nothing happened) is not an error, as a peek's would be;
   // inline, since every pooled request asks. (A forked child's copy of a
   // socket may pass: connected() refuses it before it is used.)
-  // A plain TCP connection lent again within kBusyWindow of its last lending
-  // (`now`: this one's time) skips the poll(): the first bytes read after its
-  // request are checked on arrival instead (ReceiveStamped), so a busy
-  // connection's check costs no system call. A server's close inside that
-  // window fails the call that meets it (an idle close takes seconds).
-  bool QuietSinceLastUse(Clock::time_point now = Clock::now()) {
+  bool QuietSinceLastUse() {
     if (fd_ < 0 || !buffer_.empty()) return false;
     // Over TLS, bytes may be a session ticket rather than a reply.
     if (ssl_ != nullptr) return TlsQuietSinceLastUse();
-    if (arrival_.stamped && LentRecently(now)) return true;
     pollfd idle{fd_, POLLIN, 0};
     return ::poll(&idle, 1, 0) == 0;
   }
@@ -144,10 +137,7 @@ class CACHET_EXPORT Connection {
   bool QuietForWritesOnly(Clock::time_point now) {
     const bool busy = fd_ >= 0 && buffer_.empty() && now - last_writes_only_ < kBusyWindow;
     last_writes_only_ = now;
-    const bool quiet = busy || QuietSinceLastUse(now);
-    // What its writes may bring back (an error) waits for the next reader's poll().
-    arrival_ = ArrivalCheck{.stamped = arrival_.stamped};
-    return quiet;
+    return busy || QuietSinceLastUse();
   }
   // True when the connection served an earlier call before this one (it came
   // from the pool); false once it is connected anew.
@@ -204,7 +194,6 @@ class CACHET_EXPORT Connection {
   // sent. Inline: a single operation's request is nearly always taken whole.
   Status WriteSome(std::string_view* rest) {
     if (ssl_ != nullptr) return TlsWrite(rest);
-    if (arrival_.wanted) ArmArrivalCheck();
     const ssize_t sent = ::send(fd_, rest->data(), rest->size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent < 0) return SendFailed();
     rest->remove_prefix(static_cast<std::size_t>(sent));
@@ -280,10 +269,9 @@ class CACHET_EXPORT Connection {
   // in recv() only while the socket's io_timeout ends at most this long after it.
   static constexpr std::chrono::milliseconds kBlockingSlack{5};
   // QuietForWritesOnly(): how recent the last write-only exchange must be for
-  // the next one to skip the check, and QuietSinceLastUse(): how recent the
-  // last lending for the check to be made on arrival. Short next to any idle
-  // close (memcached's idle_timeout is in seconds); a server that dies inside it
-  // loses noreply writes either way, as it does those already sent.
+  // the next one to skip the check. Short next to any idle close (memcached's
+  // idle_timeout is in seconds); a server that dies inside it loses noreply
+  // writes either way, as it does those already sent.
   static constexpr std::chrono::milliseconds kBusyWindow{1};
 
   // A failed send(), from its errno: ok when the socket was only full (or the
@@ -308,51 +296,13 @@ class CACHET_EXPORT Connection {
   // signal interrupts it, the rest of the wait is poll()'s, up to `deadline`.
   Status ReadBlocking(Deadline deadline) {
     char* dest = buffer_.PrepareWrite(kReadChunk);
-    const ssize_t got = arrival_.armed ? ReceiveStamped(dest, buffer_.writable(), 0)
-                                       : ::recv(fd_, dest, buffer_.writable(), 0);
+    const ssize_t got = ::recv(fd_, dest, buffer_.writable(), 0);
     if (got <= 0) return ReadBlockingFailed(got, deadline);
     buffer_.Commit(static_cast<std::size_t>(got));
     return Status::OK();
   }
   // ReadBlocking() after a recv() that returned `got` <= 0.
   Status ReadBlockingFailed(ssize_t got, Deadline deadline);
-
-  // The quiet check on arrival (QuietSinceLastUse): the kernel stamps each
-  // segment's arrival (SO_TIMESTAMPNS, plain TCP only: Unix sockets have no
-  // stamps), and the first bytes read after the request must have arrived after
-  // it went out. A receive reports the last segment's stamp: older bytes read
-  // with newer ones come first, before the reply, and the reader finds them
-  // (a reply too many: leftover, a protocol error).
-  struct ArrivalCheck {
-    bool stamped = false;           // the kernel stamps this socket's arrivals
-    bool wanted = false;            // the next send arms the check
-    bool armed = false;             // the next bytes received are checked
-    std::int64_t asked_at_ns = 0;   // CLOCK_REALTIME, the stamps' clock, before the send
-    Clock::time_point last_lent{};  // when QuietSinceLastUse last lent the connection
-  };
-  // Notes this lending: true (the check wanted on arrival) if the last one was
-  // under kBusyWindow ago.
-  bool LentRecently(Clock::time_point now) noexcept {
-    const bool recent = now - arrival_.last_lent < kBusyWindow;
-    arrival_.last_lent = now;
-    arrival_.wanted = recent;
-    arrival_.armed = false;
-    return recent;
-  }
-  // Before the request's first send: the time its answer must arrive after.
-  void ArmArrivalCheck() noexcept {
-    timespec now{};
-    clock_gettime(CLOCK_REALTIME, &now);
-    arrival_.asked_at_ns = std::int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
-    arrival_.wanted = false;
-    arrival_.armed = true;
-  }
-  // recv() with the arrival check: kArrivedEarly when the bytes arrived before
-  // the request went out (or bear no stamp), else as recv().
-  ssize_t ReceiveStamped(char* dest, std::size_t size, int flags);
-  static constexpr ssize_t kArrivedEarly = -2;
-  // The protocol error of bytes that arrived before the request went out.
-  Status ArrivedEarlyError() const;
   // Waits for bytes with poll() for io_timeout, never past `deadline`, then
   // reads what came.
   Status PollThenRead(Deadline deadline);
@@ -412,7 +362,6 @@ class CACHET_EXPORT Connection {
   // When a write-only exchange last took this socket (QuietForWritesOnly);
   // the clock's epoch (long ago) once the socket closes.
   Clock::time_point last_writes_only_ = Clock::time_point{};
-  ArrivalCheck arrival_;
   Status refusal_;  // RefuseConnects(): what connecting answers instead
 };
 
