@@ -84,10 +84,10 @@ NearCache::Ticket NearCache::Note(std::string_view key) noexcept {
 
 bool NearCache::Lookup(std::string_view key, Item* out, Status* status) {
   if (!Serving() || !near_->Get(key, out).ok() || out->value.empty()) {
-    misses_.fetch_add(1, std::memory_order_relaxed);
+    CountMisses(1);
     return false;
   }
-  hits_.fetch_add(1, std::memory_order_relaxed);
+  ThreadReadCounts().hits.fetch_add(1, std::memory_order_relaxed);
   out->cas = 0;  // the near store's token means nothing to the store
   if (out->value.front() == kMissTag) {
     out->value.clear();
@@ -216,7 +216,7 @@ Status NearCache::Get(std::string_view key, Item* out) {
 
 // The CAS token is the store's: always asked of the store, and the value kept.
 Status NearCache::Gets(std::string_view key, Item* out) {
-  misses_.fetch_add(1, std::memory_order_relaxed);  // a read that goes to the store
+  CountMisses(1);  // a read that goes to the store
   const Ticket ticket = Note(key);
   Status status = store_->Gets(key, out);
   AfterRead(key, ticket, status, *out);
@@ -224,7 +224,7 @@ Status NearCache::Gets(std::string_view key, Item* out) {
 }
 
 Status NearCache::GetAndTouch(std::string_view key, Ttl ttl, Item* out) {
-  misses_.fetch_add(1, std::memory_order_relaxed);  // a read that goes to the store
+  CountMisses(1);  // a read that goes to the store
   const Ticket ticket = Note(key);
   Status status = store_->GetAndTouch(key, ttl, out);
   // Kept no longer than the store now keeps it: min(ttl_ms, the new TTL).
@@ -321,7 +321,7 @@ void NearCache::Execute(std::span<Operation> batch) {
     // Its reads go to the store, each counted so (Lookup counts those of reads alone).
     const auto reads = std::count_if(batch.begin(), batch.end(),
                                      [](const Operation& op) { return op.kind == OpKind::kGet; });
-    misses_.fetch_add(static_cast<std::uint64_t>(reads), std::memory_order_relaxed);
+    CountMisses(static_cast<std::uint64_t>(reads));
   } else {
     for (std::size_t i = 0; i < batch.size(); ++i) {
       if (Lookup(batch[i].key, &batch[i].result, &batch[i].status)) continue;
@@ -359,8 +359,10 @@ NearMetrics NearCache::metrics() const {
   m.enabled = true;
   m.tracking = tracking_;
   m.live = Serving();
-  m.hits = hits_.load(std::memory_order_relaxed);
-  m.misses = misses_.load(std::memory_order_relaxed);
+  for (const ReadCounts& counts : read_counts_) {
+    m.hits += counts.hits.load(std::memory_order_relaxed);
+    m.misses += counts.misses.load(std::memory_order_relaxed);
+  }
   m.invalidations = invalidations_.load(std::memory_order_acquire);
   m.dropped_by_lost_link = dropped_by_lost_link_.load(std::memory_order_relaxed);
   StatsMap stats;

@@ -412,6 +412,30 @@ TEST_CASE("near: every read that goes to the store counts as a miss", "[unit][ne
   CHECK(flags[1].miss());
 }
 
+TEST_CASE("near: hits and misses counted on many threads add up", "[unit][near]") {
+  // Each thread counts in a stripe of its own; the metrics sum every stripe,
+  // including those threads past the stripes' count share.
+  auto [store, cache] = Near(false, NearInvalidation::kTtl, 10s);
+  REQUIRE(cache->Set("k", std::string("v")).ok());
+  REQUIRE(cache->Get<std::string>("k").hit());  // kept near from here on
+  const NearMetrics before = cache->near_metrics();
+  constexpr int kThreads = 40;
+  constexpr int kReads = 500;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&cache = cache] {
+      for (int i = 0; i < kReads; ++i) {
+        (void)cache->Get<std::string>("k");       // a near hit
+        (void)cache->Gets<std::string>("k");      // always the store's
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const NearMetrics after = cache->near_metrics();
+  CHECK(after.hits - before.hits == std::uint64_t{kThreads} * kReads);
+  CHECK(after.misses - before.misses == std::uint64_t{kThreads} * kReads);
+}
+
 TEST_CASE("near: GetOrCompute's record is served no longer than it is fresh", "[unit][near]") {
   auto [store, cache] = Near(false, NearInvalidation::kTtl, 10s);
   int loads = 0;
