@@ -18,6 +18,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <latch>
 #include <thread>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "cachet/invalidation.h"
 #include "cachet/metrics_format.h"
 #include "cachet/near_cache.h"
+#include "cachet/thread_number.h"
 #include "cachet/plugin.h"
 #include "support/forwarding_backend.h"
 
@@ -414,16 +416,20 @@ TEST_CASE("near: every read that goes to the store counts as a miss", "[unit][ne
 
 TEST_CASE("near: hits and misses counted on many threads add up", "[unit][near]") {
   // Each thread counts in a stripe of its own; the metrics sum every stripe,
-  // including those threads past the stripes' count share.
+  // including those threads past the stripes' count (32) share: each takes its
+  // thread number before the latch, so the 40 hold 40 different numbers.
   auto [store, cache] = Near(false, NearInvalidation::kTtl, 10s);
   REQUIRE(cache->Set("k", std::string("v")).ok());
   REQUIRE(cache->Get<std::string>("k").hit());  // kept near from here on
   const NearMetrics before = cache->near_metrics();
   constexpr int kThreads = 40;
   constexpr int kReads = 500;
+  std::latch all_started(kThreads);
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&cache = cache] {
+    threads.emplace_back([&cache = cache, &all_started] {
+      (void)ThreadNumber(ThreadNumbering::kMemoryStores);
+      all_started.arrive_and_wait();
       for (int i = 0; i < kReads; ++i) {
         (void)cache->Get<std::string>("k");       // a near hit
         (void)cache->Gets<std::string>("k");      // always the store's
