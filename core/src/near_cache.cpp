@@ -87,7 +87,7 @@ bool NearCache::Lookup(std::string_view key, Item* out, Status* status) {
     CountMisses(1);
     return false;
   }
-  ThreadReadCounts().hits.fetch_add(1, std::memory_order_relaxed);
+  CountHit();
   out->cas = 0;  // the near store's token means nothing to the store
   if (out->value.front() == kMissTag) {
     out->value.clear();

@@ -149,6 +149,7 @@ class NearCache final : public Backend, private InvalidationListener {
   ReadCounts& ThreadReadCounts() noexcept {
     return read_counts_[ThreadNumber(ThreadNumbering::kMemoryStores) % kReadStripes];
   }
+  void CountHit() noexcept { ThreadReadCounts().hits.fetch_add(1, std::memory_order_relaxed); }
   void CountMisses(std::uint64_t n) noexcept {
     ThreadReadCounts().misses.fetch_add(n, std::memory_order_relaxed);
   }

@@ -13,12 +13,12 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <functional>
+#include <latch>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
-#include <latch>
 #include <thread>
 #include <vector>
 
@@ -28,8 +28,8 @@
 #include "cachet/invalidation.h"
 #include "cachet/metrics_format.h"
 #include "cachet/near_cache.h"
-#include "cachet/thread_number.h"
 #include "cachet/plugin.h"
+#include "cachet/thread_number.h"
 #include "support/forwarding_backend.h"
 
 using namespace cachet;
@@ -431,8 +431,8 @@ TEST_CASE("near: hits and misses counted on many threads add up", "[unit][near]"
       (void)ThreadNumber(ThreadNumbering::kMemoryStores);
       all_started.arrive_and_wait();
       for (int i = 0; i < kReads; ++i) {
-        (void)cache->Get<std::string>("k");       // a near hit
-        (void)cache->Gets<std::string>("k");      // always the store's
+        (void)cache->Get<std::string>("k");   // a near hit
+        (void)cache->Gets<std::string>("k");  // always the store's
       }
     });
   }
