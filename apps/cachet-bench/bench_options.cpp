@@ -34,7 +34,9 @@ po::options_description Description() {
       "slice-ms", po::value<std::uint64_t>()->value_name("MS"),
       "configs take turns in slices this long (default 100)")(
       "keys", po::value<std::size_t>()->value_name("N"),
-      "keys get/set-like scenarios rotate through (default 100)")(
+      "keys get/set-like scenarios rotate through, each thread its own (default 100)")(
+      "split-keys",
+      "--keys is each column's: its threads split them, so every thread count holds the same data")(
       "threads", po::value<std::string>()->value_name("N[,M]"),
       "threads sharing each config's Cache (default 1); a list (1,2) gives each count its own "
       "columns and Caches, interleaved in one run")(
@@ -146,6 +148,7 @@ Status Store(const po::variables_map& vm, BenchOptions* o) {
   if (vm.count("value-size")) o->value_size = vm["value-size"].as<std::size_t>();
   if (vm.count("slice-ms")) o->slice_ms = vm["slice-ms"].as<std::uint64_t>();
   if (vm.count("keys")) o->keys = vm["keys"].as<std::size_t>();
+  o->split_keys = vm.count("split-keys") > 0;
   if (vm.count("threads")) {
     if (Status s = ParseThreadCounts(vm["threads"].as<std::string>(), &o->thread_counts); !s.ok()) {
       return s;

@@ -1,7 +1,7 @@
 // cachet-bench's command line:
 //   cachet-bench -c A.conf [-c B.conf]... [-o section.key=value]...
 //                [--scenarios get,set] [--duration SECONDS | --ops N]
-//                [--value-size BYTES] [--keys N] [--threads N[,M...]] [--repeat N]
+//                [--value-size BYTES] [--keys N [--split-keys]] [--threads N[,M...]] [--repeat N]
 //                [--slice-ms MS] [--format table|json|csv] [--svg FILE]
 //                [--start-servers] [--no-peers] [--list] [--help]
 //   cachet-bench --stampede -c A.conf [--threads N] [--duration SECONDS]
@@ -31,6 +31,7 @@ struct BenchOptions {
   std::size_t value_size = 10;             // bytes; the Perl seeds stored ~10-byte values
   std::uint64_t slice_ms = 100;            // length of one interleaving slice
   std::size_t keys = 100;                  // keys that get/set-like scenarios rotate through
+  bool split_keys = false;  // --split-keys: `keys` is the column's, split between its threads
   // --threads 1,2: each count gets its own columns (and Caches), interleaved with
   // the others, labelled "<label> xN" beyond the first. Never empty.
   std::vector<unsigned> thread_counts{1};

@@ -46,6 +46,7 @@ struct RunInfo {
   std::size_t value_size = 0;
   std::uint64_t slice_ms = 0;
   std::size_t keys = 0;
+  bool split_keys = false;  // keys are each column's, not each thread's
   unsigned threads = 0;
   unsigned repeat = 0;
   // Versions: cachet's, the compiler's, and the peer libraries built in.

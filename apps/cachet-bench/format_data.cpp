@@ -40,6 +40,7 @@ nlohmann::ordered_json SettingsJson(const RunInfo& info) {
   j["value_size"] = info.value_size;
   j["slice_ms"] = info.slice_ms;
   j["keys"] = info.keys;
+  j["split_keys"] = info.split_keys;
   j["threads"] = info.threads;
   j["repeat"] = info.repeat;
   return j;

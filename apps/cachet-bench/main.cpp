@@ -53,6 +53,7 @@ RunPlan PlanFrom(const BenchOptions& options, const Payloads& payloads,
   plan.slice = std::chrono::milliseconds(options.slice_ms);
   plan.repeat = options.repeat;
   plan.keys = options.keys;
+  plan.split_keys = options.split_keys;
   plan.payloads = &payloads;
   plan.stop = &stop;
   return plan;
@@ -64,7 +65,8 @@ void PrintHeading(const BenchOptions& options, const RunInfo& info,
   for (const Column& c : columns) {
     std::cout << ' ' << c.target->label << " (" << c.target->source << ')';
   }
-  std::cout << "\nvalue " << options.value_size << " bytes, " << options.keys << " keys, ";
+  std::cout << "\nvalue " << options.value_size << " bytes, " << options.keys << " keys"
+            << (options.split_keys ? " split between each column's threads, " : " per thread, ");
   for (std::size_t i = 0; i < options.thread_counts.size(); ++i) {
     std::cout << (i > 0 ? "," : "") << options.thread_counts[i];
   }
@@ -91,6 +93,7 @@ RunInfo DescribeRun(const BenchOptions& options) {
   info.value_size = options.value_size;
   info.slice_ms = options.slice_ms;
   info.keys = options.keys;
+  info.split_keys = options.split_keys;
   info.threads = options.threads();
   info.repeat = options.repeat;
   info.cachet_version = CACHET_VERSION_STRING;

@@ -53,7 +53,7 @@ void SetUp(const Scenario& scenario, std::size_t index, Column& column, const Ru
     ScenarioState& state = run->states[t];
     state.key_prefix = "cb" + std::to_string(index) + "." + std::to_string(t) + ":";
     state.payloads = plan.payloads;
-    state.key_count = plan.keys;
+    state.key_count = ClientKeys(plan, clients, t);
   }
   // Each client sets up on a thread of its own, as its slices run (RunSlice), so
   // a Cache opens its threads' connections here in a row, as the peers' clients
@@ -177,6 +177,12 @@ std::vector<Column> ConnectColumns(std::span<const Target> targets, unsigned thr
     columns.push_back(std::move(column));
   }
   return columns;
+}
+
+std::size_t ClientKeys(const RunPlan& plan, std::size_t clients, std::size_t t) {
+  if (!plan.split_keys || clients <= 1) return plan.keys;
+  const std::size_t share = plan.keys / clients + (t < plan.keys % clients ? 1 : 0);
+  return share > 0 ? share : 1;
 }
 
 ScenarioFigures RunScenario(const Scenario& scenario, std::span<Column> columns,

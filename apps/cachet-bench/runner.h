@@ -26,7 +26,8 @@ struct RunPlan {
   std::uint64_t ops = 0;  // iterations per target and repetition instead; 0: by time
   std::chrono::nanoseconds slice{std::chrono::milliseconds(100)};
   unsigned repeat = 3;
-  std::size_t keys = 100;
+  std::size_t keys = 100;   // each client's, or with split_keys the column's
+  bool split_keys = false;  // the column's `keys` split between its clients (ClientKeys)
   const Payloads* payloads = nullptr;
   const std::atomic<bool>* stop = nullptr;           // Ctrl-C
   std::function<void(const std::string&)> progress;  // may be empty
@@ -44,5 +45,9 @@ std::vector<Column> ConnectColumns(std::span<const Target> targets, unsigned thr
 
 ScenarioFigures RunScenario(const Scenario& scenario, std::span<Column> columns,
                             const RunPlan& plan);
+
+// The keys client `t` of `clients` rotates through: plan.keys, or with split_keys its
+// share of them (the first clients take one more when they do not divide; at least 1).
+std::size_t ClientKeys(const RunPlan& plan, std::size_t clients, std::size_t t);
 
 }  // namespace cachet::bench

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -140,6 +141,40 @@ TEST_CASE("each client of a column keeps its set-up's thread numbers in every sl
 }
 
 }  // namespace
+
+TEST_CASE("split keys give a column's threads shares that add up to --keys", "[bench]") {
+  // So --split-keys holds the data equal at every thread count; without it each
+  // thread rotates through all of them.
+  RunPlan plan = ShortPlan();
+  plan.keys = 100001;
+  CHECK(ClientKeys(plan, 2, 0) == 100001);
+  plan.split_keys = true;
+  CHECK(ClientKeys(plan, 1, 0) == 100001);
+  CHECK(ClientKeys(plan, 2, 0) + ClientKeys(plan, 2, 1) == 100001);
+  CHECK(ClientKeys(plan, 2, 0) - ClientKeys(plan, 2, 1) == 1);
+  plan.keys = 2;
+  CHECK(ClientKeys(plan, 3, 2) == 1);  // never a thread without a key
+
+  // And each client's scenario state gets its share.
+  const Target target{"probe", "", nullptr};
+  std::vector<Column> columns = RecordingColumns(target, {4});
+  std::vector<std::size_t> counts(4);
+  static std::vector<std::size_t>* seen = nullptr;
+  seen = &counts;
+  const Scenario counting{
+      "count", "notes each client's key count",
+      [](Client& client, ScenarioState& state) {
+        // The prefix is "cb<column>.<client>:".
+        const std::size_t client_index = std::stoul(state.key_prefix.substr(4));
+        (*seen)[client_index] = state.key_count;
+        return client.Set("k", "v");
+      },
+      [](Client& client, ScenarioState& state) { return client.Get("k", &state.read_buffer); },
+      [](Client&, ScenarioState&) {}};
+  plan.keys = 10;
+  (void)RunScenario(counting, columns, plan);
+  CHECK(counts == std::vector<std::size_t>{3, 3, 2, 2});
+}
 
 TEST_CASE("a cache line's round trip between two threads is measured, or not at all",
           "[bench]") {
