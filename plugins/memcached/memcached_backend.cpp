@@ -48,14 +48,6 @@ Status MemcachedBackend::TooLargeError(std::size_t size) const {
                           std::to_string(options_.max_item_size) + ")");
 }
 
-Status MemcachedBackend::CheckError(const Operation& op) const {
-  if (!KeyIsValid(op.key, options_.binary_keys)) return KeyError(op.key, options_.binary_keys);
-  if (op.kind == OpKind::kStore && op.item.value.size() > options_.max_item_size) {
-    return TooLargeError(op.item.value.size());
-  }
-  return NegativeTtlError("memcached");
-}
-
 bool MemcachedBackend::Route(Operation& op, std::size_t* server, std::size_t* home) {
   return net::RouteOperation(pool_, failover_.get(), op, server, home);
 }

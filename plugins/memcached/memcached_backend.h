@@ -98,10 +98,6 @@ class MemcachedBackend final : public Backend {
  private:
   // The key, the value's size and the TTL, checked before anything is sent.
   Status Check(const Operation& op) const;
-  // Whether Check() passes: the usual answer, with no Status made.
-  bool Sendable(const Operation& op) const noexcept;
-  // Check()'s refusal. REQUIRES: !Sendable(op).
-  Status CheckError(const Operation& op) const;
   // kTooLarge for a value of `size` bytes, over max_item_size.
   Status TooLargeError(std::size_t size) const;
   // True when the pool is one server and it is live: every key goes there.
@@ -160,14 +156,13 @@ class MemcachedBackend final : public Backend {
 // The checks and the route every operation asks for, inline: a single
 // operation's call should not pay a call for each question.
 
-inline bool MemcachedBackend::Sendable(const Operation& op) const noexcept {
-  return KeyIsValid(op.key, options_.binary_keys) &&
-         (op.kind != OpKind::kStore || op.item.value.size() <= options_.max_item_size) &&
-         op.ttl.count() >= 0;
-}
-
 inline Status MemcachedBackend::Check(const Operation& op) const {
-  return Sendable(op) ? Status::OK() : CheckError(op);
+  if (!KeyIsValid(op.key, options_.binary_keys)) return KeyError(op.key, options_.binary_keys);
+  if (op.kind == OpKind::kStore && op.item.value.size() > options_.max_item_size) {
+    return TooLargeError(op.item.value.size());
+  }
+  if (op.ttl.count() < 0) return NegativeTtlError("memcached");
+  return Status::OK();
 }
 
 inline bool MemcachedBackend::LoneLiveServer() const {
@@ -178,10 +173,9 @@ inline bool MemcachedBackend::LoneLiveServer() const {
 [[gnu::always_inline]] inline bool MemcachedBackend::CheckAndRoute(Operation& op,
                                                                    std::size_t* server,
                                                                    std::size_t* home) {
-  if (!Sendable(op)) [[unlikely]] {
-    op.status = CheckError(op);
+  op.status = Check(op);
+  if (!op.status.ok()) [[unlikely]]
     return false;
-  }
   // One live server needs no placement, nor a Result to carry it.
   if (LoneLiveServer()) {
     *server = 0;
