@@ -169,10 +169,8 @@ inline bool MemcachedBackend::LoneLiveServer() const {
   return pool_.size() == 1 && pool_.Available(0);
 }
 
-// always_inline: GCC otherwise calls it out of line from RunOne (docs/performance.md).
-[[gnu::always_inline]] inline bool MemcachedBackend::CheckAndRoute(Operation& op,
-                                                                   std::size_t* server,
-                                                                   std::size_t* home) {
+inline bool MemcachedBackend::CheckAndRoute(Operation& op, std::size_t* server,
+                                            std::size_t* home) {
   op.status = Check(op);
   if (!op.status.ok()) [[unlikely]]
     return false;

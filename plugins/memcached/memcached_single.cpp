@@ -50,7 +50,9 @@ void AppendMetaOne(CommandLine& line, const Operation& op, const BatchSettings& 
 }  // namespace
 
 // Checks and routes the operation, then runs its exchange on a pooled connection.
-Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings, Item* hit) {
+// Flattened: the whole call, engine steps and reader included, compiles as one function.
+[[gnu::flatten]] Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings,
+                                                 Item* hit) {
   std::size_t server = 0;
   std::size_t home = 0;
   if (!CheckAndRoute(op, &server, &home)) return std::move(op.status);

@@ -60,9 +60,7 @@ class TextBatch final : public MemcachedBatch {
 
   // The usual replies first, whole; what is left (a reply still arriving, an
   // error, anything unusual) goes to the general loop, MemcachedBatch::Consume.
-  // always_inline: a single operation's usual reply is read with no call;
-  // GCC otherwise calls it out of line (docs/performance.md).
-  [[gnu::always_inline]] Status Consume(net::ReadBuffer& buffer) override {
+  Status Consume(net::ReadBuffer& buffer) override {
     if (usual_replies_ && !direct_active()) TakeUsual(buffer);
     if (done() && buffer.empty()) return Status::OK();
     return MemcachedBatch::Consume(buffer);
@@ -101,9 +99,8 @@ class TextBatch final : public MemcachedBatch {
   // Takes the usual replies off the front of `buffer`, whole ones only, each
   // routed as the general parser and OnReply() would route it; stops at
   // anything else. A single command's one line is taken inline, a batch's
-  // replies out of line (TakeBatchReplies). always_inline: GCC otherwise calls
-  // it out of line from a single operation (docs/performance.md).
-  [[gnu::always_inline]] void TakeUsual(net::ReadBuffer& buffer) {
+  // replies out of line (TakeBatchReplies).
+  void TakeUsual(net::ReadBuffer& buffer) {
     // A single command's one line: its operation is at hand, no list to walk.
     if (line_op_ != nullptr) {
       if (next_ == 0) TakeLine(buffer, *line_op_);
@@ -117,7 +114,7 @@ class TextBatch final : public MemcachedBatch {
   // that closes it: true once the END is taken.
   bool TakeRetrievals(net::ReadBuffer& buffer, Expected& group);
   // The one-line reply `op` expects (UsualTextLine): true once taken.
-  [[gnu::always_inline]] bool TakeLine(net::ReadBuffer& buffer, Operation& op) {
+  bool TakeLine(net::ReadBuffer& buffer, Operation& op) {
     const UsualLine line = UsualTextLine(buffer.data(), op.kind);
     // A line over max_line is the general parser's to refuse (tiny limits).
     if (line.consumed == 0 || line.consumed > limits_.max_line + 2) return false;

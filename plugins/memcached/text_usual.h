@@ -140,9 +140,8 @@ UsualLine OtherUsualTextLine(std::string_view input, OpKind kind);
 // success the command expects, or another reply TextReplyFits allows it,
 // errors aside (an incr/decr's success is its new value). Nothing taken
 // (consumed 0) for anything else. The caller checks the line's length against
-// max_line, as the general parser does. always_inline: GCC otherwise calls it
-// out of line from a single operation (docs/performance.md).
-[[gnu::always_inline]] inline UsualLine UsualTextLine(std::string_view input, OpKind kind) {
+// max_line, as the general parser does.
+inline UsualLine UsualTextLine(std::string_view input, OpKind kind) {
   using quick_detail::FixedLine;
   UsualLine line;
   switch (kind) {

@@ -69,9 +69,12 @@ Status RedisSession::Run(net::Connection& connection, std::string_view request,
   return Exchange(connection, request, reply_count, net::Clock::now(), deadline, on_reply);
 }
 
-Status RedisSession::Exchange(net::Connection& connection, std::string_view request,
-                              std::size_t reply_count, net::Clock::time_point began,
-                              net::Deadline deadline, ReplyHandler on_reply) const {
+// Flattened: the exchange's steps and the reply reader compile as one function.
+[[gnu::flatten]] Status RedisSession::Exchange(net::Connection& connection,
+                                               std::string_view request, std::size_t reply_count,
+                                               net::Clock::time_point began,
+                                               net::Deadline deadline,
+                                               ReplyHandler on_reply) const {
   RespParser& parser = ParserFor(ThreadState(settings_.limits), settings_.limits);
   // A previous exchange may have stopped in the middle of a reply or on an error.
   if (!parser.idle()) parser.Reset();

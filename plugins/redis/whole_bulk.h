@@ -46,10 +46,8 @@ inline bool Nil(std::size_t size, std::size_t body, const RespLimits& limits, Wh
 
 // True with *out filled when `input` starts with a whole bulk string or nil
 // that RespParser would accept under `limits`; false, with *out unspecified,
-// for anything else. always_inline: an MGET reply asks once per element, and
-// GCC otherwise calls it out of line (docs/performance.md).
-[[gnu::always_inline]] inline bool ReadWholeBulk(std::string_view input, const RespLimits& limits,
-                                                 WholeBulk* out) {
+// for anything else.
+inline bool ReadWholeBulk(std::string_view input, const RespLimits& limits, WholeBulk* out) {
   using whole_bulk_detail::IsCrLf;
   const char* p = input.data();
   const std::size_t n = input.size();

@@ -187,7 +187,8 @@ void TokyoTyrantBackend::Run(std::span<Operation> ops) {
     failover_->NoteWritesAround(around);
 }
 
-Status TokyoTyrantBackend::RunOne(Operation& op) {
+// Flattened: the whole call, engine steps and reply reading included, compiles as one function.
+[[gnu::flatten]] Status TokyoTyrantBackend::RunOne(Operation& op) {
   op.status = Check(op);
   if (!op.status.ok()) return op.status;
   std::size_t server = 0;

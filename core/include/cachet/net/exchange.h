@@ -86,10 +86,9 @@ class CACHET_EXPORT ExchangeState {
   const Status& status() const noexcept { return status_; }
   Status TakeStatus() noexcept { return std::move(status_); }
 
-  // Step: the socket may have room. Sends what it takes now. The hot steps are
-  // always_inline: GCC otherwise calls them out of line from the lone driver.
+  // Step: the socket may have room. Sends what it takes now.
   template <class Reader>
-  [[gnu::always_inline]] Want Write(Connection& connection, Reader& reader) {
+  Want Write(Connection& connection, Reader& reader) {
     Status sent = connection.WriteSome(&unsent_, &unsent_count_);
     if (!sent.ok()) [[unlikely]]
       return Fail(connection, std::move(sent));
@@ -114,8 +113,7 @@ class CACHET_EXPORT ExchangeState {
   // a reply still unfinished past it ends the exchange (Overdue), however
   // steadily its bytes arrive.
   template <class Reader>
-  [[gnu::always_inline]] Want Received(Connection& connection, Reader& reader, Status read,
-                                       Deadline deadline) {
+  Want Received(Connection& connection, Reader& reader, Status read, Deadline deadline) {
     if (!read.ok()) [[unlikely]]
       return Fail(connection, ReadFailure(connection, std::move(read), deadline));
     if (Status consumed = reader.Consume(connection.buffer()); !consumed.ok()) [[unlikely]]
@@ -182,7 +180,7 @@ class CACHET_EXPORT ExchangeState {
   // reader keeps them for the link it opened), and so are they if part of the
   // request was never sent.
   template <class Reader>
-  [[gnu::always_inline]] Want Finish(Connection& connection) {
+  Want Finish(Connection& connection) {
     if (unsent_count_ > 0) [[unlikely]]
       return Fail(connection, EarlyAnswer(connection));
     if constexpr (!KeepsRest<Reader>) {
@@ -231,9 +229,8 @@ template <class Reader>
 // `start` is the clock reading the exchange began at: while the first read
 // follows a send that did not wait, it spares the read a clock reading.
 template <class Reader>
-[[gnu::always_inline]] inline void DriveAlone(ExchangeState& state, Want want,
-                                              Connection& connection, Reader& reader,
-                                              Clock::time_point start, Deadline deadline) {
+inline void DriveAlone(ExchangeState& state, Want want, Connection& connection, Reader& reader,
+                       Clock::time_point start, Deadline deadline) {
   for (bool fresh = true; want != Want::kDone; fresh = false) {
     if (want == Want::kWrite) [[unlikely]] {
       want = exchange_detail::AwaitRoom(state, connection, reader, deadline);
@@ -248,11 +245,9 @@ template <class Reader>
 // `request` on a connected `connection`, its replies fed to `reader`. `start`
 // is the clock reading `deadline` was computed from, just before the call.
 // Returns ok once `reader` is done; any failure closes the connection.
-// always_inline: a single operation's whole exchange, inline in its caller.
 template <class Reader>
-[[gnu::always_inline]] inline Status RunLoneExchange(Connection& connection, iovec* request,
-                                                     int count, Reader& reader,
-                                                     Clock::time_point start, Deadline deadline) {
+inline Status RunLoneExchange(Connection& connection, iovec* request, int count, Reader& reader,
+                              Clock::time_point start, Deadline deadline) {
   ExchangeState state;
   state.Begin(request, count);
   const Want want = state.Write(connection, reader);

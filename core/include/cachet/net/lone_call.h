@@ -49,12 +49,10 @@ namespace cachet::net {
 CACHET_EXPORT Status ConnectAlone(Connection& connection, const ConnectionSetup* setup,
                                   Deadline deadline);
 
-// always_inline: a single operation's whole call, inline in its store.
 template <class ExchangeFn>
-[[gnu::always_inline]] inline Status CallServer(ServerPool& pool, std::size_t server,
-                                                ServerPool::Use use, Clock::time_point start,
-                                                Deadline deadline, const ConnectionSetup* setup,
-                                                ExchangeFn&& exchange) {
+inline Status CallServer(ServerPool& pool, std::size_t server, ServerPool::Use use,
+                         Clock::time_point start, Deadline deadline, const ConnectionSetup* setup,
+                         ExchangeFn&& exchange) {
   ServerPool::Lease lease = pool.Acquire(server, use, deadline);
   Connection& connection = lease.connection();
   // Under max_connections the lease may have waited: the exchange starts now,
@@ -93,18 +91,16 @@ template <class ExchangeFn>
 // `count` request pieces at `request` sent alone, the connection leased
 // write-only when the batch expects no reply (done() before anything is
 // sent, as BatchRunner leases it), closed after a reply that poisons the
-// batch, and the outcome given to Settle(). always_inline, as CallServer.
+// batch, and the outcome given to Settle().
 template <class Batch>
-[[gnu::always_inline]] inline void RunAlone(ServerPool& pool, std::size_t server, iovec* request,
-                                            int count, Batch& batch, Clock::time_point start,
-                                            Deadline deadline,
-                                            const ConnectionSetup* setup = nullptr) {
+inline void RunAlone(ServerPool& pool, std::size_t server, iovec* request, int count, Batch& batch,
+                     Clock::time_point start, Deadline deadline,
+                     const ConnectionSetup* setup = nullptr) {
   const ServerPool::Use use =
       batch.done() ? ServerPool::Use::kWritesOnly : ServerPool::Use::kReadsReplies;
   const Status transport = CallServer(
       pool, server, use, start, deadline, setup,
-      // Inline, as CallServer is: GCC otherwise calls the exchange out of line.
-      [&](Connection & connection, Clock::time_point began) __attribute__((always_inline)) {
+      [&](Connection& connection, Clock::time_point began) {
         Status s = RunLoneExchange(connection, request, count, batch, began, deadline);
         // A reply that leaves the stream out of step: the connection is not reused.
         if (batch.poisoned()) connection.Close();
