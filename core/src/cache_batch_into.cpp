@@ -8,11 +8,13 @@
 // string) writes into capacity the caller already owns, and take it back after.
 //
 // The Operations live in a plan kept per thread and reused from call to call, so
-// a warm loop allocates nothing at all. Between calls every kept Operation's
+// a warm loop allocates nothing at all (a call nested in another on the same
+// thread, from inside a store, plans on its own). Between calls every kept Operation's
 // result is empty: the store writes into the caller's buffer, never the plan's.
 //
 // Both count in metrics() as get_multi, like GetMulti.
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,12 +30,42 @@ namespace cachet {
 
 namespace {
 
+// The plan a thread keeps from call to call, and whether a call is using it.
+struct KeptPlan {
+  BatchPlan plan;
+  bool in_use = false;
+};
+
 // Not inlined on purpose: inlined, the compiler recomputes a thread_local's
 // address (a __tls_get_addr call in a shared library) at every use in the loops.
-[[gnu::noinline]] BatchPlan& ThisThreadPlan() {
-  thread_local BatchPlan plan;
-  return plan;
+[[gnu::noinline]] KeptPlan& ThisThreadPlan() {
+  thread_local KeptPlan kept;
+  return kept;
 }
+
+// The thread's kept plan for one call; a call made while it is in use (by a
+// store that reads through a Cache from inside this thread's batch) gets a plan of its own.
+class PlanForCall {
+ public:
+  PlanForCall() : kept_(ThisThreadPlan()) {
+    if (kept_.in_use) {
+      own_ = std::make_unique<BatchPlan>();
+      return;
+    }
+    kept_.in_use = true;
+  }
+  ~PlanForCall() {
+    if (!own_) kept_.in_use = false;
+  }
+  PlanForCall(const PlanForCall&) = delete;
+  PlanForCall& operator=(const PlanForCall&) = delete;
+
+  BatchPlan& get() noexcept { return own_ ? *own_ : kept_.plan; }
+
+ private:
+  KeptPlan& kept_;
+  std::unique_ptr<BatchPlan> own_;
+};
 
 // Runs one batch read. `reader` says how the caller's outputs meet the
 // Operations: Lend(result, slot) before the store runs, Collect(result, slot,
@@ -43,7 +75,8 @@ template <class Reader>
 void ReadBatch(Backend& backend, std::string_view prefix, std::span<const std::string_view> keys,
                std::vector<Status>* statuses, Reader& reader, OutcomeTally* tally) {
   statuses->resize(keys.size());
-  BatchPlan& plan = ThisThreadPlan();
+  PlanForCall plan_for_call;
+  BatchPlan& plan = plan_for_call.get();
   plan.Plan(prefix, keys, OpKind::kGet, *statuses, tally);
   if (plan.size() != keys.size()) {
     for (std::size_t i = 0; i < keys.size(); ++i) {

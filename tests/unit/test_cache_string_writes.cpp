@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -135,4 +136,58 @@ TEST_CASE("GetMultiInto decodes each value into the caller's string", "[unit][ca
   CHECK(after.errors == before.errors + 4);
   CHECK(after.count(cachet::StatusCode::kCorruption) ==
         before.count(cachet::StatusCode::kCorruption) + 2);
+}
+
+namespace {
+
+// Before running its first batch, reads other keys through `inner`, on the same
+// thread: as a store that reads through a Cache of its own would.
+class NestingBackend : public cachet::test::FakeBackend {
+ public:
+  NestingBackend() : FakeBackend(Options::Named("nesting")) {}
+  void Execute(std::span<cachet::Operation> batch) override {
+    if (inner != nullptr && !nested) {
+      nested = true;
+      const std::vector<std::string_view> keys = {"x", "y", "z"};
+      inner->GetMultiInto(keys, &inner_values, &inner_statuses);
+    }
+    FakeBackend::Execute(batch);
+  }
+  Cache* inner = nullptr;
+  bool nested = false;
+  std::vector<std::string> inner_values;
+  std::vector<Status> inner_statuses;
+};
+
+}  // namespace
+
+TEST_CASE("GetMultiInto called again from inside a store's batch leaves both calls whole",
+          "[unit][cache]") {
+  // The thread keeps one plan for these calls: the nested one must not take it
+  // from the call that is running the store.
+  auto inner_backend = std::make_shared<MapBackend>();
+  Cache inner(inner_backend, ZlibCodec(FlagsProfile::kCachet), CacheOptions{});
+  REQUIRE(inner.Set("x", std::string("ex")).ok());
+  REQUIRE(inner.Set("z", std::string("zed")).ok());
+  auto backend = std::make_shared<NestingBackend>();
+  backend->inner = &inner;
+  Cache cache(backend, ZlibCodec(FlagsProfile::kCachet), CacheOptions{});
+  REQUIRE(cache.Set("a", std::string("apple")).ok());
+  REQUIRE(cache.Set("b", std::string("banana")).ok());
+
+  const std::vector<std::string_view> keys = {"a", "missing", "b"};
+  std::vector<std::string> values;
+  std::vector<Status> statuses;
+  cache.GetMultiInto(keys, &values, &statuses);
+  REQUIRE(backend->nested);
+  REQUIRE(statuses.size() == 3);
+  CHECK(statuses[0].ok());
+  CHECK(values[0] == "apple");
+  CHECK(statuses[1].IsNotFound());
+  CHECK(values[1].empty());
+  CHECK(statuses[2].ok());
+  CHECK(values[2] == "banana");
+  REQUIRE(backend->inner_statuses.size() == 3);
+  CHECK(backend->inner_values == std::vector<std::string>{"ex", "", "zed"});
+  CHECK(backend->inner_statuses[1].IsNotFound());
 }

@@ -163,8 +163,6 @@ class CACHET_EXPORT Cache {
   // vectors allocates nothing per call, and a store that reads values straight
   // into them copies each value once. The namespace applies as for GetMulti; keys
   // on different servers are fetched at once. Counted in metrics() as get_multi.
-  // Each thread reuses one scratch for these calls, so they must not be called
-  // from inside a Backend while it runs one of them on the same thread.
   //
   // GetItemsInto hands back the stored Items (bytes, flags and cas) as the codec
   // left them. GetMultiInto decodes each hit to its string value, as
