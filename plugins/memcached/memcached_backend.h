@@ -153,8 +153,7 @@ class MemcachedBackend final : public Backend {
   std::unique_ptr<net::Failover> failover_;
 };
 
-// The checks and the route every operation asks for, inline: a single
-// operation's call should not pay a call for each question.
+// The checks and the route every operation asks for, inline in the single operation's path.
 
 inline Status MemcachedBackend::Check(const Operation& op) const {
   if (!KeyIsValid(op.key, options_.binary_keys)) return KeyError(op.key, options_.binary_keys);

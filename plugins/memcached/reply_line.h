@@ -30,10 +30,7 @@ inline Word Load(const char* at) {
   return word;
 }
 
-// Whether the `n` bytes at `a` and `b` are equal. Inline, a word at a time: a
-// key is compared once per hit, a fixed reply line once per reply, and a memcmp
-// call costs more than the compare of so few bytes. The last word may overlap
-// the one before it.
+// Whether the `n` bytes at `a` and `b` are equal: inline, a word at a time (the last may overlap).
 inline bool SameBytes(const char* a, const char* b, std::size_t n) {
   if (n >= 8) {
     for (std::size_t i = 0; i + 8 <= n; i += 8) {
@@ -152,7 +149,8 @@ inline QuickOutcome ReadNumber(std::string_view input, std::size_t* pos, std::ui
   const std::size_t digits = static_cast<std::size_t>(at - begin);
   // 19 digits always fit in 64 bits; 20 may not, 21 never do.
   if (digits >= reply_line_detail::kMaxDigits &&
-      (digits > reply_line_detail::kMaxDigits || !ParseU64(std::string_view(begin, digits), &number))) {
+      (digits > reply_line_detail::kMaxDigits ||
+       !ParseU64(std::string_view(begin, digits), &number))) {
     return QuickOutcome::kUnusual;
   }
   if (at == end) return QuickOutcome::kNeedMore;

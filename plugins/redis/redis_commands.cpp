@@ -14,11 +14,8 @@ namespace cachet::redis {
 
 namespace {
 
-// The commands of single-key operations (GET, SET of a small value, INCRBY) are
-// assembled whole on the stack and appended to the request in one call: each
-// of RespCommand's appends, one per argument, costs a capacity check and a
-// copy call, which is most of the encoding of a short command. The bytes are
-// the same either way.
+// Single-key commands (GET, SET of a small value, INCRBY) are assembled whole on the stack and
+// appended at once; the bytes are those RespCommand writes.
 constexpr std::size_t kStackCommand = 512;
 // '$' or '*', 20 digits, CRLF after the length and after the bytes.
 constexpr std::size_t kHeaderBound = 25;

@@ -7,9 +7,7 @@ namespace cachet::redis {
 
 namespace {
 
-// Arguments up to this size (command names, keys, numbers) are assembled with
-// their header on the stack and appended in one call; each append to a string
-// costs a capacity check and a copy call, so one instead of five matters.
+// Arguments up to this size (names, keys, numbers) are assembled with their header on the stack.
 constexpr std::size_t kSmallArgument = 96;
 
 template <class Range>

@@ -110,8 +110,7 @@ class CACHET_EXPORT ServerPool {
    public:
     Lease(Lease&& other) noexcept = default;
     Lease& operator=(Lease&& other) noexcept = delete;
-    // Inline: the usual return is one compare-exchange into the borrowing
-    // thread's spare slot, which the borrower should not pay a call for.
+    // Inline: the usual return is one compare-exchange into the thread's spare slot.
     ~Lease() {
       if (!connection_) return;  // moved from
       // The usual return: the connection takes the thread's spare slot, which
