@@ -436,16 +436,19 @@ std::size_t EnvelopeBackend::RunEnd(std::span<const Operation> batch, std::size_
   // (FinishPipelined): redone on an envelope where values can be rewritten, so
   // a later operation on its key goes in the next run, after it; refused as
   // unsafe where not, so a later write of its key (which that read would find
-  // instead) goes in the next run.
+  // instead) goes in the next run. Counters in a row on one key share a run:
+  // the store refuses all of them or none (a refused one changes nothing), and
+  // the refused ones are decided in batch order.
   std::unordered_set<std::string_view> counted;  // allocates only once a counter comes
   std::size_t end = begin;
   for (; end < batch.size() && Pipelineable(batch[end]); ++end) {
     const Operation& op = batch[end];
-    if (!counted.empty() && (can_rewrite_ || op.kind != OpKind::kGet) &&
+    const bool counter = op.kind == OpKind::kIncr || op.kind == OpKind::kDecr;
+    if (!counter && !counted.empty() && (can_rewrite_ || op.kind != OpKind::kGet) &&
         counted.contains(op.key)) {
       break;
     }
-    if (op.kind == OpKind::kIncr || op.kind == OpKind::kDecr) counted.insert(op.key);
+    if (counter) counted.insert(op.key);
   }
   return end;
 }

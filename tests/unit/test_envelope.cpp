@@ -535,3 +535,59 @@ TEST_CASE("a counter redone on an envelope still comes before what follows it", 
   CHECK(item.value == "10");
   CHECK(w.inner->execute_calls() == 2);
 }
+
+TEST_CASE("counters in a row on one key share a pipelined run", "[envelope]") {
+  // A batch that increments one key many times (a pipeline of INCR) goes to the
+  // store in one Execute, and each counter answers in batch order.
+  Wrapped w = Wrap(kRedisLike);
+  REQUIRE(w.outer->Store(StoreMode::kSet, "c", ItemView("0"), kNoTtl).ok());
+  REQUIRE_FALSE(HasEnvelope(w.inner->Raw("c")));
+  std::vector<Operation> batch(101);
+  for (std::size_t i = 0; i < 100; ++i) {
+    batch[i].kind = i % 10 == 9 ? OpKind::kDecr : OpKind::kIncr;
+    batch[i].key = "c";
+    batch[i].delta = 2;
+  }
+  batch[100].kind = OpKind::kGet;
+  batch[100].key = "c";
+  w.inner->ResetCounts();
+  w.outer->Execute(batch);
+  CHECK(w.inner->execute_calls() == 1);
+  std::uint64_t expected = 0;
+  for (std::size_t i = 0; i < 100; ++i) {
+    INFO("counter " << i);
+    expected = batch[i].kind == OpKind::kIncr ? expected + 2 : expected - 2;
+    REQUIRE(batch[i].status.ok());
+    CHECK(batch[i].counter == expected);
+  }
+  REQUIRE(batch[100].status.ok());
+  CHECK(batch[100].result.value == std::to_string(expected));
+}
+
+TEST_CASE("counters in a row redone on an envelope are decided in batch order", "[envelope]") {
+  // The store refuses each (the value is enveloped); each is redone after the
+  // run, in order, and a read of the key waits for the next run.
+  Wrapped w = Wrap(kWithCas);
+  REQUIRE(w.outer->Store(StoreMode::kSet, "n", ItemView("5"), kOneHour).ok());
+  REQUIRE(HasEnvelope(w.inner->Raw("n")));
+  std::vector<Operation> batch(4);
+  for (std::size_t i = 0; i < 3; ++i) {
+    batch[i].kind = i == 1 ? OpKind::kDecr : OpKind::kIncr;
+    batch[i].key = "n";
+    batch[i].delta = 10;
+  }
+  batch[3].kind = OpKind::kGet;
+  batch[3].key = "n";
+  w.inner->ResetCounts();
+  w.outer->Execute(batch);
+  REQUIRE(batch[0].status.ok());
+  CHECK(batch[0].counter == 15);
+  REQUIRE(batch[1].status.ok());
+  CHECK(batch[1].counter == 5);
+  REQUIRE(batch[2].status.ok());
+  CHECK(batch[2].counter == 15);
+  REQUIRE(batch[3].status.ok());
+  CHECK(batch[3].result.value == "15");
+  CHECK(HasEnvelope(w.inner->Raw("n")));  // still expires
+  CHECK(w.inner->execute_calls() == 2);   // the counters' run, then the read's
+}
