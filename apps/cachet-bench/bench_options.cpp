@@ -36,7 +36,8 @@ po::options_description Description() {
       "keys", po::value<std::size_t>()->value_name("N"),
       "keys get/set-like scenarios rotate through, each thread its own (default 100)")(
       "split-keys",
-      "--keys is each column's: its threads split them, so every thread count holds the same data")(
+      "--keys is each column's: its threads split them, so get, set, set_delete and the "
+      "serialized scenarios hold the same data at every thread count")(
       "threads", po::value<std::string>()->value_name("N[,M]"),
       "threads sharing each config's Cache (default 1); a list (1,2) gives each count its own "
       "columns and Caches, interleaved in one run")(

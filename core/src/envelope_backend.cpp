@@ -306,8 +306,10 @@ Status EnvelopeBackend::CounterOnEnvelope(bool incr, std::string_view key, std::
                                           std::uint64_t* value, Status inner_status) {
   Item raw;
   Status s = inner_->Get(key, &raw);
+  // No value, or a raw one: the refusal was not about an envelope, so it is the store's answer.
+  if (s.IsNotFound()) return inner_status;
   if (!s.ok()) return s;
-  if (!HasEnvelope(raw.value)) return inner_status;        // a raw non-number: the store's answer
+  if (!HasEnvelope(raw.value)) return inner_status;
   if (Open(&raw).IsNotFound()) return Status::NotFound();  // expired
   if (!can_rewrite_) return NotSafeWithoutCas(name(), incr ? "incr" : "decr");
   std::uint64_t result = 0;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <map>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -590,4 +591,59 @@ TEST_CASE("counters in a row redone on an envelope are decided in batch order", 
   CHECK(batch[3].result.value == "15");
   CHECK(HasEnvelope(w.inner->Raw("n")));  // still expires
   CHECK(w.inner->execute_calls() == 2);   // the counters' run, then the read's
+}
+
+namespace {
+
+// Redis's counters: a delta over 2^63 - 1 is refused before anything is sent,
+// and a missing key counts from 0.
+class SignedCounterStore final : public cachet::test::FakeBackend {
+ public:
+  SignedCounterStore() {}
+  cachet::Capabilities capabilities() const noexcept override { return kRedisLike; }
+  Status Incr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override {
+    return Step(key, delta, true, value);
+  }
+  Status Decr(std::string_view key, std::uint64_t delta, std::uint64_t* value) override {
+    return Step(key, delta, false, value);
+  }
+
+ private:
+  Status Step(std::string_view key, std::uint64_t delta, bool incr, std::uint64_t* value) {
+    if (delta > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return Status::InvalidArgument("delta out of range");
+    }
+    if (!Has(std::string(key))) Put(std::string(key), "0");
+    return incr ? FakeBackend::Incr(key, delta, value) : FakeBackend::Decr(key, delta, value);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a counter refused before it reached the store answers in a batch as alone",
+          "[envelope]") {
+  // The refused counter changes nothing, so the next one on its key (which
+  // creates the key) runs beside it; the refusal must still read as the store's.
+  const std::uint64_t too_big = std::uint64_t{1} << 63;
+  auto alone_inner = std::make_shared<SignedCounterStore>();
+  auto alone = cachet::WithEnvelope(alone_inner);
+  std::uint64_t value = 0;
+  const Status first = alone->Incr("k", too_big, &value);
+  CHECK(first.IsInvalidArgument());
+  REQUIRE(alone->Incr("k", 1, &value).ok());
+  CHECK(value == 1);
+
+  auto inner = std::make_shared<SignedCounterStore>();
+  auto outer = cachet::WithEnvelope(inner);
+  std::vector<Operation> batch(2);
+  for (Operation& op : batch) {
+    op.kind = OpKind::kIncr;
+    op.key = "k";
+  }
+  batch[0].delta = too_big;
+  batch[1].delta = 1;
+  outer->Execute(batch);
+  CHECK(batch[0].status.code() == first.code());
+  REQUIRE(batch[1].status.ok());
+  CHECK(batch[1].counter == 1);
 }
