@@ -438,9 +438,10 @@ std::size_t EnvelopeBackend::RunEnd(std::span<const Operation> batch, std::size_
   // (FinishPipelined): redone on an envelope where values can be rewritten, so
   // a later operation on its key goes in the next run, after it; refused as
   // unsafe where not, so a later write of its key (which that read would find
-  // instead) goes in the next run. Counters in a row on one key share a run:
-  // the store refuses all of them or none (a refused one changes nothing), and
-  // the refused ones are decided in batch order.
+  // instead) goes in the next run. Counters in a row on one key share a run: a
+  // refused one changes nothing, so on an enveloped value all are refused and
+  // redone in batch order, and one refused for its own reason (a delta the store
+  // cannot take) keeps that refusal (CounterOnEnvelope) whatever follows it.
   std::unordered_set<std::string_view> counted;  // allocates only once a counter comes
   std::size_t end = begin;
   for (; end < batch.size() && Pipelineable(batch[end]); ++end) {

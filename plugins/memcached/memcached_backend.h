@@ -154,7 +154,6 @@ class MemcachedBackend final : public Backend {
 };
 
 // The checks and the route every operation asks for, inline in the single operation's path.
-
 inline Status MemcachedBackend::Check(const Operation& op) const {
   if (!KeyIsValid(op.key, options_.binary_keys)) return KeyError(op.key, options_.binary_keys);
   if (op.kind == OpKind::kStore && op.item.value.size() > options_.max_item_size) {
