@@ -36,7 +36,7 @@ struct MemoryStoreOptions {
 // Two threads' writes meet in a shard they both write, so more shards let writes
 // scale with threads; each costs an empty table (512 bytes of the budget), and
 // at 100,000 keys and more, one thread's sets ran a fifth to a third slower
-// with 1024 of them than with 16 (docs/memory.md, "A sixth round").
+// with 1024 of them than with 16 (docs/memory.md, "How many shards").
 inline std::size_t AutoShards(std::size_t max_bytes) {
   constexpr std::size_t kBytesPerShard = std::size_t{64} << 10;
   const std::size_t shards = std::clamp<std::size_t>(max_bytes / kBytesPerShard, 16, 1024);
