@@ -1,0 +1,477 @@
+// Seeded random faults between cachet and a real server, on every network store:
+// a front held by the test passes requests on untouched and, now and then, does
+// to a piece of the server's replies what a misbehaving network or server does
+// (holds it back past io_timeout, sends it in small pieces, sends it twice,
+// cuts it short, or closes the connection); between calls it sends idle
+// connections their last reply again, or closes them all. The client keeps, for
+// every key, the values it may hold (a write that failed may or may not have
+// landed), and every value read must be one of them: no fault may hand one
+// key's value to another, or an old value as new. Calls fail only for the
+// faults that reach them; what arrives at an idle connection costs no call.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "cachet/cache.h"
+#include "cachet/config.h"
+#include "launchers/memcached_server.h"
+#include "launchers/redis_server.h"
+#include "launchers/server_process.h"
+#include "launchers/tokyotyrant_server.h"
+
+namespace cachet::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kIoTimeout{60};
+
+// A TCP front on a free loopback port for the server on `server_port`. Bytes
+// from the client go to the server as they come; each piece read from the
+// server meets a fault with probability `per_mille` / 1000. One thread runs
+// every connection without blocking; each wait is bounded, and everything
+// stops with the object.
+class FaultyFront {
+ public:
+  FaultyFront(int server_port, std::uint32_t seed, int per_mille)
+      : server_port_(server_port), random_(seed), per_mille_(per_mille) {
+    listener_ = ListenOnLoopback(16, &port_);
+    REQUIRE(listener_ >= 0);
+    SetNonBlocking(listener_);
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~FaultyFront() {
+    stop_ = true;
+    thread_.join();
+    for (Link& link : links_) CloseLink(link);
+    ::close(listener_);
+  }
+  FaultyFront(const FaultyFront&) = delete;
+  FaultyFront& operator=(const FaultyFront&) = delete;
+
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+  // Between calls: every open connection is sent the last piece of reply it
+  // was sent, again (bytes that arrive while the client holds it idle).
+  void RepeatLastReplies() { Command(kRepeat); }
+  // Between calls: every connection is closed, as a server's idle timeout does.
+  void CloseAll() { Command(kCloseAll); }
+  // Faults that may fail the call they reach: a hold past io_timeout, a
+  // piece sent twice, a reply cut short, a close.
+  int disruptions() const { return disruptions_.load(); }
+  // Faults that must cost no call: a short hold, a piece sent in small parts.
+  int harmless() const { return harmless_.load(); }
+
+ private:
+  // A piece of reply on its way to the client, due at `at`.
+  struct Piece {
+    Clock::time_point at;
+    std::string bytes;
+    bool close_after = false;  // the connection ends once it is sent
+  };
+  struct Link {
+    int client = -1;
+    int server = -1;
+    std::string to_server;       // request bytes the server has not taken yet
+    std::vector<Piece> queued;   // reply pieces by due time, in order
+    std::string to_client;       // due bytes the client has not taken yet
+    bool close_when_sent = false;
+    bool doomed = false;         // cut short: what the server sends next is dropped
+    std::string last_reply;
+    bool closed = false;
+  };
+  enum CommandKind { kNone, kRepeat, kCloseAll };
+
+  static void SetNonBlocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+  // Each piece goes out as it is sent, as the servers send theirs: with Nagle's
+  // rule, bytes sent to an idle client would wait for its next request's ACK
+  // and arrive after that request, where no reader can tell them from its reply.
+  static void SendAtOnce(int fd) {
+    const int on = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  }
+
+  // Asks the front's thread to run `kind` and waits (at most 2 s) until it has.
+  void Command(CommandKind kind) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    command_ = kind;
+    REQUIRE(done_.wait_for(lock, std::chrono::seconds(2), [&] { return command_ == kNone; }));
+  }
+
+  int ConnectServer() const {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(server_port_));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
+      SetNonBlocking(fd);
+      SendAtOnce(fd);
+      return fd;
+    }
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+
+  static void CloseLink(Link& link) {
+    if (link.closed) return;
+    ::close(link.client);
+    ::close(link.server);
+    link.closed = true;
+  }
+
+  void Run() {
+    std::vector<char> chunk(64 * 1024);
+    while (!stop_) {
+      RunCommand();
+      const Clock::time_point now = Clock::now();
+      for (Link& link : links_) Release(link, now);
+      std::erase_if(links_, [](const Link& link) { return link.closed; });
+
+      std::vector<pollfd> polled{{listener_, POLLIN, 0}};
+      for (const Link& link : links_) {
+        const short to_client = link.to_client.empty() ? 0 : POLLOUT;
+        const short to_server = link.to_server.empty() ? 0 : POLLOUT;
+        polled.push_back({link.client, static_cast<short>(POLLIN | to_client), 0});
+        polled.push_back({link.server, static_cast<short>(POLLIN | to_server), 0});
+      }
+      ::poll(polled.data(), polled.size(), 2);
+      if ((polled[0].revents & POLLIN) != 0) Accept();
+      for (std::size_t i = 0; i < links_.size() && 1 + 2 * i < polled.size(); ++i) {
+        Link& link = links_[i];
+        const short from_client = polled[1 + 2 * i].revents;
+        const short from_server = polled[2 + 2 * i].revents;
+        if ((from_client & (POLLIN | POLLHUP | POLLERR)) != 0) ReadClient(link, chunk);
+        if (!link.closed && (from_server & (POLLIN | POLLHUP | POLLERR)) != 0) {
+          ReadServer(link, chunk);
+        }
+        if (!link.closed) Flush(link);
+      }
+    }
+  }
+
+  void RunCommand() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (command_ == kNone) return;
+    for (Link& link : links_) {
+      if (command_ == kCloseAll) {
+        CloseLink(link);
+      } else if (!link.last_reply.empty() && link.queued.empty() && link.to_client.empty()) {
+        // Blocking is not needed: a few bytes fit any socket buffer.
+        ::send(link.client, link.last_reply.data(), link.last_reply.size(), MSG_NOSIGNAL);
+      }
+    }
+    command_ = kNone;
+    done_.notify_all();
+  }
+
+  void Accept() {
+    const int client = ::accept(listener_, nullptr, nullptr);
+    if (client < 0) return;
+    const int server = ConnectServer();
+    if (server < 0) {
+      ::close(client);
+      return;
+    }
+    SetNonBlocking(client);
+    SendAtOnce(client);
+    Link link;
+    link.client = client;
+    link.server = server;
+    links_.push_back(std::move(link));
+  }
+
+  void ReadClient(Link& link, std::vector<char>& chunk) {
+    const ssize_t n = ::recv(link.client, chunk.data(), chunk.size(), 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN)) return CloseLink(link);
+    if (n > 0) link.to_server.append(chunk.data(), static_cast<std::size_t>(n));
+  }
+
+  // A piece from the server: queued as it is, or with one fault.
+  void ReadServer(Link& link, std::vector<char>& chunk) {
+    const ssize_t n = ::recv(link.server, chunk.data(), chunk.size(), 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN)) return CloseLink(link);
+    if (n < 0 || link.doomed) return;
+    std::string piece(chunk.data(), static_cast<std::size_t>(n));
+    link.last_reply = piece;
+    // Pieces keep their order: none is due before the one queued ahead of it.
+    Clock::time_point at = Clock::now();
+    if (!link.queued.empty()) at = std::max(at, link.queued.back().at);
+    const bool fault = static_cast<int>(random_() % 1000) < per_mille_;
+    switch (fault ? random_() % 6 : 6) {
+      case 0:  // held past io_timeout
+        ++disruptions_;
+        link.queued.push_back({at + kIoTimeout * 2, std::move(piece)});
+        break;
+      case 1:  // held, but well within io_timeout
+        ++harmless_;
+        link.queued.push_back({at + kIoTimeout / 6, std::move(piece)});
+        break;
+      case 2: {  // in up to eight parts, a millisecond apart
+        ++harmless_;
+        const std::size_t part = std::max<std::size_t>(1, piece.size() / 8);
+        for (std::size_t from = 0; from < piece.size(); from += part) {
+          at += milliseconds(1);
+          link.queued.push_back({at, piece.substr(from, part)});
+        }
+        break;
+      }
+      case 3:  // twice, in one write: one reply too many
+        ++disruptions_;
+        link.queued.push_back({at, piece + piece});
+        break;
+      case 4: {  // cut short, then the connection ends
+        ++disruptions_;
+        const std::size_t keep = random_() % piece.size();
+        link.queued.push_back({at, piece.substr(0, keep), true});
+        link.doomed = true;
+        break;
+      }
+      case 5:  // the connection ends with nothing more sent
+        ++disruptions_;
+        return CloseLink(link);
+      default:
+        link.queued.push_back({at, std::move(piece)});
+    }
+  }
+
+  // Moves the pieces that are due to the client's outgoing bytes.
+  static void Release(Link& link, Clock::time_point now) {
+    std::size_t due = 0;
+    while (due < link.queued.size() && link.queued[due].at <= now) {
+      link.to_client += link.queued[due].bytes;
+      link.close_when_sent = link.close_when_sent || link.queued[due].close_after;
+      ++due;
+    }
+    link.queued.erase(link.queued.begin(), link.queued.begin() + static_cast<long>(due));
+  }
+
+  static void Flush(Link& link) {
+    if (!link.to_server.empty()) {
+      const ssize_t n = ::send(link.server, link.to_server.data(), link.to_server.size(),
+                               MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) link.to_server.erase(0, static_cast<std::size_t>(n));
+    }
+    if (!link.to_client.empty()) {
+      const ssize_t n = ::send(link.client, link.to_client.data(), link.to_client.size(),
+                               MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && errno != EAGAIN) return CloseLink(link);  // the client closed it
+      if (n > 0) link.to_client.erase(0, static_cast<std::size_t>(n));
+    }
+    if (link.close_when_sent && link.to_client.empty() && link.queued.empty()) CloseLink(link);
+  }
+
+  int server_port_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::mt19937 random_;
+  int per_mille_;
+  std::vector<Link> links_;  // the front's thread's alone
+  std::mutex mutex_;         // guards command_
+  std::condition_variable done_;
+  CommandKind command_ = kNone;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> disruptions_{0};
+  std::atomic<int> harmless_{0};
+  std::thread thread_;
+};
+
+// What each key may hold now: the values (nullopt: none) that the writes
+// since the last certain outcome may have left.
+class Ledger {
+ public:
+  using State = std::optional<std::string>;
+
+  // A write that went through leaves `state`; one that failed may have.
+  void Wrote(const std::string& key, State state, bool certain) {
+    if (certain) states_[key].clear();
+    states_[key].insert(std::move(state));
+  }
+  // A read saw `state`: it must be one the key may hold, and is then the one.
+  bool Read(const std::string& key, State state) {
+    std::set<State>& may = StatesOf(key);
+    if (may.count(state) == 0) return false;
+    may = {std::move(state)};
+    return true;
+  }
+  // The store refused an add: the key holds some value.
+  bool Present(const std::string& key) {
+    std::set<State>& may = StatesOf(key);
+    may.erase(std::nullopt);
+    return !may.empty();
+  }
+  std::string Describe(const std::string& key) {
+    std::string out;
+    for (const State& s : StatesOf(key)) {
+      out += (s ? s->substr(0, 24) : std::string("(none)")) + " | ";
+    }
+    return out;
+  }
+
+ private:
+  std::set<State>& StatesOf(const std::string& key) {
+    auto [at, added] = states_.try_emplace(key);
+    if (added) at->second.insert(std::nullopt);  // keys start absent (the server is new)
+    return at->second;
+  }
+  std::map<std::string, std::set<State>> states_;
+};
+
+struct StoreUnderTest {
+  std::string name;
+  std::string section;  // the config's store section, before `servers`
+  std::function<Result<std::unique_ptr<ServerProcess>>()> start;
+};
+
+std::unique_ptr<Cache> OpenThrough(const StoreUnderTest& store, const std::string& servers) {
+  const std::string text = "[cache]\nbackend = " + store.name + "\n" + store.section +
+                           "servers = " + servers + "\nio_timeout_ms = " +
+                           std::to_string(kIoTimeout.count()) + "\nretry_timeout_ms = 0\n";
+  auto config = Config::Parse(text, "random faults");
+  INFO(config.status().ToString());
+  REQUIRE(config.ok());
+  auto cache = Cache::Open(std::move(config).value());
+  INFO(cache.status().ToString());
+  REQUIRE(cache.ok());
+  return std::move(cache).value();
+}
+
+// A value that names its key and write: any mix-up reads as a value the key
+// never held. One in ten is large, so its replies come in many pieces.
+std::string ValueFor(const std::string& key, int serial, std::mt19937& random) {
+  std::string value = key + "#" + std::to_string(serial) + "#";
+  const std::size_t size = random() % 10 == 0 ? 150 * 1024 : 8 + random() % 200;
+  while (value.size() < size) value += static_cast<char>('a' + (serial + value.size()) % 26);
+  return value;
+}
+
+TEST_CASE("random faults between client and server never give a wrong value",
+          "[faults][random]") {
+  auto memcached = [] { return StartMemcached(); };
+  const StoreUnderTest store = GENERATE_COPY(
+      StoreUnderTest{"memcached", "[memcached]\nprotocol = text\n", memcached},
+      StoreUnderTest{"memcached", "[memcached]\nprotocol = meta\n", memcached},
+      StoreUnderTest{"redis", "[redis]\n", [] { return StartRedis(); }},
+      StoreUnderTest{"tokyotyrant", "[tokyotyrant]\n", [] { return StartTokyoTyrant(); }});
+  INFO(store.name << " " << store.section);
+  auto server = store.start();
+  INFO(server.status().ToString());
+  REQUIRE(server.ok());
+  const std::uint32_t seed = 20261205;
+  FaultyFront front((*server)->port(), seed, 40);
+  auto cache = OpenThrough(store, front.address());
+
+  std::mt19937 random(seed);
+  std::vector<std::string> keys;
+  for (int k = 0; k < 12; ++k) keys.push_back("key" + std::to_string(k));
+  auto any_key = [&] { return keys[random() % keys.size()]; };
+  Ledger ledger;
+  int serial = 0;
+  int failed_calls = 0;
+  int reads_checked = 0;
+  auto check_read = [&](const std::string& key, const Lookup<std::string>& got) {
+    if (!got.hit() && !got.miss()) {
+      ++failed_calls;
+      return;
+    }
+    const Ledger::State seen = got.hit() ? Ledger::State(got.value()) : std::nullopt;
+    INFO("key " << key << " read " << (seen ? seen->substr(0, 24) : "(none)")
+                << ", may hold: " << ledger.Describe(key));
+    CHECK(ledger.Read(key, seen));
+    ++reads_checked;
+  };
+
+  constexpr int kCalls = 1500;
+  for (int call = 0; call < kCalls; ++call) {
+    if (call % 40 == 39) front.RepeatLastReplies();
+    if (call % 97 == 96) front.CloseAll();
+    if (call % 40 == 39 || call % 97 == 96) std::this_thread::sleep_for(milliseconds(3));
+    const unsigned what = random() % 100;
+    if (what < 35) {
+      const std::string key = any_key();
+      check_read(key, cache->Get<std::string>(key));
+    } else if (what < 60) {
+      const std::string key = any_key();
+      std::string value = ValueFor(key, ++serial, random);
+      const Status s = cache->Set<std::string>(key, value);
+      if (!s.ok()) ++failed_calls;
+      ledger.Wrote(key, std::move(value), s.ok());
+    } else if (what < 70) {
+      std::vector<std::string> some;
+      for (int i = 0; i < 4; ++i) some.push_back(any_key());
+      const std::vector<Lookup<std::string>> got = cache->GetMulti<std::string>(some);
+      REQUIRE(got.size() == some.size());
+      bool failed = false;
+      for (std::size_t i = 0; i < some.size(); ++i) {
+        if (!got[i].hit() && !got[i].miss()) failed = true;
+        else check_read(some[i], got[i]);
+      }
+      if (failed) ++failed_calls;
+    } else if (what < 80) {
+      std::vector<std::pair<std::string, std::string>> entries;
+      for (int i = 0; i < 3; ++i) {
+        const std::string key = any_key();
+        entries.emplace_back(key, ValueFor(key, ++serial, random));
+      }
+      const std::vector<Status> stored = cache->SetMulti<std::string>(entries);
+      REQUIRE(stored.size() == entries.size());
+      bool failed = false;
+      for (std::size_t i = 0; i < entries.size(); ++i) {
+        failed = failed || !stored[i].ok();
+        ledger.Wrote(entries[i].first, entries[i].second, stored[i].ok());
+      }
+      if (failed) ++failed_calls;
+    } else if (what < 90) {
+      const std::string key = any_key();
+      const Status s = cache->Remove(key);
+      const bool certain = s.ok() || s.IsNotFound();
+      if (!certain) ++failed_calls;
+      ledger.Wrote(key, std::nullopt, certain);
+    } else {
+      const std::string key = any_key();
+      std::string value = ValueFor(key, ++serial, random);
+      const Status s = cache->Add<std::string>(key, value);
+      if (s.IsNotStored() || s.IsExists()) {
+        INFO("add of " << key << " refused, may hold: " << ledger.Describe(key));
+        CHECK(ledger.Present(key));
+      } else {
+        if (!s.ok()) ++failed_calls;
+        ledger.Wrote(key, std::move(value), s.ok());
+      }
+    }
+  }
+  INFO("faults that may fail a call " << front.disruptions() << ", harmless "
+                                      << front.harmless() << ", calls failed " << failed_calls);
+  // The faults happened, and the reads were checked.
+  CHECK(front.disruptions() >= 10);
+  CHECK(front.harmless() >= 10);
+  CHECK(reads_checked >= kCalls / 3);
+  // Only the faults that reach a call fail it: what arrives at an idle connection, and
+  // idle connections closed, cost none.
+  CHECK(failed_calls <= front.disruptions());
+}
+
+}  // namespace
+}  // namespace cachet::test
