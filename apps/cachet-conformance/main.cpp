@@ -9,7 +9,7 @@
 // tested; a store that needs a server finds it where its section says. Prints one
 // line per failing or skipped case and "N cases, M passed, K skipped" last.
 // Exit status: 0 when no case failed, 1 when one did, 2 for a bad command line,
-// filters that match no case, or a store that cannot be opened.
+// filters that match no case, or a store that cannot be opened or answer a read.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <charconv>
@@ -27,6 +27,8 @@
 namespace {
 
 constexpr int kUsageError = 2;
+// The largest value the contract asks every store to hold.
+constexpr std::size_t kContractValueSize = 1000000;
 
 constexpr std::string_view kUsage =
     "usage: cachet-conformance -c FILE [-o section.key=value]... [--max-key-size N]\n"
@@ -70,6 +72,10 @@ std::string ParseArguments(int argc, char** argv, Invocation* out) {
     } else if (arg == "--max-key-size" || arg == "--max-value-size") {
       auto size = ParseSize(argv[++i]);
       if (!size) return std::string(arg) + " '" + argv[i] + "': not a positive number";
+      if (arg == "--max-value-size" && *size < kContractValueSize) {
+        return "--max-value-size " + std::string(argv[i]) + ": every store holds values of " +
+               "1,000,000 bytes (docs/plugins.md, the contract), so its limit is at least that";
+      }
       (arg == "--max-key-size" ? out->settings.max_key_size : out->settings.max_value_size) = size;
     } else if (arg == "--no-flush") {
       out->settings.flush_allowed = false;
@@ -99,6 +105,13 @@ bool OpenStore(Invocation* invocation) {
   auto cache = valid.ok() ? cachet::Cache::Open(*config) : valid;
   if (!cache.ok()) {
     std::cerr << "cachet-conformance: " << cache.status().ToString() << '\n';
+    return false;
+  }
+  // A store that cannot answer one read would fail every case for the same
+  // reason; say it once, with the store's own words.
+  const cachet::Status probe = (*cache)->Get<std::string>("cachet-conformance-probe").status();
+  if (probe.IsError()) {
+    std::cerr << "cachet-conformance: the store does not answer: " << probe.ToString() << '\n';
     return false;
   }
   invocation->settings.store = config->section("cache")->GetString("backend");

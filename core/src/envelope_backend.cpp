@@ -260,6 +260,12 @@ Status EnvelopeBackend::Append(std::string_view key, ItemView item, const WriteO
 }
 
 Status EnvelopeBackend::Prepend(std::string_view key, ItemView item, const WriteOptions& options) {
+  // A store that declares no append and prepend gets neither from cachet: were
+  // prepend rewritten through CAS while the store refuses append, a batch of
+  // both would do half of what the capabilities say is not done at all.
+  if (!inner_->capabilities().has(Capability::kAppendPrepend)) {
+    return UnsupportedOperation("prepend");
+  }
   if (can_rewrite_) {
     Status s = Rewrite(key, [&](Opened& v) {
       v.payload.insert(0, item.value);

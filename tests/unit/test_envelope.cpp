@@ -389,6 +389,29 @@ TEST_CASE("with CAS, prepend, counters and touch rewrite the envelope", "[envelo
   CHECK(header.expires_at_ms > NowMs() + 3600 * 1000);
 }
 
+// Found by a plugin author's store (CAS, no native TTL, no append or prepend):
+// cachet did prepends through CAS while the store refused appends.
+TEST_CASE("a store without append and prepend gets no prepend through CAS", "[envelope]") {
+  Wrapped w = Wrap(Capabilities{Capability::kCounters, Capability::kCas});
+  CHECK_FALSE(w.outer->capabilities().has(Capability::kAppendPrepend));
+  REQUIRE(w.outer->Store(StoreMode::kSet, "k", ItemView("mid", 5), kOneHour).ok());
+  const Status alone = w.outer->Store(StoreMode::kPrepend, "k", ItemView("start-"), kNoTtl);
+  INFO(alone.ToString());
+  CHECK(alone.IsUnsupported());
+  std::vector<Operation> batch(2);
+  batch[0].kind = OpKind::kStore;
+  batch[0].mode = StoreMode::kPrepend;
+  batch[0].key = "k";
+  batch[0].item = ItemView("start-");
+  batch[1].kind = OpKind::kGet;
+  batch[1].key = "k";
+  w.outer->Execute(batch);
+  CHECK(batch[0].status.IsUnsupported());
+  REQUIRE(batch[1].status.ok());
+  CHECK(batch[1].result.value == "mid");
+  CHECK(batch[1].result.flags == 5);
+}
+
 TEST_CASE("a store with native TTL gets the TTL, only flags are enveloped", "[envelope]") {
   Wrapped w = Wrap(kRedisLike);
   REQUIRE(w.outer->Store(StoreMode::kSet, "k", ItemView("v"), kOneHour).ok());
