@@ -123,7 +123,9 @@ int RunDecr(CommandContext& ctx, const Invocation& inv) { return RunCounter(ctx,
 
 int RunTouch(CommandContext& ctx, const Invocation& inv) {
   std::optional<std::uint64_t> seconds = ParseUnsigned(inv.args[1]);
-  if (!seconds) return ReportUsage(ctx, "SECONDS must be 0 or more");
+  if (!seconds) {
+    return ReportUsage(ctx, "SECONDS must be a whole number from 0 to 18446744073709551615");
+  }
   return ReportWrite(ctx, ctx.cache->Touch(inv.args[0], TtlFromUnsignedSeconds(*seconds)),
                      "TOUCHED");
 }

@@ -115,7 +115,7 @@ bool ShellBatch::AddCommand(const Invocation& inv, std::string* usage) {
   if (name == "touch") {
     std::optional<std::uint64_t> seconds = ParseUnsigned(inv.args[1]);
     if (!seconds) {
-      *usage = "SECONDS must be 0 or more";
+      *usage = "SECONDS must be a whole number from 0 to 18446744073709551615";
       return false;
     }
     return write(batch_.Touch(key, TtlFromUnsignedSeconds(*seconds)), "TOUCHED");

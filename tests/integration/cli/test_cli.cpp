@@ -185,6 +185,11 @@ TEST_CASE("exit codes: 1 on a miss, 2 on bad usage") {
   CHECK(Cachet({"frobnicate"}).exit_code == 2);
   CHECK(Cachet({"set", "k", "v", "--bogus"}).exit_code == 2);
   CHECK(Cachet({"incr", "k", "not-a-number"}).exit_code == 2);
+  // Too large is not "negative": the message gives the range.
+  CommandOutcome huge_ttl = Cachet({"touch", "k", "99999999999999999999"});
+  CHECK(huge_ttl.exit_code == 2);
+  CHECK(huge_ttl.err.find("SECONDS must be a whole number from 0 to 18446744073709551615") !=
+        std::string::npos);
   CHECK(Cachet({}).exit_code == 2);
   CHECK(Cachet({"-c", "/nonexistent/cachet.conf", "get", "k"}).exit_code == 2);
 }
