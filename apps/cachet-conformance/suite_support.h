@@ -1,7 +1,8 @@
 // Small helpers shared by the conformance cases: unique keys, capability checks,
-// bounded polling for expiry and test values.
+// bounded polling for expiry, test values, and a Status in an assertion.
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -37,4 +38,28 @@ bool GoneWithin(Cache& cache, const std::string& key, std::chrono::milliseconds 
 // `size` bytes cycling through all 256 byte values, so NUL, CR and LF all occur.
 std::string BytePattern(std::size_t size);
 
+// A Status in an assertion: REQUIRE(Ok(cache.Set(key, value))) holds when it is
+// ok, and a failure line then shows the Status itself (code and message), so a
+// store that fails says why, not only "false".
+struct StatusCheck {
+  Status status;
+  explicit operator bool() const noexcept { return status.ok(); }
+};
+inline StatusCheck Ok(Status status) { return {std::move(status)}; }
+template <class T>
+StatusCheck Ok(const Lookup<T>& lookup) {
+  return {lookup.status()};
+}
+template <class T>
+StatusCheck Ok(const Result<T>& result) {
+  return {result.status()};
+}
+
 }  // namespace cachet::conformance
+
+template <>
+struct Catch::StringMaker<cachet::conformance::StatusCheck> {
+  static std::string convert(const cachet::conformance::StatusCheck& check) {
+    return check.status.ToString();
+  }
+};

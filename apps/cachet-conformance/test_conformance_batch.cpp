@@ -27,7 +27,7 @@ std::unique_ptr<Cache> CacheWithNamespace(const std::string& key_namespace) {
   Cache& shared = SharedCache();
   std::shared_ptr<Backend> backend(std::shared_ptr<Backend>(), &shared.backend());
   auto codec = Codec::Create(shared.codec().options());
-  REQUIRE(codec.ok());
+  REQUIRE(Ok(codec));
   CacheOptions options = shared.options();
   options.key_namespace += key_namespace;
   return std::make_unique<Cache>(backend, codec.value(), options);
@@ -38,7 +38,7 @@ TEST_CASE("a mixed batch answers hits, misses and errors per operation", "[confo
   const std::string present = UniqueKey("batch-present");
   const std::string absent = UniqueKey("batch-absent");
   const std::string fresh = UniqueKey("batch-fresh");
-  REQUIRE(cache.Set(present, std::string("here")).ok());
+  REQUIRE(Ok(cache.Set(present, std::string("here"))));
 
   Batch batch(cache);
   const auto hit = batch.Get(present);
@@ -56,9 +56,9 @@ TEST_CASE("a mixed batch answers hits, misses and errors per operation", "[confo
   CHECK(batch.Outcome(hit).value_or("") == "here");
   CHECK(batch.Outcome(miss).miss());
   CHECK(batch.Outcome(empty_key).error());
-  CHECK(batch.Outcome(added).ok());
+  CHECK(Ok(batch.Outcome(added)));
   CHECK(batch.Outcome(not_added).IsNotStored());
-  CHECK(batch.Outcome(removed).ok());
+  CHECK(Ok(batch.Outcome(removed)));
   CHECK(batch.Outcome(not_removed).IsNotFound());
   // No capability covers replace; a store without it says so, naming itself.
   if (batch.Outcome(replaced).IsUnsupported()) {
@@ -67,7 +67,7 @@ TEST_CASE("a mixed batch answers hits, misses and errors per operation", "[confo
     CHECK(batch.Outcome(read_back).value_or("") == "here");
     return;
   }
-  CHECK(batch.Outcome(replaced).ok());
+  CHECK(Ok(batch.Outcome(replaced)));
   CHECK(batch.Outcome(not_replaced).IsNotStored());
   CHECK(batch.Outcome(read_back).value_or("") == "there");
   CHECK(cache.Get(fresh).miss());
@@ -90,10 +90,10 @@ TEST_CASE("a batch of a hundred mixed operations, each result read", "[conforman
   cache.Run(batch);
   for (int i = 0; i < 34; ++i) {
     INFO("operation " << i);
-    CHECK(batch.Outcome(sets[i]).ok());
+    CHECK(Ok(batch.Outcome(sets[i])));
     CHECK(batch.Outcome(gets[i]).value_or("") == "value-" + std::to_string(i));
   }
-  for (const BatchWrite& removed : removes) CHECK(batch.Outcome(removed).ok());
+  for (const BatchWrite& removed : removes) CHECK(Ok(batch.Outcome(removed)));
   CHECK(cache.Get(prefix + ":0").miss());
   CHECK(cache.Get(prefix + ":1").value_or("") == "value-1");
 }
@@ -144,10 +144,10 @@ TEST_CASE("operations on the same key run in the order they were added", "[confo
   const auto read_gone = batch.Get(key);
   (void)batch.Set(key, std::string("c"));
   cache.Run(batch);
-  CHECK(batch.Outcome(first).ok());
+  CHECK(Ok(batch.Outcome(first)));
   CHECK(batch.Outcome(read_a).value_or("") == "a");
   CHECK(batch.Outcome(read_b).value_or("") == "b");
-  CHECK(batch.Outcome(removed).ok());
+  CHECK(Ok(batch.Outcome(removed)));
   CHECK(batch.Outcome(read_gone).miss());
   CHECK(cache.Get(key).value_or("") == "c");
 }
@@ -192,7 +192,7 @@ TEST_CASE("counters in a batch, repeated on one key", "[conformance][batch]") {
 TEST_CASE("gets and cas in a batch: a stale token conflicts", "[conformance][batch][cas]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("batch-cas");
-  REQUIRE(cache.Set(key, std::string("v1")).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("v1"))));
   if (!Supports(Capability::kCas)) {
     Batch batch(cache);
     const auto refused = batch.Cas(key, std::string("w"), 1);
@@ -214,7 +214,7 @@ TEST_CASE("gets and cas in a batch: a stale token conflicts", "[conformance][bat
   const auto gone = batch.Cas(UniqueKey("batch-cas-absent"), std::string("x"), token);
   const auto after = batch.Gets(key);
   cache.Run(batch);
-  CHECK(batch.Outcome(first).ok());
+  CHECK(Ok(batch.Outcome(first)));
   CHECK(batch.Outcome(stale).IsExists());
   CHECK(batch.Outcome(gone).IsNotFound());
   REQUIRE(batch.Outcome(after).hit());
@@ -227,8 +227,8 @@ TEST_CASE("a gets in a batch answers its own read, not the batch's later write",
   Cache& cache = SharedCache();
   const std::string overwritten = UniqueKey("batch-gets-set");
   const std::string removed_key = UniqueKey("batch-gets-remove");
-  REQUIRE(cache.Set(overwritten, std::string("one")).ok());
-  REQUIRE(cache.Set(removed_key, std::string("one")).ok());
+  REQUIRE(Ok(cache.Set(overwritten, std::string("one"))));
+  REQUIRE(Ok(cache.Set(removed_key, std::string("one"))));
   // Tokens as the single Gets gives them (0 on a store without CAS).
   const Lookup<Versioned<std::string>> before_set = cache.Gets<std::string>(overwritten);
   const Lookup<Versioned<std::string>> before_remove = cache.Gets<std::string>(removed_key);
@@ -241,8 +241,8 @@ TEST_CASE("a gets in a batch answers its own read, not the batch's later write",
   const auto read_removed = batch.Gets(removed_key);
   const auto removed = batch.Remove(removed_key);
   cache.Run(batch);
-  CHECK(batch.Outcome(set).ok());
-  CHECK(batch.Outcome(removed).ok());
+  CHECK(Ok(batch.Outcome(set)));
+  CHECK(Ok(batch.Outcome(removed)));
   const Lookup<Versioned<std::string>> got = batch.Outcome(read_set);
   REQUIRE(got.hit());
   CHECK(got->value == "one");
@@ -258,7 +258,7 @@ TEST_CASE("a gets in a batch answers its own read, not the batch's later write",
 TEST_CASE("append, prepend and touch in a batch", "[conformance][batch]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("batch-append");
-  REQUIRE(cache.Set(key, std::string("mid")).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("mid"))));
   Batch batch(cache);
   const auto appended = batch.Append(key, "-end");
   const auto prepended = batch.Prepend(key, "start-");
@@ -267,15 +267,15 @@ TEST_CASE("append, prepend and touch in a batch", "[conformance][batch]") {
   const auto read = batch.Get(key);
   cache.Run(batch);
   if (Supports(Capability::kAppendPrepend)) {
-    CHECK(batch.Outcome(appended).ok());
-    CHECK(batch.Outcome(prepended).ok());
+    CHECK(Ok(batch.Outcome(appended)));
+    CHECK(Ok(batch.Outcome(prepended)));
     CHECK(batch.Outcome(read).value_or("") == "start-mid-end");
   } else {
     CHECK(batch.Outcome(appended).IsUnsupported());
     CHECK(batch.Outcome(read).value_or("") == "mid");
   }
   if (Supports(Capability::kTouch)) {
-    CHECK(batch.Outcome(touched).ok());
+    CHECK(Ok(batch.Outcome(touched)));
     CHECK(batch.Outcome(touch_absent).IsNotFound());
   } else {
     CHECK(batch.Outcome(touched).IsUnsupported());
@@ -294,7 +294,7 @@ TEST_CASE("an empty batch runs and a cleared batch is reused", "[conformance][ba
     const auto stored = batch.Set(key, std::int64_t{round});
     const auto read = batch.Get<std::int64_t>(key);
     cache.Run(batch);
-    CHECK(batch.Outcome(stored).ok());
+    CHECK(Ok(batch.Outcome(stored)));
     CHECK(batch.Outcome(read).value_or(-1) == round);
   }
 }
@@ -322,7 +322,7 @@ TEST_CASE("noreply writes: sent without waiting, or unsupported naming the store
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("batch-noreply");
   const std::string counter = UniqueKey("batch-noreply-counter");
-  REQUIRE(cache.Set(counter, std::string("1")).ok());
+  REQUIRE(Ok(cache.Set(counter, std::string("1"))));
   Batch batch(cache);
   const auto quiet = batch.Set(key, std::string("quiet"));
   batch.Noreply(quiet);
@@ -339,10 +339,10 @@ TEST_CASE("noreply writes: sent without waiting, or unsupported naming the store
     SkipWithout(Capability::kNoreply);
     return;
   }
-  CHECK(batch.Outcome(quiet).ok());
+  CHECK(Ok(batch.Outcome(quiet)));
   CHECK(batch.Outcome(loud).value_or("") == "quiet");
   if (Supports(Capability::kCounters)) {
-    CHECK(batch.StatusOf(bump).ok());
+    CHECK(Ok(batch.StatusOf(bump)));
     CHECK(batch.Outcome(bump).status().IsInvalidArgument());  // its value is not read
     CHECK(cache.Get<std::uint64_t>(counter).value_or(0) == 5);
   }

@@ -22,7 +22,7 @@ std::vector<std::string> StoreKeys(Cache& cache, std::string_view topic, std::si
   for (std::size_t i = 0; i < count; ++i) {
     entries.emplace_back(prefix + ":" + std::to_string(i), value + std::to_string(i));
   }
-  for (const Status& s : cache.SetMulti(entries)) REQUIRE(s.ok());
+  for (const Status& s : cache.SetMulti(entries)) REQUIRE(Ok(s));
   std::vector<std::string> keys;
   for (auto& entry : entries) keys.push_back(std::move(entry.first));
   return keys;
@@ -90,14 +90,14 @@ TEST_CASE("a second read of same-size values reuses every buffer", "[conformance
   std::vector<const char*> buffers;
   std::vector<std::size_t> capacities;
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    REQUIRE(statuses[i].ok());
+    REQUIRE(Ok(statuses[i]));
     values[i].reserve(3 * kBigValue);
     buffers.push_back(values[i].data());
     capacities.push_back(values[i].capacity());
   }
   cache.GetMultiInto(Views(keys), &values, &statuses);
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    REQUIRE(statuses[i].ok());
+    REQUIRE(Ok(statuses[i]));
     CHECK(values[i] == BytePattern(kBigValue) + std::to_string(i));
     CHECK(static_cast<const void*>(values[i].data()) == static_cast<const void*>(buffers[i]));
     CHECK(values[i].capacity() == capacities[i]);
@@ -124,14 +124,14 @@ TEST_CASE("buffers of earlier reads never leak into later answers", "[conformanc
   // Values larger than the buffers they land in.
   cache.GetItemsInto(Views(big), &items, &statuses);
   for (std::size_t i = 0; i < big.size(); ++i) {
-    REQUIRE(statuses[i].ok());
+    REQUIRE(Ok(statuses[i]));
     CHECK(items[i].value == BytePattern(kBigValue) + std::to_string(i));
   }
 
   // Misses after hits: the old bytes are gone, not handed out again.
-  REQUIRE(cache.Remove(big[1]).ok());
+  REQUIRE(Ok(cache.Remove(big[1])));
   cache.GetItemsInto(Views(big), &items, &statuses);
-  CHECK(statuses[0].ok());
+  CHECK(Ok(statuses[0]));
   CHECK(statuses[1].IsNotFound());
   CHECK(items[1].value.empty());
   CHECK(items[2].value == BytePattern(kBigValue) + "2");

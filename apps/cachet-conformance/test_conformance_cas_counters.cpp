@@ -15,24 +15,24 @@ TEST_CASE("cas stores only while the token is current", "[conformance][cas]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("cas");
   if (!Supports(Capability::kCas)) {
-    REQUIRE(cache.Set(key, std::string("v")).ok());
+    REQUIRE(Ok(cache.Set(key, std::string("v"))));
     CHECK(cache.Cas(key, std::string("w"), 1).IsUnsupported());
     SkipWithout(Capability::kCas);
     return;
   }
-  REQUIRE(cache.Set(key, std::string("v1")).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("v1"))));
   auto first = cache.Gets(key);
   REQUIRE(first.hit());
   const std::uint64_t token = first.value().cas;
 
-  REQUIRE(cache.Cas(key, std::string("v2"), token).ok());
+  REQUIRE(Ok(cache.Cas(key, std::string("v2"), token)));
   CHECK(cache.Cas(key, std::string("v3"), token).IsExists());
   CHECK(cache.Get(key).value_or("") == "v2");
 
   auto second = cache.Gets(key);
   REQUIRE(second.hit());
   CHECK(second.value().cas != token);
-  REQUIRE(cache.Remove(key).ok());
+  REQUIRE(Ok(cache.Remove(key)));
   CHECK(cache.Cas(key, std::string("v4"), second.value().cas).IsNotFound());
   CHECK(cache.Get(key).miss());
 }
@@ -44,10 +44,10 @@ TEST_CASE("a write by someone else makes an old token conflict", "[conformance][
   }
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("cas-race");
-  REQUIRE(cache.Set(key, std::int64_t{1}).ok());
+  REQUIRE(Ok(cache.Set(key, std::int64_t{1})));
   auto seen = cache.Gets<std::int64_t>(key);
   REQUIRE(seen.hit());
-  REQUIRE(cache.Set(key, std::int64_t{2}).ok());
+  REQUIRE(Ok(cache.Set(key, std::int64_t{2})));
   CHECK(cache.Cas(key, std::int64_t{3}, seen.value().cas).IsExists());
   CHECK(cache.Get<std::int64_t>(key).value_or(0) == 2);
 }
@@ -56,26 +56,26 @@ TEST_CASE("incr and decr count on decimal text", "[conformance][counters]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("counter");
   if (!Supports(Capability::kCounters)) {
-    REQUIRE(cache.Set(key, std::string("1")).ok());
+    REQUIRE(Ok(cache.Set(key, std::string("1"))));
     CHECK(cache.Incr(key).status().IsUnsupported());
     SkipWithout(Capability::kCounters);
     return;
   }
   if (SignedCounters()) {
     auto created = cache.Incr(key, 3);  // a missing key counts from 0
-    REQUIRE(created.ok());
+    REQUIRE(Ok(created));
     CHECK(*created == 3);
     CHECK(cache.Get(key).value_or("") == "3");
   } else {
     CHECK(cache.Incr(key).status().IsNotFound());
     CHECK(cache.Decr(key).status().IsNotFound());
   }
-  REQUIRE(cache.Set(key, std::string("10")).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("10"))));
   auto up = cache.Incr(key, 5);
-  REQUIRE(up.ok());
+  REQUIRE(Ok(up));
   CHECK(*up == 15);
   auto down = cache.Decr(key, 3);
-  REQUIRE(down.ok());
+  REQUIRE(Ok(down));
   CHECK(*down == 12);
   CHECK(cache.Get<std::uint64_t>(key).value_or(0) == 12);
   CHECK(cache.Get(key).value_or("") == "12");
@@ -92,25 +92,25 @@ TEST_CASE("counters at their limits: incr wraps at 2^64, decr stops at 0 (or sig
   if (SignedCounters()) {
     // Signed 64-bit: an overflow is refused and changes nothing; decr goes
     // below 0, the result coming back as its two's complement.
-    REQUIRE(cache.Set(key, std::string("9223372036854775807")).ok());
+    REQUIRE(Ok(cache.Set(key, std::string("9223372036854775807"))));
     CHECK(cache.Incr(key, 1).status().IsInvalidArgument());
     CHECK(cache.Get(key).value_or("") == "9223372036854775807");
-    REQUIRE(cache.Set(key, std::string("5")).ok());
+    REQUIRE(Ok(cache.Set(key, std::string("5"))));
     auto below = cache.Decr(key, 7);
-    REQUIRE(below.ok());
+    REQUIRE(Ok(below));
     CHECK(static_cast<std::int64_t>(*below) == -2);
     CHECK(cache.Get(key).value_or("") == "-2");
     return;
   }
-  REQUIRE(cache.Set(key, std::string("18446744073709551615")).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("18446744073709551615"))));
   auto wrapped = cache.Incr(key, 1);
-  REQUIRE(wrapped.ok());
+  REQUIRE(Ok(wrapped));
   CHECK(*wrapped == 0);
   auto plus = cache.Incr(key, 7);
-  REQUIRE(plus.ok());
+  REQUIRE(Ok(plus));
   CHECK(*plus == 7);
   auto floor = cache.Decr(key, 100);
-  REQUIRE(floor.ok());
+  REQUIRE(Ok(floor));
   CHECK(*floor == 0);
   CHECK(cache.Get<std::uint64_t>(key).value_or(99) == 0);
 }
@@ -123,7 +123,7 @@ TEST_CASE("incr on a value that is not a number is invalid and changes nothing",
   }
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("counter-text");
-  REQUIRE(cache.Set(key, std::string("twelve")).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("twelve"))));
   CHECK(cache.Incr(key).status().IsInvalidArgument());
   CHECK(cache.Decr(key).status().IsInvalidArgument());
   CHECK(cache.Get(key).value_or("") == "twelve");

@@ -11,11 +11,11 @@ TEST_CASE("set then get returns the value; an absent key is a miss", "[conforman
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("set-get");
   CHECK(cache.Get(key).miss());
-  REQUIRE(cache.Set(key, std::string("hello")).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("hello"))));
   auto got = cache.Get(key);
   REQUIRE(got.hit());
   CHECK(got.value() == "hello");
-  REQUIRE(cache.Set(key, std::string("again")).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("again"))));
   CHECK(cache.Get(key).value_or("") == "again");
 }
 
@@ -23,7 +23,7 @@ TEST_CASE("gets returns the value with a version token", "[conformance]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("gets");
   CHECK(cache.Gets(key).miss());
-  REQUIRE(cache.Set(key, std::string("v")).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("v"))));
   auto got = cache.Gets(key);
   REQUIRE(got.hit());
   CHECK(got.value().value == "v");
@@ -33,7 +33,7 @@ TEST_CASE("gets returns the value with a version token", "[conformance]") {
 TEST_CASE("add stores only an absent key and keeps the present value", "[conformance]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("add");
-  REQUIRE(cache.Add(key, std::string("first")).ok());
+  REQUIRE(Ok(cache.Add(key, std::string("first"))));
   CHECK(cache.Add(key, std::string("second")).IsNotStored());
   CHECK(cache.Get(key).value_or("") == "first");
 }
@@ -50,16 +50,16 @@ TEST_CASE("replace stores only a present key", "[conformance]") {
   }
   CHECK(first.IsNotStored());
   CHECK(cache.Get(key).miss());
-  REQUIRE(cache.Set(key, std::string("old")).ok());
-  REQUIRE(cache.Replace(key, std::string("new")).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("old"))));
+  REQUIRE(Ok(cache.Replace(key, std::string("new"))));
   CHECK(cache.Get(key).value_or("") == "new");
 }
 
 TEST_CASE("remove deletes a key; removing an absent key is not_found", "[conformance]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("remove");
-  REQUIRE(cache.Set(key, std::string("v")).ok());
-  REQUIRE(cache.Remove(key).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("v"))));
+  REQUIRE(Ok(cache.Remove(key)));
   CHECK(cache.Get(key).miss());
   CHECK(cache.Remove(key).IsNotFound());
 }
@@ -81,9 +81,9 @@ TEST_CASE("append and prepend add bytes around the value", "[conformance]") {
   CHECK(cache.Append(key, "x").IsNotStored());
   CHECK(cache.Prepend(key, "x").IsNotStored());
   CHECK(cache.Get(key).miss());
-  REQUIRE(cache.Set(key, std::string("mid")).ok());
-  REQUIRE(cache.Append(key, std::string_view("-end\0\r\n", 7)).ok());
-  REQUIRE(cache.Prepend(key, "start-").ok());
+  REQUIRE(Ok(cache.Set(key, std::string("mid"))));
+  REQUIRE(Ok(cache.Append(key, std::string_view("-end\0\r\n", 7))));
+  REQUIRE(Ok(cache.Prepend(key, "start-")));
   CHECK(cache.Get(key).value_or("") == std::string("start-mid-end\0\r\n", 16));
 }
 
@@ -110,7 +110,7 @@ TEST_CASE("a key with a space or CRLF never runs as a command", "[conformance]")
   // A text protocol that sent this key raw would run "flush_all" on the server.
   Cache& cache = SharedCache();
   const std::string canary = UniqueKey("canary");
-  REQUIRE(cache.Set(canary, std::string("alive")).ok());
+  REQUIRE(Ok(cache.Set(canary, std::string("alive"))));
   const std::string hostile = UniqueKey("hostile") + " 0 0 1\r\nflush_all\r\n";
   Status s = cache.Set(hostile, std::string("v"));
   CHECK((s.ok() || s.IsInvalidArgument()));

@@ -28,7 +28,7 @@ std::string FullKey(Cache& cache, const std::string& key) {
 TEST_CASE("an item with a 1 s TTL expires", "[conformance][ttl]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("ttl");
-  REQUIRE(cache.Set(key, std::string("brief"), seconds(1)).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("brief"), seconds(1))));
   CHECK(GoneWithin(cache, key, kExpiryWait));
 }
 
@@ -36,8 +36,8 @@ TEST_CASE("an item with a long TTL or none is still there", "[conformance][ttl]"
   Cache& cache = SharedCache();
   const std::string long_lived = UniqueKey("ttl-long");
   const std::string forever = UniqueKey("ttl-none");
-  REQUIRE(cache.Set(long_lived, std::string("v"), seconds(600)).ok());
-  REQUIRE(cache.Set(forever, std::string("v"), Ttl{0}).ok());
+  REQUIRE(Ok(cache.Set(long_lived, std::string("v"), seconds(600))));
+  REQUIRE(Ok(cache.Set(forever, std::string("v"), Ttl{0})));
   CHECK(cache.Get(long_lived).hit());
   CHECK(cache.Get(forever).hit());
 }
@@ -45,9 +45,9 @@ TEST_CASE("an item with a long TTL or none is still there", "[conformance][ttl]"
 TEST_CASE("add succeeds once the old item has expired", "[conformance][ttl]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("ttl-add");
-  REQUIRE(cache.Set(key, std::string("old"), seconds(1)).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("old"), seconds(1))));
   REQUIRE(GoneWithin(cache, key, kExpiryWait));
-  REQUIRE(cache.Add(key, std::string("new")).ok());
+  REQUIRE(Ok(cache.Add(key, std::string("new"))));
   CHECK(cache.Get(key).value_or("") == "new");
 }
 
@@ -55,14 +55,14 @@ TEST_CASE("touch gives an existing item a new TTL", "[conformance][ttl]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("touch");
   if (!Supports(Capability::kTouch)) {
-    REQUIRE(cache.Set(key, std::string("v")).ok());
+    REQUIRE(Ok(cache.Set(key, std::string("v"))));
     CHECK(cache.Touch(key, seconds(1)).IsUnsupported());
     SkipWithout(Capability::kTouch);
     return;
   }
   CHECK(cache.Touch(key, seconds(1)).IsNotFound());
-  REQUIRE(cache.Set(key, std::string("v"), Ttl{0}).ok());
-  REQUIRE(cache.Touch(key, seconds(1)).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("v"), Ttl{0})));
+  REQUIRE(Ok(cache.Touch(key, seconds(1))));
   CHECK(GoneWithin(cache, key, kExpiryWait));
 }
 
@@ -78,8 +78,8 @@ TEST_CASE("get-and-touch reads the value and sets a new TTL", "[conformance][ttl
     return;
   }
   CHECK(backend.GetAndTouch(full_key, seconds(1), &item).IsNotFound());
-  REQUIRE(cache.Set(key, std::string("seen"), Ttl{0}).ok());
-  REQUIRE(backend.GetAndTouch(full_key, seconds(1), &item).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("seen"), Ttl{0})));
+  REQUIRE(Ok(backend.GetAndTouch(full_key, seconds(1), &item)));
   CHECK(item.value == "seen");
   CHECK(GoneWithin(cache, key, kExpiryWait));
 }
@@ -89,14 +89,14 @@ TEST_CASE("a TTL reaching past 2038, or Ttl::max(), keeps the item", "[conforman
   for (const Ttl ttl : {kPast2038, kLongest}) {
     INFO("ttl " << ttl.count() << " ms");
     const std::string key = UniqueKey("ttl-far");
-    REQUIRE(cache.Set(key, std::string("far"), ttl).ok());
+    REQUIRE(Ok(cache.Set(key, std::string("far"), ttl)));
     CHECK(cache.Get(key).value_or("") == "far");
     const std::string added = UniqueKey("ttl-far-add");
-    REQUIRE(cache.Add(added, std::string("far"), ttl).ok());
+    REQUIRE(Ok(cache.Add(added, std::string("far"), ttl)));
     CHECK(cache.Get(added).value_or("") == "far");
     const std::vector<std::pair<std::string, std::string>> entries = {
         {UniqueKey("ttl-far-multi"), "far"}};
-    for (const Status& s : cache.SetMulti(entries, ttl)) CHECK(s.ok());
+    for (const Status& s : cache.SetMulti(entries, ttl)) CHECK(Ok(s));
     CHECK(cache.Get(entries[0].first).value_or("") == "far");
   }
 }
@@ -111,14 +111,14 @@ TEST_CASE("touch and get-and-touch with a far-off TTL keep the item", "[conforma
   for (const Ttl ttl : {kPast2038, kLongest}) {
     INFO("ttl " << ttl.count() << " ms");
     const std::string key = UniqueKey("touch-far");
-    REQUIRE(cache.Set(key, std::string("v"), seconds(600)).ok());
+    REQUIRE(Ok(cache.Set(key, std::string("v"), seconds(600))));
     if (Supports(Capability::kTouch)) {
-      REQUIRE(cache.Touch(key, ttl).ok());
+      REQUIRE(Ok(cache.Touch(key, ttl)));
       CHECK(cache.Get(key).hit());
     }
     if (Supports(Capability::kGetAndTouch)) {
       Item item;
-      REQUIRE(backend.GetAndTouch(FullKey(cache, key), ttl, &item).ok());
+      REQUIRE(Ok(backend.GetAndTouch(FullKey(cache, key), ttl, &item)));
       CHECK(item.value == "v");
       CHECK(cache.Get(key).hit());
     }
@@ -131,7 +131,7 @@ TEST_CASE("a write with a negative TTL is invalid_argument and changes nothing",
   Backend& backend = cache.backend();
   const Ttl negative{-1};
   const std::string key = UniqueKey("ttl-negative");
-  REQUIRE(cache.Set(key, std::string("old"), Ttl{0}).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("old"), Ttl{0})));
 
   CHECK(cache.Set(key, std::string("new"), negative).IsInvalidArgument());
   CHECK(cache.Replace(key, std::string("new"), negative).IsInvalidArgument());
@@ -176,8 +176,8 @@ TEST_CASE("touch with a negative TTL is invalid_argument and keeps the TTL", "[c
   const Ttl negative{-1000};
   const std::string forever = UniqueKey("touch-negative-none");
   const std::string brief = UniqueKey("touch-negative-brief");
-  REQUIRE(cache.Set(forever, std::string("v"), Ttl{0}).ok());
-  REQUIRE(cache.Set(brief, std::string("v"), seconds(1)).ok());
+  REQUIRE(Ok(cache.Set(forever, std::string("v"), Ttl{0})));
+  REQUIRE(Ok(cache.Set(brief, std::string("v"), seconds(1))));
 
   CHECK(cache.Touch(forever, negative).IsInvalidArgument());
   CHECK(cache.Touch(brief, negative).IsInvalidArgument());

@@ -16,7 +16,7 @@ template <class T>
 void CheckRoundTrip(const T& value) {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("typed");
-  REQUIRE(cache.Set(key, value).ok());
+  REQUIRE(Ok(cache.Set(key, value)));
   auto got = cache.Get<T>(key);
   INFO(got.status().ToString());
   REQUIRE(got.hit());
@@ -45,7 +45,7 @@ TEST_CASE("binary values with NUL, CR and LF read back unchanged", "[conformance
 TEST_CASE("an empty value is a hit, not a miss", "[conformance][values]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("empty");
-  REQUIRE(cache.Set(key, std::string()).ok());
+  REQUIRE(Ok(cache.Set(key, std::string())));
   auto got = cache.Get(key);
   REQUIRE(got.hit());
   CHECK(got.value().empty());
@@ -55,7 +55,7 @@ TEST_CASE("a 1,000,000-byte value reads back byte for byte", "[conformance][valu
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("large");
   const std::string value = BytePattern(1000000);
-  REQUIRE(cache.Set(key, value).ok());
+  REQUIRE(Ok(cache.Set(key, value)));
   auto got = cache.Get(key);
   REQUIRE(got.hit());
   CHECK(got.value().size() == value.size());
@@ -83,17 +83,17 @@ TEST_CASE("a set refused as too large removes the key's old value", "[conformanc
   // The value it was to replace must not be read afterwards as if it were current.
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("too-large-set");
-  REQUIRE(cache.Set(key, std::string("old")).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("old"))));
   CHECK(cache.Set(key, BytePattern(*limit * 2)).IsTooLarge());
   CHECK(cache.Get(key).miss());
   // In a batch, and in SetMulti, too.
-  REQUIRE(cache.Set(key, std::string("old")).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("old"))));
   Batch batch(cache);
   const auto refused = batch.Set(key, BytePattern(*limit * 2));
   cache.Run(batch);
   CHECK(batch.Outcome(refused).IsTooLarge());
   CHECK(cache.Get(key).miss());
-  REQUIRE(cache.Set(key, std::string("old")).ok());
+  REQUIRE(Ok(cache.Set(key, std::string("old"))));
   const auto statuses = cache.SetMulti(std::vector<std::pair<std::string, std::string>>{
       {key, BytePattern(*limit * 2)}});
   REQUIRE(statuses.size() == 1);
@@ -104,7 +104,7 @@ TEST_CASE("a set refused as too large removes the key's old value", "[conformanc
 TEST_CASE("reading a document as an integer is an error, not a miss", "[conformance][values]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("kind");
-  REQUIRE(cache.Set(key, Json{{"a", 1}}).ok());
+  REQUIRE(Ok(cache.Set(key, Json{{"a", 1}})));
   auto got = cache.Get<std::int64_t>(key);
   CHECK(got.error());
   CHECK(cache.Get<Json>(key).hit());
