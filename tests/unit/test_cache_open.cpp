@@ -143,6 +143,22 @@ TEST_CASE("a plugin_path folder that does not exist is logged as a warning", "[c
   CHECK(text.find(existing + "'") == std::string::npos);
 }
 
+TEST_CASE("a CACHET_PLUGIN_PATH folder that does not exist is logged as a warning",
+          "[cache][open]") {
+  std::ostringstream logged;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(logged);
+  cachet::Logger()->sinks().push_back(sink);
+  const std::string existing = std::filesystem::temp_directory_path().string();
+  REQUIRE(setenv("CACHET_PLUGIN_PATH", ("/no/such/env-dir::" + existing).c_str(), 1) == 0);
+  auto opened = OpenText("[cache]\nbackend = memory\n");
+  unsetenv("CACHET_PLUGIN_PATH");
+  cachet::Logger()->sinks().pop_back();
+  REQUIRE(opened.ok());
+  const std::string text = logged.str();
+  CHECK(text.find("CACHET_PLUGIN_PATH: no folder '/no/such/env-dir'") != std::string::npos);
+  CHECK(text.find(existing + "'") == std::string::npos);
+}
+
 TEST_CASE("an unknown backend is a plugin error naming it", "[cache][open]") {
   auto cache = OpenText("[cache]\nbackend = nosuchstore\n");
   REQUIRE_FALSE(cache.ok());
