@@ -344,10 +344,12 @@ struct StoreUnderTest {
   std::string name;
   std::string section;  // the config's store section, before `servers`
   std::function<Result<std::unique_ptr<ServerProcess>>()> start;
+  std::string cache_lines = "";  // more of [cache]
 };
 
 std::unique_ptr<Cache> OpenThrough(const StoreUnderTest& store, const std::string& servers) {
-  const std::string text = "[cache]\nbackend = " + store.name + "\n" + store.section +
+  const std::string text = "[cache]\nbackend = " + store.name + "\n" + store.cache_lines +
+                           store.section +
                            "servers = " + servers + "\nio_timeout_ms = " +
                            std::to_string(kIoTimeout.count()) + "\nretry_timeout_ms = 0\n";
   auto config = Config::Parse(text, "random faults");
@@ -375,8 +377,10 @@ TEST_CASE("random faults between client and server never give a wrong value",
       StoreUnderTest{"memcached", "[memcached]\nprotocol = text\n", memcached},
       StoreUnderTest{"memcached", "[memcached]\nprotocol = meta\n", memcached},
       StoreUnderTest{"redis", "[redis]\n", [] { return StartRedis(); }},
+      StoreUnderTest{"redis", "[redis]\n", [] { return StartRedis(); }, "near_cache = on\n"},
+      StoreUnderTest{"memcached", "[memcached]\n", memcached, "near_cache = on\n"},
       StoreUnderTest{"tokyotyrant", "[tokyotyrant]\n", [] { return StartTokyoTyrant(); }});
-  INFO(store.name << " " << store.section);
+  INFO(store.name << " " << store.section << store.cache_lines);
   // Two servers, so batches span both: each behind a front of its own.
   auto first = store.start();
   auto second = store.start();
