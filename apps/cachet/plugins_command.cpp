@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cachet/backend.h"
+#include "cachet/envelope.h"
 #include "cachet/plugin.h"
 #include "commands.h"
 #include "exit_codes.h"
@@ -13,20 +14,15 @@
 namespace cachet::cli {
 namespace {
 
-// What the value envelope (envelope.h) adds to a store: expiry and flags, kept
-// inside the value when the store has no native ones.
-bool EmulatedByCore(Capabilities native, Capability c) {
-  const bool emulable = c == Capability::kNativeTtl || c == Capability::kNativeFlags;
-  return emulable && !native.has(c);
-}
-
+// What the store can do through a Cache: its own capabilities, and those the
+// value envelope (envelope.h) adds, marked; those it drops are not listed.
 void PrintCapabilities(Capabilities native, std::ostream& out) {
+  const Capabilities through_cache = CapabilitiesThroughCache(native);
   out << "  capabilities:";
   const char* separator = " ";
   for (Capability c : AllCapabilities()) {
-    const bool emulated = EmulatedByCore(native, c);
-    if (!native.has(c) && !emulated) continue;
-    out << separator << CapabilityName(c) << (emulated ? " (emulated by cachet)" : "");
+    if (!through_cache.has(c)) continue;
+    out << separator << CapabilityName(c) << (native.has(c) ? "" : " (emulated by cachet)");
     separator = ", ";
   }
   out << '\n';

@@ -63,17 +63,9 @@ EnvelopeBackend::EnvelopeBackend(std::shared_ptr<Backend> inner)
     : inner_(std::move(inner)),
       native_flags_(inner_->capabilities().has(Capability::kNativeFlags)),
       native_ttl_(inner_->capabilities().has(Capability::kNativeTtl)),
-      can_rewrite_(!native_ttl_ && inner_->capabilities().has(Capability::kCas)) {
-  const Capabilities inner_caps = inner_->capabilities();
-  Capabilities caps = inner_caps.with(Capability::kNativeFlags).with(Capability::kNativeTtl);
-  if (!native_ttl_) {
-    // Without native TTL, touch means rewriting the header: possible only with CAS.
-    caps = can_rewrite_ ? caps.with(Capability::kTouch).with(Capability::kGetAndTouch)
-                        : caps.without(Capability::kTouch).without(Capability::kGetAndTouch);
-  }
-  capabilities_ = caps;
-  emulated_ = Capabilities(caps.bits() & ~inner_caps.bits());
-}
+      can_rewrite_(!native_ttl_ && inner_->capabilities().has(Capability::kCas)),
+      capabilities_(CapabilitiesThroughCache(inner_->capabilities())),
+      emulated_(capabilities_.bits() & ~inner_->capabilities().bits()) {}
 
 // ---- packing and opening ----------------------------------------------------
 
@@ -479,6 +471,16 @@ void EnvelopeBackend::Execute(std::span<Operation> batch) {
 }
 
 // ---- entry points -----------------------------------------------------------
+
+Capabilities CapabilitiesThroughCache(Capabilities native) noexcept {
+  if (native.has(Capability::kNativeFlags) && native.has(Capability::kNativeTtl)) return native;
+  const Capabilities caps = native.with(Capability::kNativeFlags).with(Capability::kNativeTtl);
+  if (native.has(Capability::kNativeTtl)) return caps;
+  // Without native TTL, touch means rewriting the header: possible only with CAS.
+  return native.has(Capability::kCas)
+             ? caps.with(Capability::kTouch).with(Capability::kGetAndTouch)
+             : caps.without(Capability::kTouch).without(Capability::kGetAndTouch);
+}
 
 std::shared_ptr<Backend> WithEnvelope(std::shared_ptr<Backend> inner) {
   if (inner == nullptr) return inner;

@@ -389,6 +389,23 @@ TEST_CASE("with CAS, prepend, counters and touch rewrite the envelope", "[envelo
   CHECK(header.expires_at_ms > NowMs() + 3600 * 1000);
 }
 
+TEST_CASE("CapabilitiesThroughCache is what the wrapped store reports", "[envelope]") {
+  const Capabilities sets[] = {
+      kBare, kWithCas, kRedisLike, Capabilities{Capability::kCas, Capability::kTouch},
+      Capabilities{Capability::kTouch, Capability::kGetAndTouch},
+      kBare.with(Capability::kNativeFlags).with(Capability::kNativeTtl)};
+  for (const Capabilities native : sets) {
+    auto inner = std::make_shared<FakeStore>(native);
+    INFO("native " << native.bits());
+    CHECK(cachet::CapabilitiesThroughCache(native).bits() ==
+          cachet::WithEnvelope(inner)->capabilities().bits());
+  }
+  // Touch through CAS is added to a store without TTL; without CAS it is dropped.
+  CHECK(cachet::CapabilitiesThroughCache(kWithCas).has(Capability::kTouch));
+  CHECK_FALSE(cachet::CapabilitiesThroughCache(Capabilities{Capability::kTouch})
+                  .has(Capability::kTouch));
+}
+
 // Found by a plugin author's store (CAS, no native TTL, no append or prepend):
 // cachet did prepends through CAS while the store refused appends.
 TEST_CASE("a store without append and prepend gets no prepend through CAS", "[envelope]") {

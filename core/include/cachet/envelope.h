@@ -44,5 +44,11 @@ CACHET_EXPORT Status DecodeEnvelope(std::string_view stored, EnvelopeHeader* hea
 // ones as present; EmulatedCapabilities() tells which they are.
 CACHET_EXPORT std::shared_ptr<Backend> WithEnvelope(std::shared_ptr<Backend> inner);
 CACHET_EXPORT Capabilities EmulatedCapabilities(const Backend& backend) noexcept;
+// What a store that declares `native` can do through a Cache: the envelope adds
+// flags and TTL where they are missing, and touch and get_and_touch where it
+// rewrites the expiry with CAS; without CAS, a store without native TTL loses
+// them (the expiry lives in the value). The same as capabilities() of
+// WithEnvelope's Backend, without making one (`cachet plugins` lists it).
+CACHET_EXPORT Capabilities CapabilitiesThroughCache(Capabilities native) noexcept;
 
 }  // namespace cachet
