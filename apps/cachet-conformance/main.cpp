@@ -109,12 +109,13 @@ bool OpenStore(Invocation* invocation) {
   }
   // A store that cannot answer one read would fail every case for the same
   // reason; say it once, with the store's own words.
+  invocation->settings.store = config->section("cache")->GetString("backend");
   const cachet::Status probe = (*cache)->Get<std::string>("cachet-conformance-probe").status();
   if (probe.IsError()) {
-    std::cerr << "cachet-conformance: the store does not answer: " << probe.ToString() << '\n';
+    std::cerr << "cachet-conformance: the store '" << invocation->settings.store
+              << "' does not answer a read: " << probe.ToString() << '\n';
     return false;
   }
-  invocation->settings.store = config->section("cache")->GetString("backend");
   std::cout << "cachet-conformance: store '" << invocation->settings.store << "' from "
             << invocation->config_file << '\n';
   cachet::conformance::SetSuite(std::move(cache).value(), std::move(invocation->settings));

@@ -48,17 +48,20 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr milliseconds kIoTimeout{60};
+// Long enough that a loaded machine seldom stalls a call past it.
+constexpr milliseconds kIoTimeout{250};
 
 // A TCP front on a free loopback port for the server on `server_port`. Bytes
 // from the client go to the server as they come; each piece read from the
 // server meets a fault with probability `per_mille` / 1000. One thread runs
 // every connection without blocking; each wait is bounded, and everything
-// stops with the object.
+// stops with the object. With `doubles` false no piece is sent twice: where a
+// reply ends with no delimiter (Tokyo Tyrant), a doubled piece in the middle of
+// a value is a corrupt value, which no reader can tell, not a reply too many.
 class FaultyFront {
  public:
-  FaultyFront(int server_port, std::uint32_t seed, int per_mille)
-      : server_port_(server_port), random_(seed), per_mille_(per_mille) {
+  FaultyFront(int server_port, std::uint32_t seed, int per_mille, bool doubles)
+      : server_port_(server_port), random_(seed), per_mille_(per_mille), doubles_(doubles) {
     listener_ = ListenOnLoopback(16, &port_);
     REQUIRE(listener_ >= 0);
     SetNonBlocking(listener_);
@@ -241,6 +244,10 @@ class FaultyFront {
         break;
       }
       case 3:  // twice, in one write: one reply too many
+        if (!doubles_) {
+          link.queued.push_back({at, std::move(piece)});
+          break;
+        }
         ++disruptions_;
         link.queued.push_back({at, piece + piece});
         break;
@@ -290,6 +297,7 @@ class FaultyFront {
   int port_ = 0;
   std::mt19937 random_;
   int per_mille_;
+  bool doubles_;
   std::vector<Link> links_;  // the front's thread's alone
   std::mutex mutex_;         // guards command_
   std::condition_variable done_;
@@ -300,45 +308,56 @@ class FaultyFront {
   std::thread thread_;
 };
 
-// What each key may hold now: the values (nullopt: none) that the writes
-// since the last certain outcome may have left.
+// What each key may hold now (nullopt: no value). A write that went through
+// leaves its value; one that failed may land at any later time, even after
+// writes that followed it: a request the server reads late (a server thread
+// that ran late on a loaded machine, bytes still on their way) is carried out
+// after a later request on another connection. So a failed write's value stays
+// possible until it is seen; each write lands at most once.
 class Ledger {
  public:
   using State = std::optional<std::string>;
 
-  // A write that went through leaves `state`; one that failed may have.
   void Wrote(const std::string& key, State state, bool certain) {
-    if (certain) states_[key].clear();
-    states_[key].insert(std::move(state));
+    Key& k = KeyOf(key);
+    if (certain) {
+      k.current = std::move(state);
+    } else {
+      k.pending.insert(std::move(state));
+    }
   }
-  // A read saw `state`: it must be one the key may hold, and is then the one.
-  bool Read(const std::string& key, State state) {
-    std::set<State>& may = StatesOf(key);
-    if (may.count(state) == 0) return false;
-    may = {std::move(state)};
+  // A read saw `state`: the key's value as last known, or a failed write's,
+  // which has then landed. False when it is neither.
+  bool Read(const std::string& key, const State& state) {
+    Key& k = KeyOf(key);
+    if (state == k.current) return true;
+    const auto landed = k.pending.find(state);
+    if (landed == k.pending.end()) return false;
+    k.pending.erase(landed);
+    k.current = state;
     return true;
   }
-  // The store refused an add: the key holds some value.
+  // The store refused an add: the key holds a value, as last known or landed.
   bool Present(const std::string& key) {
-    std::set<State>& may = StatesOf(key);
-    may.erase(std::nullopt);
-    return !may.empty();
+    const Key& k = KeyOf(key);
+    return k.current.has_value() ||
+           std::any_of(k.pending.begin(), k.pending.end(), [](const State& s) { return s; });
   }
   std::string Describe(const std::string& key) {
-    std::string out;
-    for (const State& s : StatesOf(key)) {
-      out += (s ? s->substr(0, 24) : std::string("(none)")) + " | ";
-    }
+    const Key& k = KeyOf(key);
+    auto text = [](const State& s) { return s ? s->substr(0, 24) : std::string("(none)"); };
+    std::string out = text(k.current);
+    for (const State& s : k.pending) out += " | or, from a failed write, " + text(s);
     return out;
   }
 
  private:
-  std::set<State>& StatesOf(const std::string& key) {
-    auto [at, added] = states_.try_emplace(key);
-    if (added) at->second.insert(std::nullopt);  // keys start absent (the server is new)
-    return at->second;
-  }
-  std::map<std::string, std::set<State>> states_;
+  struct Key {
+    State current;                 // keys start absent (the servers are new)
+    std::multiset<State> pending;  // failed writes not seen to land
+  };
+  Key& KeyOf(const std::string& key) { return keys_[key]; }
+  std::map<std::string, Key> keys_;
 };
 
 struct StoreUnderTest {
@@ -346,6 +365,7 @@ struct StoreUnderTest {
   std::string section;  // the config's store section, before `servers`
   std::function<Result<std::unique_ptr<ServerProcess>>()> start;
   std::string cache_lines = "";  // more of [cache]
+  bool delimited = true;          // every reply ends with a delimiter (not Tokyo Tyrant's)
 };
 
 std::unique_ptr<Cache> OpenThrough(const StoreUnderTest& store, const std::string& servers) {
@@ -474,11 +494,16 @@ StoreUnderTest StoreOf(int which) {
     case 0: return {"memcached", "[memcached]\nprotocol = text\n", memcached};
     case 1: return {"memcached", "[memcached]\nprotocol = meta\n", memcached};
     case 2: return {"redis", "[redis]\n", redis};
-    case 3: return {"tokyotyrant", "[tokyotyrant]\n", [] { return StartTokyoTyrant(); }};
+    case 3: return {"tokyotyrant", "[tokyotyrant]\n", [] { return StartTokyoTyrant(); }, "", false};
     case 4: return {"redis", "[redis]\n", redis, "near_cache = on\n"};
     default: return {"memcached", "[memcached]\n", memcached, "near_cache = on\n"};
   }
 }
+
+// Calls a loaded machine may fail on its own (a stall past io_timeout). Far
+// fewer than calls would fail if what arrives at idle connections cost any:
+// with the idle check off, 48 more than the faults.
+constexpr int kStallAllowance = 10;
 
 // Two servers of `store`, each behind a front of its own, so batches span both.
 struct Rig {
@@ -487,8 +512,8 @@ struct Rig {
     second = store.start();
     INFO(first.status().ToString() << " " << second.status().ToString());
     REQUIRE((first.ok() && second.ok()));
-    fronts[0] = std::make_unique<FaultyFront>((*first)->port(), seed, 40);
-    fronts[1] = std::make_unique<FaultyFront>((*second)->port(), seed + 1, 40);
+    fronts[0] = std::make_unique<FaultyFront>((*first)->port(), seed, 40, store.delimited);
+    fronts[1] = std::make_unique<FaultyFront>((*second)->port(), seed + 1, 40, store.delimited);
     StoreUnderTest with = store;
     with.section += more_section;
     cache = OpenThrough(with, fronts[0]->address() + "," + fronts[1]->address());
@@ -529,9 +554,9 @@ TEST_CASE("random faults between client and server never give a wrong value",
   CHECK(rig.fronts[1]->disruptions() >= 5);
   CHECK(rig.harmless() >= 10);
   CHECK(caller.reads_checked() >= kCalls / 3);
-  // Only the faults that reach a call fail it: what arrives at an idle connection, and
-  // idle connections closed, cost none.
-  CHECK(caller.failed_calls() <= rig.disruptions());
+  // Only the faults that reach a call fail it (and stalls of the machine): what
+  // arrives at an idle connection, and idle connections closed, cost none.
+  CHECK(caller.failed_calls() <= rig.disruptions() + kStallAllowance);
 }
 
 // Two threads share the Cache, each on keys of its own, so connections pass
@@ -558,7 +583,7 @@ TEST_CASE("random faults under two threads never give a wrong value", "[faults][
   for (const std::string& wrong : b.wrong()) FAIL_CHECK(wrong);
   CHECK(rig.disruptions() >= 5);
   CHECK(a.reads_checked() + b.reads_checked() >= kCalls * 2 / 3);
-  CHECK(failed <= rig.disruptions());
+  CHECK(failed <= rig.disruptions() + kStallAllowance);
 }
 
 }  // namespace cachet::test
