@@ -4,8 +4,8 @@
 // (holds it back past io_timeout, sends it in small pieces, sends it twice,
 // cuts it short, or closes the connection); between calls it sends idle
 // connections their last reply again, or closes them all. The client keeps, for
-// every key, the values it may hold (a write that failed may or may not have
-// landed), and every value read must be one of them: no fault may hand one
+// every key, the values it may hold (a write that failed may land at any later
+// time), and every value read must be one of them: no fault may hand one
 // key's value to another, or an old value as new. Calls fail only for the
 // faults that reach them; what arrives at an idle connection costs no call.
 // The same with two threads on one Cache, with and without max_connections.
