@@ -71,6 +71,26 @@ MemcachedBatch& MemcachedBackend::FillBatch(std::unique_ptr<net::ServerBatch>& s
 }
 
 void MemcachedBackend::Run(std::span<Operation> ops, const BatchSettings& settings) {
+  // A set refused for its size drops the key's value in its place, as the
+  // server's own refusal does: it goes out as a delete, so what follows it on
+  // the key finds no value, and it answers too_large whatever the delete's reply.
+  std::vector<Operation*> refused_sets;
+  for (Operation& op : ops) {
+    if (op.kind == OpKind::kStore && op.mode == StoreMode::kSet &&
+        op.item.value.size() > options_.max_item_size &&
+        KeyIsValid(op.key, options_.binary_keys)) [[unlikely]] {
+      op.kind = OpKind::kRemove;
+      refused_sets.push_back(&op);
+    }
+  }
+  RunChecked(ops, settings);
+  for (Operation* op : refused_sets) {
+    op->kind = OpKind::kStore;
+    op->status = TooLargeError(op->item.value.size());
+  }
+}
+
+void MemcachedBackend::RunChecked(std::span<Operation> ops, const BatchSettings& settings) {
   net::BatchRunner& runner = Runner();
   const net::BatchRunner::Filling filling(runner);
   // With failover: operations that went around their home server, noted after.

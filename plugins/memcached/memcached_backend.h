@@ -125,6 +125,8 @@ class MemcachedBackend final : public Backend {
   void RunBatchOfOne(Operation& op, std::size_t server, const BatchSettings& settings, Item* hit,
                      net::Deadline deadline);
   void Run(std::span<Operation> ops, const BatchSettings& settings);
+  // Run() once sets too large for the server have become deletes.
+  void RunChecked(std::span<Operation> ops, const BatchSettings& settings);
   // Sends a text command to `servers`; `on_reply` sees each server's lines.
   Status RunOnServers(
       std::string_view command, std::span<const std::size_t> servers,

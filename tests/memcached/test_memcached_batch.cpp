@@ -99,6 +99,40 @@ TEST_CASE("a write's error in a Cache batch is its own, never the stored write's
   CHECK(cache->Get("b").value_or("") == "w");
 }
 
+// Found by an application's try: the set refused before it was sent left the
+// old value to the batch's later operations, and the removal after the batch
+// then took what they wrote.
+TEST_CASE("a set over max_item_size in a batch drops the value in its place",
+          "[memcached][batch]") {
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
+  const Protocol protocol = AnyProtocol();
+  auto servers = StartServers(1);
+  REQUIRE(servers.size() == 1);
+  std::unique_ptr<Cache> cache = CacheOver(OptionsFor(servers, protocol));
+  const std::string big(2 * 1024 * 1024, 'h');  // over max_item_size (1 MiB)
+  REQUIRE(cache->Set<std::int64_t>("n", 10).ok());
+  REQUIRE(cache->Set("m", std::string("mid")).ok());
+
+  Batch batch(*cache);
+  const BatchWrite set_n = batch.Set("n", big);
+  const BatchCounter incr_n = batch.Incr("n");
+  const BatchWrite add_n = batch.Add("n", std::string("fresh"));
+  const BatchWrite set_m = batch.Set("m", big);
+  const BatchWrite append_m = batch.Append("m", "x");
+  const auto read_m = batch.Get("m");
+  cache->Run(batch);
+  CHECK(batch.Outcome(set_n).IsTooLarge());
+  INFO("incr: " << batch.Outcome(incr_n).status().ToString());
+  CHECK(batch.Outcome(incr_n).status().IsNotFound());  // as after the single call
+  CHECK(batch.Outcome(add_n).ok());
+  CHECK(batch.Outcome(set_m).IsTooLarge());
+  CHECK(batch.Outcome(append_m).IsNotStored());
+  CHECK(batch.Outcome(read_m).miss());
+  // What the batch wrote after the refusal stays.
+  CHECK(cache->Get("n").value_or("") == "fresh");
+  CHECK(cache->Get("m").miss());
+}
+
 TEST_CASE("noreply in a Cache batch: text loses a write's failure, meta reports it",
           "[memcached][batch][noreply]") {
   REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
