@@ -141,6 +141,11 @@ Status MetaBatch::OnUntokenedError(const Reply& reply) {
   poisoned_ = true;
   const Status error = StatusFromReply(reply);
   if (pending_.active) {
+    if (pending_.loud == slots_.size()) {
+      // Two errors from the noreply writes: which, the next reply still bounds.
+      pending_.several = true;
+      return Status::OK();
+    }
     // Two errors before the first was placed, both from the noreply writes or
     // `loud`: each noreply write is told it may have failed; `loud` answers for
     // itself, or gets no reply before MN (then it was one of them).
@@ -166,11 +171,7 @@ Status MetaBatch::OnUntokenedError(const Reply& reply) {
     slots_[loud].op->status = error;
     return Status::OK();
   }
-  if (loud == slots_.size()) {  // noreply writes only
-    BlameQuiet(after_last_answer_, loud, error);
-    return Status::OK();
-  }
-  pending_ = {true, after_last_answer_, loud, error};
+  pending_ = {true, after_last_answer_, loud, error, false};
   return Status::OK();
 }
 
@@ -184,7 +185,7 @@ Status MetaBatch::SettlePending(std::size_t next) {
     slots_[pending_.loud].op->status = pending_.error;
     return Status::OK();
   }
-  if (!BlameQuiet(pending_.from, next, pending_.error)) {
+  if (!BlameQuiet(pending_.from, next, pending_.error, /*known=*/!pending_.several)) {
     return Status::ProtocolError("memcached: a reply out of order after an error reply");
   }
   return Status::OK();

@@ -97,12 +97,15 @@ class MetaBatch final : public MemcachedBatch {
     bool answered;  // a reply arrived for it
   };
   // An error line that noreply writes [from, loud) or the write `loud` after
-  // them may have sent: what arrives next says whose (SettlePending).
+  // them may have sent (`loud` == the slot count: no write after them answers):
+  // what arrives next says whose (SettlePending). A noreply write after the
+  // one that failed may still answer with its own token (NS, EX, NF).
   struct PendingError {
     bool active = false;
     std::size_t from = 0;
     std::size_t loud = 0;
     Status error;
+    bool several = false;  // a second error line came before the next reply
   };
 
   ParseResult ParseReply(std::string_view input, Reply* reply) const override {

@@ -213,6 +213,29 @@ TEST_CASE("meta batch: an error line is the write's that sent it, never an earli
     CHECK(s.ToString().find("one of 3 noreply writes may have failed, not known which") !=
           std::string::npos);
   }
+  // An error line from the first noreply write, then a later noreply write's
+  // own reply (NS) and a hit: the error was the first's alone, and every other
+  // answer stands. (Found by an application's try: the error was given to both
+  // writes at once, so the NS then matched no command and failed the batch.)
+  Operation add = Noreply(MakeOp(OpKind::kStore, "q"));
+  add.mode = StoreMode::kAdd;
+  const BatchRead error_then_own =
+      ReadBatch({Noreply(MakeOp(OpKind::kIncr, "q")), add, MakeOp(OpKind::kGet, "n")},
+                "CLIENT_ERROR cannot increment or decrement non-numeric value\r\nNS O1\r\n"
+                "VA 1 f0 c5 O2\r\nv\r\nMN\r\n");
+  INFO(error_then_own.outcomes[0].ToString() << " / " << error_then_own.outcomes[1].ToString());
+  CHECK(error_then_own.outcomes[0].IsInvalidArgument());
+  CHECK(error_then_own.outcomes[1].IsNotStored());
+  CHECK(error_then_own.outcomes[2].ok());
+  // Two error lines from noreply writes, then a later one's own reply: the two
+  // before it are each told they may have failed; the reply stands.
+  const BatchRead two_then_own = ReadBatch(
+      {Noreply(MakeOp(OpKind::kIncr, "q")), Noreply(MakeOp(OpKind::kIncr, "r")), add},
+      "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"
+      "CLIENT_ERROR cannot increment or decrement non-numeric value\r\nNS O2\r\nMN\r\n");
+  CHECK(two_then_own.outcomes[0].IsIoError());
+  CHECK(two_then_own.outcomes[1].IsIoError());
+  CHECK(two_then_own.outcomes[2].IsNotStored());
   // A too-large error whose write is not known: no set is told it was refused
   // for its size (Cache removes a refused set's key, and one of them was stored).
   const BatchRead unknown_size =
