@@ -191,14 +191,8 @@ Status CheckOptions(const ComputeOptions& o) {
   return Status::OK();
 }
 
-// The loader fills an empty item: a caller's reused Item must not lend it
-// another value's flags (a compressed bit, a type) or CAS.
-Status RunLoader(const Cache::ItemLoader& load, Item* out) {
-  out->value.clear();
-  out->flags = 0;
-  out->cas = 0;
-  return load(out);
-}
+// What metrics record for a loader that threw: an error, not cachet's answer.
+Status LoaderThrew() { return Status::Internal("GetOrCompute: the loader threw"); }
 
 // How a native lease ends after its holder's load: kept when the store took
 // the new value or the cached miss; the key deleted (kAbandonMiss, which only
@@ -211,6 +205,20 @@ LeaseEnd LeaseEndAfter(const Status& loaded, const Status& stored, LeaseEnd othe
 }
 
 }  // namespace
+
+Status Cache::RunLoader(const ItemLoader& load, Item* out, SteadyClock::time_point start) {
+  // The loader fills an empty item: a caller's reused Item must not lend it
+  // another value's flags (a compressed bit, a type) or CAS.
+  out->value.clear();
+  out->flags = 0;
+  out->cas = 0;
+  try {
+    return load(out);
+  } catch (...) {
+    RecordCall(CacheOp::kLoad, start, LoaderThrew());
+    throw;
+  }
+}
 
 Status Cache::GetOrComputeItem(std::string_view key, const ItemLoader& load,
                                const ComputeOptions& options, Item* out) {
@@ -226,7 +234,13 @@ Status Cache::ComputeCounted(std::string_view key, const ItemLoader& load,
   const auto start = SteadyClock::now();
   BeginCallTrace();
   ComputeCall call;
-  Status s = ComputeItem(call, key, load, options, item);
+  Status s;
+  try {
+    s = ComputeItem(call, key, load, options, item);
+  } catch (...) {
+    RecordCall(CacheOp::kGetOrCompute, start, LoaderThrew());  // the exception is the answer
+    throw;
+  }
   if (s.ok() && decode != nullptr) s = decode(*codec_, std::move(*item), decoded, 0);
   RecordCall(CacheOp::kGetOrCompute, start, call.Outcome(s));
   return s;
@@ -280,7 +294,7 @@ Status Cache::ComputeItem(ComputeCall& call, std::string_view key, const ItemLoa
   // count it as a load like any other.
   call.ran_loader = true;
   const auto started = SteadyClock::now();
-  Status loaded = RunLoader(load, out);
+  Status loaded = RunLoader(load, out, started);
   RecordCall(CacheOp::kLoad, started, loaded);
   return loaded;
 }
@@ -325,7 +339,7 @@ Status Cache::LoadAndStore(ComputeCall& call, std::string_view key, const ItemLo
   *stored = Status::NotStored("the loader returned nothing to store");
   const auto started = SteadyClock::now();
   call.ran_loader = true;
-  Status s = RunLoader(load, out);
+  Status s = RunLoader(load, out, started);
   const auto took = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - started);
   const bool negative = s.IsNotFound() && options.negative_ttl.count() > 0;
   if (!s.ok() && !negative) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -513,6 +514,22 @@ TEST_CASE("a cached value that does not decode counts as an error, not a hit", "
   const auto m = cache->metrics()[static_cast<std::size_t>(cachet::CacheOp::kGetOrCompute)];
   CHECK(m.hits == 0);
   CHECK(m.errors == 1);
+}
+
+// Found by an application's try: a loader that threw left no trace in the metrics.
+TEST_CASE("a loader that throws is counted as the call's error and as a load", "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  std::unique_ptr<Cache> cache = MakeCache(store);
+  auto throwing = []() -> Result<std::string> { throw std::runtime_error("database gone"); };
+  CHECK_THROWS_AS(cache->GetOrCompute<std::string>("k", throwing, ComputeOptions{}),
+                  std::runtime_error);
+  const auto calls = cache->metrics()[static_cast<std::size_t>(cachet::CacheOp::kGetOrCompute)];
+  const auto loads = cache->metrics()[static_cast<std::size_t>(cachet::CacheOp::kLoad)];
+  CHECK(calls.calls == 1);
+  CHECK(calls.errors == 1);
+  CHECK(calls.count(cachet::StatusCode::kInternal) == 1);
+  CHECK(loads.calls == 1);
+  CHECK(loads.errors == 1);
 }
 
 TEST_CASE("a stale value is served only within the caller's stale window", "[compute]") {

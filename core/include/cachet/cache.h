@@ -306,6 +306,9 @@ class CACHET_EXPORT Cache {
                                       void* out);
   // Counts one call the caller timed itself, from `start`.
   void RecordCall(CacheOp op, std::chrono::steady_clock::time_point start, const Status& status);
+  // Runs a GetOrCompute loader into an emptied `out`; one that throws is
+  // counted as a `load` (code internal) before the exception goes on.
+  Status RunLoader(const ItemLoader& load, Item* out, std::chrono::steady_clock::time_point start);
   // Starts the observer's note of the servers a call timed by its caller uses.
   void BeginCallTrace() noexcept;
   // SetMulti's batch of encoded items. `refused`: the outcomes of the keys the
