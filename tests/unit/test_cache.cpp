@@ -151,6 +151,21 @@ TEST_CASE("hit, miss and error are told apart", "[cache]") {
   CHECK(error.status().IsUnavailable());
 }
 
+TEST_CASE("any integer type is written and read, one by one and many at once", "[cache]") {
+  auto cache = MakeCache(std::make_shared<RecordingBackend>());
+  REQUIRE(cache->Set("small", 7).ok());
+  REQUIRE(cache->Set("large", 300).ok());
+  CHECK(cache->Get<int>("small").value_or(0) == 7);
+  CHECK(cache->Get<std::int8_t>("small").value_or(0) == 7);
+  CHECK(cache->Get<std::int8_t>("large").status().IsInvalidArgument());  // does not fit
+  CHECK(cache->Gets<unsigned short>("large").value_or({}).value == 300);
+  const auto many = cache->GetMulti<unsigned>({"small", "large", "none"});
+  REQUIRE(many.size() == 3);
+  CHECK(many[0].value_or(0) == 7);
+  CHECK(many[1].value_or(0) == 300);
+  CHECK(many[2].miss());
+}
+
 TEST_CASE("metrics count calls, hits, misses and errors per operation", "[cache][metrics]") {
   auto cache = MakeCache(std::make_shared<RecordingBackend>());
   REQUIRE(cache->Set("k", std::string("v")).ok());

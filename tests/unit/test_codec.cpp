@@ -571,6 +571,35 @@ TEST_CASE("integer range errors and non-numbers are invalid arguments", "[codec]
   CHECK(codec->Decode(Item{"abc", 1}, &s).IsCorruption());  // stored as an integer
 }
 
+// Found by an application's try: Get<int> did not compile, though Set<int> wrote.
+TEST_CASE("every integer type reads back, and a number that does not fit is refused",
+          "[codec]") {
+  const auto codec = MakeCodec(FlagsProfile::kCachet);
+  int i = 0;
+  unsigned u = 0;
+  std::int8_t small = 0;
+  std::uint16_t word = 0;
+  long long wide = 0;
+  Item item;
+  REQUIRE(codec->Encode(std::int64_t{-42}, &item).ok());
+  REQUIRE(codec->Decode(item, &i).ok());
+  CHECK(i == -42);
+  REQUIRE(codec->Decode(item, &wide).ok());
+  CHECK(wide == -42);
+  CHECK(codec->Decode(item, &u).IsInvalidArgument());  // negative, read unsigned
+  REQUIRE(codec->Decode(Item{"4294967295", 0}, &u).ok());
+  CHECK(u == 4294967295u);
+  REQUIRE(codec->Decode(Item{"65535", 0}, &word).ok());
+  CHECK(word == 65535);
+  CHECK(codec->Decode(Item{"65536", 0}, &word).IsInvalidArgument());
+  REQUIRE(codec->Decode(Item{"-128", 0}, &small).ok());
+  CHECK(small == -128);
+  const cachet::Status over = codec->Decode(Item{"128", 0}, &small);
+  CHECK(over.IsInvalidArgument());
+  CHECK(over.message().find("does not fit") != std::string_view::npos);
+  CHECK(codec->Decode(Item{"abc", 1}, &i).IsCorruption());  // as the 64-bit read says
+}
+
 TEST_CASE("a stored kind that cannot become the asked type is an invalid argument", "[codec]") {
   const auto codec = MakeCodec(FlagsProfile::kCachet);
   Item item;

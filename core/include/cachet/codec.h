@@ -20,10 +20,13 @@
 // from the never-destroyed registry, the compressor is owned by the Codec.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cachet/compressor.h"
@@ -106,6 +109,22 @@ class CACHET_EXPORT Codec {
   Status Decode(const Item& item, double* out) const;
   Status Decode(const Item& item, bool* out) const;
   Status Decode(const Item& item, Json* out) const;
+  // Any other integer type (int, unsigned, std::int16_t, ...): read as a 64-bit
+  // integer of its signedness; kInvalidArgument when the number does not fit.
+  template <std::integral T>
+    requires(!std::same_as<T, bool> && !std::same_as<T, std::int64_t> &&
+             !std::same_as<T, std::uint64_t>)
+  Status Decode(const Item& item, T* out) const {
+    using Wide = std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>;
+    Wide wide = 0;
+    if (Status s = Decode(item, &wide); !s.ok()) return s;
+    if (!std::in_range<T>(wide)) {
+      return Status::InvalidArgument("the stored number " + std::to_string(wide) +
+                                     " does not fit the integer type read");
+    }
+    *out = static_cast<T>(wide);
+    return Status::OK();
+  }
 
   // Whether raw bytes may be appended or prepended to a value stored with
   // `flags`: kUnsupported for a compressed value, a serialized document or flags
