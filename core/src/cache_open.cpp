@@ -5,13 +5,11 @@
 // envelope when it lacks native flags or TTL.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -280,31 +278,20 @@ struct CheckedConfig {
   std::optional<NearCacheSettings> near_cache;  // when [cache] near_cache is on
 };
 
-// A plugin_path or $CACHET_PLUGIN_PATH folder that does not exist is logged,
-// not refused: one config may serve machines with different folders, but a
-// misspelt one would otherwise go unnoticed while the plugin is loaded from
-// another folder.
+// A plugin_path folder that does not exist is logged, not refused: one config
+// may serve machines with different folders, but a misspelt one would otherwise
+// go unnoticed while the plugin is loaded from another folder. (A missing
+// $CACHET_PLUGIN_PATH folder is logged by PluginLoader::DefaultSearchPath.)
 void WarnMissingPluginDirs(const ConfigSection& cache, const std::vector<std::string>& dirs) {
-  auto missing = [](const std::string& dir) {
+  const ConfigValue* value = cache.Find("plugin_path");
+  if (value == nullptr) return;
+  std::string where = value->source;  // a file (with its line) or "-o"
+  if (value->line > 0) where += ":" + std::to_string(value->line);
+  for (const std::string& dir : dirs) {
     std::error_code ec;
-    return !std::filesystem::is_directory(dir, ec);
-  };
-  if (const ConfigValue* value = cache.Find("plugin_path")) {
-    std::string where = value->source;  // a file (with its line) or "-o"
-    if (value->line > 0) where += ":" + std::to_string(value->line);
-    for (const std::string& dir : dirs) {
-      if (!missing(dir)) continue;
-      Logger()->warn("{}: [cache] plugin_path: no folder '{}'; plugins are searched elsewhere",
-                     where, dir);
-    }
-  }
-  const char* env = std::getenv("CACHET_PLUGIN_PATH");
-  for (std::string_view rest = env != nullptr ? env : ""; !rest.empty();) {
-    const std::size_t colon = std::min(rest.find(':'), rest.size());
-    const std::string dir(rest.substr(0, colon));
-    rest.remove_prefix(std::min(colon + 1, rest.size()));
-    if (dir.empty() || !missing(dir)) continue;
-    Logger()->warn("CACHET_PLUGIN_PATH: no folder '{}'; plugins are searched elsewhere", dir);
+    if (std::filesystem::is_directory(dir, ec)) continue;
+    Logger()->warn("{}: [cache] plugin_path: no folder '{}'; plugins are searched elsewhere",
+                   where, dir);
   }
 }
 

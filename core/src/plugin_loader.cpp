@@ -7,6 +7,7 @@
 #include <system_error>
 #include <utility>
 
+#include "cachet/log.h"
 #include "cachet/plugin.h"
 #include "plugin_library.h"
 
@@ -103,7 +104,19 @@ PluginLoader::PluginLoader(std::vector<fs::path> search_path)
 std::vector<fs::path> PluginLoader::DefaultSearchPath(std::span<const std::string> config_dirs) {
   std::vector<fs::path> dirs;
   for (const std::string& dir : config_dirs) AddDirectory(&dirs, dir);
-  if (const char* env = std::getenv("CACHET_PLUGIN_PATH")) AddColonSeparated(&dirs, env);
+  if (const char* env = std::getenv("CACHET_PLUGIN_PATH")) {
+    std::vector<fs::path> env_dirs;
+    AddColonSeparated(&env_dirs, env);
+    for (const fs::path& dir : env_dirs) {
+      // Logged, not refused, as a missing plugin_path folder is (cache_open.cpp).
+      std::error_code ec;
+      if (!fs::is_directory(dir, ec)) {
+        Logger()->warn("CACHET_PLUGIN_PATH: no folder '{}'; plugins are searched elsewhere",
+                       dir.string());
+      }
+      AddDirectory(&dirs, dir);
+    }
+  }
   AddDirectory(&dirs, BesideLibrary());
   return dirs;
 }
