@@ -389,21 +389,25 @@ TEST_CASE("with CAS, prepend, counters and touch rewrite the envelope", "[envelo
   CHECK(header.expires_at_ms > NowMs() + 3600 * 1000);
 }
 
-TEST_CASE("CapabilitiesThroughCache is what the wrapped store reports", "[envelope]") {
-  const Capabilities sets[] = {
-      kBare, kWithCas, kRedisLike, Capabilities{Capability::kCas, Capability::kTouch},
-      Capabilities{Capability::kTouch, Capability::kGetAndTouch},
-      kBare.with(Capability::kNativeFlags).with(Capability::kNativeTtl)};
-  for (const Capabilities native : sets) {
-    auto inner = std::make_shared<FakeStore>(native);
-    INFO("native " << native.bits());
-    CHECK(cachet::CapabilitiesThroughCache(native).bits() ==
-          cachet::WithEnvelope(inner)->capabilities().bits());
-  }
-  // Touch through CAS is added to a store without TTL; without CAS it is dropped.
-  CHECK(cachet::CapabilitiesThroughCache(kWithCas).has(Capability::kTouch));
-  CHECK_FALSE(cachet::CapabilitiesThroughCache(Capabilities{Capability::kTouch})
-                  .has(Capability::kTouch));
+TEST_CASE("CapabilitiesThroughCache adds flags and TTL, and touch only with CAS", "[envelope]") {
+  using cachet::CapabilitiesThroughCache;
+  const Capabilities flags_ttl{Capability::kNativeFlags, Capability::kNativeTtl};
+  const Capabilities touches{Capability::kTouch, Capability::kGetAndTouch};
+  // No TTL, no CAS: flags and TTL added, touch dropped (the expiry lives in the value).
+  CHECK(CapabilitiesThroughCache(kBare.with(Capability::kTouch)).bits() ==
+        (kBare.bits() | flags_ttl.bits()));
+  // No TTL, CAS: touch and get_and_touch rewrite the expiry through CAS.
+  CHECK(CapabilitiesThroughCache(kWithCas).bits() ==
+        (kWithCas.bits() | flags_ttl.bits() | touches.bits()));
+  // Native TTL: only flags added; touch stays as the store declares it.
+  CHECK(CapabilitiesThroughCache(kRedisLike).bits() == (kRedisLike.bits() | flags_ttl.bits()));
+  CHECK(CapabilitiesThroughCache(kRedisLike.with(Capability::kTouch)).has(Capability::kTouch));
+  // Both native: unchanged, and the store is not wrapped.
+  const Capabilities full = kBare.with(Capability::kNativeFlags).with(Capability::kNativeTtl);
+  CHECK(CapabilitiesThroughCache(full).bits() == full.bits());
+  // What a wrapped store reports is the same.
+  CHECK(cachet::WithEnvelope(std::make_shared<FakeStore>(kWithCas))->capabilities().bits() ==
+        CapabilitiesThroughCache(kWithCas).bits());
 }
 
 // Found by a plugin author's store (CAS, no native TTL, no append or prepend):
