@@ -516,22 +516,19 @@ constexpr int kStallAllowance = 10;
 
 // Two servers of `store`, each behind a front of its own, so batches span both.
 struct Rig {
-  Rig(const StoreUnderTest& store, std::uint32_t seed, const std::string& more_section = "") {
-    first = store.start();
-    second = store.start();
+  Rig(const StoreUnderTest& store, std::uint32_t seed)
+      : first(store.start()), second(store.start()) {
     INFO(first.status().ToString() << " " << second.status().ToString());
     REQUIRE((first.ok() && second.ok()));
     fronts[0] = std::make_unique<FaultyFront>((*first)->port(), seed, 40, store.delimited);
     fronts[1] = std::make_unique<FaultyFront>((*second)->port(), seed + 1, 40, store.delimited);
-    StoreUnderTest with = store;
-    with.section += more_section;
-    cache = OpenThrough(with, fronts[0]->address() + "," + fronts[1]->address());
+    cache = OpenThrough(store, fronts[0]->address() + "," + fronts[1]->address());
   }
   int disruptions() const { return fronts[0]->disruptions() + fronts[1]->disruptions(); }
   int harmless() const { return fronts[0]->harmless() + fronts[1]->harmless(); }
 
-  Result<std::unique_ptr<ServerProcess>> first = Status::OK();
-  Result<std::unique_ptr<ServerProcess>> second = Status::OK();
+  Result<std::unique_ptr<ServerProcess>> first;
+  Result<std::unique_ptr<ServerProcess>> second;
   std::array<std::unique_ptr<FaultyFront>, 2> fronts;
   std::unique_ptr<Cache> cache;
 };
@@ -573,11 +570,11 @@ TEST_CASE("random faults between client and server never give a wrong value",
 // faults are the fronts' own only: a fault between one thread's calls could
 // land in the other's exchange, where no reader can tell it (docs/config.md).
 TEST_CASE("random faults under two threads never give a wrong value", "[faults][random]") {
-  const StoreUnderTest store = StoreOf(GENERATE(range(0, 4)));
-  const std::string bound = GENERATE(as<std::string>(), "", "max_connections = 1\n");
-  INFO(store.name << " " << store.section << bound);
+  StoreUnderTest store = StoreOf(GENERATE(range(0, 4)));
+  store.section += GENERATE(as<std::string>(), "", "max_connections = 1\n");
+  INFO(store.name << " " << store.section);
   const std::uint32_t seed = 20261206;
-  Rig rig(store, seed, bound);
+  Rig rig(store, seed);
   Caller a(*rig.cache, seed, "a:");
   Caller b(*rig.cache, seed + 7, "b:");
   constexpr int kCalls = 750;
