@@ -8,13 +8,17 @@
 // time), and every value read must be one of them: no fault may hand one
 // key's value to another, or an old value as new. Calls fail only for the
 // faults that reach them; what arrives at an idle connection costs no call.
+// The client reaches the front over TCP, a Unix socket or TLS (the front ends
+// TLS, so the faults fall on reply bytes, split and cut mid-record too).
 // The same with two threads on one Cache, with and without max_connections;
 // and with memcached failover, where a read may miss but never be older.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +28,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -42,6 +48,7 @@
 #include "launchers/redis_server.h"
 #include "launchers/server_process.h"
 #include "launchers/tokyotyrant_server.h"
+#include "support/fake_tls.h"
 
 namespace cachet::test {
 namespace {
@@ -52,19 +59,33 @@ using std::chrono::milliseconds;
 // Long enough that a loaded machine seldom stalls a call past it.
 constexpr milliseconds kIoTimeout{250};
 
-// A TCP front on a free loopback port for the server on `server_port`. Bytes
-// from the client go to the server as they come; each piece read from the
-// server meets a fault with probability `per_mille` / 1000. One thread runs
-// every connection without blocking; each wait is bounded, and everything
+// How the client reaches a front; the front reaches its server over TCP.
+enum class Transport { kTcp, kUnix, kTls };
+
+// A front for the server on loopback port `server_port`, which the client
+// reaches over `transport`. Bytes from the client go to the server as they
+// come; each piece read from the server meets a fault with probability
+// `per_mille` / 1000. Over TLS the front ends the client's TLS: a piece is
+// sealed as it comes (a doubled one as one record holding the reply twice),
+// and the fault's holds, splits and cuts fall on the sealed bytes. One thread
+// runs every connection without blocking; each wait is bounded, and everything
 // stops with the object. With `doubles` false no piece is sent twice: where a
 // reply ends with no delimiter (Tokyo Tyrant), a doubled piece in the middle of
 // a value is a corrupt value, which no reader can tell, not a reply too many.
 class FaultyFront {
  public:
-  FaultyFront(int server_port, std::uint32_t seed, int per_mille, bool doubles)
+  FaultyFront(int server_port, std::uint32_t seed, int per_mille, bool doubles,
+              Transport transport)
       : server_port_(server_port), random_(seed), per_mille_(per_mille), doubles_(doubles) {
-    listener_ = ListenOnLoopback(16, &port_);
+    if (transport == Transport::kUnix) {
+      directory_ = MakeTempDirectory("cachet-faults-");
+      REQUIRE(!directory_.empty());
+      listener_ = ListenOnPath(directory_ + "/front.sock");
+    } else {
+      listener_ = ListenOnLoopback(16, &port_);
+    }
     REQUIRE(listener_ >= 0);
+    if (transport == Transport::kTls) tls_ = net::fake_tls::ServerContext();
     SetNonBlocking(listener_);
     thread_ = std::thread([this] { Run(); });
   }
@@ -73,11 +94,17 @@ class FaultyFront {
     thread_.join();
     for (Link& link : links_) CloseLink(link);
     ::close(listener_);
+    if (tls_ != nullptr) SSL_CTX_free(tls_);
+    std::error_code ignored;
+    if (!directory_.empty()) std::filesystem::remove_all(directory_, ignored);
   }
   FaultyFront(const FaultyFront&) = delete;
   FaultyFront& operator=(const FaultyFront&) = delete;
 
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string address() const {
+    if (!directory_.empty()) return "unix:" + directory_ + "/front.sock";
+    return "127.0.0.1:" + std::to_string(port_);
+  }
 
   // Between calls: every open connection is sent the last piece of reply it
   // was sent, again (bytes that arrive while the client holds it idle).
@@ -100,6 +127,7 @@ class FaultyFront {
   struct Link {
     int client = -1;
     int server = -1;
+    SSL* tls = nullptr;          // the client's TLS session, over memory BIOs
     std::string to_server;       // request bytes the server has not taken yet
     std::vector<Piece> queued;   // reply pieces by due time, in order
     std::string to_client;       // due bytes the client has not taken yet
@@ -111,6 +139,19 @@ class FaultyFront {
   enum CommandKind { kNone, kRepeat, kCloseAll };
 
   static void SetNonBlocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+  static int ListenOnPath(const std::string& path) {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    REQUIRE(path.size() < sizeof address.sun_path);
+    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+        ::listen(fd, 16) == 0) {
+      return fd;
+    }
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
   // Each piece goes out as it is sent, as the servers send theirs: with Nagle's
   // rule, bytes sent to an idle client would wait for its next request's ACK
   // and arrive after that request, where no reader can tell them from its reply.
@@ -145,7 +186,31 @@ class FaultyFront {
     if (link.closed) return;
     ::close(link.client);
     ::close(link.server);
+    SSL_free(link.tls);
+    link.tls = nullptr;
     link.closed = true;
+  }
+
+  // What TLS has to send the client: records sealed, handshake messages.
+  static std::string Drain(Link& link) {
+    BIO* out = SSL_get_wbio(link.tls);
+    std::string bytes(BIO_ctrl_pending(out), '\0');
+    if (!bytes.empty()) bytes.resize(std::max(0, BIO_read(out, bytes.data(), int(bytes.size()))));
+    return bytes;
+  }
+  // `plain` as the client receives it: as it is, or sealed in TLS records.
+  static std::string Seal(Link& link, const std::string& plain) {
+    if (link.tls == nullptr || plain.empty()) return plain;
+    REQUIRE(SSL_write(link.tls, plain.data(), static_cast<int>(plain.size())) ==
+            static_cast<int>(plain.size()));  // a memory BIO takes everything
+    return Drain(link);
+  }
+  // Queues `bytes` for the client behind what is queued, untouched.
+  static void Queue(Link& link, std::string bytes) {
+    if (bytes.empty()) return;
+    Clock::time_point at = Clock::now();
+    if (!link.queued.empty()) at = std::max(at, link.queued.back().at);
+    link.queued.push_back({at, std::move(bytes)});
   }
 
   void Run() {
@@ -183,10 +248,16 @@ class FaultyFront {
     if (command_ == kNone) return;
     for (Link& link : links_) {
       if (command_ == kCloseAll) {
+        // Over TLS, half the time the server ends the session first (close_notify).
+        if (link.tls != nullptr && random_() % 2 == 0 && SSL_shutdown(link.tls) >= 0) {
+          const std::string notify = Drain(link);
+          ::send(link.client, notify.data(), notify.size(), MSG_NOSIGNAL);
+        }
         CloseLink(link);
       } else if (!link.last_reply.empty() && link.queued.empty() && link.to_client.empty()) {
         // Blocking is not needed: a few bytes fit any socket buffer.
-        ::send(link.client, link.last_reply.data(), link.last_reply.size(), MSG_NOSIGNAL);
+        const std::string again = Seal(link, link.last_reply);
+        ::send(link.client, again.data(), again.size(), MSG_NOSIGNAL);
       }
     }
     command_ = kNone;
@@ -202,17 +273,37 @@ class FaultyFront {
       return;
     }
     SetNonBlocking(client);
-    SendAtOnce(client);
+    if (directory_.empty()) SendAtOnce(client);
     Link link;
     link.client = client;
     link.server = server;
+    if (tls_ != nullptr) {
+      link.tls = SSL_new(tls_);
+      SSL_set_bio(link.tls, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
+      SSL_set_accept_state(link.tls);
+    }
     links_.push_back(std::move(link));
   }
 
   void ReadClient(Link& link, std::vector<char>& chunk) {
     const ssize_t n = ::recv(link.client, chunk.data(), chunk.size(), 0);
     if (n == 0 || (n < 0 && errno != EAGAIN)) return CloseLink(link);
-    if (n > 0) link.to_server.append(chunk.data(), static_cast<std::size_t>(n));
+    if (n < 0) return;
+    if (link.tls == nullptr) {
+      link.to_server.append(chunk.data(), static_cast<std::size_t>(n));
+      return;
+    }
+    BIO_write(SSL_get_rbio(link.tls), chunk.data(), static_cast<int>(n));
+    while (true) {
+      const int got = SSL_read(link.tls, chunk.data(), static_cast<int>(chunk.size()));
+      if (got <= 0) {
+        const bool wants_more = SSL_get_error(link.tls, got) == SSL_ERROR_WANT_READ;
+        Queue(link, Drain(link));  // the handshake's answers, session tickets
+        if (!wants_more) CloseLink(link);  // the client's close_notify, or a TLS error
+        return;
+      }
+      link.to_server.append(chunk.data(), static_cast<std::size_t>(got));
+    }
   }
 
   // A piece from the server: queued as it is, or with one fault.
@@ -220,13 +311,21 @@ class FaultyFront {
     const ssize_t n = ::recv(link.server, chunk.data(), chunk.size(), 0);
     if (n == 0 || (n < 0 && errno != EAGAIN)) return CloseLink(link);
     if (n < 0 || link.doomed) return;
-    std::string piece(chunk.data(), static_cast<std::size_t>(n));
-    link.last_reply = piece;
+    link.last_reply.assign(chunk.data(), static_cast<std::size_t>(n));
+    const bool fault = static_cast<int>(random_() % 1000) < per_mille_;
+    const unsigned kind = fault ? random_() % 6 : 6;
+    if (kind == 5) {  // the connection ends with nothing more sent
+      ++disruptions_;
+      return CloseLink(link);
+    }
+    // Sealed in order, as TLS numbers its records; twice, in one write (one
+    // reply too many), where a doubled piece can be told.
+    const bool doubled = kind == 3 && doubles_;
+    std::string piece = Seal(link, doubled ? link.last_reply + link.last_reply : link.last_reply);
     // Pieces keep their order: none is due before the one queued ahead of it.
     Clock::time_point at = Clock::now();
     if (!link.queued.empty()) at = std::max(at, link.queued.back().at);
-    const bool fault = static_cast<int>(random_() % 1000) < per_mille_;
-    switch (fault ? random_() % 6 : 6) {
+    switch (kind) {
       case 0:  // held past io_timeout
         ++disruptions_;
         link.queued.push_back({at + kIoTimeout * 2, std::move(piece)});
@@ -244,14 +343,6 @@ class FaultyFront {
         }
         break;
       }
-      case 3:  // twice, in one write: one reply too many
-        if (!doubles_) {
-          link.queued.push_back({at, std::move(piece)});
-          break;
-        }
-        ++disruptions_;
-        link.queued.push_back({at, piece + piece});
-        break;
       case 4: {  // cut short, then the connection ends
         ++disruptions_;
         const std::size_t keep = random_() % piece.size();
@@ -259,10 +350,8 @@ class FaultyFront {
         link.doomed = true;
         break;
       }
-      case 5:  // the connection ends with nothing more sent
-        ++disruptions_;
-        return CloseLink(link);
-      default:
+      default:  // as it came, or doubled above
+        if (doubled) ++disruptions_;
         link.queued.push_back({at, std::move(piece)});
     }
   }
@@ -299,6 +388,8 @@ class FaultyFront {
   std::mt19937 random_;
   int per_mille_;
   bool doubles_;
+  std::string directory_;    // the Unix socket's, or empty
+  SSL_CTX* tls_ = nullptr;   // with TLS
   std::vector<Link> links_;  // the front's thread's alone
   std::mutex mutex_;         // guards command_
   std::condition_variable done_;
@@ -373,6 +464,7 @@ struct StoreUnderTest {
   std::string cache_lines = "";  // more of [cache]
   int retry_timeout_ms = 0;       // how long a server marked dead rests
   bool delimited = true;          // every reply ends with a delimiter (not Tokyo Tyrant's)
+  Transport transport = Transport::kTcp;
 };
 
 std::unique_ptr<Cache> OpenThrough(const StoreUnderTest& store, const std::string& servers) {
@@ -496,16 +588,27 @@ class Caller {
   std::vector<std::string> wrong_;
 };
 
+// Stores 0 to 5 over TCP, 6 to 9 over TLS, 10 and 11 over Unix sockets.
 StoreUnderTest StoreOf(int which) {
   auto memcached = [] { return StartMemcached(); };
   auto redis = [] { return StartRedis(); };
+  const std::string tls = "tls = true\ntls_ca_file = " + net::fake_tls::Certificates().ca() + "\n";
+  const std::string text = "[memcached]\nprotocol = text\n";
+  const std::string meta = "[memcached]\nprotocol = meta\n";
   switch (which) {
-    case 0: return {"memcached", "[memcached]\nprotocol = text\n", memcached};
-    case 1: return {"memcached", "[memcached]\nprotocol = meta\n", memcached};
+    case 0: return {"memcached", text, memcached};
+    case 1: return {"memcached", meta, memcached};
     case 2: return {"redis", "[redis]\n", redis};
     case 3: return {"tokyotyrant", "[tokyotyrant]\n", [] { return StartTokyoTyrant(); }, "", false};
     case 4: return {"redis", "[redis]\n", redis, "near_cache = on\n"};
-    default: return {"memcached", "[memcached]\n", memcached, "near_cache = on\n"};
+    case 5: return {"memcached", "[memcached]\n", memcached, "near_cache = on\n"};
+    case 6: return {"memcached", text + tls, memcached, "", 0, true, Transport::kTls};
+    case 7: return {"memcached", meta + tls, memcached, "", 0, true, Transport::kTls};
+    case 8: return {"redis", "[redis]\n" + tls, redis, "", 0, true, Transport::kTls};
+    case 9:
+      return {"redis", "[redis]\n" + tls, redis, "near_cache = on\n", 0, true, Transport::kTls};
+    case 10: return {"memcached", meta, memcached, "", 0, true, Transport::kUnix};
+    default: return {"redis", "[redis]\n", redis, "", 0, true, Transport::kUnix};
   }
 }
 
@@ -520,8 +623,11 @@ struct Rig {
       : first(store.start()), second(store.start()) {
     INFO(first.status().ToString() << " " << second.status().ToString());
     REQUIRE((first.ok() && second.ok()));
-    fronts[0] = std::make_unique<FaultyFront>((*first)->port(), seed, 40, store.delimited);
-    fronts[1] = std::make_unique<FaultyFront>((*second)->port(), seed + 1, 40, store.delimited);
+    for (int i = 0; i < 2; ++i) {
+      const int port = (i == 0 ? *first : *second)->port();
+      fronts[i] = std::make_unique<FaultyFront>(port, seed + i, 40, store.delimited,
+                                                store.transport);
+    }
     cache = OpenThrough(store, fronts[0]->address() + "," + fronts[1]->address());
   }
   int disruptions() const { return fronts[0]->disruptions() + fronts[1]->disruptions(); }
@@ -537,7 +643,7 @@ struct Rig {
 
 TEST_CASE("random faults between client and server never give a wrong value",
           "[faults][random]") {
-  const StoreUnderTest store = StoreOf(GENERATE(range(0, 6)));
+  const StoreUnderTest store = StoreOf(GENERATE(range(0, 12)));
   INFO(store.name << " " << store.section << store.cache_lines);
   const std::uint32_t seed = 20261205;
   Rig rig(store, seed);
@@ -570,7 +676,8 @@ TEST_CASE("random faults between client and server never give a wrong value",
 // faults are the fronts' own only: a fault between one thread's calls could
 // land in the other's exchange, where no reader can tell it (docs/config.md).
 TEST_CASE("random faults under two threads never give a wrong value", "[faults][random]") {
-  StoreUnderTest store = StoreOf(GENERATE(range(0, 4)));
+  // Every store over TCP; memcached meta and Redis over TLS, Redis over a Unix socket.
+  StoreUnderTest store = StoreOf(GENERATE(0, 1, 2, 3, 7, 8, 11));
   store.section += GENERATE(as<std::string>(), "", "max_connections = 1\n");
   INFO(store.name << " " << store.section);
   const std::uint32_t seed = 20261206;
