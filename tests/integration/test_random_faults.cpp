@@ -11,7 +11,8 @@
 // The client reaches the front over TCP, a Unix socket or TLS (the front ends
 // TLS, so the faults fall on reply bytes, split and cut mid-record too).
 // The same with two threads on one Cache, with and without max_connections;
-// and with memcached failover, where a read may miss but never be older.
+// over a Redis Cluster whose slots move under the calls; and with memcached
+// failover, where a read may miss but never be older.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -37,6 +38,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -45,10 +47,12 @@
 #include "cachet/cache.h"
 #include "cachet/config.h"
 #include "launchers/memcached_server.h"
+#include "launchers/redis_cluster.h"
 #include "launchers/redis_server.h"
 #include "launchers/server_process.h"
 #include "launchers/tokyotyrant_server.h"
 #include "support/fake_tls.h"
+#include "support/waits.h"
 
 namespace cachet::test {
 namespace {
@@ -75,7 +79,7 @@ enum class Transport { kTcp, kUnix, kTls };
 class FaultyFront {
  public:
   FaultyFront(int server_port, std::uint32_t seed, int per_mille, bool doubles,
-              Transport transport)
+              Transport transport = Transport::kTcp)
       : server_port_(server_port), random_(seed), per_mille_(per_mille), doubles_(doubles) {
     if (transport == Transport::kUnix) {
       directory_ = MakeTempDirectory("cachet-faults-");
@@ -105,6 +109,9 @@ class FaultyFront {
     if (!directory_.empty()) return "unix:" + directory_ + "/front.sock";
     return "127.0.0.1:" + std::to_string(port_);
   }
+  int port() const { return port_; }
+  // From now on, each piece meets a fault with probability `per_mille` / 1000.
+  void SetFaultRate(int per_mille) { per_mille_ = per_mille; }
 
   // Between calls: every open connection is sent the last piece of reply it
   // was sent, again (bytes that arrive while the client holds it idle).
@@ -386,7 +393,7 @@ class FaultyFront {
   int listener_ = -1;
   int port_ = 0;
   std::mt19937 random_;
-  int per_mille_;
+  std::atomic<int> per_mille_;
   bool doubles_;
   std::string directory_;    // the Unix socket's, or empty
   SSL_CTX* tls_ = nullptr;   // with TLS
@@ -551,9 +558,11 @@ class Caller {
   int failed_calls() const { return failed_calls_; }
   int reads_checked() const { return reads_checked_; }
   const std::vector<std::string>& wrong() const { return wrong_; }
+  // Calls use only `key` from now on; an empty one: all keys again.
+  void Focus(const std::string& key) { focus_ = key; }
 
  private:
-  std::string AnyKey() { return keys_[random_() % keys_.size()]; }
+  std::string AnyKey() { return focus_.empty() ? keys_[random_() % keys_.size()] : focus_; }
 
   // A value that names its key and write: any mix-up reads as a value the key
   // never held. One in ten is large, so its replies come in many pieces.
@@ -581,6 +590,7 @@ class Caller {
   Cache& cache_;
   std::mt19937 random_;
   std::vector<std::string> keys_;
+  std::string focus_;
   Ledger ledger_;
   int serial_ = 0;
   int failed_calls_ = 0;
@@ -638,6 +648,60 @@ struct Rig {
   std::array<std::unique_ptr<FaultyFront>, 2> fronts;
   std::unique_ptr<Cache> cache;
 };
+
+// Whether the master on `port` says it serves `slot` ("cluster nodes", its
+// own line: fields from the ninth on are its slots, "low-high" or one).
+bool ServesSlot(int port, int slot) {
+  std::istringstream lines(RedisCluster::Cli(port, "cluster nodes"));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("myself") == std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string field;
+    for (int i = 0; i < 8; ++i) fields >> field;
+    while (fields >> field) {
+      if (field.starts_with("[")) continue;  // a slot being imported or migrated
+      const std::size_t dash = field.find('-');
+      const int low = std::stoi(field.substr(0, dash));
+      const int high = dash == std::string::npos ? low : std::stoi(field.substr(dash + 1));
+      if (slot >= low && slot <= high) return true;
+    }
+  }
+  return false;
+}
+
+// Moves `key`'s slot to another master as a resharding tool does: the target
+// imports, the source migrates, each of the slot's keys goes over (MIGRATE,
+// straight to the target's own port), and every master is told the new owner;
+// no client is. `between` runs with the slot half moved and with its keys
+// moved (ASK redirections for them).
+void MoveSlot(const RedisCluster& cluster, const std::string& key,
+              const std::function<void()>& between) {
+  const std::vector<int> masters = cluster.MasterPorts();
+  REQUIRE(masters.size() >= 2);
+  const int slot = std::stoi(RedisCluster::Cli(masters[0], "cluster keyslot " + key));
+  const auto owner = std::find_if(masters.begin(), masters.end(),
+                                  [&](int port) { return ServesSlot(port, slot); });
+  REQUIRE(owner != masters.end());
+  const int source = *owner;
+  const int target = owner + 1 == masters.end() ? masters.front() : *(owner + 1);
+  const std::string source_id = RedisCluster::Cli(source, "cluster myid");
+  const std::string target_id = RedisCluster::Cli(target, "cluster myid");
+  const std::string setslot = "cluster setslot " + std::to_string(slot);
+  REQUIRE(RedisCluster::Cli(target, setslot + " importing " + source_id) == "OK");
+  REQUIRE(RedisCluster::Cli(source, setslot + " migrating " + target_id) == "OK");
+  between();
+  std::istringstream keys(
+      RedisCluster::Cli(source, "cluster getkeysinslot " + std::to_string(slot) + " 1000"));
+  for (std::string moved; std::getline(keys, moved);) {
+    if (moved.empty()) continue;
+    REQUIRE(RedisCluster::Cli(source, "migrate 127.0.0.1 " + std::to_string(target) + " '" +
+                                          moved + "' 0 5000") == "OK");
+  }
+  between();
+  for (const int port : masters) {
+    REQUIRE(RedisCluster::Cli(port, setslot + " node " + target_id) == "OK");
+  }
+}
 
 }  // namespace
 
@@ -697,6 +761,88 @@ TEST_CASE("random faults under two threads never give a wrong value", "[faults][
   CHECK(rig.disruptions() >= 5);
   CHECK(a.reads_checked() + b.reads_checked() >= kCalls * 2 / 3);
   CHECK(failed <= rig.disruptions() + kStallAllowance);
+}
+
+// A Redis Cluster of three masters, each behind a front. Every node announces
+// its front's port (cluster-announce-port), so the slot map and every
+// redirection name the fronts: cachet reaches the nodes only through them,
+// topology queries included. Twice during the run a key's slot moves to
+// another master under the calls (MoveSlot), so they meet ASK and MOVED
+// redirections, faults and all; with the near cache too, whose tracking links
+// cross the fronts and whose entries a redirection drops.
+TEST_CASE("random faults under a Redis Cluster whose slots move never give a wrong value",
+          "[faults][random][cluster]") {
+  StoreUnderTest store{"redis", "[redis]\nmode = cluster\n"};
+  store.cache_lines = GENERATE(as<std::string>(), "", "near_cache = on\n");
+  INFO(store.cache_lines);
+  auto started = RedisCluster::Start();  // three masters
+  INFO(started.status().ToString());
+  REQUIRE(started.ok());
+  const RedisCluster& cluster = **started;
+  const std::uint32_t seed = 20261208;
+  std::vector<std::unique_ptr<FaultyFront>> fronts;
+  std::string seeds;
+  for (const std::unique_ptr<ServerProcess>& node : cluster.nodes()) {
+    fronts.push_back(std::make_unique<FaultyFront>(node->port(), seed + node->port(), 0, true));
+    const std::string announce = std::to_string(fronts.back()->port());
+    REQUIRE(RedisCluster::Cli(node->port(), "config set cluster-announce-port " + announce) ==
+            "OK");
+    seeds += (seeds.empty() ? "" : ",") + fronts.back()->address();
+  }
+  // Every node names every node by its front before the client asks.
+  REQUIRE(WaitUntil(
+      [&] {
+        for (const std::unique_ptr<ServerProcess>& node : cluster.nodes()) {
+          const std::string nodes = RedisCluster::Cli(node->port(), "cluster nodes");
+          for (const std::unique_ptr<FaultyFront>& front : fronts) {
+            if (nodes.find(":" + std::to_string(front->port()) + "@") == std::string::npos) {
+              return false;
+            }
+          }
+        }
+        return true;
+      },
+      std::chrono::seconds(30), milliseconds(100)));
+  std::unique_ptr<Cache> cache = OpenThrough(store, seeds);
+  for (const std::unique_ptr<FaultyFront>& front : fronts) front->SetFaultRate(40);
+
+  Caller caller(*cache, seed, "");
+  int call = 0;
+  auto calls = [&](int count) {
+    for (int i = 0; i < count; ++i, ++call) {
+      for (const std::unique_ptr<FaultyFront>& front : fronts) {
+        if (call % 40 == 39) front->RepeatLastReplies();
+        if (call % 97 == 96) front->CloseAll();
+      }
+      if (call % 40 == 39 || call % 97 == 96) std::this_thread::sleep_for(milliseconds(3));
+      caller.Call();
+    }
+  };
+  // While a slot moves: calls on its key with the faults off, none of which
+  // may fail (a broken redirection fails them), then calls on every key.
+  auto while_moving = [&](const std::string& key) {
+    for (const std::unique_ptr<FaultyFront>& front : fronts) front->SetFaultRate(0);
+    caller.Focus(key);
+    const int failed = caller.failed_calls();
+    calls(30);
+    CHECK(caller.failed_calls() - failed <= 2);  // a stall of a loaded machine
+    caller.Focus("");
+    for (const std::unique_ptr<FaultyFront>& front : fronts) front->SetFaultRate(40);
+    calls(100);
+  };
+  calls(400);
+  MoveSlot(cluster, "key0", [&] { while_moving("key0"); });
+  calls(300);
+  MoveSlot(cluster, "key5", [&] { while_moving("key5"); });
+  calls(400);
+  int disruptions = 0;
+  for (const std::unique_ptr<FaultyFront>& front : fronts) disruptions += front->disruptions();
+  INFO("faults that may fail a call " << disruptions << ", calls failed "
+                                      << caller.failed_calls());
+  for (const std::string& wrong : caller.wrong()) FAIL_CHECK(wrong);
+  CHECK(disruptions >= 10);
+  CHECK(caller.reads_checked() >= call / 3);
+  CHECK(caller.failed_calls() <= disruptions + kStallAllowance);
 }
 
 // memcached with failover: faults mark servers dead (one failure is enough),
