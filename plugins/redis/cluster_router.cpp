@@ -329,9 +329,18 @@ void ClusterRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
     const std::string what = "redis cluster: slot " + std::to_string(KeySlot(op->key));
     op->status = rounds.GiveUp(what, op->status);
   }
-  // In the batch's order.
+  // In the batch's order, within the batch's time: each ends by its deadline.
   std::sort(one_by_one.begin(), one_by_one.end(), std::less<const Operation*>());
-  for (Operation* op : one_by_one) ExecuteOne(backend, *op);
+  const BatchDeadline within(deadline);
+  for (Operation* op : one_by_one) {
+    if (net::Clock::now() < deadline) {
+      ExecuteOne(backend, *op);
+    } else {
+      op->status = Status::Timeout("redis cluster: slot " + std::to_string(KeySlot(op->key)) +
+                                   ": the batch's request timeout ran out before this key's "
+                                   "retry; last: " + op->status.ToString());
+    }
+  }
 }
 
 }  // namespace cachet::redis

@@ -65,9 +65,10 @@ class ClusterRouter final : public CommandRouter {
   std::vector<Operation*> RunRound(std::span<Operation* const> ops,
                                    std::vector<Operation*>* one_by_one, net::Deadline deadline,
                                    bool* wait);
-  // The end of a call that begins now (its request timeout).
+  // The end of a call that begins now (its request timeout, or its batch's end).
   net::Deadline CallDeadline() const {
-    return net::Clock::now() + topology_.pool_options().connection.CallTimeout();
+    return BatchDeadline::Cap(net::Clock::now() +
+                              topology_.pool_options().connection.CallTimeout());
   }
 
   const RedisSession& session_;

@@ -8,15 +8,36 @@
 // threads at once.
 #pragma once
 
+#include <algorithm>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "cachet/backend.h"
+#include "cachet/net/connection.h"
 #include "function_ref.h"
 #include "resp_reply.h"
 
 namespace cachet::redis {
+
+// The deadline of a batch whose operations run again one by one after it,
+// through the backend (an ASK redirect, a script the server had not cached):
+// while one is in scope on this thread, every call's deadline is capped by
+// it (Cap), so a batch never runs past its request timeout in all.
+class BatchDeadline {
+ public:
+  explicit BatchDeadline(net::Deadline deadline) : outer_(cap_) { cap_ = Cap(deadline); }
+  ~BatchDeadline() { cap_ = outer_; }
+  BatchDeadline(const BatchDeadline&) = delete;
+  BatchDeadline& operator=(const BatchDeadline&) = delete;
+
+  // `deadline`, or the batch's in scope when that comes first.
+  static net::Deadline Cap(net::Deadline deadline) { return std::min(deadline, cap_); }
+
+ private:
+  static inline thread_local net::Deadline cap_ = net::Deadline::max();
+  net::Deadline outer_;
+};
 
 // Maps the one reply of a command to the call's Status. `where` is "host:port".
 // A reference, called only while the router's call runs (see function_ref.h).

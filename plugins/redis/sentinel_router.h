@@ -112,7 +112,7 @@ class SentinelRouter final : public CommandRouter {
   // sentinels again (rate-limited) and returns the failure to report.
   Status AfterFailure(const Status& failed, net::Deadline deadline);
   net::Deadline CallDeadline() const {
-    return net::Clock::now() + pool_options_.connection.CallTimeout();
+    return BatchDeadline::Cap(net::Clock::now() + pool_options_.connection.CallTimeout());
   }
   // The deadline of a discovery prompted by a failed call: the call's, or, when
   // that leaves less, a fresh one of at most kDiscoveryBudget (2 s). A call that

@@ -30,7 +30,8 @@ Status StandaloneRouter::RunOnServer(std::size_t server, std::string_view reques
   const net::Clock::time_point start = net::Clock::now();
   const std::string& where = where_[server];
   return session_
-      .Call(pool_, server, request, 1, start, start + pool_.options().connection.CallTimeout(),
+      .Call(pool_, server, request, 1, start,
+            BatchDeadline::Cap(start + pool_.options().connection.CallTimeout()),
             [&](std::size_t, RespValue reply) { return on_reply(reply, where); })
       .status();
 }
@@ -105,7 +106,8 @@ void StandaloneRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
                                  std::unique_ptr<net::ServerBatch>& slot) {
     return FillMixed(server, group, &slot);
   });
-  (void)runner.Run(pool_.CallDeadline(), &session_);
+  const net::Deadline deadline = pool_.CallDeadline();
+  (void)runner.Run(deadline, &session_);
   // Scripts the server had not cached yet run again one by one, which loads them.
   std::vector<Operation*> needs_script;
   for (std::size_t server = 0; server < pool_.size(); ++server) {
@@ -115,6 +117,7 @@ void StandaloneRouter::RunBatch(std::span<Operation> ops, Backend& backend) {
     needs_script.insert(needs_script.end(), again.begin(), again.end());
     slot.reset();
   }
+  const BatchDeadline within(deadline);
   for (Operation* op : needs_script) ExecuteOne(backend, *op);
 }
 

@@ -441,6 +441,43 @@ TEST_CASE("a batch whose node refuses the connect goes again to the node the rel
   CHECK(shards == 2);  // the first map, and the reload after the refused connect
 }
 
+TEST_CASE("a batch whose keys are retried one by one ends by its request timeout in all",
+          "[redis][cluster]") {
+  std::atomic<int> gets{0};
+  std::atomic<int> port{0};  // set once the fake listens, read by its thread
+  FakeNode node([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS")) return ShardsReply(port);
+    std::string replies;
+    for (int i = GetsIn(request); i > 0; --i, ++gets) {
+      replies += "-CLUSTERDOWN The cluster is down\r\n";
+    }
+    return replies;
+  });
+  port = node.port();
+  RedisOptions options;
+  options.mode = RedisMode::kCluster;
+  options.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(port.load()), 1});
+  options.cluster.max_redirects = 1000;  // the time, not the count, ends each retry
+  options.cluster.retry_wait = std::chrono::milliseconds(20);
+  options.pool.connection.request_timeout = std::chrono::milliseconds(300);
+  RedisBackend backend(std::move(options));
+  std::vector<std::string> keys;
+  for (int i = 0; i < 8; ++i) keys.push_back("down" + std::to_string(i));
+  std::vector<cachet::Operation> ops = GetsOf(keys);
+  const auto started = std::chrono::steady_clock::now();
+  backend.Execute(ops);  // CLUSTERDOWN for each: retried one by one
+  const auto took = std::chrono::steady_clock::now() - started;
+  for (const cachet::Operation& op : ops) {
+    INFO(op.key << ": " << op.status.ToString());
+    CHECK(op.status.IsTimeout());
+    CHECK(op.status.message().find("CLUSTERDOWN") != std::string_view::npos);
+  }
+  CHECK(gets > 8);  // retried
+  // One request timeout and what one last wait may overrun it by, not one per key.
+  INFO("took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+  CHECK(took < std::chrono::milliseconds(1000));
+}
+
 TEST_CASE("a batch whose node stays unreachable gives up after max_redirects rounds",
           "[redis][cluster]") {
   MapOnlySeed seed(cachet::test::FindFreeLoopbackPort());  // the map keeps naming a dead node
