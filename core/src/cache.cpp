@@ -340,12 +340,17 @@ Status Cache::Flush() {
 }
 
 Result<StatsMap> Cache::Stats() {
-  const CallCounter counter(metrics_table(), CacheOp::kStats);
   StatsMap stats;
-  Status s = backend_->Stats(&stats);
-  counter.Finish(s);
-  if (!s.ok()) return s;
+  if (Status s = Stats(&stats); !s.ok()) return s;
   return stats;
+}
+
+Status Cache::Stats(StatsMap* out) {
+  const CallCounter counter(metrics_table(), CacheOp::kStats);
+  out->clear();
+  Status s = backend_->Stats(out);
+  counter.Finish(s);
+  return s;
 }
 
 void Cache::RecordCall(CacheOp op, std::chrono::steady_clock::time_point start,

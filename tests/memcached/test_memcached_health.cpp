@@ -103,6 +103,38 @@ TEST_CASE("health counts each server's exchanges and the observer names the serv
   CHECK(get.hits == 0);
 }
 
+TEST_CASE("a server marked dead stays reported dead until it answers again",
+          "[memcached][health]") {
+  REQUIRE(cachet::test::HaveMemcached());
+  auto servers = StartServers(1);
+  REQUIRE(servers.size() == 1);
+  MemcachedOptions options = OptionsFor(servers, Protocol::kText);
+  options.pool.retry_timeout = std::chrono::milliseconds(100);
+  MemcachedBackend backend(std::move(options));
+  Item item;
+  REQUIRE(backend.Get("k", &item).IsNotFound());
+  REQUIRE(servers[0]->Stop().ok());
+  CHECK(backend.Get("k", &item).IsUnavailable());
+  CHECK(backend.Get("k", &item).IsUnavailable());
+  std::vector<ServerHealth> health;
+  REQUIRE(backend.Health(&health).ok());
+  REQUIRE(health.size() == 1);
+  CHECK(health[0].dead);
+  // The rest is over, but nothing has answered since: still dead, not up.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  health.clear();
+  REQUIRE(backend.Health(&health).ok());
+  CHECK(health[0].dead);
+  CHECK(health[0].consecutive_failures == 2);
+  // Back, and answering: up again.
+  REQUIRE(servers[0]->Restart().ok());
+  CHECK(backend.Get("k", &item).IsNotFound());
+  health.clear();
+  REQUIRE(backend.Health(&health).ok());
+  CHECK_FALSE(health[0].dead);
+  CHECK(health[0].consecutive_failures == 0);
+}
+
 TEST_CASE("the server note keeps no pool's address and skips unobserved caches",
           "[memcached][health][observer]") {
   REQUIRE(cachet::test::HaveMemcached());

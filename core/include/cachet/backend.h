@@ -187,6 +187,9 @@ class CACHET_EXPORT Backend {
   virtual Status GetAndTouch(std::string_view key, Ttl ttl, Item* out);
 
   virtual Status Flush();
+  // Each server's statistics ("host:port name" with several servers): the
+  // lines of every server that answered, even when another did not, whose
+  // failure (naming it) is returned.
   virtual Status Stats(StatsMap* out);
 
   // Runs a batch, filling each operation's outputs. Stores with kPipelining send

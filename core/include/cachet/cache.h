@@ -179,7 +179,12 @@ class CACHET_EXPORT Cache {
   void Run(Batch& batch);
 
   Status Flush();
+  // Every server's statistics ("host:port name" with several servers); all or
+  // nothing: a server that does not answer fails the call.
   Result<StatsMap> Stats();
+  // The statistics of the servers that answered, in *out, and the failure of
+  // one that did not (naming it): what a dashboard shows while a server is down.
+  Status Stats(StatsMap* out);
 
   // Returns the cached value, or runs `loader` (a callable returning Result<T>)
   // on a miss, stores its value and returns it. Stampede protection: while one

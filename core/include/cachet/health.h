@@ -24,7 +24,9 @@ struct ServerHealth {
   std::uint64_t connects = 0;     // connect attempts (failed ones too): first ones, reconnects
   std::uint64_t marked_dead = 0;  // times it reached the failure limit and was set to rest
   std::uint32_t consecutive_failures = 0;
-  bool dead = false;  // resting now: keys of it fail (or fail over)
+  // Marked dead (failure_limit failures in a row) and not answered since: while
+  // it rests its keys fail (or fail over); after the rest, the next call tries it.
+  bool dead = false;
   // The connection pool: connections open now (lent or idle), and calls that
   // waited for one until their deadline because max_connections were all lent.
   std::uint64_t connections = 0;

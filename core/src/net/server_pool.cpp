@@ -298,7 +298,8 @@ void ServerPool::AppendHealth(std::vector<ServerHealth>* out) const {
     h.connects = s.connects.load(kRelaxed);
     h.marked_dead = s.marked_dead.load(kRelaxed);
     h.consecutive_failures = s.failures.load(kRelaxed);
-    h.dead = !Available(i);
+    // Dead from the failure that marked it until it answers again, rest over or not.
+    h.dead = h.consecutive_failures > 0 && h.consecutive_failures >= options_.failure_limit;
     h.pool_timeouts = s.pool_waits_timed_out.load(kRelaxed);
     h.connections = s.open.load(kRelaxed);
     out->push_back(std::move(h));

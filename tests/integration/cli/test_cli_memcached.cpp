@@ -114,6 +114,18 @@ TEST_CASE_METHOD(CliOnMemcached, "a store that is down is exit 3, not a miss") {
   CHECK(r.err.find("cachet: ") != std::string::npos);
 }
 
+TEST_CASE_METHOD(CliOnMemcached, "stats prints what the live servers say and names the one down") {
+  const std::string down = "127.0.0.1:" + std::to_string(FindFreeLoopbackPort());
+  const std::string two = WriteScratchFile(
+      "two.conf", "[cache]\nbackend = memcached\n\n[memcached]\nservers = " +
+                      server().address() + "," + down + "\n");
+  CommandOutcome r = RunCommand({kCachet, "-c", two, "stats"});
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.find(server().address() + " curr_items ") != std::string::npos);
+  CHECK(r.out.find(down) == std::string::npos);
+  CHECK(r.err.find(down) != std::string::npos);
+}
+
 TEST_CASE_METHOD(CliOnMemcached, "the shell's metrics count a down server's calls as errors") {
   const std::string up = "cachet_server_up{server=\"" + server().address() + "\"} ";
   CommandOutcome live = Run({"shell"}, "set k v\nget k\nmetrics\n");
