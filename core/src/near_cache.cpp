@@ -151,11 +151,27 @@ void NearCache::AfterRead(std::string_view key, const Ticket& ticket, const Stat
       generation_.load(std::memory_order_relaxed) != ticket.generation || !Serving()) {
     return;  // the key changed while it was read: what was read may be old
   }
-  if (miss) {
-    PutLocked(key, kMissTag, {}, 0, ttl);
-  } else {
-    PutLocked(key, kValueTag, item.value, item.flags, ttl);
+  const char tag = miss ? kMissTag : kValueTag;
+  const std::string_view value = miss ? std::string_view() : std::string_view(item.value);
+  const std::uint32_t flags = miss ? 0 : item.flags;
+  // Another read kept a different answer since this one began: the key changed
+  // and its invalidation has not come (or, without tracking, never will), and
+  // which answer is the newer cannot be told. Neither stays, and no read begun
+  // before this may keep its answer: a caller that saw the newer value must
+  // never be served the older one.
+  if (Item kept; near_->Get(key, &kept).ok() && !SameEntry(kept, tag, value, flags)) {
+    ticket.stripe->epoch.fetch_add(1, std::memory_order_acq_rel);
+    (void)near_->Remove(key);
+    return;
   }
+  PutLocked(key, tag, value, flags, ttl);
+}
+
+bool NearCache::SameEntry(const Item& kept, char tag, std::string_view value,
+                          std::uint32_t flags) {
+  const std::string_view bytes = kept.value;
+  return kept.flags == flags && !bytes.empty() && bytes.front() == tag &&
+         bytes.substr(1) == value;
 }
 
 void NearCache::AfterWrite(std::string_view key, const Ticket& ticket, const ItemView* written,

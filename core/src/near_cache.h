@@ -118,6 +118,8 @@ class NearCache final : public Backend, private InvalidationListener {
   // all (a record already stale, or the time already spent).
   Ttl EntryTtl(std::string_view value, Ttl write_ttl, const Ticket& ticket) const;
   // REQUIRES: the key's stripe is locked.
+  // Whether the near entry `kept` holds `value` with `flags`, tagged `tag`.
+  static bool SameEntry(const Item& kept, char tag, std::string_view value, std::uint32_t flags);
   void PutLocked(std::string_view key, char tag, std::string_view value, std::uint32_t flags,
                  Ttl ttl);
   // Takes `key` out, moving its epoch (a write or an invalidation).

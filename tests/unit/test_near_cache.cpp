@@ -118,6 +118,15 @@ class SharedStore final : public test::ForwardingBackend {
     (void)inner().Store(StoreMode::kSet, key, ItemView(value, flags), WriteOptions{});
     Report(key);
   }
+  // Another client's write whose invalidation has not arrived yet (Report later).
+  void WriteUnreported(const std::string& key, const std::string& value) {
+    (void)inner().Store(StoreMode::kSet, key, ItemView(value, 0), WriteOptions{});
+  }
+  void Report(std::string_view key) {
+    if (listener_ == nullptr) return;
+    const std::string_view keys[] = {key};
+    listener_->OnInvalidate(keys);
+  }
   void SetLive(bool live) { listener_->OnTrackingLive(live); }
   const std::vector<std::string>& prefixes() const { return prefixes_; }
 
@@ -131,11 +140,6 @@ class SharedStore final : public test::ForwardingBackend {
   Status Changed(std::string_view key, Status s) {
     Report(key);
     return s;
-  }
-  void Report(std::string_view key) {
-    if (listener_ == nullptr) return;
-    const std::string_view keys[] = {key};
-    listener_->OnInvalidate(keys);
   }
 
   bool offers_;
@@ -587,6 +591,26 @@ TEST_CASE("near: a change during a read never leaves the old value", "[unit][nea
   store->race = [&] { store->WriteBehind("k", "new"); };
   store->race_armed = true;
   CHECK(Read(*cache, "k") == "old");
+  CHECK(Read(*cache, "k") == "new");
+}
+
+TEST_CASE("near: of two reads the store answered differently neither is kept", "[unit][near]") {
+  const bool tracking = GENERATE(true, false);
+  auto [store, cache] = tracking ? Near(true, NearInvalidation::kTracking, Ttl{0})
+                                 : Near(false, NearInvalidation::kTtl, Ttl{60000});
+  store->WriteBehind("k", "old");
+  // The store answers "old"; before that answer is kept, another client writes
+  // "new" (its invalidation still on its way) and a second read finds "new"
+  // and keeps it. The first read's older answer must not replace it.
+  store->race = [&] {
+    store->WriteUnreported("k", "new");
+    CHECK(Read(*cache, "k") == "new");
+  };
+  store->race_armed = true;
+  CHECK(Read(*cache, "k") == "old");  // its answer, as the store gave it
+  CHECK(Read(*cache, "k") == "new");  // never back to the older value
+  CHECK(Read(*cache, "k") == "new");
+  store->Report("k");  // the invalidation arrives
   CHECK(Read(*cache, "k") == "new");
 }
 
