@@ -21,7 +21,16 @@ Status MemcachedBatch::Consume(net::ReadBuffer& buffer) {
     Reply reply;
     ParseResult parsed = ParseReply(buffer.data(), &reply);
     if (parsed.outcome == ParseOutcome::kNeedMore) return StartDirect(buffer);
-    if (parsed.outcome == ParseOutcome::kError) return parsed.error;
+    if (parsed.outcome == ParseOutcome::kError) {
+      // A value too large to read is its key's error; the keys after it go unanswered.
+      if (parsed.error.IsTooLarge()) {
+        if (Operation* owner = OwnerOf(reply); owner != nullptr) {
+          owner->status = parsed.error;
+          too_large_ = owner;
+        }
+      }
+      return parsed.error;
+    }
     Status s = OnReply(reply);
     // Consumed only now: the reply's views point into the buffer.
     buffer.Consume(parsed.consumed);

@@ -75,6 +75,10 @@ class MemcachedBatch : public net::ServerBatch {
                            std::uint64_t* size) const = 0;
   // Routes one parsed reply to its operation; an error drops the connection.
   virtual Status OnReply(const Reply& reply) = 0;
+  // The operation whose value `reply` (its header alone) announces, too large
+  // to read; null when the header does not say. The exchange ends there: that
+  // operation answers too_large (Settle leaves it), the others are unanswered.
+  virtual Operation* OwnerOf(const Reply& reply) = 0;
   // Takes the replies a protocol can recognize without its general parser off
   // the front of `buffer`, whole ones only, each routed exactly as the parser and
   // OnReply() would route it; anything else is left to them. An error is
@@ -86,6 +90,7 @@ class MemcachedBatch : public net::ServerBatch {
   // Forgets a value left half-read by an earlier exchange, and a lent item.
   // Reset() calls it.
   void ResetReader() noexcept {
+    too_large_ = nullptr;
     stopped_reading_ = false;
     direct_.Reset();
     direct_op_ = nullptr;
@@ -119,6 +124,8 @@ class MemcachedBatch : public net::ServerBatch {
   // The protocol ended the exchange before the last reply (its stream may be
   // out of step): bytes still arriving are dropped with the connection.
   bool stopped_reading_ = false;
+  // The operation whose value was too large to read (OwnerOf), or null.
+  const Operation* too_large_ = nullptr;
 
  private:
   // Routes a large value by its header and has its data received direct; ok

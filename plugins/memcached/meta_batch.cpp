@@ -101,6 +101,14 @@ Status MetaBatch::OnReply(const Reply& reply) {
   return OnTokenReply(reply);
 }
 
+Operation* MetaBatch::OwnerOf(const Reply& reply) {
+  if (!reply.has_opaque || reply.opaque >= slots_.size()) return nullptr;
+  Slot& slot = slots_[reply.opaque];
+  if (slot.answered) return nullptr;
+  Answered(slot, reply.opaque);  // Settle leaves it
+  return slot.op;
+}
+
 Status MetaBatch::OnTokenReply(const Reply& reply) {
   if (!reply.has_opaque || reply.opaque >= slots_.size() || slots_[reply.opaque].answered) {
     return Status::ProtocolError("memcached: meta reply with a missing or unknown O token");

@@ -116,6 +116,7 @@ class MetaBatch final : public MemcachedBatch {
     return parser_.ValueHeader(input, reply, data_offset, size);
   }
   Status OnReply(const Reply& reply) override;
+  Operation* OwnerOf(const Reply& reply) override;
   Status TakeUsualReplies(net::ReadBuffer& buffer) override {
     return usual_replies_ ? TakeUsual(buffer) : Status::OK();
   }

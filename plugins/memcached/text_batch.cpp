@@ -158,6 +158,16 @@ Status TextBatch::OnReply(const Reply& reply) {
   return s;
 }
 
+Operation* TextBatch::OwnerOf(const Reply& reply) {
+  if (next_ >= expected_count_ || !expected_[next_].retrieval) return nullptr;
+  // Hits come in the order asked: the VALUE's key is the first open one of that name.
+  const Expected& group = expected_[next_];
+  for (std::size_t i = group.first_op; i < group.first_op + group.op_count; ++i) {
+    if (ops_[i]->key == reply.key) return ops_[i];
+  }
+  return nullptr;
+}
+
 bool TextBatch::MayLeaveOutOfStep(const Reply& reply, const Expected& current) const {
   // cachet sends no command memcached does not know, so ERROR means the server
   // read something else as a command: a data block, or a line of its own making.
@@ -245,11 +255,12 @@ void TextBatch::SettleRest(const Status& transport) {
     // A miss is known only from the END that never came: the keys skipped
     // are unanswered too.
     for (std::size_t i = group.begin; i < group.first_op; ++i) {
-      if (ops_[i]->status.IsNotFound()) ops_[i]->status = transport;
+      Operation& op = *ops_[i];
+      if (op.status.IsNotFound()) op.status = net::UnansweredStatus(op, transport, "memcached");
     }
     for (std::size_t i = 0; i < group.op_count; ++i) {
       Operation& op = *ops_[group.first_op + i];
-      op.status = net::UnansweredStatus(op, transport, "memcached");
+      if (&op != too_large_) op.status = net::UnansweredStatus(op, transport, "memcached");
     }
   }
 }

@@ -92,6 +92,7 @@ class TextBatch final : public MemcachedBatch {
     return parser_.ValueHeader(input, reply, data_offset, size);
   }
   Status OnReply(const Reply& reply) override;
+  Operation* OwnerOf(const Reply& reply) override;
   Status TakeUsualReplies(net::ReadBuffer& buffer) override {
     if (usual_replies_) TakeUsual(buffer);
     return Status::OK();

@@ -155,7 +155,13 @@ void MgetBatch::Settle(const Status& status) {
   // trusted to be the value of the key at its position.
   const std::size_t first = status.IsProtocolError() ? 0 : answered_;
   for (std::size_t i = first; i < reads_.size(); ++i) {
-    reads_[i]->status = status.ok() ? Status::IoError("redis " + where_ + ": no reply") : status;
+    // Elements come in order: a value too large to read was the next one's.
+    if (i == answered_ && status.IsTooLarge()) {
+      reads_[i]->status = status;
+      continue;
+    }
+    reads_[i]->status = status.ok() ? Status::IoError("redis " + where_ + ": no reply")
+                                     : net::UnansweredStatus(*reads_[i], status, "redis " + where_);
   }
 }
 

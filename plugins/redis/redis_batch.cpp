@@ -177,6 +177,11 @@ void RedisBatch::Settle(const Status& status) {
   }
   for (std::size_t i = first; i < sent_.size(); ++i) {
     if (sent_[i] == nullptr) continue;  // a SCRIPT LOAD
+    // Replies pair by position: a reply too large to read was the next one's.
+    if (i == next_ && status.IsTooLarge()) {
+      sent_[i]->status = status;
+      continue;
+    }
     sent_[i]->status = status.ok() ? Status::IoError("redis " + where_ + ": no reply")
                                    : net::UnansweredStatus(*sent_[i], status, "redis " + where_);
   }

@@ -133,6 +133,36 @@ TEST_CASE("a set over max_item_size in a batch drops the value in its place",
   CHECK(cache->Get("m").miss());
 }
 
+TEST_CASE("a value too large to read in a batch is its key's error, not the keys' after it",
+          "[memcached][batch]") {
+  REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails
+  const Protocol protocol = AnyProtocol();
+  auto servers = StartServers(1);
+  REQUIRE(servers.size() == 1);
+  std::unique_ptr<Cache> writer = CacheOver(OptionsFor(servers, protocol));
+  REQUIRE(writer->Set("before", std::string("small")).ok());
+  REQUIRE(writer->Set("big", std::string(700 * 1000, 'b')).ok());
+  REQUIRE(writer->Set("after", std::string("small")).ok());
+  MemcachedOptions options = OptionsFor(servers, protocol);
+  options.max_item_size = 100 * 1000;  // a reader whose limit is below the stored value
+  std::unique_ptr<Cache> reader = CacheOver(options);
+
+  const std::vector<Lookup<std::string>> got =
+      reader->GetMulti<std::string>({"before", "missing", "big", "after"});
+  REQUIRE(got.size() == 4);
+  CHECK(got[0].value_or("") == "small");
+  // A miss is known only from the end of the replies, which never came.
+  CHECK(got[1].status().IsIoError());
+  INFO("big: " << got[2].status().ToString() << "; after: " << got[3].status().ToString());
+  CHECK(got[2].status().IsTooLarge());
+  // Left unanswered when the connection went with the value: not a size error of its own.
+  CHECK(got[3].status().IsIoError());
+  CHECK(got[3].status().message().find("not answered") != std::string_view::npos);
+  // Alone, each answers for itself.
+  CHECK(reader->Get("after").value_or("") == "small");
+  CHECK(reader->Get("big").status().IsTooLarge());
+}
+
 TEST_CASE("noreply in a Cache batch: text loses a write's failure, meta reports it",
           "[memcached][batch][noreply]") {
   REQUIRE(cachet::test::HaveMemcached());  // .ci/setup installs it: missing, the test fails

@@ -163,6 +163,7 @@ BatchOutcome Reference(const std::vector<std::string>& keys, std::string_view re
   out.ops.assign(keys.size(), OpOutcome{});
   std::size_t next = 0;
   std::vector<bool> hit(keys.size(), false);
+  std::size_t too_large = keys.size();  // the key whose value was too large to read
   auto close = [&](const Status& status) {
     for (std::size_t i = 0; i < next; ++i) {
       if (!hit[i] && !status.IsNotFound()) out.ops[i].status = status.ToString();
@@ -175,6 +176,13 @@ BatchOutcome Reference(const std::vector<std::string>& keys, std::string_view re
     if (parsed.outcome == ParseOutcome::kNeedMore) break;
     if (parsed.outcome == ParseOutcome::kError) {
       out.stream = parsed.error.code();
+      // A value too large to read is the first open key of that name's.
+      for (std::size_t i = next; parsed.error.IsTooLarge() && i < keys.size(); ++i) {
+        if (keys[i] == r.key) {
+          too_large = i;
+          break;
+        }
+      }
       break;
     }
     reply.remove_prefix(parsed.consumed);
@@ -199,7 +207,9 @@ BatchOutcome Reference(const std::vector<std::string>& keys, std::string_view re
   // Unanswered operations take the exchange's failure, as Settle() gives it.
   const Status failure = out.stream == StatusCode::kOk ? Status::Timeout("cut short")
                                                        : Status::FromCode(out.stream, "");
-  if (!out.done) close(failure);
+  // After a value too large to read, the keys left are not answered; that value's is too_large.
+  if (!out.done) close(failure.IsTooLarge() ? Status::IoError("not answered") : failure);
+  if (too_large < keys.size()) out.ops[too_large].status = failure.ToString();
   // After a protocol error no answer of the exchange stands.
   if (out.stream == StatusCode::kProtocolError) {
     for (OpOutcome& op : out.ops) op = {failure.ToString(), "", 0, 0};

@@ -93,6 +93,35 @@ TEST_CASE("a redis server killed in the middle of a Cache batch fails only its o
   CHECK(on_dead < static_cast<int>(keys.size()));
 }
 
+TEST_CASE("a redis value too large to read in a batch is its key's error only",
+          "[redis][batch]") {
+  auto servers = StartServers(1);
+  std::unique_ptr<Cache> writer = CacheOver(OptionsFor(servers));
+  REQUIRE(writer->Set("before", std::string("small")).ok());
+  REQUIRE(writer->Set("big", std::string(700 * 1000, 'b')).ok());
+  REQUIRE(writer->Set("after", std::string("small")).ok());
+  RedisOptions options = OptionsFor(servers);
+  options.session.limits.max_bulk_length = 100 * 1000;  // below the stored value
+  std::unique_ptr<Cache> reader = CacheOver(std::move(options));
+  // Reads alone go as one MGET; with a write, as a pipeline of commands.
+  const bool with_write = GENERATE(false, true);
+  Batch batch(*reader);
+  const auto before = batch.Get("before");
+  const BatchWrite write = with_write ? batch.Set("written", std::string("w")) : BatchWrite{};
+  const auto big = batch.Get("big");
+  const auto after = batch.Get("after");
+  reader->Run(batch);
+  CHECK(batch.Outcome(before).value_or("") == "small");
+  if (with_write) CHECK(batch.Outcome(write).ok());
+  INFO("big: " << batch.Outcome(big).status().ToString()
+               << "; after: " << batch.Outcome(after).status().ToString());
+  CHECK(batch.Outcome(big).status().IsTooLarge());
+  // Left unanswered when the connection went with the value: not a size error of its own.
+  CHECK(batch.Outcome(after).status().IsIoError());
+  CHECK(batch.Outcome(after).status().message().find("not answered") != std::string_view::npos);
+  CHECK(reader->Get("after").value_or("") == "small");
+}
+
 TEST_CASE("noreply on redis answers unsupported naming redis and sends nothing",
           "[redis][batch][noreply]") {
   auto servers = StartServers(1);

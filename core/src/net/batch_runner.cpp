@@ -13,10 +13,12 @@ namespace cachet::net {
 ServerBatch::~ServerBatch() = default;
 
 Status UnansweredStatus(const Operation& op, const Status& transport, std::string_view store) {
-  if (!transport.IsTooLarge() || op.kind == OpKind::kGet) return transport;
-  return Status::IoError(std::string(store) +
-                         ": not answered: the connection was dropped after a reply too large "
-                         "to read; the operation may have been applied");
+  if (!transport.IsTooLarge()) return transport;
+  const std::string unanswered = std::string(store) +
+                                 ": not answered: the connection was dropped after a reply too "
+                                 "large to read (" + std::string(transport.message()) + ")";
+  if (op.kind == OpKind::kGet) return Status::IoError(unanswered);
+  return Status::IoError(unanswered + "; the operation may have been applied");
 }
 
 BatchRunner::~BatchRunner() = default;

@@ -67,9 +67,11 @@ class CACHET_EXPORT ServerBatch : public ReplyReader {
 };
 
 // What an operation a failed exchange left unanswered answers: `transport`,
-// except after a reply too large to read (a read's: the exchange ends there),
-// when a write answers io_error, as the server may have applied it; too_large
-// would say it was refused for its size (and a refused set's key is removed).
+// except after a reply too large to read (the exchange ends there), when it
+// answers io_error, not answered, naming that reply: too_large would say its
+// own value was over the limit, or, for a write, that it was refused for its
+// size (and a refused set's key is removed), where the server may have applied
+// it. The operation whose reply it was answers too_large (its batch knows it).
 CACHET_EXPORT Status UnansweredStatus(const Operation& op, const Status& transport,
                                       std::string_view store);
 
