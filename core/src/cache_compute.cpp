@@ -258,12 +258,19 @@ Status Cache::ComputeItem(ComputeCall& call, std::string_view key, const ItemLoa
   Cached cached;
   // Waits for other threads' loads end together (InProcessWait from the first).
   std::optional<SteadyClock::time_point> wait_until;
+  std::optional<Item> shared;  // the value a thread whose load this one waited for loaded
   // Bounded: each pass returns, or waits for another thread's load to end and
   // reads again; after the third wait, or the wait's end, it reads once more.
   for (int attempt = 0;; ++attempt) {
     // A store that fails counts as absent: the loader still runs. A key the
     // store refuses is the caller's error, and nothing is loaded for it.
-    if (Status read = ReadCached(call, key, options, &cached); read.IsInvalidArgument()) return read;
+    const Status read = ReadCached(call, key, options, &cached);
+    if (read.IsInvalidArgument()) return read;
+    // The store fails, and the thread this one waited for loaded the key: its value.
+    if (shared && cached.state == Cached::State::kAbsent && read.IsError()) {
+      *out = std::move(*shared);
+      return Status::OK();
+    }
     if (cached.state == Cached::State::kFresh) {
       if (options.early_refresh > 0 && cached.has_record && !cached.negative &&
           cached.record.fresh_until_ms != 0 &&
@@ -282,13 +289,15 @@ Status Cache::ComputeItem(ComputeCall& call, std::string_view key, const ItemLoa
     if (!wait_until) wait_until = SteadyClock::now() + InProcessWait(options);
     const bool waited_enough = attempt == 3 || SteadyClock::now() >= *wait_until;
     if (waited_enough ? !state_->loads.TryBegin(owned_key)
-                      : !state_->loads.Begin(owned_key, *wait_until)) {
+                      : !state_->loads.Begin(owned_key, *wait_until, &shared)) {
       if (waited_enough) break;
       continue;
     }
     // Released on every way out, a throwing loader included, so waiters retry.
-    const LoadCoordinator::Claim claim(&state_->loads, owned_key);
-    return LoadMissing(call, key, load, options, out);
+    LoadCoordinator::Claim claim(&state_->loads, owned_key);
+    const Status loaded = LoadMissing(call, key, load, options, out);
+    if (loaded.ok()) claim.Publish(*out);  // for waiters whose store reads fail
+    return loaded;
   }
   // Loads by other threads kept failing to store: load without the claim, and
   // count it as a load like any other.
@@ -443,6 +452,24 @@ Status Cache::LoadMissing(ComputeCall& call, std::string_view key, const ItemLoa
   }
 }
 
+Status Cache::LoadOnceInProcess(ComputeCall& call, std::string_view key, const ItemLoader& load,
+                                const ComputeOptions& options, Item* out) {
+  const std::string owned_key(key);
+  std::optional<Item> shared;
+  if (state_->loads.Begin(owned_key, SteadyClock::now() + InProcessWait(options), &shared)) {
+    LoadCoordinator::Claim claim(&state_->loads, owned_key);
+    const Status loaded = LoadAndStore(call, key, load, options, out);
+    if (loaded.ok()) claim.Publish(*out);
+    return loaded;
+  }
+  if (shared) {
+    *out = std::move(*shared);
+    return Status::OK();
+  }
+  // The holder's load failed, or outlasted the wait: this caller loads.
+  return LoadAndStore(call, key, load, options, out);
+}
+
 Status Cache::GetOrComputeNative(ComputeCall& call, std::string_view key, const ItemLoader& load,
                                  const ComputeOptions& options, Item* out) {
   const PrefixedKey full_key(options_.key_namespace, key);
@@ -523,9 +550,10 @@ Status Cache::GetOrComputeNative(ComputeCall& call, std::string_view key, const 
         return cached.TakeInto(out);
       }
     }
-    // A store that fails or cannot lease this key does not stop the load.
+    // A store that fails or cannot lease this key does not stop the load;
+    // this process's threads still load it once.
     if (grant == LeaseGrant::kNone && !s.ok() && !s.IsNotFound()) {
-      return LoadAndStore(call, key, load, options, out);
+      return LoadOnceInProcess(call, key, load, options, out);
     }
     // Another caller loads it: poll for its value, backing off.
     const auto now = SteadyClock::now();

@@ -217,6 +217,36 @@ TEST_CASE("sixteen Caches with native leases run the loader once", "[compute][na
   for (const std::string& value : values) CHECK(value == "value");
 }
 
+TEST_CASE("with the server down the threads of one Cache still load a key once",
+          "[compute][native]") {
+  const std::string kind = GENERATE("memcached-meta", "redis");
+  INFO("store: " << kind);
+  Store store = Start(kind);
+  std::unique_ptr<Cache> cache = OpenCache(store);
+  REQUIRE(store.server->Stop().ok());  // refused: no lease can be taken
+  ComputeOptions options;
+  options.lease = milliseconds(2000);
+  std::atomic<int> runs{0};
+  std::vector<std::string> values(4);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    threads.emplace_back([&, i] {
+      auto got = cache->GetOrCompute<std::string>(
+          "hot",
+          [&]() -> Result<std::string> {
+            ++runs;
+            std::this_thread::sleep_for(milliseconds(100));
+            return std::string("value");
+          },
+          options);
+      values[i] = got.hit() ? got.value() : got.status().ToString();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  CHECK(runs.load() == 1);
+  for (const std::string& value : values) CHECK(value == "value");
+}
+
 TEST_CASE("a throwing loader gives the native lease back at once", "[compute][native]") {
   const std::string kind = GENERATE("memcached-meta", "redis");
   INFO("store: " << kind);

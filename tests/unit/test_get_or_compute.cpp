@@ -575,6 +575,29 @@ TEST_CASE("the loader fills an empty Item, whatever the caller's Item held", "[c
   CHECK(cache->Get<std::string>("text").value() == "hello");
 }
 
+TEST_CASE("with the store down the threads of a process still load a key once",
+          "[compute]") {
+  auto store = std::make_shared<ExpiringMap>();
+  auto cache = MakeCache(store);
+  store->FailWith(Status::Unavailable("down"));
+  ComputeOptions options;
+  options.lease = milliseconds(GENERATE(0, 2000));  // none, and the add-based lease
+  INFO("lease " << options.lease.count() << " ms");
+  CountingLoader slow;
+  slow.pause = milliseconds(100);
+  std::vector<std::string> got(4);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < got.size(); ++t) {
+    threads.emplace_back([&, t] {
+      auto found = cache->GetOrCompute<std::string>("k", std::ref(slow), options);
+      got[t] = found.hit() ? found.value() : found.status().ToString();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  CHECK(slow.runs.load() == 1);
+  for (const std::string& value : got) CHECK(value == "v1");
+}
+
 TEST_CASE("a thread waiting for another's load waits lease_wait in all, then loads",
           "[compute]") {
   auto store = std::make_shared<ExpiringMap>();

@@ -340,6 +340,10 @@ class CACHET_EXPORT Cache {
   // The missing-key path: under this process's claim, with the store's lease.
   Status LoadMissing(ComputeCall& call, std::string_view key, const ItemLoader& load,
                      const ComputeOptions& options, Item* out);
+  // A load when the store cannot arbitrate (it fails): one thread of this
+  // process loads, the others wait for it (bounded) and take its value.
+  Status LoadOnceInProcess(ComputeCall& call, std::string_view key, const ItemLoader& load,
+                           const ComputeOptions& options, Item* out);
   // GetOrComputeItem() with a lease on a store with kNativeLease: the store's
   // own leases, taken in the read's round trip (Backend::LeaseGet).
   Status GetOrComputeNative(ComputeCall& call, std::string_view key, const ItemLoader& load,
