@@ -94,6 +94,31 @@ std::unique_ptr<Cache> OpenCache(const Store& store) {
   return std::move(cache).value();
 }
 
+// GetOrCompute of "hot" through each of `callers` at once, each on a thread of
+// its own, with a loader that counts its runs in `*runs`, takes `pause` and
+// returns "value": what each call answered (the value, or its status).
+std::vector<std::string> LoadHotOnThreads(const std::vector<Cache*>& callers,
+                                          const ComputeOptions& options, milliseconds pause,
+                                          std::atomic<int>* runs) {
+  std::vector<std::string> values(callers.size());
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < callers.size(); ++i) {
+    threads.emplace_back([&, i] {
+      auto got = callers[i]->GetOrCompute<std::string>(
+          "hot",
+          [&]() -> Result<std::string> {
+            ++*runs;
+            std::this_thread::sleep_for(pause);
+            return std::string("value");
+          },
+          options);
+      values[i] = got.hit() ? got.value() : got.status().ToString();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  return values;
+}
+
 }  // namespace
 
 TEST_CASE("memcached meta and Redis declare the native lease, text memcached does not",
@@ -196,25 +221,13 @@ TEST_CASE("sixteen Caches with native leases run the loader once", "[compute][na
   ComputeOptions options;
   options.ttl = milliseconds(60000);
   options.lease = milliseconds(10000);
+  std::vector<Cache*> callers;
+  for (const auto& cache : caches) callers.push_back(cache.get());
   std::atomic<int> runs{0};
-  std::vector<std::string> values(kCaches);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kCaches; ++i) {
-    threads.emplace_back([&, i] {
-      auto got = caches[i]->GetOrCompute<std::string>(
-          "hot",
-          [&]() -> Result<std::string> {
-            ++runs;
-            std::this_thread::sleep_for(milliseconds(300));
-            return std::string("value");
-          },
-          options);
-      values[i] = got.hit() ? got.value() : got.status().ToString();
-    });
+  for (const std::string& value : LoadHotOnThreads(callers, options, milliseconds(300), &runs)) {
+    CHECK(value == "value");
   }
-  for (std::thread& thread : threads) thread.join();
   CHECK(runs.load() == 1);
-  for (const std::string& value : values) CHECK(value == "value");
 }
 
 TEST_CASE("with the server down the threads of one Cache still load a key once",
@@ -226,25 +239,12 @@ TEST_CASE("with the server down the threads of one Cache still load a key once",
   REQUIRE(store.server->Stop().ok());  // refused: no lease can be taken
   ComputeOptions options;
   options.lease = milliseconds(2000);
+  const std::vector<Cache*> callers(4, cache.get());
   std::atomic<int> runs{0};
-  std::vector<std::string> values(4);
-  std::vector<std::thread> threads;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    threads.emplace_back([&, i] {
-      auto got = cache->GetOrCompute<std::string>(
-          "hot",
-          [&]() -> Result<std::string> {
-            ++runs;
-            std::this_thread::sleep_for(milliseconds(100));
-            return std::string("value");
-          },
-          options);
-      values[i] = got.hit() ? got.value() : got.status().ToString();
-    });
+  for (const std::string& value : LoadHotOnThreads(callers, options, milliseconds(100), &runs)) {
+    CHECK(value == "value");
   }
-  for (std::thread& thread : threads) thread.join();
   CHECK(runs.load() == 1);
-  for (const std::string& value : values) CHECK(value == "value");
 }
 
 TEST_CASE("a throwing loader gives the native lease back at once", "[compute][native]") {
