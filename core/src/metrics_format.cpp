@@ -27,9 +27,16 @@ constexpr std::array<Quantile, 4> kQuantiles = {
 constexpr int kFirstBoundLog2 = 8;
 constexpr int kLastBoundLog2 = 36;
 
+// `ns` in seconds, exactly: every digit of the nanoseconds, none rounded away
+// (a bucket bound printed rounded would claim counts it does not hold).
 std::string Seconds(std::uint64_t ns) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.9g", static_cast<double>(ns) / 1e9);
+  std::string text = std::to_string(ns / 1000000000);
+  const std::uint64_t fraction = ns % 1000000000;
+  if (fraction == 0) return text;
+  char digits[16];
+  std::snprintf(digits, sizeof digits, ".%09llu", static_cast<unsigned long long>(fraction));
+  text += digits;
+  text.erase(text.find_last_not_of('0') + 1);
   return text;
 }
 

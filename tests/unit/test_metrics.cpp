@@ -534,7 +534,7 @@ TEST_CASE("WritePrometheus writes the exposition format", "[metrics][prometheus]
   CHECK(has("# TYPE cachet_operation_duration_seconds histogram"));
   CHECK(has("cachet_operation_duration_seconds_bucket{op=\"get\",le=\"+Inf\"} 3"));
   CHECK(has("cachet_operation_duration_seconds_count{op=\"get\"} 3"));
-  CHECK(has("cachet_operation_duration_seconds_bucket{op=\"get\",le=\"68.7194767\"} 3"));
+  CHECK(has("cachet_operation_duration_seconds_bucket{op=\"get\",le=\"68.719476735\"} 3"));
   CHECK(text.find("cachet_operation_duration_quantile_seconds{op=\"get\",quantile=\"0.99\"} ") !=
         std::string::npos);
   CHECK(text.find("_bucket{op=\"remove\"") == std::string::npos);  // never called: no histogram
@@ -612,8 +612,8 @@ TEST_CASE("WritePrometheus histograms count up to le and total their buckets, la
   const auto has = [&](const std::string& line) {
     return text.find(line + "\n") != std::string::npos;
   };
-  CHECK(has("cachet_operation_duration_seconds_bucket{op=\"get\",le=\"2.55e-07\"} 1"));
-  CHECK(has("cachet_operation_duration_seconds_bucket{op=\"get\",le=\"1.023e-06\"} 3"));
+  CHECK(has("cachet_operation_duration_seconds_bucket{op=\"get\",le=\"0.000000255\"} 1"));
+  CHECK(has("cachet_operation_duration_seconds_bucket{op=\"get\",le=\"0.000001023\"} 3"));
   CHECK(has("cachet_operation_duration_seconds_bucket{op=\"get\",le=\"+Inf\"} 3"));
   CHECK(has("cachet_operation_duration_seconds_count{op=\"get\"} 3"));
   CHECK(has("cachet_info{store=\"st\\\\ore\\n\"} 1"));
