@@ -32,8 +32,8 @@ constexpr std::array kCommands = {
     CommandSpec{"del", "KEY", "remove a key", K::kStore, 1, 1, false, RunDel},
     CommandSpec{"incr", "KEY [DELTA]", "add DELTA (default 1) to a counter, print it", K::kStore, 1,
                 2, false, RunIncr},
-    CommandSpec{"decr", "KEY [DELTA]", "subtract DELTA (default 1), stopping at 0, print it",
-                K::kStore, 1, 2, false, RunDecr},
+    CommandSpec{"decr", "KEY [DELTA]", "subtract DELTA (default 1), print it (not below 0 "
+                "on memcached)", K::kStore, 1, 2, false, RunDecr},
     CommandSpec{"touch", "KEY SECONDS", "set a new TTL (0: never expires)", K::kStore, 2, 2, false,
                 RunTouch},
     CommandSpec{"mget", "KEY...", "one line per key: the value (quoted if not plain) or (nil)",

@@ -50,7 +50,7 @@ int RunCounter(CommandContext& ctx, const Invocation& inv, bool increment) {
   Result<std::uint64_t> value =
       increment ? ctx.cache->Incr(inv.args[0], delta) : ctx.cache->Decr(inv.args[0], delta);
   if (!value.ok()) return ReportFailure(ctx, value.status());
-  ctx.out << *value << '\n';
+  PrintCounter(ctx, *value);
   return kExitSuccess;
 }
 

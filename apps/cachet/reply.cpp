@@ -2,6 +2,8 @@
 #include "reply.h"
 
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "exit_codes.h"
 #include "shell_words.h"
@@ -49,6 +51,17 @@ void PrintValue(CommandContext& ctx, std::string_view bytes) {
   ctx.out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   const bool ends_line = !bytes.empty() && bytes.back() == '\n';
   if (ctx.shell || (ctx.out_is_terminal && !ends_line)) ctx.out << '\n';
+}
+
+void PrintCounter(CommandContext& ctx, std::uint64_t value) {
+  std::vector<std::string> counters;
+  const bool is_signed = ctx.cache->backend().Extension("counters", {}, &counters).ok() &&
+                         counters.size() == 1 && counters[0] == "redis";
+  if (is_signed) {
+    ctx.out << static_cast<std::int64_t>(value) << '\n';
+  } else {
+    ctx.out << value << '\n';
+  }
 }
 
 }  // namespace cachet::cli

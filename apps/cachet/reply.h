@@ -8,6 +8,7 @@
 //   the exact bytes, adding a newline only when stdout is a terminal.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "cachet/status.h"
@@ -28,6 +29,11 @@ int ReportUsage(CommandContext& ctx, std::string_view message);
 // Prints a value that is the whole result (get, gets): the bytes as they are,
 // or in the shell one line of ShellValue.
 void PrintValue(CommandContext& ctx, std::string_view bytes);
+
+// Prints a counter's new value on its line: signed where the store's counters
+// are (Redis's own, counters = redis, whose results come back as their two's
+// complement), unsigned otherwise.
+void PrintCounter(CommandContext& ctx, std::uint64_t value);
 
 // NOT_FOUND, NOT_STORED, EXISTS; "" for any other code.
 std::string_view OutcomeWord(const Status& status) noexcept;

@@ -176,7 +176,7 @@ void ShellBatch::Print(CommandContext& ctx, const Line& line) const {
       if (!value.ok()) {
         ReportFailure(ctx, value.status());
       } else {
-        ctx.out << *value << '\n';
+        PrintCounter(ctx, *value);
       }
       return;
     }

@@ -115,7 +115,8 @@ std::string QuoteShellWord(std::string_view bytes, std::size_t max_bytes) {
 
 std::string ShellValue(std::string_view bytes) {
   const bool plain =
-      !bytes.empty() && bytes.front() != '"' && bytes != kMissWord &&
+      !bytes.empty() && bytes.front() != '"' && bytes.front() != ' ' && bytes.back() != ' ' &&
+      bytes != kMissWord && !bytes.starts_with("ERROR ") &&
       std::all_of(bytes.begin(), bytes.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
   return plain ? std::string(bytes) : QuoteShellWord(bytes, bytes.size());
 }

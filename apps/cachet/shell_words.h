@@ -34,9 +34,10 @@ std::string QuoteShellWord(std::string_view bytes, std::size_t max_bytes = kQuot
 inline constexpr std::string_view kMissWord = "(nil)";
 
 // A value as the shell prints it on its one line: as it is when that reads back
-// unambiguously (printable ASCII, not empty, not starting with '"', and not
-// "(nil)", which is how a miss prints), else QuoteShellWord of it whole, never
-// cut: "a\nb", "(nil)", "".
+// unambiguously (printable ASCII, not empty, not starting with '"', no space at
+// either end, not "(nil)", which is how a miss prints, nor starting with
+// "ERROR ", as an error's line does), else QuoteShellWord of it whole, never
+// cut: "a\nb", "(nil)", "", "ERROR x", " x".
 std::string ShellValue(std::string_view bytes);
 
 // The same escapes and cut without the quotes, for a message that quotes input

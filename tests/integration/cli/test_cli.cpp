@@ -396,6 +396,20 @@ TEST_CASE("the shell quotes a value that is not one plain line, and a stored (ni
   CHECK(lines[14] == lines[1]);
 }
 
+TEST_CASE("the shell quotes a value that would read as an error line or lose a space") {
+  CommandOutcome r = Cachet({"shell"},
+                            "set e \"ERROR timeout: fake\"\nget e\nmget e\n"
+                            "set s \" x\"\nget s\nset t \"x \"\nget t\nset ok ERRORS\nget ok\n");
+  REQUIRE(r.exit_code == 0);
+  const std::vector<std::string> lines = LinesOf(r.out);
+  REQUIRE(lines.size() == 9);
+  CHECK(lines[1] == "\"ERROR timeout: fake\"");
+  CHECK(lines[2] == "\"ERROR timeout: fake\"");
+  CHECK(lines[4] == "\" x\"");
+  CHECK(lines[6] == "\"x \"");
+  CHECK(lines[8] == "ERRORS");
+}
+
 TEST_CASE("cachet-bench suggests a scenario for a typo") {
   CommandOutcome r = RunCommand({kCachetBench, "-c", kDefaultConfig, "--scenarios", "gett"});
   CHECK(r.exit_code == 2);
