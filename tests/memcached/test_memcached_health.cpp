@@ -1,13 +1,17 @@
 // Server health and the observer's server, through a Cache over real memcached
 // processes: each exchange counts for its server, a stopped server's failures
 // are counted by kind and it shows as dead once it reaches the failure limit.
+#include <spdlog/sinks/ostream_sink.h>
+
 #include <catch2/catch.hpp>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cachet/cache.h"
+#include "cachet/log.h"
 #include "cachet/net/server_trace.h"
 #include "cachet/observer.h"
 #include "memcached_fixture.h"
@@ -111,6 +115,14 @@ TEST_CASE("a server marked dead stays reported dead until it answers again",
   MemcachedOptions options = OptionsFor(servers, Protocol::kText);
   options.pool.retry_timeout = std::chrono::milliseconds(100);
   MemcachedBackend backend(std::move(options));
+  // What the core logs meanwhile, kept to be read.
+  std::ostringstream logged;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(logged);
+  Logger()->sinks().push_back(sink);
+  struct Unhook {
+    std::shared_ptr<spdlog::sinks::sink> sink;
+    ~Unhook() { std::erase(Logger()->sinks(), sink); }
+  } unhook{sink};
   Item item;
   REQUIRE(backend.Get("k", &item).IsNotFound());
   REQUIRE(servers[0]->Stop().ok());
@@ -133,6 +145,12 @@ TEST_CASE("a server marked dead stays reported dead until it answers again",
   REQUIRE(backend.Health(&health).ok());
   CHECK_FALSE(health[0].dead);
   CHECK(health[0].consecutive_failures == 0);
+  // Both changes logged, once each, naming the server.
+  const std::string address = servers[0]->address();
+  INFO(logged.str());
+  CHECK(logged.str().find("server " + address + " marked dead after 2 failures in a row") !=
+        std::string::npos);
+  CHECK(logged.str().find("server " + address + " answers again") != std::string::npos);
 }
 
 TEST_CASE("the server note keeps no pool's address and skips unobserved caches",

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <string>
 
+#include "cachet/log.h"
+
 namespace cachet::net {
 
 namespace {
@@ -269,16 +271,34 @@ void ServerPool::ReportNotOk(std::size_t server, const Connection& used,
   // The server closed this connection while it was idle (or reset it): the
   // next borrower connects anew, and the server may be perfectly well.
   if (transport.IsIoError() && used.reused()) return;
-  ReportFailure(server);
+  ReportFailure(server, transport);
 }
 
-void ServerPool::ReportFailure(std::size_t server) noexcept {
+void ServerPool::ReportFailure(std::size_t server, const Status& why) noexcept {
   Server& s = *servers_[server];
   std::uint32_t failures = s.failures.fetch_add(1, std::memory_order_relaxed) + 1;
   if (failures >= options_.failure_limit) {
     auto rest = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.retry_timeout);
     s.dead_until_ns.store(NowNanos() + rest.count(), std::memory_order_relaxed);
     s.marked_dead.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Once per outage: the failure that marks it; those after each rest only re-arm it.
+  if (failures == options_.failure_limit) {
+    try {
+      Logger()->warn("server {} marked dead after {} failures in a row (last: {}); tried again "
+                     "every {} ms",
+                     s.address.HostPort(), failures, why.ToString(),
+                     options_.retry_timeout.count());
+    } catch (...) {  // a log line that cannot be written changes nothing
+    }
+  }
+}
+
+void ServerPool::LogBack(const Server& s, std::uint32_t failures) const noexcept {
+  try {
+    Logger()->info("server {} answers again, after {} failures in a row", s.address.HostPort(),
+                   failures);
+  } catch (...) {  // a log line that cannot be written changes nothing
   }
 }
 

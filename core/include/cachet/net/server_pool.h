@@ -206,9 +206,10 @@ class CACHET_EXPORT ServerPool {
   bool Squeezed(bool waited, Clock::time_point start, Deadline deadline) const noexcept {
     return waited && deadline - start < options_.connection.io_timeout;
   }
-  // The two halves of Report: a success resets the failure count; a failure adds one.
+  // The two halves of Report: a success resets the failure count; a failure adds
+  // one (`why`: its status, for the log line of a server marked dead).
   void ReportSuccess(std::size_t server) noexcept { ResetFailures(*servers_[server]); }
-  void ReportFailure(std::size_t server) noexcept;
+  void ReportFailure(std::size_t server, const Status& why = Status::OK()) noexcept;
 
   // Appends one ServerHealth per server, in configuration order.
   void AppendHealth(std::vector<ServerHealth>* out) const;
@@ -272,10 +273,15 @@ class CACHET_EXPORT ServerPool {
   // Available() of a server at its failure limit: whether its rest is over.
   static bool RestOver(const Server& s) noexcept;
   // A success's part of the health rule: the server's failures start over.
-  static void ResetFailures(Server& s) noexcept {
-    if (s.failures.load(std::memory_order_relaxed) != 0)
-      s.failures.store(0, std::memory_order_relaxed);
+  void ResetFailures(Server& s) noexcept {
+    const std::uint32_t failures = s.failures.load(std::memory_order_relaxed);
+    if (failures == 0) [[likely]]
+      return;
+    s.failures.store(0, std::memory_order_relaxed);
+    if (failures >= options_.failure_limit) LogBack(s, failures);
   }
+  // Logs that a server marked dead answers again (info).
+  void LogBack(const Server& s, std::uint32_t failures) const noexcept;
   // ~Lease() of a connection that does not go into an empty spare slot: one
   // that is closed, kept by no slot (pool_size 0) or given back while threads
   // wait goes to Release(); else it takes the slot, and the connection it finds
