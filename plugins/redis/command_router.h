@@ -35,7 +35,9 @@ class BatchDeadline {
   static net::Deadline Cap(net::Deadline deadline) { return std::min(deadline, cap_); }
 
  private:
-  static inline thread_local net::Deadline cap_ = net::Deadline::max();
+  // initial-exec: read on every call, without a call into the TLS resolver.
+  static inline thread_local net::Deadline cap_ [[gnu::tls_model("initial-exec")]] =
+      net::Deadline::max();
   net::Deadline outer_;
 };
 
