@@ -171,12 +171,15 @@ Status ConfigSection::GetIntInRange(std::string_view key, std::int64_t low, std:
 
 Status ConfigSection::ErrorAt(std::string_view key, std::string_view reason) const {
   const ConfigValue* found = Find(key);
-  std::string text = found == nullptr ? std::string() : Where(*found);
+  // A default was set nowhere: no place is named, and its value is marked as the default's.
+  const bool by_default = found != nullptr && found->source == kDefaultSource;
+  std::string text = found == nullptr || by_default ? std::string() : Where(*found);
   text += "[" + name_ + "] " + std::string(key);
-  if (found != nullptr) {
+  if (found != nullptr && !(by_default && found->value.empty())) {
     // A secret's value never reaches an error message, which may end up in a log.
     bool masked = IsSecret(*this, key) && !found->value.empty();
     text += " = " + (masked ? std::string(kMask) : found->value);
+    if (by_default) text += " (the default)";
   }
   return Status::ConfigError(text + ": " + std::string(reason));
 }

@@ -294,7 +294,7 @@ TEST_CASE("ErrorAt never shows a secret option's value", "[config][security]") {
   CHECK(other.message() ==
         "shop.conf:4: [other] sentinel_password = ********: needs mode = sentinel");
   CHECK(other.ToString().find("s3cr3t") == std::string::npos);
-  // A plain option still shows its value.
+  // A plain option still shows its value; a default's is marked so, with no place.
   CHECK(config.section("redis")->ErrorAt("host", "is refused").message() ==
-        "default: [redis] host = 127.0.0.1: is refused");
+        "[redis] host = 127.0.0.1 (the default): is refused");
 }

@@ -345,6 +345,9 @@ TEST_CASE("check runs the range checks of the redis and tokyotyrant plugins") {
                       "-o: [redis] cluster_max_redirects = 0: must be between 1 and 1000");
   RequireRefusedAlike({"-o", "cache.backend=tokyotyrant", "-o", "tokyotyrant.mget_max_keys=0"},
                       "-o: [tokyotyrant] mget_max_keys = 0: must be between 1 and ");
+  // An option left at its default was set nowhere: no place, no value is named.
+  RequireRefusedAlike({"-o", "cache.backend=redis", "-o", "redis.mode=sentinel"},
+                      "cachet: config_error: [redis] sentinel_master: is required with mode");
 }
 
 TEST_CASE("a section of another store is checked by its plugin too") {
