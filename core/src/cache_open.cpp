@@ -152,11 +152,15 @@ Result<std::shared_ptr<const Plugin>> LoadBackendPlugin(const PluginLoader& load
   const std::string backend = cache.GetString("backend");
   const std::string explicit_file = cache.GetString("plugin");
   auto plugin = loader.Load(explicit_file.empty() ? backend : explicit_file);
-  if (!plugin.ok() && explicit_file.empty()) {
-    return Status::PluginError(std::string(plugin.status().message()) +
-                               SuggestStore(loader, backend));
+  // Named where the config set it: the file and line, or -o.
+  if (!plugin.ok()) {
+    const std::string reason =
+        std::string(plugin.status().message()) +
+        (explicit_file.empty() ? SuggestStore(loader, backend) : std::string());
+    const Status at = cache.ErrorAt(explicit_file.empty() ? "backend" : "plugin", reason);
+    return Status::PluginError(std::string(at.message()));
   }
-  if (!plugin.ok() || explicit_file.empty()) return plugin;
+  if (explicit_file.empty()) return plugin;
   if ((*plugin)->name() != backend) {
     return Status::ConfigError("[cache] plugin " + explicit_file + " is the '" +
                                std::string((*plugin)->name()) +

@@ -364,7 +364,11 @@ TEST_CASE("did you mean: commands, stores, options") {
 
   const CommandOutcome store = Cachet({"-o", "cache.backend=memcache", "check"});
   CHECK(store.exit_code == 2);
+  CHECK_THAT(store.err, Catch::Contains("-o: [cache] backend = memcache: plugin "));
   CHECK_THAT(store.err, Catch::Contains("(did you mean 'memcached'?)"));
+  const std::string typo = WriteScratchFile("typo.conf", "[cache]\nbackend = memcache\n");
+  CHECK_THAT(Cachet({"-c", typo, "check"}).err,
+             Catch::Contains(typo + ":2: [cache] backend = memcache: plugin "));
   const CommandOutcome section = Cachet({"-o", "memcahced.servers=h", "check"});
   CHECK(section.exit_code == 2);
   CHECK_THAT(section.err, Catch::Contains("-o: [memcahced]: no plugin named 'memcahced' "
