@@ -220,6 +220,11 @@ nlohmann::json LatencyJson(const LatencyHistogram& h) {
   return j;
 }
 
+void WriteInfo(std::string_view store, std::ostream& out) {
+  Family(out, "cachet_info", "gauge", "The store this Cache uses.");
+  out << "cachet_info{store=\"" << LabelValue(store) << "\"} 1\n";
+}
+
 }  // namespace
 
 void WritePrometheus(std::string_view store, const Metrics& metrics,
@@ -230,8 +235,7 @@ void WritePrometheus(std::string_view store, const Metrics& metrics,
 void WritePrometheus(std::string_view store, const Metrics& metrics,
                      std::span<const ServerHealth> servers, const NearMetrics& near,
                      std::ostream& out) {
-  Family(out, "cachet_info", "gauge", "The store this Cache uses.");
-  out << "cachet_info{store=\"" << LabelValue(store) << "\"} 1\n";
+  WriteInfo(store, out);
   WriteOperations(metrics, out);
   WriteLatency(metrics, out);
   WriteServers(servers, out);
@@ -297,6 +301,14 @@ void WriteMetricsJson(std::string_view store, const Metrics& metrics,
 
 void WritePrometheus(const Cache& cache, std::ostream& out) {
   const std::vector<ServerHealth> servers = cache.Health();
+  if (!cache.options().metrics) {
+    // Nothing was counted: no call or latency families, whose zeros would read as an idle
+    // Cache. The servers' health and the near tier are kept whatever `metrics` says.
+    WriteInfo(cache.store_name(), out);
+    WriteServers(servers, out);
+    WriteNear(cache.near_metrics(), out);
+    return;
+  }
   WritePrometheus(cache.store_name(), cache.metrics(), servers, cache.near_metrics(), out);
 }
 

@@ -59,6 +59,11 @@ TEST_CASE("the shell's metrics print a Prometheus exposition of the shell's call
   CHECK(json.out.find("\"get\": {") != std::string::npos);
   CHECK(json.out.find("\"misses\": 1") != std::string::npos);
   CHECK(Cachet({"shell"}, "metrics yaml\n").out.find("ERROR usage: metrics: unknown format") == 0);
+  // With counting off, no call families: their zeros would read as an idle Cache.
+  CommandOutcome off = Cachet({"-o", "cache.metrics=false", "shell"}, "get k\nmetrics\n");
+  CHECK(off.out.find("cachet_info{store=\"memory\"} 1\n") != std::string::npos);
+  CHECK(off.out.find("cachet_calls_total") == std::string::npos);
+  CHECK(off.out.find("cachet_operation_duration_seconds") == std::string::npos);
 }
 
 TEST_CASE("the shell prints one result per line and goes on after a bad line") {
