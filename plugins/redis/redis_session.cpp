@@ -101,6 +101,7 @@ RedisLogin::RedisLogin(const SessionSettings& settings, std::string where)
       user_(settings.username.empty() ? kDefaultUser : settings.username),
       parser_(settings.limits) {
   const bool has_password = !settings.password.empty();
+  authenticates_ = has_password;
   if (settings.resp == 3) {
     // HELLO authenticates in the same command, since before AUTH it would be
     // refused with NOAUTH.
@@ -135,7 +136,15 @@ Status RedisLogin::Consume(net::ReadBuffer& buffer) {
       return Status::OK();
     }
     ++answered_;
-    if (frame.IsError() && first_error_.ok()) first_error_ = StatusFromError(frame.text(), where_);
+    if (frame.IsError() && first_error_.ok()) {
+      first_error_ = StatusFromError(frame.text(), where_);
+      // A refusal of the first command, which carries the credentials (a password
+      // sent to a server that has none, say), is the login's failure; a HELLO
+      // refused for its protocol version is not.
+      if (answered_ == 1 && authenticates_ && !StartsWithWord(frame.text(), "NOPROTO")) {
+        first_error_ = Status::AuthFailed(std::string(first_error_.message()));
+      }
+    }
     return Status::OK();
   });
   if (!s.ok() || !done() || first_error_.ok()) return s;

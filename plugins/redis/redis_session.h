@@ -142,6 +142,7 @@ class RedisLogin final : public net::Login {
   std::size_t answered_ = 0;
   RespParser parser_;
   Status first_error_;  // the first error reply
+  bool authenticates_ = false;  // the first command carries the credentials
 };
 
 class RedisSession final : public net::ConnectionSetup {

@@ -144,6 +144,19 @@ TEST_CASE("a wrong password is auth_failed and never shown", "[redis][integratio
   CHECK(right->Get("k", &item).IsNotFound());
 }
 
+TEST_CASE("a password sent to a server without one is auth_failed", "[redis][integration]") {
+  // Over RESP2 (AUTH password): Redis refuses it. (HELLO 3 AUTH names the default
+  // user, which a server without a password lets in whatever the password.)
+  auto server = cachet::test::StartRedis();
+  REQUIRE(server.ok());
+  auto backend = Connect(**server, 2, "unneeded-secret-456");
+  Item item;
+  cachet::Status s = backend->Get("k", &item);
+  INFO(s.ToString());
+  CHECK(s.IsAuthFailed());
+  CHECK(s.ToString().find("unneeded-secret-456") == std::string::npos);
+}
+
 TEST_CASE("a server that is down is unavailable, not a miss", "[redis][integration]") {
   auto server = cachet::test::StartRedis();
   REQUIRE(server.ok());
