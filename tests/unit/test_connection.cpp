@@ -107,6 +107,8 @@ TEST_CASE("server addresses parse with ports and weights", "[endpoint]") {
   CHECK(ParseServerAddress("h:1:0", 1).status().IsConfigError());
   CHECK(ParseServerAddress("h:1:x", 1).status().IsConfigError());
   CHECK(ParseServerAddress(":1", 1).status().IsConfigError());
+  CHECK(ParseServerAddress("h:", 1).status().IsConfigError());  // a port left out
+  CHECK(ParseServerAddress("[::1]:", 1).status().IsConfigError());
   // Weights are bounded: they size the hash rings (a 32-bit total, weight x 160 points).
   CHECK(ParseServerAddress("h:1:10000", 1)->weight == 10000);
   for (const char* heavy : {"h:1:10001", "h:1:4294967295", "unix:/tmp/s.sock:10001"}) {

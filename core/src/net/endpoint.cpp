@@ -88,6 +88,8 @@ Result<ServerAddress> ParseServerAddress(std::string_view text, std::uint16_t de
   std::string_view host, rest;
   Status s = SplitHost(text, &host, &rest);
   if (!s.ok()) return s;
+  // "host:" is a port left out by mistake, not a request for the default one.
+  if (text.ends_with(':')) return BadAddress(text, "no port after ':'");
   ServerAddress address{std::string(host), default_port, 1};
   std::string_view port = rest.substr(0, rest.find(':'));
   if (!port.empty() && (!ParseDecimal(port, &address.port) || address.port == 0)) {
