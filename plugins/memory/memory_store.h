@@ -32,16 +32,17 @@ struct MemoryStoreOptions {
 };
 
 // The shard count of `shards = auto`: one per 64 KiB of the budget, from 16 to
-// 1024 (and never more than max_bytes, so each shard's share is a byte at least).
-// Two threads' writes meet in a shard they both write, so more shards let writes
+// 1024. Two threads' writes meet in a shard they both write, so more shards let writes
 // scale with threads; each costs an empty table (512 bytes of the budget), and
 // at 100,000 keys and more, one thread's sets ran a fifth to a third slower
 // with 1024 of them than with 16 (docs/memory.md, "How many shards").
 inline std::size_t AutoShards(std::size_t max_bytes) {
   constexpr std::size_t kBytesPerShard = std::size_t{64} << 10;
-  const std::size_t shards = std::clamp<std::size_t>(max_bytes / kBytesPerShard, 16, 1024);
-  return std::min(shards, max_bytes);
+  return std::clamp<std::size_t>(max_bytes / kBytesPerShard, 16, 1024);
 }
+
+// What a shard's empty table takes of the budget (64 slots of 8 bytes).
+inline constexpr std::size_t kEmptyTableBytes = 512;
 
 class MemoryStore {
  public:

@@ -93,8 +93,10 @@ Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
     return s;
   }
   options->expiry_rounds_down = section.GetString("expiry_rounding") == "down";
-  // Each shard's share, max_bytes / shards, sizes its sketch: it must not round down to 0.
-  const auto min_bytes = auto_shards ? 1 : static_cast<std::int64_t>(options->shards);
+  // The budget holds the shards' empty tables and at least 1 KiB of items: a smaller
+  // one would accept the config and then refuse every write as too large.
+  const std::size_t least_shards = auto_shards ? AutoShards(0) : options->shards;
+  const auto min_bytes = static_cast<std::int64_t>(least_shards * kEmptyTableBytes + 1024);
   if (Status s = ReadBounded(section, "max_bytes", min_bytes, kMaxInt, &options->max_bytes);
       !s.ok()) {
     return s;

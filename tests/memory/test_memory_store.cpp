@@ -245,6 +245,28 @@ TEST_CASE("memory refuses a max_key_size or max_item_size its entries cannot hol
   CHECK(largest->Get(std::string(65535, 'k')).hit());
 }
 
+TEST_CASE("memory refuses a max_bytes too small to hold its shards and an item", "[memory]") {
+  // 16 shards (auto) and 4 take 512 bytes each for their empty tables, plus 1 KiB for items.
+  for (const auto& [section, least] :
+       {std::pair{"max_bytes = 1\n", "9216"}, std::pair{"max_bytes = 9215\n", "9216"},
+        std::pair{"shards = 4\nmax_bytes = 3071\n", "3072"}}) {
+    auto config = Config::Parse(std::string("[cache]\nbackend = memory\n[memory]\n") + section,
+                                "memory-budget.conf");
+    REQUIRE(config.ok());
+    auto cache = Cache::Open(std::move(config).value());
+    INFO(section);
+    REQUIRE_FALSE(cache.ok());
+    CHECK(cache.status().message().find(std::string("must be between ") + least) !=
+          std::string::npos);
+  }
+  for (const char* smallest : {"max_bytes = 9216\n", "shards = 4\nmax_bytes = 3072\n"}) {
+    auto cache = OpenMemory(smallest);
+    INFO(smallest);
+    CHECK(cache->Set("k", std::string(100, 'v')).ok());
+    CHECK(cache->Get("k").hit());
+  }
+}
+
 TEST_CASE("memory keeps expiries in 32 bits: milliseconds, then seconds, then none", "[memory]") {
   using cachet::memory::ExpiryCode;
   const std::int64_t base = ExpiryCode::Base();

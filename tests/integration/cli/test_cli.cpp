@@ -320,7 +320,7 @@ TEST_CASE("check refuses the memory store's shards = 0, as opening does") {
   const std::string path = WriteScratchFile("budget.conf",
                                             "[cache]\nbackend = memory\n[memory]\nshards = 8\n"
                                             "max_bytes = 4\n");
-  RequireRefusedAlike({"-c", path}, path + ":5: [memory] max_bytes = 4: must be between 8 and ");
+  RequireRefusedAlike({"-c", path}, path + ":5: [memory] max_bytes = 4: must be between 5120 and ");
 }
 
 TEST_CASE("check refuses a memcached port 99999 with the file, line and key") {
