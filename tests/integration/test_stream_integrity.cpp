@@ -310,6 +310,39 @@ TEST_CASE("Tokyo Tyrant: bytes that arrive while a connection is idle are nobody
   CHECK(item.value == "B");
 }
 
+// An operator reading the error learns which server to look at: the engine
+// names it in a reader's error unless the store's reader did.
+TEST_CASE("a reply no store can read is reported with its server's address",
+          "[stream][memcached][redis][tokyotyrant]") {
+  auto named = [](const Status& status, const ScriptedServer& server) {
+    INFO(status.ToString());
+    CHECK(status.IsProtocolError());
+    const std::string where = "127.0.0.1:" + std::to_string(server.port());
+    const std::string_view message = status.message();
+    CHECK(message.find(where) != std::string_view::npos);
+    CHECK(message.find(where) == message.rfind(where));  // once
+  };
+  Item item;
+  {
+    ScriptedServer server(cachet::test::MemcachedTextRequests(), {{"BOGUS\r\n"}, {"BOGUS\r\n"}});
+    named(MemcachedAt(server.port())->Get("a", &item), server);
+    auto meta = MemcachedAt(server.port(), kIoTimeout, milliseconds(3000),
+                            cachet::memcached::Protocol::kMeta);
+    named(meta->Get("a", &item), server);
+  }
+  {
+    ScriptedServer server(cachet::test::RespRequests(), {{"BOGUS\r\n"}});
+    named(RedisAt(server.port())->Get("a", &item), server);
+  }
+  {
+    ScriptedServer server(TokyoTyrantRequest, {{"BOGUS"}});
+    cachet::tokyotyrant::TokyoTyrantOptions options;
+    options.servers.push_back(Loopback(server.port()));
+    options.pool.connection.io_timeout = kIoTimeout;
+    named(cachet::tokyotyrant::TokyoTyrantBackend(std::move(options)).Get("a", &item), server);
+  }
+}
+
 namespace {
 
 // A server that sends `reply` twice, each time in 20 pieces 50 ms apart (a

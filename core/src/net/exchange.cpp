@@ -43,6 +43,12 @@ Status ExchangeState::ReadFailure(const Connection& connection, Status read, Dea
   return read.IsTimeout() ? NoReply(connection, Clock::now(), deadline) : read;
 }
 
+Status ExchangeState::ReaderFailure(const Connection& connection, Status why) {
+  const std::string where = connection.address().HostPort();
+  if (why.message().find(where) != std::string_view::npos) return why;
+  return Status::FromCode(why.code(), where + ": " + std::string(why.message()));
+}
+
 namespace exchange_detail {
 
 Status AwaitSocket(const Connection& connection, short events, Deadline deadline, short* revents) {

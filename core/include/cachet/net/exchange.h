@@ -117,7 +117,7 @@ class CACHET_EXPORT ExchangeState {
     if (!read.ok()) [[unlikely]]
       return Fail(connection, ReadFailure(connection, std::move(read), deadline));
     if (Status consumed = reader.Consume(connection.buffer()); !consumed.ok()) [[unlikely]]
-      return Fail(connection, std::move(consumed));
+      return Fail(connection, ReaderFailure(connection, std::move(consumed)));
     if (reader.done()) return Finish<Reader>(connection);
     return deadline == Deadline::max() ? want_ : Overdue(connection, Clock::now(), deadline);
   }
@@ -193,6 +193,9 @@ class CACHET_EXPORT ExchangeState {
   static Status EarlyAnswer(const Connection& connection);
   // A failed read's status; a timeout in the engine's words.
   static Status ReadFailure(const Connection& connection, Status read, Deadline deadline);
+  // A reader's error, naming the server as the engine's own errors do (unless
+  // the store's reader named it already).
+  static Status ReaderFailure(const Connection& connection, Status why);
 
   iovec* unsent_ = nullptr;
   int unsent_count_ = 0;
