@@ -1,6 +1,6 @@
 // The benchmark scenarios: what one iteration does, and what it needs set up.
 //
-// They follow the seed benchmarks (../shared/seeds/): get, set, incr, decr,
+// They follow the Perl and Python benchmarks that started cachet: get, set, incr, decr,
 // set_delete, get_multi (100 keys), get/set_serialized, get/set_compressed, sizes,
 // pipeline and noreply. A scenario runs on a Client, so cachet and the peers run
 // the same code. Each (target, thread) has its own ScenarioState whose keys carry

@@ -57,6 +57,14 @@ StatusCheck Ok(const Result<T>& result) {
 
 }  // namespace cachet::conformance
 
+// A status code in an assertion reads as its name ("not_found"), not a number.
+template <>
+struct Catch::StringMaker<cachet::StatusCode> {
+  static std::string convert(cachet::StatusCode code) {
+    return std::string(cachet::StatusCodeName(code));
+  }
+};
+
 template <>
 struct Catch::StringMaker<cachet::conformance::StatusCheck> {
   static std::string convert(const cachet::conformance::StatusCheck& check) {

@@ -43,7 +43,7 @@ TEST_CASE("stats answers name/value pairs", "[conformance][admin]") {
   for (const auto& [name, value] : *stats) CHECK_FALSE(name.empty());
 }
 
-TEST_CASE("what a store lacks answers unsupported, naming the store", "[conformance][admin]") {
+TEST_CASE("what a store lacks answers unsupported naming the store", "[conformance][admin]") {
   Cache& cache = SharedCache();
   Backend& backend = cache.backend();
   const std::string key = UniqueKey("unsupported");

@@ -33,7 +33,8 @@ std::unique_ptr<Cache> CacheWithNamespace(const std::string& key_namespace) {
   return std::make_unique<Cache>(backend, codec.value(), options);
 }
 
-TEST_CASE("a mixed batch answers hits, misses and errors per operation", "[conformance][batch]") {
+TEST_CASE("a mixed batch answers hits and misses and errors per operation",
+          "[conformance][batch]") {
   Cache& cache = SharedCache();
   const std::string present = UniqueKey("batch-present");
   const std::string absent = UniqueKey("batch-absent");
@@ -73,7 +74,7 @@ TEST_CASE("a mixed batch answers hits, misses and errors per operation", "[confo
   CHECK(cache.Get(fresh).miss());
 }
 
-TEST_CASE("a batch of a hundred mixed operations, each result read", "[conformance][batch]") {
+TEST_CASE("a batch of a hundred mixed operations with each result read", "[conformance][batch]") {
   Cache& cache = SharedCache();
   const std::string prefix = UniqueKey("batch-hundred");
   Batch batch(cache);
@@ -152,7 +153,7 @@ TEST_CASE("operations on the same key run in the order they were added", "[confo
   CHECK(cache.Get(key).value_or("") == "c");
 }
 
-TEST_CASE("counters in a batch, repeated on one key", "[conformance][batch]") {
+TEST_CASE("counters in a batch repeated on one key", "[conformance][batch]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("batch-counter");
   const std::string text = UniqueKey("batch-counter-text");
@@ -222,7 +223,7 @@ TEST_CASE("gets and cas in a batch: a stale token conflicts", "[conformance][bat
   CHECK(batch.Outcome(after)->cas != token);
 }
 
-TEST_CASE("a gets in a batch answers its own read, not the batch's later write",
+TEST_CASE("a gets in a batch answers its own read (not the batch's later write)",
           "[conformance][batch][cas]") {
   Cache& cache = SharedCache();
   const std::string overwritten = UniqueKey("batch-gets-set");
@@ -255,7 +256,7 @@ TEST_CASE("a gets in a batch answers its own read, not the batch's later write",
   CHECK(cache.Get(removed_key).miss());
 }
 
-TEST_CASE("append, prepend and touch in a batch", "[conformance][batch]") {
+TEST_CASE("append and prepend and touch in a batch", "[conformance][batch]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("batch-append");
   REQUIRE(Ok(cache.Set(key, std::string("mid"))));
@@ -317,7 +318,7 @@ TEST_CASE("each batch operation counts in metrics as its single call", "[conform
   CHECK(after[get].misses == before[get].misses + 1);
 }
 
-TEST_CASE("noreply writes: sent without waiting, or unsupported naming the store",
+TEST_CASE("noreply writes: sent without waiting or unsupported naming the store",
           "[conformance][batch][noreply]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("batch-noreply");

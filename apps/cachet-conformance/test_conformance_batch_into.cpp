@@ -47,7 +47,7 @@ TEST_CASE("get_multi_into counts in metrics as one get_multi", "[conformance][in
   CHECK(after.misses == before.misses + 1);
 }
 
-TEST_CASE("get_items_into answers what get_multi answers, in key order", "[conformance][into]") {
+TEST_CASE("get_items_into answers what get_multi answers in key order", "[conformance][into]") {
   Cache& cache = SharedCache();
   std::vector<std::string> keys = StoreKeys(cache, "into", 10, "value-");
   // Misses between hits, and an empty key (an error of its own) in the middle.
@@ -66,7 +66,9 @@ TEST_CASE("get_items_into answers what get_multi answers, in key order", "[confo
   REQUIRE(items.size() == keys.size());
   REQUIRE(values.size() == keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    INFO("key " << i << " '" << keys[i] << "'");
+    INFO("key " << i << " '" << keys[i] << "': get_multi answered "
+                << expected[i].status().ToString() << ", get_items_into "
+                << statuses[i].ToString() << ", get_multi_into " << decoded[i].ToString());
     CHECK(statuses[i].code() == expected[i].status().code());
     CHECK(decoded[i].code() == expected[i].status().code());
     CHECK(values[i] == expected[i].value_or(""));

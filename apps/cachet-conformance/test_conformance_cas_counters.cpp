@@ -81,7 +81,7 @@ TEST_CASE("incr and decr count on decimal text", "[conformance][counters]") {
   CHECK(cache.Get(key).value_or("") == "12");
 }
 
-TEST_CASE("counters at their limits: incr wraps at 2^64, decr stops at 0 (or signed)",
+TEST_CASE("counters at their limits: incr wraps at 2^64 and decr stops at 0 (or signed)",
           "[conformance][counters]") {
   if (!Supports(Capability::kCounters)) {
     SkipWithout(Capability::kCounters);

@@ -84,7 +84,7 @@ TEST_CASE("get-and-touch reads the value and sets a new TTL", "[conformance][ttl
   CHECK(GoneWithin(cache, key, kExpiryWait));
 }
 
-TEST_CASE("a TTL reaching past 2038, or Ttl::max(), keeps the item", "[conformance][ttl]") {
+TEST_CASE("a TTL reaching past 2038 or Ttl::max() keeps the item", "[conformance][ttl]") {
   Cache& cache = SharedCache();
   for (const Ttl ttl : {kPast2038, kLongest}) {
     INFO("ttl " << ttl.count() << " ms");

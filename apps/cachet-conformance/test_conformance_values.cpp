@@ -36,13 +36,13 @@ TEST_CASE("typed values read back as written", "[conformance][values]") {
   CheckRoundTrip(Json{{"user", "ann"}, {"items", {1, 2, 3}}, {"vip", true}});
 }
 
-TEST_CASE("binary values with NUL, CR and LF read back unchanged", "[conformance][values]") {
+TEST_CASE("binary values with NUL and CR and LF read back unchanged", "[conformance][values]") {
   CheckRoundTrip(std::string("a\0b\r\nEND\r\n\0", 11));
   CheckRoundTrip(std::string("\r\n"));
   CheckRoundTrip(BytePattern(4096));
 }
 
-TEST_CASE("an empty value is a hit, not a miss", "[conformance][values]") {
+TEST_CASE("an empty value is a hit (not a miss)", "[conformance][values]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("empty");
   REQUIRE(Ok(cache.Set(key, std::string())));
@@ -51,7 +51,7 @@ TEST_CASE("an empty value is a hit, not a miss", "[conformance][values]") {
   CHECK(got.value().empty());
 }
 
-TEST_CASE("a 1,000,000-byte value reads back byte for byte", "[conformance][values]") {
+TEST_CASE("a 1000000-byte value reads back byte for byte", "[conformance][values]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("large");
   const std::string value = BytePattern(1000000);
@@ -101,7 +101,7 @@ TEST_CASE("a set refused as too large removes the key's old value", "[conformanc
   CHECK(cache.Get(key).miss());
 }
 
-TEST_CASE("reading a document as an integer is an error, not a miss", "[conformance][values]") {
+TEST_CASE("reading a document as an integer is an error (not a miss)", "[conformance][values]") {
   Cache& cache = SharedCache();
   const std::string key = UniqueKey("kind");
   REQUIRE(Ok(cache.Set(key, Json{{"a", 1}})));

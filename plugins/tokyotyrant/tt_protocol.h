@@ -4,7 +4,7 @@
 // A request is the magic byte 0xC8, a command byte, fixed big-endian fields and
 // raw bytes; nothing carries the total length, so both sides must agree on the
 // shape of every command. A reply starts with a status byte (0 ok, 1 failed).
-// The facts are those of ttserver 1.1.41 (see ../shared/PROTOCOLS.md).
+// The facts are those of ttserver 1.1.41 (docs/tokyotyrant.md).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The consistent-hash rings: libmemcached's weighted ketama and
-// Cache::Memcached::Fast's CRC32 ring (rules in ../shared/PROTOCOLS.md).
+// Cache::Memcached::Fast's CRC32 ring (placements checked against tests/data/vectors/).
 #include <zlib.h>
 
 #include <algorithm>

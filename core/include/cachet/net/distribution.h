@@ -1,7 +1,7 @@
 // Distribution: which server of a pool holds a key.
 //
 // Four schemes, each reproducing a real client's placement exactly, so cachet
-// shares a memcached pool with other clients (vectors in ../shared/vectors/):
+// shares a memcached pool with other clients (vectors in tests/data/vectors/):
 //   ketama           libmemcached KETAMA_WEIGHTED (= libketama, twemproxy): MD5 ring,
 //                    160 points per server scaled by weight, "host-i" for port 11211
 //   modula           libmemcached MODULA with its CRC hash: hash % server count
