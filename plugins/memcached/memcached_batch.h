@@ -49,6 +49,8 @@ class MemcachedBatch : public net::ServerBatch {
   // CLIENT_ERROR): the connection is dropped rather than reused.
   bool poisoned() const noexcept final { return poisoned_; }
   bool empty() const noexcept { return request_.empty(); }
+  // Only gets were added (Add, ExpectOne): the batch may be sent twice.
+  bool reads_only() const noexcept final { return reads_only_; }
 
   const net::RequestBuffer& request() const noexcept { return request_; }
   void Request(std::vector<iovec>* out) const final { request_.Iovecs(out); }
@@ -90,12 +92,18 @@ class MemcachedBatch : public net::ServerBatch {
   // Forgets a value left half-read by an earlier exchange, and a lent item.
   // Reset() calls it.
   void ResetReader() noexcept {
+    reads_only_ = true;
     too_large_ = nullptr;
     stopped_reading_ = false;
     direct_.Reset();
     direct_op_ = nullptr;
     routing_direct_ = false;
     lent_for_ = nullptr;
+  }
+  // Add() and ExpectOne() note each operation: a write makes the batch one
+  // that must not be sent twice.
+  void NoteKind(const Operation& op) noexcept {
+    reads_only_ = reads_only_ && op.kind == OpKind::kGet;
   }
   bool direct_active() const noexcept { return direct_.active(); }
   // A value still being received when the exchange failed gets the exchange's
@@ -121,6 +129,7 @@ class MemcachedBatch : public net::ServerBatch {
   ParserLimits limits_;
   net::RequestBuffer request_;
   bool poisoned_ = false;
+  bool reads_only_ = true;  // see NoteKind()
   // The protocol ended the exchange before the last reply (its stream may be
   // out of step): bytes still arriving are dropped with the connection.
   bool stopped_reading_ = false;

@@ -60,10 +60,12 @@ void MetaBatch::ExpectOne(Operation& op, const BatchSettings& settings, Item* hi
   poisoned_ = false;
   pending_.active = false;
   ResetReader();
+  NoteKind(op);
   LendItem(op, hit);
 }
 
 void MetaBatch::Add(Operation& op) {
+  NoteKind(op);
   // Only reads and noreply writes are quiet: see the header on error lines.
   const bool quiet = op.noreply || op.kind == OpKind::kGet;
   const MetaTokens tokens{static_cast<std::uint32_t>(slots_.size()), quiet, settings_.binary_keys};

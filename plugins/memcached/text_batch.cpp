@@ -101,6 +101,7 @@ void TextBatch::CloseGetsLine() {
 }
 
 void TextBatch::Add(Operation& op) {
+  NoteKind(op);
   if (op.kind == OpKind::kGet) {
     if (!gets_open_) {
       BeginTextRetrieval(request_, settings_.touch_on_get, ExptimeFor(settings_.get_touch_ttl));

@@ -102,7 +102,8 @@ net::RetryPolicy ClusterRouter::Retries() const {
 
 ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_view request,
                                                 bool asking, net::Deadline deadline,
-                                                const ReplyFn& on_reply) {
+                                                const ReplyFn& on_reply,
+                                                net::Repeatable repeatable) {
   Attempt attempt;
   net::ServerPool& pool = topology_.pool(node);
   if (!pool.Available(0)) {
@@ -121,7 +122,8 @@ ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_vi
           return Status::OK();
         }
         return on_reply(reply, where);
-      });
+      },
+      repeatable);
   Status transport = std::move(call.transport);
   attempt.status = std::move(call.reply);
   if (!call.sent) {
@@ -142,6 +144,16 @@ ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_vi
 
 Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
                                const ReplyFn& on_reply) {
+  return Run(key, request, on_reply, net::Repeatable::kNo);
+}
+
+Status ClusterRouter::RunReadOnKey(std::string_view key, std::string_view request,
+                                   const ReplyFn& on_reply) {
+  return Run(key, request, on_reply, net::Repeatable::kYes);
+}
+
+Status ClusterRouter::Run(std::string_view key, std::string_view request, const ReplyFn& on_reply,
+                          net::Repeatable repeatable) {
   // Inside a push hook nothing is sent, nor the slot map loaded: refused, not retried.
   if (session_.InPushHook()) [[unlikely]]
     return RedisSession::PushHookRefusal("cluster");
@@ -165,7 +177,8 @@ Status ClusterRouter::RunOnKey(std::string_view key, std::string_view request,
     // A node is asked only while the call has time left: an attempt begun past
     // the deadline would fail at once and count against a healthy node.
     if (net::Clock::now() >= deadline) break;
-    Attempt result = RunOnNode(node, request, ask_node != kNoNode, deadline, on_reply);
+    Attempt result =
+        RunOnNode(node, request, ask_node != kNoNode, deadline, on_reply, repeatable);
     ask_node = kNoNode;
     if (result.redirect == ClusterErrorKind::kNone) {
       if (!result.unreachable) return result.status;

@@ -41,6 +41,8 @@ class ClusterRouter final : public CommandRouter {
                 CounterMode counters);
 
   Status RunOnKey(std::string_view key, std::string_view request, const ReplyFn& on_reply) override;
+  Status RunReadOnKey(std::string_view key, std::string_view request,
+                      const ReplyFn& on_reply) override;
   Status RunOnEachServer(std::string_view request, const EachServerFn& on_reply) override;
   void RunBatch(std::span<Operation> ops, Backend& backend) override;
   void AppendHealth(std::vector<ServerHealth>* out) const override { topology_.AppendHealth(out); }
@@ -55,8 +57,12 @@ class ClusterRouter final : public CommandRouter {
     std::string error;         // the redirecting error's text
     bool unreachable = false;  // failed before anything was sent
   };
+  // RunOnKey and RunReadOnKey: a read (`repeatable`) may go twice to a node,
+  // see net::CallServer.
+  Status Run(std::string_view key, std::string_view request, const ReplyFn& on_reply,
+             net::Repeatable repeatable);
   Attempt RunOnNode(std::size_t node, std::string_view request, bool asking, net::Deadline deadline,
-                    const ReplyFn& on_reply);
+                    const ReplyFn& on_reply, net::Repeatable repeatable);
   // The settings' count of attempts (max_redirects) and first wait (retry_wait).
   net::RetryPolicy Retries() const;
   // One round of a batch; returns the operations to send again: those

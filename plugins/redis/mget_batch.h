@@ -56,6 +56,7 @@ class MgetBatch final : public net::ServerBatch {
     out->assign(1, iovec{request_.get(), request_size_});
   }
   bool empty() const noexcept { return reads_.empty(); }
+  bool reads_only() const noexcept override { return true; }
 
   Status Consume(net::ReadBuffer& buffer) override;
   bool done() const noexcept override { return answered_ == reads_.size(); }

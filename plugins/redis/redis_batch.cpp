@@ -107,6 +107,7 @@ bool RedisBatch::Add(Operation& op) {
   if (const LuaScript* script = ScriptOf(op, counters_)) LoadScriptOnce(*script);
   if (!Encode(op, counters_, &request_)) return false;
   sent_.push_back(&op);
+  writes_ = writes_ || op.kind != OpKind::kGet;
   return true;
 }
 

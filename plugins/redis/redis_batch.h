@@ -54,6 +54,7 @@ class RedisBatch final : public net::ServerBatch {
     out->assign(1, iovec{const_cast<char*>(request_.data()), request_.size()});
   }
   bool empty() const noexcept { return sent_.empty(); }
+  bool reads_only() const noexcept override { return !writes_; }
 
   Status Consume(net::ReadBuffer& buffer) override;
   bool done() const noexcept override { return next_ == sent_.size(); }
@@ -85,6 +86,7 @@ class RedisBatch final : public net::ServerBatch {
   DirectBulk direct_;  // a GET's large value, received straight into its string
   std::string request_;
   std::vector<Operation*> sent_;  // in request order; null for a SCRIPT LOAD
+  bool writes_ = false;           // an operation other than a get was added
   std::vector<const LuaScript*> loaded_;
   std::vector<Operation*> needs_script_;
   std::vector<Redirected> redirected_;

@@ -161,11 +161,13 @@ class RedisSession final : public net::ConnectionSetup {
   // through net::CallServer. `settle(index, reply)` gives each reply's outcome;
   // a protocol_error (a reply of the wrong kind) closes the connection. Refused
   // inside a push hook, with no connection leased. A template, so that each
-  // router's `settle` is inlined, as CallServer inlines its exchange.
+  // router's `settle` is inlined, as CallServer inlines its exchange. A read
+  // (`repeatable`) may go twice: see net::CallServer.
   template <class SettleReply>
   CallOutcome Call(net::ServerPool& pool, std::size_t server, std::string_view request,
                    std::size_t reply_count, net::Clock::time_point start, net::Deadline deadline,
-                   SettleReply&& settle) const {
+                   SettleReply&& settle,
+                   net::Repeatable repeatable = net::Repeatable::kNo) const {
     CallOutcome outcome;
     if (InPushHook()) [[unlikely]] {
       outcome.transport = PushHookRefusal(pool.address(server).HostPort());
@@ -183,7 +185,8 @@ class RedisSession final : public net::ConnectionSetup {
                               });
           if (out_of_step) connection.Close();
           return s;
-        });
+        },
+        repeatable);
     return outcome;
   }
 

@@ -250,34 +250,42 @@ Status SentinelRouter::AfterFailure(const Status& failed, net::Deadline deadline
 
 Status SentinelRouter::RunOnKey(std::string_view key, std::string_view request,
                                 const ReplyFn& on_reply) {
+  return RunOnMaster(key, request, on_reply, false);
+}
+
+Status SentinelRouter::RunOnMaster(std::string_view key, std::string_view request,
+                                   const ReplyFn& on_reply, bool read) {
   const net::Deadline deadline = CallDeadline();
   Status why;
   Node master = Master(deadline, &why);
   if (!master) return why;
-  Status s = master->RunOnKey(key, request, on_reply);
+  auto run = [&](StandaloneRouter& node) {
+    return read ? node.RunReadOnKey(key, request, on_reply) : node.RunOnKey(key, request, on_reply);
+  };
+  Status s = run(*master);
   if (!MayHaveMoved(s)) return s;
   Status failed = AfterFailure(s, deadline);
   if (NeverRan(s)) {
     // The sentinels named a new master: it gets the command, once.
     Node now = Master(DiscoveryDeadline(deadline), &why);
-    if (now && now != master) return ReadOnlyAsUnavailable(now->RunOnKey(key, request, on_reply));
+    if (now && now != master) return ReadOnlyAsUnavailable(run(*now));
   }
   return failed;
 }
 
 Status SentinelRouter::RunReadOnKey(std::string_view key, std::string_view request,
                                     const ReplyFn& on_reply) {
-  if (!settings_.read_from_replica) return RunOnKey(key, request, on_reply);
+  if (!settings_.read_from_replica) return RunOnMaster(key, request, on_reply, true);
   const net::Deadline deadline = CallDeadline();
   Status why;
   if (!Master(deadline, &why)) return why;  // the first discovery finds the replicas too
   if (Node replica = Replica()) {
-    Status s = replica->RunOnKey(key, request, on_reply);
+    Status s = replica->RunReadOnKey(key, request, on_reply);
     if (!MayHaveMoved(s)) return s;
     // A read may run twice: the master answers this one.
     (void)Rediscover(DiscoveryDeadline(deadline), false);
   }
-  return RunOnKey(key, request, on_reply);
+  return RunOnMaster(key, request, on_reply, true);
 }
 
 Status SentinelRouter::RunOnEachServer(std::string_view request, const EachServerFn& on_reply) {

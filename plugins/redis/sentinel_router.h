@@ -100,6 +100,10 @@ class SentinelRouter final : public CommandRouter {
   // when there is none.
   Node Master(net::Deadline deadline, Status* why);
   Node Replica() const;
+  // RunOnKey on the master, or RunReadOnKey when `read`; once more on a new
+  // master the sentinels name when the first never ran.
+  Status RunOnMaster(std::string_view key, std::string_view request, const ReplyFn& on_reply,
+                     bool read);
   // A router for `address`: the current master's or replica's when it is the
   // same server (keeping its pooled connections), else a new one.
   Node RouterFor(const net::ServerAddress& address);

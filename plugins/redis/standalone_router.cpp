@@ -26,13 +26,14 @@ StandaloneRouter::StandaloneRouter(std::vector<net::ServerAddress> servers,
 }
 
 Status StandaloneRouter::RunOnServer(std::size_t server, std::string_view request,
-                                     const ReplyFn& on_reply) {
+                                     const ReplyFn& on_reply, net::Repeatable repeatable) {
   const net::Clock::time_point start = net::Clock::now();
   const std::string& where = where_[server];
   return session_
-      .Call(pool_, server, request, 1, start,
-            BatchDeadline::Cap(start + pool_.options().connection.CallTimeout()),
-            [&](std::size_t, RespValue reply) { return on_reply(reply, where); })
+      .Call(
+          pool_, server, request, 1, start,
+          BatchDeadline::Cap(start + pool_.options().connection.CallTimeout()),
+          [&](std::size_t, RespValue reply) { return on_reply(reply, where); }, repeatable)
       .status();
 }
 
@@ -41,6 +42,13 @@ Status StandaloneRouter::RunOnKey(std::string_view key, std::string_view request
   Result<std::size_t> server = pool_.Route(key);
   if (!server.ok()) return server.status();
   return RunOnServer(*server, request, on_reply);
+}
+
+Status StandaloneRouter::RunReadOnKey(std::string_view key, std::string_view request,
+                                      const ReplyFn& on_reply) {
+  Result<std::size_t> server = pool_.Route(key);
+  if (!server.ok()) return server.status();
+  return RunOnServer(*server, request, on_reply, net::Repeatable::kYes);
 }
 
 Status StandaloneRouter::RunOnEachServer(std::string_view request, const EachServerFn& on_reply) {

@@ -26,13 +26,17 @@ class StandaloneRouter final : public CommandRouter {
                    net::ServerPoolOptions pool, const RedisSession& session, CounterMode counters);
 
   Status RunOnKey(std::string_view key, std::string_view request, const ReplyFn& on_reply) override;
+  Status RunReadOnKey(std::string_view key, std::string_view request,
+                      const ReplyFn& on_reply) override;
   Status RunOnEachServer(std::string_view request, const EachServerFn& on_reply) override;
   void RunBatch(std::span<Operation> ops, Backend& backend) override;
   void AppendHealth(std::vector<ServerHealth>* out) const override { pool_.AppendHealth(out); }
 
   // Sends `request` to `server`, resting or not (Sentinel confirms a master
   // this way), and hands its reply to `on_reply`, whose Status is the result.
-  Status RunOnServer(std::size_t server, std::string_view request, const ReplyFn& on_reply);
+  // A read (`repeatable`) may go twice: see net::CallServer.
+  Status RunOnServer(std::size_t server, std::string_view request, const ReplyFn& on_reply,
+                     net::Repeatable repeatable = net::Repeatable::kNo);
 
  private:
   // This thread's batch runner with `ops` in its servers' groups; an operation

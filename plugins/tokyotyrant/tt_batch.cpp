@@ -9,6 +9,7 @@
 namespace cachet::tokyotyrant {
 
 void TtServerBatch::Reset() {
+  writes_ = false;
   request_.clear();
   gets_.clear();
   pending_gets_ = 0;
@@ -35,6 +36,7 @@ void TtServerBatch::Add(Operation& op) {
     ++pending_gets_;
     return;
   }
+  writes_ = true;
   FlushGets();  // replies come back in request order, so keep the batch's order
   switch (op.kind) {
     case OpKind::kStore:

@@ -48,6 +48,7 @@ class TtServerBatch final : public net::ServerBatch {
   bool done() const noexcept override { return next_ == expected_.size(); }
 
   bool poisoned() const noexcept override { return poisoned_; }
+  bool reads_only() const noexcept override { return !writes_; }
   const std::string& request() const noexcept { return request_; }
   void Request(std::vector<iovec>* out) const override {
     out->assign(1, iovec{const_cast<char*>(request_.data()), request_.size()});
@@ -82,6 +83,7 @@ class TtServerBatch final : public net::ServerBatch {
   bool started_ = false;  // parser_ started on expected_[next_]
   ReplyParser parser_;
   bool poisoned_ = false;
+  bool writes_ = false;  // an operation other than a get was added
   bool silent_tail_ = false;  // putnr writes since the last reply expected
 };
 

@@ -75,13 +75,13 @@ if(WITH_MEMORY_PLUGIN)
   run_step("run the consumer" ${consumer_build}/cachet_consumer ${consumer_build}/plugins --memory)
   require_output("memory: loaded ${memory_plugin}\n"
                  "the consumer loaded the memory plugin from elsewhere")
-  require_output("memory: ABI version 11\n" "docs/plugins.md says ABI version 11")
+  require_output("memory: ABI version 12\n" "docs/plugins.md says ABI version 12")
   # The out-of-tree plugin carries the ABI version docs/plugins.md names.
-  require_output("notebook: ABI version 11\n" "docs/plugins.md says ABI version 11")
+  require_output("notebook: ABI version 12\n" "docs/plugins.md says ABI version 12")
   run_step("run the Cache application" ${consumer_build}/cachet_app)
 else()
   run_step("run the consumer" ${consumer_build}/cachet_consumer ${consumer_build}/plugins)
-  require_output("notebook: ABI version 11\n" "docs/plugins.md says ABI version 11")
+  require_output("notebook: ABI version 12\n" "docs/plugins.md says ABI version 12")
 endif()
 
 # An out-of-tree plugin installs under its own prefix, not cachet's. Its RUNPATH

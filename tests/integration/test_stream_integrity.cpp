@@ -343,6 +343,105 @@ TEST_CASE("a reply no store can read is reported with its server's address",
   }
 }
 
+// A server closes a pooled connection just as the client reuses it: the
+// request goes out on a connection the server has stopped reading, and the
+// answer is its close, with no byte of a reply. A read runs as well twice, so
+// it is sent once more on a new connection; a write may have run and is not.
+namespace {
+
+// The second request is read and answered by a hang-up; the third, on a new
+// connection, gets `reply`.
+std::vector<ScriptStep> ClosesUnanswered(const std::string& first, const std::string& reply) {
+  return {{first}, {"", 0, {}, {}, {}, true}, {reply}};
+}
+
+}  // namespace
+
+TEST_CASE("a read on a pooled connection the server closed unanswered is sent once more",
+          "[stream][idle]") {
+  Item item;
+  SECTION("memcached text and meta, one get and a batch of gets") {
+    for (auto protocol : {cachet::memcached::Protocol::kText, cachet::memcached::Protocol::kMeta}) {
+      const bool meta = protocol == cachet::memcached::Protocol::kMeta;
+      const std::string again = meta ? "VA 2 O0\r\nA2\r\n" : Value("a", "A2");
+      ScriptedServer one(cachet::test::MemcachedTextRequests(),
+                         ClosesUnanswered(meta ? "HD O0\r\n" : "STORED\r\n", again));
+      auto backend = MemcachedAt(one.port(), kIoTimeout, milliseconds(3000), protocol);
+      REQUIRE(backend->Store(StoreMode::kSet, "a", ItemView("A"), {}).ok());
+      Status read = backend->Get("a", &item);
+      INFO(read.ToString());
+      REQUIRE(read.ok());
+      CHECK(item.value == "A2");
+      CHECK(one.connections() == 2);
+    }
+    ScriptedServer batch(cachet::test::MemcachedTextRequests(),
+                         ClosesUnanswered("STORED\r\n", "VALUE a 0 1\r\nA\r\nVALUE b 0 1\r\n"
+                                                         "B\r\nEND\r\n"));
+    auto backend = MemcachedAt(batch.port());
+    REQUIRE(backend->Store(StoreMode::kSet, "a", ItemView("A"), {}).ok());
+    std::vector<cachet::Operation> ops(2);
+    ops[0].key = "a";
+    ops[1].key = "b";
+    backend->Execute(ops);
+    for (const auto& op : ops) {
+      INFO(op.status.ToString());
+      CHECK(op.status.ok());
+    }
+    CHECK(ops[1].result.value == "B");
+    CHECK(batch.connections() == 2);
+  }
+  SECTION("Redis, one GET and an MGET") {
+    ScriptedServer one(cachet::test::RespRequests(), ClosesUnanswered("+OK\r\n", Bulk("A2")));
+    auto backend = RedisAt(one.port());
+    REQUIRE(backend->Store(StoreMode::kSet, "a", ItemView("A"), {}).ok());
+    Status read = backend->Get("a", &item);
+    INFO(read.ToString());
+    REQUIRE(read.ok());
+    CHECK(item.value == "A2");
+    CHECK(one.connections() == 2);
+
+    ScriptedServer batch(cachet::test::RespRequests(),
+                         ClosesUnanswered("+OK\r\n", "*2\r\n" + Bulk("A") + Bulk("B")));
+    auto mget = RedisAt(batch.port());
+    REQUIRE(mget->Store(StoreMode::kSet, "a", ItemView("A"), {}).ok());
+    std::vector<cachet::Operation> ops(2);
+    ops[0].key = "a";
+    ops[1].key = "b";
+    mget->Execute(ops);
+    for (const auto& op : ops) {
+      INFO(op.status.ToString());
+      CHECK(op.status.ok());
+    }
+    CHECK(ops[1].result.value == "B");
+    CHECK(batch.connections() == 2);
+  }
+  SECTION("Tokyo Tyrant") {
+    ScriptedServer server(TokyoTyrantRequest,
+                          ClosesUnanswered(TokyoTyrantValue("A"), TokyoTyrantValue("A2")));
+    cachet::tokyotyrant::TokyoTyrantOptions options;
+    options.servers.push_back(Loopback(server.port()));
+    options.pool.connection.io_timeout = kIoTimeout;
+    cachet::tokyotyrant::TokyoTyrantBackend backend(std::move(options));
+    REQUIRE(backend.Get("a", &item).ok());
+    Status read = backend.Get("a", &item);
+    INFO(read.ToString());
+    REQUIRE(read.ok());
+    CHECK(item.value == "A2");
+    CHECK(server.connections() == 2);
+  }
+  SECTION("a write is not sent again: it may have run") {
+    ScriptedServer server(cachet::test::MemcachedTextRequests(),
+                          ClosesUnanswered("STORED\r\n", "STORED\r\n"));
+    auto backend = MemcachedAt(server.port());
+    REQUIRE(backend->Store(StoreMode::kSet, "a", ItemView("A"), {}).ok());
+    Status write = backend->Store(StoreMode::kSet, "a", ItemView("B"), {});
+    INFO(write.ToString());
+    CHECK(write.IsIoError());
+    CHECK(server.requests().size() == 2);
+    CHECK(server.connections() == 1);
+  }
+}
+
 namespace {
 
 // A server that sends `reply` twice, each time in 20 pieces 50 ms apart (a

@@ -239,7 +239,7 @@ TEST_CASE(
     "[plugin]") {
   // Its descriptor is version 1 and otherwise whole: the version alone refuses it.
   CHECK(LoadFailure("tinymap-v1")
-            .ends_with(": ABI version 1, but this cachet reads version 11 (rebuild the plugin "
+            .ends_with(": ABI version 1, but this cachet reads version 12 (rebuild the plugin "
                        "against this cachet)"));
 }
 

@@ -52,10 +52,11 @@ namespace cachet {
 // Server record 32 spare slots instead of 8; version 10 gave it a queue of the
 // threads waiting under max_connections in place of a condition variable;
 // version 11 added failover_max_keys to net::ServerPoolOptions (failover's
-// rule moved into core/net, net::Failover).
-// These cross the boundary, so plugins built before version 11 are refused: rebuild them.
-inline constexpr std::uint32_t kPluginAbiVersion = 11;
-inline constexpr std::uint32_t kOldestPluginAbiVersion = 11;
+// rule moved into core/net, net::Failover); version 12 added net::ReadBuffer's
+// count of bytes received (a read resent after an unanswered close).
+// These cross the boundary, so plugins built before version 12 are refused: rebuild them.
+inline constexpr std::uint32_t kPluginAbiVersion = 12;
+inline constexpr std::uint32_t kOldestPluginAbiVersion = 12;
 inline constexpr const char* kPluginEntryPoint = "cachet_plugin_v1";
 
 #define CACHET_STRINGIFY_DETAIL(x) #x

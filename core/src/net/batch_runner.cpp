@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include "cachet/net/exchange.h"
+
 namespace cachet::net {
 
 ServerBatch::~ServerBatch() = default;
@@ -94,8 +96,11 @@ bool BatchRunner::Run(Deadline deadline, const ConnectionSetup* setup) {
     enlisted_[i].batch->Request(&x.request);
     x.reader = enlisted_[i].batch;
     x.setup = setup;
+    enlisted_[i].pooled = x.connection->connected();
+    enlisted_[i].heard = x.connection->buffer().received();
   }
   RunExchanges(std::span<Exchange>(exchanges_.data(), used), deadline);
+  ResendUnanswered(used, deadline);
   bool all_ok = true;
   for (std::size_t i = 0; i < used; ++i) {
     Enlisted& e = enlisted_[i];
@@ -106,6 +111,34 @@ bool BatchRunner::Run(Deadline deadline, const ConnectionSetup* setup) {
   }
   leases_.clear();  // the connections go back to their pools
   return all_ok;
+}
+
+void BatchRunner::ResendUnanswered(std::size_t used, Deadline deadline) {
+  resent_.clear();
+  for (std::size_t i = 0; i < used; ++i) {
+    const Exchange& x = exchanges_[i];
+    const Enlisted& e = enlisted_[i];
+    if (!x.status.ok() && e.pooled && e.batch->reads_only() &&
+        ClosedUnanswered(x.status, *x.connection, e.heard)) [[unlikely]] {
+      resent_.push_back(i);
+    }
+  }
+  if (resent_.empty()) [[likely]]
+    return;
+  again_.resize(resent_.size());
+  for (std::size_t k = 0; k < resent_.size(); ++k) {
+    const Exchange& first = exchanges_[resent_[k]];
+    Exchange& x = again_[k];
+    x.connection = first.connection;  // closed by the failure: connected anew
+    enlisted_[resent_[k]].batch->Request(&x.request);
+    x.reader = first.reader;
+    x.setup = first.setup;
+  }
+  RunExchanges(std::span<Exchange>(again_.data(), again_.size()), deadline);
+  // The first request went out (`sent` stays true); the second's outcome is the call's.
+  for (std::size_t k = 0; k < resent_.size(); ++k) {
+    exchanges_[resent_[k]].status = std::move(again_[k].status);
+  }
 }
 
 bool BatchRunner::SettleLate() {

@@ -64,6 +64,10 @@ class CACHET_EXPORT ServerBatch : public ReplyReader {
   // True after a reply that leaves the stream out of step: the connection is
   // closed rather than pooled again.
   virtual bool poisoned() const noexcept { return false; }
+  // True when every operation only reads, so the batch runs as well twice: sent
+  // on a pooled connection the server had closed before answering, it goes
+  // once more on a new one (net::ClosedUnanswered). False by default.
+  virtual bool reads_only() const noexcept { return false; }
 };
 
 // What an operation a failed exchange left unanswered answers: `transport`,
@@ -188,6 +192,8 @@ class CACHET_EXPORT BatchRunner {
     Status status;      // its outcome, once Run() is over
     bool sent = false;  // its request began to go out
     bool squeezed = false;  // its wait for a connection left it less than io_timeout
+    bool pooled = false;    // its connection was up when leased (reused)
+    std::uint64_t heard = 0;  // its connection's bytes received before the exchange
   };
 
   // Marks the runner busy while a store's code runs inside it (fills, setups,
@@ -221,6 +227,10 @@ class CACHET_EXPORT BatchRunner {
   // Settles, without a health report, every exchange when the deadline passed
   // before any could start (waiting for pooled connections used it up).
   bool SettleLate();
+  // Sends once more, on new connections, the reads of the first `used`
+  // exchanges that pooled connections took but their servers had closed before
+  // answering (ServerBatch::reads_only).
+  void ResendUnanswered(std::size_t used, Deadline deadline);
   // Settles one exchange's batch with its status and reports it to its pool.
   void Finish(Enlisted& e, Connection& connection);
 
@@ -232,6 +242,8 @@ class CACHET_EXPORT BatchRunner {
   bool busy_ = false;                                  // inside EnlistGroups or Run
   std::vector<ServerPool::Lease> leases_;              // one per enlisted exchange, in order
   std::vector<Exchange> exchanges_;  // kept, not cleared: their iovec lists keep their room
+  std::vector<std::size_t> resent_;  // ResendUnanswered: the exchanges sent again
+  std::vector<Exchange> again_;      // and their second exchanges
 };
 
 // A server of a pool, for RunOnEach.

@@ -203,6 +203,20 @@ class CACHET_EXPORT ExchangeState {
   Status status_;
 };
 
+// Whether a request may be sent again after the server closed the pooled
+// connection it went out on before any byte of an answer came (its close of an
+// idle connection crossing the reuse): kYes for one that only reads, which
+// runs as well twice. A write is never sent again: it may have run.
+enum class Repeatable : bool { kNo, kYes };
+
+// True when an exchange on a pooled connection failed that way: an I/O failure
+// (the server's close, a reset, a broken pipe) with nothing received since the
+// buffer counted `received_before`.
+inline bool ClosedUnanswered(const Status& status, const Connection& connection,
+                             std::uint64_t received_before) noexcept {
+  return status.IsIoError() && connection.buffer().received() == received_before;
+}
+
 namespace exchange_detail {
 
 // Waits until `connection`'s socket is ready for `events` (POLLOUT and/or

@@ -19,6 +19,11 @@
 //     login (null: none), before the exchange;
 //   - the outcome (a failed connect or login, or the exchange's) goes to the
 //     pool's one health rule (ServerPool::Report);
+//   - a read (`repeatable` kYes) sent on a pooled connection that the server
+//     had closed before answering (ClosedUnanswered: its idle close crossing
+//     the reuse) is sent once more on a new connection, and only that second
+//     exchange counts for the server's health; `exchange` must then be able to
+//     run again from the start;
 //   - the connection goes back to the pool unless something closed it: any
 //     failure of the exchange has (ExchangeState), an exception out of
 //     `exchange` does (a reader's or a reply callback's), and so must the
@@ -33,6 +38,8 @@
 // reply is read by a batch (a ServerBatch) calls RunAlone, below, instead.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "cachet/export.h"
@@ -49,10 +56,23 @@ namespace cachet::net {
 CACHET_EXPORT Status ConnectAlone(Connection& connection, const ConnectionSetup* setup,
                                   Deadline deadline);
 
+// `exchange` run once, closing the connection should it throw (replies may be
+// left half read: never lent again).
+template <class ExchangeFn>
+inline Status GuardedExchange(Connection& connection, ExchangeFn& exchange,
+                              Clock::time_point began) {
+  try {
+    return exchange(connection, began);
+  } catch (...) {
+    connection.Close();
+    throw;
+  }
+}
+
 template <class ExchangeFn>
 inline Status CallServer(ServerPool& pool, std::size_t server, ServerPool::Use use,
                          Clock::time_point start, Deadline deadline, const ConnectionSetup* setup,
-                         ExchangeFn&& exchange) {
+                         ExchangeFn&& exchange, Repeatable repeatable = Repeatable::kNo) {
   ServerPool::Lease lease = pool.Acquire(server, use, deadline);
   Connection& connection = lease.connection();
   // Under max_connections the lease may have waited: the exchange starts now,
@@ -65,19 +85,23 @@ inline Status CallServer(ServerPool& pool, std::size_t server, ServerPool::Use u
     if (start >= deadline) return LateCall();
     squeezed = pool.Squeezed(lease.waited(), start, deadline);
   }
-  if (!connection.connected()) [[unlikely]] {
+  const bool pooled = connection.connected();
+  if (!pooled) [[unlikely]] {
     if (Status s = ConnectAlone(connection, setup, deadline); !s.ok()) {
       pool.Report(server, connection, s);
       return s;
     }
     start = Clock::now();
   }
-  Status transport;
-  try {
-    transport = exchange(connection, start);
-  } catch (...) {
-    connection.Close();  // replies may be left half read: never lent again
-    throw;
+  const std::uint64_t heard = connection.buffer().received();
+  Status transport = GuardedExchange(connection, exchange, start);
+  if (repeatable == Repeatable::kYes && pooled && ClosedUnanswered(transport, connection, heard))
+      [[unlikely]] {
+    if (Status s = ConnectAlone(connection, setup, deadline); !s.ok()) {
+      pool.Report(server, connection, s);
+      return s;
+    }
+    transport = GuardedExchange(connection, exchange, Clock::now());
   }
   // A timeout closed the connection; with the time the wait left, it is not the server's.
   if (squeezed && transport.IsTimeout()) [[unlikely]]
@@ -92,20 +116,34 @@ inline Status CallServer(ServerPool& pool, std::size_t server, ServerPool::Use u
 // write-only when the batch expects no reply (done() before anything is
 // sent, as BatchRunner leases it), closed after a reply that poisons the
 // batch, and the outcome given to Settle().
+//
+// A batch that only reads (reads_only()) of at most kKeptPieces pieces may be
+// sent twice (CallServer's rule): sending advances the pieces, so a second
+// send starts from a copy.
+inline constexpr int kKeptPieces = 4;
+
 template <class Batch>
 inline void RunAlone(ServerPool& pool, std::size_t server, iovec* request, int count, Batch& batch,
                      Clock::time_point start, Deadline deadline,
                      const ConnectionSetup* setup = nullptr) {
   const ServerPool::Use use =
       batch.done() ? ServerPool::Use::kWritesOnly : ServerPool::Use::kReadsReplies;
+  const bool repeatable = batch.reads_only() && count <= kKeptPieces;
+  iovec kept[kKeptPieces];
+  if (repeatable) std::copy_n(request, count, kept);
+  bool again = false;
   const Status transport = CallServer(
       pool, server, use, start, deadline, setup,
       [&](Connection& connection, Clock::time_point began) {
+        if (again) [[unlikely]]
+          std::copy_n(kept, count, request);
+        again = true;
         Status s = RunLoneExchange(connection, request, count, batch, began, deadline);
         // A reply that leaves the stream out of step: the connection is not reused.
         if (batch.poisoned()) connection.Close();
         return s;
-      });
+      },
+      repeatable ? Repeatable::kYes : Repeatable::kNo);
   batch.Settle(transport);
 }
 

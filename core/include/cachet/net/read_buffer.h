@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -55,6 +56,7 @@ class CACHET_EXPORT ReadBuffer {
     return after_direct_ && free > kPeekAfterDirect ? kPeekAfterDirect : free;
   }
   void Commit(std::size_t n) noexcept {
+    received_ += n;
     after_direct_ = false;
     if (owed_ == 0) {
       end_ += n;
@@ -67,6 +69,9 @@ class CACHET_EXPORT ReadBuffer {
   // REQUIRES: empty(); `dest` holds `size` bytes and outlives the receives (a
   // Clear(), which a connection's Close() makes, forgets it).
   void ReceiveInto(char* dest, std::size_t size) noexcept;
+  // Every byte received over the buffer's life (Clear() keeps the count): an
+  // exchange that compares it before and after knows whether anything came.
+  std::uint64_t received() const noexcept { return received_; }
   // Bytes a direct read still waits for; 0 when none is under way.
   std::size_t owed() const noexcept { return owed_; }
 
@@ -94,6 +99,7 @@ class CACHET_EXPORT ReadBuffer {
   char* direct_ = nullptr;     // where a direct read's next bytes go
   std::size_t owed_ = 0;       // how many it still waits for
   bool after_direct_ = false;  // the next receive peeks (kPeekAfterDirect)
+  std::uint64_t received_ = 0;
 };
 
 }  // namespace cachet::net

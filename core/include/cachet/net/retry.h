@@ -8,7 +8,9 @@
 //   - the server answered that it did not run it, and where or when it will
 //     (a store's own reply: Redis Cluster's MOVED, ASK, TRYAGAIN, CLUSTERDOWN).
 // A failure after the request went out (a timeout, a dropped connection) is
-// returned as it is: the command may have run. Which of its failures are the
+// returned as it is: the command may have run. (The engine's one exception: a
+// read answered by the close of a pooled connection alone goes once more,
+// exchange.h's ClosedUnanswered.) Which of its failures are the
 // second kind is the store's to say; the count and the pace are the engine's:
 //
 //   net::Attempts attempts(policy, deadline);
