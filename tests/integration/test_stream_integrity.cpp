@@ -355,6 +355,21 @@ std::vector<ScriptStep> ClosesUnanswered(const std::string& first, const std::st
   return {{first}, {"", 0, {}, {}, {}, true}, {reply}};
 }
 
+// Stores a, then reads a and b in one batch: both answered, b with "B".
+template <class Backend>
+void ReadsTwoInABatch(Backend& backend) {
+  REQUIRE(backend.Store(StoreMode::kSet, "a", ItemView("A"), {}).ok());
+  std::vector<cachet::Operation> ops(2);
+  ops[0].key = "a";
+  ops[1].key = "b";
+  backend.Execute(ops);
+  for (const auto& op : ops) {
+    INFO(op.status.ToString());
+    CHECK(op.status.ok());
+  }
+  CHECK(ops[1].result.value == "B");
+}
+
 }  // namespace
 
 TEST_CASE("a read on a pooled connection the server closed unanswered is sent once more",
@@ -377,17 +392,7 @@ TEST_CASE("a read on a pooled connection the server closed unanswered is sent on
     ScriptedServer batch(cachet::test::MemcachedTextRequests(),
                          ClosesUnanswered("STORED\r\n", "VALUE a 0 1\r\nA\r\nVALUE b 0 1\r\n"
                                                          "B\r\nEND\r\n"));
-    auto backend = MemcachedAt(batch.port());
-    REQUIRE(backend->Store(StoreMode::kSet, "a", ItemView("A"), {}).ok());
-    std::vector<cachet::Operation> ops(2);
-    ops[0].key = "a";
-    ops[1].key = "b";
-    backend->Execute(ops);
-    for (const auto& op : ops) {
-      INFO(op.status.ToString());
-      CHECK(op.status.ok());
-    }
-    CHECK(ops[1].result.value == "B");
+    ReadsTwoInABatch(*MemcachedAt(batch.port()));
     CHECK(batch.connections() == 2);
   }
   SECTION("Redis, one GET and an MGET") {
@@ -402,17 +407,7 @@ TEST_CASE("a read on a pooled connection the server closed unanswered is sent on
 
     ScriptedServer batch(cachet::test::RespRequests(),
                          ClosesUnanswered("+OK\r\n", "*2\r\n" + Bulk("A") + Bulk("B")));
-    auto mget = RedisAt(batch.port());
-    REQUIRE(mget->Store(StoreMode::kSet, "a", ItemView("A"), {}).ok());
-    std::vector<cachet::Operation> ops(2);
-    ops[0].key = "a";
-    ops[1].key = "b";
-    mget->Execute(ops);
-    for (const auto& op : ops) {
-      INFO(op.status.ToString());
-      CHECK(op.status.ok());
-    }
-    CHECK(ops[1].result.value == "B");
+    ReadsTwoInABatch(*RedisAt(batch.port()));
     CHECK(batch.connections() == 2);
   }
   SECTION("Tokyo Tyrant") {
