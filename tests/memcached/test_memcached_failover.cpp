@@ -216,6 +216,32 @@ TEST_CASE("failover: a server killed and restarted empty leaves no older value b
   ExpectLatestOrMiss(b, f, "v3");
 }
 
+// A dead server is tried again after retry_timeout; while that try fails, the
+// writes that went around it are the only copies of its keys, and stay.
+TEST_CASE("failover: writes moved around a server stay readable while it is still down",
+          "[memcached][failover]") {
+  RequireMemcached();
+  Failover f(GENERATE(std::size_t{10000}, std::size_t{5}));
+  INFO("failover_max_keys " << f.options.pool.failover_max_keys);
+  MemcachedBackend b(f.options);
+  Failover::WriteAll(b, f.keys, "v1");
+  REQUIRE(f.servers[0]->Kill().ok());
+  f.MarkZeroDead(b);
+  Failover::WriteAll(b, f.keys, "v2");
+  for (int round = 0; round < 2; ++round) {
+    // Server 0 is tried again by the first read of one of its keys, and
+    // refuses: its keys stay on server 1, which serves that read too.
+    std::this_thread::sleep_for(kRetry + milliseconds(100));
+    for (const std::string& key : f.keys) {
+      Item item;
+      const Status s = b.Get(key, &item);
+      INFO("round " << round << ", " << key << ": " << s.ToString());
+      REQUIRE(s.ok());
+      CHECK(item.value == "v2");
+    }
+  }
+}
+
 namespace {
 
 // Three servers with failover, and keys for them: `key` is server 0's and

@@ -123,23 +123,35 @@ std::vector<bool> Failover::UndoOrSettle(std::size_t owner, FailoverLedger::Debt
 }
 
 std::vector<bool> Failover::Undo(std::size_t owner, const FailoverLedger::Debt& debt) {
-  // The owner if it owes, and the servers that took or kept its keys and are
-  // up: one that is dead now cannot be reached, and the owner is not kept
-  // waiting for it (it stays owed).
+  std::vector<bool> cleaned(pool_.size(), false);
+  // The owner first, if it owes. While it cannot be reached (a probe after
+  // retry_timeout of a server still down) its keys stay where their writes
+  // went: deleting them there would lose writes those servers acknowledged.
+  if (debt.OwnerOwes()) {
+    const std::size_t only_owner[] = {owner};
+    Clean(debt, only_owner, &cleaned);
+    if (!cleaned[owner]) return cleaned;
+  }
+  // Then the servers that took or kept its keys and are up: one that is dead
+  // now cannot be reached, and the owner is not kept waiting for it (it stays owed).
   std::vector<std::size_t> servers;
   for (std::size_t s = 0; s < pool_.size(); ++s) {
-    const bool holds = s == owner ? debt.OwnerOwes() : debt.moved_to[s] || debt.stale_on[s];
-    if (holds && (s == owner || pool_.Available(s))) servers.push_back(s);
+    if (s != owner && (debt.moved_to[s] || debt.stale_on[s]) && pool_.Available(s)) {
+      servers.push_back(s);
+    }
   }
-  std::vector<bool> cleaned(pool_.size(), false);
-  if (servers.empty()) return cleaned;
+  if (!servers.empty()) Clean(debt, servers, &cleaned);
+  return cleaned;
+}
+
+void Failover::Clean(const FailoverLedger::Debt& debt, std::span<const std::size_t> servers,
+                     std::vector<bool>* cleaned) {
   if (debt.overflowed) {
     // Not every key was noted: only emptying the servers removes them all.
-    flush_(servers, &cleaned);
+    flush_(servers, cleaned);
   } else {
-    DeleteKeys(debt.keys, servers, &cleaned);
+    DeleteKeys(debt.keys, servers, cleaned);
   }
-  return cleaned;
 }
 
 void Failover::DeleteKeys(const std::vector<std::string>& keys,

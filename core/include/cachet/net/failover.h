@@ -88,8 +88,12 @@ class CACHET_EXPORT Failover {
   // Deletes `server`'s copies of `owner`'s keys kept from an earlier outage,
   // before it stands in for `owner` again. False if they could not be deleted.
   bool RepairStale(std::size_t owner, std::size_t server);
-  // Runs a repair's deletes or flush; (*cleaned)[s] says which servers it cleaned.
+  // Runs a repair's deletes or flush, on the owner first and on the others only
+  // once the owner is clean; the result says which servers it cleaned.
   std::vector<bool> Undo(std::size_t owner, const FailoverLedger::Debt& debt);
+  // The deletes (or, past max_keys, the flush) of `debt` on `servers`.
+  void Clean(const FailoverLedger::Debt& debt, std::span<const std::size_t> servers,
+             std::vector<bool>* cleaned);
   // Undo(); should it throw, the repair is settled as undone nowhere (retried
   // after retry_timeout from `now`) before the exception goes on.
   std::vector<bool> UndoOrSettle(std::size_t owner, FailoverLedger::Debt& debt,
