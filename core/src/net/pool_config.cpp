@@ -72,6 +72,17 @@ Status ReadServers(const ConfigSection& section, std::uint16_t default_port,
   if (!parsed.ok()) {
     return section.ErrorAt("servers", parsed.status().message());
   }
+  // A unix: server has no host name for its certificate to be checked against.
+  const bool verified_tls = section.Find("tls") != nullptr && section.GetBool("tls") &&
+                            section.GetBool("tls_verify");
+  if (verified_tls && section.GetString("tls_server_name").empty()) {
+    for (const ServerAddress& server : *parsed) {
+      if (!server.IsUnix()) continue;
+      return section.ErrorAt("servers", server.HostPort() +
+                                            ": a unix: server over TLS needs tls_server_name, "
+                                            "the name its certificate is checked against");
+    }
+  }
   Result<DistributionKind> kind = ParseDistributionKind(section.GetString("distribution"));
   if (!kind.ok()) return kind.status();
   *servers = std::move(*parsed);

@@ -323,6 +323,25 @@ TEST_CASE("check refuses the memory store's shards = 0, as opening does") {
   RequireRefusedAlike({"-c", path}, path + ":5: [memory] max_bytes = 4: must be between 5120 and ");
 }
 
+// Its certificate could be checked against no name: a config error, not every
+// call failing as if the server were down.
+TEST_CASE("check refuses a unix: server over verified TLS without tls_server_name") {
+  for (const std::string store : {"memcached", "redis", "tokyotyrant"}) {
+    INFO(store);
+    RequireRefusedAlike({"-o", "cache.backend=" + store, "-o", store + ".servers=unix:/tmp/s.sock",
+                         "-o", store + ".tls=true"},
+                        "-o: [" + store + "] servers = unix:/tmp/s.sock: unix:/tmp/s.sock: a "
+                        "unix: server over TLS needs tls_server_name");
+  }
+  for (const char* fix : {"memcached.tls_server_name=cache.internal", "memcached.tls_verify=false"}) {
+    const CommandOutcome checked =
+        Cachet({"-o", "cache.backend=memcached", "-o", "memcached.servers=unix:/tmp/s.sock", "-o",
+                "memcached.tls=true", "-o", fix, "check"});
+    INFO(fix << ": " << checked.err);
+    CHECK(checked.exit_code == 0);
+  }
+}
+
 TEST_CASE("check refuses a memcached port 99999 with the file, line and key") {
   const std::string path = WriteScratchFile(
       "port.conf", "[cache]\nbackend = memcached\n\n[memcached]\nservers = 127.0.0.1:99999\n");
