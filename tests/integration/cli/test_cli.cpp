@@ -333,7 +333,8 @@ TEST_CASE("check refuses a unix: server over verified TLS without tls_server_nam
                         "-o: [" + store + "] servers = unix:/tmp/s.sock: unix:/tmp/s.sock: a "
                         "unix: server over TLS needs tls_server_name");
   }
-  for (const char* fix : {"memcached.tls_server_name=cache.internal", "memcached.tls_verify=false"}) {
+  for (const char* fix :
+       {"memcached.tls_server_name=cache.internal", "memcached.tls_verify=false"}) {
     const CommandOutcome checked =
         Cachet({"-o", "cache.backend=memcached", "-o", "memcached.servers=unix:/tmp/s.sock", "-o",
                 "memcached.tls=true", "-o", fix, "check"});
