@@ -9,7 +9,7 @@ namespace cachet::cli {
 PluginLoader LoaderFor(const Config& config) {
   std::vector<std::string> dirs;
   if (const ConfigSection* cache = config.section("cache"); cache != nullptr) {
-    dirs = cache->GetList("plugin_path");
+    dirs = cache->GetPathList("plugin_path");
   }
   return PluginLoader(PluginLoader::DefaultSearchPath(dirs));
 }

@@ -150,7 +150,10 @@ std::string SuggestStore(const PluginLoader& loader, std::string_view name) {
 Result<std::shared_ptr<const Plugin>> LoadBackendPlugin(const PluginLoader& loader,
                                                         const ConfigSection& cache) {
   const std::string backend = cache.GetString("backend");
-  const std::string explicit_file = cache.GetString("plugin");
+  // A path (with a '/') is taken from the config file's folder; a bare name is searched.
+  const std::string given = cache.GetString("plugin");
+  const std::string explicit_file =
+      given.find('/') == std::string::npos ? given : cache.GetPath("plugin");
   auto plugin = loader.Load(explicit_file.empty() ? backend : explicit_file);
   // Named where the config set it: the file and line, or -o.
   if (!plugin.ok()) {
@@ -307,7 +310,7 @@ Status CheckInto(Config* config, bool opening, CheckedConfig* checked) {
   if (opening) {
     if (Status s = SetLogLevel(cache.GetString("log_level")); !s.ok()) return s;
   }
-  const std::vector<std::string> plugin_dirs = cache.GetList("plugin_path");
+  const std::vector<std::string> plugin_dirs = cache.GetPathList("plugin_path");
   WarnMissingPluginDirs(cache, plugin_dirs);
   const PluginLoader loader(PluginLoader::DefaultSearchPath(plugin_dirs));
   auto plugin = LoadBackendPlugin(loader, cache);

@@ -199,6 +199,33 @@ std::vector<std::string> ConfigSection::GetList(std::string_view key) const {
   return value == nullptr ? std::vector<std::string>() : SplitCommaList(value->value);
 }
 
+namespace {
+
+// `path` as the option `from` gave it: a relative path written in a file is
+// taken from that file's folder, one given with -o (or a default) from the
+// working directory.
+std::string ResolvedFrom(const ConfigValue& from, const std::string& path) {
+  if (path.empty() || from.line == 0) return path;
+  const std::filesystem::path given(path);
+  if (given.is_absolute()) return path;
+  return (std::filesystem::path(from.source).parent_path() / given).lexically_normal().string();
+}
+
+}  // namespace
+
+std::string ConfigSection::GetPath(std::string_view key) const {
+  const ConfigValue* value = Find(key);
+  return value == nullptr ? std::string() : ResolvedFrom(*value, value->value);
+}
+
+std::vector<std::string> ConfigSection::GetPathList(std::string_view key) const {
+  std::vector<std::string> paths = GetList(key);
+  if (const ConfigValue* value = Find(key)) {
+    for (std::string& path : paths) path = ResolvedFrom(*value, path);
+  }
+  return paths;
+}
+
 void ConfigSection::Set(std::string key, ConfigValue value) {
   values_.insert_or_assign(std::move(key), std::move(value));
 }

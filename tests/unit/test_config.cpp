@@ -68,6 +68,29 @@ TEST_CASE("values come back with their line, inline comments removed", "[config]
   CHECK(config.SectionNames() == std::vector<std::string>{"cache", "memcached"});
 }
 
+// A config works from any working directory: its relative paths are its folder's.
+TEST_CASE("relative paths in a file are taken from its folder and those of -o from here",
+          "[config]") {
+  const std::string overrides[] = {"other.key_file=from/here.key"};
+  auto parsed = Config::Parse(
+      "[other]\nca_file = certs/ca.crt\ncert_file = /etc/abs.crt\nca_dir = ../up\n"
+      "dirs = a, /b, ./c\nkey_file = file.key\n",
+      "/srv/app/conf/app.conf", overrides);
+  REQUIRE(parsed.ok());
+  const cachet::ConfigSection& other = *parsed->section("other");
+  CHECK(other.GetPath("ca_file") == "/srv/app/conf/certs/ca.crt");
+  CHECK(other.GetPath("cert_file") == "/etc/abs.crt");
+  CHECK(other.GetPath("ca_dir") == "/srv/app/up");
+  CHECK(other.GetPath("key_file") == "from/here.key");  // -o: the working directory's
+  CHECK(other.GetPath("absent").empty());
+  CHECK(other.GetPathList("dirs") ==
+        std::vector<std::string>{"/srv/app/conf/a", "/b", "/srv/app/conf/c"});
+  // A file named without a folder: its paths stay relative to the working directory.
+  auto here = Config::Parse("[other]\nca_file = certs/ca.crt\n", "app.conf");
+  REQUIRE(here.ok());
+  CHECK(here->section("other")->GetPath("ca_file") == "certs/ca.crt");
+}
+
 TEST_CASE("validation fills defaults and typed getters read them", "[config]") {
   Config config = MustParse(kShopConf);
   REQUIRE(config.Validate("cache", CacheOptionSpecs()).ok());

@@ -79,6 +79,12 @@ class CACHET_EXPORT ConfigSection {
   bool GetBool(std::string_view key) const;
   double GetDouble(std::string_view key) const;
   std::vector<std::string> GetList(std::string_view key) const;
+  // GetString and GetList of a file or folder option: a relative path written
+  // in a config file is taken from that file's folder (so a config works from
+  // any working directory); one given with -o, or a default, from the working
+  // directory.
+  std::string GetPath(std::string_view key) const;
+  std::vector<std::string> GetPathList(std::string_view key) const;
 
   // Keys in name order.
   const std::map<std::string, ConfigValue, std::less<>>& values() const noexcept {

@@ -20,17 +20,21 @@ Status ReadTls(const ConfigSection& section, std::shared_ptr<const TlsContext>* 
   if (section.Find("tls") == nullptr || !section.GetBool("tls")) return Status::OK();
   TlsOptions options;
   options.enabled = true;
-  options.ca_file = section.GetString("tls_ca_file");
-  options.ca_dir = section.GetString("tls_ca_dir");
-  options.cert_file = section.GetString("tls_cert_file");
-  options.key_file = section.GetString("tls_key_file");
+  options.ca_file = section.GetPath("tls_ca_file");
+  options.ca_dir = section.GetPath("tls_ca_dir");
+  options.cert_file = section.GetPath("tls_cert_file");
+  options.key_file = section.GetPath("tls_key_file");
   options.server_name = section.GetString("tls_server_name");
   options.verify = section.GetBool("tls_verify");
   options.min_version = section.GetString("tls_min_version") == "1.3" ? 0x0304 : 0x0303;
   std::string_view failed_option;
   Status s = TlsContext::Create(options, out, &failed_option);
   if (s.ok() || failed_option.empty()) return s;
-  return section.ErrorAt(failed_option, s.message());
+  // A relative path was taken from the config file's folder: say where that led.
+  const std::string given = section.GetString(failed_option);
+  const std::string used = section.GetPath(failed_option);
+  if (given == used) return section.ErrorAt(failed_option, s.message());
+  return section.ErrorAt(failed_option, std::string(s.message()) + " (" + used + ")");
 }
 
 }  // namespace

@@ -343,6 +343,22 @@ TEST_CASE("check refuses a unix: server over verified TLS without tls_server_nam
   }
 }
 
+// The test runs in the build tree; the file lives in its tests/ folder.
+TEST_CASE("relative TLS files and plugin folders in a config file are taken from its folder") {
+  const std::string path =
+      WriteScratchFile("relative.conf",
+                       "[cache]\nbackend = memcached\nplugin_path = no-such-plugins\n"
+                       "[memcached]\nservers = 127.0.0.1:11211\ntls = true\n"
+                       "tls_ca_file = no-such-ca.crt\n");
+  const std::string folder = std::string(CACHET_BINARY_DIR) + "/tests/";
+  const CommandOutcome checked = Cachet({"-c", path, "check"});
+  INFO(checked.err);
+  CHECK(checked.exit_code == 2);
+  CHECK_THAT(checked.err, Catch::Contains("[memcached] tls_ca_file = no-such-ca.crt: No such "
+                                          "file or directory (" + folder + "no-such-ca.crt)"));
+  CHECK_THAT(checked.err, Catch::Contains("no folder '" + folder + "no-such-plugins'"));
+}
+
 TEST_CASE("check refuses a memcached port 99999 with the file, line and key") {
   const std::string path = WriteScratchFile(
       "port.conf", "[cache]\nbackend = memcached\n\n[memcached]\nservers = 127.0.0.1:99999\n");
