@@ -177,20 +177,26 @@ Status SentinelRouter::Discover(net::Deadline deadline) {
   const auto rounds = static_cast<std::uint32_t>(std::max<std::size_t>(kConfirmRounds, sentinels));
   net::Attempts attempts({rounds, kConfirmWait}, deadline);
   std::size_t first = 0;
+  // Named masters that did not answer ROLE in this discovery: asked once only.
+  std::vector<net::ServerAddress> silent;
   while (attempts.Next()) {
     std::size_t answered = first;
     Result<net::ServerAddress> address = client_.MasterAddress(deadline, first, &answered);
     if (!address.ok()) return address.status();
     first = (answered + 1) % sentinels;
+    if (std::find(silent.begin(), silent.end(), *address) != silent.end()) continue;
     Node node = RouterFor(*address);
     bool is_master = false;
     Status role = ConfirmMaster(*node, &is_master);
     const std::string named = "redis sentinel: master '" + settings_.master + "' at " +
                               address->HostPort() + " (as the sentinels name it)";
     if (!role.ok()) {
-      // Unreachable or refusing us: asking again now would name the same node.
       if (role.IsAuthFailed()) return role;
-      return Status::Unavailable(named + ": " + std::string(role.message()));
+      // Unreachable: a sentinel that lags behind a failover may still name it,
+      // so the next sentinel is asked at once; the same name is not tried again.
+      last = Status::Unavailable(named + ": " + std::string(role.message()));
+      silent.push_back(*address);
+      continue;
     }
     if (is_master) {
       // The routers replaced are closed, and the switch logged, after the lock

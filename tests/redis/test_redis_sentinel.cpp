@@ -385,27 +385,43 @@ TEST_CASE("a master gone dark: the call that times out on it asks the sentinels"
   CHECK(item.value == "1");
 }
 
-TEST_CASE("a sentinel naming a node that is no master: the next sentinel is asked",
-          "[redis][sentinel]") {
-  auto set = StartSet();
-  // A fake first sentinel with a stale view: it names the replica, whatever it is asked.
-  const std::string names_replica = "*2\r\n$9\r\n127.0.0.1\r\n$" +
-                                    std::to_string(std::to_string(set->replica().port()).size()) +
-                                    "\r\n" + std::to_string(set->replica().port()) + "\r\n";
-  cachet::test::ScriptedServer stale(cachet::test::RespRequests(),
-                                     {{names_replica}, {names_replica}, {names_replica}});
+namespace {
+
+// A fake first sentinel with a stale view names 127.0.0.1:`port`, whatever it is
+// asked, before the set's own sentinels: a write must reach the set's master,
+// with the fake asked once.
+void StaleFirstSentinelPassedOver(RedisSentinelSet& set, int port) {
+  const std::string text = std::to_string(port);
+  const std::string names = "*2\r\n$9\r\n127.0.0.1\r\n$" + std::to_string(text.size()) +
+                            "\r\n" + text + "\r\n";
+  cachet::test::ScriptedServer stale(cachet::test::RespRequests(), {{names}, {names}, {names}});
   std::vector<std::uint16_t> ports{static_cast<std::uint16_t>(stale.port())};
-  for (const auto& sentinel : set->sentinels()) ports.push_back(Port(*sentinel));
-  RedisOptions options = SentinelOptions(ports, set->master_name());
+  for (const auto& sentinel : set.sentinels()) ports.push_back(Port(*sentinel));
+  RedisOptions options = SentinelOptions(ports, set.master_name());
   options.sentinel.watch = false;  // the fake answers no subscription
   RedisBackend backend(std::move(options));
   const Status s = backend.Store(StoreMode::kSet, "k", ItemView("v"), {});
   INFO(s.ToString());
   REQUIRE(s.ok());
-  CHECK(RouterOf(backend).MasterWhere() == set->master().address());
-  // The stale sentinel was asked once; its answer (ROLE: slave) sent cachet on.
+  CHECK(RouterOf(backend).MasterWhere() == set.master().address());
   CHECK(stale.requests().size() == 1);
-  CHECK(RedisSentinelSet::Cli(set->master().port(), "get k") == "v");
+  CHECK(RedisSentinelSet::Cli(set.master().port(), "get k") == "v");
+}
+
+}  // namespace
+
+TEST_CASE("a sentinel naming a node that is no master: the next sentinel is asked",
+          "[redis][sentinel]") {
+  auto set = StartSet();
+  // The replica answers ROLE: slave, which sends cachet on.
+  StaleFirstSentinelPassedOver(*set, set->replica().port());
+}
+
+TEST_CASE("a sentinel naming a master that does not answer: the next sentinel is asked",
+          "[redis][sentinel]") {
+  auto set = StartSet();
+  // A master that is gone: a port nothing listens on.
+  StaleFirstSentinelPassedOver(*set, cachet::test::FindFreeLoopbackPort());
 }
 
 TEST_CASE("a switch heard while the sentinels are being asked makes cachet ask them again",
