@@ -212,9 +212,11 @@ Status SentinelRouter::Discover(net::Deadline deadline) {
           switched = true;
         }
       }
+      // A move is news (info); the first discovery, which every process makes, is not.
       if (switched && settings_.logger) {
-        settings_.logger->info("redis sentinel: master '{}' is at {}", settings_.master,
-                               address->HostPort());
+        settings_.logger->log(old_master ? spdlog::level::info : spdlog::level::debug,
+                              "redis sentinel: master '{}' is at {}", settings_.master,
+                              address->HostPort());
       }
       return Status::OK();
     }

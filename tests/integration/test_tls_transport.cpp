@@ -107,6 +107,20 @@ void CheckRoundTrip(Cache& cache) {
 
 }  // namespace
 
+TEST_CASE("a client certificate without its key names the option for the key", "[tls]") {
+  const std::string text = "[store]\ntls = true\ntls_cert_file = " +
+                           Certificates().client().cert + "\n";
+  auto config = cachet::Config::Parse(text, "store.conf");
+  REQUIRE(config.ok());
+  REQUIRE(config->Validate("store", cachet::net::kServerPoolOptionSpecs).ok());
+  cachet::net::ServerPoolOptions options;
+  const cachet::Status s = cachet::net::ReadServerPoolOptions(*config->section("store"), &options);
+  INFO(s.ToString());
+  CHECK(s.IsConfigError());
+  CHECK_THAT(std::string(s.message()),
+             Catch::Contains("no private key read") && Catch::Contains("tls_key_file"));
+}
+
 TEST_CASE("TLS without a client certificate: values, large values and batches", "[tls]") {
   const Store store = AnyStore();
   INFO(NameOf(store));

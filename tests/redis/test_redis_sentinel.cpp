@@ -466,6 +466,7 @@ TEST_CASE("a master switch is logged with the routing lock free", "[redis][senti
   RedisOptions options = SentinelOptions(*set);
   options.sentinel.watch = false;
   options.sentinel.logger = std::make_shared<spdlog::logger>("sentinel-test", sink);
+  options.sentinel.logger->set_level(spdlog::level::debug);  // the first discovery's line
   RedisBackend backend(std::move(options));
   sink->probe = [&backend] { return RouterOf(backend).MasterWhere(); };
   REQUIRE(backend.Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());

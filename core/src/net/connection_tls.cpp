@@ -94,8 +94,8 @@ Status Connection::ContinueHandshake() {
 
 Status Connection::HandshakeTimeout() const {
   // A plain-text server waits for a request and never answers a hello.
-  return Status::Timeout(
-      Describe("TLS handshake timed out (does the server speak TLS on this port?)"));
+  return Status::Timeout(Describe(
+      "TLS handshake timed out (the server does not speak TLS on this port, or is stalled)"));
 }
 
 bool Connection::TlsQuietSinceLastUse() {

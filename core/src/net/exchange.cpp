@@ -13,9 +13,8 @@ namespace {
 // The timeout of a server that did not answer by `now`: the call's `deadline`
 // ran out, or the server was silent for io_timeout (or did not accept the connect).
 Status NoReply(const Connection& connection, Deadline now, Deadline deadline) {
-  const char* why = now >= deadline ? "no reply within the request timeout"
-                    : connection.handshaking()
-                        ? "TLS handshake timed out (does the server speak TLS on this port?)"
+  if (now < deadline && connection.handshaking()) return connection.HandshakeTimeout();
+  const char* why = now >= deadline           ? "no reply within the request timeout"
                     : connection.connecting() ? "connect timed out"
                                               : "no reply within the I/O timeout";
   return Status::Timeout(connection.Describe(why));

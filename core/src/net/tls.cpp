@@ -244,7 +244,9 @@ Status TlsContext::Create(const TlsOptions& options, std::shared_ptr<const TlsCo
     const std::string& key = o.key_file.empty() ? o.cert_file : o.key_file;
     if (Status s = CheckPath(key_option, key, false, failed_option); !s.ok()) return s;
     if (SSL_CTX_use_PrivateKey_file(ctx, key.c_str(), SSL_FILETYPE_PEM) != 1) {
-      return BadFile(key_option, "no private key read: " + OpenSslReason(), failed_option);
+      const std::string hint =
+          o.key_file.empty() ? " (a key in a file of its own is named by tls_key_file)" : "";
+      return BadFile(key_option, "no private key read: " + OpenSslReason() + hint, failed_option);
     }
     if (SSL_CTX_check_private_key(ctx) != 1) {
       return BadFile(key_option, "the key does not match the certificate", failed_option);

@@ -251,6 +251,8 @@ class CACHET_EXPORT Connection {
 
   // "host:port: what went wrong".
   std::string Describe(std::string_view what) const;
+  // The timeout of a TLS handshake that did not end in time.
+  Status HandshakeTimeout() const;
 
  private:
   // One address the server's name resolved to.
@@ -313,8 +315,6 @@ class CACHET_EXPORT Connection {
   // limit) and takes its first step; ContinueHandshake takes the next one.
   Status StartHandshake();
   Status ContinueHandshake();
-  // The timeout of a handshake that did not end in time.
-  Status HandshakeTimeout() const;
   // QuietSinceLastUse() over TLS: a peek, which tells bytes from a close, then TlsQuiet().
   bool TlsQuietSinceLastUse();
   // QuietSinceLastUse() over TLS, from the peek's outcome (neither: the server
