@@ -31,6 +31,9 @@ constexpr std::string_view kNearCacheSection = "near_cache";
 // empties a shard (its memory store splits the budget over kNearShards).
 constexpr std::int64_t kNearItemShare = 64;
 constexpr std::string_view kNearShards = "16";
+// The smallest budget its memory store takes: 16 empty tables of 512 bytes and
+// 1 KiB of items (the memory store's own minimum for 16 shards).
+constexpr std::int64_t kNearMinBytes = 16 * 512 + 1024;
 // Keys are the store's: longer than the memory store's default allows, up to
 // the longest it can hold (its entries keep a key's size in 16 bits).
 constexpr std::string_view kNearMaxKeySize = "65535";
@@ -237,7 +240,8 @@ Result<NearInvalidation> ParseNearInvalidation(const ConfigSection& near) {
 // keeps equal to its declaration (Redis: RedisBackend::kOffered in both modes).
 Status ReadNearCache(const ConfigSection& near, const Plugin& store_plugin,
                      const std::string& key_namespace, NearCacheSettings* settings) {
-  if (Status s = near.GetIntInRange("max_bytes", 1024, INT64_MAX, &settings->max_bytes); !s.ok()) {
+  if (Status s = near.GetIntInRange("max_bytes", kNearMinBytes, INT64_MAX, &settings->max_bytes);
+      !s.ok()) {
     return s;
   }
   std::int64_t ttl_ms = 0;

@@ -100,11 +100,12 @@ class MemcachedBatch : public net::ServerBatch {
     routing_direct_ = false;
     lent_for_ = nullptr;
   }
-  // Add() and ExpectOne() note each operation: a write makes the batch one
-  // that must not be sent twice.
+  // Add() notes each operation: a write makes the batch one that must not be
+  // sent twice. ExpectOne() sets it from its one operation (NoteOnly).
   void NoteKind(const Operation& op) noexcept {
     reads_only_ = reads_only_ && op.kind == OpKind::kGet;
   }
+  void NoteOnly(const Operation& op) noexcept { reads_only_ = op.kind == OpKind::kGet; }
   bool direct_active() const noexcept { return direct_.active(); }
   // A value still being received when the exchange failed gets the exchange's
   // status, as an unanswered operation would. Settle() calls it first.

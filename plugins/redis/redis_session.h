@@ -173,20 +173,23 @@ class RedisSession final : public net::ConnectionSetup {
       outcome.transport = PushHookRefusal(pool.address(server).HostPort());
       return outcome;
     }
-    outcome.transport = net::CallServer(
-        pool, server, net::ServerPool::Use::kReadsReplies, start, deadline, this,
-        [&](net::Connection& connection, net::Clock::time_point began) {
-          outcome.sent = true;
-          bool out_of_step = false;
-          Status s = Exchange(connection, request, reply_count, began, deadline,
-                              [&](std::size_t index, RespValue reply) {
-                                outcome.reply = settle(index, reply);
-                                out_of_step = out_of_step || outcome.reply.IsProtocolError();
-                              });
-          if (out_of_step) connection.Close();
-          return s;
-        },
-        repeatable);
+    auto exchange = [&](net::Connection& connection, net::Clock::time_point began) {
+      outcome.sent = true;
+      bool out_of_step = false;
+      Status s = Exchange(connection, request, reply_count, began, deadline,
+                          [&](std::size_t index, RespValue reply) {
+                            outcome.reply = settle(index, reply);
+                            out_of_step = out_of_step || outcome.reply.IsProtocolError();
+                          });
+      if (out_of_step) connection.Close();
+      return s;
+    };
+    constexpr auto kUse = net::ServerPool::Use::kReadsReplies;
+    outcome.transport =
+        repeatable == net::Repeatable::kYes
+            ? net::CallServer<net::Repeatable::kYes>(pool, server, kUse, start, deadline, this,
+                                                     exchange)
+            : net::CallServer(pool, server, kUse, start, deadline, this, exchange);
     return outcome;
   }
 

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "cachet/net/distribution.h"
 #include "memcached_backend.h"
 #include "redis_backend.h"
 #include "launchers/memcached_server.h"
@@ -435,6 +436,50 @@ TEST_CASE("a read on a pooled connection the server closed unanswered is sent on
     CHECK(server.requests().size() == 2);
     CHECK(server.connections() == 1);
   }
+}
+
+// The resend waits for the whole first round: when a slow server in the same
+// batch used the call's time up, the closed one is not asked again, and its
+// idle close is not counted against it (failure_limit 1 would mark it dead).
+TEST_CASE("a read whose batch has no time left is not sent again nor held against its server",
+          "[stream][idle]") {
+  const std::string slow_value(4000, 's');
+  ScriptedServer closes(cachet::test::MemcachedTextRequests(),
+                        ClosesUnanswered("STORED\r\n", Value("a", "A")));
+  // Its value trickles: 40 pieces 25 ms apart, a second in all, past the 600 ms deadline.
+  ScriptedServer slow(cachet::test::MemcachedTextRequests(),
+                      {{"STORED\r\n"}, {Value("b", slow_value), 100, milliseconds(25)}});
+  cachet::memcached::MemcachedOptions options;
+  options.servers = {Loopback(closes.port()), Loopback(slow.port())};
+  options.pool.connection.io_timeout = kIoTimeout;
+  options.pool.connection.request_timeout = milliseconds(600);
+  options.pool.failure_limit = 1;
+  options.pool.retry_timeout = milliseconds(60000);
+  cachet::memcached::MemcachedBackend backend(options);
+  const auto distribution =
+      cachet::net::Distribution::Create(options.distribution, options.servers);
+  std::string on_closes, on_slow;  // a key of each server
+  for (int i = 0; i < 1000 && (on_closes.empty() || on_slow.empty()); ++i) {
+    const std::string key = "k" + std::to_string(i);
+    (distribution->ServerFor(key) == 0 ? on_closes : on_slow) = key;
+  }
+  REQUIRE_FALSE(on_closes.empty());
+  REQUIRE_FALSE(on_slow.empty());
+  REQUIRE(backend.Store(StoreMode::kSet, on_closes, ItemView("A"), {}).ok());
+  REQUIRE(backend.Store(StoreMode::kSet, on_slow, ItemView("B"), {}).ok());
+  std::vector<cachet::Operation> ops(2);
+  ops[0].key = on_closes;
+  ops[1].key = on_slow;
+  backend.Execute(ops);
+  INFO(ops[0].status.ToString() << " | " << ops[1].status.ToString());
+  CHECK(ops[0].status.IsIoError());
+  CHECK(ops[1].status.IsTimeout());
+  CHECK(closes.connections() == 1);  // not dialled again
+  std::vector<cachet::ServerHealth> health;
+  REQUIRE(backend.Health(&health).ok());
+  REQUIRE(health.size() == 2);
+  CHECK_FALSE(health[0].dead);
+  CHECK(health[1].dead);  // the slow one did time out
 }
 
 namespace {

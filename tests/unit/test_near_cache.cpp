@@ -813,6 +813,9 @@ TEST_CASE("near: config keys are read and checked", "[unit][near][config]") {
   refused("near_cache = on\n[near_cache]\nttl_ms = -5\n", "ttl_ms");
   refused("near_cache = on\n[near_cache]\ninvalidation = sometimes\n", "invalidation");
   refused("near_cache = on\n[near_cache]\nmax_bytes = 10\n", "max_bytes");
+  // Its memory store's least for 16 shards: refused as [near_cache]'s, where it was written.
+  refused("near_cache = on\n[near_cache]\nmax_bytes = 9215\n",
+          "[near_cache] max_bytes = 9215: must be between 9216 and");
   refused("near_cache = maybe\n", "near_cache");
   refused("[near_cache]\nttl = 5\n", "ttl");
 }

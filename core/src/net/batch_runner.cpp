@@ -125,6 +125,15 @@ void BatchRunner::ResendUnanswered(std::size_t used, Deadline deadline) {
   }
   if (resent_.empty()) [[likely]]
     return;
+  // Only with time left: past the deadline the first failure stands (an idle
+  // close, not counted against the server); a resend left less than io_timeout
+  // by the first round does not count a timeout against its server either.
+  const Clock::time_point now = Clock::now();
+  if (now >= deadline) return;
+  for (std::size_t i : resent_) {
+    Enlisted& e = enlisted_[i];
+    e.squeezed = e.squeezed || e.pool->Squeezed(true, now, deadline);
+  }
   again_.resize(resent_.size());
   for (std::size_t k = 0; k < resent_.size(); ++k) {
     const Exchange& first = exchanges_[resent_[k]];

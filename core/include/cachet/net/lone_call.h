@@ -19,7 +19,7 @@
 //     login (null: none), before the exchange;
 //   - the outcome (a failed connect or login, or the exchange's) goes to the
 //     pool's one health rule (ServerPool::Report);
-//   - a read (`repeatable` kYes) sent on a pooled connection that the server
+//   - a read (template argument `repeatable` kYes) sent on a pooled connection that the server
 //     had closed before answering (ClosedUnanswered: its idle close crossing
 //     the reuse) is sent once more on a new connection, and only that second
 //     exchange counts for the server's health; `exchange` must then be able to
@@ -69,10 +69,11 @@ inline Status GuardedExchange(Connection& connection, ExchangeFn& exchange,
   }
 }
 
-template <class ExchangeFn>
+// `repeatable` is a template argument: a write's call carries nothing of the resend.
+template <Repeatable repeatable = Repeatable::kNo, class ExchangeFn>
 inline Status CallServer(ServerPool& pool, std::size_t server, ServerPool::Use use,
                          Clock::time_point start, Deadline deadline, const ConnectionSetup* setup,
-                         ExchangeFn&& exchange, Repeatable repeatable = Repeatable::kNo) {
+                         ExchangeFn&& exchange) {
   ServerPool::Lease lease = pool.Acquire(server, use, deadline);
   Connection& connection = lease.connection();
   // Under max_connections the lease may have waited: the exchange starts now,
@@ -93,15 +94,23 @@ inline Status CallServer(ServerPool& pool, std::size_t server, ServerPool::Use u
     }
     start = Clock::now();
   }
-  const std::uint64_t heard = connection.buffer().received();
-  Status transport = GuardedExchange(connection, exchange, start);
-  if (repeatable == Repeatable::kYes && pooled && ClosedUnanswered(transport, connection, heard))
-      [[unlikely]] {
-    if (Status s = ConnectAlone(connection, setup, deadline); !s.ok()) {
-      pool.Report(server, connection, s);
-      return s;
+  Status transport;
+  if constexpr (repeatable == Repeatable::kYes) {
+    const std::uint64_t heard = connection.buffer().received();
+    transport = GuardedExchange(connection, exchange, start);
+    if (pooled && ClosedUnanswered(transport, connection, heard)) [[unlikely]] {
+      // Only with time left; a second try squeezed by the first is not the server's to fail.
+      const Clock::time_point again = Clock::now();
+      if (again >= deadline) return transport;  // an idle close: no health report
+      squeezed = squeezed || pool.Squeezed(true, again, deadline);
+      if (Status s = ConnectAlone(connection, setup, deadline); !s.ok()) {
+        if (!(squeezed && s.IsTimeout())) pool.Report(server, connection, s);
+        return s;
+      }
+      transport = GuardedExchange(connection, exchange, Clock::now());
     }
-    transport = GuardedExchange(connection, exchange, Clock::now());
+  } else {
+    transport = GuardedExchange(connection, exchange, start);
   }
   // A timeout closed the connection; with the time the wait left, it is not the server's.
   if (squeezed && transport.IsTimeout()) [[unlikely]]
@@ -128,23 +137,26 @@ inline void RunAlone(ServerPool& pool, std::size_t server, iovec* request, int c
                      const ConnectionSetup* setup = nullptr) {
   const ServerPool::Use use =
       batch.done() ? ServerPool::Use::kWritesOnly : ServerPool::Use::kReadsReplies;
-  const bool repeatable = batch.reads_only() && count <= kKeptPieces;
+  auto exchange = [&](Connection& connection, Clock::time_point began) {
+    Status s = RunLoneExchange(connection, request, count, batch, began, deadline);
+    // A reply that leaves the stream out of step: the connection is not reused.
+    if (batch.poisoned()) connection.Close();
+    return s;
+  };
+  if (!batch.reads_only() || count > kKeptPieces) {
+    batch.Settle(CallServer(pool, server, use, start, deadline, setup, exchange));
+    return;
+  }
   iovec kept[kKeptPieces];
-  if (repeatable) std::copy_n(request, count, kept);
+  std::copy_n(request, count, kept);
   bool again = false;
-  const Status transport = CallServer(
+  batch.Settle(CallServer<Repeatable::kYes>(
       pool, server, use, start, deadline, setup,
       [&](Connection& connection, Clock::time_point began) {
-        if (again) [[unlikely]]
+        if (std::exchange(again, true)) [[unlikely]]
           std::copy_n(kept, count, request);
-        again = true;
-        Status s = RunLoneExchange(connection, request, count, batch, began, deadline);
-        // A reply that leaves the stream out of step: the connection is not reused.
-        if (batch.poisoned()) connection.Close();
-        return s;
-      },
-      repeatable ? Repeatable::kYes : Repeatable::kNo);
-  batch.Settle(transport);
+        return exchange(connection, began);
+      }));
 }
 
 }  // namespace cachet::net
