@@ -60,6 +60,12 @@ int RunFetch(CommandContext& ctx, const Invocation& inv) {
   if (ran.exit_code != 0) {
     // Passed on as if the command had been run directly: its output, its status.
     ctx.out << command_output;
+    // The shell's reader sees each command answer: a failed run says so.
+    if (ctx.shell) {
+      if (!command_output.empty() && command_output.back() != '\n') ctx.out << '\n';
+      ctx.out << "ERROR the command exited with status " << ran.exit_code
+              << ": nothing was cached\n";
+    }
     ctx.out.flush();
     return ran.exit_code;
   }

@@ -314,6 +314,14 @@ void RequireRefusedAlike(const std::vector<std::string>& config_args, const std:
 
 }  // namespace
 
+TEST_CASE("shell: a fetch whose command fails answers with an error line") {
+  CommandOutcome r = Cachet({"shell"}, "fetch k -- ls /nonexistent-folder\n"
+                                       "fetch k -- false\nget k\n");
+  INFO(r.err);
+  CHECK(r.out == "ERROR the command exited with status 2: nothing was cached\n"
+                 "ERROR the command exited with status 1: nothing was cached\n(nil)\n");
+}
+
 TEST_CASE("check refuses the memory store's shards = 0, as opening does") {
   RequireRefusedAlike({"-o", "memory.shards=0"},
                       "-o: [memory] shards = 0: must be between 1 and 1024");
