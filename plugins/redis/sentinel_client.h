@@ -64,6 +64,17 @@ class SentinelClient {
   const SessionSettings& session_settings() const noexcept { return session_.settings(); }
   const std::vector<net::ServerAddress>& sentinels() const noexcept { return sentinels_; }
   void AppendHealth(std::vector<ServerHealth>* out) const { pool_.AppendHealth(out); }
+  // An outcome with sentinel `index` reached outside this client (the watcher's
+  // subscription), counted by the pool's health rule as its own calls are.
+  // Refused credentials count neither way, as in ServerPool::Report.
+  void Report(std::size_t index, const Status& outcome) {
+    if (outcome.IsAuthFailed()) return;
+    if (outcome.ok()) {
+      pool_.ReportSuccess(index);
+    } else {
+      pool_.ReportFailure(index, outcome);
+    }
+  }
 
  private:
   // Sends `request` to the sentinels in order, from `first` on, until `read`

@@ -57,7 +57,8 @@ SentinelRouter::SentinelRouter(SentinelSettings settings, net::ServerPoolOptions
     WatcherSettings watch{settings_.sentinels, settings_.master, pool.connection,
                           settings_.session};
     watcher_ = std::make_unique<SentinelWatcher>(
-        std::move(watch), [this] { (void)Rediscover(CallDeadline(), /*forced=*/true); });
+        std::move(watch), [this] { (void)Rediscover(CallDeadline(), /*forced=*/true); },
+        [this](std::size_t index, const Status& outcome) { client_.Report(index, outcome); });
   }
 }
 

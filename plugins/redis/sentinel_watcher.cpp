@@ -60,10 +60,12 @@ Status SwitchReader::Handle(RespValue reply, bool* switched) {
                                std::string(kind.text()) + "\"");
 }
 
-SentinelWatcher::SentinelWatcher(WatcherSettings settings, std::function<void()> on_switch)
+SentinelWatcher::SentinelWatcher(WatcherSettings settings, std::function<void()> on_switch,
+                                 OutcomeFn on_outcome)
     : settings_(std::move(settings)),
       session_(WatcherSession(settings_.session)),
       on_switch_(std::move(on_switch)),
+      on_outcome_(std::move(on_outcome)),
       link_(kBackoff) {
   link_.Start([this] { Run(); });
 }
@@ -73,9 +75,9 @@ SentinelWatcher::~SentinelWatcher() { link_.Stop(); }
 void SentinelWatcher::Run() {
   std::size_t next = 0;
   link_.KeepConnecting([&] {
-    const net::ServerAddress& sentinel = settings_.sentinels[next];
+    const std::size_t index = next;
     next = (next + 1) % settings_.sentinels.size();  // a lost link moves on to the next
-    return Watch(sentinel);
+    return Watch(index);
   });
 }
 
@@ -128,11 +130,14 @@ class SwitchLink final : public LinkReader {
 
 }  // namespace
 
-BackgroundLink::Attempt SentinelWatcher::Watch(const net::ServerAddress& sentinel) {
-  net::Connection connection(sentinel, settings_.connection);
+BackgroundLink::Attempt SentinelWatcher::Watch(std::size_t index) {
+  net::Connection connection(settings_.sentinels[index], settings_.connection);
   RespParser parser(session_.settings().limits);  // RESP2's: no pushes
   SwitchReader reader(settings_.master, connection.address().HostPort());
-  if (!Subscribe(connection, parser, reader).ok()) return BackgroundLink::Attempt::kFailed;
+  const Status subscribed = Subscribe(connection, parser, reader);
+  // The sentinel's health: with every sentinel gone, the watcher is the one asking them.
+  on_outcome_(index, subscribed);
+  if (!subscribed.ok()) return BackgroundLink::Attempt::kFailed;
   subscribed_.store(true);
   // A switch may have been announced while no link was up: before this one,
   // or, the first time, between the router's first discovery and now.

@@ -61,8 +61,12 @@ class SwitchReader {
 
 class SentinelWatcher {
  public:
-  // Starts the thread. `on_switch` runs on it.
-  SentinelWatcher(WatcherSettings settings, std::function<void()> on_switch);
+  // How an attempt to subscribe on sentinel `index` (of settings.sentinels)
+  // went: ok once subscribed, else why not. Runs on the thread.
+  using OutcomeFn = std::function<void(std::size_t index, const Status& outcome)>;
+  // Starts the thread. `on_switch` and `on_outcome` run on it.
+  SentinelWatcher(WatcherSettings settings, std::function<void()> on_switch,
+                  OutcomeFn on_outcome);
   ~SentinelWatcher();
   SentinelWatcher(const SentinelWatcher&) = delete;
   SentinelWatcher& operator=(const SentinelWatcher&) = delete;
@@ -75,12 +79,13 @@ class SentinelWatcher {
   void Run();
   // Subscribes on `sentinel`, has the master looked up again (a switch may have
   // been announced while no link was up), and listens until the link is lost.
-  BackgroundLink::Attempt Watch(const net::ServerAddress& sentinel);
+  BackgroundLink::Attempt Watch(std::size_t index);
   Status Subscribe(net::Connection& connection, RespParser& parser, SwitchReader& reader);
 
   const WatcherSettings settings_;
   const RedisSession session_;
   const std::function<void()> on_switch_;
+  const OutcomeFn on_outcome_;
   std::atomic<bool> subscribed_{false};
   BackgroundLink link_;  // last: its thread uses the members above
 };

@@ -410,6 +410,35 @@ void StaleFirstSentinelPassedOver(RedisSentinelSet& set, int port) {
 
 }  // namespace
 
+// With every sentinel gone nothing asks them but the watcher: its failed
+// subscriptions mark them dead (cachet_server_up 0, a warning each), and one
+// that answers again is up again.
+TEST_CASE("the watcher's link reports the sentinels' health", "[redis][sentinel]") {
+  auto set = StartSet();
+  RedisBackend backend(SentinelOptions(*set));  // watching, failure_limit 2
+  REQUIRE(backend.Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
+  REQUIRE(WaitFor(std::chrono::seconds(5), [&] { return RouterOf(backend).Watching(); }));
+  auto sentinel_states = [&] {
+    std::vector<cachet::ServerHealth> health;
+    REQUIRE(backend.Health(&health).ok());
+    std::vector<bool> dead;
+    for (const auto& sentinel : set->sentinels()) {
+      for (const auto& server : health) {
+        if (server.server == sentinel->address()) dead.push_back(server.dead);
+      }
+    }
+    return dead;
+  };
+  CHECK(sentinel_states() == std::vector<bool>(set->sentinels().size(), false));
+  for (const auto& sentinel : set->sentinels()) REQUIRE(sentinel->Kill().ok());
+  const std::vector<bool> all_dead(set->sentinels().size(), true);
+  CHECK(WaitFor(std::chrono::seconds(10), [&] { return sentinel_states() == all_dead; }));
+  // The master still serves: calls do not need the sentinels.
+  CHECK(backend.Store(StoreMode::kSet, "k", ItemView("w"), {}).ok());
+  REQUIRE(set->sentinels().front()->Restart().ok());
+  CHECK(WaitFor(std::chrono::seconds(10), [&] { return !sentinel_states().front(); }));
+}
+
 TEST_CASE("a sentinel naming a node that is no master: the next sentinel is asked",
           "[redis][sentinel]") {
   auto set = StartSet();

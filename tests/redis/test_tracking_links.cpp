@@ -149,11 +149,14 @@ bool HearsSwitch(std::vector<cachet::test::ScriptStep> script) {
   settings.sentinels = {Loopback(server.port())};
   settings.master = "mymaster";
   settings.health_interval = kQuiet;
-  SentinelWatcher watcher(settings, [&] {
-    const std::lock_guard lock(mutex);
-    ++switches;
-    changed.notify_all();
-  });
+  SentinelWatcher watcher(
+      settings,
+      [&] {
+        const std::lock_guard lock(mutex);
+        ++switches;
+        changed.notify_all();
+      },
+      [](std::size_t, const Status&) {});
   std::unique_lock lock(mutex);
   return changed.wait_for(lock, kPatience, [&] { return switches > 0; });
 }
