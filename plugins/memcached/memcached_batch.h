@@ -50,7 +50,7 @@ class MemcachedBatch : public net::ServerBatch {
   bool poisoned() const noexcept final { return poisoned_; }
   bool empty() const noexcept { return request_.empty(); }
   // Only gets were added (Add, ExpectOne): the batch may be sent twice.
-  bool reads_only() const noexcept final { return reads_only_; }
+  bool reads_only() const noexcept final { return !writes_; }
 
   const net::RequestBuffer& request() const noexcept { return request_; }
   void Request(std::vector<iovec>* out) const final { request_.Iovecs(out); }
@@ -92,7 +92,7 @@ class MemcachedBatch : public net::ServerBatch {
   // Forgets a value left half-read by an earlier exchange, and a lent item.
   // Reset() calls it.
   void ResetReader() noexcept {
-    reads_only_ = true;
+    writes_ = false;
     too_large_ = nullptr;
     stopped_reading_ = false;
     direct_.Reset();
@@ -100,12 +100,9 @@ class MemcachedBatch : public net::ServerBatch {
     routing_direct_ = false;
     lent_for_ = nullptr;
   }
-  // Add() notes each operation: a write makes the batch one that must not be
-  // sent twice. ExpectOne() sets it from its one operation (NoteOnly).
-  void NoteKind(const Operation& op) noexcept {
-    reads_only_ = reads_only_ && op.kind == OpKind::kGet;
-  }
-  void NoteOnly(const Operation& op) noexcept { reads_only_ = op.kind == OpKind::kGet; }
+  // Add() and ExpectOne() note each operation: a write makes the batch one
+  // that must not be sent twice.
+  void NoteKind(const Operation& op) noexcept { writes_ = writes_ || op.kind != OpKind::kGet; }
   bool direct_active() const noexcept { return direct_.active(); }
   // A value still being received when the exchange failed gets the exchange's
   // status, as an unanswered operation would. Settle() calls it first.
@@ -130,7 +127,7 @@ class MemcachedBatch : public net::ServerBatch {
   ParserLimits limits_;
   net::RequestBuffer request_;
   bool poisoned_ = false;
-  bool reads_only_ = true;  // see NoteKind()
+  bool writes_ = false;  // an operation other than a get was added (NoteKind)
   // The protocol ended the exchange before the last reply (its stream may be
   // out of step): bytes still arriving are dropped with the connection.
   bool stopped_reading_ = false;

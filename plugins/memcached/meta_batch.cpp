@@ -60,7 +60,7 @@ void MetaBatch::ExpectOne(Operation& op, const BatchSettings& settings, Item* hi
   poisoned_ = false;
   pending_.active = false;
   ResetReader();
-  NoteOnly(op);
+  NoteKind(op);
   LendItem(op, hit);
 }
 

@@ -163,7 +163,7 @@ inline void TextBatch::ExpectOne(Operation& op, Item* hit) {
   next_ = 0;
   poisoned_ = false;
   ResetReader();
-  NoteOnly(op);
+  NoteKind(op);
   LendItem(op, hit);
   // As Add(): a get is a gets line of one key; nothing comes back for noreply.
   // The lists of the last single operation are reused as they are when this

@@ -356,6 +356,18 @@ std::vector<ScriptStep> ClosesUnanswered(const std::string& first, const std::st
   return {{first}, {"", 0, {}, {}, {}, true}, {reply}};
 }
 
+// Stores a, then reads it alone: the answer is "A2", from the second connection.
+template <class Backend>
+void ReadsOneAgain(Backend& backend, const ScriptedServer& server) {
+  REQUIRE(backend.Store(StoreMode::kSet, "a", ItemView("A"), {}).ok());
+  Item item;
+  Status read = backend.Get("a", &item);
+  INFO(read.ToString());
+  REQUIRE(read.ok());
+  CHECK(item.value == "A2");
+  CHECK(server.connections() == 2);
+}
+
 // Stores a, then reads a and b in one batch: both answered, b with "B".
 template <class Backend>
 void ReadsTwoInABatch(Backend& backend) {
@@ -382,13 +394,7 @@ TEST_CASE("a read on a pooled connection the server closed unanswered is sent on
       const std::string again = meta ? "VA 2 O0\r\nA2\r\n" : Value("a", "A2");
       ScriptedServer one(cachet::test::MemcachedTextRequests(),
                          ClosesUnanswered(meta ? "HD O0\r\n" : "STORED\r\n", again));
-      auto backend = MemcachedAt(one.port(), kIoTimeout, milliseconds(3000), protocol);
-      REQUIRE(backend->Store(StoreMode::kSet, "a", ItemView("A"), {}).ok());
-      Status read = backend->Get("a", &item);
-      INFO(read.ToString());
-      REQUIRE(read.ok());
-      CHECK(item.value == "A2");
-      CHECK(one.connections() == 2);
+      ReadsOneAgain(*MemcachedAt(one.port(), kIoTimeout, milliseconds(3000), protocol), one);
     }
     ScriptedServer batch(cachet::test::MemcachedTextRequests(),
                          ClosesUnanswered("STORED\r\n", "VALUE a 0 1\r\nA\r\nVALUE b 0 1\r\n"
@@ -398,13 +404,7 @@ TEST_CASE("a read on a pooled connection the server closed unanswered is sent on
   }
   SECTION("Redis, one GET and an MGET") {
     ScriptedServer one(cachet::test::RespRequests(), ClosesUnanswered("+OK\r\n", Bulk("A2")));
-    auto backend = RedisAt(one.port());
-    REQUIRE(backend->Store(StoreMode::kSet, "a", ItemView("A"), {}).ok());
-    Status read = backend->Get("a", &item);
-    INFO(read.ToString());
-    REQUIRE(read.ok());
-    CHECK(item.value == "A2");
-    CHECK(one.connections() == 2);
+    ReadsOneAgain(*RedisAt(one.port()), one);
 
     ScriptedServer batch(cachet::test::RespRequests(),
                          ClosesUnanswered("+OK\r\n", "*2\r\n" + Bulk("A") + Bulk("B")));

@@ -43,9 +43,8 @@ Status ExchangeState::ReadFailure(const Connection& connection, Status read, Dea
 }
 
 Status ExchangeState::ReaderFailure(const Connection& connection, Status why) {
-  const std::string where = connection.address().HostPort();
-  if (why.message().find(where) != std::string_view::npos) return why;
-  return Status::FromCode(why.code(), where + ": " + std::string(why.message()));
+  if (why.message().find(connection.address().HostPort()) != std::string_view::npos) return why;
+  return Status::FromCode(why.code(), connection.Describe(why.message()));
 }
 
 namespace exchange_detail {
