@@ -24,9 +24,9 @@ MemcachedBackend::MemcachedBackend(MemcachedOptions options)
             options_.pool) {
   failover_ = net::Failover::IfEnabled(
       pool_,
-      [this](std::size_t, std::span<Operation* const> ops,
+      [this](std::size_t server, std::span<Operation* const> ops,
              std::unique_ptr<net::ServerBatch>& slot) -> net::ServerBatch* {
-        return &FillBatch(slot, ops, {options_.binary_keys});
+        return &FillBatch(server, slot, ops, {options_.binary_keys});
       },
       [this](std::span<const std::size_t> servers, std::vector<bool>* cleaned) {
         // Each server's outcome is in `cleaned`; the first error says nothing more.
@@ -59,10 +59,16 @@ net::BatchRunner& MemcachedBackend::Runner() const {
   return runner;
 }
 
-MemcachedBatch& MemcachedBackend::FillBatch(std::unique_ptr<net::ServerBatch>& slot,
+MemcachedBatch& MemcachedBackend::FillBatch(std::size_t server,
+                                            std::unique_ptr<net::ServerBatch>& slot,
                                             std::span<Operation* const> ops,
                                             const BatchSettings& settings) const {
-  if (!slot) slot = NewBatch();
+  // A runner's slot serves one server of this store for as long as it lives.
+  if (!slot) {
+    std::unique_ptr<MemcachedBatch> batch = NewBatch();
+    batch->set_server(pool_.address(server).HostPort());
+    slot = std::move(batch);
+  }
   auto& batch = static_cast<MemcachedBatch&>(*slot);
   batch.Reset(settings);
   for (Operation* op : ops) batch.Add(*op);
@@ -106,9 +112,9 @@ void MemcachedBackend::RunChecked(std::span<Operation> ops, const BatchSettings&
     net::AddRoutedOperations(runner, pool_, failover_.get(), ops,
                              [this](const Operation& op) { return Check(op); }, &around);
   }
-  runner.EnlistGroups(pool_, [&](std::size_t, std::span<Operation* const> group,
+  runner.EnlistGroups(pool_, [&](std::size_t server, std::span<Operation* const> group,
                                  std::unique_ptr<net::ServerBatch>& slot) {
-    return &FillBatch(slot, group, settings);
+    return &FillBatch(server, slot, group, settings);
   });
   runner.Run(pool_.CallDeadline());
   if (!around.empty()) [[unlikely]]
@@ -121,7 +127,7 @@ void MemcachedBackend::RunBatchOfOne(Operation& op, std::size_t server,
   // One operation needs no grouping by server: straight to its exchange.
   net::BatchRunner& runner = Runner();
   Operation* const one[] = {&op};
-  MemcachedBatch& batch = FillBatch(runner.slot(server), one, settings);
+  MemcachedBatch& batch = FillBatch(server, runner.slot(server), one, settings);
   // A hit goes to the caller's Item, whose buffer is reused.
   batch.LendItem(op, hit);
   runner.Enlist(pool_, server, batch);

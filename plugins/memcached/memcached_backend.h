@@ -114,8 +114,8 @@ class MemcachedBackend final : public Backend {
   }
   // This thread's batch runner, claimed for this backend.
   net::BatchRunner& Runner() const;
-  // Fills the batch in `slot` (made on first use) with `ops`, in order.
-  MemcachedBatch& FillBatch(std::unique_ptr<net::ServerBatch>& slot,
+  // Fills the batch in `slot` (made on first use, for `server`) with `ops`, in order.
+  MemcachedBatch& FillBatch(std::size_t server, std::unique_ptr<net::ServerBatch>& slot,
                             std::span<Operation* const> ops, const BatchSettings& settings) const;
   // One operation: checked, routed, then sent alone (memcached_single.cpp).
   // A hit's item goes to `*hit`: op.result, or an Item the caller lends.

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "cachet/net/direct_value.h"
 #include "cachet/net/request_buffer.h"
 #include "reply.h"
+#include "reply_status.h"
 
 namespace cachet::memcached {
 
@@ -51,6 +53,9 @@ class MemcachedBatch : public net::ServerBatch {
   bool empty() const noexcept { return request_.empty(); }
   // Only gets were added (Add, ExpectOne): the batch may be sent twice.
   bool reads_only() const noexcept final { return !writes_; }
+
+  // The server's "host:port", named by the errors its replies carry.
+  void set_server(std::string server) { server_ = std::move(server); }
 
   const net::RequestBuffer& request() const noexcept { return request_; }
   void Request(std::vector<iovec>* out) const final { request_.Iovecs(out); }
@@ -124,8 +129,12 @@ class MemcachedBatch : public net::ServerBatch {
   // Where op's hit goes: op.result, or the item lent for it.
   Item& ResultOf(Operation& op) const noexcept { return &op == lent_for_ ? *lent_ : op.result; }
 
+  // An error reply's status, naming the server.
+  Status ErrorOf(const Reply& reply) const { return StatusFromReply(reply, server_); }
+
   ParserLimits limits_;
   net::RequestBuffer request_;
+  std::string server_;  // set_server()
   bool poisoned_ = false;
   bool writes_ = false;  // an operation other than a get was added (NoteKind)
   // The protocol ended the exchange before the last reply (its stream may be

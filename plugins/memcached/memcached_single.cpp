@@ -11,6 +11,8 @@
 // reports health, and the reply is read by a batch of one (TextBatch::ForOne,
 // MetaBatch::ForOne), which judges every reply as for a batch; a connection
 // that saw anything it cannot account for is closed.
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "cachet/net/lone_call.h"
@@ -45,6 +47,16 @@ void AppendMetaOne(CommandLine& line, const Operation& op, const BatchSettings& 
   AppendMetaOperation(line, op, MetaBatch::OneTokens(op, settings), settings.touch_on_get,
                       settings.touch_on_get ? ExptimeFor(settings.get_touch_ttl) : 0);
   if (op.noreply) AppendMetaNoop(line);
+}
+
+// An error reply's status names its server, as a batch's does (set_server):
+// the single path's reader is the thread's, shared by every server.
+[[gnu::cold]] [[gnu::noinline]] void NameServer(Status& status, const net::ServerAddress& server) {
+  constexpr std::string_view kUnnamed = "memcached: ";
+  if (!status.IsError() || !status.message().starts_with(kUnnamed)) return;
+  status = Status::FromCode(status.code(), "memcached " + server.HostPort() + ": " +
+                                               std::string(status.message().substr(
+                                                   kUnnamed.size())));
 }
 
 }  // namespace
@@ -87,6 +99,8 @@ void AppendMetaOne(CommandLine& line, const Operation& op, const BatchSettings& 
   // Only with failover, around a dead server: noted again once it is over.
   if (server != home) [[unlikely]]
     NoteWriteAround(op, home, server);
+  if (!op.status.ok()) [[unlikely]]
+    NameServer(op.status, pool_.address(server));
   return std::move(op.status);
 }
 

@@ -128,7 +128,7 @@ Status MetaBatch::OnTokenReply(const Reply& reply) {
   }
   Answered(slot, reply.opaque);
   if (reply.kind != ReplyKind::kMetaValue) {
-    op.status = StatusFromReply(reply);
+    op.status = ErrorOf(reply);
     return Status::OK();
   }
   if (op.kind == OpKind::kGet) {
@@ -149,7 +149,7 @@ Status MetaBatch::OnTokenReply(const Reply& reply) {
 
 Status MetaBatch::OnUntokenedError(const Reply& reply) {
   poisoned_ = true;
-  const Status error = StatusFromReply(reply);
+  const Status error = ErrorOf(reply);
   if (pending_.active) {
     if (pending_.loud == slots_.size()) {
       // Two errors from the noreply writes: which, the next reply still bounds.

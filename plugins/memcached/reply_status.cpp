@@ -24,11 +24,13 @@ bool IsErrorReply(ReplyKind kind) noexcept {
          kind == ReplyKind::kServerError;
 }
 
-Status StatusFromReply(const Reply& reply) {
+Status StatusFromReply(const Reply& reply, std::string_view server) {
   StatusCode code = CodeOf(reply);
   if (code == StatusCode::kOk) return Status::OK();
   if (!IsErrorReply(reply.kind)) return Status::FromCode(code, {});
-  std::string message = "memcached: ";
+  std::string message = "memcached";
+  if (!server.empty()) message.append(" ").append(server);
+  message += ": ";
   message += reply.kind == ReplyKind::kError         ? "ERROR (unknown command)"
              : reply.kind == ReplyKind::kClientError ? "CLIENT_ERROR "
                                                      : "SERVER_ERROR ";

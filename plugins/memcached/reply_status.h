@@ -45,7 +45,7 @@ constexpr StatusCode CodeOfKind(ReplyKind kind) noexcept {
 
 // The reply's Status: its kind's code; errors carry the server's message, and
 // SERVER_ERROR is too_large for "object too large".
-Status StatusFromReply(const Reply& reply);
+Status StatusFromReply(const Reply& reply, std::string_view server = {});
 
 // True for ERROR, CLIENT_ERROR and SERVER_ERROR.
 bool IsErrorReply(ReplyKind kind) noexcept;

@@ -209,7 +209,7 @@ Status TextBatch::OnRetrievalReply(Expected& group, const Reply& reply) {
     return Status::OK();
   }
   if (IsErrorReply(reply.kind)) {
-    close_group(StatusFromReply(reply));
+    close_group(ErrorOf(reply));
     return Status::OK();
   }
   if (reply.kind != ReplyKind::kValue) {
@@ -234,7 +234,7 @@ Status TextBatch::OnSingleReply(Operation& op, const Reply& reply) {
   if (!IsErrorReply(reply.kind) && !TextReplyFits(op.kind, reply.kind)) {
     return Status::ProtocolError("memcached: a reply that does not fit the command");
   }
-  op.status = StatusFromReply(reply);
+  op.status = ErrorOf(reply);
   if (reply.kind == ReplyKind::kNumber) op.counter = reply.number;
   return Status::OK();
 }
@@ -246,8 +246,10 @@ void TextBatch::SettleRest(const Status& transport) {
   SettleDirect(transport);
   if (transport.ok()) return;
   // A stream out of step may have paired any reply with the wrong command:
-  // after a protocol error no answer of the exchange stands.
-  if (transport.IsProtocolError()) {
+  // after a protocol error, or an exchange that ended short (a reply skipped,
+  // then a timeout or a close), no answer of the exchange stands. Only a reply
+  // too large to read ends it in step.
+  if (!transport.IsTooLarge()) {
     for (Operation* op : ops_) op->status = transport;
     return;
   }

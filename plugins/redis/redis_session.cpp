@@ -50,6 +50,7 @@ RespParser& ParserFor(PerThread& mine, const RespLimits& limits) {
 }  // namespace
 
 Status StatusFromError(std::string_view error, std::string_view where) {
+  while (error.ends_with(' ')) error.remove_suffix(1);  // "... beginning with: 'k' "
   std::string message = "redis " + std::string(where) + ": " + std::string(error);
   if (StartsWithWord(error, "WRONGPASS") || StartsWithWord(error, "NOAUTH") ||
       StartsWithWord(error, "NOPERM")) {
@@ -57,6 +58,14 @@ Status StatusFromError(std::string_view error, std::string_view where) {
   }
   for (std::string_view busy : {"LOADING", "BUSY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN"}) {
     if (StartsWithWord(error, busy)) return Status::Unavailable(message);
+  }
+  // A command the server lacks: an older or restricted Redis, or no data node
+  // at all (a sentinel answers only its own commands).
+  if (error.starts_with("ERR unknown command")) {
+    return Status::Unsupported(message +
+                               " (the server lacks it: an older or restricted Redis, or "
+                               "a sentinel where `mode` expects a data node, or the "
+                               "reverse)");
   }
   return Status::InvalidArgument(message);
 }
@@ -108,22 +117,22 @@ RedisLogin::RedisLogin(const SessionSettings& settings, std::string where)
     RespCommand hello(&request_, has_password ? 5 : 2);
     hello.Arg("HELLO").Arg("3");
     if (has_password) hello.Arg("AUTH").Arg(user_).Arg(settings.password);
-    ++commands_;
+    steps_[commands_++] = "HELLO 3 (resp = 3)";
   } else if (has_password) {
     if (settings.username.empty()) {
       RespCommand(&request_, 2).Arg("AUTH").Arg(settings.password);
     } else {
       RespCommand(&request_, 3).Arg("AUTH").Arg(settings.username).Arg(settings.password);
     }
-    ++commands_;
+    steps_[commands_++] = "AUTH (password)";
   }
   if (settings.db != 0) {
     RespCommand(&request_, 2).Arg("SELECT").Arg(settings.db);
-    ++commands_;
+    steps_[commands_++] = "SELECT (db)";
   }
   if (!settings.client_name.empty()) {
     RespCommand(&request_, 3).Arg("CLIENT").Arg("SETNAME").Arg(settings.client_name);
-    ++commands_;
+    steps_[commands_++] = "CLIENT SETNAME (client_name; empty: not sent)";
   }
 }
 
@@ -137,7 +146,10 @@ Status RedisLogin::Consume(net::ReadBuffer& buffer) {
     }
     ++answered_;
     if (frame.IsError() && first_error_.ok()) {
-      first_error_ = StatusFromError(frame.text(), where_);
+      const Status refused = StatusFromError(frame.text(), where_);
+      first_error_ =
+          Status::FromCode(refused.code(), std::string(refused.message()) + "; in the login, by " +
+                                               std::string(steps_[answered_ - 1]));
       // A refusal of the first command, which carries the credentials (a password
       // sent to a server that has none, say), is the login's failure; a HELLO
       // refused for its protocol version is not.

@@ -140,6 +140,8 @@ class RedisLogin final : public net::Login {
   iovec piece_{};
   std::size_t commands_ = 0;
   std::size_t answered_ = 0;
+  // Each login command, and the setting that asks for it, for an error's message.
+  std::string_view steps_[3];
   RespParser parser_;
   Status first_error_;  // the first error reply
   bool authenticates_ = false;  // the first command carries the credentials
@@ -181,7 +183,12 @@ class RedisSession final : public net::ConnectionSetup {
                             outcome.reply = settle(index, reply);
                             out_of_step = out_of_step || outcome.reply.IsProtocolError();
                           });
-      if (out_of_step) connection.Close();
+      // A reply of the wrong kind: the stream is out of step, which counts
+      // against the server as any protocol error does.
+      if (out_of_step) [[unlikely]] {
+        connection.Close();
+        if (s.ok()) s = outcome.reply;
+      }
       return s;
     };
     constexpr auto kUse = net::ServerPool::Use::kReadsReplies;

@@ -62,9 +62,9 @@ TokyoTyrantBackend::TokyoTyrantBackend(TokyoTyrantOptions options)
             options_.pool) {
   failover_ = net::Failover::IfEnabled(
       pool_,
-      [this](std::size_t, std::span<Operation* const> ops,
+      [this](std::size_t server, std::span<Operation* const> ops,
              std::unique_ptr<net::ServerBatch>& slot) -> net::ServerBatch* {
-        TtServerBatch& batch = Fill(slot, ops);
+        TtServerBatch& batch = Fill(server, slot, ops);
         return batch.request().empty() ? nullptr : &batch;
       },
       [this](std::span<const std::size_t> servers, std::vector<bool>* cleaned) {
@@ -160,9 +160,11 @@ net::BatchRunner& TokyoTyrantBackend::Runner() const {
   return runner;
 }
 
-TtServerBatch& TokyoTyrantBackend::Fill(std::unique_ptr<net::ServerBatch>& slot,
+TtServerBatch& TokyoTyrantBackend::Fill(std::size_t server,
+                                        std::unique_ptr<net::ServerBatch>& slot,
                                         std::span<Operation* const> ops) const {
-  if (!slot) slot = std::make_unique<TtServerBatch>(options_);
+  // A runner's slot serves one server of this store for as long as it lives.
+  if (!slot) slot = std::make_unique<TtServerBatch>(options_, pool_.address(server).HostPort());
   auto& batch = static_cast<TtServerBatch&>(*slot);
   batch.Reset();
   for (Operation* op : ops) batch.Add(*op);
@@ -177,9 +179,9 @@ void TokyoTyrantBackend::Run(std::span<Operation> ops) {
   std::vector<net::Failover::Around> around;
   net::AddRoutedOperations(runner, pool_, failover_.get(), ops,
                            [this](const Operation& op) { return Check(op); }, &around);
-  runner.EnlistGroups(pool_, [&](std::size_t, std::span<Operation* const> group,
+  runner.EnlistGroups(pool_, [&](std::size_t server, std::span<Operation* const> group,
                                  std::unique_ptr<net::ServerBatch>& slot) -> net::ServerBatch* {
-    TtServerBatch& batch = Fill(slot, group);
+    TtServerBatch& batch = Fill(server, slot, group);
     return batch.request().empty() ? nullptr : &batch;  // nothing encodable
   });
   runner.Run(pool_.CallDeadline());
@@ -196,7 +198,7 @@ void TokyoTyrantBackend::Run(std::span<Operation> ops) {
   if (!Route(op, &server, &home)) return op.status;
   // The thread's batch kept for that server, refilled with this one operation.
   Operation* const one[] = {&op};
-  TtServerBatch& batch = Fill(Runner().slot(server), one);
+  TtServerBatch& batch = Fill(server, Runner().slot(server), one);
   if (batch.request().empty()) return op.status;  // settled at Add(): nothing to send
   thread_local std::vector<iovec> request;
   batch.Request(&request);

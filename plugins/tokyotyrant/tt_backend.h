@@ -83,8 +83,8 @@ class TokyoTyrantBackend final : public Backend {
   void Run(std::span<Operation> ops);
   // This thread's batch runner, claimed for this backend.
   net::BatchRunner& Runner() const;
-  // The batch in `slot` (made on first use), refilled with `ops`, finished.
-  TtServerBatch& Fill(std::unique_ptr<net::ServerBatch>& slot,
+  // The batch in `slot` (made on first use, for `server`), refilled with `ops`, finished.
+  TtServerBatch& Fill(std::size_t server, std::unique_ptr<net::ServerBatch>& slot,
                       std::span<Operation* const> ops) const;
   using ServerReplyFn = std::function<Status(std::size_t, const Reply&, std::string_view)>;
   // One request to one server, its single reply handed to `on_reply`.

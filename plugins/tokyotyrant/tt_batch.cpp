@@ -172,8 +172,9 @@ void TtServerBatch::Apply(const Expected& e, std::string_view buffer) {
       op.status = r.ok                          ? Status::OK()
                   : op.mode == StoreMode::kAdd ? Status::NotStored()
                                                 : Status::IoError(
-                                                      "tokyotyrant: the server failed to store "
-                                                      "the value (status 01)");
+                                                      "tokyotyrant " + server_ +
+                                                      ": the server failed to store the value "
+                                                      "(status 01)");
       return;
     case OpKind::kRemove:
       op.status = r.ok ? Status::OK() : Status::NotFound();
@@ -182,7 +183,8 @@ void TtServerBatch::Apply(const Expected& e, std::string_view buffer) {
     case OpKind::kDecr:
       if (!r.ok) {
         op.status = Status::InvalidArgument(
-            "tokyotyrant: addint refused: the value is not a 4-byte binary counter");
+            "tokyotyrant " + server_ +
+            ": addint refused: the value is not a 4-byte binary counter");
         return;
       }
       // A negative counter reads as its two's complement, as documented.
@@ -239,8 +241,10 @@ void TtServerBatch::Settle(const Status& transport) {
           : transport;
   for (Operation* op : noreply_) op->status = unknown;
   // Replies are paired with requests by position: after a protocol error (a
-  // reply too many included) any of them may be another request's.
-  const std::size_t first = transport.IsProtocolError() ? 0 : next_;
+  // reply too many included), or an exchange that ended short (a reply
+  // skipped, then a timeout or a close), any of them may be another request's.
+  // Only a reply too large to read ends it in step.
+  const std::size_t first = transport.ok() || transport.IsTooLarge() ? next_ : 0;
   for (std::size_t i = first; i < expected_.size(); ++i) {
     const Expected& e = expected_[i];
     const Status failure = transport.ok()  ? Status::ProtocolError("tokyotyrant: reply missing")

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cachet/backend.h"
@@ -32,7 +33,9 @@ namespace cachet::tokyotyrant {
 
 class TtServerBatch final : public net::ServerBatch {
  public:
-  explicit TtServerBatch(const TokyoTyrantOptions& options) : options_(options) {}
+  // `server` ("host:port") is named by the errors its replies carry.
+  TtServerBatch(const TokyoTyrantOptions& options, std::string server)
+      : options_(options), server_(std::move(server)) {}
 
   void Reset();
   // REQUIRES: `op` passed the backend's checks. An operation that cannot be
@@ -73,6 +76,7 @@ class TtServerBatch final : public net::ServerBatch {
   void ApplyMget(const Expected& e, std::string_view buffer);
 
   const TokyoTyrantOptions& options_;
+  std::string server_;
   std::string request_;
   std::vector<Operation*> gets_;        // every get of the batch, in order
   std::size_t pending_gets_ = 0;        // gets_ not yet encoded

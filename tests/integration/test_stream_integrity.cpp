@@ -124,8 +124,30 @@ TEST_CASE("Redis: a status line is no value", "[stream][redis]") {
   INFO(s.ToString());
   CHECK(s.IsProtocolError());
   CHECK(item.value.empty());
+  // Counted against the server, as any protocol error is.
+  std::vector<cachet::ServerHealth> health;
+  REQUIRE(backend->Health(&health).ok());
+  CHECK(health.front().protocol_errors == 1);
+  CHECK(health.front().consecutive_failures == 1);
   REQUIRE(backend->Get("k", &item).ok());
   CHECK(item.value == "v");
+}
+
+TEST_CASE("Redis: a login command the server refuses is named in the error", "[stream][redis]") {
+  ScriptedServer server(
+      cachet::test::RespRequests(),
+      {{"-ERR unknown command 'CLIENT', with args beginning with: 'SETNAME' 'app' \r\n"}});
+  cachet::redis::RedisOptions options;
+  options.servers.push_back(Loopback(server.port()));
+  options.pool.connection.io_timeout = kIoTimeout;
+  options.session.client_name = "app";
+  cachet::redis::RedisBackend backend(std::move(options));
+  Item item;
+  Status s = backend.Get("k", &item);
+  INFO(s.ToString());
+  CHECK(s.IsUnsupported());
+  CHECK(s.message().find("in the login, by CLIENT SETNAME (client_name; empty: not sent)") !=
+        std::string_view::npos);
 }
 
 TEST_CASE("Redis: bytes that arrive while a connection is idle are nobody's reply",
@@ -212,6 +234,62 @@ TEST_CASE("memcached: after an error line that may put the stream out of step, n
   REQUIRE(backend->Get("d", &item).ok());
   CHECK(item.value == "D");
   CHECK(server.connections() == 2);
+}
+
+// A server that skips one reply of a pipeline and answers the next command:
+// its answer pairs with the skipped command, and the exchange ends short (a
+// timeout, or a close). Replies that pair by position are then in doubt, so no
+// answer of the exchange stands, however it ended short.
+std::vector<cachet::Operation> ThreeOps(cachet::OpKind kind) {
+  static constexpr std::string_view kKeys[] = {"a", "b", "c"};
+  std::vector<cachet::Operation> batch(3);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    batch[i].kind = kind;
+    batch[i].key = kKeys[i];
+    batch[i].item = ItemView("v");
+  }
+  return batch;
+}
+
+void CheckNoneStands(const std::vector<cachet::Operation>& batch) {
+  for (const auto& op : batch) {
+    INFO(op.key << ": " << op.status.ToString());
+    CHECK((op.status.IsTimeout() || op.status.IsIoError()));
+  }
+}
+
+TEST_CASE("a pipeline that ends short after a skipped reply keeps no answer",
+          "[stream][redis][memcached][tokyotyrant]") {
+  SECTION("Redis") {
+    ScriptedServer server(cachet::test::RespRequests(),
+                          {{Bulk("A")}, {":1\r\n"}, {""}, {Bulk("A")}});
+    auto backend = RedisAt(server.port());
+    std::vector<cachet::Operation> batch = ThreeOps(cachet::OpKind::kGet);
+    batch.insert(batch.begin() + 1, cachet::Operation{});
+    batch[1].kind = cachet::OpKind::kIncr;
+    batch[1].key = "n";
+    batch[1].delta = 1;
+    backend->Execute(batch);
+    CheckNoneStands(batch);
+  }
+  SECTION("memcached text") {
+    ScriptedServer server(cachet::test::MemcachedTextRequests(),
+                          {{"DELETED\r\n"}, {""}, {"NOT_FOUND\r\n"}});
+    auto backend = MemcachedAt(server.port());
+    std::vector<cachet::Operation> batch = ThreeOps(cachet::OpKind::kRemove);
+    backend->Execute(batch);
+    CheckNoneStands(batch);
+  }
+  SECTION("Tokyo Tyrant") {
+    ScriptedServer server(TokyoTyrantRequest, {{std::string(1, '\0')}, {""}, {"\x01"}});
+    cachet::tokyotyrant::TokyoTyrantOptions options;
+    options.servers.push_back(Loopback(server.port()));
+    options.pool.connection.io_timeout = kIoTimeout;
+    cachet::tokyotyrant::TokyoTyrantBackend backend(std::move(options));
+    std::vector<cachet::Operation> batch = ThreeOps(cachet::OpKind::kRemove);
+    backend.Execute(batch);
+    CheckNoneStands(batch);
+  }
 }
 
 // GetOrCompute's lease commands (meta mg with N, md) read one reply each: one
@@ -344,6 +422,43 @@ TEST_CASE("a reply no store can read is reported with its server's address",
   }
 }
 
+// In a pool of servers, the one that answered an error is the one to look at.
+TEST_CASE("an error reply names its server", "[stream][memcached][tokyotyrant]") {
+  auto named = [](const Status& status, const ScriptedServer& server) {
+    INFO(status.ToString());
+    CHECK(status.IsIoError());
+    CHECK(status.message().find("127.0.0.1:" + std::to_string(server.port()) + ": ") !=
+          std::string_view::npos);
+  };
+  const std::string refused = "SERVER_ERROR out of memory storing object\r\n";
+  {
+    ScriptedServer server(cachet::test::MemcachedTextRequests(), {{refused}, {refused}});
+    named(MemcachedAt(server.port())->Store(StoreMode::kSet, "a", ItemView("v"), {}), server);
+    auto meta = MemcachedAt(server.port(), kIoTimeout, milliseconds(3000),
+                            cachet::memcached::Protocol::kMeta);
+    named(meta->Store(StoreMode::kSet, "a", ItemView("v"), {}), server);
+  }
+  {
+    ScriptedServer server(cachet::test::MemcachedTextRequests(), {{refused}, {"END\r\n"}});
+    std::vector<cachet::Operation> batch(2);
+    batch[0].kind = cachet::OpKind::kStore;
+    batch[0].key = "a";
+    batch[0].item = ItemView("v");
+    batch[1].key = "b";
+    MemcachedAt(server.port())->Execute(batch);
+    named(batch[0].status, server);
+    CHECK(batch[1].status.IsNotFound());
+  }
+  {
+    ScriptedServer server(TokyoTyrantRequest, {{"\x01"}});
+    cachet::tokyotyrant::TokyoTyrantOptions options;
+    options.servers.push_back(Loopback(server.port()));
+    options.pool.connection.io_timeout = kIoTimeout;
+    cachet::tokyotyrant::TokyoTyrantBackend backend(std::move(options));
+    named(backend.Store(StoreMode::kSet, "a", ItemView("v"), {}), server);
+  }
+}
+
 // A server closes a pooled connection just as the client reuses it: the
 // request goes out on a connection the server has stopped reading, and the
 // answer is its close, with no byte of a reply. A read runs as well twice, so
@@ -356,7 +471,16 @@ std::vector<ScriptStep> ClosesUnanswered(const std::string& first, const std::st
   return {{first}, {"", 0, {}, {}, {}, true}, {reply}};
 }
 
-// Stores a, then reads it alone: the answer is "A2", from the second connection.
+// The one server's health figures.
+cachet::ServerHealth HealthOf(const cachet::Backend& backend) {
+  std::vector<cachet::ServerHealth> servers;
+  REQUIRE(backend.Health(&servers).ok());
+  REQUIRE(servers.size() == 1);
+  return servers.front();
+}
+
+// Stores a, then reads it alone: the answer is "A2", from the second
+// connection, which the server's figures count.
 template <class Backend>
 void ReadsOneAgain(Backend& backend, const ScriptedServer& server) {
   REQUIRE(backend.Store(StoreMode::kSet, "a", ItemView("A"), {}).ok());
@@ -366,6 +490,7 @@ void ReadsOneAgain(Backend& backend, const ScriptedServer& server) {
   REQUIRE(read.ok());
   CHECK(item.value == "A2");
   CHECK(server.connections() == 2);
+  CHECK(HealthOf(backend).connects == 2);
 }
 
 // Stores a, then reads a and b in one batch: both answered, b with "B".
@@ -381,6 +506,7 @@ void ReadsTwoInABatch(Backend& backend) {
     CHECK(op.status.ok());
   }
   CHECK(ops[1].result.value == "B");
+  CHECK(HealthOf(backend).connects == 2);
 }
 
 }  // namespace

@@ -210,8 +210,9 @@ BatchOutcome Reference(const std::vector<std::string>& keys, std::string_view re
   // After a value too large to read, the keys left are not answered; that value's is too_large.
   if (!out.done) close(failure.IsTooLarge() ? Status::IoError("not answered") : failure);
   if (too_large < keys.size()) out.ops[too_large].status = failure.ToString();
-  // After a protocol error no answer of the exchange stands.
-  if (out.stream == StatusCode::kProtocolError) {
+  // After a protocol error, or an exchange that ended short, no answer of the
+  // exchange stands; only a value too large to read ends it in step.
+  if (out.stream == StatusCode::kProtocolError || (!out.done && !failure.IsTooLarge())) {
     for (OpOutcome& op : out.ops) op = {failure.ToString(), "", 0, 0};
   }
   return out;

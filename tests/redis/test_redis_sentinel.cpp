@@ -631,6 +631,34 @@ TEST_CASE("a wrong master name, no sentinel, and a dead first sentinel",
   }
 }
 
+TEST_CASE("a sentinel taken for a data node and the reverse are unsupported and say so",
+          "[redis][sentinel][errors]") {
+  auto set = StartSet();
+  Item item;
+  {
+    RedisOptions options;
+    options.servers.push_back({"127.0.0.1", Port(*set->sentinels().front()), 1});
+    options.pool.connection.io_timeout = kIoTimeout;
+    RedisBackend backend(std::move(options));
+    Status s = backend.Get("k", &item);
+    INFO(s.ToString());
+    CHECK(s.IsUnsupported());
+    CHECK(s.message().find("unknown command 'GET'") != std::string_view::npos);
+    CHECK(s.message().find("a sentinel where `mode` expects a data node") !=
+          std::string_view::npos);
+    // The sentinel answered: it is up, and asked again.
+    CHECK(backend.Store(StoreMode::kSet, "k", ItemView("v"), {}).IsUnsupported());
+  }
+  {
+    RedisBackend backend(SentinelOptions({Port(set->master())}, set->master_name()));
+    Status s = backend.Get("k", &item);
+    INFO(s.ToString());
+    CHECK(s.IsUnavailable());
+    CHECK(s.message().find("unknown command 'SENTINEL'") != std::string_view::npos);
+    CHECK(s.message().find("or the reverse") != std::string_view::npos);
+  }
+}
+
 TEST_CASE("the sentinels' password: the right one works, a wrong one is auth_failed, never shown",
           "[redis][sentinel][security]") {
   const std::string password = "s3ntinel-Right-77";

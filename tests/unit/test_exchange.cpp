@@ -607,6 +607,21 @@ TEST_CASE("exchange: a reply before the request went out whole fails and closes"
   }
 }
 
+TEST_CASE("exchange: a peer that answered and hung up is quoted when the send fails",
+          "[exchange]") {
+  // A server refusing a request too large for it answers and closes before it
+  // took the rest: the failed send says what the server had answered.
+  const std::string big(8 << 20, 'z');
+  Pair pair;
+  REQUIRE(pair.Send("SERVER_ERROR object too large for cache\r\n"));
+  pair.HangUp();
+  LineReader reader(2);
+  Status s = RunAlone(pair, big, reader);
+  CheckFailedAndClosed(s, StatusCode::kIoError,
+                       "the server's last reply: \"SERVER_ERROR object too large for cache\"",
+                       pair);
+}
+
 TEST_CASE("exchange: a write-only request reads nothing while it is sent", "[exchange]") {
   // Bytes already waiting are not this request's: they stay on the socket, for
   // the pool's idle check, and the request goes out whole.

@@ -133,6 +133,7 @@ void BatchRunner::ResendUnanswered(std::size_t used, Deadline deadline) {
   for (std::size_t i : resent_) {
     Enlisted& e = enlisted_[i];
     e.squeezed = e.squeezed || e.pool->Squeezed(true, now, deadline);
+    e.pool->NoteReconnect(e.server);
   }
   again_.resize(resent_.size());
   for (std::size_t k = 0; k < resent_.size(); ++k) {

@@ -91,7 +91,7 @@ class CACHET_EXPORT ExchangeState {
   Want Write(Connection& connection, Reader& reader) {
     Status sent = connection.WriteSome(&unsent_, &unsent_count_);
     if (!sent.ok()) [[unlikely]]
-      return Fail(connection, std::move(sent));
+      return Fail(connection, SendFailure(connection, std::move(sent)));
     if (unsent_count_ > 0) return want_ = Want::kWrite;
     if (reader.done()) [[unlikely]]
       return Finish<Reader>(connection);  // nothing to read back (a write-only request)
@@ -189,6 +189,9 @@ class CACHET_EXPORT ExchangeState {
     }
     return want_ = Want::kDone;
   }
+  // A failed send's status, with the server's last reply line if it answered
+  // before it hung up (a refusal of a too large request, say).
+  static Status SendFailure(Connection& connection, Status sent);
   // The protocol error of a server that answered before the request was whole.
   static Status EarlyAnswer(const Connection& connection);
   // A failed read's status; a timeout in the engine's words.

@@ -103,6 +103,7 @@ inline Status CallServer(ServerPool& pool, std::size_t server, ServerPool::Use u
       const Clock::time_point again = Clock::now();
       if (again >= deadline) return transport;  // an idle close: no health report
       squeezed = squeezed || pool.Squeezed(true, again, deadline);
+      pool.NoteReconnect(server);
       if (Status s = ConnectAlone(connection, setup, deadline); !s.ok()) {
         if (!(squeezed && s.IsTimeout())) pool.Report(server, connection, s);
         return s;

@@ -211,6 +211,12 @@ class CACHET_EXPORT ServerPool {
   void ReportSuccess(std::size_t server) noexcept { ResetFailures(*servers_[server]); }
   void ReportFailure(std::size_t server, const Status& why = Status::OK()) noexcept;
 
+  // Counts a connect the lease did not: a read sent again on a new connection
+  // after its pooled one was closed unanswered (CallServer, BatchRunner).
+  void NoteReconnect(std::size_t server) noexcept {
+    servers_[server]->connects.fetch_add(1, std::memory_order_relaxed);
+  }
+
   // Appends one ServerHealth per server, in configuration order.
   void AppendHealth(std::vector<ServerHealth>* out) const;
   // Threads waiting for a connection of `server` now (under max_connections).
