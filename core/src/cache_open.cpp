@@ -306,13 +306,15 @@ void WarnMissingPluginDirs(const ConfigSection& cache, const std::vector<std::st
   }
 }
 
-// `opening`: also applies log_level, before the plugins load, so that their
-// loading is logged at the configured level.
+// `opening`: also applies log_level when the config sets it (the logger is the
+// process's: left unset, the application's own choice stands), before the
+// plugins load, so that their loading is logged at that level.
 Status CheckInto(Config* config, bool opening, CheckedConfig* checked) {
   if (Status s = config->Validate(kCacheSection, CacheOptionSpecs()); !s.ok()) return s;
   const ConfigSection cache = *config->section(kCacheSection);
-  if (opening) {
-    if (Status s = SetLogLevel(cache.GetString("log_level")); !s.ok()) return s;
+  const ConfigValue* level = cache.Find("log_level");
+  if (opening && level != nullptr && level->source != "default") {
+    if (Status s = SetLogLevel(level->value); !s.ok()) return s;
   }
   const std::vector<std::string> plugin_dirs = cache.GetPathList("plugin_path");
   WarnMissingPluginDirs(cache, plugin_dirs);
@@ -335,20 +337,23 @@ Status CheckInto(Config* config, bool opening, CheckedConfig* checked) {
   auto cache_options = ReadCacheOptions(cache);
   if (!cache_options.ok()) return cache_options.status();
   checked->cache_options = std::move(*cache_options);
-  // [near_cache] is checked whether or not it is switched on.
+  // [near_cache], when given, is checked whole whether or not it is switched
+  // on, so switching it on later meets no error `cachet check` did not show.
+  const bool near_given = config->section(kNearCacheSection) != nullptr;
   if (Status s = config->Validate(kNearCacheSection, NearCacheOptionSpecs()); !s.ok()) return s;
-  if (cache.GetBool("near_cache")) {
-    NearCacheSettings near;
-    if (Status s = ReadNearCache(*config->section(kNearCacheSection), **plugin,
-                                 checked->cache_options.key_namespace, &near);
-        !s.ok()) {
-      return s;
-    }
-    auto memory = loader.Load("memory");
-    if (!memory.ok()) return memory.status();
-    near.memory = std::move(*memory);
-    checked->near_cache = std::move(near);
+  const bool near_on = cache.GetBool("near_cache");
+  if (!near_given && !near_on) return Status::OK();
+  NearCacheSettings near;
+  if (Status s = ReadNearCache(*config->section(kNearCacheSection), **plugin,
+                               checked->cache_options.key_namespace, &near);
+      !s.ok()) {
+    return s;
   }
+  if (!near_on) return Status::OK();
+  auto memory = loader.Load("memory");
+  if (!memory.ok()) return memory.status();
+  near.memory = std::move(*memory);
+  checked->near_cache = std::move(near);
   return Status::OK();
 }
 

@@ -74,6 +74,20 @@ TEST_CASE("Open with no config at all opens the embedded default", "[cache][open
   CHECK((*cache)->backend().name() == "memory");
 }
 
+TEST_CASE("log_level applies when the config sets it and leaves the level alone otherwise",
+          "[cache][open][log]") {
+  // The logger is the process's: a Cache whose config is silent on it keeps
+  // what the application (or an earlier Cache) chose.
+  REQUIRE(cachet::SetLogLevel("error").ok());
+  REQUIRE(OpenText("[cache]\nbackend = memory\n").ok());
+  CHECK(cachet::Logger()->level() == spdlog::level::err);
+  REQUIRE(OpenText("[cache]\nbackend = memory\nlog_level = warn\n").ok());
+  CHECK(cachet::Logger()->level() == spdlog::level::warn);
+  REQUIRE(OpenText("[cache]\nbackend = memory\n").ok());
+  CHECK(cachet::Logger()->level() == spdlog::level::warn);
+  REQUIRE(cachet::SetLogLevel("info").ok());
+}
+
 TEST_CASE("a section that names no plugin is a config error", "[cache][open]") {
   auto cache = OpenText("[cache]\nbackend = memory\n[nosuch]\nkey = value\n");
   REQUIRE_FALSE(cache.ok());

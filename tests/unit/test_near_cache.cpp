@@ -818,4 +818,9 @@ TEST_CASE("near: config keys are read and checked", "[unit][near][config]") {
           "[near_cache] max_bytes = 9215: must be between 9216 and");
   refused("near_cache = maybe\n", "near_cache");
   refused("[near_cache]\nttl = 5\n", "ttl");
+  // A section written while the near cache is off is checked all the same, so
+  // switching it on meets no new error.
+  refused("[near_cache]\nttl_ms = -1\n", "ttl_ms");
+  refused("[near_cache]\nmax_bytes = 5\n", "max_bytes");
+  refused("[near_cache]\ninvalidation = tracking\n", "memory store does not offer invalidations");
 }
