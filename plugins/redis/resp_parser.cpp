@@ -12,6 +12,11 @@ namespace cachet::redis {
 
 namespace {
 
+// Whether `c` starts a RESP2 or RESP3 frame (ParseHeader's cases).
+bool IsTypeByte(char c) {
+  return std::string_view("+-:$=!*%~>|_#,(").find(c) != std::string_view::npos;
+}
+
 // Strict decimal: optional '-', digits only, no overflow.
 bool ParseInt64(std::string_view text, std::int64_t* value) {
   if (text.empty()) return false;
@@ -168,6 +173,11 @@ RespParser::Step RespParser::ParseLine(std::string_view input) {
   const void* found = nullptr;
   if (from < input.size()) found = std::memchr(input.data() + from, '\n', input.size() - from);
   if (found == nullptr) {
+    // Bytes that start no frame are refused at once, not waited on for a line end.
+    if (position_ < input.size() && !IsTypeByte(input[position_])) {
+      return Fail(Status::ProtocolError("unknown RESP type byte in " +
+                                        Quoted(input.substr(position_, 16))));
+    }
     scan_from_ = std::max(from, input.size());
     // A type byte, the body and CRLF.
     if (input.size() - position_ > limits_.max_line_length + 3) {

@@ -221,6 +221,22 @@ TEST_CASE("malformed replies are protocol errors", "[resp]") {
   }
 }
 
+TEST_CASE("bytes that start no frame are refused before a line end arrives", "[resp]") {
+  // Garbage without a line end would otherwise be waited on until the I/O timeout.
+  for (std::string_view bytes : {"h"sv, "hello"sv, "\x00\x01"sv, "*1\r\nX"sv}) {
+    CAPTURE(bytes);
+    RespParser parser;
+    CHECK(parser.Parse(bytes) == Outcome::kError);
+    CHECK(parser.error().IsProtocolError());
+  }
+  // A type byte alone is the start of a frame: more is needed.
+  for (std::string_view bytes : {"+"sv, "$12"sv, "*1\r\n$"sv, ">2"sv, "|1"sv}) {
+    CAPTURE(bytes);
+    RespParser parser;
+    CHECK(parser.Parse(bytes) == Outcome::kNeedMore);
+  }
+}
+
 TEST_CASE("an error is sticky until Reset", "[resp]") {
   RespParser parser;
   REQUIRE(parser.Parse("?\r\n") == Outcome::kError);
