@@ -156,9 +156,9 @@ class LedgerBatch final : public cachet::net::ServerBatch {
   // Operations the server never answered take the exchange's error: a dead
   // server is an error, never a miss.
   void Settle(const Status& transport) override {
-    // Replies pair with requests by position: after a protocol error (a reply
-    // too many included) any answer may be another key's, so none stands.
-    const std::size_t first = transport.IsProtocolError() ? 0 : answered_;
+    // Replies pair with requests by position: after any failure (a reply too
+    // many, or one skipped before a timeout) any answer may be another key's.
+    const std::size_t first = transport.ok() ? answered_ : 0;
     for (std::size_t i = first; i < ops_.size(); ++i) {
       ops_[i]->status = transport.ok() ? Status::ProtocolError("ledger: no reply") : transport;
     }

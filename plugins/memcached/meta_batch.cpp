@@ -2,6 +2,8 @@
 // and routing the (mostly quiet) replies back by token.
 #include "meta_batch.h"
 
+#include <string>
+
 #include "exptime.h"
 #include "reply_line.h"
 #include "reply_status.h"
@@ -175,7 +177,8 @@ Status MetaBatch::OnUntokenedError(const Reply& reply) {
   }
   if (!quiet_before) {
     if (loud == slots_.size()) {
-      return Status::ProtocolError("memcached: an error reply that matches no command");
+      return Status::ProtocolError(std::string(error.message()) +
+                                   " (an error reply that matches no command)");
     }
     Answered(slots_[loud], loud);
     slots_[loud].op->status = error;
@@ -196,7 +199,8 @@ Status MetaBatch::SettlePending(std::size_t next) {
     return Status::OK();
   }
   if (!BlameQuiet(pending_.from, next, pending_.error, /*known=*/!pending_.several)) {
-    return Status::ProtocolError("memcached: a reply out of order after an error reply");
+    return Status::ProtocolError(std::string(pending_.error.message()) +
+                                 " (an error reply, then a reply out of order)");
   }
   return Status::OK();
 }

@@ -180,6 +180,15 @@ bool TextBatch::MayLeaveOutOfStep(const Reply& reply, const Expected& current) c
 }
 
 void TextBatch::StopReading() {
+  // The replies before the error line pair by position too, and with the stream
+  // in doubt none of them is kept (next_ has moved past the error line's group).
+  const Status doubted = Status::IoError(
+      "memcached: answer not kept: a later command's error line may have put the server's "
+      "replies out of step; the operation may have been applied");
+  const std::size_t answered_end = expected_[next_ - 1].begin;
+  for (std::size_t i = 0; i < answered_end; ++i) {
+    if (!AnsweredHit(i, answered_end)) ops_[i]->status = doubted;
+  }
   const Status unread = Status::ProtocolError(
       "memcached: not answered: an earlier command's error line may have put the server's "
       "replies out of step, so the rest were not read");
@@ -245,26 +254,20 @@ void TextBatch::SettleRest(const Status& transport) {
   for (Operation* op : noreply_) op->status = net::UnansweredStatus(*op, transport, "memcached");
   SettleDirect(transport);
   if (transport.ok()) return;
-  // A stream out of step may have paired any reply with the wrong command:
-  // after a protocol error, or an exchange that ended short (a reply skipped,
-  // then a timeout or a close), no answer of the exchange stands. Only a reply
-  // too large to read ends it in step.
-  if (!transport.IsTooLarge()) {
-    for (Operation* op : ops_) op->status = transport;
-    return;
-  }
-  for (std::size_t e = next_; e < expected_.size(); ++e) {
-    const Expected& group = expected_[e];
-    // A miss is known only from the END that never came: the keys skipped
-    // are unanswered too.
-    for (std::size_t i = group.begin; i < group.first_op; ++i) {
-      Operation& op = *ops_[i];
-      if (op.status.IsNotFound()) op.status = net::UnansweredStatus(op, transport, "memcached");
-    }
-    for (std::size_t i = 0; i < group.op_count; ++i) {
-      Operation& op = *ops_[group.first_op + i];
-      if (&op != too_large_) op.status = net::UnansweredStatus(op, transport, "memcached");
-    }
+  // A stream out of step may have paired any reply with the wrong command.
+  // After a protocol error no answer of the exchange stands. After an early end
+  // (a reply skipped, then a timeout, a close or a value too large to read) the
+  // hits stand, since each VALUE line names its key, but no other answer does;
+  // a value too large to read is its own key's too_large, as its header says.
+  // Answered so far: every group before next_, and the current one's keys
+  // before its first open one.
+  const std::size_t answered_end =
+      transport.IsProtocolError() ? 0
+      : next_ < expected_.size()  ? expected_[next_].first_op
+                                  : ops_.size();
+  for (std::size_t i = 0; i < ops_.size(); ++i) {
+    if (ops_[i] == too_large_ || AnsweredHit(i, answered_end)) continue;
+    ops_[i]->status = net::UnansweredStatus(*ops_[i], transport, "memcached");
   }
 }
 

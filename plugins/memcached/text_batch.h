@@ -137,6 +137,12 @@ class TextBatch final : public MemcachedBatch {
   Status OnSingleReply(Operation& op, const Reply& reply);
   // Settle() after a failed exchange or with noreply commands.
   void SettleRest(const Status& transport);
+  // Whether ops_[i], answered (before `answered_end`), is a hit: a VALUE line
+  // names its key, so it cannot be another command's answer, whatever the order
+  // of the replies around it.
+  bool AnsweredHit(std::size_t i, std::size_t answered_end) const noexcept {
+    return i < answered_end && ops_[i]->kind == OpKind::kGet && ops_[i]->status.ok();
+  }
   // Sizes the lists for one operation, sent with noreply (`silent`) or not.
   void Reshape(bool silent);
 

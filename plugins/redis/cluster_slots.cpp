@@ -1,6 +1,8 @@
 // Hash slots, the slot map built from CLUSTER SHARDS / CLUSTER SLOTS, and MOVED/ASK.
 #include "cluster_slots.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <system_error>
 
@@ -69,7 +71,9 @@ Status ShardPrimary(RespValue nodes, std::string_view asked_host, NodePort port_
     primary->host = EndpointHost(endpoint_text, ip_text, asked_host);
     primary->id = node.FindField("id", &id) ? std::string(id.text()) : std::string();
     std::int64_t port_number = 0;
-    if (!node.FindField(PortField(port_kind), &port) || !AsNumber(port, &port_number)) {
+    // Port 0: the node does not listen that way (a TLS-only node's plain port).
+    if (!node.FindField(PortField(port_kind), &port) || !AsNumber(port, &port_number) ||
+        port_number == 0) {
       return Status::Unavailable(
           "CLUSTER SHARDS gives no " + std::string(PortField(port_kind)) + " for primary " +
           primary->host + (primary->id.empty() ? "" : " (" + primary->id + ")") +
@@ -77,7 +81,8 @@ Status ShardPrimary(RespValue nodes, std::string_view asked_host, NodePort port_
                ? ": a client over TLS needs nodes with a tls-port and tls-cluster yes"
                : ": it takes TLS connections only; set tls = true"));
     }
-    primary->port = static_cast<int>(port_number);
+    // Out of range stays out of range (AssignRange refuses it), never wrapped.
+    primary->port = static_cast<int>(std::clamp<std::int64_t>(port_number, -1, 65536));
     return Status::OK();
   }
   return Status::NotFound();
@@ -157,8 +162,19 @@ Status SlotMap::AssignRange(std::int64_t first, std::int64_t last, const Cluster
     return Status::ProtocolError("slot range " + std::to_string(first) + "-" +
                                  std::to_string(last) + " is out of bounds");
   }
+  if (node.port <= 0 || node.port > 65535) {
+    return Status::ProtocolError("slot range " + std::to_string(first) + "-" +
+                                 std::to_string(last) + " is served at port " +
+                                 std::to_string(node.port) + ", which no server has");
+  }
   std::uint16_t index = IndexOf(node);
-  for (std::int64_t slot = first; slot <= last; ++slot) owner_[slot] = index;
+  for (std::int64_t slot = first; slot <= last; ++slot) {
+    // A slot two primaries claim: the map contradicts itself, and either may be wrong.
+    if (owner_[slot] != kNoNode && owner_[slot] != index) {
+      return Status::ProtocolError("slot " + std::to_string(slot) + " is claimed by two primaries");
+    }
+    owner_[slot] = index;
+  }
   return Status::OK();
 }
 
@@ -204,7 +220,7 @@ Status SlotMap::FromSlots(RespValue reply, std::string_view asked_host, SlotMap*
     }
     ClusterNode primary;
     primary.host = EndpointHost(node[0].text(), {}, asked_host);
-    primary.port = static_cast<int>(port);
+    primary.port = static_cast<int>(std::clamp<std::int64_t>(port, -1, 65536));
     if (node.size() >= 3) primary.id = std::string(node[2].text());
     if (Status s = map.AssignRange(first, last, primary); !s.ok()) return s;
   }

@@ -75,7 +75,13 @@ class TrackingAnswer {
     if (answered_) return Status::OK();
     return TakeFrames(parser_, buffer, where_, [this](RespValue reply, Frame& next) {
       if (reply.type() == RespType::kPush) return Status::OK();
-      answer = reply.IsError() ? StatusFromError(reply.text(), where_) : Status::OK();
+      // Only +OK says tracking is on: anything else, and invalidations may never come.
+      if (reply.IsError()) {
+        answer = StatusFromError(reply.text(), where_);
+      } else if (reply.type() != RespType::kSimpleString || reply.text() != "OK") {
+        answer = Status::ProtocolError("tracking link on " + where_ +
+                                       ": CLIENT TRACKING answered other than OK");
+      }
       answered_ = true;
       next = Frame::kLast;  // what follows is the link's
       return Status::OK();

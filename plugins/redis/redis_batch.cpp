@@ -168,10 +168,10 @@ Status RedisBatch::Take(RespValue reply, Frame& next) {
 
 void RedisBatch::Settle(const Status& status) {
   // Replies are paired with commands by position: after a protocol error (a
-  // reply too many included), or an exchange that ended short (a reply
-  // skipped, then a timeout or a close), any of them may be another command's.
-  // Only a reply too large to read ends it in step.
-  const std::size_t first = status.ok() || status.IsTooLarge() ? next_ : 0;
+  // reply too many included), or an exchange that ended early (a reply
+  // skipped, then a timeout, a close or a reply too large to read), any of
+  // them may be another command's.
+  const std::size_t first = status.ok() ? next_ : 0;
   answered_ = first;
   if (first == 0) {
     // No reply is theirs for sure: not acted on (sent again, run one by one).

@@ -70,7 +70,8 @@ class RedisBatch final : public net::ServerBatch {
   };
   const std::vector<Redirected>& redirected() const noexcept { return redirected_; }
   // The commands whose replies were read and paired with them, in request
-  // order (null for a SCRIPT LOAD); after Settle(). None after a protocol error.
+  // order (null for a SCRIPT LOAD); after Settle(). None after an exchange
+  // that failed: its replies may be out of step with the commands.
   std::span<Operation* const> answered() const noexcept { return {sent_.data(), answered_}; }
 
  private:

@@ -177,17 +177,18 @@ class RedisSession final : public net::ConnectionSetup {
     }
     auto exchange = [&](net::Connection& connection, net::Clock::time_point began) {
       outcome.sent = true;
-      bool out_of_step = false;
+      Status out_of_step;  // the first reply of the wrong kind
       Status s = Exchange(connection, request, reply_count, began, deadline,
                           [&](std::size_t index, RespValue reply) {
                             outcome.reply = settle(index, reply);
-                            out_of_step = out_of_step || outcome.reply.IsProtocolError();
+                            if (outcome.reply.IsProtocolError() && out_of_step.ok()) [[unlikely]]
+                              out_of_step = outcome.reply;
                           });
       // A reply of the wrong kind: the stream is out of step, which counts
       // against the server as any protocol error does.
-      if (out_of_step) [[unlikely]] {
+      if (!out_of_step.ok()) [[unlikely]] {
         connection.Close();
-        if (s.ok()) s = outcome.reply;
+        if (s.ok()) s = std::move(out_of_step);
       }
       return s;
     };

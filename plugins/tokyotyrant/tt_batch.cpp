@@ -241,10 +241,10 @@ void TtServerBatch::Settle(const Status& transport) {
           : transport;
   for (Operation* op : noreply_) op->status = unknown;
   // Replies are paired with requests by position: after a protocol error (a
-  // reply too many included), or an exchange that ended short (a reply
-  // skipped, then a timeout or a close), any of them may be another request's.
-  // Only a reply too large to read ends it in step.
-  const std::size_t first = transport.ok() || transport.IsTooLarge() ? next_ : 0;
+  // reply too many included), or an exchange that ended early (a reply
+  // skipped, then a timeout, a close or a reply too large to read), any of
+  // them may be another request's.
+  const std::size_t first = transport.ok() ? next_ : 0;
   for (std::size_t i = first; i < expected_.size(); ++i) {
     const Expected& e = expected_[i];
     const Status failure = transport.ok()  ? Status::ProtocolError("tokyotyrant: reply missing")

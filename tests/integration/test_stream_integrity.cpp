@@ -459,6 +459,26 @@ TEST_CASE("an error reply names its server", "[stream][memcached][tokyotyrant]")
   }
 }
 
+// memcached meta's quiet gets answer nothing on a miss; an error line among
+// them, with no token, matches none of them: the batch fails, saying what the
+// server said.
+TEST_CASE("memcached meta: an error line among quiet gets keeps the server's words",
+          "[stream][memcached]") {
+  ScriptedServer server(cachet::test::MemcachedTextRequests(),
+                        {{""}, {""}, {"SERVER_ERROR out of memory\r\nMN\r\n"}});
+  auto backend = MemcachedAt(server.port(), kIoTimeout, milliseconds(3000),
+                             cachet::memcached::Protocol::kMeta);
+  std::vector<cachet::Operation> batch(2);
+  batch[0].key = "a";
+  batch[1].key = "b";
+  backend->Execute(batch);
+  for (const auto& op : batch) {
+    INFO(op.status.ToString());
+    CHECK(op.status.IsProtocolError());
+    CHECK(op.status.message().find("SERVER_ERROR out of memory") != std::string_view::npos);
+  }
+}
+
 // A server closes a pooled connection just as the client reuses it: the
 // request goes out on a connection the server has stopped reading, and the
 // answer is its close, with no byte of a reply. A read runs as well twice, so

@@ -210,10 +210,15 @@ BatchOutcome Reference(const std::vector<std::string>& keys, std::string_view re
   // After a value too large to read, the keys left are not answered; that value's is too_large.
   if (!out.done) close(failure.IsTooLarge() ? Status::IoError("not answered") : failure);
   if (too_large < keys.size()) out.ops[too_large].status = failure.ToString();
-  // After a protocol error, or an exchange that ended short, no answer of the
-  // exchange stands; only a value too large to read ends it in step.
-  if (out.stream == StatusCode::kProtocolError || (!out.done && !failure.IsTooLarge())) {
+  // After a protocol error no answer of the exchange stands; after an early
+  // end (cut short, or a value too large to read) only the hits do.
+  if (out.stream == StatusCode::kProtocolError) {
     for (OpOutcome& op : out.ops) op = {failure.ToString(), "", 0, 0};
+  } else if (!out.done) {
+    const Status unanswered = failure.IsTooLarge() ? Status::IoError("not answered") : failure;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (i != too_large && !hit[i]) out.ops[i] = {unanswered.ToString(), "", 0, 0};
+    }
   }
   return out;
 }
@@ -393,9 +398,12 @@ TEST_CASE("text batch: no reply is paired after an error line that may put the s
     CHECK(chunk.ops[i].status.starts_with("protocol_error"));
     CHECK(chunk.ops[i].status.find("out of step") != std::string::npos);
   }
-  // A plain ERROR, to whatever command it came: no later reply is read.
+  // A plain ERROR, to whatever command it came: no later reply is read, and
+  // the earlier one is not kept either (a reply skipped before the ERROR would
+  // have paired it with the wrong command); a hit names its key, and stands.
   const BatchOutcome error = AnyHowSplitOps(SetThenIncrs, "STORED\r\nERROR\r\n5\r\n");
-  CHECK(error.ops[0] == Done());
+  CHECK(error.ops[0].status.starts_with("io_error"));
+  CHECK(error.ops[0].status.find("answer not kept") != std::string::npos);
   CHECK(error.ops[1].status.find("ERROR") != std::string::npos);
   CHECK(error.ops[2].status.find("out of step") != std::string::npos);
   const std::vector<std::string> keys{"a", "b"};  // the operations view them

@@ -207,6 +207,25 @@ TEST_CASE("a malformed topology reply is a protocol error", "[cluster]") {
     SlotMap map;
     CHECK(SlotMap::FromSlots(parser.reply().root(), "h", &map).IsProtocolError());
   }
+  // Ports no server has, never wrapped into one that some server has, and a
+  // slot two primaries claim.
+  for (std::string bytes : {"*1\r\n*3\r\n:0\r\n:9\r\n*2\r\n$1\r\nh\r\n:65537\r\n",
+                            "*1\r\n*3\r\n:0\r\n:9\r\n*2\r\n$1\r\nh\r\n:-1\r\n",
+                            "*1\r\n*3\r\n:0\r\n:9\r\n*2\r\n$1\r\nh\r\n:0\r\n",
+                            "*2\r\n*3\r\n:0\r\n:9\r\n*2\r\n$1\r\nh\r\n:1\r\n"
+                            "*3\r\n:5\r\n:16383\r\n*2\r\n$1\r\nh\r\n:2\r\n"}) {
+    CAPTURE(bytes);
+    RespParser parser;
+    REQUIRE(parser.Parse(bytes) == RespParser::Outcome::kReply);
+    SlotMap map;
+    CHECK(SlotMap::FromSlots(parser.reply().root(), "h", &map).IsProtocolError());
+  }
+  for (std::string port : {":65536", ":70000", ":-5"}) {
+    CAPTURE(port);
+    SlotMap map;
+    CHECK(ShardsWith(OneShard(1, "$4\r\nport\r\n" + port + "\r\n"), NodePort::kPlain, &map)
+              .IsProtocolError());
+  }
   std::string odd = "*1\r\n*4\r\n$5\r\nslots\r\n*1\r\n:0\r\n$5\r\nnodes\r\n*0\r\n";
   RespParser parser;
   REQUIRE(parser.Parse(odd) == RespParser::Outcome::kReply);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cachet/invalidation.h"
@@ -95,6 +96,23 @@ TEST_CASE("tracking link: an invalidation in the same write as the answer is hea
   settings.health_interval = kQuiet;
   InvalidationTracker tracker(settings, &recorder);
   CHECK(recorder.Heard("k1", kPatience));
+}
+
+TEST_CASE("tracking link: CLIENT TRACKING answered other than OK never goes live",
+          "[redis][near][link]") {
+  // A reply that does not say tracking is on: invalidations may never come.
+  for (const std::string answer : {":1\r\n", "$-1\r\n", "+NOTOK\r\n", "*0\r\n"}) {
+    CAPTURE(answer);
+    ScriptedServer server(cachet::test::RespRequests(), {{kHello}, {answer}});
+    Recorder recorder;
+    TrackerSettings settings;
+    settings.servers = {Loopback(server.port())};
+    settings.health_interval = kQuiet;
+    InvalidationTracker tracker(settings, &recorder);
+    REQUIRE(server.WaitUntilPlayed());
+    std::this_thread::sleep_for(milliseconds(200));
+    CHECK(recorder.lives() == 0);
+  }
 }
 
 TEST_CASE("tracking link: silent past the health interval it gets a PING, unanswered it is lost",

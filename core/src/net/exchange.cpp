@@ -20,17 +20,16 @@ Status NoReply(const Connection& connection, Deadline now, Deadline deadline) {
   return Status::Timeout(connection.Describe(why));
 }
 
-// The last line of `bytes` if it is short printable text, else empty.
-std::string_view LastLine(std::string_view bytes) {
-  while (!bytes.empty() && (bytes.back() == '\n' || bytes.back() == '\r')) bytes.remove_suffix(1);
-  const std::size_t start = bytes.find_last_of("\r\n");
-  std::string_view line = start == std::string_view::npos ? bytes : bytes.substr(start + 1);
+// `bytes` as one short line of printable text (its line end dropped), else
+// empty: a server's refusal, never a piece of a value.
+std::string_view OneShortLine(std::string_view bytes) {
   constexpr std::size_t kMostShown = 200;
-  if (line.size() > kMostShown) return {};
-  for (const char c : line) {
+  if (bytes.size() > kMostShown + 2) return {};
+  while (!bytes.empty() && (bytes.back() == '\n' || bytes.back() == '\r')) bytes.remove_suffix(1);
+  for (const char c : bytes) {
     if (c < 0x20 || c > 0x7e) return {};
   }
-  return line;
+  return bytes;
 }
 
 }  // namespace
@@ -38,8 +37,13 @@ std::string_view LastLine(std::string_view bytes) {
 Status ExchangeState::SendFailure(Connection& connection, Status sent) {
   // A server that refuses a request may answer and hang up before taking all of
   // it; its answer waits on the socket, ahead of the reset that failed the send.
-  if (!sent.IsIoError() || !connection.ReadSome().ok()) return sent;
-  const std::string_view said = LastLine(connection.buffer().data());
+  // Quoted when it is all that waits there, one short line; never over TLS,
+  // whose session may not be read after a failed write.
+  if (!sent.IsIoError() || connection.tls() || !connection.buffer().empty() ||
+      !connection.ReadSome().ok()) {
+    return sent;
+  }
+  const std::string_view said = OneShortLine(connection.buffer().data());
   if (said.empty()) return sent;
   return Status::IoError(std::string(sent.message()) + "; the server's last reply: \"" +
                          std::string(said) + "\"");

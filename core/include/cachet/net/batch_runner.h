@@ -57,9 +57,10 @@ class CACHET_EXPORT ServerBatch : public ReplyReader {
   // Sets `*out` to the request's bytes, in order; they stay put until Settle().
   virtual void Request(std::vector<iovec>* out) const = 0;
   // After the exchange: every operation still unanswered takes `transport`
-  // (ok when the exchange went through, else why it failed). After a protocol
-  // error (bytes after the last reply included) a batch whose replies pair with
-  // its requests by position keeps no answer: any may be another key's.
+  // (ok when the exchange went through, else why it failed). After any failure
+  // (a protocol error, bytes after the last reply included, or an early end) a
+  // batch whose replies pair with its requests by position keeps no answer:
+  // after a reply skipped or one too many, any may be another key's.
   virtual void Settle(const Status& transport) = 0;
   // True after a reply that leaves the stream out of step: the connection is
   // closed rather than pooled again.
