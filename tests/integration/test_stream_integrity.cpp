@@ -61,6 +61,13 @@ std::unique_ptr<cachet::memcached::MemcachedBackend> MemcachedAt(
   return std::make_unique<cachet::memcached::MemcachedBackend>(std::move(options));
 }
 
+std::unique_ptr<cachet::tokyotyrant::TokyoTyrantBackend> TokyoTyrantAt(int port) {
+  cachet::tokyotyrant::TokyoTyrantOptions options;
+  options.servers.push_back(Loopback(port));
+  options.pool.connection.io_timeout = kIoTimeout;
+  return std::make_unique<cachet::tokyotyrant::TokyoTyrantBackend>(std::move(options));
+}
+
 std::string Bulk(const std::string& value) {
   return "$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
 }
@@ -282,12 +289,9 @@ TEST_CASE("a pipeline that ends short after a skipped reply keeps no answer",
   }
   SECTION("Tokyo Tyrant") {
     ScriptedServer server(TokyoTyrantRequest, {{std::string(1, '\0')}, {""}, {"\x01"}});
-    cachet::tokyotyrant::TokyoTyrantOptions options;
-    options.servers.push_back(Loopback(server.port()));
-    options.pool.connection.io_timeout = kIoTimeout;
-    cachet::tokyotyrant::TokyoTyrantBackend backend(std::move(options));
+    auto backend = TokyoTyrantAt(server.port());
     std::vector<cachet::Operation> batch = ThreeOps(cachet::OpKind::kRemove);
-    backend.Execute(batch);
+    backend->Execute(batch);
     CheckNoneStands(batch);
   }
 }
@@ -377,15 +381,12 @@ TEST_CASE("Tokyo Tyrant: bytes that arrive while a connection is idle are nobody
       TokyoTyrantRequest,
       {{TokyoTyrantValue("A"), 0, {}, TokyoTyrantValue("WRONG"), milliseconds(50)},
        {TokyoTyrantValue("B")}});
-  cachet::tokyotyrant::TokyoTyrantOptions options;
-  options.servers.push_back(Loopback(server.port()));
-  options.pool.connection.io_timeout = kIoTimeout;
-  cachet::tokyotyrant::TokyoTyrantBackend backend(std::move(options));
+  auto backend = TokyoTyrantAt(server.port());
   Item item;
-  REQUIRE(backend.Get("a", &item).ok());
+  REQUIRE(backend->Get("a", &item).ok());
   CHECK(item.value == "A");
   std::this_thread::sleep_for(milliseconds(300));
-  REQUIRE(backend.Get("b", &item).ok());
+  REQUIRE(backend->Get("b", &item).ok());
   CHECK(item.value == "B");
 }
 
@@ -415,10 +416,7 @@ TEST_CASE("a reply no store can read is reported with its server's address",
   }
   {
     ScriptedServer server(TokyoTyrantRequest, {{"BOGUS"}});
-    cachet::tokyotyrant::TokyoTyrantOptions options;
-    options.servers.push_back(Loopback(server.port()));
-    options.pool.connection.io_timeout = kIoTimeout;
-    named(cachet::tokyotyrant::TokyoTyrantBackend(std::move(options)).Get("a", &item), server);
+    named(TokyoTyrantAt(server.port())->Get("a", &item), server);
   }
 }
 
@@ -451,11 +449,8 @@ TEST_CASE("an error reply names its server", "[stream][memcached][tokyotyrant]")
   }
   {
     ScriptedServer server(TokyoTyrantRequest, {{"\x01"}});
-    cachet::tokyotyrant::TokyoTyrantOptions options;
-    options.servers.push_back(Loopback(server.port()));
-    options.pool.connection.io_timeout = kIoTimeout;
-    cachet::tokyotyrant::TokyoTyrantBackend backend(std::move(options));
-    named(backend.Store(StoreMode::kSet, "a", ItemView("v"), {}), server);
+    auto backend = TokyoTyrantAt(server.port());
+    named(backend->Store(StoreMode::kSet, "a", ItemView("v"), {}), server);
   }
 }
 
@@ -560,12 +555,9 @@ TEST_CASE("a read on a pooled connection the server closed unanswered is sent on
   SECTION("Tokyo Tyrant") {
     ScriptedServer server(TokyoTyrantRequest,
                           ClosesUnanswered(TokyoTyrantValue("A"), TokyoTyrantValue("A2")));
-    cachet::tokyotyrant::TokyoTyrantOptions options;
-    options.servers.push_back(Loopback(server.port()));
-    options.pool.connection.io_timeout = kIoTimeout;
-    cachet::tokyotyrant::TokyoTyrantBackend backend(std::move(options));
-    REQUIRE(backend.Get("a", &item).ok());
-    Status read = backend.Get("a", &item);
+    auto backend = TokyoTyrantAt(server.port());
+    REQUIRE(backend->Get("a", &item).ok());
+    Status read = backend->Get("a", &item);
     INFO(read.ToString());
     REQUIRE(read.ok());
     CHECK(item.value == "A2");
