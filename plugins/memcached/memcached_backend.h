@@ -112,6 +112,10 @@ class MemcachedBackend final : public Backend {
   void NoteWriteAround(const Operation& op, std::size_t home, std::size_t server) {
     failover_->NoteWriteAround(op, home, server);
   }
+  // After a single operation's exchange, the rare cases: a write that went
+  // around its dead `home` (failover) is noted, an error reply names `server`.
+  [[gnu::cold]] [[gnu::noinline]] void AfterUnusual(Operation& op, std::size_t home,
+                                                   std::size_t server);
   // This thread's batch runner, claimed for this backend.
   net::BatchRunner& Runner() const;
   // Fills the batch in `slot` (made on first use, for `server`) with `ops`, in order.

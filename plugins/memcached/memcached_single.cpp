@@ -61,6 +61,11 @@ void AppendMetaOne(CommandLine& line, const Operation& op, const BatchSettings& 
 
 }  // namespace
 
+void MemcachedBackend::AfterUnusual(Operation& op, std::size_t home, std::size_t server) {
+  if (server != home) NoteWriteAround(op, home, server);
+  if (!op.status.ok()) NameServer(op.status, pool_.address(server));
+}
+
 // Checks and routes the operation, then runs its exchange on a pooled connection.
 // Flattened: the whole call, engine steps and reader included, compiles as one function.
 [[gnu::flatten]] Status MemcachedBackend::RunOne(Operation& op, const BatchSettings& settings,
@@ -96,11 +101,10 @@ void AppendMetaOne(CommandLine& line, const Operation& op, const BatchSettings& 
   // not, the batch path sends it.
   if (line.overflowed()) [[unlikely]]
     RunBatchOfOne(op, server, settings, hit, deadline);
-  // Only with failover, around a dead server: noted again once it is over.
-  if (server != home) [[unlikely]]
-    NoteWriteAround(op, home, server);
-  if (!op.status.ok()) [[unlikely]]
-    NameServer(op.status, pool_.address(server));
+  // Rare: a write around a dead server (failover) is noted again once it is
+  // over, and an error from the server's reply names it.
+  if ((server != home) | !op.status.ok()) [[unlikely]]
+    AfterUnusual(op, home, server);
   return std::move(op.status);
 }
 
