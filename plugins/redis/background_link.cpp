@@ -87,9 +87,15 @@ void BackgroundLink::KeepConnecting(FunctionRef<Attempt()> attempt) {
   ReconnectBackoff backoff = backoff_;
   // Bounded by the stop signal: it ends every pause, and every attempt's wait.
   while (!stopping()) {
+    const auto began = std::chrono::steady_clock::now();
     const Attempt outcome = attempt();
-    if (outcome != Attempt::kFailed) backoff.Reset();
-    if (outcome == Attempt::kRetryNow) continue;
+    // A link that lasted starts the pauses over, and one that must follow a
+    // move is made again at once; a link lost as soon as it was up (a peer
+    // that answers, then sends what cannot be read, or moves again and again)
+    // keeps doubling them, so no peer can make this thread reconnect in a loop.
+    const bool lasted = std::chrono::steady_clock::now() - began >= backoff.longest();
+    if (outcome != Attempt::kFailed && lasted) backoff.Reset();
+    if (outcome == Attempt::kRetryNow && lasted) continue;
     if (Wait(-1, backoff.Next()) == Wake::kStop) return;
   }
 }

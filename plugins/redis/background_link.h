@@ -71,7 +71,8 @@ struct ListenedLink {
 };
 
 // The pause before the next reconnect: `first`, doubled after every failed
-// attempt up to `longest`, and `first` again once a link was up.
+// attempt up to `longest`, and `first` again once a link was up for `longest`
+// at least (KeepConnecting).
 class ReconnectBackoff {
  public:
   constexpr ReconnectBackoff(std::chrono::milliseconds first, std::chrono::milliseconds longest)
@@ -81,6 +82,7 @@ class ReconnectBackoff {
   std::chrono::milliseconds Next() noexcept;
   // A link was up: the next pause is the shortest again.
   void Reset() noexcept { next_ = first_; }
+  std::chrono::milliseconds longest() const noexcept { return longest_; }
 
  private:
   std::chrono::milliseconds first_;

@@ -247,16 +247,37 @@ TEST_CASE("background link: attempts repeat until Stop, pausing as each asks",
     CHECK(WaitUntil([&] { return attempts.load() == 2; }));
     link.Stop();  // ends the second pause
   }
-  SECTION("kRetryNow goes again without a pause") {
-    BackgroundLink link = LongPauses();
+  SECTION("kRetryNow after a link that lasted goes again without a pause") {
+    // Pauses of 30 ms, and a link lasts once it was up 30 ms.
+    BackgroundLink link(ReconnectBackoff(milliseconds(30), milliseconds(30)));
     std::atomic<int> attempts{0};
     link.Start([&] {
       link.KeepConnecting([&] {
-        return attempts.fetch_add(1) == 0 ? Attempt::kRetryNow : Attempt::kFailed;
+        if (attempts.fetch_add(1) == 0) std::this_thread::sleep_for(milliseconds(40));
+        return Attempt::kRetryNow;
       });
     });
-    CHECK(WaitUntil([&] { return attempts.load() == 2; }));
+    CHECK(WaitUntil([&] { return attempts.load() >= 2; }));
     link.Stop();
+  }
+  SECTION("links lost as soon as they are up keep doubling the pauses") {
+    // A peer that answers, then sends what cannot be read (or moves again and
+    // again): the pauses grow as after failures, 10 ms up to 200 ms.
+    for (const Attempt lost : {Attempt::kWasUp, Attempt::kRetryNow}) {
+      BackgroundLink link(ReconnectBackoff(milliseconds(10), milliseconds(200)));
+      std::atomic<int> attempts{0};
+      link.Start([&] {
+        link.KeepConnecting([&] {
+          attempts.fetch_add(1);
+          return lost;
+        });
+      });
+      std::this_thread::sleep_for(milliseconds(1000));
+      link.Stop();
+      // 10 + 20 + 40 + 80 + 160 + 200 + ... ms: about nine in a second, where
+      // pauses that start over would make a hundred (or, with no pause, more).
+      CHECK(attempts.load() <= 15);
+    }
   }
 }
 
