@@ -11,8 +11,6 @@
 // reports health, and the reply is read by a batch of one (TextBatch::ForOne,
 // MetaBatch::ForOne), which judges every reply as for a batch; a connection
 // that saw anything it cannot account for is closed.
-#include <string>
-#include <string_view>
 #include <utility>
 
 #include "cachet/net/lone_call.h"
@@ -21,6 +19,7 @@
 #include "memcached_backend.h"
 #include "meta_batch.h"
 #include "meta_request.h"
+#include "reply_status.h"
 #include "text_batch.h"
 #include "text_request.h"
 
@@ -49,21 +48,15 @@ void AppendMetaOne(CommandLine& line, const Operation& op, const BatchSettings& 
   if (op.noreply) AppendMetaNoop(line);
 }
 
-// An error reply's status names its server, as a batch's does (set_server):
-// the single path's reader is the thread's, shared by every server.
-[[gnu::cold]] [[gnu::noinline]] void NameServer(Status& status, const net::ServerAddress& server) {
-  constexpr std::string_view kUnnamed = "memcached: ";
-  if (!status.IsError() || !status.message().starts_with(kUnnamed)) return;
-  status = Status::FromCode(status.code(), "memcached " + server.HostPort() + ": " +
-                                               std::string(status.message().substr(
-                                                   kUnnamed.size())));
-}
-
 }  // namespace
 
 void MemcachedBackend::AfterUnusual(Operation& op, std::size_t home, std::size_t server) {
   if (server != home) NoteWriteAround(op, home, server);
-  if (!op.status.ok()) NameServer(op.status, pool_.address(server));
+  // The single path's reader is the thread's, shared by every server: an error
+  // reply's status is named here, as a batch's reader names it (set_server).
+  if (!op.status.ok()) {
+    op.status = NamingServer(std::move(op.status), pool_.address(server).HostPort());
+  }
 }
 
 // Checks and routes the operation, then runs its exchange on a pooled connection.

@@ -2,6 +2,7 @@
 #include "reply_status.h"
 
 #include <string>
+#include <string_view>
 
 namespace cachet::memcached {
 
@@ -17,6 +18,15 @@ StatusCode CodeOf(const Reply& reply) {
   return CodeOfKind(reply.kind);
 }
 
+constexpr std::string_view kUnnamed = "memcached: ";
+
+// The start of an error reply's message: "memcached host:port: ", or
+// "memcached: " without a server.
+std::string MessageStart(std::string_view server) {
+  if (server.empty()) return std::string(kUnnamed);
+  return "memcached " + std::string(server) + ": ";
+}
+
 }  // namespace
 
 bool IsErrorReply(ReplyKind kind) noexcept {
@@ -28,14 +38,18 @@ Status StatusFromReply(const Reply& reply, std::string_view server) {
   StatusCode code = CodeOf(reply);
   if (code == StatusCode::kOk) return Status::OK();
   if (!IsErrorReply(reply.kind)) return Status::FromCode(code, {});
-  std::string message = "memcached";
-  if (!server.empty()) message.append(" ").append(server);
-  message += ": ";
+  std::string message = MessageStart(server);
   message += reply.kind == ReplyKind::kError         ? "ERROR (unknown command)"
              : reply.kind == ReplyKind::kClientError ? "CLIENT_ERROR "
                                                      : "SERVER_ERROR ";
   message += reply.text;
   return Status::FromCode(code, message);
+}
+
+Status NamingServer(Status status, std::string_view server) {
+  if (!status.IsError() || !status.message().starts_with(kUnnamed)) return status;
+  const std::string_view rest = status.message().substr(kUnnamed.size());
+  return Status::FromCode(status.code(), MessageStart(server) + std::string(rest));
 }
 
 }  // namespace cachet::memcached

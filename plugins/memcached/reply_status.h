@@ -44,8 +44,13 @@ constexpr StatusCode CodeOfKind(ReplyKind kind) noexcept {
 }
 
 // The reply's Status: its kind's code; errors carry the server's message, and
-// SERVER_ERROR is too_large for "object too large".
+// SERVER_ERROR is too_large for "object too large". Its message starts
+// "memcached host:port: ", or "memcached: " when `server` is empty.
 Status StatusFromReply(const Reply& reply, std::string_view server = {});
+
+// `status` as StatusFromReply would have made it with `server`, when it was
+// made without (a reader shared by every server): its message then names it.
+Status NamingServer(Status status, std::string_view server);
 
 // True for ERROR, CLIENT_ERROR and SERVER_ERROR.
 bool IsErrorReply(ReplyKind kind) noexcept;

@@ -68,6 +68,19 @@ std::unique_ptr<cachet::tokyotyrant::TokyoTyrantBackend> TokyoTyrantAt(int port)
   return std::make_unique<cachet::tokyotyrant::TokyoTyrantBackend>(std::move(options));
 }
 
+// `count` operations of `kind` (at most three) on the keys "a", "b" and "c",
+// writes with the value "v".
+std::vector<cachet::Operation> Ops(cachet::OpKind kind, std::size_t count) {
+  static constexpr std::string_view kKeys[] = {"a", "b", "c"};
+  std::vector<cachet::Operation> batch(count);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    batch[i].kind = kind;
+    batch[i].key = kKeys[i];
+    batch[i].item = ItemView("v");
+  }
+  return batch;
+}
+
 std::string Bulk(const std::string& value) {
   return "$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
 }
@@ -197,9 +210,7 @@ TEST_CASE("memcached: a batch's reply too many fails the batch", "[stream][memca
                         {{"VALUE a 0 1\r\nA\r\nVALUE b 0 1\r\nB\r\nEND\r\nEND\r\n"},
                          {"VALUE a 0 1\r\nA\r\nEND\r\n"}});
   auto backend = MemcachedAt(server.port());
-  std::vector<cachet::Operation> batch(2);
-  batch[0].key = "a";
-  batch[1].key = "b";
+  std::vector<cachet::Operation> batch = Ops(cachet::OpKind::kGet, 2);
   backend->Execute(batch);
   for (const auto& op : batch) {
     INFO(op.status.ToString());
@@ -247,17 +258,6 @@ TEST_CASE("memcached: after an error line that may put the stream out of step, n
 // its answer pairs with the skipped command, and the exchange ends short (a
 // timeout, or a close). Replies that pair by position are then in doubt, so no
 // answer of the exchange stands, however it ended short.
-std::vector<cachet::Operation> ThreeOps(cachet::OpKind kind) {
-  static constexpr std::string_view kKeys[] = {"a", "b", "c"};
-  std::vector<cachet::Operation> batch(3);
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    batch[i].kind = kind;
-    batch[i].key = kKeys[i];
-    batch[i].item = ItemView("v");
-  }
-  return batch;
-}
-
 void CheckNoneStands(const std::vector<cachet::Operation>& batch) {
   for (const auto& op : batch) {
     INFO(op.key << ": " << op.status.ToString());
@@ -271,7 +271,7 @@ TEST_CASE("a pipeline that ends short after a skipped reply keeps no answer",
     ScriptedServer server(cachet::test::RespRequests(),
                           {{Bulk("A")}, {":1\r\n"}, {""}, {Bulk("A")}});
     auto backend = RedisAt(server.port());
-    std::vector<cachet::Operation> batch = ThreeOps(cachet::OpKind::kGet);
+    std::vector<cachet::Operation> batch = Ops(cachet::OpKind::kGet, 3);
     batch.insert(batch.begin() + 1, cachet::Operation{});
     batch[1].kind = cachet::OpKind::kIncr;
     batch[1].key = "n";
@@ -283,14 +283,14 @@ TEST_CASE("a pipeline that ends short after a skipped reply keeps no answer",
     ScriptedServer server(cachet::test::MemcachedTextRequests(),
                           {{"DELETED\r\n"}, {""}, {"NOT_FOUND\r\n"}});
     auto backend = MemcachedAt(server.port());
-    std::vector<cachet::Operation> batch = ThreeOps(cachet::OpKind::kRemove);
+    std::vector<cachet::Operation> batch = Ops(cachet::OpKind::kRemove, 3);
     backend->Execute(batch);
     CheckNoneStands(batch);
   }
   SECTION("Tokyo Tyrant") {
     ScriptedServer server(TokyoTyrantRequest, {{std::string(1, '\0')}, {""}, {"\x01"}});
     auto backend = TokyoTyrantAt(server.port());
-    std::vector<cachet::Operation> batch = ThreeOps(cachet::OpKind::kRemove);
+    std::vector<cachet::Operation> batch = Ops(cachet::OpKind::kRemove, 3);
     backend->Execute(batch);
     CheckNoneStands(batch);
   }
@@ -463,9 +463,7 @@ TEST_CASE("memcached meta: an error line among quiet gets keeps the server's wor
                         {{""}, {""}, {"SERVER_ERROR out of memory\r\nMN\r\n"}});
   auto backend = MemcachedAt(server.port(), kIoTimeout, milliseconds(3000),
                              cachet::memcached::Protocol::kMeta);
-  std::vector<cachet::Operation> batch(2);
-  batch[0].key = "a";
-  batch[1].key = "b";
+  std::vector<cachet::Operation> batch = Ops(cachet::OpKind::kGet, 2);
   backend->Execute(batch);
   for (const auto& op : batch) {
     INFO(op.status.ToString());
@@ -512,9 +510,7 @@ void ReadsOneAgain(Backend& backend, const ScriptedServer& server) {
 template <class Backend>
 void ReadsTwoInABatch(Backend& backend) {
   REQUIRE(backend.Store(StoreMode::kSet, "a", ItemView("A"), {}).ok());
-  std::vector<cachet::Operation> ops(2);
-  ops[0].key = "a";
-  ops[1].key = "b";
+  std::vector<cachet::Operation> ops = Ops(cachet::OpKind::kGet, 2);
   backend.Execute(ops);
   for (const auto& op : ops) {
     INFO(op.status.ToString());
