@@ -73,6 +73,11 @@ bool ParseFlags(std::string_view rest, Reply* reply) {
 ParseResult MetaReplyParser::Parse(std::string_view input, Reply* reply) const {
   std::string_view line;
   ParseResult found = FindLine(input, limits_.max_line, &line);
+  if (found.outcome == ParseOutcome::kNeedMore) {
+    return PartialLine(input, {"VA", "HD", "EN", "NS", "EX", "NF", "MN", "ERROR", "CLIENT_ERROR",
+                               "SERVER_ERROR"},
+                       false);
+  }
   if (found.outcome != ParseOutcome::kReply) return found;
   *reply = Reply{};
   if (ParseErrorLine(line, reply)) return Complete(found.consumed);

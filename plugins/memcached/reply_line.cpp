@@ -19,6 +19,19 @@ ParseResult FindLine(std::string_view input, std::size_t max_line, std::string_v
   return Complete(newline + 1);
 }
 
+ParseResult PartialLine(std::string_view partial, std::initializer_list<std::string_view> words,
+                        bool number) {
+  if (!partial.empty() && partial.back() == '\r') partial.remove_suffix(1);
+  const std::size_t space = partial.find(' ');
+  const std::string_view word = partial.substr(0, space);
+  const bool digits = word.find_first_not_of("0123456789") == std::string_view::npos;
+  if (number && !word.empty() && digits && space == std::string_view::npos) return {};
+  for (std::string_view w : words) {
+    if (space == std::string_view::npos ? w.starts_with(word) : w == word) return {};
+  }
+  return Garbage("no reply starts with", partial.substr(0, 32));
+}
+
 bool ParseErrorLine(std::string_view line, Reply* reply) {
   std::string_view rest = line;
   std::string_view code = NextToken(&rest);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,14 @@ namespace cachet::memcached {
 // kNeedMore while no '\n' arrived within `max_line` bytes; kError for a line
 // that is too long or ends in a bare '\n'.
 ParseResult FindLine(std::string_view input, std::size_t max_line, std::string_view* line);
+
+// For a line whose end has not arrived: kNeedMore while `partial` can still
+// become a reply that starts with one of `words` (a whole word before its first
+// space; a prefix of one before it), or a bare number when `number`; otherwise
+// the error, so a server's garbage without a line end is refused at once rather
+// than waited for until the I/O timeout.
+ParseResult PartialLine(std::string_view partial, std::initializer_list<std::string_view> words,
+                        bool number);
 
 namespace reply_line_detail {
 

@@ -31,6 +31,12 @@ bool ParseStatOrVersion(std::string_view line, Reply* reply) {
 ParseResult TextReplyParser::Parse(std::string_view input, Reply* reply) const {
   std::string_view line;
   ParseResult found = FindLine(input, limits_.max_line, &line);
+  if (found.outcome == ParseOutcome::kNeedMore) {
+    return PartialLine(input, {"VALUE", "END", "STORED", "NOT_STORED", "EXISTS", "NOT_FOUND",
+                               "DELETED", "TOUCHED", "OK", "ERROR", "CLIENT_ERROR",
+                               "SERVER_ERROR", "VERSION", "STAT"},
+                       true);
+  }
   if (found.outcome != ParseOutcome::kReply) return found;
   *reply = Reply{};
   if (line.starts_with("VALUE ")) return ParseValue(input, line.substr(6), found.consumed, reply);

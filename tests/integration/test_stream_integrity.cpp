@@ -420,6 +420,38 @@ TEST_CASE("a reply no store can read is reported with its server's address",
   }
 }
 
+// A server that is not memcached may answer with bytes that never end a line
+// (here a TLS alert to a plain-text request): they start no reply, so the call
+// fails at once rather than at the I/O timeout, for single calls and batches.
+TEST_CASE("memcached: bytes that start no reply are refused without waiting for a line end",
+          "[stream][memcached]") {
+  const std::string alert("\x15\x03\x03\x00\x02\x02\x46", 7);
+  constexpr milliseconds kLongIo{3000};
+  for (auto protocol : {cachet::memcached::Protocol::kText, cachet::memcached::Protocol::kMeta}) {
+    for (const std::string& garbage : {alert, std::string("HELLO"), std::string("VALUX")}) {
+      ScriptedServer server(cachet::test::MemcachedTextRequests(), {{garbage}});
+      auto backend = MemcachedAt(server.port(), kLongIo, milliseconds(10000), protocol);
+      Item item;
+      Status single = backend->Get("a", &item);
+      INFO(single.ToString());
+      CHECK(single.IsProtocolError());
+      CHECK(single.message().find("no reply starts with") != std::string_view::npos);
+      // A text batch is one request line ("get a b"); a meta batch three (two
+      // quiet gets and a no-op), all in the server's hands before it answers.
+      const bool meta = protocol == cachet::memcached::Protocol::kMeta;
+      ScriptedServer batch_server(cachet::test::MemcachedTextRequests(),
+                                  std::vector<ScriptStep>(meta ? 3 : 1, ScriptStep(garbage)));
+      auto batch_backend = MemcachedAt(batch_server.port(), kLongIo, milliseconds(10000), protocol);
+      std::vector<cachet::Operation> batch = Ops(cachet::OpKind::kGet, 2);
+      batch_backend->Execute(batch);
+      for (const cachet::Operation& op : batch) {
+        INFO(op.status.ToString());
+        CHECK(op.status.IsProtocolError());
+      }
+    }
+  }
+}
+
 // In a pool of servers, the one that answered an error is the one to look at.
 TEST_CASE("an error reply names its server", "[stream][memcached][tokyotyrant]") {
   auto named = [](const Status& status, const ScriptedServer& server) {

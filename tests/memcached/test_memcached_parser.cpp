@@ -11,6 +11,7 @@ namespace cachet::memcached {
 namespace {
 
 using namespace std::string_literals;
+using namespace std::string_view_literals;
 
 // Parses `input` whole and checks that every strict prefix asks for more. The
 // reply's views point into the input, so the input is kept alive for the test.
@@ -124,10 +125,37 @@ TEST_CASE("text: garbage is a protocol error, never a guess", "[memcached][parse
   }
 }
 
+// A line whose end has not arrived is waited for only while it can still become
+// a reply; bytes that start none are refused at once.
+TEST_CASE("text and meta: a partial line that can start no reply is garbage at once",
+          "[memcached][parser]") {
+  TextReplyParser text;
+  MetaReplyParser meta;
+  Reply r;
+  for (std::string_view partial : {"V"sv, "VALUE"sv, "VALUE k 0"sv, "NOT_"sv, "SERVER_ERROR out"sv,
+                                   "12"sv, "STORED\r"sv, "ERROR"sv, "STAT pid 1"sv}) {
+    INFO(partial);
+    CHECK(text.Parse(partial, &r).outcome == ParseOutcome::kNeedMore);
+  }
+  for (std::string_view partial : {"V"sv, "VA 3 f1"sv, "HD\r"sv, "EN"sv, "MN"sv, "CLIENT_"sv}) {
+    INFO(partial);
+    CHECK(meta.Parse(partial, &r).outcome == ParseOutcome::kNeedMore);
+  }
+  for (const std::string& bad : {"HELLO"s, "VALUX"s, "12 "s, "1a"s, "END\x15"s, "END\rX"s,
+                                 "\x15\x03\x03"s, "value k"s}) {
+    INFO(bad);
+    CHECK(ParseGarbage(text, bad).IsProtocolError());
+  }
+  for (const std::string& bad : {"HELLO"s, "VALUE"s, "12"s, "VA3"s, "STORED"s}) {
+    INFO(bad);
+    CHECK(ParseGarbage(meta, bad).IsProtocolError());
+  }
+}
+
 TEST_CASE("text: limits on lines and values", "[memcached][parser]") {
   TextReplyParser parser(ParserLimits{64, 10});
   // A line with no end beyond the limit is garbage, not a reason to wait forever.
-  CHECK(ParseGarbage(parser, std::string(100, 'A')).IsProtocolError());
+  CHECK(ParseGarbage(parser, "SERVER_ERROR " + std::string(100, 'A')).IsProtocolError());
   CHECK(ParseGarbage(parser, "VALUE k 0 11\r\n").IsTooLarge());
   Reply r;
   CHECK(parser.Parse("VALUE k 0 10\r\n", &r).outcome == ParseOutcome::kNeedMore);
