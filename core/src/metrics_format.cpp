@@ -204,6 +204,9 @@ void WriteNear(const NearMetrics& near, std::ostream& out) {
       {"cachet_near_dropped_by_lost_link_total", "counter",
        "Entries dropped because the store's reports were lost or the topology changed.",
        near.dropped_by_lost_link},
+      {"cachet_near_dropped_by_stream_fault_total", "counter",
+       "Entries dropped because a connection saw bytes it could not account for.",
+       near.dropped_by_stream_fault},
       {"cachet_near_entries", "gauge", "Entries held now.", near.entries},
       {"cachet_near_bytes", "gauge", "Bytes the near cache holds now.", near.bytes},
   };
@@ -293,6 +296,7 @@ void WriteMetricsJson(std::string_view store, const Metrics& metrics,
                    {"misses", near.misses},
                    {"invalidations", near.invalidations},
                    {"dropped_by_lost_link", near.dropped_by_lost_link},
+                   {"dropped_by_stream_fault", near.dropped_by_stream_fault},
                    {"entries", near.entries},
                    {"bytes", near.bytes}};
   }

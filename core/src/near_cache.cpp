@@ -8,6 +8,7 @@
 #include <functional>
 #include <utility>
 
+#include "cachet/net/server_pool.h"
 #include "computed_record.h"
 
 namespace cachet {
@@ -51,7 +52,8 @@ NearCache::NearCache(std::shared_ptr<Backend> store, std::shared_ptr<Backend> ne
       near_(std::move(near)),
       ttl_(ttl),
       tracking_(tracking),
-      stripes_(std::make_unique<std::array<Stripe, kStripes>>()) {}
+      stripes_(std::make_unique<std::array<Stripe, kStripes>>()),
+      stream_faults_seen_(net::StreamFaults()) {}
 
 NearCache::~NearCache() {
   subscription_.reset();  // no callback runs past this line
@@ -83,6 +85,12 @@ NearCache::Ticket NearCache::Note(std::string_view key) noexcept {
 }
 
 bool NearCache::Lookup(std::string_view key, Item* out, Status* status) {
+  // A connection closed for bytes it could not account for may have handed an
+  // earlier read another request's answer: nothing kept before that is served.
+  if (const std::uint64_t faults = net::StreamFaults();
+      faults != stream_faults_seen_.load(std::memory_order_relaxed)) [[unlikely]] {
+    if (stream_faults_seen_.exchange(faults) != faults) DropAll(&dropped_by_stream_fault_);
+  }
   if (!Serving() || !near_->Get(key, out).ok() || out->value.empty()) {
     CountMisses(1);
     return false;
@@ -200,7 +208,7 @@ void NearCache::Drop(std::string_view key) {
   (void)near_->Remove(key);
 }
 
-void NearCache::DropAll(bool lost) {
+void NearCache::DropAll(std::atomic<std::uint64_t>* dropped) {
   if (InForkedChild()) return;
   // From here on a fill or write-through noted before refuses (each checks the
   // generation under its stripe's lock); passing through every stripe's lock, one
@@ -210,7 +218,7 @@ void NearCache::DropAll(bool lost) {
   for (Stripe& stripe : *stripes_) {
     const std::lock_guard pass(stripe.mutex);
   }
-  if (lost) dropped_by_lost_link_.fetch_add(EntryCount(), std::memory_order_relaxed);
+  if (dropped != nullptr) dropped->fetch_add(EntryCount(), std::memory_order_relaxed);
   (void)near_->Flush();
 }
 
@@ -290,7 +298,7 @@ Status NearCache::Touch(std::string_view key, Ttl ttl) {
 
 Status NearCache::Flush() {
   Status status = store_->Flush();
-  DropAll(/*lost=*/false);
+  DropAll();
   return status;
 }
 
@@ -298,7 +306,7 @@ Status NearCache::Flush() {
 Status NearCache::Extension(std::string_view command, std::span<const std::string> args,
                             std::vector<std::string>* reply) {
   Status status = store_->Extension(command, args, reply);
-  DropAll(/*lost=*/false);
+  DropAll();
   return status;
 }
 
@@ -381,6 +389,7 @@ NearMetrics NearCache::metrics() const {
   }
   m.invalidations = invalidations_.load(std::memory_order_acquire);
   m.dropped_by_lost_link = dropped_by_lost_link_.load(std::memory_order_relaxed);
+  m.dropped_by_stream_fault = dropped_by_stream_fault_.load(std::memory_order_relaxed);
   StatsMap stats;
   // A forked child has no entries it would serve, and must not take the near store's locks.
   if (!InForkedChild() && near_->Stats(&stats).ok()) {
@@ -398,6 +407,7 @@ Status NearCache::Stats(StatsMap* out) {
   out->emplace_back("near_misses", std::to_string(m.misses));
   out->emplace_back("near_invalidations", std::to_string(m.invalidations));
   out->emplace_back("near_dropped_by_lost_link", std::to_string(m.dropped_by_lost_link));
+  out->emplace_back("near_dropped_by_stream_fault", std::to_string(m.dropped_by_stream_fault));
   out->emplace_back("near_entries", std::to_string(m.entries));
   out->emplace_back("near_bytes", std::to_string(m.bytes));
   out->emplace_back("near_invalidation",
@@ -414,7 +424,7 @@ void NearCache::OnInvalidate(std::span<const std::string_view> keys) noexcept {
 }
 
 void NearCache::OnInvalidateAll() noexcept {
-  DropAll(/*lost=*/false);
+  DropAll();
   invalidations_.fetch_add(1, std::memory_order_release);
 }
 
@@ -425,7 +435,7 @@ void NearCache::OnTrackingLive(bool live) noexcept {
   }
   // Reads stop being answered near at once; then every entry goes.
   live_.store(false, std::memory_order_release);
-  DropAll(/*lost=*/true);
+  DropAll(&dropped_by_lost_link_);
 }
 
 // ---- entry points -----------------------------------------------------------

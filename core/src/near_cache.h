@@ -124,8 +124,8 @@ class NearCache final : public Backend, private InvalidationListener {
                  Ttl ttl);
   // Takes `key` out, moving its epoch (a write or an invalidation).
   void Drop(std::string_view key);
-  // Takes every entry out; `lost`: because the invalidations were lost.
-  void DropAll(bool lost);
+  // Takes every entry out, adding how many to `dropped` (null: not counted).
+  void DropAll(std::atomic<std::uint64_t>* dropped = nullptr);
   std::uint64_t EntryCount() const;
 
   void OnInvalidate(std::span<const std::string_view> keys) noexcept override;
@@ -158,6 +158,9 @@ class NearCache final : public Backend, private InvalidationListener {
   std::array<ReadCounts, kReadStripes> read_counts_;
   std::atomic<std::uint64_t> invalidations_{0};
   std::atomic<std::uint64_t> dropped_by_lost_link_{0};
+  // net::StreamFaults() when the entries were last dropped for one (Lookup).
+  std::atomic<std::uint64_t> stream_faults_seen_;
+  std::atomic<std::uint64_t> dropped_by_stream_fault_{0};
   std::vector<std::string> prefixes_;  // subscribed (empty: every key)
   // Last: destroyed first, so the store stops calling back before the rest goes.
   std::unique_ptr<InvalidationSubscription> subscription_;

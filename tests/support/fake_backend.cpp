@@ -147,6 +147,7 @@ Status FakeBackend::Stats(StatsMap* out) {
   std::lock_guard lock(mutex_);
   if (failure_) return *failure_;
   out->emplace_back("items", std::to_string(items_.size()));
+  out->emplace_back("curr_items", std::to_string(items_.size()));  // memcached's name
   return Status::OK();
 }
 

@@ -558,6 +558,7 @@ TEST_CASE("near: the Prometheus and JSON exports carry the near tier", "[unit][n
   CHECK(has("cachet_near_misses_total 3"));
   CHECK(has("cachet_near_invalidations_total 3"));
   CHECK(has("cachet_near_dropped_by_lost_link_total 1"));
+  CHECK(has("cachet_near_dropped_by_stream_fault_total 0"));
   CHECK(has("cachet_near_entries 1"));
   CHECK(has("# TYPE cachet_near_bytes gauge"));
   CHECK(has("cachet_near_bytes " + std::to_string(m.bytes)));
@@ -569,6 +570,7 @@ TEST_CASE("near: the Prometheus and JSON exports carry the near tier", "[unit][n
   CHECK(doc.find("\"invalidation\": \"tracking\"") != std::string::npos);
   CHECK(doc.find("\"hits\": 1,") != std::string::npos);
   CHECK(doc.find("\"dropped_by_lost_link\": 1") != std::string::npos);
+  CHECK(doc.find("\"dropped_by_stream_fault\": 0") != std::string::npos);
   CHECK(doc.find("\"bytes\": " + std::to_string(m.bytes)) != std::string::npos);
 }
 

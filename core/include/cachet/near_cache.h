@@ -51,6 +51,9 @@ struct NearMetrics {
   std::uint64_t misses = 0;  // reads that went to the store
   std::uint64_t invalidations = 0;         // keys the store reported changed
   std::uint64_t dropped_by_lost_link = 0;  // entries dropped when reports were lost
+  // Entries dropped because a connection was closed for bytes it could not
+  // account for (net::StreamFaults): a read before may have had another's answer.
+  std::uint64_t dropped_by_stream_fault = 0;
   std::uint64_t entries = 0;               // entries held now
   std::uint64_t bytes = 0;                 // bytes held now (the memory store's count)
 };

@@ -139,6 +139,15 @@ void Connection::Close() noexcept {
   next_address_ = 0;
 }
 
+bool Connection::UnaskedBytesArrived() {
+  if (!buffer_.empty()) return true;
+  if (fd_ < 0) return false;
+  // What OpenSSL decrypted and holds is data; a close_notify it read is not.
+  if (ssl_ != nullptr && SSL_has_pending(ssl_) > 0) return true;
+  char byte;
+  return ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
 std::string Connection::Describe(std::string_view what) const {
   return address_.HostPort() + ": " + std::string(what);
 }

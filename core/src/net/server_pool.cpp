@@ -16,7 +16,12 @@ std::int64_t NowNanos() {
       .count();
 }
 
+std::atomic<std::uint64_t> stream_faults{0};
+void NoteStreamFault() noexcept { stream_faults.fetch_add(1, std::memory_order_relaxed); }
+
 }  // namespace
+
+std::uint64_t StreamFaults() noexcept { return stream_faults.load(std::memory_order_relaxed); }
 
 std::size_t ServerPool::SparesHeld(const Server& s) noexcept {
   std::size_t held = 0;
@@ -153,6 +158,7 @@ ServerPool::Lease ServerPool::AcquireOther(Server& s, std::size_t server,
 }
 
 void ServerPool::DropStale(Server& s, Connection& connection) noexcept {
+  if (connection.UnaskedBytesArrived()) NoteStreamFault();
   connection.Close();
   s.connects.fetch_add(1, std::memory_order_relaxed);  // the borrower connects anew
 }
@@ -265,6 +271,7 @@ void ServerPool::ReportNotOk(std::size_t server, const Connection& used,
     counter->fetch_add(1, std::memory_order_relaxed);
   }
   if (transport.IsAuthFailed()) return;  // wrong credentials: nothing about health
+  if (transport.IsProtocolError()) NoteStreamFault();
   const bool failed = transport.IsTimeout() || transport.IsUnavailable() || transport.IsIoError() ||
                       transport.IsProtocolError();
   if (!failed) return ReportSuccess(server);

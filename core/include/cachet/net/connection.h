@@ -128,6 +128,9 @@ class CACHET_EXPORT Connection {
     pollfd idle{fd_, POLLIN, 0};
     return ::poll(&idle, 1, 0) == 0;
   }
+  // After QuietSinceLastUse() said no: whether bytes arrived (a reply nobody
+  // asked for) rather than only the server's close. Cold; it reads nothing away.
+  bool UnaskedBytesArrived();
   // QuietSinceLastUse() for an exchange that reads nothing back (memcached text
   // noreply writes only). Bytes waiting unread cannot be taken for its replies
   // (the next exchange that reads checks them), so the check is only there to

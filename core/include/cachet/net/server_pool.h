@@ -66,6 +66,14 @@ inline Status LateCall() {
   return Status::Timeout("the call's deadline passed before its request could be sent");
 }
 
+// How many times this process closed a connection for bytes it could not
+// account for: a protocol error (a reply too many, of the wrong kind, garbage)
+// or a reply nobody asked for that arrived while the connection was idle. An
+// answer read on that connection before the fault showed may have been another
+// request's (a protocol that pairs replies by position cannot tell), so what
+// keeps answers (the near cache) drops them when this moves.
+CACHET_EXPORT std::uint64_t StreamFaults() noexcept;
+
 class CACHET_EXPORT ServerPool {
  public:
   // REQUIRES: servers not empty; `distribution` was built for `servers`.
