@@ -265,8 +265,11 @@ std::optional<Redirect> ParseRedirect(std::string_view error, std::string_view a
 }
 
 ClusterErrorKind ClassifyClusterError(std::string_view error) noexcept {
-  if (error.starts_with("MOVED ")) return ClusterErrorKind::kMoved;
-  if (error.starts_with("ASK ")) return ClusterErrorKind::kAsk;
+  // The word alone too: a redirection without its arguments is malformed (a
+  // protocol error where ParseRedirect refuses it), not a command's error.
+  const std::string_view word = error.substr(0, error.find(' '));
+  if (word == "MOVED") return ClusterErrorKind::kMoved;
+  if (word == "ASK") return ClusterErrorKind::kAsk;
   if (error.starts_with("TRYAGAIN")) return ClusterErrorKind::kTryAgain;
   if (error.starts_with("CLUSTERDOWN")) return ClusterErrorKind::kClusterDown;
   return ClusterErrorKind::kNone;

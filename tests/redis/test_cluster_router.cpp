@@ -286,6 +286,27 @@ TEST_CASE("a cluster call inside a push hook is refused at once: not retried, no
   CHECK(hellos == 1);  // the refused call leased no connection of its own
 }
 
+TEST_CASE("a malformed redirection is a protocol error and so is a bare one", "[redis][cluster]") {
+  for (const char* reply : {"-MOVED\r\n", "-ASK\r\n", "-MOVED 12\r\n", "-ASK x h:1\r\n"}) {
+    std::atomic<int> port{0};  // set once the fake listens, read by its thread
+    FakeNode node([&](const std::string& request) -> std::string {
+      if (Has(request, "SHARDS")) return ShardsReply(port);
+      return Each(request, reply);
+    });
+    port = node.port();
+    auto backend = ConnectTo(node.port());
+    Item item;
+    cachet::Status single = backend->Get("k", &item);
+    INFO(reply << single.ToString());
+    CHECK(single.IsProtocolError());
+    std::vector<cachet::Operation> batch(2);
+    batch[0].key = "k";
+    batch[1].key = "{k}2";
+    backend->Execute(batch);
+    for (const cachet::Operation& op : batch) CHECK(op.status.IsProtocolError());
+  }
+}
+
 TEST_CASE("MOVED to another node updates the slot map without a reload", "[redis][cluster]") {
   // Node A's map gives it every slot and never changes; A answers MOVED to B
   // for slot kSlot. The map is not reloaded (refresh_interval 60 s), so only
