@@ -222,11 +222,24 @@ std::string BackendOf(const std::string& path, const std::vector<std::string>& o
   return backend == nullptr ? "memory" : backend->value;
 }
 
+// Whether the config sets the memory store's window_percent, which the lru rows
+// cannot run with (the store refuses it beside policy = lru).
+bool SetsWindow(const std::string& path, const std::vector<std::string>& overrides) {
+  Result<Config> config = Config::LoadFile(path, overrides);
+  const ConfigSection* memory = config.ok() ? config->section("memory") : nullptr;
+  return memory != nullptr && memory->Find("window_percent") != nullptr;
+}
+
 Status RunConfig(const std::string& path, const HitRatioPlan& plan) {
   const std::string label = std::filesystem::path(path).stem().string();
   if (BackendOf(path, plan.overrides) != "memory") {
     std::cout << "hit_ratio: " << label << ": skipped: only the memory store has a policy\n";
     return Status::OK();
+  }
+  if (SetsWindow(path, plan.overrides)) {
+    return Status::InvalidArgument("hit_ratio: " + path +
+                                   " sets window_percent: each row sets the policy and window "
+                                   "itself, and policy = lru refuses a window; leave it unset");
   }
   const std::string value = MakeRandomText(plan.value_size, 7);
   Result<std::size_t> charge = ItemCharge(path, plan, value);

@@ -92,6 +92,12 @@ Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
       !s.ok()) {
     return s;
   }
+  // A window only tinylfu has: set beside lru, it would be silently ignored.
+  const ConfigValue* window = section.Find("window_percent");
+  if (options->policy == EvictionPolicy::kLru && window != nullptr &&
+      window->source != "default") {
+    return section.ErrorAt("window_percent", "applies to policy = tinylfu only (policy is lru)");
+  }
   options->expiry_rounds_down = section.GetString("expiry_rounding") == "down";
   // The budget holds the shards' empty tables and at least 1 KiB of items: a smaller
   // one would accept the config and then refuse every write as too large.

@@ -491,6 +491,22 @@ TEST_CASE("tinylfu's window keeps its share of the shard and its count", "[memor
   CHECK(StatsOf(*cache)["window_items"] == "1");
 }
 
+TEST_CASE("memory refuses a window_percent beside policy lru", "[memory][policy]") {
+  for (const char* policy : {"", "policy = lru\n"}) {
+    auto config = Config::Parse(std::string("[cache]\nbackend = memory\n[memory]\n") + policy +
+                                    "window_percent = 5\n",
+                                "memory-policy.conf");
+    REQUIRE(config.ok());
+    auto cache = Cache::Open(std::move(config).value());
+    REQUIRE_FALSE(cache.ok());
+    INFO(cache.status().ToString());
+    CHECK(cache.status().IsConfigError());
+    CHECK(cache.status().message().find("memory-policy.conf:") != std::string::npos);
+    CHECK(cache.status().message().find("window_percent = 5: applies to policy = tinylfu only") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("memory refuses a window_percent out of range", "[memory][policy]") {
   auto config = Config::Parse("[cache]\nbackend = memory\n[memory]\npolicy = tinylfu\n"
                               "window_percent = 51\n",
