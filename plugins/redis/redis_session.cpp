@@ -108,6 +108,7 @@ std::unique_ptr<net::Login> RedisSession::NewLogin(const net::Connection& connec
 RedisLogin::RedisLogin(const SessionSettings& settings, std::string where)
     : where_(std::move(where)),
       user_(settings.username.empty() ? kDefaultUser : settings.username),
+      credentials_prefix_(settings.credentials_prefix),
       parser_(settings.limits) {
   const bool has_password = !settings.password.empty();
   authenticates_ = has_password;
@@ -124,7 +125,8 @@ RedisLogin::RedisLogin(const SessionSettings& settings, std::string where)
     } else {
       RespCommand(&request_, 3).Arg("AUTH").Arg(settings.username).Arg(settings.password);
     }
-    steps_[commands_++] = "AUTH (password)";
+    auth_step_ = "AUTH (" + credentials_prefix_ + "password)";
+    steps_[commands_++] = auth_step_;
   }
   if (settings.db != 0) {
     RespCommand(&request_, 2).Arg("SELECT").Arg(settings.db);
@@ -161,8 +163,10 @@ Status RedisLogin::Consume(net::ReadBuffer& buffer) {
   });
   if (!s.ok() || !done() || first_error_.ok()) return s;
   if (first_error_.IsAuthFailed()) {
+    const std::string& prefix = credentials_prefix_;
     return Status::AuthFailed("redis " + where_ + ": authentication failed for user '" + user_ +
-                              "' (check [redis] username and password)");
+                              "' (check [redis] " + prefix + "username and " + prefix +
+                              "password)");
   }
   return first_error_;
 }

@@ -58,6 +58,9 @@ struct SessionSettings {
   int resp = 2;             // 2 or 3 (RESP3 push frames are a protocol error on 2)
   std::string username;     // ACL user; empty: the default user
   std::string password;     // empty: no AUTH
+  // Before "username" and "password" in a refused login's message: the settings
+  // of these credentials ("sentinel_" for the sentinels' own).
+  std::string_view credentials_prefix;
   std::int64_t db = 0;      // SELECT when not 0
   std::string client_name;  // CLIENT SETNAME when not empty
   RespLimits limits;        // limits.resp3 is set by RedisSession from `resp`
@@ -123,6 +126,8 @@ class RedisLogin final : public net::Login {
   // The login `settings` ask of a connection to `where` ("host:port");
   // empty() when they ask nothing (no password, database 0, no name, RESP2).
   RedisLogin(const SessionSettings& settings, std::string where);
+  RedisLogin(const RedisLogin&) = delete;  // steps_ may point into auth_step_
+  RedisLogin& operator=(const RedisLogin&) = delete;
 
   bool empty() const noexcept { return commands_ == 0; }
   iovec* Request(int* count) override {
@@ -142,6 +147,8 @@ class RedisLogin final : public net::Login {
   std::size_t answered_ = 0;
   // Each login command, and the setting that asks for it, for an error's message.
   std::string_view steps_[3];
+  std::string credentials_prefix_;  // SessionSettings::credentials_prefix
+  std::string auth_step_;           // "AUTH (<prefix>password)", which steps_ may point to
   RespParser parser_;
   Status first_error_;  // the first error reply
   bool authenticates_ = false;  // the first command carries the credentials

@@ -58,7 +58,8 @@ namespace cachet::redis {
 struct SentinelSettings {
   std::vector<net::ServerAddress> sentinels;
   std::string master;              // sentinel_master
-  SessionSettings session;         // for the sentinels: their credentials, RESP2
+  // For the sentinels: their credentials (named so in a refused login), RESP2.
+  SessionSettings session{.credentials_prefix = "sentinel_"};
   bool read_from_replica = false;  // read_from = replica
   // Least time between two discoveries prompted by failed calls.
   std::chrono::milliseconds refresh_interval{250};

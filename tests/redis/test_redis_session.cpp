@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <utility>
@@ -19,6 +20,7 @@
 #include "cachet/net/connection.h"
 #include "redis_backend.h"
 #include "redis_session.h"
+#include "sentinel_router.h"
 #include "launchers/server_process.h"
 #include "support/scripted_server.h"
 
@@ -363,4 +365,36 @@ TEST_CASE("store: a push met while a large request goes out reaches the hook, th
 }
 
 }  // namespace
+}  // namespace cachet::redis
+
+namespace cachet::redis {
+
+// A refused login names the settings of the credentials it sent: the data nodes'
+// username and password, or the sentinels' own sentinel_username and
+// sentinel_password.
+TEST_CASE("session: a refused login names the settings of its credentials",
+          "[redis][session][login]") {
+  const auto refused = [](const SessionSettings& settings) {
+    RedisLogin login(settings, "127.0.0.1:1");
+    net::ReadBuffer buffer;
+    const std::string reply = "-WRONGPASS invalid username-password pair\r\n";
+    std::memcpy(buffer.PrepareWrite(reply.size()), reply.data(), reply.size());
+    buffer.Commit(reply.size());
+    Status s = login.Consume(buffer);
+    INFO(s.ToString());
+    CHECK(s.IsAuthFailed());
+    return std::string(s.message());
+  };
+  SessionSettings data;
+  data.password = "secret-1";
+  const std::string data_message = refused(data);
+  CHECK(data_message.find("(check [redis] username and password)") != std::string::npos);
+  SentinelSettings sentinel;
+  sentinel.session.password = "secret-2";
+  const std::string sentinel_message = refused(sentinel.session);
+  CHECK(sentinel_message.find("(check [redis] sentinel_username and sentinel_password)") !=
+        std::string::npos);
+  CHECK(sentinel_message.find("secret") == std::string::npos);
+}
+
 }  // namespace cachet::redis
