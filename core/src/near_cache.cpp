@@ -85,13 +85,15 @@ NearCache::Ticket NearCache::Note(std::string_view key) noexcept {
 }
 
 bool NearCache::Lookup(std::string_view key, Item* out, Status* status) {
+  if (!Serving()) {
+    CountMisses(1);
+    return false;
+  }
   // A connection closed for bytes it could not account for may have handed an
   // earlier read another request's answer: nothing kept before that is served.
-  if (const std::uint64_t faults = net::StreamFaults();
-      faults != stream_faults_seen_.load(std::memory_order_relaxed)) [[unlikely]] {
-    if (stream_faults_seen_.exchange(faults) != faults) DropAll(&dropped_by_stream_fault_);
-  }
-  if (!Serving() || !near_->Get(key, out).ok() || out->value.empty()) {
+  if (net::StreamFaults() != stream_faults_seen_.load(std::memory_order_acquire)) [[unlikely]]
+    DropAfterStreamFault();
+  if (!near_->Get(key, out).ok() || out->value.empty()) {
     CountMisses(1);
     return false;
   }
@@ -206,6 +208,16 @@ void NearCache::Drop(std::string_view key) {
   const std::lock_guard lock(stripe.mutex);
   stripe.epoch.fetch_add(1, std::memory_order_acq_rel);
   (void)near_->Remove(key);
+}
+
+void NearCache::DropAfterStreamFault() {
+  // Readers that see the fault wait here until the entries are gone; the count
+  // seen is published only after, so no reader skips the drop while it runs.
+  const std::lock_guard lock(stream_fault_mutex_);
+  const std::uint64_t faults = net::StreamFaults();
+  if (faults == stream_faults_seen_.load(std::memory_order_relaxed)) return;  // done by another
+  DropAll(&dropped_by_stream_fault_);
+  stream_faults_seen_.store(faults, std::memory_order_release);
 }
 
 void NearCache::DropAll(std::atomic<std::uint64_t>* dropped) {

@@ -126,6 +126,8 @@ class NearCache final : public Backend, private InvalidationListener {
   void Drop(std::string_view key);
   // Takes every entry out, adding how many to `dropped` (null: not counted).
   void DropAll(std::atomic<std::uint64_t>* dropped = nullptr);
+  // DropAll once net::StreamFaults() moved past stream_faults_seen_ (Lookup).
+  void DropAfterStreamFault();
   std::uint64_t EntryCount() const;
 
   void OnInvalidate(std::span<const std::string_view> keys) noexcept override;
@@ -158,7 +160,9 @@ class NearCache final : public Backend, private InvalidationListener {
   std::array<ReadCounts, kReadStripes> read_counts_;
   std::atomic<std::uint64_t> invalidations_{0};
   std::atomic<std::uint64_t> dropped_by_lost_link_{0};
-  // net::StreamFaults() when the entries were last dropped for one (Lookup).
+  // net::StreamFaults() when the entries were last dropped for one (Lookup),
+  // stored once they are gone, under the mutex.
+  std::mutex stream_fault_mutex_;
   std::atomic<std::uint64_t> stream_faults_seen_;
   std::atomic<std::uint64_t> dropped_by_stream_fault_{0};
   std::vector<std::string> prefixes_;  // subscribed (empty: every key)

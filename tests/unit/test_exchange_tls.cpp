@@ -269,6 +269,35 @@ TEST_CASE("a TLS connection whose server sent close_notify with its reply is not
   CHECK(reader.line == "value");
   // The session is over although the socket is silent: the pool's check says so.
   CHECK_FALSE(connection->QuietSinceLastUse());
+  // A close, not a reply nobody asked for: no stream fault.
+  CHECK_FALSE(connection->UnaskedBytesArrived());
+  connection.reset();
+}
+
+// A server that answers, then sends a one-byte record nobody asked for while the
+// client's connection is idle, then waits for the client's close.
+TEST_CASE("a TLS connection that received a stray record while idle reports unasked bytes",
+          "[exchange][tls][pool]") {
+  fake_tls::OneConnectionServer server(ServerContext(), kServerPatience, [](auto& side) {
+    char chunk[256];
+    if (SSL_accept(side.ssl()) != 1 || SSL_read(side.ssl(), chunk, sizeof chunk) <= 0) return;
+    if (SSL_write(side.ssl(), "value\n", 6) != 6) return;
+    std::this_thread::sleep_for(milliseconds(50));  // the client is idle by then
+    if (SSL_write(side.ssl(), "x", 1) != 1) return;
+    pollfd closed{side.fd(), POLLIN, 0};
+    (void)::poll(&closed, 1, static_cast<int>(kServerPatience.count()));
+  });
+  auto connection = ConnectedTlsConnectionTo(server.port(), milliseconds(1000));
+  const std::string request = "get a\n";
+  OneLineReader reader;
+  iovec piece = Piece(request);
+  const Clock::time_point start = Clock::now();
+  REQUIRE(RunLoneExchange(*connection, &piece, 1, reader, start, start + milliseconds(2000)).ok());
+  CHECK(reader.line == "value");
+  pollfd stray{connection->fd(), POLLIN, 0};
+  REQUIRE(::poll(&stray, 1, 2000) == 1);
+  CHECK_FALSE(connection->QuietSinceLastUse());
+  CHECK(connection->UnaskedBytesArrived());  // one byte, still OpenSSL's to read
   connection.reset();
 }
 

@@ -28,6 +28,7 @@
 #include "cachet/invalidation.h"
 #include "cachet/metrics_format.h"
 #include "cachet/near_cache.h"
+#include "cachet/net/server_pool.h"
 #include "cachet/plugin.h"
 #include "cachet/thread_number.h"
 #include "support/forwarding_backend.h"
@@ -524,6 +525,38 @@ TEST_CASE("near: a lost link drops everything and serves nothing until live", "[
   (void)Read(*cache, "a");
   (void)Read(*cache, "a");
   CHECK(store->reads == before + 3);
+}
+
+// A stream fault anywhere in the process (net::NoteStreamFault, which the pool
+// and the engine call) drops every entry before the next read is served, and
+// threads reading at that moment never see an entry from before it.
+TEST_CASE("near: a stream fault drops everything before the next read", "[unit][near]") {
+  auto [store, cache] = Near(false, NearInvalidation::kTtl, 60000ms);
+  REQUIRE(cache->Set("a", std::string("1")).ok());
+  REQUIRE(cache->Set("b", std::string("2")).ok());
+  CHECK(Read(*cache, "a") == "1");
+  CHECK(store->reads == 0);
+  // What the store holds now differs from the near copies, as a value read
+  // through a stream out of step would.
+  store->WriteBehind("a", "1 from the store");
+  store->WriteBehind("b", "2 from the store");
+  net::NoteStreamFault();
+  std::atomic<int> stale{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) {
+        const std::string a = Read(*cache, "a");
+        if (a != "1 from the store") ++stale;
+      }
+    });
+  }
+  for (std::thread& reader : readers) reader.join();
+  CHECK(stale == 0);
+  CHECK(Read(*cache, "b") == "2 from the store");
+  const NearMetrics m = cache->near_metrics();
+  CHECK(m.dropped_by_stream_fault == 2);
+  CHECK(store->reads >= 2);
 }
 
 TEST_CASE("near: the Prometheus and JSON exports carry the near tier", "[unit][near][metrics]") {

@@ -25,6 +25,7 @@
 //   cachet_near_misses_total                            counter: reads that went to the store
 //   cachet_near_invalidations_total                     counter: keys the store reported changed
 //   cachet_near_dropped_by_lost_link_total              counter: entries dropped with the link
+//   cachet_near_dropped_by_stream_fault_total           counter: dropped after a stream fault
 //   cachet_near_entries                                 gauge
 //   cachet_near_bytes                                   gauge: bytes held
 // One exposition covers one Cache: its series carry no label naming the Cache,

@@ -165,7 +165,7 @@ void BatchRunner::Finish(Enlisted& e, Connection& connection) {
   e.batch->Settle(e.status);
   // A timeout after a wait that left too little time is the wait's, not the server's.
   if (!(e.squeezed && e.status.IsTimeout())) e.pool->Report(e.server, connection, e.status);
-  if (e.batch->poisoned()) connection.Close();
+  if (e.batch->poisoned()) CloseOutOfStep(connection);
 }
 
 std::vector<Status> RunOnEach(std::span<const ServerRef> servers,

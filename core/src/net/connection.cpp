@@ -142,8 +142,9 @@ void Connection::Close() noexcept {
 bool Connection::UnaskedBytesArrived() {
   if (!buffer_.empty()) return true;
   if (fd_ < 0) return false;
-  // What OpenSSL decrypted and holds is data; a close_notify it read is not.
-  if (ssl_ != nullptr && SSL_has_pending(ssl_) > 0) return true;
+  // Over TLS the idle check peeked: the data it met is still OpenSSL's to read
+  // (a close_notify or a session ticket leaves none).
+  if (ssl_ != nullptr) return SSL_pending(ssl_) > 0;
   char byte;
   return ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }

@@ -110,10 +110,11 @@ bool Connection::TlsQuiet(bool socket_silent, bool socket_has_bytes) {
   if ((SSL_get_shutdown(ssl_) & SSL_RECEIVED_SHUTDOWN) != 0) return false;
   if (socket_silent && SSL_has_pending(ssl_) == 0) return true;
   // Something came while the connection was idle: a session ticket is
-  // housekeeping; a byte of data, an alert or half a record is not.
+  // housekeeping; a byte of data, an alert or half a record is not. Peeked, so
+  // data stays for UnaskedBytesArrived() to see.
   char byte;
   ERR_clear_error();
-  const int ret = SSL_read(ssl_, &byte, 1);
+  const int ret = SSL_peek(ssl_, &byte, 1);
   const bool housekeeping =
       ret <= 0 && SSL_get_error(ssl_, ret) == SSL_ERROR_WANT_READ && SSL_has_pending(ssl_) == 0;
   ERR_clear_error();

@@ -17,11 +17,11 @@ std::int64_t NowNanos() {
 }
 
 std::atomic<std::uint64_t> stream_faults{0};
-void NoteStreamFault() noexcept { stream_faults.fetch_add(1, std::memory_order_relaxed); }
 
 }  // namespace
 
-std::uint64_t StreamFaults() noexcept { return stream_faults.load(std::memory_order_relaxed); }
+std::uint64_t StreamFaults() noexcept { return stream_faults.load(std::memory_order_acquire); }
+void NoteStreamFault() noexcept { stream_faults.fetch_add(1, std::memory_order_release); }
 
 std::size_t ServerPool::SparesHeld(const Server& s) noexcept {
   std::size_t held = 0;
@@ -271,7 +271,7 @@ void ServerPool::ReportNotOk(std::size_t server, const Connection& used,
     counter->fetch_add(1, std::memory_order_relaxed);
   }
   if (transport.IsAuthFailed()) return;  // wrong credentials: nothing about health
-  if (transport.IsProtocolError()) NoteStreamFault();
+  if (transport.IsProtocolError() && used.reused()) NoteStreamFault();
   const bool failed = transport.IsTimeout() || transport.IsUnavailable() || transport.IsIoError() ||
                       transport.IsProtocolError();
   if (!failed) return ReportSuccess(server);

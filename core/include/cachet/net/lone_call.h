@@ -141,7 +141,7 @@ inline void RunAlone(ServerPool& pool, std::size_t server, iovec* request, int c
   auto exchange = [&](Connection& connection, Clock::time_point began) {
     Status s = RunLoneExchange(connection, request, count, batch, began, deadline);
     // A reply that leaves the stream out of step: the connection is not reused.
-    if (batch.poisoned()) connection.Close();
+    if (batch.poisoned()) CloseOutOfStep(connection);
     return s;
   };
   if (!batch.reads_only() || count > kKeptPieces) {

@@ -66,13 +66,26 @@ inline Status LateCall() {
   return Status::Timeout("the call's deadline passed before its request could be sent");
 }
 
-// How many times this process closed a connection for bytes it could not
-// account for: a protocol error (a reply too many, of the wrong kind, garbage)
-// or a reply nobody asked for that arrived while the connection was idle. An
-// answer read on that connection before the fault showed may have been another
-// request's (a protocol that pairs replies by position cannot tell), so what
-// keeps answers (the near cache) drops them when this moves.
+// How many times this process closed a connection that had served earlier
+// calls (reused()) for bytes it could not account for: a protocol error (a reply
+// too many, of the wrong kind, garbage), a reply nobody asked for that arrived
+// while it was idle, or a batch's poisoned() reply. An answer read on it before
+// the fault showed may have been another request's (a protocol that pairs replies
+// by position cannot tell), so what keeps answers (the near cache) drops them
+// when this moves. A server's close is no fault, nor is anything on a connection
+// made for the call (no earlier answer came over it).
 CACHET_EXPORT std::uint64_t StreamFaults() noexcept;
+// Counts one stream fault. The pool counts what it sees (Report's protocol
+// errors, the idle check) and CloseOutOfStep() what a batch finds; a store that
+// finds one elsewhere on a reused connection calls this.
+CACHET_EXPORT void NoteStreamFault() noexcept;
+
+// Closes a connection whose stream is out of step (a batch's poisoned()), with
+// a stream fault when it had served earlier calls.
+inline void CloseOutOfStep(Connection& connection) noexcept {
+  if (connection.reused()) NoteStreamFault();
+  connection.Close();
+}
 
 class CACHET_EXPORT ServerPool {
  public:
