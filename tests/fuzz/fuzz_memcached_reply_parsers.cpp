@@ -1,7 +1,9 @@
 // Fuzz target: the memcached text and meta reply parsers on arbitrary bytes.
 // Each reply they accept must lie inside the input, and parsing must end in
-// need-more or an error within a bounded number of replies. A value header the
-// batches read large values direct from must lie inside the input too.
+// need-more or an error within a bounded number of replies. Every proper prefix
+// of a reply they accept must ask for more (a partial line is refused only when
+// it can become no reply). A value header the batches read large values direct
+// from must lie inside the input too.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -25,6 +27,14 @@ void ParseAll(const Parser& parser, std::string_view input) {
         (reply.data.data() < input.data() ||
          reply.data.data() + reply.data.size() > input.data() + input.size())) {
       std::abort();
+    }
+    // Every proper prefix of an accepted reply waits for the rest.
+    for (std::size_t cut = 0; cut < r.consumed; ++cut) {
+      cachet::memcached::Reply partial;
+      if (parser.Parse(input.substr(0, cut), &partial).outcome !=
+          cachet::memcached::ParseOutcome::kNeedMore) {
+        std::abort();
+      }
     }
     input.remove_prefix(r.consumed);
   }
