@@ -166,7 +166,8 @@ Status ClusterRouter::Run(std::string_view key, std::string_view request, const 
     std::size_t node = ask_node != kNoNode ? ask_node : topology_.NodeFor(slot);
     if (node == kNoNode) {
       Status loaded = topology_.Refresh(deadline);
-      if (loaded.IsAuthFailed()) return loaded;
+      // Wrong credentials, or slot maps no retry would read: said at once.
+      if (loaded.IsAuthFailed() || loaded.IsProtocolError()) return loaded;
       node = topology_.NodeFor(slot);
       if (node == kNoNode) {
         last = loaded.ok() ? NoNodeFor(slot) : loaded;  // a failed reload says why

@@ -168,6 +168,8 @@ std::vector<std::size_t> ClusterTopology::Candidates() {
 
 Status ClusterTopology::Reload(net::Deadline deadline) {
   Status last = Status::Unavailable("redis cluster: no node is known");
+  std::size_t asked = 0;
+  std::size_t unreadable = 0;  // nodes whose slot map made no sense
   for (std::size_t node : Candidates()) {
     if (net::Clock::now() >= deadline) {
       return Status::Timeout(
@@ -182,7 +184,14 @@ Status ClusterTopology::Reload(net::Deadline deadline) {
       return Status::OK();
     }
     if (s.IsAuthFailed()) return s;
+    ++asked;
+    unreadable += s.IsProtocolError();
     last = s.ok() ? Status::Unavailable("redis cluster " + where(node) + ": serves no slot") : s;
+  }
+  // Every node answered, with nothing a retry would read better: said at once.
+  if (unreadable > 0 && unreadable == asked) {
+    return Status::ProtocolError("redis cluster: no node sent a slot map cachet can read; last: " +
+                                 std::string(last.message()));
   }
   return Status::Unavailable("redis cluster: could not load the slot map: " +
                              std::string(last.message()));
@@ -195,6 +204,12 @@ Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map, net::Deadline d
   const NodePort port_kind =
       pool_options_.connection.tls != nullptr ? NodePort::kTls : NodePort::kPlain;
   Status parsed;
+  // A slot map that makes no sense is the node's: its message names it.
+  const auto named = [&](Status status) {
+    if (status.ok()) return status;
+    return Status::FromCode(status.code(),
+                            "redis " + where(node) + ": " + std::string(status.message()));
+  };
   Status s = net::CallServer(
       node_pool, 0, net::ServerPool::Use::kReadsReplies, net::Clock::now(), deadline, &session_,
       [&](net::Connection& connection, net::Clock::time_point) {
@@ -207,14 +222,14 @@ Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map, net::Deadline d
                 no_shards = true;  // older than 7.0: ask for SLOTS instead
                 return;
               }
-              parsed = SlotMap::FromShards(reply, host, port_kind, map);
+              parsed = named(SlotMap::FromShards(reply, host, port_kind, map));
             });
         if (!sent.ok() || !no_shards) return sent;
         request.clear();
         AppendCommand(&request, {"CLUSTER", "SLOTS"});
         return session_.Run(connection, request, 1, deadline, [&](std::size_t, RespValue reply) {
           parsed = reply.IsError() ? StatusFromError(reply.text(), where(node))
-                                   : SlotMap::FromSlots(reply, host, map);
+                                   : named(SlotMap::FromSlots(reply, host, map));
         });
       });
   return s.ok() ? parsed : s;

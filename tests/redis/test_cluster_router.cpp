@@ -307,6 +307,21 @@ TEST_CASE("a malformed redirection is a protocol error and so is a bare one", "[
   }
 }
 
+TEST_CASE("a slot map no node sends readably is a protocol error naming the node at once",
+          "[redis][cluster]") {
+  FakeNode node([&](const std::string& request) -> std::string {
+    if (Has(request, "SHARDS") || Has(request, "SLOTS")) return "*1\r\n:5\r\n";
+    return Each(request, "$1\r\nv\r\n");
+  });
+  auto backend = ConnectTo(node.port());
+  Item item;
+  cachet::Status s = backend->Get("k", &item);
+  INFO(s.ToString());
+  CHECK(s.IsProtocolError());
+  CHECK(s.message().find("127.0.0.1:" + std::to_string(node.port())) != std::string_view::npos);
+  CHECK(s.message().find("slot map") != std::string_view::npos);
+}
+
 TEST_CASE("MOVED to another node updates the slot map without a reload", "[redis][cluster]") {
   // Node A's map gives it every slot and never changes; A answers MOVED to B
   // for slot kSlot. The map is not reloaded (refresh_interval 60 s), so only
