@@ -864,3 +864,31 @@ TEST_CASE("Redis: a 100 MB value is written and read back whole", "[stream][redi
     CHECK(item.value == value);
   }
 }
+
+// A server that refuses a request answers and hangs up before taking all of it
+// (redis-server with a value over proto-max-bulk-len): the send fails, quoting
+// the refusal, and the server, which answered, is not held to blame: other
+// calls go on, however many such values are refused in a row.
+TEST_CASE("Redis: values over proto-max-bulk-len do not mark the server dead",
+          "[stream][redis][large]") {
+  auto server = cachet::test::StartRedis({"--proto-max-bulk-len", "1mb"});
+  REQUIRE(server.ok());
+  cachet::redis::RedisOptions options;
+  options.servers.push_back(Loopback((*server)->port()));
+  options.pool.retry_timeout = milliseconds(60000);  // a server marked dead stays so
+  cachet::redis::RedisBackend backend(std::move(options));
+  // Larger than the socket buffers take, so the server's close fails the send.
+  const std::string value(30 * 1024 * 1024, 'v');
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    Status refused = backend.Store(StoreMode::kSet, "big", ItemView(value), {});
+    INFO(refused.ToString());
+    CHECK_FALSE(refused.ok());
+    CHECK(refused.message().find("invalid bulk length") != std::string_view::npos);
+  }
+  REQUIRE(backend.Store(StoreMode::kSet, "small", ItemView("v"), {}).ok());
+  std::vector<cachet::ServerHealth> health;
+  REQUIRE(backend.Health(&health).ok());
+  REQUIRE(health.size() == 1);
+  CHECK(health[0].marked_dead == 0);
+  CHECK(health[0].consecutive_failures == 0);
+}

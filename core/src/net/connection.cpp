@@ -75,6 +75,7 @@ Connection::Connection(Connection&& other) noexcept
       owner_pid_(other.owner_pid_),
       buffer_(std::move(other.buffer_)),
       reused_(other.reused_),
+      refused_request_(other.refused_request_),
       connecting_(std::exchange(other.connecting_, false)),
       addresses_(std::move(other.addresses_)),
       next_address_(std::exchange(other.next_address_, 0)),
@@ -98,6 +99,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     owner_pid_ = other.owner_pid_;
     buffer_ = std::move(other.buffer_);
     reused_ = other.reused_;
+    refused_request_ = other.refused_request_;
     connecting_ = std::exchange(other.connecting_, false);
     addresses_ = std::move(other.addresses_);
     next_address_ = std::exchange(other.next_address_, 0);
@@ -294,6 +296,7 @@ Status Connection::ContinueConnect() {
 
 Status Connection::Established() {
   reused_ = false;
+  refused_request_ = false;
   addresses_.clear();
   next_address_ = 0;
   int one = 1;

@@ -45,6 +45,7 @@ Status ExchangeState::SendFailure(Connection& connection, Status sent) {
   }
   const std::string_view said = OneShortLine(connection.buffer().data());
   if (said.empty()) return sent;
+  connection.MarkRefusedRequest();
   return Status::IoError(std::string(sent.message()) + "; the server's last reply: \"" +
                          std::string(said) + "\"");
 }

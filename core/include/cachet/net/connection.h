@@ -146,6 +146,11 @@ class CACHET_EXPORT Connection {
   // from the pool); false once it is connected anew.
   bool reused() const noexcept { return reused_; }
   void MarkReused() noexcept { reused_ = true; }
+  // True when the server answered and hung up before it took the whole request
+  // (ExchangeState quoted its answer): the request was refused, the server is
+  // well. Kept past Close(), until the next connect, as reused() is.
+  bool refused_request() const noexcept { return refused_request_; }
+  void MarkRefusedRequest() noexcept { refused_request_ = true; }
 
   // A stand-in the pool lends when every connection its bound allows stayed in
   // use until the call's deadline (ServerPool, max_connections): connecting
@@ -344,6 +349,7 @@ class CACHET_EXPORT Connection {
   pid_t owner_pid_ = 0;
   ReadBuffer buffer_;
   bool reused_ = false;
+  bool refused_request_ = false;
   // The connect in progress: the addresses still to try and when to give up.
   bool connecting_ = false;
   std::vector<SocketAddress> addresses_;
