@@ -235,7 +235,9 @@ Status MemcachedBackend::RunOnServers(
   const std::vector<Status> outcomes = net::RunOnEach(targets, batches, pool_.CallDeadline());
   Status first_error;
   for (std::size_t i = 0; i < servers.size(); ++i) {
-    const Status& s = outcomes[i].ok() ? readers[i].outcome() : outcomes[i];
+    const Status s =
+        outcomes[i].ok() ? NamingServer(readers[i].outcome(), pool_.address(servers[i]).HostPort())
+                         : outcomes[i];
     if (s.ok()) {
       on_reply(servers[i], readers[i].lines());
     } else if (first_error.ok()) {

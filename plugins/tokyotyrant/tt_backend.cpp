@@ -302,12 +302,22 @@ Status TokyoTyrantBackend::RoundTripOn(std::span<const std::size_t> servers,
   return Status::OK();
 }
 
+namespace {
+
+// A command the server answered with a failure status (01).
+Status CommandFailed(const net::ServerAddress& server, std::string_view command) {
+  return Status::IoError("tokyotyrant " + server.HostPort() + ": " + std::string(command) +
+                         " failed (status 01)");
+}
+
+}  // namespace
+
 Status TokyoTyrantBackend::Flush() {
   std::string request;
   if (Status s = EncodeBare(Command::kVanish, &request); !s.ok()) return s;
   return RoundTripAll(request, ReplyShape::kStatus,
-                      [](std::size_t, const Reply& r, std::string_view) {
-                        return r.ok ? Status::OK() : Status::IoError("tokyotyrant: vanish failed");
+                      [&](std::size_t server, const Reply& r, std::string_view) {
+                        return r.ok ? Status::OK() : CommandFailed(pool_.address(server), "vanish");
                       });
 }
 
@@ -321,7 +331,7 @@ Status TokyoTyrantBackend::Stats(StatsMap* out) {
   Status status = RoundTripAll(
       request, ReplyShape::kBytes,
       [&](std::size_t server, const Reply& r, std::string_view buffer) {
-        if (!r.ok) return Status::IoError("tokyotyrant: stat failed");
+        if (!r.ok) return CommandFailed(pool_.address(server), "stat");
         const std::string prefix = pool_.address(server).HostPort() + " ";
         std::string_view text = r.Field(buffer, 0);
         // "name\tvalue\n" lines; a line without a tab is skipped.

@@ -172,8 +172,8 @@ void TtServerBatch::Apply(const Expected& e, std::string_view buffer) {
       op.status = r.ok                          ? Status::OK()
                   : op.mode == StoreMode::kAdd ? Status::NotStored()
                                                 : Status::IoError(
-                                                      "tokyotyrant " + server_ +
-                                                      ": the server failed to store the value "
+                                                      Where() +
+                                                      "the server failed to store the value "
                                                       "(status 01)");
       return;
     case OpKind::kRemove:
@@ -183,8 +183,7 @@ void TtServerBatch::Apply(const Expected& e, std::string_view buffer) {
     case OpKind::kDecr:
       if (!r.ok) {
         op.status = Status::InvalidArgument(
-            "tokyotyrant " + server_ +
-            ": addint refused: the value is not a 4-byte binary counter");
+            Where() + "addint refused: the value is not a 4-byte binary counter");
         return;
       }
       // A negative counter reads as its two's complement, as documented.
@@ -202,7 +201,7 @@ void TtServerBatch::ApplyMget(const Expected& e, std::string_view buffer) {
     // ttserver never fails an mget: the stream is out of step.
     poisoned_ = true;
     for (std::size_t i = e.first_get; i < e.first_get + e.get_count; ++i) {
-      gets_[i]->status = Status::ProtocolError("tokyotyrant: mget answered with a failure");
+      gets_[i]->status = Status::ProtocolError(Where() + "mget answered with a failure");
     }
     return;
   }
@@ -226,7 +225,7 @@ void TtServerBatch::ApplyMget(const Expected& e, std::string_view buffer) {
     // A hit that matches no requested key in order: the stream cannot be trusted.
     poisoned_ = true;
     for (std::size_t i = e.first_get; i < e.first_get + e.get_count; ++i) {
-      gets_[i]->status = Status::ProtocolError("tokyotyrant: mget reply out of request order");
+      gets_[i]->status = Status::ProtocolError(Where() + "mget reply out of request order");
     }
   }
 }
@@ -236,8 +235,9 @@ void TtServerBatch::Settle(const Status& transport) {
   // rest, which the server may have run: their outcome is unknown.
   const Status unknown =
       transport.IsTooLarge()
-          ? Status::IoError("tokyotyrant: not answered: the connection was dropped after a "
-                            "reply too large to read; the operation may have been applied")
+          ? Status::IoError(Where() +
+                            "not answered: the connection was dropped after a reply too large "
+                            "to read; the operation may have been applied")
           : transport;
   for (Operation* op : noreply_) op->status = unknown;
   // Replies are paired with requests by position: after a protocol error (a
@@ -247,7 +247,7 @@ void TtServerBatch::Settle(const Status& transport) {
   const std::size_t first = transport.ok() ? next_ : 0;
   for (std::size_t i = first; i < expected_.size(); ++i) {
     const Expected& e = expected_[i];
-    const Status failure = transport.ok()  ? Status::ProtocolError("tokyotyrant: reply missing")
+    const Status failure = transport.ok()  ? Status::ProtocolError(Where() + "reply missing")
                            : i == next_    ? transport
                                            : unknown;
     if (e.op != nullptr) {

@@ -77,6 +77,8 @@ class TtServerBatch final : public net::ServerBatch {
 
   const TokyoTyrantOptions& options_;
   std::string server_;
+  // "tokyotyrant host:port: ", the start of an error this batch's server caused.
+  std::string Where() const { return "tokyotyrant " + server_ + ": "; }
   std::string request_;
   std::vector<Operation*> gets_;        // every get of the batch, in order
   std::size_t pending_gets_ = 0;        // gets_ not yet encoded

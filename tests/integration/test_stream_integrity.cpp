@@ -108,6 +108,9 @@ std::size_t TokyoTyrantRequest(std::string_view pending) {
   return pending.size() >= end ? end : 0;
 }
 
+// Tokyo Tyrant's commands without arguments (vanish, stat): the two bytes alone.
+std::size_t TokyoTyrantBareRequest(std::string_view pending) { return pending.size() >= 2 ? 2 : 0; }
+
 std::string TokyoTyrantValue(const std::string& value) {
   const auto n = static_cast<std::uint32_t>(value.size());
   std::string reply(1, '\0');
@@ -529,6 +532,34 @@ TEST_CASE("an error reply names its server", "[stream][memcached][tokyotyrant]")
     ScriptedServer server(TokyoTyrantRequest, {{"\x01"}});
     auto backend = TokyoTyrantAt(server.port());
     named(backend->Store(StoreMode::kSet, "a", ItemView("v"), {}), server);
+  }
+}
+
+// The commands that are not reads or writes name their server too: memcached's
+// flush and stats, Tokyo Tyrant's vanish (flush) and stat.
+TEST_CASE("an error reply to an admin command names its server",
+          "[stream][memcached][tokyotyrant]") {
+  auto named = [](const Status& status, const ScriptedServer& server, std::string_view said) {
+    INFO(status.ToString());
+    CHECK(status.IsIoError());
+    CHECK(status.message().find("127.0.0.1:" + std::to_string(server.port()) + ": ") !=
+          std::string_view::npos);
+    CHECK(status.message().find(said) != std::string_view::npos);
+  };
+  const std::string refused = "SERVER_ERROR busy\r\n";
+  {
+    ScriptedServer server(cachet::test::MemcachedTextRequests(), {{refused}, {refused}});
+    auto backend = MemcachedAt(server.port());
+    named(backend->Flush(), server, "SERVER_ERROR busy");
+    cachet::StatsMap stats;
+    named(backend->Stats(&stats), server, "SERVER_ERROR busy");
+  }
+  {
+    ScriptedServer server(TokyoTyrantBareRequest, {{"\x01"}, {"\x01"}});
+    auto backend = TokyoTyrantAt(server.port());
+    named(backend->Flush(), server, "vanish failed (status 01)");
+    cachet::StatsMap stats;
+    named(backend->Stats(&stats), server, "stat failed (status 01)");
   }
 }
 
