@@ -153,6 +153,39 @@ TEST_CASE("a server marked dead stays reported dead until it answers again",
   CHECK(logged.str().find("server " + address + " answers again") != std::string::npos);
 }
 
+// A resting server's error uses the words of the log line that marked it, with
+// the limit it reached, and counts the failed tries since beside them.
+TEST_CASE("the error of a resting server says how many failures marked it",
+          "[memcached][health]") {
+  REQUIRE(cachet::test::HaveMemcached());
+  auto servers = StartServers(1);
+  REQUIRE(servers.size() == 1);
+  MemcachedOptions options = OptionsFor(servers, Protocol::kText);
+  options.pool.retry_timeout = std::chrono::milliseconds(500);
+  MemcachedBackend backend(std::move(options));
+  Item item;
+  REQUIRE(servers[0]->Stop().ok());
+  CHECK(backend.Get("k", &item).IsUnavailable());
+  CHECK(backend.Get("k", &item).IsUnavailable());
+  const auto marked = std::chrono::steady_clock::now();
+  Status resting = backend.Get("k", &item);
+  INFO(resting.ToString());
+  CHECK(resting.IsUnavailable());
+  if (std::chrono::steady_clock::now() - marked < std::chrono::milliseconds(400)) {
+    CHECK(resting.message().find(servers[0]->address() +
+                                 ": marked dead after 2 failures in a row; tried again in") !=
+          std::string_view::npos);
+  } else {
+    WARN("the machine took over 400 ms of the 500 ms rest: the resting check is skipped");
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  CHECK(backend.Get("k", &item).IsUnavailable());  // the rest is over: tried, and failed
+  Status again = backend.Get("k", &item);
+  INFO(again.ToString());
+  CHECK(again.message().find("marked dead after 2 failures in a row (1 more on tries since)") !=
+        std::string_view::npos);
+}
+
 TEST_CASE("the server note keeps no pool's address and skips unobserved caches",
           "[memcached][health][observer]") {
   REQUIRE(cachet::test::HaveMemcached());

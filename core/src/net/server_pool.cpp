@@ -61,9 +61,16 @@ bool ServerPool::RestOver(const Server& s) noexcept {
 Status ServerPool::DeadServerError(std::size_t server) const {
   const Server& s = *servers_[server];
   std::int64_t left_ms = (s.dead_until_ns.load(std::memory_order_relaxed) - NowNanos()) / 1000000;
-  return Status::Unavailable(s.address.HostPort() + ": marked dead after " +
-                             std::to_string(s.failures.load(std::memory_order_relaxed)) +
-                             " consecutive failures; retried in " +
+  // The words of the log line that marked it ("marked dead after N failures in
+  // a row"), N the limit it reached; the failures since count the tries after.
+  const std::uint32_t failures = s.failures.load(std::memory_order_relaxed);
+  const std::uint32_t marked_at = std::min(failures, options_.failure_limit);
+  std::string message = s.address.HostPort() + ": marked dead after " +
+                        std::to_string(marked_at) + " failures in a row";
+  if (failures > marked_at) {
+    message += " (" + std::to_string(failures - marked_at) + " more on tries since)";
+  }
+  return Status::Unavailable(message + "; tried again in " +
                              std::to_string(std::max<std::int64_t>(left_ms, 0)) + " ms");
 }
 
