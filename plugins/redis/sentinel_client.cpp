@@ -87,6 +87,11 @@ bool RoleIsMaster(RespValue reply) {
          reply[0].text() == "master";
 }
 
+bool RoleIsConnectedReplica(RespValue reply) {
+  return reply.IsAggregate() && reply.size() >= 4 && reply[0].IsString() &&
+         reply[0].text() == "slave" && reply[3].IsString() && reply[3].text() == "connected";
+}
+
 Result<net::ServerAddress> ReadSwitchMaster(std::string_view message, std::string_view master) {
   std::vector<std::string_view> words;
   while (!message.empty() && words.size() < 6) {

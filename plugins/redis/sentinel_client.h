@@ -37,6 +37,9 @@ Result<std::vector<net::ServerAddress>> ReadUsableReplicas(RespValue reply, std:
 
 // True when ROLE's reply says "master".
 bool RoleIsMaster(RespValue reply);
+// Whether a ROLE reply is a replica's whose link to its master is up
+// ("slave", host, port, "connected", offset).
+bool RoleIsConnectedReplica(RespValue reply);
 
 // The new master's address in a +switch-master message
 // ("<name> <old-ip> <old-port> <new-ip> <new-port>") when it is about `master`;

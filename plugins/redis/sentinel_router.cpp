@@ -170,6 +170,18 @@ Status SentinelRouter::ConfirmMaster(StandaloneRouter& node, bool* is_master) {
   });
 }
 
+bool SentinelRouter::ConfirmReplica(StandaloneRouter& node) {
+  std::string request;
+  AppendCommand(&request, {"ROLE"});
+  bool connected_replica = false;
+  const Status asked = node.RunOnServer(0, request, [&](RespValue reply, std::string_view where) {
+    if (reply.IsError()) return StatusFromError(reply.text(), where);
+    connected_replica = RoleIsConnectedReplica(reply);
+    return Status::OK();
+  });
+  return asked.ok() && connected_replica;
+}
+
 Status SentinelRouter::Discover(net::Deadline deadline) {
   Status last = Status::Timeout("redis sentinel: no time was left to ask the sentinels");
   // A sentinel whose answer ROLE contradicts may lag behind a failover: the
@@ -237,16 +249,29 @@ void SentinelRouter::DiscoverReplica(net::Deadline deadline) {
     master = master_address_;
     current = replica_ ? replica_address_ : net::ServerAddress{};
   }
-  const net::ServerAddress* chosen = nullptr;
+  // The one in use first, to keep its pooled connections.
+  std::vector<const net::ServerAddress*> candidates;
   for (const net::ServerAddress& replica : *replicas) {
     if (replica == master) continue;
     if (replica == current) {
-      chosen = &replica;  // keep its pooled connections
+      candidates.insert(candidates.begin(), &replica);
+    } else {
+      candidates.push_back(&replica);
+    }
+  }
+  // A node the sentinels still list may be a master now (promoted, or cut off
+  // and written to), or a replica that lost its master: reads go to neither.
+  const net::ServerAddress* chosen = nullptr;
+  Node node;
+  for (const net::ServerAddress* candidate : candidates) {
+    if (net::Clock::now() >= deadline) break;
+    Node asked = RouterFor(*candidate);
+    if (ConfirmReplica(*asked)) {
+      chosen = candidate;
+      node = std::move(asked);
       break;
     }
-    if (chosen == nullptr) chosen = &replica;
   }
-  Node node = chosen != nullptr ? RouterFor(*chosen) : nullptr;
   std::lock_guard lock(mutex_);
   replica_ = node;
   replica_address_ = chosen != nullptr ? *chosen : net::ServerAddress{};

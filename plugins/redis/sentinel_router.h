@@ -112,7 +112,12 @@ class SentinelRouter final : public CommandRouter {
   Status Discover(net::Deadline deadline);
   // Asks ROLE of `node`: *is_master tells its answer; a failure to ask is returned.
   Status ConfirmMaster(StandaloneRouter& node, bool* is_master);
+  // The replica reads go to: one the sentinels list that says, asked ROLE, it is
+  // a replica whose link to its master is up (the one in use first); none when
+  // no listed node says so, and reads then go to the master.
   void DiscoverReplica(net::Deadline deadline);
+  // Asks ROLE of `node`: true when it answers as a connected replica.
+  bool ConfirmReplica(StandaloneRouter& node);
   // After a call's failure that says the master may have moved: asks the
   // sentinels again (rate-limited) and returns the failure to report.
   Status AfterFailure(const Status& failed, net::Deadline deadline);

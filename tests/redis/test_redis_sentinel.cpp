@@ -593,6 +593,29 @@ TEST_CASE("read_from = replica reads from the replica, and from the master when 
   CHECK(reads[1].status.IsNotFound());
 }
 
+// The sentinels list a replica by what they last heard of it; the node itself
+// is asked ROLE before reads go there. One cut off and written to (REPLICAOF NO
+// ONE, then a SET) holds values the master never had: it is passed over.
+TEST_CASE("read_from = replica passes over a listed replica that is a master now",
+          "[redis][sentinel]") {
+  auto set = StartSet();
+  {
+    RedisBackend writer(SentinelOptions(*set));
+    REQUIRE(writer.Store(StoreMode::kSet, "k", ItemView("v"), {}).ok());
+  }
+  REQUIRE(WaitFor(std::chrono::seconds(3),
+                  [&] { return RedisSentinelSet::Cli(set->replica().port(), "get k") == "v"; }));
+  REQUIRE(RedisSentinelSet::Cli(set->replica().port(), "replicaof no one") == "OK");
+  REQUIRE(RedisSentinelSet::Cli(set->replica().port(), "set k rogue") == "OK");
+  RedisOptions options = SentinelOptions(*set);
+  options.sentinel.read_from_replica = true;
+  RedisBackend backend(std::move(options));
+  Item item;
+  REQUIRE(backend.Get("k", &item).ok());
+  CHECK(item.value == "v");
+  CHECK(RouterOf(backend).ReplicaWhere().empty());
+}
+
 TEST_CASE("a wrong master name, no sentinel, and a dead first sentinel",
           "[redis][sentinel][errors]") {
   auto set = StartSet();
