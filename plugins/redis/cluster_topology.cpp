@@ -178,14 +178,15 @@ Status ClusterTopology::Reload(net::Deadline deadline) {
           std::string(last.message()));
     }
     SlotMap map;
-    Status s = LoadFrom(node, &map, deadline);
+    bool unreadable_map = false;
+    Status s = LoadFrom(node, &map, deadline, &unreadable_map);
     if (s.ok() && map.covered_slots() > 0) {
       Install(map);
       return Status::OK();
     }
     if (s.IsAuthFailed()) return s;
     ++asked;
-    unreadable += s.IsProtocolError();
+    unreadable += unreadable_map;
     last = s.ok() ? Status::Unavailable("redis cluster " + where(node) + ": serves no slot") : s;
   }
   // Every node answered, with nothing a retry would read better: said at once.
@@ -197,7 +198,8 @@ Status ClusterTopology::Reload(net::Deadline deadline) {
                              std::string(last.message()));
 }
 
-Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map, net::Deadline deadline) {
+Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map, net::Deadline deadline,
+                                 bool* unreadable) {
   net::ServerPool& node_pool = pool(node);
   const std::string host = node_pool.address(0).host;
   // CLUSTER SHARDS lists both ports of a node; the store's transport picks one.
@@ -232,6 +234,7 @@ Status ClusterTopology::LoadFrom(std::size_t node, SlotMap* map, net::Deadline d
                                    : named(SlotMap::FromSlots(reply, host, map));
         });
       });
+  *unreadable = s.ok() && parsed.IsProtocolError();
   return s.ok() ? parsed : s;
 }
 

@@ -91,7 +91,8 @@ class ClusterTopology {
  private:
   struct Node;
   Status Reload(net::Deadline deadline);
-  Status LoadFrom(std::size_t node, SlotMap* map, net::Deadline deadline);
+  // `*unreadable`: the node answered with a slot map that makes no sense.
+  Status LoadFrom(std::size_t node, SlotMap* map, net::Deadline deadline, bool* unreadable);
   void Install(const SlotMap& map);
   std::vector<std::size_t> Candidates();
   // Moves the version and runs the hook. REQUIRES: mutex_ not held.

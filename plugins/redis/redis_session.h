@@ -60,7 +60,7 @@ struct SessionSettings {
   std::string password;     // empty: no AUTH
   // Before "username" and "password" in a refused login's message: the settings
   // of these credentials ("sentinel_" for the sentinels' own).
-  std::string_view credentials_prefix;
+  const char* credentials_prefix = "";
   std::int64_t db = 0;      // SELECT when not 0
   std::string client_name;  // CLIENT SETNAME when not empty
   RespLimits limits;        // limits.resp3 is set by RedisSession from `resp`

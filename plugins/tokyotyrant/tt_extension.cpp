@@ -46,6 +46,8 @@ class ExtensionRunner {
   // Misc()'s route: by what its function does with which of its arguments.
   Result<std::size_t> RouteMisc(Args args);
   Status StatusReply(std::size_t server, const std::string& request);
+  // "tokyotyrant host:port: ", the start of an error `server` answered.
+  std::string Where(std::size_t server) const;
   static Status ParseInt(std::string_view text, std::int64_t low, std::int64_t high,
                          std::int64_t* out);
   static Status Arity(std::string_view command, Args args, std::size_t low, std::size_t high);
@@ -280,13 +282,17 @@ Status ExtensionRunner::PutShl(Args args) {
   return StatusReply(*server, request_);
 }
 
+std::string ExtensionRunner::Where(std::size_t server) const {
+  return "tokyotyrant " + b_.pool_.address(server).HostPort() + ": ";
+}
+
 Status ExtensionRunner::Count(Command command) {
   if (Status s = EncodeBare(command, &request_); !s.ok()) return s;
   std::uint64_t total = 0;
   for (std::size_t server = 0; server < b_.pool_.size(); ++server) {
     Status s =
         b_.RoundTrip(server, request_, ReplyShape::kUint64, [&](const Reply& r, std::string_view) {
-          if (!r.ok) return Status::IoError("tokyotyrant: count failed");
+          if (!r.ok) return Status::IoError(Where(server) + "count failed (status 01)");
           total += r.uint64;
           return Status::OK();
         });
@@ -328,7 +334,7 @@ Status ExtensionRunner::OnEveryServer(Command command) {
   if (Status s = EncodeBare(command, &request_); !s.ok()) return s;
   for (std::size_t server = 0; server < b_.pool_.size(); ++server) {
     Status s = StatusReply(server, request_);
-    if (s.IsNotStored()) return Status::IoError("tokyotyrant: the server refused the command");
+    if (s.IsNotStored()) return Status::IoError(Where(server) + "the server refused the command");
     if (!s.ok()) return s;
   }
   return Status::OK();
@@ -339,7 +345,7 @@ Status ExtensionRunner::Optimize(Args args) {
   if (Status s = EncodeOptimize(args.empty() ? "" : args[0], &request_); !s.ok()) return s;
   for (std::size_t server = 0; server < b_.pool_.size(); ++server) {
     Status s = StatusReply(server, request_);
-    if (s.IsNotStored()) return Status::IoError("tokyotyrant: optimize failed");
+    if (s.IsNotStored()) return Status::IoError(Where(server) + "optimize failed (status 01)");
     if (!s.ok()) return s;
   }
   return Status::OK();
@@ -357,7 +363,10 @@ Status ExtensionRunner::Misc(Args args) {
   if (Status s = EncodeMisc(args[0], 0, misc_args, &request_); !s.ok()) return s;
   return b_.RoundTrip(*server, request_, ReplyShape::kMiscList,
                       [&](const Reply& r, std::string_view buffer) {
-                        if (!r.ok) return Status::InvalidArgument("tokyotyrant: misc failed");
+                        if (!r.ok) {
+                          return Status::InvalidArgument(Where(*server) + "misc " +
+                                                         std::string(args[0]) + " failed");
+                        }
                         for (std::size_t i = 0; i < r.fields.size(); ++i) {
                           reply_->emplace_back(r.Field(buffer, i));
                         }

@@ -898,8 +898,10 @@ TEST_CASE("Redis: a 100 MB value is written and read back whole", "[stream][redi
 
 // A server that refuses a request answers and hangs up before taking all of it
 // (redis-server with a value over proto-max-bulk-len): the send fails, quoting
-// the refusal, and the server, which answered, is not held to blame: other
-// calls go on, however many such values are refused in a row.
+// the refusal, or, when the client reads the answer before the close, the
+// request ends answered before it was sent whole. Either way the server, which
+// answered, is not held to blame: other calls go on, however many such values
+// are refused in a row.
 TEST_CASE("Redis: values over proto-max-bulk-len do not mark the server dead",
           "[stream][redis][large]") {
   auto server = cachet::test::StartRedis({"--proto-max-bulk-len", "1mb"});
@@ -914,7 +916,8 @@ TEST_CASE("Redis: values over proto-max-bulk-len do not mark the server dead",
     Status refused = backend.Store(StoreMode::kSet, "big", ItemView(value), {});
     INFO(refused.ToString());
     CHECK_FALSE(refused.ok());
-    CHECK(refused.message().find("invalid bulk length") != std::string_view::npos);
+    CHECK((refused.message().find("invalid bulk length") != std::string_view::npos ||
+           refused.message().find("before the request was sent whole") != std::string_view::npos));
   }
   REQUIRE(backend.Store(StoreMode::kSet, "small", ItemView("v"), {}).ok());
   std::vector<cachet::ServerHealth> health;

@@ -60,7 +60,8 @@ Want ExchangeState::Expire(Connection& connection, Deadline now, Deadline deadli
   return Fail(connection, NoReply(connection, now, deadline));
 }
 
-Status ExchangeState::EarlyAnswer(const Connection& connection) {
+Status ExchangeState::EarlyAnswer(Connection& connection) {
+  connection.MarkRefusedRequest();
   return Status::ProtocolError(
       connection.Describe("the server answered before the request was sent whole"));
 }

@@ -282,10 +282,13 @@ void ServerPool::ReportNotOk(std::size_t server, const Connection& used,
   const bool failed = transport.IsTimeout() || transport.IsUnavailable() || transport.IsIoError() ||
                       transport.IsProtocolError();
   if (!failed) return ReportSuccess(server);
-  // The server closed this connection while it was idle (or reset it), or
-  // answered and hung up before it took the whole request (a refusal of that
-  // request: a Redis value over proto-max-bulk-len): the server may be well.
-  if (transport.IsIoError() && (used.reused() || used.refused_request())) return;
+  // The server closed this connection while it was idle (or reset it): the
+  // next borrower connects anew, and the server may be perfectly well.
+  if (transport.IsIoError() && used.reused()) return;
+  // It answered before it took the whole request, then hung up or not (a
+  // refusal of that request: a Redis value over proto-max-bulk-len): the
+  // request's failure, not the server's.
+  if ((transport.IsIoError() || transport.IsProtocolError()) && used.refused_request()) return;
   ReportFailure(server, transport);
 }
 

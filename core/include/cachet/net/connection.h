@@ -146,9 +146,9 @@ class CACHET_EXPORT Connection {
   // from the pool); false once it is connected anew.
   bool reused() const noexcept { return reused_; }
   void MarkReused() noexcept { reused_ = true; }
-  // True when the server answered and hung up before it took the whole request
-  // (ExchangeState quoted its answer): the request was refused, the server is
-  // well. Kept past Close(), until the next connect, as reused() is.
+  // True when the server answered before it took the whole request (then hung
+  // up, or not): the request was refused, the server is well (ExchangeState
+  // marks it). Kept past Close(), until the next connect, as reused() is.
   bool refused_request() const noexcept { return refused_request_; }
   void MarkRefusedRequest() noexcept { refused_request_ = true; }
 

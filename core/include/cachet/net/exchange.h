@@ -192,8 +192,9 @@ class CACHET_EXPORT ExchangeState {
   // A failed send's status, with the server's last reply line if it answered
   // before it hung up (a refusal of a too large request, say).
   static Status SendFailure(Connection& connection, Status sent);
-  // The protocol error of a server that answered before the request was whole.
-  static Status EarlyAnswer(const Connection& connection);
+  // The protocol error of a server that answered before the request was whole:
+  // it refused the request (Connection::refused_request()).
+  static Status EarlyAnswer(Connection& connection);
   // A failed read's status; a timeout in the engine's words.
   static Status ReadFailure(const Connection& connection, Status read, Deadline deadline);
   // A reader's error, naming the server as the engine's own errors do (unless

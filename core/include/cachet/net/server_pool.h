@@ -211,9 +211,9 @@ class CACHET_EXPORT ServerPool {
   // the outcome of its exchange (`transport`: ok, or why the exchange failed).
   // A refusal, timeout, I/O or protocol error counts against the server, except
   // an I/O error on a connection that was reused (the server closed it while it
-  // was idle) or whose request the server refused (it answered, then hung up
-  // before taking all of it); wrong credentials count neither way; anything
-  // else counts for it.
+  // was idle), and an I/O or protocol error of a request the server refused (it
+  // answered before it took all of it); wrong credentials count neither way;
+  // anything else counts for it.
   // Every report counts as one request of the server's health figures.
   // Inline for the usual success.
   void Report(std::size_t server, const Connection& used, const Status& transport) noexcept {
