@@ -240,16 +240,18 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
   std::vector<std::unique_ptr<RedisBatch>> batches;
   std::vector<std::vector<Operation*>> routed;  // per node: what its request holds
   bool refreshed = false;
+  Status loaded;
   for (Operation* op : ops) {
     const std::uint16_t slot = KeySlot(op->key);
     std::size_t node = topology_.NodeFor(slot);
     if (node == kNoNode && !refreshed) {
       refreshed = true;
-      (void)topology_.Refresh(deadline);
+      loaded = topology_.Refresh(deadline);
       node = topology_.NodeFor(slot);
     }
     if (node == kNoNode) {
-      op->status = NoNodeFor(slot);
+      // Wrong credentials, or slot maps no retry would read, as the single path says.
+      op->status = loaded.IsAuthFailed() || loaded.IsProtocolError() ? loaded : NoNodeFor(slot);
       continue;
     }
     if (node >= batches.size()) {

@@ -55,11 +55,17 @@ class logger;
 
 namespace cachet::redis {
 
+// The sentinels' session: their own credentials, named so in a refused login.
+inline SessionSettings SentinelSession() {
+  SessionSettings session;
+  session.credentials_prefix = "sentinel_";
+  return session;
+}
+
 struct SentinelSettings {
   std::vector<net::ServerAddress> sentinels;
-  std::string master;              // sentinel_master
-  // For the sentinels: their credentials (named so in a refused login), RESP2.
-  SessionSettings session{.credentials_prefix = "sentinel_"};
+  std::string master;                           // sentinel_master
+  SessionSettings session = SentinelSession();  // for the sentinels: RESP2
   bool read_from_replica = false;  // read_from = replica
   // Least time between two discoveries prompted by failed calls.
   std::chrono::milliseconds refresh_interval{250};

@@ -320,6 +320,14 @@ TEST_CASE("a slot map no node sends readably is a protocol error naming the node
   CHECK(s.IsProtocolError());
   CHECK(s.message().find("127.0.0.1:" + std::to_string(node.port())) != std::string_view::npos);
   CHECK(s.message().find("slot map") != std::string_view::npos);
+  std::vector<cachet::Operation> batch(2);
+  batch[0].key = "k";
+  batch[1].key = "other";
+  backend->Execute(batch);
+  for (const cachet::Operation& op : batch) {
+    INFO(op.status.ToString());
+    CHECK(op.status.IsProtocolError());
+  }
 }
 
 TEST_CASE("MOVED to another node updates the slot map without a reload", "[redis][cluster]") {
