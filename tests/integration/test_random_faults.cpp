@@ -772,7 +772,7 @@ TEST_CASE("random faults under two threads never give a wrong value", "[faults][
 // cross the fronts and whose entries a redirection drops.
 TEST_CASE("random faults under a Redis Cluster whose slots move never give a wrong value",
           "[faults][random][cluster]") {
-  StoreUnderTest store{"redis", "[redis]\nmode = cluster\n"};
+  StoreUnderTest store{"redis", "[redis]\nmode = cluster\n", nullptr};  // started below
   store.cache_lines = GENERATE(as<std::string>(), "", "near_cache = on\n");
   INFO(store.cache_lines);
   auto started = RedisCluster::Start();  // three masters

@@ -243,7 +243,7 @@ TEST_CASE("memory writes in place without the shard lock lose no update to locke
     for (int tries = 0; done < kAdds && tries < 50 * kAdds; ++tries) {
       if (!store.Gets("sum", &item).ok()) continue;
       // Widths 6 and 7 by turns: the current value's width about half the time.
-      char text[16];
+      char text[24];  // room for any long, so nothing is cut
       std::snprintf(text, sizeof text, "%0*ld", 6 + (seed + done) % 2, std::stol(item.value) + 1);
       cachet::ItemView view(text, 0);
       view.cas = item.cas;
