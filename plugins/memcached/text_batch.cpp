@@ -128,8 +128,11 @@ void TextBatch::Add(Operation& op) {
 void TextBatch::Finish() {
   CloseGetsLine();
   // With no reply expected at all the exchange only sends; otherwise a reply
-  // arriving while the noreply commands still go out would end it early.
-  if (silent_tail_ && !expected_.empty()) {
+  // arriving while the noreply commands still go out would end it early. Two
+  // replies or more are closed too: text replies carry no request's mark, so a
+  // reply sent twice would stand in for the next one, whose own would then
+  // arrive after the batch, as the answer to the connection's next command.
+  if ((silent_tail_ || expected_.size() >= 2) && !expected_.empty()) {
     request_.Append(std::string_view("version\r\n"));
     expected_.push_back({ops_.size(), ops_.size(), 0, false, true});
   }
@@ -143,7 +146,9 @@ Status TextBatch::OnReply(const Reply& reply) {
   Expected& current = expected_[next_];
   if (current.closing) {
     if (reply.kind != ReplyKind::kVersion) {
-      return Status::ProtocolError("memcached: a reply where VERSION was expected");
+      return Status::ProtocolError(
+          "memcached: a reply too many: another reply where the VERSION that closes the batch "
+          "was expected");
     }
     ++next_;
     return Status::OK();

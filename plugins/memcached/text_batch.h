@@ -38,9 +38,11 @@ class TextBatch final : public MemcachedBatch {
 
   void Reset(const BatchSettings& settings) override;
   void Add(Operation& op) override;
-  // Closes the request. noreply commands after the last reply expected are
-  // followed by "version", whose reply marks the end, so the request is sent
-  // whole before the exchange ends, however large they are.
+  // Closes the request. "version" follows, and its reply marks the end, when
+  // noreply commands come after the last reply expected (so the request is
+  // sent whole before the exchange ends, however large they are) and when two
+  // replies or more are expected (so a reply too many among them is seen: it
+  // arrives where VERSION belongs).
   void Finish() override;
 
   // Readies the batch for the reply to `op` alone, whose command the caller sent

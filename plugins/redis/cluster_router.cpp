@@ -270,6 +270,7 @@ std::vector<Operation*> ClusterRouter::RunRound(std::span<Operation* const> ops,
   std::vector<std::size_t> enlisted;  // the node of each exchange
   for (std::size_t node = 0; node < batches.size(); ++node) {
     if (batches[node] && !batches[node]->empty()) {
+      batches[node]->Seal();
       runner.Enlist(topology_.pool(node), 0, *batches[node]);
       enlisted.push_back(node);
     }

@@ -1,6 +1,8 @@
 // One server's pipelined batch: encode every operation, then map replies in order.
 #include "redis_batch.h"
 
+#include <algorithm>
+
 #include "cluster_slots.h"
 #include "lua_scripts.h"
 #include "redis_commands.h"
@@ -111,6 +113,12 @@ bool RedisBatch::Add(Operation& op) {
   return true;
 }
 
+void RedisBatch::Seal() {
+  if (sent_.size() < 2) return;  // one reply is its own end
+  AppendCommand(&request_, {"PING"});
+  sealed_ = true;
+}
+
 // A server that lacks the script would answer NOSCRIPT to every call of it, and
 // those calls would then run one by one after the batch, out of order with the
 // batch's later operations on the same keys. SCRIPT LOAD ahead of the first
@@ -135,7 +143,7 @@ Status RedisBatch::Consume(net::ReadBuffer& buffer) {
       return s;
     }
     // No whole reply left: a GET's large value still mostly to come is read direct.
-    Operation* op = sent_[next_];
+    Operation* op = next_ < sent_.size() ? sent_[next_] : nullptr;
     if (op == nullptr || op->kind != OpKind::kGet || !direct_.Start(buffer, parser_, *op, where_)) {
       return Status::OK();
     }
@@ -151,6 +159,13 @@ Status RedisBatch::Take(RespValue reply, Frame& next) {
   if (done()) {
     next = Frame::kLeft;  // nobody's reply: left for the exchange's leftover rule
     return Status::OK();
+  }
+  if (next_ == sent_.size()) {  // Seal()'s PING
+    ++next_;
+    if (reply.type() == RespType::kSimpleString && reply.text() == "PONG") return Status::OK();
+    return Status::ProtocolError("redis " + where_ +
+                                 ": a reply too many: another reply where the PONG that closes "
+                                 "the batch was expected");
   }
   Operation* op = sent_[next_++];
   // A SCRIPT LOAD (null) answers the SHA; had it failed, the calls after it
@@ -171,7 +186,7 @@ void RedisBatch::Settle(const Status& status) {
   // reply too many included), or an exchange that ended early (a reply
   // skipped, then a timeout, a close or a reply too large to read), any of
   // them may be another command's.
-  const std::size_t first = status.ok() ? next_ : 0;
+  const std::size_t first = status.ok() ? std::min(next_, sent_.size()) : 0;
   answered_ = first;
   if (first == 0) {
     // No reply is theirs for sure: not acted on (sent again, run one by one).

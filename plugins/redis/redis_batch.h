@@ -11,6 +11,10 @@
 // are settled at Add() time.
 // Settle() marks the operations whose replies never came with the exchange's
 // error, so a dead server is an error, never a miss.
+// A batch of two replies or more ends with PING: RESP replies carry no mark of
+// their command, so a reply sent twice would stand in for the next one, whose
+// own would arrive after the batch as the answer to the connection's next
+// command; with PING last, it arrives where PONG belongs and fails the batch.
 // Operations answered with a cluster redirection (MOVED, ASK, TRYAGAIN,
 // CLUSTERDOWN) are listed with the error's text, for the cluster router to retry.
 // RESP3 pushes before, between and right after the replies go to the session's
@@ -49,6 +53,9 @@ class RedisBatch final : public net::ServerBatch {
   void Reserve(std::size_t operations) { sent_.reserve(operations); }
   // Encodes `op` into the request; false when it was settled here and sends nothing.
   bool Add(Operation& op);
+  // Closes the request once every operation is in: PING when two replies or
+  // more are to come.
+  void Seal();
   const std::string& request() const noexcept { return request_; }
   void Request(std::vector<iovec>* out) const override {
     out->assign(1, iovec{const_cast<char*>(request_.data()), request_.size()});
@@ -57,7 +64,7 @@ class RedisBatch final : public net::ServerBatch {
   bool reads_only() const noexcept override { return !writes_; }
 
   Status Consume(net::ReadBuffer& buffer) override;
-  bool done() const noexcept override { return next_ == sent_.size(); }
+  bool done() const noexcept override { return next_ == sent_.size() + (sealed_ ? 1 : 0); }
 
   // After the exchange: `status` of the exchange for operations left unanswered.
   void Settle(const Status& status) override;
@@ -88,6 +95,7 @@ class RedisBatch final : public net::ServerBatch {
   std::string request_;
   std::vector<Operation*> sent_;  // in request order; null for a SCRIPT LOAD
   bool writes_ = false;           // an operation other than a get was added
+  bool sealed_ = false;           // PING follows sent_'s commands
   std::vector<const LuaScript*> loaded_;
   std::vector<Operation*> needs_script_;
   std::vector<Redirected> redirected_;

@@ -136,6 +136,11 @@ RedisLogin::RedisLogin(const SessionSettings& settings, std::string where)
     RespCommand(&request_, 3).Arg("CLIENT").Arg("SETNAME").Arg(settings.client_name);
     steps_[commands_++] = "CLIENT SETNAME (client_name; empty: not sent)";
   }
+  if (commands_ >= 2) {
+    RespCommand(&request_, 1).Arg("PING");
+    steps_[commands_++] = "PING (closes the login)";
+    closed_ = true;
+  }
 }
 
 Status RedisLogin::Consume(net::ReadBuffer& buffer) {
@@ -147,6 +152,13 @@ Status RedisLogin::Consume(net::ReadBuffer& buffer) {
       return Status::OK();
     }
     ++answered_;
+    if (closed_ && answered_ == commands_ && !frame.IsError()) {
+      // A reply sent twice would have taken the place of the next one's.
+      if (frame.type() == RespType::kSimpleString && frame.text() == "PONG") return Status::OK();
+      return Status::ProtocolError("redis " + where_ +
+                                   ": a reply too many in the login: another reply where "
+                                   "the PONG that closes it was expected");
+    }
     if (frame.IsError() && first_error_.ok()) {
       const Status refused = StatusFromError(frame.text(), where_);
       first_error_ =

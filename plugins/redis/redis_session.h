@@ -146,7 +146,8 @@ class RedisLogin final : public net::Login {
   std::size_t commands_ = 0;
   std::size_t answered_ = 0;
   // Each login command, and the setting that asks for it, for an error's message.
-  std::string_view steps_[3];
+  std::string_view steps_[4];
+  bool closed_ = false;  // a PING follows two login commands or more (RedisBatch's reason)
   std::string credentials_prefix_;  // SessionSettings::credentials_prefix
   std::string auth_step_;           // "AUTH (<prefix>password)", which steps_ may point to
   RespParser parser_;

@@ -87,6 +87,7 @@ net::ServerBatch* StandaloneRouter::FillMixed(std::size_t server, std::span<Oper
                                             &session_);
   batch->Reserve(group.size());
   for (Operation* op : group) batch->Add(*op);
+  batch->Seal();
   // Operations settled at Add() (a counter delta Redis cannot take) send nothing.
   net::ServerBatch* send = batch->empty() ? nullptr : batch.get();
   *slot = std::move(batch);

@@ -46,7 +46,7 @@ const std::string_view kPieces[] = {
     "12", "18446744073709551615", "18446744073709551616", "4294967296", "ERROR\r\n",
     "CLIENT_ERROR bad\r\n", "SERVER_ERROR object too large for cache\r\n", "VALUE k 0 1\r\nx\r\n",
     "VALUE key2 3 2 7\r\nab\r\n", "OK\r\n", "\n", "999999", "VALUE k 0 300\r\n", "65", "x",
-    "ab"};
+    "ab", "VERSION 1.6.18\r\n"};  // VERSION closes a batch of several replies
 
 struct Command {
   OpKind kind;

@@ -501,6 +501,7 @@ class Caller {
   }
 
   void Call() {
+    ++calls_;
     const unsigned what = random_() % 100;
     if (what < 35) {
       const std::string key = AnyKey();
@@ -511,6 +512,7 @@ class Caller {
       std::string value = ValueFor(key);
       const Status s = cache_.Set<std::string>(key, value);
       if (!s.ok()) ++failed_calls_;
+      Note(key, "set " + Short(value) + " " + s.ToString());
       ledger_.Wrote(key, std::move(value), s.ok());
     } else if (what < 70) {
       std::vector<std::string> some;
@@ -531,6 +533,8 @@ class Caller {
       bool failed = stored.size() != entries.size();
       for (std::size_t i = 0; i < entries.size() && i < stored.size(); ++i) {
         failed = failed || !stored[i].ok();
+        Note(entries[i].first, "set_multi " + Short(entries[i].second) + " " +
+                                   stored[i].ToString());
         ledger_.Wrote(entries[i].first, entries[i].second, stored[i].ok());
       }
       if (failed) ++failed_calls_;
@@ -539,11 +543,13 @@ class Caller {
       const Status s = cache_.Remove(key);
       const bool certain = s.ok() || s.IsNotFound();
       if (!certain) ++failed_calls_;
+      Note(key, "remove " + s.ToString());
       ledger_.Wrote(key, std::nullopt, certain);
     } else {
       const std::string key = AnyKey();
       std::string value = ValueFor(key);
       const Status s = cache_.Add<std::string>(key, value);
+      Note(key, "add " + Short(value) + " " + s.ToString());
       if (s.IsNotStored() || s.IsExists()) {
         if (!ledger_.Present(key)) {
           wrong_.push_back("add of " + key + " refused, may hold: " + ledger_.Describe(key));
@@ -576,15 +582,37 @@ class Caller {
 
   // False when the read failed; a hit or a miss must be what the key may hold.
   bool Read(const std::string& key, const Lookup<std::string>& got) {
-    if (!got.hit() && !got.miss()) return false;
+    if (!got.hit() && !got.miss()) {
+      Note(key, "read " + got.status().ToString());
+      return false;
+    }
     const Ledger::State seen = got.hit() ? Ledger::State(got.value()) : std::nullopt;
     const std::string may = ledger_.Describe(key);
     if (!ledger_.Read(key, seen)) {
       wrong_.push_back("key " + key + " read " + (seen ? seen->substr(0, 24) : "(none)") +
-                       ", may hold: " + may);
+                       ", may hold: " + may + "; its last calls: " + History(key));
     }
+    Note(key, "read " + Short(seen));
     ++reads_checked_;
     return true;
+  }
+
+  // The first bytes of a value ("key3#41#"), for the history.
+  static std::string Short(const Ledger::State& state) {
+    if (!state) return "(none)";
+    const std::size_t end = state->find('#', state->find('#') + 1);
+    return state->substr(0, end == std::string::npos ? 24 : end + 1);
+  }
+  // What calls did to `key` lately, so a wrong read shows how it came about.
+  void Note(const std::string& key, std::string event) {
+    std::vector<std::string>& events = history_[key];
+    if (events.size() == 8) events.erase(events.begin());
+    events.push_back("call " + std::to_string(calls_) + ": " + std::move(event));
+  }
+  std::string History(const std::string& key) {
+    std::string out;
+    for (const std::string& event : history_[key]) out += (out.empty() ? "" : ", ") + event;
+    return out;
   }
 
   Cache& cache_;
@@ -596,6 +624,8 @@ class Caller {
   int failed_calls_ = 0;
   int reads_checked_ = 0;
   std::vector<std::string> wrong_;
+  int calls_ = 0;
+  std::map<std::string, std::vector<std::string>> history_;
 };
 
 // Stores 0 to 5 over TCP, 6 to 9 over TLS, 10 and 11 over Unix sockets.
@@ -725,9 +755,11 @@ TEST_CASE("random faults between client and server never give a wrong value",
   INFO("faults that may fail a call " << rig.disruptions() << ", harmless " << rig.harmless()
                                       << ", calls failed " << caller.failed_calls());
   for (const std::string& wrong : caller.wrong()) FAIL_CHECK(wrong);
-  // The faults happened, on both servers, and the reads were checked.
-  CHECK(rig.fronts[0]->disruptions() >= 5);
-  CHECK(rig.fronts[1]->disruptions() >= 5);
+  // The faults happened, on both servers, and the reads were checked. (About
+  // ten a server; a loaded machine reads replies in fewer pieces, so fewer.)
+  CHECK(rig.fronts[0]->disruptions() >= 2);
+  CHECK(rig.fronts[1]->disruptions() >= 2);
+  CHECK(rig.disruptions() >= 10);
   CHECK(rig.harmless() >= 10);
   CHECK(caller.reads_checked() >= kCalls / 3);
   // Only the faults that reach a call fail it (and stalls of the machine): what

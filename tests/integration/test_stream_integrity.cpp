@@ -176,6 +176,26 @@ TEST_CASE("Redis: a login command the server refuses is named in the error", "[s
         std::string_view::npos);
 }
 
+// The login's commands (SELECT, CLIENT SETNAME) are a pipeline too: a reply
+// sent twice there would leave SETNAME's own to answer the first call.
+TEST_CASE("Redis: a login reply sent twice answers no call", "[stream][redis]") {
+  ScriptedServer server(cachet::test::RespRequests(),
+                        {{"+OK\r\n+OK\r\n"},
+                         {"", 0, {}, "+OK\r\n", milliseconds(50)},
+                         {"+PONG\r\n"},
+                         {"$-1\r\n"}});
+  cachet::redis::RedisOptions options;
+  options.servers.push_back(Loopback(server.port()));
+  options.pool.connection.io_timeout = kIoTimeout;
+  options.session.db = 1;
+  options.session.client_name = "app";
+  cachet::redis::RedisBackend backend(std::move(options));
+  const Status add = backend.Store(StoreMode::kAdd, "c", ItemView("v"), {});
+  INFO(add.ToString());
+  CHECK(add.IsProtocolError());
+  CHECK(add.message().find("a reply too many in the login") != std::string_view::npos);
+}
+
 TEST_CASE("Redis: bytes that arrive while a connection is idle are nobody's reply",
           "[stream][redis]") {
   ScriptedServer server(cachet::test::RespRequests(),
@@ -270,6 +290,46 @@ TEST_CASE("memcached: a batch's reply too many fails the batch", "[stream][memca
   CHECK(item.value == "A");
 }
 
+// A reply sent twice in a pipeline stands in for the next command's, whose own
+// then arrives late, after the last reply the batch expects: read by the
+// connection's next command, an add the server refused would be told STORED.
+// A batch of several replies ends with a command of its own (memcached's
+// version, Redis's PING), so the late reply arrives where its answer belongs:
+// the batch fails (every answer in doubt), and the connection goes.
+TEST_CASE("a reply sent twice in a batch whose own comes late answers no later command",
+          "[stream][memcached][redis]") {
+  // A batch of two sets, then an add on a key the server holds.
+  auto check = [](cachet::Backend& backend, const ScriptedServer& server) {
+    std::vector<cachet::Operation> batch = Ops(cachet::OpKind::kStore, 2);
+    backend.Execute(batch);
+    for (const auto& op : batch) {
+      INFO(op.key << ": " << op.status.ToString());
+      CHECK(op.status.IsProtocolError());
+      CHECK(op.status.message().find("a reply too many") != std::string_view::npos);
+    }
+    const Status add = backend.Store(StoreMode::kAdd, "c", ItemView("v"), {});
+    INFO(add.ToString());
+    CHECK(add.IsNotStored());
+    CHECK(server.connections() == 2);
+  };
+  SECTION("memcached text") {
+    ScriptedServer server(cachet::test::MemcachedTextRequests(),
+                          {{"STORED\r\nSTORED\r\n"},
+                           {"", 0, {}, "STORED\r\n", milliseconds(50)},
+                           {"VERSION 1.6.18\r\n"},
+                           {"NOT_STORED\r\n"}});
+    check(*MemcachedAt(server.port()), server);
+  }
+  SECTION("Redis") {
+    ScriptedServer server(cachet::test::RespRequests(),
+                          {{"+OK\r\n+OK\r\n"},
+                           {"", 0, {}, "+OK\r\n", milliseconds(50)},
+                           {"+PONG\r\n"},
+                           {"$-1\r\n"}});
+    check(*RedisAt(server.port()), server);
+  }
+}
+
 // memcached reads a data block it refuses ("bad data chunk") as commands and
 // answers those too; paired in order, the incr of c would take b's 5 and the 7
 // would arrive after the batch had ended.
@@ -279,6 +339,7 @@ TEST_CASE("memcached: after an error line that may put the stream out of step, n
                         {{"CLIENT_ERROR bad data chunk\r\nERROR\r\n"},
                          {"5\r\n"},
                          {"", 0, {}, "7\r\n", milliseconds(50)},
+                         {""},  // the "version" that closes the batch
                          {Value("d", "D")}});
   auto backend = MemcachedAt(server.port());
   std::vector<cachet::Operation> batch(3);
@@ -518,7 +579,8 @@ TEST_CASE("an error reply names its server", "[stream][memcached][tokyotyrant]")
     named(meta->Store(StoreMode::kSet, "a", ItemView("v"), {}), server);
   }
   {
-    ScriptedServer server(cachet::test::MemcachedTextRequests(), {{refused}, {"END\r\n"}});
+    ScriptedServer server(cachet::test::MemcachedTextRequests(),
+                          {{refused}, {"END\r\n"}, {"VERSION 1.6.18\r\n"}});
     std::vector<cachet::Operation> batch(2);
     batch[0].kind = cachet::OpKind::kStore;
     batch[0].key = "a";

@@ -365,14 +365,17 @@ TEST_CASE("single: a batch of mixed commands reads the same with and without the
           "[memcached][single][batch]") {
   const std::vector<OpKind> kinds = {OpKind::kGet,  OpKind::kGet,   OpKind::kStore,
                                      OpKind::kIncr, OpKind::kRemove, OpKind::kGet};
+  // Each ends with the VERSION that closes a batch of several replies.
   const std::vector<std::string> replies = {
-      "VALUE k 1 2 3\r\nab\r\nEND\r\nSTORED\r\n7\r\nDELETED\r\nEND\r\n",
+      "VALUE k 1 2 3\r\nab\r\nEND\r\nSTORED\r\n7\r\nDELETED\r\nEND\r\nVERSION 1.6.18\r\n",
       "VALUE key2 0 1\r\nx\r\nEND\r\nNOT_STORED\r\nNOT_FOUND\r\nNOT_FOUND\r\nVALUE k 0 0\r\n\r\n"
-      "END\r\n",
-      "END\r\nSERVER_ERROR out of memory\r\n7\r\nDELETED\r\nEND\r\n",
-      "VALUE key2 0 1\r\nx\r\nVALUE k 0 1\r\ny\r\nEND\r\nSTORED\r\n7\r\nDELETED\r\nEND\r\n",
-      "END\r\nSTORED\r\nCLIENT_ERROR bad\r\nDELETED\r\nEND\r\n",
-      "END\r\nSTORED\r\n7\r\nDELETED\r\nEND\r\nEND\r\n",
+      "END\r\nVERSION 1.6.18\r\n",
+      "END\r\nSERVER_ERROR out of memory\r\n7\r\nDELETED\r\nEND\r\nVERSION 1.6.18\r\n",
+      "VALUE key2 0 1\r\nx\r\nVALUE k 0 1\r\ny\r\nEND\r\nSTORED\r\n7\r\nDELETED\r\nEND\r\n"
+      "VERSION 1.6.18\r\n",
+      "END\r\nSTORED\r\nCLIENT_ERROR bad\r\nDELETED\r\nEND\r\nVERSION 1.6.18\r\n",
+      "END\r\nSTORED\r\n7\r\nDELETED\r\nEND\r\nEND\r\nVERSION 1.6.18\r\n",
+      "END\r\nSTORED\r\n7\r\nDELETED\r\nEND\r\n",
   };
   for (const std::string& reply : replies) {
     CHECK(ThroughBatch(kinds, reply, {}, true) == ThroughBatch(kinds, reply, {}, false));

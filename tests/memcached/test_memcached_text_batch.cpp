@@ -250,7 +250,7 @@ TEST_CASE("text batch: a gets line's keys go out as one line", "[memcached][batc
     batch.Add(ops[i]);
   }
   batch.Finish();
-  CHECK(Flatten(batch.request()) == "gets a bb\r\ndelete k\r\ngets ccc\r\n");
+  CHECK(Flatten(batch.request()) == "gets a bb\r\ndelete k\r\ngets ccc\r\nversion\r\n");
   // A reused batch sends only its new keys, however long the last line was.
   batch.Reset({false, true, std::chrono::seconds(10)});
   batch.Add(ops[1]);
@@ -486,11 +486,50 @@ TEST_CASE("text batch: a counter's CLIENT_ERROR keeps the stream in step", "[mem
   // incr of a value that is no number: one line in, one line out.
   const BatchOutcome out = AnyHowSplitOps(
       SetThenIncrs,
-      "STORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\n5\r\n");
+      "STORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\n5\r\n"
+      "VERSION 1.6.18\r\n");
   CHECK(out.stream == StatusCode::kOk);
   CHECK(out.ops[0] == Done());
   CHECK(out.ops[1].status.find("non-numeric") != std::string::npos);
   CHECK(out.ops[2] == Done("5"));
+}
+
+// Text replies carry no mark of their request: a reply sent twice would stand
+// in for the next command's, whose own would arrive after the batch, as the
+// answer to the connection's next command (an add told STORED when it was not).
+// A batch of several replies ends with "version", so the extra one is seen.
+TEST_CASE("text batch: a reply sent twice among several is a protocol error, not an answer",
+          "[memcached][batch]") {
+  {
+    std::deque<Operation> one = SetThenIncrs();
+    one.resize(1);
+    TextBatch batch(kLimits);
+    batch.Reset({});
+    batch.Add(one[0]);
+    batch.Finish();
+    CHECK_FALSE(Flatten(batch.request()).ends_with("version\r\n"));  // one reply: its own end
+  }
+  std::deque<Operation> ops = SetThenIncrs();
+  TextBatch batch(kLimits);
+  batch.Reset({});
+  for (Operation& op : ops) batch.Add(op);
+  batch.Finish();
+  CHECK(Flatten(batch.request()).ends_with("incr c 1\r\nversion\r\n"));
+  const BatchOutcome right = AnyHowSplitOps(SetThenIncrs, "STORED\r\n5\r\n6\r\nVERSION 1.6.18\r\n");
+  CHECK(right.stream == StatusCode::kOk);
+  CHECK(right.ops[2] == Done("6"));
+  for (const char* twice : {"STORED\r\nSTORED\r\n5\r\n6\r\nVERSION 1.6.18\r\n",
+                            "STORED\r\n5\r\n5\r\n6\r\nVERSION 1.6.18\r\n",
+                            "STORED\r\n5\r\n6\r\n6\r\nVERSION 1.6.18\r\n"}) {
+    INFO(twice);
+    const BatchOutcome out = AnyHowSplitOps(SetThenIncrs, twice);
+    CHECK(out.stream == StatusCode::kProtocolError);
+    for (const OpOutcome& op : out.ops) CHECK(op.status.starts_with("protocol_error"));
+  }
+  // One skipped (its reply late): VERSION comes where a counter's line belongs.
+  const BatchOutcome skipped = AnyHowSplitOps(SetThenIncrs, "STORED\r\n5\r\nVERSION 1.6.18\r\n");
+  CHECK(skipped.stream == StatusCode::kProtocolError);
+  for (const OpOutcome& op : skipped.ops) CHECK(op.status.starts_with("protocol_error"));
 }
 
 TEST_CASE("text batch: QuickTextValue reads one hit for the key expected", "[memcached][batch]") {

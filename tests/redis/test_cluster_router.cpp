@@ -47,8 +47,9 @@ std::string Shard(int port, int first, int last) {
 std::string ShardsReply(int port) { return "*1\r\n" + Shard(port, 0, 16383); }
 
 // A fake node: every request (one per read, as the client waits for each
-// reply) is answered by `answer`, which sees the request's bytes. Serves until
-// destroyed; each wait is a bounded poll.
+// reply) is answered by `answer`, which sees the request's bytes, and the PING
+// that closes a batch by PONG after that. Serves until destroyed; each wait is
+// a bounded poll.
 class FakeNode {
  public:
   using Answer = std::function<std::string(const std::string& request)>;
@@ -80,7 +81,9 @@ class FakeNode {
           fds_[i].events = 0;  // closed by the client: ignore from now on
           continue;
         }
-        std::string reply = answer_(std::string(buffer, static_cast<std::size_t>(n)));
+        const std::string request(buffer, static_cast<std::size_t>(n));
+        std::string reply = answer_(request);
+        if (request.ends_with("*1\r\n$4\r\nPING\r\n")) reply += "+PONG\r\n";
         [[maybe_unused]] ssize_t written = write(fds_[i].fd, reply.data(), reply.size());
       }
     }

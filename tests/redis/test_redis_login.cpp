@@ -32,8 +32,8 @@ using std::chrono::milliseconds;
 // A fake Redis for one connection. Once the connection's first bytes (its
 // login) arrive it counts them in `logins`, waits until `servers` logins were
 // counted (or `gate_wait` passed), then answers each request: AUTH with +OK
-// (or WRONGPASS when `refuse`), MGET with "v" for every key, anything else
-// with +OK. Serves until the client closes; every wait is bounded.
+// (or WRONGPASS when `refuse`), MGET with "v" for every key, PING with +PONG,
+// anything else with +OK. Serves until the client closes; every wait is bounded.
 class GatedRedis {
  public:
   GatedRedis(std::atomic<int>* logins, int servers, milliseconds gate_wait, bool refuse = false)
@@ -80,6 +80,7 @@ class GatedRedis {
       for (int i = 0; i < keys; ++i) reply += "$1\r\nv\r\n";
       return reply;
     }
+    if (request.find("PING") != std::string::npos) return "+PONG\r\n";
     return "+OK\r\n";
   }
 
@@ -186,10 +187,11 @@ TEST_CASE("a batch logs in to every new connection at once", "[redis][login]") {
   backend.reset();  // each fake serves until its client closes
   for (const auto& server : servers) {
     const std::vector<std::string> requests = server->requests();
-    REQUIRE(requests.size() == 3);  // the login first, then the batch
+    REQUIRE(requests.size() == 4);  // the login (closed by PING) first, then the batch
     CHECK(requests[0].find("AUTH") != std::string::npos);
     CHECK(requests[1].find("SELECT") != std::string::npos);
-    CHECK(requests[2].find("MGET") != std::string::npos);
+    CHECK(requests[2].find("PING") != std::string::npos);
+    CHECK(requests[3].find("MGET") != std::string::npos);
   }
 }
 

@@ -196,7 +196,8 @@ TEST_CASE("store: a batch's pushes reach the hook, and a Redis call inside it is
                         {kHello,
                          {Invalidate("x") + "*2\r\n$1\r\nA\r\n$1\r\nB\r\n" + Invalidate("y")},
                          {Invalidate("z") + "$1\r\nC\r\n"},
-                         {"+OK\r\n"}});
+                         {"+OK\r\n"},
+                         {"+PONG\r\n"}});  // the PING that closes a batch of two
   RedisBackend* store = nullptr;  // set once the store exists, before any call
   std::vector<std::string> pushes;
   std::vector<Status> nested;
