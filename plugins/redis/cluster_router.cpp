@@ -12,6 +12,7 @@
 #include "cachet/net/retry.h"
 #include "each_server.h"
 #include "redis_batch.h"
+#include "redis_replies.h"
 #include "resp_encoder.h"
 
 namespace cachet::redis {
@@ -30,6 +31,7 @@ std::string_view WithAsking(std::string_view request) {
   buffer.clear();
   AppendCommand(&buffer, {"ASKING"});
   buffer.append(request);
+  AppendCommand(&buffer, {"PING"});  // closes the pipeline, as RedisBatch::Seal does
   return buffer;
 }
 
@@ -100,6 +102,14 @@ net::RetryPolicy ClusterRouter::Retries() const {
   return {topology_.settings().max_redirects, topology_.settings().retry_wait};
 }
 
+// ASKING's answer: OK, or an error the command after it gets too.
+Status ReadAskingOk(RespValue reply, std::string_view where) {
+  if (reply.IsError() || (reply.type() == RespType::kSimpleString && reply.text() == "OK")) {
+    return Status::OK();
+  }
+  return Status::ProtocolError("redis " + std::string(where) + ": ASKING answered other than OK");
+}
+
 ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_view request,
                                                 bool asking, net::Deadline deadline,
                                                 const ReplyFn& on_reply,
@@ -112,16 +122,27 @@ ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_vi
     return attempt;
   }
   const std::string& where = topology_.where(node);
+  // The command's reply: a redirection is noted for the caller to follow.
+  auto settle = [&](RespValue reply) {
+    if (reply.IsError()) attempt.redirect = ClassifyClusterError(reply.text());
+    if (attempt.redirect != ClusterErrorKind::kNone) {
+      attempt.error = std::string(reply.text());
+      return Status::OK();
+    }
+    return on_reply(reply, where);
+  };
+  Status answer;  // the command's, which the closing PING's reply must not replace
   CallOutcome call = session_.Call(
-      pool, 0, asking ? WithAsking(request) : request, asking ? 2 : 1, net::Clock::now(), deadline,
+      pool, 0, asking ? WithAsking(request) : request, asking ? 3 : 1, net::Clock::now(), deadline,
       [&](std::size_t index, RespValue reply) {
-        if (asking && index == 0) return Status::OK();  // ASKING's +OK
-        if (reply.IsError()) attempt.redirect = ClassifyClusterError(reply.text());
-        if (attempt.redirect != ClusterErrorKind::kNone) {
-          attempt.error = std::string(reply.text());
-          return Status::OK();
+        if (!asking) return settle(reply);
+        if (index == 0) return ReadAskingOk(reply, where);
+        if (index == 1) {
+          answer = settle(reply);
+          return answer;
         }
-        return on_reply(reply, where);
+        Status pong = ReadClosingPong(reply, where, "an ASKING call");
+        return pong.ok() ? std::move(answer) : pong;
       },
       repeatable);
   Status transport = std::move(call.transport);

@@ -162,10 +162,7 @@ Status RedisBatch::Take(RespValue reply, Frame& next) {
   }
   if (next_ == sent_.size()) {  // Seal()'s PING
     ++next_;
-    if (reply.type() == RespType::kSimpleString && reply.text() == "PONG") return Status::OK();
-    return Status::ProtocolError("redis " + where_ +
-                                 ": a reply too many: another reply where the PONG that closes "
-                                 "the batch was expected");
+    return ReadClosingPong(reply, where_, "the batch");
   }
   Operation* op = sent_[next_++];
   // A SCRIPT LOAD (null) answers the SHA; had it failed, the calls after it

@@ -1,6 +1,7 @@
 // The reply-to-Status table of the redis plugin.
 #include "redis_replies.h"
 
+#include <cctype>
 #include <charconv>
 #include <string>
 #include <system_error>
@@ -22,6 +23,18 @@ Status Unexpected(RespValue reply, std::string_view where) {
                                        std::string(RespTypeName(reply.type())) + " reply"));
 }
 
+// Whether `error` is one a PING may get itself: a state of the server's that
+// refuses most commands, or a denial that names the ping command.
+bool RefusesPing(std::string_view error) {
+  for (std::string_view state : {"LOADING", "BUSY", "MASTERDOWN", "NOAUTH"}) {
+    if (error.starts_with(state)) return true;
+  }
+  const bool denied = error.starts_with("NOPERM") || error.starts_with("ERR unknown command");
+  std::string lower(error);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return denied && lower.find("'ping'") != std::string::npos;
+}
+
 }  // namespace
 
 Status ReadValue(RespValue reply, std::string_view where, Item* out) {
@@ -35,7 +48,8 @@ Status ReadValue(RespValue reply, std::string_view where, Item* out) {
 
 Status ReadStored(RespValue reply, std::string_view where) {
   if (reply.IsNull()) return Status::NotStored();
-  if (reply.type() == RespType::kSimpleString) return Status::OK();
+  // Only OK: another status line (a PONG) is some other command's answer.
+  if (reply.type() == RespType::kSimpleString && reply.text() == "OK") return Status::OK();
   return Unexpected(reply, where);
 }
 
@@ -66,6 +80,18 @@ Status ReadCasOutcome(RespValue reply, std::string_view where) {
 
 Status ReadNotError(RespValue reply, std::string_view where) {
   return ErrorOr(reply, where, Status::OK());
+}
+
+Status ReadClosingPong(RespValue reply, std::string_view where, std::string_view closes) {
+  if (reply.type() == RespType::kSimpleString && reply.text() == "PONG") return Status::OK();
+  if (reply.IsError() && RefusesPing(reply.text())) return Status::OK();
+  std::string got(RespTypeName(reply.type()));
+  if (reply.IsError() || reply.type() == RespType::kSimpleString) {
+    got += " '" + std::string(reply.text().substr(0, 60)) + "'";
+  }
+  return Status::ProtocolError("redis " + std::string(where) + ": a reply too many in " +
+                               std::string(closes) + ": " + got +
+                               " where the PONG that closes it was expected");
 }
 
 }  // namespace cachet::redis

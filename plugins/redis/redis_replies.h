@@ -36,5 +36,12 @@ Status ReadCounter(RespValue reply, std::string_view where, std::uint64_t* value
 Status ReadCasOutcome(RespValue reply, std::string_view where);
 // Any reply but an error is success.
 Status ReadNotError(RespValue reply, std::string_view where);
+// The reply to the PING that closes a pipeline (a batch, a login, ASKING and its
+// command), which `closes` names: ok for PONG, or for an error PING itself may
+// get (the server loading, busy with a script, a replica cut off from its
+// master, a login missing, an ACL or a rename that denies PING), when the
+// pipeline's own replies stand. Anything else is another command's reply, sent
+// twice or late: a protocol error that names it.
+Status ReadClosingPong(RespValue reply, std::string_view where, std::string_view closes);
 
 }  // namespace cachet::redis

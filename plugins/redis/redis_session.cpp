@@ -8,6 +8,7 @@
 
 #include "cachet/net/exchange.h"
 #include "cachet/net/lone_call.h"
+#include "redis_replies.h"
 #include "resp_encoder.h"
 #include "resp_frames.h"
 
@@ -152,13 +153,8 @@ Status RedisLogin::Consume(net::ReadBuffer& buffer) {
       return Status::OK();
     }
     ++answered_;
-    if (closed_ && answered_ == commands_ && !frame.IsError()) {
-      // A reply sent twice would have taken the place of the next one's.
-      if (frame.type() == RespType::kSimpleString && frame.text() == "PONG") return Status::OK();
-      return Status::ProtocolError("redis " + where_ +
-                                   ": a reply too many in the login: another reply where "
-                                   "the PONG that closes it was expected");
-    }
+    // A reply sent twice would have taken the place of the next one's.
+    if (closed_ && answered_ == commands_) return ReadClosingPong(frame, where_, "the login");
     if (frame.IsError() && first_error_.ok()) {
       const Status refused = StatusFromError(frame.text(), where_);
       first_error_ =

@@ -158,28 +158,16 @@ Status SentinelRouter::Rediscover(net::Deadline deadline, bool forced) {
   return state.last_status;
 }
 
-Status SentinelRouter::ConfirmMaster(StandaloneRouter& node, bool* is_master) {
-  *is_master = false;
+Status SentinelRouter::AskRole(StandaloneRouter& node, bool (*role_is)(RespValue), bool* holds) {
+  *holds = false;
   std::string request;
   AppendCommand(&request, {"ROLE"});
   // Asked even while it rests: a master back at its address is confirmed at once.
   return node.RunOnServer(0, request, [&](RespValue reply, std::string_view where) {
     if (reply.IsError()) return StatusFromError(reply.text(), where);
-    *is_master = RoleIsMaster(reply);
+    *holds = role_is(reply);
     return Status::OK();
   });
-}
-
-bool SentinelRouter::ConfirmReplica(StandaloneRouter& node) {
-  std::string request;
-  AppendCommand(&request, {"ROLE"});
-  bool connected_replica = false;
-  const Status asked = node.RunOnServer(0, request, [&](RespValue reply, std::string_view where) {
-    if (reply.IsError()) return StatusFromError(reply.text(), where);
-    connected_replica = RoleIsConnectedReplica(reply);
-    return Status::OK();
-  });
-  return asked.ok() && connected_replica;
 }
 
 Status SentinelRouter::Discover(net::Deadline deadline) {
@@ -200,7 +188,7 @@ Status SentinelRouter::Discover(net::Deadline deadline) {
     if (std::find(silent.begin(), silent.end(), *address) != silent.end()) continue;
     Node node = RouterFor(*address);
     bool is_master = false;
-    Status role = ConfirmMaster(*node, &is_master);
+    Status role = AskRole(*node, RoleIsMaster, &is_master);
     const std::string named = "redis sentinel: master '" + settings_.master + "' at " +
                               address->HostPort() + " (as the sentinels name it)";
     if (!role.ok()) {
@@ -266,7 +254,8 @@ void SentinelRouter::DiscoverReplica(net::Deadline deadline) {
   for (const net::ServerAddress* candidate : candidates) {
     if (net::Clock::now() >= deadline) break;
     Node asked = RouterFor(*candidate);
-    if (ConfirmReplica(*asked)) {
+    bool connected_replica = false;
+    if (AskRole(*asked, RoleIsConnectedReplica, &connected_replica).ok() && connected_replica) {
       chosen = candidate;
       node = std::move(asked);
       break;

@@ -116,14 +116,13 @@ class SentinelRouter final : public CommandRouter {
   Node RouterFor(const net::ServerAddress& address);
   // The sentinels' master, confirmed by ROLE; installs it when it is new.
   Status Discover(net::Deadline deadline);
-  // Asks ROLE of `node`: *is_master tells its answer; a failure to ask is returned.
-  Status ConfirmMaster(StandaloneRouter& node, bool* is_master);
+  // Asks ROLE of `node`: *holds tells whether `role_is` (RoleIsMaster,
+  // RoleIsConnectedReplica) holds for its answer; a failure to ask is returned.
+  Status AskRole(StandaloneRouter& node, bool (*role_is)(RespValue), bool* holds);
   // The replica reads go to: one the sentinels list that says, asked ROLE, it is
   // a replica whose link to its master is up (the one in use first); none when
   // no listed node says so, and reads then go to the master.
   void DiscoverReplica(net::Deadline deadline);
-  // Asks ROLE of `node`: true when it answers as a connected replica.
-  bool ConfirmReplica(StandaloneRouter& node);
   // After a call's failure that says the master may have moved: asks the
   // sentinels again (rate-limited) and returns the failure to report.
   Status AfterFailure(const Status& failed, net::Deadline deadline);

@@ -157,6 +157,40 @@ TEST_CASE("a password sent to a server without one is auth_failed", "[redis][int
   CHECK(s.ToString().find("unneeded-secret-456") == std::string::npos);
 }
 
+// A login of two commands and a batch of two replies each end with PING (a
+// reply sent twice is then seen); a user whose ACL denies PING still logs in
+// and runs batches, the refusal standing for the PONG.
+TEST_CASE("an ACL user without ping logs in and runs batches", "[redis][integration]") {
+  auto server = cachet::test::StartRedis();
+  REQUIRE(server.ok());
+  REQUIRE(RedisCli(**server, "acl setuser app on '>app-secret' '~*' '+@all' '-ping'") == "OK");
+  REQUIRE(RedisCli(**server, "--user app --pass app-secret --no-auth-warning ping")
+              .find("NOPERM") != std::string::npos);
+  RedisOptions options;
+  auto parsed = cachet::net::ParseServerAddress((*server)->address(), 6379);
+  REQUIRE(parsed.ok());
+  options.servers.push_back(*parsed);
+  options.session.username = "app";
+  options.session.password = "app-secret";
+  options.session.db = 1;  // AUTH, SELECT and PING
+  RedisBackend backend(std::move(options));
+  std::vector<cachet::Operation> batch(2);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    batch[i].kind = cachet::OpKind::kStore;
+    batch[i].mode = StoreMode::kAdd;
+    batch[i].key = i == 0 ? "a" : "b";
+    batch[i].item = ItemView("v");
+  }
+  backend.Execute(batch);
+  for (const cachet::Operation& op : batch) {
+    INFO(op.key << ": " << op.status.ToString());
+    CHECK(op.status.ok());
+  }
+  backend.Execute(batch);
+  for (const cachet::Operation& op : batch) CHECK(op.status.IsNotStored());
+  CHECK(RedisCli(**server, "-n 1 get a") == "v");
+}
+
 TEST_CASE("a server that is down is unavailable, not a miss", "[redis][integration]") {
   auto server = cachet::test::StartRedis();
   REQUIRE(server.ok());
