@@ -92,6 +92,14 @@ void JoinEarlierDeferred(std::vector<Operation*>& one_by_one, std::vector<Operat
   *pending = std::move(next_round);
 }
 
+// ASKING's answer: OK, or an error the command after it gets too.
+Status ReadAskingOk(RespValue reply, std::string_view where) {
+  if (reply.IsError() || (reply.type() == RespType::kSimpleString && reply.text() == "OK")) {
+    return Status::OK();
+  }
+  return Status::ProtocolError("redis " + std::string(where) + ": ASKING answered other than OK");
+}
+
 }  // namespace
 
 ClusterRouter::ClusterRouter(ClusterSettings settings, net::ServerPoolOptions pool,
@@ -100,14 +108,6 @@ ClusterRouter::ClusterRouter(ClusterSettings settings, net::ServerPoolOptions po
 
 net::RetryPolicy ClusterRouter::Retries() const {
   return {topology_.settings().max_redirects, topology_.settings().retry_wait};
-}
-
-// ASKING's answer: OK, or an error the command after it gets too.
-Status ReadAskingOk(RespValue reply, std::string_view where) {
-  if (reply.IsError() || (reply.type() == RespType::kSimpleString && reply.text() == "OK")) {
-    return Status::OK();
-  }
-  return Status::ProtocolError("redis " + std::string(where) + ": ASKING answered other than OK");
 }
 
 ClusterRouter::Attempt ClusterRouter::RunOnNode(std::size_t node, std::string_view request,

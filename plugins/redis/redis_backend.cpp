@@ -189,8 +189,7 @@ Status RedisBackend::Touch(std::string_view key, Ttl ttl) {
   std::string& request = RequestBuffer();
   AppendTouch(&request, key, ttl);
   return RunOnKey(key, request, [ttl](RespValue reply, std::string_view where) {
-    if (SendsExpiry(ttl)) return ReadOneOrZero(reply, where, Status::NotFound());
-    return reply.IsNull() ? Status::NotFound() : ReadNotError(reply, where);
+    return ReadTouched(reply, where, SendsExpiry(ttl));
   });
 }
 

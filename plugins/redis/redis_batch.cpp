@@ -89,8 +89,7 @@ Status Apply(Operation& op, RespValue reply, std::string_view where) {
     case OpKind::kDecr:
       return ReadCounter(reply, where, &op.counter);
     case OpKind::kTouch:
-      if (SendsExpiry(op.ttl)) return ReadOneOrZero(reply, where, Status::NotFound());
-      return reply.IsNull() ? Status::NotFound() : ReadNotError(reply, where);
+      return ReadTouched(reply, where, SendsExpiry(op.ttl));
   }
   return Status::Internal("unknown operation kind");
 }

@@ -24,15 +24,16 @@ Status Unexpected(RespValue reply, std::string_view where) {
 }
 
 // Whether `error` is one a PING may get itself: a state of the server's that
-// refuses most commands, or a denial that names the ping command.
+// refuses most commands (MISCONF: writes and PING, after a failed save), or a
+// denial of the ping command by name (an ACL, a rename).
 bool RefusesPing(std::string_view error) {
-  for (std::string_view state : {"LOADING", "BUSY", "MASTERDOWN", "NOAUTH"}) {
-    if (error.starts_with(state)) return true;
+  for (std::string_view state : {"LOADING", "BUSY", "MASTERDOWN", "NOAUTH", "MISCONF"}) {
+    if (StartsWithWord(error, state)) return true;
   }
-  const bool denied = error.starts_with("NOPERM") || error.starts_with("ERR unknown command");
   std::string lower(error);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return denied && lower.find("'ping'") != std::string::npos;
+  return lower.starts_with("err unknown command 'ping'") ||
+         (lower.starts_with("noperm") && lower.find("'ping' command") != std::string::npos);
 }
 
 }  // namespace
@@ -80,6 +81,13 @@ Status ReadCasOutcome(RespValue reply, std::string_view where) {
 
 Status ReadNotError(RespValue reply, std::string_view where) {
   return ErrorOr(reply, where, Status::OK());
+}
+
+Status ReadTouched(RespValue reply, std::string_view where, bool sends_expiry) {
+  if (sends_expiry) return ReadOneOrZero(reply, where, Status::NotFound());
+  // GETEX answers the value: a bulk string, or nil for a missing key.
+  if (reply.IsNull()) return Status::NotFound();
+  return reply.type() == RespType::kBulkString ? Status::OK() : Unexpected(reply, where);
 }
 
 Status ReadClosingPong(RespValue reply, std::string_view where, std::string_view closes) {

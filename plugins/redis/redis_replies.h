@@ -36,6 +36,9 @@ Status ReadCounter(RespValue reply, std::string_view where, std::uint64_t* value
 Status ReadCasOutcome(RespValue reply, std::string_view where);
 // Any reply but an error is success.
 Status ReadNotError(RespValue reply, std::string_view where);
+// A touch: PEXPIRE's 1 or 0 when it `sends_expiry`, else GETEX ... PERSIST's
+// value (touched) or nil (a miss).
+Status ReadTouched(RespValue reply, std::string_view where, bool sends_expiry);
 // The reply to the PING that closes a pipeline (a batch, a login, ASKING and its
 // command), which `closes` names: ok for PONG, or for an error PING itself may
 // get (the server loading, busy with a script, a replica cut off from its

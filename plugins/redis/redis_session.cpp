@@ -18,10 +18,6 @@ namespace {
 
 const std::string kDefaultUser = "default";
 
-bool StartsWithWord(std::string_view text, std::string_view word) {
-  return text.starts_with(word) && (text.size() == word.size() || text[word.size()] == ' ');
-}
-
 // The thread's parser (nothing is allocated per exchange once it has grown),
 // and whether a push hook runs on the thread. One thread_local object, not
 // several: each costs a TLS lookup per call.

@@ -253,5 +253,10 @@ class RedisSession final : public net::ConnectionSetup {
 // TRYAGAIN to unavailable, anything else to invalid_argument. `where` is
 // "host:port" for the message.
 Status StatusFromError(std::string_view error, std::string_view where);
+// Whether an error reply's text begins with the word `word` (its code: "BUSY",
+// not "BUSYKEY").
+inline bool StartsWithWord(std::string_view text, std::string_view word) {
+  return text.starts_with(word) && (text.size() == word.size() || text[word.size()] == ' ');
+}
 
 }  // namespace cachet::redis

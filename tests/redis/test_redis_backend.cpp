@@ -1,9 +1,14 @@
 // RedisBackend against a real redis-server on a loopback port: every operation,
 // RESP2 and RESP3, a wrong password, and raw values shared with redis-cli.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lua_scripts.h"
@@ -189,6 +194,51 @@ TEST_CASE("an ACL user without ping logs in and runs batches", "[redis][integrat
   backend.Execute(batch);
   for (const cachet::Operation& op : batch) CHECK(op.status.IsNotStored());
   CHECK(RedisCli(**server, "-n 1 get a") == "v");
+}
+
+// After a failed save (stop-writes-on-bgsave-error) Redis refuses writes and
+// PING with MISCONF and still serves reads: a batch keeps its answers, a new
+// connection logs in, and the server is not held to have failed.
+TEST_CASE("a server refusing writes and PING after a failed save still serves batches",
+          "[redis][integration]") {
+  // Its directory goes away under it, so the save it is asked for fails.
+  const std::filesystem::path gone = std::filesystem::temp_directory_path() /
+                                     ("cachet-misconf-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(gone);
+  // Redis stops writes only where it has save points.
+  auto server = cachet::test::StartRedis({"--dir", gone.string(), "--save", "3600 1"});
+  REQUIRE(server.ok());
+  REQUIRE(RedisCli(**server, "set a v") == "OK");
+  std::filesystem::remove_all(gone);
+  RedisCli(**server, "bgsave");
+  for (int i = 0; i < 100 && RedisCli(**server, "ping").find("MISCONF") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(RedisCli(**server, "ping").find("MISCONF") != std::string::npos);
+  RedisOptions options;
+  auto parsed = cachet::net::ParseServerAddress((*server)->address(), 6379);
+  REQUIRE(parsed.ok());
+  options.servers.push_back(*parsed);
+  options.session.client_name = "app";
+  options.session.resp = 3;  // HELLO 3, CLIENT SETNAME and PING
+  RedisBackend backend(std::move(options));
+  for (int round = 0; round < 3; ++round) {
+    std::vector<cachet::Operation> batch(2);
+    batch[0].key = "a";
+    batch[1].kind = cachet::OpKind::kIncr;
+    batch[1].key = "n";
+    batch[1].delta = 1;
+    backend.Execute(batch);
+    INFO(batch[0].status.ToString() << " / " << batch[1].status.ToString());
+    REQUIRE(batch[0].status.ok());
+    CHECK(batch[0].result.value == "v");
+    CHECK(batch[1].status.message().find("MISCONF") != std::string_view::npos);
+  }
+  std::vector<cachet::ServerHealth> health;
+  REQUIRE(backend.Health(&health).ok());
+  CHECK(health.front().consecutive_failures == 0);
+  CHECK(health.front().protocol_errors == 0);
 }
 
 TEST_CASE("a server that is down is unavailable, not a miss", "[redis][integration]") {

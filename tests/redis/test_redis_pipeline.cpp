@@ -82,6 +82,13 @@ TEST_CASE("a redis reply sent twice in a batch fails it where PONG belongs",
                                       "read only replica.\r\n");
   CHECK(other.IsProtocolError());
   CHECK(other.message().find("'READONLY") != std::string_view::npos);
+  // Nor is an error that only mentions ping, or whose code only begins as one of PING's.
+  for (const char* other : {"-ERR unknown command 'EVALSHA', with args beginning with: 'ping' \r\n",
+                            "-BUSYKEY Target key name already exists.\r\n"}) {
+    INFO(other);
+    Adds adds2(2);
+    CHECK(adds2.Answer(std::string("+OK\r\n+OK\r\n") + other).IsProtocolError());
+  }
   // A status line is no answer to an add but OK.
   Adds pong(2);
   CHECK(pong.Answer("+OK\r\n+PONG\r\n+PONG\r\n").IsProtocolError());
@@ -93,7 +100,9 @@ TEST_CASE("a PING the server refuses leaves a redis batch's answers standing",
        {"-NOPERM this user has no permissions to run the 'ping' command\r\n",
         "-ERR unknown command 'PING', with args beginning with: \r\n",
         "-LOADING Redis is loading the dataset in memory\r\n",
-        "-BUSY Redis is busy running a script.\r\n"}) {
+        "-BUSY Redis is busy running a script.\r\n",
+        "-MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "
+        "persist to disk.\r\n"}) {
     INFO(refusal);
     Adds adds(2);
     CHECK(adds.Answer(std::string("+OK\r\n$-1\r\n") + refusal).ok());
