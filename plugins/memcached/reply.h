@@ -38,6 +38,32 @@ enum class ReplyKind : std::uint8_t {
   kServerError,  // SERVER_ERROR <message>
 };
 
+// The word a reply of `kind` begins with, for messages ("a number" for kNumber).
+constexpr std::string_view ReplyWord(ReplyKind kind) {
+  switch (kind) {
+    case ReplyKind::kValue: return "VALUE";
+    case ReplyKind::kEnd: return "END";
+    case ReplyKind::kStored: return "STORED";
+    case ReplyKind::kNotStored: return "NOT_STORED";
+    case ReplyKind::kExists: return "EXISTS";
+    case ReplyKind::kNotFound: return "NOT_FOUND";
+    case ReplyKind::kDeleted: return "DELETED";
+    case ReplyKind::kTouched: return "TOUCHED";
+    case ReplyKind::kOk: return "OK";
+    case ReplyKind::kNumber: return "a number";
+    case ReplyKind::kVersion: return "VERSION";
+    case ReplyKind::kStat: return "STAT";
+    case ReplyKind::kMetaValue: return "VA";
+    case ReplyKind::kMetaHeader: return "HD";
+    case ReplyKind::kMetaMiss: return "EN";
+    case ReplyKind::kMetaNoop: return "MN";
+    case ReplyKind::kError: return "ERROR";
+    case ReplyKind::kClientError: return "CLIENT_ERROR";
+    case ReplyKind::kServerError: return "SERVER_ERROR";
+  }
+  return "an unknown reply";
+}
+
 struct Reply {
   ReplyKind kind = ReplyKind::kEnd;
   std::string_view key;   // kValue; meta with k

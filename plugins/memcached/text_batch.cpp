@@ -146,9 +146,9 @@ Status TextBatch::OnReply(const Reply& reply) {
   Expected& current = expected_[next_];
   if (current.closing) {
     if (reply.kind != ReplyKind::kVersion) {
-      return Status::ProtocolError(
-          "memcached: a reply too many: another reply where the VERSION that closes the batch "
-          "was expected");
+      return Status::ProtocolError("memcached: a reply too many: " +
+                                   std::string(ReplyWord(reply.kind)) +
+                                   " where the VERSION that closes the batch was expected");
     }
     ++next_;
     return Status::OK();

@@ -526,6 +526,9 @@ TEST_CASE("text batch: a reply sent twice among several is a protocol error, not
     CHECK(out.stream == StatusCode::kProtocolError);
     for (const OpOutcome& op : out.ops) CHECK(op.status.starts_with("protocol_error"));
   }
+  const BatchOutcome last_twice =
+      AnyHowSplitOps(SetThenIncrs, "STORED\r\n5\r\n6\r\n6\r\nVERSION 1.6.18\r\n");
+  CHECK(last_twice.ops[2].status.find("a number where the VERSION") != std::string::npos);
   // One skipped (its reply late): VERSION comes where a counter's line belongs.
   const BatchOutcome skipped = AnyHowSplitOps(SetThenIncrs, "STORED\r\n5\r\nVERSION 1.6.18\r\n");
   CHECK(skipped.stream == StatusCode::kProtocolError);
