@@ -20,7 +20,7 @@ Status TakeCounter(Result<std::uint64_t>&& result, std::uint64_t* out) {
 }  // namespace
 
 Status CacheClient::Get(std::string_view key, std::string* value) {
-  return Take(cache_->Get<std::string>(key), value);
+  return cache_->GetInto(key, value);
 }
 
 Status CacheClient::Set(std::string_view key, std::string_view value) {
@@ -55,7 +55,7 @@ Status CacheClient::GetJson(std::string_view key, Json* doc) {
 Status CacheClient::SetJson(std::string_view key, const Json& doc) { return cache_->Set(key, doc); }
 
 Status CacheClient::GetCompressed(std::string_view key, std::string* value) {
-  return Take(compressing_->Get<std::string>(key), value);
+  return compressing_->GetInto(key, value);
 }
 
 Status CacheClient::SetCompressed(std::string_view key, std::string_view value) {

@@ -138,6 +138,21 @@ Status Cache::GetDecoded(CacheOp op, std::string_view key, ItemDecoder decode, v
   return s;
 }
 
+Status Cache::GetInto(std::string_view key, std::string* value) {
+  const CallCounter counter(metrics_table(), CacheOp::kGet);
+  Item item;
+  item.value.swap(*value);  // the store writes the value into the caller's storage
+  Status s = ReadStored(*backend_, options_.key_namespace, key, &item, CacheOp::kGet);
+  if (s.ok()) s = OpenComputedRecord(&item);
+  if (s.ok()) s = codec_->Decode(std::move(item), value);
+  if (!s.ok()) {  // nothing of a miss or a failed read stays behind; the storage does
+    if (item.value.capacity() > value->capacity()) value->swap(item.value);
+    value->clear();
+  }
+  counter.Finish(s);
+  return s;
+}
+
 Status Cache::StoreItem(StoreMode mode, std::string_view key, ItemView item, std::optional<Ttl> ttl,
                         CacheOp op) {
   const CallCounter counter(metrics_table(), op);

@@ -17,8 +17,8 @@ constexpr OptionSpec kOptions[] = {
      "memory budget in bytes: keys, values and per-item overhead; least recently used "
      "items are evicted above it"},
     {"shards", OptionType::kString, "auto",
-     "independent write locks the keys are spread over: 1..1024, or auto (one per 64 KiB of "
-     "max_bytes, 16 to 1024); reads take no lock"},
+     "independent write locks the keys are spread over: 1..1024, or auto (one per 512 KiB of "
+     "max_bytes, 16 to 128); reads take no lock"},
     {"max_item_size", OptionType::kInt, "1048576",
      "largest value in bytes (1..4294967295); a bigger one is refused with too_large"},
     {"max_key_size", OptionType::kInt, "250",

@@ -448,13 +448,36 @@ TEST_CASE("memory stores an item larger than a shard's share by evicting elsewhe
   CHECK(emptied == 0);
 }
 
-TEST_CASE("memory shards = auto: one shard per 64 KiB of max_bytes, from 16 to 1024",
+TEST_CASE("memory GetInto copies each value into the string it is given", "[memory]") {
+  auto cache = OpenMemory("");
+  REQUIRE(cache->Set("long", std::string(300, 'l')).ok());
+  REQUIRE(cache->Set("short", std::string("s")).ok());
+  REQUIRE(cache->Set("empty", std::string()).ok());
+  std::string value;
+  value.reserve(512);
+  const char* storage = value.data();
+  for (int round = 0; round < 3; ++round) {
+    REQUIRE(cache->GetInto("long", &value).ok());
+    CHECK(value == std::string(300, 'l'));
+    REQUIRE(cache->GetInto("short", &value).ok());
+    CHECK(value == "s");
+    REQUIRE(cache->GetInto("empty", &value).ok());
+    CHECK(value.empty());
+    value = "stale";
+    CHECK(cache->GetInto("absent", &value).IsNotFound());
+    CHECK(value.empty());
+  }
+  CHECK(value.data() == storage);  // no read needed new storage
+}
+
+TEST_CASE("memory shards = auto: one shard per 512 KiB of max_bytes, from 16 to 128",
           "[memory]") {
-  CHECK(StatOf(*OpenMemory(""), "shards") == 1024);  // the default 64 MiB
-  CHECK(StatOf(*OpenMemory("max_bytes = 16777216\n"), "shards") == 256);
+  CHECK(StatOf(*OpenMemory(""), "shards") == 128);  // the default 64 MiB
+  CHECK(StatOf(*OpenMemory("max_bytes = 16777216\n"), "shards") == 32);
+  CHECK(StatOf(*OpenMemory("max_bytes = 8388608\n"), "shards") == 16);
   CHECK(StatOf(*OpenMemory("max_bytes = 1048576\n"), "shards") == 16);
   CHECK(StatOf(*OpenMemory("max_bytes = 65536\n"), "shards") == 16);
-  CHECK(StatOf(*OpenMemory("max_bytes = 1073741824\n"), "shards") == 1024);
+  CHECK(StatOf(*OpenMemory("max_bytes = 1073741824\n"), "shards") == 128);
   CHECK(StatOf(*OpenMemory("shards = 16\n"), "shards") == 16);
   CHECK(StatOf(*OpenMemory("shards = +16\n"), "shards") == 16);
 

@@ -93,18 +93,27 @@ TEST_CASE("EncodeView stores what Encode stores", "[unit][codec]") {
   }
 }
 
+namespace {
+
+// Stores under "ns:": "raw" (short, flags 0), "zipped" (kBig, compressed),
+// "number" (42) and "corrupt" (flags that say zlib over bytes that are not).
+const std::string kBig(4096, 'x');
+void StoreReadCases(Cache& cache, MapBackend& backend) {
+  REQUIRE(cache.Set("raw", std::string("short")).ok());
+  REQUIRE(cache.Set("zipped", kBig).ok());
+  REQUIRE(cache.Set("number", std::int64_t{42}).ok());
+  REQUIRE(backend.Stored("ns:zipped").flags != 0);
+  Item corrupt = backend.Stored("ns:zipped");
+  corrupt.value = "not zlib at all";
+  backend.Put("ns:corrupt", corrupt);
+}
+
+}  // namespace
+
 TEST_CASE("GetMultiInto decodes each value into the caller's string", "[unit][cache]") {
   auto backend = std::make_shared<MapBackend>();
   Cache cache(backend, ZlibCodec(FlagsProfile::kCachet), CacheOptions{"ns:", {}, true});
-  const std::string big(4096, 'x');
-  REQUIRE(cache.Set("raw", std::string("short")).ok());
-  REQUIRE(cache.Set("zipped", big).ok());
-  REQUIRE(cache.Set("number", std::int64_t{42}).ok());
-  REQUIRE(backend->Stored("ns:zipped").flags != 0);
-  // Bytes whose flags say zlib but which are not: they must not decode.
-  Item corrupt = backend->Stored("ns:zipped");
-  corrupt.value = "not zlib at all";
-  backend->Put("ns:corrupt", corrupt);
+  StoreReadCases(cache, *backend);
 
   const std::vector<std::string_view> keys = {"raw", "zipped", "corrupt", "", "absent", "number"};
   // Stale bytes in every buffer: none may survive into the answer.
@@ -118,7 +127,7 @@ TEST_CASE("GetMultiInto decodes each value into the caller's string", "[unit][ca
     CHECK(statuses[0].ok());
     CHECK(values[0] == "short");
     CHECK(statuses[1].ok());
-    CHECK(values[1] == big);
+    CHECK(values[1] == kBig);
     CHECK(statuses[2].IsCorruption());
     CHECK(values[2].empty());
     CHECK(statuses[3].IsInvalidArgument());
@@ -136,6 +145,63 @@ TEST_CASE("GetMultiInto decodes each value into the caller's string", "[unit][ca
   CHECK(after.errors == before.errors + 4);
   CHECK(after.count(cachet::StatusCode::kCorruption) ==
         before.count(cachet::StatusCode::kCorruption) + 2);
+}
+
+TEST_CASE("GetInto reads each value into the caller's string", "[unit][cache]") {
+  auto backend = std::make_shared<MapBackend>();
+  Cache cache(backend, ZlibCodec(FlagsProfile::kCachet), CacheOptions{"ns:", {}, true});
+  StoreReadCases(cache, *backend);
+
+  const std::size_t get = static_cast<std::size_t>(CacheOp::kGet);
+  const OpMetrics before = cache.metrics()[get];
+  // Stale bytes in the buffer before every read: none may survive into the answer.
+  std::string value;
+  const auto read = [&](std::string_view key) {
+    value.assign(100, '?');
+    return cache.GetInto(key, &value);
+  };
+  CHECK(read("raw").ok());
+  CHECK(value == "short");
+  CHECK(read("zipped").ok());
+  CHECK(value == kBig);
+  CHECK(read("corrupt").IsCorruption());
+  CHECK(value.empty());
+  CHECK(read("").IsInvalidArgument());
+  CHECK(value.empty());
+  CHECK(read("absent").IsNotFound());
+  CHECK(value.empty());
+  CHECK(read("number").ok());
+  CHECK(value == "42");
+  // Counted as the gets they are, after decoding: the corrupt value is an error.
+  const OpMetrics after = cache.metrics()[get];
+  CHECK(after.calls == before.calls + 6);
+  CHECK(after.hits == before.hits + 3);
+  CHECK(after.misses == before.misses + 1);
+  CHECK(after.errors == before.errors + 2);
+
+  backend->FailWith(Status::Unavailable("store down"));
+  CHECK(read("raw").IsUnavailable());
+  CHECK(value.empty());
+  backend->Recover();
+}
+
+TEST_CASE("GetInto keeps the string's storage from read to read", "[unit][cache]") {
+  auto backend = std::make_shared<MapBackend>();
+  Cache cache(backend, ZlibCodec(FlagsProfile::kCachet), CacheOptions{});
+  REQUIRE(cache.Set("a", std::string(40, 'a')).ok());
+  REQUIRE(cache.Set("b", std::string(30, 'b')).ok());
+  std::string value;
+  value.reserve(1000);
+  const char* storage = value.data();
+  for (int round = 0; round < 3; ++round) {
+    REQUIRE(cache.GetInto("a", &value).ok());
+    CHECK(value == std::string(40, 'a'));
+    REQUIRE(cache.GetInto("b", &value).ok());
+    CHECK(value == std::string(30, 'b'));
+    CHECK(cache.GetInto("absent", &value).IsNotFound());
+  }
+  CHECK(value.data() == storage);
+  CHECK(value.capacity() >= 1000);
 }
 
 namespace {

@@ -118,6 +118,11 @@ class CACHET_EXPORT Cache {
   Lookup<T> Get(std::string_view key);
   template <class T = std::string>
   Lookup<Versioned<T>> Gets(std::string_view key);
+  // Get<std::string> into the caller's string: ok (a hit), not_found or the
+  // error; `*value` holds the value on a hit and is empty otherwise. The string
+  // keeps its capacity, so a loop that reads into one string allocates nothing
+  // once it has grown to the values' size.
+  Status GetInto(std::string_view key, std::string* value);
 
   template <class T>
   Status Set(std::string_view key, const T& value, std::optional<Ttl> ttl = std::nullopt) {
