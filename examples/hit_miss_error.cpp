@@ -36,5 +36,19 @@ int main(int argc, char** argv) {
   // value_or() treats a miss and an error alike: fine for a display default,
   // wrong where an outage must not look like "no such key".
   std::printf("no-such-key, with a default: %s\n", miss.value_or("(none)").c_str());
-  return hit.hit() && miss.miss() && error.error() ? 0 : 1;
+
+  // GetInto: the same outcomes as a Status, the value in a string the caller
+  // keeps, whose storage serves read after read.
+  std::string value;
+  int hits = 0;
+  for (const char* key : {"name", "no-such-key", "name"}) {
+    cachet::Status read = cache->GetInto(key, &value);
+    if (read.ok()) {
+      ++hits;  // `value` holds the value
+    } else if (read.IsError()) {
+      std::printf("%s: error: %s\n", key, read.ToString().c_str());
+    }  // else a miss, and `value` is empty
+  }
+  std::printf("GetInto: %d hits, last value %s\n", hits, value.c_str());
+  return hit.hit() && miss.miss() && error.error() && hits == 2 ? 0 : 1;
 }
