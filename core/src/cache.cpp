@@ -4,6 +4,7 @@
 #include "cachet/cache.h"
 
 #include <array>
+#include <functional>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -33,6 +34,14 @@ Status ReadStored(Backend& backend, const std::string& key_namespace, std::strin
     // Gets asks for the CAS token, which some stores (Redis) compute only on request.
     return op == CacheOp::kGets ? backend.Gets(full_key, out) : backend.Get(full_key, out);
   });
+}
+
+// Whether `key`'s bytes and `text`'s storage (its capacity, the terminator
+// included) share an address.
+bool Overlaps(std::string_view key, const std::string& text) {
+  const std::less<const char*> before;
+  return !key.empty() && before(key.data(), text.data() + text.capacity() + 1) &&
+         before(text.data(), key.data() + key.size());
 }
 
 }  // namespace
@@ -139,16 +148,16 @@ Status Cache::GetDecoded(CacheOp op, std::string_view key, ItemDecoder decode, v
 }
 
 Status Cache::GetInto(std::string_view key, std::string* value) {
+  // A key that lies in the string would change as the value is written into it.
+  if (Overlaps(key, *value)) return GetInto(std::string(key), value);
   const CallCounter counter(metrics_table(), CacheOp::kGet);
   Item item;
-  item.value.swap(*value);  // the store writes the value into the caller's storage
+  item.value.swap(*value);  // the store and the codec write into the caller's storage
   Status s = ReadStored(*backend_, options_.key_namespace, key, &item, CacheOp::kGet);
   if (s.ok()) s = OpenComputedRecord(&item);
-  if (s.ok()) s = codec_->Decode(std::move(item), value);
-  if (!s.ok()) {  // nothing of a miss or a failed read stays behind; the storage does
-    if (item.value.capacity() > value->capacity()) value->swap(item.value);
-    value->clear();
-  }
+  if (s.ok()) s = codec_->DecodeInPlace(&item);
+  value->swap(item.value);
+  if (!s.ok()) value->clear();  // nothing of a miss or a failed read stays behind
   counter.Finish(s);
   return s;
 }

@@ -333,20 +333,20 @@ Status Codec::Decode(const Item& item, std::string* out) const {
 }
 
 Status Codec::Decode(Item&& item, std::string* out) const {
+  Status s = DecodeInPlace(&item);
+  if (s.ok()) *out = std::move(item.value);
+  return s;
+}
+
+Status Codec::DecodeInPlace(Item* item) const {
   // Flags 0 are uncompressed bytes in every profile: nothing to read or undo.
-  if (item.flags == 0) {
-    *out = std::move(item.value);
-    return Status::OK();
-  }
+  if (item->flags == 0) return Status::OK();
   ValueLayout layout;
   std::string_view payload;
-  Status s = Unwrap(item, options_, &layout, &payload);
+  Status s = Unwrap(*item, options_, &layout, &payload);
   if (!s.ok()) return s;
-  if (payload.data() == item.value.data() && payload.size() == item.value.size()) {
-    *out = std::move(item.value);
-  } else {
-    out->assign(payload);
-  }
+  // The payload is the item's bytes themselves, or what they decompressed to.
+  if (payload.data() != item->value.data()) item->value.assign(payload);
   return Status::OK();
 }
 

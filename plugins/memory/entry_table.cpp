@@ -34,7 +34,7 @@ std::uint64_t EntryTable::HashOf(const MemoryEntry* entry) noexcept {
 EntryTable::EntryTable() {
   SlotArray* array = SlotArray::Create(kInitialSlots);
   if (array == nullptr) throw std::bad_alloc();
-  Publish(array);
+  array_.store(array);
 }
 
 EntryTable::~EntryTable() {
@@ -131,7 +131,7 @@ RemovedEntries EntryTable::RetireAll(Limbo& limbo) noexcept {
     size_ = 0;
     return removed;
   }
-  Publish(fresh);
+  array_.store(fresh);
   for (std::size_t i = 0; i < old->count; ++i) {
     const std::uint64_t pointer = old->slots[i].load(kRelaxed) & kPointerBits;
     if (pointer != kEmpty && pointer != kTombstone) retire(EntryOf(pointer));
@@ -161,7 +161,7 @@ bool EntryTable::MakeRoom(Limbo& limbo) noexcept {
     fresh->slots[j].store(word, kRelaxed);
   }
   // Publishes the whole new array; the old one stays as it was for its readers.
-  Publish(fresh);
+  array_.store(fresh);
   tombstones_ = 0;
   if (hand_ >= fresh->count) hand_ = 0;
   limbo.Retire(old, slots * sizeof(Slot));

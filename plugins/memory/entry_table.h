@@ -62,16 +62,6 @@ class EntryTable {
     }
     return nullptr;
   }
-  // Starts loading the line of `hash`'s first slot while the caller does other
-  // work (entering its read section takes a locked instruction). Reads only the
-  // hint, never the array, which may be retired: it needs no read section, and a
-  // hint that lags a rebuild only loads a line the lookup does not use.
-  void Prefetch(std::uint64_t hash) const noexcept {
-    const Slot* slots = hint_slots_.load(std::memory_order_relaxed);
-    const std::size_t count = hint_count_.load(std::memory_order_relaxed);
-    __builtin_prefetch(slots + SlotArray::HomeIn(hash, count));
-  }
-
   // A read marks its slot only when the mark is missing, so readers of a hot
   // entry do not keep writing its cache line. A mark that lands on another entry
   // (the slot changed meanwhile) only blurs the clock.
@@ -160,8 +150,7 @@ class EntryTable {
     static SlotArray* Create(std::size_t count) noexcept;
     // Where `hash`'s probe starts: its low 32 bits scaled to the slot count (the
     // shard was picked by the top bits, the tag by bits 32..46).
-    std::size_t Home(std::uint64_t hash) const noexcept { return HomeIn(hash, count); }
-    static std::size_t HomeIn(std::uint64_t hash, std::size_t count) noexcept {
+    std::size_t Home(std::uint64_t hash) const noexcept {
       return static_cast<std::size_t>(((hash & 0xFFFFFFFF) * count) >> 32);
     }
     // The slot after `i`, wrapping at the end.
@@ -211,17 +200,7 @@ class EntryTable {
     return (slots + slots / 4 + 63) / 64 * 64;
   }
 
-  // Makes `array` the one readers find, and the prefetch hint.
-  void Publish(SlotArray* array) noexcept {
-    array_.store(array);
-    hint_slots_.store(array->slots.get(), std::memory_order_relaxed);
-    hint_count_.store(array->count, std::memory_order_relaxed);
-  }
-
   std::atomic<SlotArray*> array_;
-  // The current array's slots and count, copied for Prefetch.
-  std::atomic<const Slot*> hint_slots_{nullptr};
-  std::atomic<std::size_t> hint_count_{0};
   std::size_t size_ = 0;        // live entries
   std::size_t tombstones_ = 0;  // removed entries' slots not yet reused
   std::size_t hand_ = 0;        // the clock's position

@@ -106,8 +106,6 @@ class alignas(64) MemoryShard {
   MemoryShard(const MemoryShard&) = delete;
   MemoryShard& operator=(const MemoryShard&) = delete;
 
-  // Starts loading the first slot `hash` probes (EntryTable::Prefetch).
-  void Prefetch(std::uint64_t hash) const noexcept { table_.Prefetch(hash); }
   Status Get(const KeyRef& key, Item* out);
   Status GetAndTouch(const KeyRef& key, Ttl ttl, Item* out);
   Status Store(StoreMode mode, const KeyRef& key, const ItemView& item, Ttl ttl);

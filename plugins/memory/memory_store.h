@@ -31,14 +31,17 @@ struct MemoryStoreOptions {
   bool expiry_rounds_down = false;  // [memory] expiry_rounding = down
 };
 
-// The shard count of `shards = auto`: one per 512 KiB of the budget, from 16 to
-// 128. Locked writes (inserts, removals) of two threads meet in a shard they both
-// write, so more shards let those scale; every shard's table and counters are
-// lines of their own, so more shards also mean more lines that one thread's
-// operations miss in the caches (docs/memory.md, "How many shards").
-inline std::size_t AutoShards(std::size_t max_bytes) {
-  constexpr std::size_t kBytesPerShard = std::size_t{512} << 10;
-  return std::clamp<std::size_t>(max_bytes / kBytesPerShard, 16, 128);
+// The shard count of `shards = auto`. Under lru, where overwrites of the same
+// size and deletes take no lock, one per 512 KiB of the budget, from 16 to 128:
+// only inserts and removals meet on a shard's lock, and every shard's own lines
+// are what one thread's lookups miss in the caches. Under tinylfu, where every
+// write takes the lock, one per 64 KiB, from 16 to 1024, so that writing threads
+// seldom meet on one (docs/memory.md, "How many shards").
+inline std::size_t AutoShards(std::size_t max_bytes, EvictionPolicy policy) {
+  if (policy == EvictionPolicy::kTinyLfu) {
+    return std::clamp<std::size_t>(max_bytes / (std::size_t{64} << 10), 16, 1024);
+  }
+  return std::clamp<std::size_t>(max_bytes / (std::size_t{512} << 10), 16, 128);
 }
 
 // What a shard's empty table takes of the budget (64 slots of 8 bytes).
@@ -49,15 +52,12 @@ class MemoryStore {
   // REQUIRES: options.shards >= 1.
   explicit MemoryStore(const MemoryStoreOptions& options);
 
-  // The shard that holds `key`, and the key with its hash for that shard; the
-  // key's slot starts loading, so a lookup soon after finds it cached.
+  // The shard that holds `key`, and the key with its hash for that shard.
   std::pair<MemoryShard&, KeyRef> Locate(std::string_view key) {
     const std::uint64_t hash = std::hash<std::string_view>{}(key);
     // The top 32 bits scaled to the shard count: a multiply, not a division.
     const std::uint64_t pick = ((hash >> 32) * shards_.size()) >> 32;
-    MemoryShard& shard = *shards_[pick];
-    shard.Prefetch(hash);
-    return {shard, KeyRef{key, hash}};
+    return {*shards_[pick], KeyRef{key, hash}};
   }
 
   void Flush();

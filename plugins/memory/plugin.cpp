@@ -17,8 +17,8 @@ constexpr OptionSpec kOptions[] = {
      "memory budget in bytes: keys, values and per-item overhead; least recently used "
      "items are evicted above it"},
     {"shards", OptionType::kString, "auto",
-     "independent write locks the keys are spread over: 1..1024, or auto (one per 512 KiB of "
-     "max_bytes, 16 to 128); reads take no lock"},
+     "independent write locks the keys are spread over: 1..1024, or auto (lru: one per 512 KiB "
+     "of max_bytes, 16 to 128; tinylfu: one per 64 KiB, 16 to 1024); reads take no lock"},
     {"max_item_size", OptionType::kInt, "1048576",
      "largest value in bytes (1..4294967295); a bigger one is refused with too_large"},
     {"max_key_size", OptionType::kInt, "250",
@@ -101,13 +101,14 @@ Status ReadOptions(const ConfigSection& section, MemoryStoreOptions* options) {
   options->expiry_rounds_down = section.GetString("expiry_rounding") == "down";
   // The budget holds the shards' empty tables and at least 1 KiB of items: a smaller
   // one would accept the config and then refuse every write as too large.
-  const std::size_t least_shards = auto_shards ? AutoShards(0) : options->shards;
+  const std::size_t least_shards =
+      auto_shards ? AutoShards(0, options->policy) : options->shards;
   const auto min_bytes = static_cast<std::int64_t>(least_shards * kEmptyTableBytes + 1024);
   if (Status s = ReadBounded(section, "max_bytes", min_bytes, kMaxInt, &options->max_bytes);
       !s.ok()) {
     return s;
   }
-  if (auto_shards) options->shards = AutoShards(options->max_bytes);
+  if (auto_shards) options->shards = AutoShards(options->max_bytes, options->policy);
   return Status::OK();
 }
 

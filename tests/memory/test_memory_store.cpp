@@ -11,6 +11,7 @@
 #include "cachet/batch.h"
 #include "cachet/cache.h"
 #include "cachet/config.h"
+#include "support/allocation_hooks.h"
 #include "../../plugins/memory/memory_entry.h"
 #include "../../plugins/memory/writer_lanes.h"
 
@@ -450,15 +451,17 @@ TEST_CASE("memory stores an item larger than a shard's share by evicting elsewhe
 
 TEST_CASE("memory GetInto copies each value into the string it is given", "[memory]") {
   auto cache = OpenMemory("");
-  REQUIRE(cache->Set("long", std::string(300, 'l')).ok());
+  const std::string long_value(300, 'l');
+  REQUIRE(cache->Set("long", long_value).ok());
   REQUIRE(cache->Set("short", std::string("s")).ok());
   REQUIRE(cache->Set("empty", std::string()).ok());
   std::string value;
   value.reserve(512);
   const char* storage = value.data();
   for (int round = 0; round < 3; ++round) {
+    if (round == 2) cachet::test::CountAllocations(true);  // warm: no read allocates now
     REQUIRE(cache->GetInto("long", &value).ok());
-    CHECK(value == std::string(300, 'l'));
+    CHECK(value == long_value);
     REQUIRE(cache->GetInto("short", &value).ok());
     CHECK(value == "s");
     REQUIRE(cache->GetInto("empty", &value).ok());
@@ -467,11 +470,17 @@ TEST_CASE("memory GetInto copies each value into the string it is given", "[memo
     CHECK(cache->GetInto("absent", &value).IsNotFound());
     CHECK(value.empty());
   }
+  cachet::test::CountAllocations(false);
+  CHECK(cachet::test::TakeAllocationCount() == 0);
   CHECK(value.data() == storage);  // no read needed new storage
 }
 
-TEST_CASE("memory shards = auto: one shard per 512 KiB of max_bytes, from 16 to 128",
+TEST_CASE("memory shards = auto: lru one per 512 KiB from 16 to 128 and "
+          "tinylfu one per 64 KiB from 16 to 1024",
           "[memory]") {
+  CHECK(StatOf(*OpenMemory("policy = tinylfu\n"), "shards") == 1024);  // the default 64 MiB
+  CHECK(StatOf(*OpenMemory("policy = tinylfu\nmax_bytes = 16777216\n"), "shards") == 256);
+  CHECK(StatOf(*OpenMemory("policy = tinylfu\nmax_bytes = 65536\n"), "shards") == 16);
   CHECK(StatOf(*OpenMemory(""), "shards") == 128);  // the default 64 MiB
   CHECK(StatOf(*OpenMemory("max_bytes = 16777216\n"), "shards") == 32);
   CHECK(StatOf(*OpenMemory("max_bytes = 8388608\n"), "shards") == 16);

@@ -190,6 +190,9 @@ TEST_CASE("GetInto keeps the string's storage from read to read", "[unit][cache]
   Cache cache(backend, ZlibCodec(FlagsProfile::kCachet), CacheOptions{});
   REQUIRE(cache.Set("a", std::string(40, 'a')).ok());
   REQUIRE(cache.Set("b", std::string(30, 'b')).ok());
+  const std::string zipped(900, 'z');
+  REQUIRE(cache.Set("zipped", zipped).ok());
+  REQUIRE(backend->Stored("zipped").flags != 0);
   std::string value;
   value.reserve(1000);
   const char* storage = value.data();
@@ -199,9 +202,30 @@ TEST_CASE("GetInto keeps the string's storage from read to read", "[unit][cache]
     REQUIRE(cache.GetInto("b", &value).ok());
     CHECK(value == std::string(30, 'b'));
     CHECK(cache.GetInto("absent", &value).IsNotFound());
+    CHECK(value.data() == storage);
+    // A compressed value is decompressed on its own, then copied into the storage.
+    REQUIRE(cache.GetInto("zipped", &value).ok());
+    CHECK(value == zipped);
+    CHECK(value.data() == storage);
   }
-  CHECK(value.data() == storage);
   CHECK(value.capacity() >= 1000);
+}
+
+TEST_CASE("GetInto reads a key that lies in the string it writes", "[unit][cache]") {
+  auto backend = std::make_shared<MapBackend>();
+  Cache cache(backend, ZlibCodec(FlagsProfile::kCachet), CacheOptions{"ns:", {}, true});
+  const std::string long_key(40, 'k');
+  REQUIRE(cache.Set("a", std::string("value of a")).ok());
+  REQUIRE(cache.Set(long_key, std::string(100, 'v')).ok());
+  std::string text = "a";  // the key in the string's own (short) storage
+  REQUIRE(cache.GetInto(text, &text).ok());
+  CHECK(text == "value of a");
+  text = long_key;  // and in storage of its own
+  REQUIRE(cache.GetInto(text, &text).ok());
+  CHECK(text == std::string(100, 'v'));
+  text = "absent";
+  CHECK(cache.GetInto(text, &text).IsNotFound());
+  CHECK(text.empty());
 }
 
 namespace {

@@ -349,7 +349,7 @@ TEST_CASE("a key the store refuses is an error and nothing is loaded", "[compute
   CHECK(loader.runs.load() == 0);
 }
 
-TEST_CASE("batch reads into buffers strip GetOrCompute's record", "[compute]") {
+TEST_CASE("reads into buffers strip GetOrCompute's record", "[compute]") {
   Recorded recorded;
   Cache* cache = recorded.cache.get();
   const std::vector<std::string_view> keys{"k", "gone"};
@@ -365,6 +365,12 @@ TEST_CASE("batch reads into buffers strip GetOrCompute's record", "[compute]") {
   REQUIRE(statuses[0].ok());
   CHECK(values[0] == "v1");
   CHECK(statuses[1].IsNotFound());
+
+  std::string value = "stale";
+  REQUIRE(cache->GetInto("k", &value).ok());
+  CHECK(value == "v1");
+  CHECK(cache->GetInto("gone", &value).IsNotFound());  // a cached miss
+  CHECK(value.empty());
 }
 
 TEST_CASE("a Batch reads the value alone and refuses a record's bytes", "[compute]") {

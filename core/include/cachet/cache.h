@@ -120,8 +120,9 @@ class CACHET_EXPORT Cache {
   Lookup<Versioned<T>> Gets(std::string_view key);
   // Get<std::string> into the caller's string: ok (a hit), not_found or the
   // error; `*value` holds the value on a hit and is empty otherwise. The string
-  // keeps its capacity, so a loop that reads into one string allocates nothing
-  // once it has grown to the values' size.
+  // keeps its storage, so a loop that reads uncompressed values into one string
+  // allocates nothing once it has grown to their size (a compressed value is
+  // decompressed first, then copied in). `key` may point into `*value`.
   Status GetInto(std::string_view key, std::string* value);
 
   template <class T>

@@ -104,6 +104,9 @@ class CACHET_EXPORT Codec {
   // The same, taking the item's bytes instead of copying them when no compression
   // was applied: the Cache's reads use it, saving an allocation and a copy per value.
   Status Decode(Item&& item, std::string* out) const;
+  // The same into the item's own string, whose storage is kept (a decompressed
+  // value is copied into it): Cache::GetInto reads into the caller's storage so.
+  Status DecodeInPlace(Item* item) const;
   Status Decode(const Item& item, std::int64_t* out) const;
   Status Decode(const Item& item, std::uint64_t* out) const;
   Status Decode(const Item& item, double* out) const;
