@@ -23,7 +23,7 @@ namespace cachet::memory {
 
 struct MemoryStoreOptions {
   std::size_t max_bytes = std::size_t{64} << 20;
-  std::size_t shards = 16;  // the plugin's `auto` sets AutoShards(max_bytes)
+  std::size_t shards = 16;  // the plugin's `auto` sets AutoShards(max_bytes, policy)
   std::size_t max_item_size = std::size_t{1} << 20;
   std::size_t max_key_size = 250;
   EvictionPolicy policy = EvictionPolicy::kLru;

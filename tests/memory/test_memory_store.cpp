@@ -475,6 +475,30 @@ TEST_CASE("memory GetInto copies each value into the string it is given", "[memo
   CHECK(value.data() == storage);  // no read needed new storage
 }
 
+TEST_CASE("memory GetInto of a key that lies in the string keeps the near cache right",
+          "[memory]") {
+  auto config = Config::Parse(
+      "[cache]\nbackend = memory\nnear_cache = on\n[near_cache]\nttl_ms = 60000\n", "near.conf");
+  REQUIRE(config.ok());
+  auto opened = Cache::Open(std::move(config).value());
+  REQUIRE(opened.ok());
+  Cache& cache = **opened;
+  const std::string key(40, 'k');
+  const std::string other(40, 'v');  // the key's value, as long as the key: no new storage
+  // Appends leave nothing near: the first read of each key goes to the store.
+  REQUIRE(cache.Set(key, other.substr(1)).ok());
+  REQUIRE(cache.Append(key, other.substr(0, 1)).ok());
+  REQUIRE(cache.Set(other, std::string("other's")).ok());
+  REQUIRE(cache.Append(other, " value").ok());
+  for (int round = 0; round < 2; ++round) {  // the first from the store, the second near
+    std::string text = key;  // the key in the string's heap storage
+    REQUIRE(cache.GetInto(text, &text).ok());
+    CHECK(text == other);
+    // What the read kept near is under the key asked for, not the bytes written over it.
+    CHECK(cache.Get<std::string>(other).value() == "other's value");
+  }
+}
+
 TEST_CASE("memory shards = auto: lru one per 512 KiB from 16 to 128 and "
           "tinylfu one per 64 KiB from 16 to 1024",
           "[memory]") {
