@@ -155,7 +155,10 @@ Result<std::shared_ptr<const Codec>> Codec::Create(const CodecOptions& options) 
 
 Codec::Codec(CodecOptions options, const Serializer* serializer,
              std::unique_ptr<Compressor> compressor)
-    : options_(std::move(options)), serializer_(serializer), compressor_(std::move(compressor)) {}
+    : options_(std::move(options)),
+      serializer_(serializer),
+      compressor_(std::move(compressor)),
+      bytes_flags_(FlagsFor(options_.flags_profile, {ValueKind::kBytes})) {}
 
 Codec::~Codec() = default;
 
@@ -238,8 +241,8 @@ Status Codec::EncodeView(std::string_view bytes, ItemView* out) const {
   bool compressed = false;
   Status s = CompressIfWorthIt(options_, compressor_.get(), bytes, &layout, &compressed);
   if (!s.ok()) return s;
-  const std::string_view stored = compressed ? std::string_view(EncodeScratch()) : bytes;
-  *out = ItemView(stored, FlagsFor(options_.flags_profile, layout));
+  *out = compressed ? ItemView(EncodeScratch(), FlagsFor(options_.flags_profile, layout))
+                    : ItemView(bytes, bytes_flags_);
   return Status::OK();
 }
 

@@ -88,19 +88,11 @@ Status MemoryBackend::Stats(StatsMap* out) {
   return Status::OK();
 }
 
-Status MemoryBackend::CheckKey(std::string_view key) const {
+Status MemoryBackend::KeyError(std::string_view key) const {
   if (key.empty()) return Status::InvalidArgument("memory: empty key");
-  if (key.size() > store_.options().max_key_size) {
-    return Status::InvalidArgument("memory: key of " + std::to_string(key.size()) +
-                                   " bytes is over max_key_size " +
-                                   std::to_string(store_.options().max_key_size));
-  }
-  return Status::OK();
-}
-
-Status MemoryBackend::CheckTtl(Ttl ttl) const {
-  if (ttl.count() < 0) return NegativeTtlError("memory");
-  return Status::OK();
+  return Status::InvalidArgument("memory: key of " + std::to_string(key.size()) +
+                                 " bytes is over max_key_size " +
+                                 std::to_string(store_.options().max_key_size));
 }
 
 }  // namespace cachet::memory

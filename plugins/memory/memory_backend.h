@@ -38,8 +38,18 @@ class MemoryBackend final : public Backend {
       Capability::kFlush,     Capability::kStats,    Capability::kGetAndTouch};
 
  private:
-  Status CheckKey(std::string_view key) const;
-  Status CheckTtl(Ttl ttl) const;
+  Status CheckKey(std::string_view key) const {
+    if (key.empty() || key.size() > store_.options().max_key_size) [[unlikely]] {
+      return KeyError(key);
+    }
+    return Status::OK();
+  }
+  // Why CheckKey refused `key`.
+  Status KeyError(std::string_view key) const;
+  Status CheckTtl(Ttl ttl) const {
+    if (ttl.count() < 0) [[unlikely]] return NegativeTtlError("memory");
+    return Status::OK();
+  }
 
   MemoryStore store_;
 };

@@ -318,7 +318,8 @@ struct MemoryEntry {
     to->resize(size);
     CopyBytes(to->data(), from, size);
 #else
-    to->assign(from, size);
+    to->clear();  // then a plain append: the entry never lies inside the string
+    to->append(from, size);
 #endif
   }
 };

@@ -1,19 +1,17 @@
 // ReadEpochs: announcing readers, advancing the epoch, and the per-thread slots.
 #include "read_epochs.h"
 
-#include "cachet/thread_number.h"
-
 namespace cachet::memory {
 
-ReadEpochs::Section::Section(ReadEpochs& epochs) noexcept
-    : slot_(epochs.slots_[ThisThreadSlotIndex()]), owned_(&slot_ != &epochs.slots_[kSharedSlot]) {
+void ReadEpochs::Section::Reannounce(ReadEpochs& epochs) noexcept {
   // Each retry means the epoch advanced between the two reads; an advance needs
   // the other parity empty, so a retry is rare and the loop ends quickly. The
   // bound only guards against a writer advancing without pause forever.
+  Subtract(slot_.readers[parity_], owned_);
   std::uint64_t epoch = epochs.epoch_.load();
   for (int attempt = 0; attempt < 1000; ++attempt) {
     parity_ = static_cast<unsigned>(epoch & 1);
-    slot_.readers[parity_].fetch_add(1);  // sequentially consistent, even in an owned slot
+    slot_.readers[parity_].fetch_add(1);
     const std::uint64_t again = epochs.epoch_.load();
     if (again == epoch) return;
     Subtract(slot_.readers[parity_], owned_);
@@ -54,11 +52,6 @@ std::uint64_t ReadEpochs::misses() const noexcept {
   std::uint64_t total = 0;
   for (const Slot& slot : slots_) total += slot.misses.load(std::memory_order_relaxed);
   return total;
-}
-
-std::size_t ReadEpochs::ThisThreadSlotIndex() noexcept {
-  const std::size_t number = ThreadNumber(ThreadNumbering::kMemoryStores);
-  return number < kSlots ? number : kSharedSlot;
 }
 
 void ReadEpochs::CountHit() noexcept {

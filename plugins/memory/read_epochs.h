@@ -42,6 +42,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cachet/thread_number.h"
+
 namespace cachet::memory {
 
 class ReadEpochs {
@@ -58,7 +60,16 @@ class ReadEpochs {
   // One reader's stay: while it lives, nothing unlinked after it began is freed.
   class Section {
    public:
-    explicit Section(ReadEpochs& epochs) noexcept;
+    // Announces the reader in the parity of the current epoch, as long as the
+    // epoch stays put while it does (else Reannounce).
+    explicit Section(ReadEpochs& epochs) noexcept
+        : slot_(epochs.slots_[ThisThreadSlotIndex()]),
+          owned_(&slot_ != &epochs.slots_[kSharedSlot]) {
+      const std::uint64_t epoch = epochs.epoch_.load();
+      parity_ = static_cast<unsigned>(epoch & 1);
+      slot_.readers[parity_].fetch_add(1);  // sequentially consistent, even in an owned slot
+      if (epochs.epoch_.load() != epoch) [[unlikely]] Reannounce(epochs);
+    }
     ~Section() {
       // Release: the reader's loads come before writers can see it gone.
       Subtract(slot_.readers[parity_], owned_);
@@ -71,6 +82,9 @@ class ReadEpochs {
     void CountMiss() noexcept { Count(slot_.misses, owned_); }
 
    private:
+    // The epoch moved while the reader announced itself: announces it again.
+    void Reannounce(ReadEpochs& epochs) noexcept;
+
     Slot& slot_;
     const bool owned_;  // the thread owns slot_ (numbered below kSlots)
     unsigned parity_ = 0;
@@ -96,7 +110,10 @@ class ReadEpochs {
   std::uint64_t misses() const noexcept;
   // The calling thread's slot, also its lane among WriterLanes: its number, or
   // kSharedSlot for a thread numbered kSlots or more.
-  static std::size_t ThisThreadSlotIndex() noexcept;
+  static std::size_t ThisThreadSlotIndex() noexcept {
+    const std::size_t number = ThreadNumber(ThreadNumbering::kMemoryStores);
+    return number < kSlots ? number : kSharedSlot;
+  }
   // Counts from a writer, which holds no Section.
   void CountHit() noexcept;
   void CountMiss() noexcept;

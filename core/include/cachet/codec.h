@@ -147,6 +147,7 @@ class CACHET_EXPORT Codec {
   CodecOptions options_;
   const Serializer* serializer_;            // from SerializerRegistry::Global()
   std::unique_ptr<Compressor> compressor_;  // nullptr for "none"
+  std::uint32_t bytes_flags_;               // the flags of a string stored uncompressed
 };
 
 }  // namespace cachet
