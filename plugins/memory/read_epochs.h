@@ -88,7 +88,7 @@ class ReadEpochs {
     Slot& slot_;
     const bool owned_;  // the thread owns slot_ (numbered below kSlots)
     unsigned parity_ = 0;
-    bool both_ = false;  // announced in both parities (see the constructor)
+    bool both_ = false;  // announced in both parities (see Reannounce)
   };
 
   ReadEpochs() = default;
