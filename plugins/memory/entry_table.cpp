@@ -34,7 +34,7 @@ std::uint64_t EntryTable::HashOf(const MemoryEntry* entry) noexcept {
 EntryTable::EntryTable() {
   SlotArray* array = SlotArray::Create(kInitialSlots);
   if (array == nullptr) throw std::bad_alloc();
-  array_.store(array);
+  Publish(array);
 }
 
 EntryTable::~EntryTable() {
@@ -131,7 +131,7 @@ RemovedEntries EntryTable::RetireAll(Limbo& limbo) noexcept {
     size_ = 0;
     return removed;
   }
-  array_.store(fresh);
+  Publish(fresh);
   for (std::size_t i = 0; i < old->count; ++i) {
     const std::uint64_t pointer = old->slots[i].load(kRelaxed) & kPointerBits;
     if (pointer != kEmpty && pointer != kTombstone) retire(EntryOf(pointer));
@@ -161,7 +161,7 @@ bool EntryTable::MakeRoom(Limbo& limbo) noexcept {
     fresh->slots[j].store(word, kRelaxed);
   }
   // Publishes the whole new array; the old one stays as it was for its readers.
-  array_.store(fresh);
+  Publish(fresh);
   tombstones_ = 0;
   if (hand_ >= fresh->count) hand_ = 0;
   limbo.Retire(old, slots * sizeof(Slot));

@@ -62,6 +62,17 @@ class EntryTable {
     }
     return nullptr;
   }
+  // Starts loading the line of `hash`'s first slot, so that it arrives while the
+  // caller enters its read section. Reads only the hint (Publish): a writer may be
+  // replacing it, and a stale or mixed pair then only fetches a line in vain, as
+  // nothing is read through the address.
+  void PrefetchHome(std::uint64_t hash) const noexcept {
+    const std::uintptr_t slots = hint_slots_.load(std::memory_order_relaxed);
+    const std::uint64_t count = hint_count_.load(std::memory_order_relaxed);
+    const std::uintptr_t home = ((hash & 0xFFFFFFFF) * count) >> 32;  // SlotArray::Home
+    __builtin_prefetch(reinterpret_cast<const void*>(slots + home * sizeof(Slot)));
+  }
+
   // A read marks its slot only when the mark is missing, so readers of a hot
   // entry do not keep writing its cache line. A mark that lands on another entry
   // (the slot changed meanwhile) only blurs the clock.
@@ -183,6 +194,13 @@ class EntryTable {
   }
 
   SlotArray* Current() const noexcept { return array_.load(std::memory_order_relaxed); }
+  // Makes `array` the table's, for readers from now on, and the prefetch hint its address and size.
+  void Publish(SlotArray* array) noexcept {
+    array_.store(array);
+    hint_slots_.store(reinterpret_cast<std::uintptr_t>(array->slots.get()),
+                      std::memory_order_relaxed);
+    hint_count_.store(array->count, std::memory_order_relaxed);
+  }
   std::uint64_t Word(std::size_t index) const noexcept {
     return Current()->slots[index].load(std::memory_order_relaxed);
   }
@@ -201,6 +219,11 @@ class EntryTable {
   }
 
   std::atomic<SlotArray*> array_;
+  // Copies of the array's slot address and count, beside array_ on its line, for
+  // PrefetchHome, which may not read the array itself: outside a read section it
+  // may be freed at any time. An address kept as a number is never dereferenced.
+  std::atomic<std::uintptr_t> hint_slots_{0};
+  std::atomic<std::uint64_t> hint_count_{0};
   std::size_t size_ = 0;        // live entries
   std::size_t tombstones_ = 0;  // removed entries' slots not yet reused
   std::size_t hand_ = 0;        // the clock's position

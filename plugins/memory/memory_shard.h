@@ -106,6 +106,8 @@ class alignas(64) MemoryShard {
   MemoryShard(const MemoryShard&) = delete;
   MemoryShard& operator=(const MemoryShard&) = delete;
 
+  // Starts loading the line of the key's slot (EntryTable::PrefetchHome).
+  void PrefetchSlot(const KeyRef& key) const noexcept { table_.PrefetchHome(key.hash); }
   Status Get(const KeyRef& key, Item* out);
   Status GetAndTouch(const KeyRef& key, Ttl ttl, Item* out);
   Status Store(StoreMode mode, const KeyRef& key, const ItemView& item, Ttl ttl);
@@ -328,9 +330,10 @@ class alignas(64) MemoryShard {
   WriterLanes::Held* lane_ = nullptr;  // likewise: its CAS tokens
   std::size_t bytes_ = 0;   // the entries' charge()
   std::size_t payload_bytes_ = 0;  // key and value bytes of the live entries
+  EntryTable table_;  // its slot array's pointer and the prefetch hint on this line
+  // An insert or a removal changes the next line too: the table's live and tombstone
+  // counts, and this; a write that changes the charge reads the credit there.
   std::size_t credit_ = 0;  // bytes borrowed from budget_: used() stays within it
-  EntryTable table_;        // its slot array's pointer and its size on this line
-  // An insert or a removal changes the next line too: the table's tombstone count, and this.
   std::uint64_t total_items_ = 0;  // entries ever created
   const std::size_t chunk_;
   AdmissionWindow window_;  // TinyLFU with a window only; disabled otherwise

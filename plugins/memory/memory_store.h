@@ -57,7 +57,10 @@ class MemoryStore {
     const std::uint64_t hash = std::hash<std::string_view>{}(key);
     // The top 32 bits scaled to the shard count: a multiply, not a division.
     const std::uint64_t pick = ((hash >> 32) * shards_.size()) >> 32;
-    return {*shards_[pick], KeyRef{key, hash}};
+    MemoryShard& shard = *shards_[pick];
+    const KeyRef ref{key, hash};
+    shard.PrefetchSlot(ref);  // the slot is a cache miss in a large store: start it now
+    return {shard, ref};
   }
 
   void Flush();
