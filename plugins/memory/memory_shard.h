@@ -313,12 +313,14 @@ class alignas(64) MemoryShard {
   // store is under ten of them) and leave the others evicting their hot items.
   static constexpr std::size_t kChunk = std::size_t{16} << 10;
 
-  // A read or an overwrite under LRU touches two of the shard's cache lines: the
-  // first, never written after construction, and the second, all a locked
-  // write changes.
-  // An insert or a removal also changes the third; an eviction (the clock's
-  // hand, the counters) more. With many shards most lines are out of the
-  // caches, and a line another core wrote last comes from that core.
+  // The shard's lines: the first two (bytes 0-127) are never written after
+  // construction; the lock's line holds most of what a locked write changes and
+  // the table's array pointer with the prefetch hint, which every lookup reads
+  // (keep table_ within it); the next holds the table's counts and the credit,
+  // which an insert or a removal changes and a write that changes the charge
+  // reads; an eviction (the clock's hand, the counters) changes more. With many
+  // shards most lines are out of the caches, and a line another core wrote last
+  // comes from that core.
   ReadEpochs& epochs_;  // the store's, shared by its shards
   WriterLanes& lanes_;  // the store's
   ByteBudget& budget_;  // the store's
@@ -331,8 +333,6 @@ class alignas(64) MemoryShard {
   std::size_t bytes_ = 0;   // the entries' charge()
   std::size_t payload_bytes_ = 0;  // key and value bytes of the live entries
   EntryTable table_;  // its slot array's pointer and the prefetch hint on this line
-  // An insert or a removal changes the next line too: the table's live and tombstone
-  // counts, and this; a write that changes the charge reads the credit there.
   std::size_t credit_ = 0;  // bytes borrowed from budget_: used() stays within it
   std::uint64_t total_items_ = 0;  // entries ever created
   const std::size_t chunk_;
