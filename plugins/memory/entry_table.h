@@ -67,10 +67,21 @@ class EntryTable {
   // replacing it, and a stale or mixed pair then only fetches a line in vain, as
   // nothing is read through the address.
   void PrefetchHome(std::uint64_t hash) const noexcept {
+    __builtin_prefetch(reinterpret_cast<const void*>(HomeHint(hash)));
+  }
+  // The address PrefetchHome fetches: `hash`'s first slot in the array the hint
+  // names, as a number.
+  std::uintptr_t HomeHint(std::uint64_t hash) const noexcept {
     const std::uintptr_t slots = hint_slots_.load(std::memory_order_relaxed);
     const std::uint64_t count = hint_count_.load(std::memory_order_relaxed);
     const std::uintptr_t home = ((hash & 0xFFFFFFFF) * count) >> 32;  // SlotArray::Home
-    __builtin_prefetch(reinterpret_cast<const void*>(slots + home * sizeof(Slot)));
+    return slots + home * sizeof(Slot);
+  }
+  // `hash`'s first slot in the current array: what HomeHint gives while no
+  // writer replaces the array (a test compares the two).
+  std::uintptr_t HomeAddress(std::uint64_t hash) const noexcept {
+    const SlotArray* array = Current();
+    return reinterpret_cast<std::uintptr_t>(&array->slots[array->Home(hash)]);
   }
 
   // A read marks its slot only when the mark is missing, so readers of a hot

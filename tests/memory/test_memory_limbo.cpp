@@ -1,7 +1,8 @@
 // The memory store's limbo and its read epochs, white-box (built from the
 // plugin's own sources): what a writer retires is freed at once while no reader
 // is in, without moving the epoch, and waits for the epoch while one is. Also
-// the writers' lanes (each thread's limbo) and the lock that guards them.
+// the writers' lanes (each thread's limbo) and the lock that guards them, and
+// the entry table's slot prefetch hint, which must follow every array it publishes.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -12,11 +13,13 @@
 #include <thread>
 #include <vector>
 
+#include "entry_table.h"
 #include "limbo.h"
 #include "read_epochs.h"
 #include "write_lock.h"
 #include "writer_lanes.h"
 
+using cachet::memory::EntryTable;
 using cachet::memory::Limbo;
 using cachet::memory::MemoryEntry;
 using cachet::memory::ReadEpochs;
@@ -196,4 +199,32 @@ TEST_CASE("threads that end give their slot to the next thread", "[memory][threa
     CHECK(slot == taken.front());
     CHECK(slot != mine);
   }
+}
+
+TEST_CASE("entry table: the slot prefetch hint follows the array as it grows and is flushed",
+          "[memory]") {
+  ReadEpochs epochs;
+  Limbo limbo(epochs, /*spare_limit=*/0);
+  EntryTable table;
+  const std::uint64_t probes[] = {0, 1, 0xFFFFFFFF, 0x123456789ABCDEF0, ~std::uint64_t{0}};
+  auto hint_follows = [&] {
+    for (const std::uint64_t hash : probes) {
+      if (table.HomeHint(hash) != table.HomeAddress(hash)) return false;
+    }
+    return true;
+  };
+  CHECK(hint_follows());
+  const std::size_t first_slots = table.slot_count();
+  for (int i = 0; i < 2000; ++i) {
+    const std::string key = "key" + std::to_string(i);
+    MemoryEntry* entry = MemoryEntry::Create(key, 0, 8);
+    REQUIRE(entry != nullptr);
+    entry->set_cas(static_cast<std::uint64_t>(i) + 1);  // published entries have one (not held)
+    REQUIRE(table.Insert(entry, EntryTable::HashOf(entry), limbo));
+  }
+  CHECK(table.slot_count() > first_slots);  // rebuilt larger, more than once
+  CHECK(hint_follows());
+  (void)table.RetireAll(limbo);
+  CHECK(table.slot_count() == first_slots);  // started over small
+  CHECK(hint_follows());
 }
