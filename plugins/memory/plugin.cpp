@@ -14,8 +14,8 @@ namespace {
 
 constexpr OptionSpec kOptions[] = {
     {"max_bytes", OptionType::kInt, "67108864",
-     "memory budget in bytes: keys, values and per-item overhead; least recently used "
-     "items are evicted above it"},
+     "memory budget in bytes: keys, values and per-item overhead; above it a CLOCK (close to "
+     "LRU) evicts items"},
     {"shards", OptionType::kString, "auto",
      "independent write locks the keys are spread over: 1..1024, or auto (lru: one per 512 KiB "
      "of max_bytes, 16 to 128; tinylfu: one per 64 KiB, 16 to 1024); reads take no lock"},

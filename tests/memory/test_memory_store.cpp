@@ -20,14 +20,17 @@ using cachet::Config;
 
 namespace {
 
-std::unique_ptr<Cache> OpenMemory(const std::string& memory_section) {
-  auto config =
-      Config::Parse("[cache]\nbackend = memory\n[memory]\n" + memory_section, "memory-test.conf");
+std::unique_ptr<Cache> OpenConfigured(const std::string& config_text) {
+  auto config = Config::Parse(config_text, "memory-test.conf");
   REQUIRE(config.ok());
   auto cache = Cache::Open(std::move(config).value());
   INFO(cache.status().ToString());
   REQUIRE(cache.ok());
   return std::move(cache).value();
+}
+
+std::unique_ptr<Cache> OpenMemory(const std::string& memory_section) {
+  return OpenConfigured("[cache]\nbackend = memory\n[memory]\n" + memory_section);
 }
 
 std::map<std::string, std::string> StatsOf(Cache& cache) {
@@ -484,12 +487,9 @@ TEST_CASE("memory GetInto copies each value into the string it is given", "[memo
 
 TEST_CASE("memory GetInto of a key that lies in the string keeps the near cache right",
           "[memory]") {
-  auto config = Config::Parse(
-      "[cache]\nbackend = memory\nnear_cache = on\n[near_cache]\nttl_ms = 60000\n", "near.conf");
-  REQUIRE(config.ok());
-  auto opened = Cache::Open(std::move(config).value());
-  REQUIRE(opened.ok());
-  Cache& cache = **opened;
+  const auto opened =
+      OpenConfigured("[cache]\nbackend = memory\nnear_cache = on\n[near_cache]\nttl_ms = 60000\n");
+  Cache& cache = *opened;
   const std::string key(40, 'k');
   const std::string other(40, 'v');  // the key's value, as long as the key: no new storage
   // Appends leave nothing near: the first read of each key goes to the store.
