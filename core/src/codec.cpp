@@ -197,25 +197,31 @@ bool WorthKeeping(std::size_t original, std::size_t compressed, double min_savin
                           std::to_string(max_value_size) + ")");
 }
 
-// Refuses a value over max_value_size, then compresses `bytes` into this
-// thread's EncodeScratch() when the codec has a compressor, the value reaches
-// the threshold and the saving is worth keeping; then `*compressed` is true and
-// `layout` records the compressor.
-Status CompressIfWorthIt(const CodecOptions& options, const Compressor* compressor,
-                         std::string_view bytes, ValueLayout* layout, bool* compressed) {
+// Compresses `bytes` into this thread's EncodeScratch(); when the saving is
+// worth keeping `*compressed` is true and `layout` records the compressor.
+[[gnu::noinline]] Status Compress(const CodecOptions& options, const Compressor& compressor,
+                                  std::string_view bytes, ValueLayout* layout, bool* compressed) {
+  std::string& scratch = EncodeScratch();
+  Status s = compressor.Compress(bytes, &scratch);
+  if (!s.ok()) return s;
+  if (WorthKeeping(bytes.size(), scratch.size(), options.compress_min_savings)) {
+    layout->compressor_id = compressor.id();
+    *compressed = true;
+  }
+  return Status::OK();
+}
+
+// Refuses a value over max_value_size, then compresses it (Compress) when the
+// codec has a compressor and the value reaches the threshold. Inline: most
+// values only have their size compared.
+inline Status CompressIfWorthIt(const CodecOptions& options, const Compressor* compressor,
+                                std::string_view bytes, ValueLayout* layout, bool* compressed) {
   *compressed = false;
   if (bytes.size() > options.max_value_size) {
     return ValueTooLarge(bytes.size(), options.max_value_size);
   }
   if (compressor == nullptr || bytes.size() < options.compress_threshold) return Status::OK();
-  std::string& scratch = EncodeScratch();
-  Status s = compressor->Compress(bytes, &scratch);
-  if (!s.ok()) return s;
-  if (WorthKeeping(bytes.size(), scratch.size(), options.compress_min_savings)) {
-    layout->compressor_id = compressor->id();
-    *compressed = true;
-  }
-  return Status::OK();
+  return Compress(options, *compressor, bytes, layout, compressed);
 }
 
 // Compresses `item->value` when the options say so and sets the flags for `layout`.

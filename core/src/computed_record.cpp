@@ -43,7 +43,7 @@ bool DecodeComputedRecord(std::string_view stored, ComputedRecord* record,
   return true;
 }
 
-bool LooksLikeComputedRecord(std::string_view bytes, bool as_prefix) noexcept {
+bool BeginsLikeComputedRecord(std::string_view bytes, bool as_prefix) noexcept {
   if (as_prefix && !bytes.empty() && bytes.size() < kComputedHeaderSize) {
     const std::size_t n = std::min(bytes.size(), kComputedMagic.size());
     return bytes.substr(0, n) == kComputedMagic.substr(0, n);

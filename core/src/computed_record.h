@@ -48,7 +48,13 @@ bool DecodeComputedRecord(std::string_view stored, ComputedRecord* record,
 // of such bytes is refused (Cache::StoreItem), so no value cachet writes is
 // misread. With `as_prefix` (Prepend) bytes too short to hold a header are
 // refused when they start the magic, since what follows them is unknown.
-bool LooksLikeComputedRecord(std::string_view bytes, bool as_prefix = false) noexcept;
+// Inline, so bytes that do not start with the magic's first byte (every value
+// but a record's) cost one comparison; the rest is judged out of line.
+bool BeginsLikeComputedRecord(std::string_view bytes, bool as_prefix) noexcept;
+inline bool LooksLikeComputedRecord(std::string_view bytes, bool as_prefix = false) noexcept {
+  return !bytes.empty() && bytes.front() == kComputedMagic.front() &&
+         BeginsLikeComputedRecord(bytes, as_prefix);
+}
 
 // The invalid_argument such a write gets.
 Status ComputedRecordRefused();

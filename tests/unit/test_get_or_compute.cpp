@@ -477,6 +477,7 @@ TEST_CASE("writes refuse a value that would read back as GetOrCompute's record",
   CHECK(cache->StoreItem(StoreMode::kSet, "mine", ItemView(record)).IsInvalidArgument());
   CHECK(cache->Prepend("mine", record).IsInvalidArgument());
   CHECK(cache->Prepend("mine", std::string_view("\xCA\xCE", 2)).IsInvalidArgument());
+  CHECK(cache->Prepend("mine", std::string_view("\xCA", 1)).IsInvalidArgument());
   const std::vector<std::pair<std::string, std::string>> entries{{"a", "plain"},
                                                                  {"b", record}};
   const std::vector<Status> stored = cache->SetMulti(entries);
