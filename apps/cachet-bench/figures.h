@@ -20,7 +20,7 @@ struct Figure {
   double cpu_ns_per_op = 0;      // median client CPU time per iteration
   std::uint64_t iterations = 0;  // summed over the repetitions
   std::uint64_t failures = 0;
-  // Iteration latency over every repetition (one iteration in 8 is timed); 0 if none.
+  // Iteration latency over every repetition (slice.cpp says which are timed); 0 if none.
   double p50_ns = 0;
   double p90_ns = 0;
   double p99_ns = 0;

@@ -14,9 +14,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// One iteration in this many is timed (two clock reads): on a virtual machine a
-// clock read can take half as long as a memory store's get, slowing every column.
+// Iterations faster than kSlowIteration are timed one in kClockEvery: on a
+// virtual machine a clock read can take half as long as a memory store's get.
+// Slower ones (a network round trip) are all timed, so that a slice ends, and a
+// stop is seen, one iteration after it is due even when a server stalls.
 constexpr std::uint64_t kClockEvery = 32;
+constexpr std::chrono::nanoseconds kSlowIteration{1000};
 
 std::chrono::nanoseconds ProcessCpuTime() {
   timespec ts{};
@@ -31,15 +34,17 @@ bool Stopped(const SliceLimits& limits) {
 void Loop(const Scenario& scenario, Client& client, ScenarioState& state,
           std::uint64_t max_iterations, const SliceLimits& limits, Tally* tally) {
   const Clock::time_point start = Clock::now();
+  bool time_each = true;  // until the first timed iteration shows it is fast
   for (std::uint64_t i = 0; i < max_iterations; ++i) {
-    // The iteration that ends on a clock read is timed for the percentiles.
-    const bool timed = i % kClockEvery == kClockEvery - 1;
+    // A timed iteration is recorded for the percentiles and ends on the slice's checks.
+    const bool timed = time_each || i % kClockEvery == kClockEvery - 1;
     const Clock::time_point before = timed ? Clock::now() : Clock::time_point{};
     Status status = scenario.run_once(client, state);
     ++tally->iterations;
     if (!status.ok() && tally->failures++ == 0) tally->first_failure = std::move(status);
     if (timed) {
       const Clock::time_point now = Clock::now();
+      time_each = now - before >= kSlowIteration;
       tally->latency.Record(static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(now - before).count()));
       if (now - start >= limits.max_time || Stopped(limits)) break;

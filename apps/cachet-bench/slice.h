@@ -31,7 +31,7 @@ struct alignas(64) Tally {
   Status first_failure;
   std::chrono::nanoseconds elapsed{0};
   std::chrono::nanoseconds cpu{0};  // the whole process: every client thread
-  // Durations of the iterations that end on a clock read (one in kClockEvery).
+  // Durations of the timed iterations (slice.cpp: all of them when they are slow).
   LatencyHistogram latency;
 
   void Add(const Tally& other);

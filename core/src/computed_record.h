@@ -48,8 +48,8 @@ bool DecodeComputedRecord(std::string_view stored, ComputedRecord* record,
 // of such bytes is refused (Cache::StoreItem), so no value cachet writes is
 // misread. With `as_prefix` (Prepend) bytes too short to hold a header are
 // refused when they start the magic, since what follows them is unknown.
-// Inline, so bytes that do not start with the magic's first byte (every value
-// but a record's) cost one comparison; the rest is judged out of line.
+// Inline, so bytes that do not start with the magic's first byte (byte 0xCA)
+// cost two comparisons; those that do are judged out of line.
 bool BeginsLikeComputedRecord(std::string_view bytes, bool as_prefix) noexcept;
 inline bool LooksLikeComputedRecord(std::string_view bytes, bool as_prefix = false) noexcept {
   return !bytes.empty() && bytes.front() == kComputedMagic.front() &&
