@@ -78,18 +78,21 @@ Result<pid_t> Spawn(const std::vector<std::string>& args) {
 
 }  // namespace
 
-int FindFreeLoopbackPort() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
+int FindFreeLoopbackPort() { return RefusingPort().port(); }  // bound, read, closed
+
+RefusingPort::RefusingPort() {
+  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) return;
   sockaddr_in addr = LoopbackAddress(0);
   socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
+  if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port_ = ntohs(addr.sin_port);
   }
-  close(fd);
-  return port;
+}
+
+RefusingPort::~RefusingPort() {
+  if (fd_ >= 0) close(fd_);
 }
 
 std::string CommandOutput(const std::string& shell_command) {

@@ -498,7 +498,9 @@ TEST_CASE("a batch whose node refuses the connect goes again to the node the rel
   // The first slot map names a node nobody listens on (a primary that died);
   // the map loaded after the refused connect names the seed node. Nothing was
   // sent to the dead node, so the batch may go again, and every key is read.
-  const int dead = cachet::test::FindFreeLoopbackPort();
+  const cachet::test::RefusingPort refusing;
+  const int dead = refusing.port();
+  REQUIRE(dead != 0);
   std::atomic<int> gets{0}, shards{0};
   std::atomic<int> port{0};  // set once the fake listens, read by its thread
   FakeNode seed([&](const std::string& request) -> std::string {
@@ -562,7 +564,9 @@ TEST_CASE("a batch whose keys are retried one by one ends by its request timeout
 
 TEST_CASE("a batch whose node stays unreachable gives up after max_redirects rounds",
           "[redis][cluster]") {
-  MapOnlySeed seed(cachet::test::FindFreeLoopbackPort());  // the map keeps naming a dead node
+  const cachet::test::RefusingPort dead;
+  REQUIRE(dead.port() != 0);
+  MapOnlySeed seed(dead.port());  // the map keeps naming a dead node
   auto backend = ConnectTo(seed.node.port(), std::chrono::milliseconds(0));
   const std::vector<std::string> keys = {"{k}0", "{k}1"};
   std::vector<cachet::Operation> ops = GetsOf(keys);

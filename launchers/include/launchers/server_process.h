@@ -27,6 +27,22 @@ namespace cachet::test {
 // A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then closed).
 int FindFreeLoopbackPort();
 
+// A port on 127.0.0.1 that refuses every connection for as long as this object
+// lives: bound, never listened on, so no other socket can take it meanwhile (a
+// port FindFreeLoopbackPort gave may be taken by a listener of another test).
+class RefusingPort {
+ public:
+  RefusingPort();
+  ~RefusingPort();
+  RefusingPort(const RefusingPort&) = delete;
+  RefusingPort& operator=(const RefusingPort&) = delete;
+  int port() const noexcept { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
 // Everything `shell_command` prints on its standard output, as it printed it
 // ("" if it could not be run). Tests use it to drive redis-cli.
 std::string CommandOutput(const std::string& shell_command);
