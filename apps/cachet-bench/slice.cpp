@@ -14,10 +14,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Iterations faster than kSlowIteration are timed one in kClockEvery: on a
-// virtual machine a clock read can take half as long as a memory store's get.
-// Slower ones (a network round trip) are all timed, so that a slice ends, and a
-// stop is seen, one iteration after it is due even when a server stalls.
+// Iterations are timed one in kClockEvery: on a virtual machine a clock read can
+// take half as long as a memory store's get. In a slice bounded by time, an
+// iteration of kSlowIteration or more (a network round trip) has the next one
+// timed too, so that the slice ends one iteration after it is due even when a
+// server stalls. (Under valgrind every iteration is slow: use --ops there.)
 constexpr std::uint64_t kClockEvery = 32;
 constexpr std::chrono::nanoseconds kSlowIteration{1000};
 
@@ -34,9 +35,10 @@ bool Stopped(const SliceLimits& limits) {
 void Loop(const Scenario& scenario, Client& client, ScenarioState& state,
           std::uint64_t max_iterations, const SliceLimits& limits, Tally* tally) {
   const Clock::time_point start = Clock::now();
-  bool time_each = true;  // until the first timed iteration shows it is fast
+  const bool by_time = limits.max_time != std::chrono::nanoseconds::max();
+  bool time_each = by_time;  // until a timed iteration shows they are fast
   for (std::uint64_t i = 0; i < max_iterations; ++i) {
-    // A timed iteration is recorded for the percentiles and ends on the slice's checks.
+    // A timed iteration is recorded for the percentiles and checks the slice's time.
     const bool timed = time_each || i % kClockEvery == kClockEvery - 1;
     const Clock::time_point before = timed ? Clock::now() : Clock::time_point{};
     Status status = scenario.run_once(client, state);
@@ -44,11 +46,12 @@ void Loop(const Scenario& scenario, Client& client, ScenarioState& state,
     if (!status.ok() && tally->failures++ == 0) tally->first_failure = std::move(status);
     if (timed) {
       const Clock::time_point now = Clock::now();
-      time_each = now - before >= kSlowIteration;
+      time_each = by_time && now - before >= kSlowIteration;
       tally->latency.Record(static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(now - before).count()));
-      if (now - start >= limits.max_time || Stopped(limits)) break;
+      if (now - start >= limits.max_time) break;
     }
+    if (Stopped(limits)) break;  // Ctrl-C: after this iteration, timed or not
   }
 }
 

@@ -51,14 +51,21 @@ class PrefixedKey {
   char inline_[kInlineSize];
 };
 
+// WithPrefix's call for a non-empty prefix: out of line, so that the buffer's
+// stack frame is set up only when a prefix is joined.
+template <class Use>
+[[gnu::noinline]] auto WithJoinedPrefix(std::string_view prefix, std::string_view key, Use& use) {
+  const PrefixedKey full_key(prefix, key);
+  return use(full_key.view());
+}
+
 // Calls `use` with `key` under `prefix` and returns its result. Without a
 // prefix `key` is passed as it is and no PrefixedKey is made, so the usual
 // call sets up no buffer and has nothing to destroy.
 template <class Use>
 auto WithPrefix(std::string_view prefix, std::string_view key, Use&& use) {
   if (prefix.empty()) return use(key);
-  const PrefixedKey full_key(prefix, key);
-  return use(full_key.view());
+  return WithJoinedPrefix(prefix, key, use);
 }
 
 }  // namespace cachet
