@@ -31,7 +31,7 @@ struct alignas(64) Tally {
   Status first_failure;
   std::chrono::nanoseconds elapsed{0};
   std::chrono::nanoseconds cpu{0};  // the whole process: every client thread
-  // Durations of the timed iterations (slice.cpp: all of them when they are slow).
+  // Durations of the timed iterations (slice.cpp says which).
   LatencyHistogram latency;
 
   void Add(const Tally& other);
