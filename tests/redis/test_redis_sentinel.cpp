@@ -449,8 +449,9 @@ TEST_CASE("a sentinel naming a node that is no master: the next sentinel is aske
 TEST_CASE("a sentinel naming a master that does not answer: the next sentinel is asked",
           "[redis][sentinel]") {
   auto set = StartSet();
-  // A master that is gone: a port nothing listens on.
-  StaleFirstSentinelPassedOver(*set, cachet::test::FindFreeLoopbackPort());
+  // A master that is gone: a port that refuses every connection.
+  const cachet::test::RefusingPort gone;
+  StaleFirstSentinelPassedOver(*set, gone.port());
 }
 
 TEST_CASE("a switch heard while the sentinels are being asked makes cachet ask them again",
@@ -633,8 +634,9 @@ TEST_CASE("a wrong master name, no sentinel, and a dead first sentinel",
   }
   {
     // Nothing listens on these ports.
-    const auto a = static_cast<std::uint16_t>(cachet::test::FindFreeLoopbackPort());
-    const auto b = static_cast<std::uint16_t>(cachet::test::FindFreeLoopbackPort());
+    const cachet::test::RefusingPort refusing_a, refusing_b;
+    const auto a = static_cast<std::uint16_t>(refusing_a.port());
+    const auto b = static_cast<std::uint16_t>(refusing_b.port());
     RedisBackend backend(SentinelOptions({a, b}, set->master_name()));
     Status s = backend.Get("k", &item);
     INFO(s.ToString());
@@ -644,7 +646,8 @@ TEST_CASE("a wrong master name, no sentinel, and a dead first sentinel",
   }
   {
     // The first sentinel listed is down: the next one answers.
-    const auto dead = static_cast<std::uint16_t>(cachet::test::FindFreeLoopbackPort());
+    const cachet::test::RefusingPort refusing;
+    const auto dead = static_cast<std::uint16_t>(refusing.port());
     std::vector<std::uint16_t> ports = {dead};
     for (const auto& sentinel : set->sentinels()) ports.push_back(Port(*sentinel));
     RedisBackend backend(SentinelOptions(ports, set->master_name()));

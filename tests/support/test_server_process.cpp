@@ -1,5 +1,11 @@
 // Tests of the test-server launcher against a real memcached.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdint>
 
 #include "launchers/memcached_server.h"
 
@@ -9,6 +15,21 @@ TEST_CASE("a free loopback port is a real port", "[server_process]") {
   int port = FindFreeLoopbackPort();
   CHECK(port > 0);
   CHECK(port < 65536);
+}
+
+TEST_CASE("a refusing port refuses connections and no other socket can bind it",
+          "[server_process]") {
+  const RefusingPort refusing;
+  REQUIRE(refusing.port() > 0);
+  CHECK_FALSE(AcceptsConnections(refusing.port()));
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(refusing.port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  CHECK(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0);
+  close(fd);
 }
 
 TEST_CASE("memcached starts, stops, restarts on the same port", "[server_process]") {

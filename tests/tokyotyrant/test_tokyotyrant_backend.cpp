@@ -295,8 +295,9 @@ TEST_CASE("tt backend: flush and stats ask every live server at once and name a 
   auto servers = StartServers(2);
   TokyoTyrantOptions o = OptionsFor(servers, kIoTimeout);
   // A server nobody listens on, between the two live ones.
+  const test::RefusingPort refusing;
   o.servers.insert(o.servers.begin() + 1,
-                   {"127.0.0.1", static_cast<std::uint16_t>(test::FindFreeLoopbackPort()), 1});
+                   {"127.0.0.1", static_cast<std::uint16_t>(refusing.port()), 1});
   o.pool.connection.connect_timeout = std::chrono::milliseconds(2000);
   TokyoTyrantBackend ring(o);
   std::vector<std::unique_ptr<TokyoTyrantBackend>> alone;

@@ -98,9 +98,9 @@ TEST_CASE("a noreply set in a tokyotyrant batch is putnr, read back by the next 
 
 TEST_CASE("a noreply set to a tokyotyrant server nobody listens on fails, never ok",
           "[tokyotyrant][batch][noreply]") {
+  const test::RefusingPort refusing;
   TokyoTyrantOptions options;
-  options.servers.push_back(
-      {"127.0.0.1", static_cast<std::uint16_t>(test::FindFreeLoopbackPort()), 1});
+  options.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(refusing.port()), 1});
   options.pool.connection.connect_timeout = milliseconds(2000);
   std::unique_ptr<Cache> cache = CacheOver(options);
   Batch batch(*cache);

@@ -161,7 +161,8 @@ TEST_CASE("AddRouted groups an operation by its route, or settles it when no ser
 
   // A server marked dead (one failure, failure_limit 1) is no route: the
   // operation takes the route's error and nothing is enlisted for it.
-  auto dead = PoolOf({test::FindFreeLoopbackPort()}, /*failure_limit=*/1);
+  const test::RefusingPort refusing;
+  auto dead = PoolOf({refusing.port()}, /*failure_limit=*/1);
   std::vector<Operation> first = Gets({"x"});
   runner.Claim(BatchRunner::NewOwner(), dead->size());
   runner.AddRouted(*dead, first[0]);
@@ -185,7 +186,8 @@ TEST_CASE("a server that fails gives its operations the exchange's status and is
           "[batch_runner]") {
   test::ScriptedServer live(test::MemcachedTextRequests(), {{"L\r\n"}});
   REQUIRE(live.port() > 0);
-  const int nobody = test::FindFreeLoopbackPort();
+  const test::RefusingPort refusing;
+  const int nobody = refusing.port();
   auto pool = PoolOf({live.port(), nobody}, /*failure_limit=*/2);
   std::vector<Operation> ops = Gets({"l", "x", "y"});
   BatchRunner runner;
@@ -560,7 +562,8 @@ TEST_CASE("a lone call whose login is refused sends nothing and drops the connec
 TEST_CASE("a lone call's failure is reported, and a connection its exchange closed is not reused",
           "[lone_call]") {
   SECTION("nobody listens: the server is held to account") {
-    auto pool = PoolOf({test::FindFreeLoopbackPort()}, /*failure_limit=*/2);
+    const test::RefusingPort refusing;
+    auto pool = PoolOf({refusing.port()}, /*failure_limit=*/2);
     for (int round = 0; round < 2; ++round) {
       std::vector<Operation> ops = Gets({"k"});
       bool asked = false;
@@ -631,7 +634,8 @@ TEST_CASE("RunOnEach asks every server at once but a resting one, outcomes in or
   test::ScriptedServer b(test::MemcachedTextRequests(), {{"B\r\n"}});
   REQUIRE(a.port() > 0);
   REQUIRE(b.port() > 0);
-  const int nobody = test::FindFreeLoopbackPort();
+  const test::RefusingPort refusing;
+  const int nobody = refusing.port();
   auto pool = PoolOf({a.port(), nobody, b.port()}, /*failure_limit=*/1);
   pool->ReportFailure(1);  // at its limit: resting for the whole test
   REQUIRE_FALSE(pool->Available(1));

@@ -169,7 +169,8 @@ TEST_CASE("a read buffer compacts and grows", "[read_buffer]") {
 }
 
 TEST_CASE("connecting to a closed port is unavailable", "[connection]") {
-  int port = test::FindFreeLoopbackPort();
+  const test::RefusingPort refusing;
+  const int port = refusing.port();
   Connection c(Loopback(port), {});
   Status s = c.EnsureConnected();
   CHECK(s.IsUnavailable());
@@ -944,7 +945,8 @@ TEST_CASE("a connection is not connected() while it connects again", "[connectio
 }
 
 TEST_CASE("a split connect reports a refused port and tries no further", "[connection]") {
-  Connection c(Loopback(test::FindFreeLoopbackPort()), {});
+  const test::RefusingPort refusing;
+  Connection c(Loopback(refusing.port()), {});
   Status s = c.StartConnect();
   for (int i = 0; s.ok() && c.connecting() && i < 100; ++i) {
     pollfd pfd{c.fd(), POLLOUT, 0};

@@ -115,7 +115,8 @@ TEST_CASE_METHOD(CliOnMemcached, "a store that is down is exit 3, not a miss") {
 }
 
 TEST_CASE_METHOD(CliOnMemcached, "stats prints what the live servers say and names the one down") {
-  const std::string down = "127.0.0.1:" + std::to_string(FindFreeLoopbackPort());
+  const RefusingPort refusing;
+  const std::string down = "127.0.0.1:" + std::to_string(refusing.port());
   const std::string two = WriteScratchFile(
       "two.conf", "[cache]\nbackend = memcached\n\n[memcached]\nservers = " +
                       server().address() + "," + down + "\n");
