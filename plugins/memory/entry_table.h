@@ -74,8 +74,7 @@ class EntryTable {
   std::uintptr_t HomeHint(std::uint64_t hash) const noexcept {
     const std::uintptr_t slots = hint_slots_.load(std::memory_order_relaxed);
     const std::uint64_t count = hint_count_.load(std::memory_order_relaxed);
-    const std::uintptr_t home = ((hash & 0xFFFFFFFF) * count) >> 32;  // SlotArray::Home
-    return slots + home * sizeof(Slot);
+    return slots + SlotArray::HomeIn(hash, count) * sizeof(Slot);
   }
   // `hash`'s first slot in the current array: what HomeHint gives while no
   // writer replaces the array (a test compares the two).
@@ -172,7 +171,8 @@ class EntryTable {
     static SlotArray* Create(std::size_t count) noexcept;
     // Where `hash`'s probe starts: its low 32 bits scaled to the slot count (the
     // shard was picked by the top bits, the tag by bits 32..46).
-    std::size_t Home(std::uint64_t hash) const noexcept {
+    std::size_t Home(std::uint64_t hash) const noexcept { return HomeIn(hash, count); }
+    static std::size_t HomeIn(std::uint64_t hash, std::uint64_t count) noexcept {
       return static_cast<std::size_t>(((hash & 0xFFFFFFFF) * count) >> 32);
     }
     // The slot after `i`, wrapping at the end.
