@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <system_error>
@@ -13,17 +14,6 @@ namespace cachet::test {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-Result<std::filesystem::path> MakeTempDir() {
-  std::error_code ec;
-  std::filesystem::path base = std::filesystem::temp_directory_path(ec);
-  if (ec) base = "/tmp";
-  std::string pattern = (base / "cachet-cluster-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) {
-    return Status::IoError("redis cluster: cannot create a temporary directory");
-  }
-  return std::filesystem::path(pattern);
-}
 
 bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -78,9 +68,9 @@ std::string RedisCluster::NodeCli(int port, const std::string& args) const {
 
 Result<std::unique_ptr<RedisCluster>> RedisCluster::Start(RedisClusterOptions options) {
   std::unique_ptr<RedisCluster> cluster(new RedisCluster());
-  Result<std::filesystem::path> dir = MakeTempDir();
-  if (!dir.ok()) return dir.status();
-  cluster->dir_ = *dir;
+  const std::string dir = MakeTempDirectory("cachet-cluster-");
+  if (dir.empty()) return Status::IoError("redis cluster: cannot create a temporary directory");
+  cluster->dir_ = dir;
   if (options.tls) cluster->cli_options_ = "--tls --cacert " + options.tls->ca;
   if (Status s = cluster->StartNodes(options); !s.ok()) return s;
   if (Status s = cluster->Create(options.replicas); !s.ok()) return s;
@@ -113,6 +103,9 @@ Status RedisCluster::StartNodes(const RedisClusterOptions& options) {
                                        "",
                                        "--appendonly",
                                        "no",
+                                       // A replica's first sync starts at once, not 5 s late.
+                                       "--repl-diskless-sync-delay",
+                                       "0",
                                        "--bind",
                                        "127.0.0.1",
                                        "--dir",
@@ -153,6 +146,10 @@ Status RedisCluster::WaitUntilHealthy(std::chrono::milliseconds limit) const {
       any_port = node->port();
       last = NodeCli(node->port(), "cluster info");
       healthy = healthy && Contains(last, "cluster_state:ok");
+      // A replica still in its first sync could not be promoted without loss.
+      if (healthy) last = NodeCli(node->port(), "info replication");
+      healthy = healthy && (Contains(last, "role:master") ||
+                            Contains(last, "master_link_status:up"));
     }
     if (healthy && any_port != 0) {
       last = NodeCli(any_port, "--cluster check 127.0.0.1:" + std::to_string(any_port));
@@ -164,6 +161,25 @@ Status RedisCluster::WaitUntilHealthy(std::chrono::milliseconds limit) const {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return Status::Timeout("redis cluster: not healthy in time: " + last.substr(0, 2000));
+}
+
+std::string RedisCluster::RoleChangeLog() const {
+  static const char* const kTopics[] = {"ailover", "FAIL", "lection", "Reconfiguring",
+                                        "timed out", "MASTER", "PSYNC", "sync"};
+  std::string out;
+  for (const auto& node : nodes_) {
+    std::ifstream log(dir_ / ("node-" + std::to_string(node->port()) + ".log"));
+    // Bounded by the log's length.
+    for (std::string line; std::getline(log, line);) {
+      for (const char* topic : kTopics) {
+        if (Contains(line, topic)) {
+          out += std::to_string(node->port()) + ": " + line + "\n";
+          break;
+        }
+      }
+    }
+  }
+  return out;
 }
 
 std::vector<int> RedisCluster::PortsWithRole(const std::string& role) const {

@@ -36,14 +36,10 @@ std::string RedisSentinelSet::SentinelCli(const ServerProcess& sentinel,
 
 Result<std::unique_ptr<RedisSentinelSet>> RedisSentinelSet::Start(SentinelSetOptions options) {
   std::unique_ptr<RedisSentinelSet> set(new RedisSentinelSet(std::move(options)));
-  std::error_code ec;
-  std::filesystem::path base = std::filesystem::temp_directory_path(ec);
-  if (ec) base = "/tmp";
-  std::string pattern = (base / "cachet-sentinel-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) {
+  set->dir_ = MakeTempDirectory("cachet-sentinel-");
+  if (set->dir_.empty()) {
     return Status::IoError("redis sentinel set: cannot create a temporary directory");
   }
-  set->dir_ = pattern;
 
   auto master = StartRedis();
   if (!master.ok()) return master.status();

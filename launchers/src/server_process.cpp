@@ -142,10 +142,17 @@ bool AcceptsUnixConnections(const std::string& path) {
 }
 
 std::string MakeTempDirectory(const std::string& prefix) {
+  // In memory when it can be: a cluster node fsyncs its config on every slot or
+  // role change, and a slow disk stretches that past the cluster's node timeout.
+  std::vector<std::string> bases = {"/dev/shm"};
   const char* tmp = std::getenv("TMPDIR");
-  std::string path = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + prefix +
-                     "XXXXXX";
-  return mkdtemp(path.data()) != nullptr ? path : std::string();
+  if (tmp != nullptr && *tmp != '\0') bases.emplace_back(tmp);
+  bases.emplace_back("/tmp");
+  for (const std::string& base : bases) {
+    std::string path = base + "/" + prefix + "XXXXXX";
+    if (mkdtemp(path.data()) != nullptr) return path;
+  }
+  return std::string();
 }
 
 ServerProcess::ServerProcess(std::string name, ArgvForPort argv_for_port,

@@ -39,8 +39,9 @@ struct RedisClusterTls {
 struct RedisClusterOptions {
   int masters = 3;
   int replicas = 0;  // per master
-  // Milliseconds without an answer before a node is considered failed.
-  int node_timeout_ms = 2000;
+  // Milliseconds without an answer before a node is considered failed: long
+  // enough that a loaded machine's stalls start no failover of their own.
+  int node_timeout_ms = 5000;
   std::vector<std::string> extra_args;  // appended to every node's argv
   std::optional<RedisClusterTls> tls;   // set: TLS-only nodes (see above)
 };
@@ -69,12 +70,17 @@ class RedisCluster {
   // Cli() to a node of this cluster: over TLS when the cluster uses it.
   std::string NodeCli(int port, const std::string& args) const;
 
+  // What the nodes logged about failure detection, elections and role changes,
+  // each line led by its node's port: tells a test's failure which failover Redis ran.
+  std::string RoleChangeLog() const;
+
   // The ports of the nodes that are masters now, and of those that are replicas.
   std::vector<int> MasterPorts() const;
   std::vector<int> ReplicaPorts() const;
 
-  // Waits (bounded by `limit`) until every running node says cluster_state:ok
-  // and `redis-cli --cluster check` finds every slot covered and agreed on.
+  // Waits (bounded by `limit`) until every running node says cluster_state:ok,
+  // every replica's link to its master is up, and `redis-cli --cluster check`
+  // finds every slot covered and agreed on.
   // The bound is generous because it only costs time on failure: once, after a
   // master was stopped and resumed, the cluster took over 20 s to agree again
   // on a loaded 2-core machine.
