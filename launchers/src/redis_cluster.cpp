@@ -141,15 +141,20 @@ Status RedisCluster::WaitUntilHealthy(std::chrono::milliseconds limit) const {
   while (Clock::now() < deadline) {
     bool healthy = true;
     int any_port = 0;
+    // The first node found unsettled ends the round, its answer kept for the error.
     for (const auto& node : nodes_) {
       if (!node->running()) continue;
       any_port = node->port();
-      last = NodeCli(node->port(), "cluster info");
-      healthy = healthy && Contains(last, "cluster_state:ok");
+      const std::string info = NodeCli(any_port, "cluster info");
       // A replica still in its first sync could not be promoted without loss.
-      if (healthy) last = NodeCli(node->port(), "info replication");
-      healthy = healthy && (Contains(last, "role:master") ||
-                            Contains(last, "master_link_status:up"));
+      const std::string replication = NodeCli(any_port, "info replication");
+      healthy = Contains(info, "cluster_state:ok") &&
+                (Contains(replication, "role:master") ||
+                 Contains(replication, "master_link_status:up"));
+      if (!healthy) {
+        last = "node " + std::to_string(any_port) + ":\n" + info + "\n" + replication;
+        break;
+      }
     }
     if (healthy && any_port != 0) {
       last = NodeCli(any_port, "--cluster check 127.0.0.1:" + std::to_string(any_port));
@@ -164,8 +169,9 @@ Status RedisCluster::WaitUntilHealthy(std::chrono::milliseconds limit) const {
 }
 
 std::string RedisCluster::RoleChangeLog() const {
-  static const char* const kTopics[] = {"ailover", "FAIL", "lection", "Reconfiguring",
-                                        "timed out", "MASTER", "PSYNC", "sync"};
+  static const char* const kTopics[] = {"ailover", "FAIL",    "failing", "Cluster state",
+                                        "lection", "Reconfiguring", "timed out", "MASTER",
+                                        "PSYNC",   "sync"};
   std::string out;
   for (const auto& node : nodes_) {
     std::ifstream log(dir_ / ("node-" + std::to_string(node->port()) + ".log"));

@@ -142,11 +142,12 @@ bool AcceptsUnixConnections(const std::string& path) {
 }
 
 std::string MakeTempDirectory(const std::string& prefix) {
-  // In memory when it can be: a cluster node fsyncs its config on every slot or
-  // role change, and a slow disk stretches that past the cluster's node timeout.
-  std::vector<std::string> bases = {"/dev/shm"};
+  // In memory unless TMPDIR says otherwise: a cluster node fsyncs its config on
+  // every slot or role change, and a slow disk stretches that past its node timeout.
+  std::vector<std::string> bases;
   const char* tmp = std::getenv("TMPDIR");
   if (tmp != nullptr && *tmp != '\0') bases.emplace_back(tmp);
+  bases.emplace_back("/dev/shm");
   bases.emplace_back("/tmp");
   for (const std::string& base : bases) {
     std::string path = base + "/" + prefix + "XXXXXX";

@@ -264,7 +264,7 @@ TEST_CASE("sixteen threads on the memory store run the loader once", "[compute][
 }
 
 TEST_CASE("a holder whose lease lapsed does not end the lease another caller took since",
-          "[compute][stores]") {
+          "[compute][stores][cluster]") {
   const std::string kind = GENERATE("memory", "memcached-text", "memcached-meta", "redis",
                                     "redis-cluster", "tokyotyrant");
   // On Redis a key with a '}' and no hash tag, whose lock key needs a tag of

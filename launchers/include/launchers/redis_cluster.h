@@ -39,9 +39,10 @@ struct RedisClusterTls {
 struct RedisClusterOptions {
   int masters = 3;
   int replicas = 0;  // per master
-  // Milliseconds without an answer before a node is considered failed: long
-  // enough that a loaded machine's stalls start no failover of their own.
-  int node_timeout_ms = 5000;
+  // Milliseconds without an answer before a node is considered failed. Redis
+  // times a failed election's retry from it (4x), so Failover()'s retries rely
+  // on a short one.
+  int node_timeout_ms = 2000;
   std::vector<std::string> extra_args;  // appended to every node's argv
   std::optional<RedisClusterTls> tls;   // set: TLS-only nodes (see above)
 };

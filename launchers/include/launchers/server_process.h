@@ -57,8 +57,8 @@ bool AcceptsConnections(int port);
 // True if a connection to the Unix-domain socket at `path` succeeds right now.
 bool AcceptsUnixConnections(const std::string& path);
 
-// A fresh directory whose name starts with `prefix`, under /dev/shm when it can be
-// made there, else $TMPDIR or /tmp; "" if it could not be made. The caller removes it.
+// A fresh directory whose name starts with `prefix`, under $TMPDIR when set, else
+// /dev/shm, else /tmp (the first that takes it); "" if none did. The caller removes it.
 std::string MakeTempDirectory(const std::string& prefix);
 
 class ServerProcess {

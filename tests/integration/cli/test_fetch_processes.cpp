@@ -140,7 +140,8 @@ class GroupProcess {
 
 }  // namespace
 
-TEST_CASE("sixteen fetch processes on one missing key run the command once", "[fetch][processes]") {
+TEST_CASE("sixteen fetch processes on one missing key run the command once",
+          "[fetch][processes][cluster]") {
   const std::string kind =
       GENERATE("memcached-text", "memcached-meta", "redis", "redis-cluster", "tokyotyrant");
   INFO("store: " << kind);
