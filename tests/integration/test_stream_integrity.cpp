@@ -204,7 +204,7 @@ TEST_CASE("Redis: bytes that arrive while a connection is idle are nobody's repl
   Item item;
   REQUIRE(backend->Get("a", &item).ok());
   CHECK(item.value == "A");
-  std::this_thread::sleep_for(milliseconds(300));
+  REQUIRE(server.WaitUntilStepsPlayed(1));  // its late bytes sent
   REQUIRE(backend->Get("b", &item).ok());
   CHECK(item.value == "B");
   CHECK(server.connections() == 2);
@@ -241,7 +241,7 @@ TEST_CASE("Redis near cache: an answer read before a stream fault showed is not 
   CHECK(item.value == "WRONG");
   // b's real answer arrives while the connection is idle: the next call's idle
   // check finds it, closes the connection and counts a stream fault.
-  std::this_thread::sleep_for(milliseconds(300));
+  REQUIRE(server.WaitUntilStepsPlayed(2));  // its late bytes sent
   REQUIRE(cache.Get("c", &item).ok());
   CHECK(item.value == "C");
   // So b is asked of the server again rather than served near.
@@ -268,7 +268,7 @@ TEST_CASE("memcached: a reply too many, or late, is never read as the next one's
   CHECK(backend->Store(StoreMode::kSet, "k", ItemView("v"), {}).IsProtocolError());
   REQUIRE(backend->Get("b", &item).ok());
   CHECK(item.value == "B");
-  std::this_thread::sleep_for(milliseconds(300));
+  REQUIRE(server.WaitUntilStepsPlayed(3));  // its late bytes sent
   REQUIRE(backend->Get("c", &item).ok());
   CHECK(item.value == "C");
   CHECK(server.connections() == 4);
@@ -495,7 +495,7 @@ TEST_CASE("Tokyo Tyrant: bytes that arrive while a connection is idle are nobody
   Item item;
   REQUIRE(backend->Get("a", &item).ok());
   CHECK(item.value == "A");
-  std::this_thread::sleep_for(milliseconds(300));
+  REQUIRE(server.WaitUntilStepsPlayed(1));  // its late bytes sent
   REQUIRE(backend->Get("b", &item).ok());
   CHECK(item.value == "B");
 }

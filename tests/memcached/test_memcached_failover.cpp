@@ -15,8 +15,11 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// Long enough for a read of every key to end before a dead server is retried.
-constexpr milliseconds kRetry{800};
+// Long enough for a read of every key to end before a dead server is retried,
+// with a second to spare for a loaded machine's stalls.
+constexpr milliseconds kRetry{2000};
+// What a live server has to answer in: a stall of a loaded machine is no timeout.
+constexpr milliseconds kIo{500};
 
 // memcached is always there (.ci/setup installs it): without it these tests
 // fail rather than pass having checked nothing.
@@ -38,7 +41,7 @@ struct Failover {
     options.pool.failover = true;
     options.pool.failure_limit = 1;
     options.pool.retry_timeout = kRetry;
-    options.pool.connection.io_timeout = milliseconds(200);
+    options.pool.connection.io_timeout = kIo;
     options.pool.failover_max_keys = max_keys;
     distribution = net::Distribution::Create(options.distribution, options.servers);
     for (int i = 0; i < 60; ++i) {
@@ -295,15 +298,16 @@ TEST_CASE("failover: with three servers a key is served where its last write wen
   // repair and it goes to 2 again (v4); then 1 is back while 0 still rests:
   // 1's v2 must not be served.
   RequireMemcached();
-  ThreeServers three(GENERATE(Protocol::kText, Protocol::kMeta), kRetry, milliseconds(200));
+  ThreeServers three(GENERATE(Protocol::kText, Protocol::kMeta), kRetry, kIo);
   MemcachedBackend b(three.options);
   SetTo(b, three.key, "v1");
   REQUIRE(three.servers[0]->Pause().ok());
   Failover::MarkDead(b, three.key);
   const Clock::time_point zero_dead = Clock::now();
   SetTo(b, three.key, "v2");  // to server 1
-  // Server 1 must still rest after server 0's failed repair (one io_timeout) below.
-  std::this_thread::sleep_for(milliseconds(300));
+  // Server 1 must still rest after server 0's failed repair (one io_timeout) below:
+  // its rest starts a second after server 0's, about twice the repair's length.
+  std::this_thread::sleep_for(milliseconds(1000));
   REQUIRE(three.servers[1]->Pause().ok());
   Failover::MarkDead(b, three.ones);
   const Clock::time_point one_dead = Clock::now();

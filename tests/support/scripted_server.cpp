@@ -110,11 +110,13 @@ std::vector<std::string> ScriptedServer::requests() const {
   return requests_;
 }
 
-bool ScriptedServer::WaitUntilPlayed() const {
-  for (int i = 0; i < 500 && next_.load() < script_.size(); ++i) {
+bool ScriptedServer::WaitUntilPlayed() const { return WaitUntilStepsPlayed(script_.size()); }
+
+bool ScriptedServer::WaitUntilStepsPlayed(std::size_t steps) const {
+  for (int i = 0; i < 500 && next_.load() < steps; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  return next_.load() >= script_.size();
+  return next_.load() >= steps;
 }
 
 bool ScriptedServer::NextRequest(int fd, std::string* pending, std::string* request) {

@@ -75,6 +75,9 @@ class ScriptedServer {
   std::vector<std::string> requests() const;
   // Waits (at most 5 s) until the whole script was played.
   bool WaitUntilPlayed() const;
+  // Waits (at most 5 s) until the first `steps` steps were played, late bytes
+  // included: over loopback they are then in the client's socket.
+  bool WaitUntilStepsPlayed(std::size_t steps) const;
 
  private:
   void Serve();

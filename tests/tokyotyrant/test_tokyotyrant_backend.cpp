@@ -379,6 +379,13 @@ TEST_CASE("tt backend: dead servers are marked and skipped with failover",
   CHECK(ok == 40);
 }
 
+// The failover tests' timing: a paused server is marked dead by one read that
+// times out (kFailoverIo), and rests kFailoverRetry, long enough for the writes
+// that go around it to end before it is tried again, even on a loaded machine.
+constexpr std::chrono::milliseconds kFailoverIo{500};
+constexpr std::chrono::milliseconds kFailoverRetry{2000};
+constexpr std::chrono::milliseconds kPastRetry = kFailoverRetry + std::chrono::milliseconds(200);
+
 // Tokyo Tyrant keeps its data through an outage, so without failover's repair
 // a server that comes back would serve the value it held before the writes
 // that went around it.
@@ -386,10 +393,10 @@ TEST_CASE("tt backend: with failover a server that comes back serves no value ol
           "last write",
           "[tokyotyrant][backend][faults]") {
   auto servers = StartServers(2);
-  TokyoTyrantOptions o = OptionsFor(servers, std::chrono::milliseconds(200));
+  TokyoTyrantOptions o = OptionsFor(servers, kFailoverIo);
   o.pool.failover = true;
   o.pool.failure_limit = 1;
-  o.pool.retry_timeout = std::chrono::milliseconds(300);
+  o.pool.retry_timeout = kFailoverRetry;
   // 10000: the keys are noted and deleted; 2: too many to note, the servers are emptied.
   o.pool.failover_max_keys = GENERATE(10000, 2);
   INFO("failover_max_keys " << o.pool.failover_max_keys);
@@ -418,7 +425,7 @@ TEST_CASE("tt backend: with failover a server that comes back serves no value ol
   std::vector<std::string> reply;
   REQUIRE(b.Extension("putcat", std::vector<std::string>{appended, "+"}, &reply).ok());
   REQUIRE(servers[0]->Resume().ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // past retry_timeout
+  std::this_thread::sleep_for(kPastRetry);
 
   for (const std::string& key : on_zero) {
     INFO(key);
@@ -441,10 +448,10 @@ struct TtFailover {
   std::vector<std::string> on_zero, on_one;
 
   TtFailover() {
-    options = OptionsFor(servers, std::chrono::milliseconds(200));
+    options = OptionsFor(servers, kFailoverIo);
     options.pool.failover = true;
     options.pool.failure_limit = 1;
-    options.pool.retry_timeout = std::chrono::milliseconds(300);
+    options.pool.retry_timeout = kFailoverRetry;
     auto ring = net::Distribution::Create(options.distribution, options.servers);
     for (int i = 0; i < 40; ++i) {
       const std::string key = "fo:" + std::to_string(i);
@@ -462,7 +469,7 @@ struct TtFailover {
   // Resumes server 0 and waits out retry_timeout.
   void ResumeZero() {
     REQUIRE(servers[0]->Resume().ok());
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    std::this_thread::sleep_for(kPastRetry);
   }
   // What server 0 itself holds for `key` (a backend of that server alone).
   std::string OnServerZero(const std::string& key) {
@@ -556,7 +563,7 @@ TEST_CASE("tt backend: a failover repair that runs out of memory is tried again,
   REQUIRE(b.Get(other, &item).ok());
   CHECK(item.value == "kept");
   // The repair is tried again after retry_timeout, and server 0 serves its keys again.
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  std::this_thread::sleep_for(kPastRetry);
   const Status got = b.Get(owned, &item);
   REQUIRE((got.ok() || got.IsNotFound()));
   if (got.ok()) CHECK(item.value == "new");
