@@ -789,28 +789,32 @@ TEST_CASE("a read whose batch has no time left is not sent again nor held agains
 
 namespace {
 
-// A server that sends `reply` twice, each time in 20 pieces 50 ms apart (a
-// second in all, never silent for io_timeout): `open(port, request_timeout)`
+// The I/O timeout of ReadsWhileValueArrives: seven of its pauses, so that a
+// loaded machine's stall of the server's thread is no silence.
+constexpr milliseconds kPieceIo{700};
+
+// A server that sends `reply` twice, each time in 20 pieces 100 ms apart (two
+// seconds in all, never silent for kPieceIo): `open(port, request_timeout)`
 // makes a backend; one with time enough reads the value whole, one with a
-// 500 ms request timeout gives up within it.
+// 1 s request timeout gives up within it.
 template <class Open>
 void ReadsWhileValueArrives(cachet::test::RequestFramer framer, const std::string& reply,
                             const std::string& value, Open open) {
   const std::size_t piece = reply.size() / 20 + 1;
   ScriptedServer server(std::move(framer),
-                        {{reply, piece, milliseconds(50)}, {reply, piece, milliseconds(50)}});
+                        {{reply, piece, milliseconds(100)}, {reply, piece, milliseconds(100)}});
   Item item;
-  Status slow = open(server.port(), milliseconds(3000))->Get("k", &item);
+  Status slow = open(server.port(), milliseconds(6000))->Get("k", &item);
   INFO(slow.ToString());
   REQUIRE(slow.ok());
   CHECK(item.value == value);
-  auto hurried = open(server.port(), milliseconds(500));
+  auto hurried = open(server.port(), milliseconds(1000));
   const auto started = std::chrono::steady_clock::now();
   Status cut = hurried->Get("k", &item);
   const auto took = std::chrono::steady_clock::now() - started;
   INFO(cut.ToString());
   CHECK(cut.IsTimeout());
-  CHECK(took < milliseconds(900));
+  CHECK(took < milliseconds(1600));  // the whole value would take 2 s
 }
 
 }  // namespace
@@ -821,12 +825,12 @@ TEST_CASE("a value that keeps arriving is read past io_timeout, but not past req
   SECTION("Redis") {
     ReadsWhileValueArrives(
         cachet::test::RespRequests(), Bulk(value), value,
-        [](int port, milliseconds request) { return RedisAt(port, kIoTimeout, request); });
+        [](int port, milliseconds request) { return RedisAt(port, kPieceIo, request); });
   }
   SECTION("memcached") {
     ReadsWhileValueArrives(
         cachet::test::MemcachedTextRequests(), Value("k", value), value,
-        [](int port, milliseconds request) { return MemcachedAt(port, kIoTimeout, request); });
+        [](int port, milliseconds request) { return MemcachedAt(port, kPieceIo, request); });
   }
 }
 

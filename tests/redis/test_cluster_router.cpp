@@ -543,7 +543,7 @@ TEST_CASE("a batch whose keys are retried one by one ends by its request timeout
   options.servers.push_back({"127.0.0.1", static_cast<std::uint16_t>(port.load()), 1});
   options.cluster.max_redirects = 1000;  // the time, not the count, ends each retry
   options.cluster.retry_wait = std::chrono::milliseconds(20);
-  options.pool.connection.request_timeout = std::chrono::milliseconds(300);
+  options.pool.connection.request_timeout = std::chrono::milliseconds(500);
   RedisBackend backend(std::move(options));
   std::vector<std::string> keys;
   for (int i = 0; i < 8; ++i) keys.push_back("down" + std::to_string(i));
@@ -557,9 +557,9 @@ TEST_CASE("a batch whose keys are retried one by one ends by its request timeout
     CHECK(op.status.message().find("CLUSTERDOWN") != std::string_view::npos);
   }
   CHECK(gets > 8);  // retried
-  // One request timeout and what one last wait may overrun it by, not one per key.
+  // One request timeout and a loaded machine's slack, not one per key (4 s).
   INFO("took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
-  CHECK(took < std::chrono::milliseconds(1000));
+  CHECK(took < std::chrono::milliseconds(2000));
 }
 
 TEST_CASE("a batch whose node stays unreachable gives up after max_redirects rounds",
@@ -661,8 +661,9 @@ TEST_CASE("cluster stats and flush with a silent primary: one timeout, the live 
     INFO(s.ToString() << ", after " << took.count() << " ms");
     CHECK(s.IsTimeout());
     CHECK(s.message().find(std::to_string(b_port.load())) != std::string_view::npos);
-    // B's 300 ms, a slot map reload and scheduling slack; within the request timeout.
-    CHECK(took < std::chrono::milliseconds(1500));
+    // B's 300 ms and a slot map reload, within the request timeout; a loaded
+    // machine's slack beyond it.
+    CHECK(took < std::chrono::milliseconds(2000));
     CHECK(shards > loads);  // the failure reloaded the map (B may have failed over)
     if (!flush) {
       const std::string a_prefix = "127.0.0.1:" + std::to_string(a_port.load()) + " ";

@@ -46,7 +46,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr auto kIoTimeout = std::chrono::milliseconds(300);
+// Long enough that a loaded machine's stall is no timeout: the in-flight write
+// must end with the kill of its stopped master, not time out before it.
+constexpr auto kIoTimeout = std::chrono::milliseconds(2000);
 
 std::uint16_t Port(const cachet::test::ServerProcess& server) {
   return static_cast<std::uint16_t>(server.port());

@@ -182,11 +182,13 @@ TEST_CASE("a cache line's round trip between two threads is measured, or not at 
     CHECK_FALSE(LineRoundTrip(too_few, std::chrono::seconds(60)).has_value());
   }
   if (std::thread::hardware_concurrency() < 2) return;  // a lone core cannot spin both sides
+  // Few trips and a long limit: with both spinners on one busy core (another
+  // test on the other), each trip can take a scheduler's time slice.
   const std::optional<std::chrono::nanoseconds> trip =
-      LineRoundTrip(2000, std::chrono::seconds(20));
+      LineRoundTrip(200, std::chrono::seconds(60));
   REQUIRE(trip.has_value());
   CHECK(trip->count() > 0);
-  CHECK(*trip < std::chrono::milliseconds(10));  // 2,000 of them ran within the limit
+  CHECK(*trip < std::chrono::milliseconds(300));  // 200 of them ran within the limit
 }
 
 }  // namespace cachet::bench

@@ -2,6 +2,7 @@
 // misses, stale-while-revalidate, early refresh, and the lease that lets one
 // caller among several Caches (standing for processes) load a missing key.
 // Several processes against real servers: tests/integration/test_fetch_processes.cpp.
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -114,14 +115,14 @@ TEST_CASE("a loader's not_found is cached as a miss for negative_ttl", "[compute
     return Status::NotFound("no such row");
   };
   ComputeOptions options;
-  options.negative_ttl = milliseconds(300);
+  options.negative_ttl = milliseconds(1000);
 
   CHECK(cache->GetOrCompute<std::string>("row", absent, options).miss());
   CHECK(cache->GetOrCompute<std::string>("row", absent, options).miss());
   CHECK(runs == 1);
   CHECK(cache->Get("row").miss());  // a plain read sees the cached miss as a miss
 
-  std::this_thread::sleep_for(milliseconds(350));
+  std::this_thread::sleep_for(milliseconds(1050));
   CHECK(cache->GetOrCompute<std::string>("row", absent, options).miss());
   CHECK(runs == 2);  // expired on time: the loader was asked again
 
@@ -147,7 +148,7 @@ TEST_CASE("stale-while-revalidate serves the old value while one caller refreshe
           "v1");
   std::this_thread::sleep_for(milliseconds(150));  // now stale
 
-  loader.pause = milliseconds(1000);
+  loader.pause = milliseconds(2000);
   std::string refreshed;
   std::thread refresher([&] {
     refreshed = refresher_cache->GetOrCompute<std::string>("k", std::ref(loader), options).value();
@@ -157,14 +158,14 @@ TEST_CASE("stale-while-revalidate serves the old value while one caller refreshe
   }
   REQUIRE(loader.runs.load() == 2);  // the refresh has started
 
-  // Everyone else gets the stale value without waiting for the 1 s refresh.
+  // Everyone else gets the stale value without waiting for the 2 s refresh.
   const auto asked = SteadyClock::now();
   auto stale = reader_cache->GetOrCompute<std::string>("k", std::ref(loader), options);
   const milliseconds waited = Since(asked);
   refresher.join();
   REQUIRE(stale.hit());
   CHECK(stale.value() == "v1");
-  CHECK(waited < milliseconds(500));
+  CHECK(waited < milliseconds(1000));
   CHECK(refreshed == "v2");
   CHECK(loader.runs.load() == 2);
   CHECK(reader_cache->GetOrCompute<std::string>("k", std::ref(loader), options).value() == "v2");
@@ -210,10 +211,18 @@ TEST_CASE("with early refresh a key read steadily never misses", "[compute]") {
   // 1.5 s of reads every 10 ms: five TTLs.
   const auto start = SteadyClock::now();
   int reads = 0;
+  milliseconds longest_gap{0};
   while (Since(start) < 5 * kTtl && reads < 1000) {
+    const auto asked = SteadyClock::now();
     REQUIRE(cache->GetOrCompute<std::string>("hot", load, options).hit());
     ++reads;
     std::this_thread::sleep_for(milliseconds(10));
+    longest_gap = std::max(longest_gap, Since(asked));
+  }
+  // A reader the machine held past the refresh window reads nothing to refresh by.
+  if (longest_gap > milliseconds(150)) {
+    WARN("the machine held the reader " << longest_gap.count() << " ms: the rest is skipped");
+    return;
   }
   // Each value was replaced before its TTL ran out: no read found it expired.
   REQUIRE(starts.size() >= 5);
