@@ -41,7 +41,7 @@ std::unique_ptr<Cache> OpenRedis(const ServerProcess& server, bool near,
                                  const std::string& near_section = "") {
   return OpenCache(std::string("[cache]\nbackend = redis\nnamespace = t:\nnear_cache = ") +
                    (near ? "on" : "off") + "\n[redis]\nservers = " + server.address() +
-                   "\nio_timeout_ms = 500\nretry_timeout_ms = 0\n[near_cache]\n" + near_section);
+                   "\nio_timeout_ms = 2000\nretry_timeout_ms = 0\n[near_cache]\n" + near_section);
 }
 
 // Waits (at most 5 s) until `done()` holds; returns whether it did.
@@ -197,6 +197,7 @@ TEST_CASE("redis near: kill -9 of the server: no read after it is served near, w
   std::vector<Sample> samples;
   samples.reserve(1000000);
   std::atomic<bool> stop{false};
+  std::atomic<bool> served_near{false};
   std::thread reader([&] {
     // Bounded: it stops when told, or after a million reads.
     for (int i = 0; i < 1000000 && !stop.load(); ++i) {
@@ -205,15 +206,18 @@ TEST_CASE("redis near: kill -9 of the server: no read after it is served near, w
       (void)Read(*cache, "k");
       samples.push_back(
           {began, before.dropped_by_lost_link > 0, cache->near_metrics().hits != before.hits});
+      if (samples.back().near) served_near = true;
     }
   });
-  std::this_thread::sleep_for(milliseconds(50));
+  // The kill comes once the reader is being served near, however slow its start.
+  const bool reading_near = WaitFor([&] { return served_near.load(); });
   const auto signalled = SteadyClock::now();
   REQUIRE((*server)->Kill().ok());  // SIGKILL by PID, then reaped
   const auto reaped = SteadyClock::now();
   std::this_thread::sleep_for(milliseconds(200));
   stop = true;
   reader.join();
+  CHECK(reading_near);
 
   long near_before = 0, near_after_reaped = 0, near_after_drop = 0;
   SteadyClock::time_point last_near{};
@@ -396,7 +400,7 @@ TEST_CASE("redis near: two servers, each one's tracking link invalidates its key
   auto cache = OpenCache("[cache]\nbackend = redis\nnamespace = t:\nnear_cache = on\n"
                          "[redis]\nservers = " + (*first)->address() + "," +
                          (*second)->address() +
-                         "\nio_timeout_ms = 500\nretry_timeout_ms = 0\n"
+                         "\nio_timeout_ms = 2000\nretry_timeout_ms = 0\n"
                          "[near_cache]\nttl_ms = 0\n");
   REQUIRE(WaitFor([&] { return Live(*cache); }));
   // Forty keys spread over both servers; each server's own ones are found

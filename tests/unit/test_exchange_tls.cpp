@@ -146,11 +146,11 @@ iovec Piece(const std::string& bytes) { return {const_cast<char*>(bytes.data()),
 
 TEST_CASE("exchange over TLS: a reply trickled a byte at a time ends at the call's deadline",
           "[exchange][tls][deadline]") {
-  // io_timeout 200 ms is never reached (a byte every 50 ms), so only the
-  // call's deadline (600 ms) can end the call; the reply's one record would
-  // take minutes to arrive whole. The server gives up after 5 s.
-  const milliseconds io_timeout(200);
-  const milliseconds budget(600);
+  // io_timeout 1 s is never reached (a byte every 50 ms, with room for a loaded
+  // machine's stalls), so only the call's deadline (2.5 s) can end the call; the
+  // reply's one record would take minutes to arrive whole. The server gives up after 5 s.
+  const milliseconds io_timeout(1000);
+  const milliseconds budget(2500);
   const std::string reply(4000, 'x');
   const std::string request = "get big\n";
 
@@ -166,7 +166,7 @@ TEST_CASE("exchange over TLS: a reply trickled a byte at a time ends at the call
     CHECK(s.IsTimeout());
     CHECK(s.message().find("no reply within the request timeout") != std::string_view::npos);
     CHECK_FALSE(connection->connected());
-    CHECK(took < 5 * budget);
+    CHECK(took < 2 * budget);
   }
   SECTION("poll loop, two servers") {
     TricklingTlsServer first(reply, milliseconds(50));
@@ -188,7 +188,7 @@ TEST_CASE("exchange over TLS: a reply trickled a byte at a time ends at the call
             std::string_view::npos);
       CHECK_FALSE(e.connection->connected());
     }
-    CHECK(took < 5 * budget);
+    CHECK(took < 2 * budget);
   }
 }
 
