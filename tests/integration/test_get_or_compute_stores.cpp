@@ -106,12 +106,14 @@ TEST_CASE("a cached miss is served until negative_ttl, then the loader is asked 
     return Status::NotFound("no such row");
   };
   ComputeOptions options;
-  options.negative_ttl = milliseconds(1000);
+  // Whole seconds, as memcached counts them: its clock ticks once a second, so
+  // an item of 3 s lives 2 to 3 s, never less than the moments the reads take.
+  options.negative_ttl = milliseconds(3000);
   CHECK(store.cache->GetOrCompute<std::string>("row", absent, options).miss());
   CHECK(store.cache->GetOrCompute<std::string>("row", absent, options).miss());
   CHECK(store.cache->Get("row").miss());
   CHECK(runs == 1);
-  std::this_thread::sleep_for(milliseconds(1100));
+  std::this_thread::sleep_for(milliseconds(3100));
   CHECK(store.cache->GetOrCompute<std::string>("row", absent, options).miss());
   CHECK(runs == 2);
 }

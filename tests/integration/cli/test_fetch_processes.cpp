@@ -211,7 +211,8 @@ TEST_CASE("during stale-while-revalidate other processes get the old value", "[f
 
   std::string refreshed;
   std::thread refresher([&] {
-    refreshed = RunCommand(Fetch(store, Join(options, SlowCommand(log, "2", "new")))).out;
+    // 4 s: the reader's process starts and reads well within it on a loaded machine.
+    refreshed = RunCommand(Fetch(store, Join(options, SlowCommand(log, "4", "new")))).out;
   });
   const bool refreshing = WaitForLines(log, 2, milliseconds(10000));
   // Had it waited for the refresh it would print "new"; had it run its own
