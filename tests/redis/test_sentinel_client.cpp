@@ -22,10 +22,10 @@ cachet::net::ServerAddress Loopback(int port) {
   return {"127.0.0.1", static_cast<std::uint16_t>(port), 1};
 }
 
-// A client of sentinels `a` and `b` whose every wait for a reply ends after a second.
+// A client of sentinels `a` and `b` whose every wait for a reply ends after two seconds.
 std::unique_ptr<SentinelClient> ClientOf(const ScriptedServer& a, const ScriptedServer& b) {
   cachet::net::ServerPoolOptions pool;
-  pool.connection.io_timeout = milliseconds(1000);
+  pool.connection.io_timeout = milliseconds(2000);
   pool.connection.connect_timeout = milliseconds(1000);
   return std::make_unique<SentinelClient>(
       std::vector<cachet::net::ServerAddress>{Loopback(a.port()), Loopback(b.port())}, "mymaster",
@@ -34,10 +34,10 @@ std::unique_ptr<SentinelClient> ClientOf(const ScriptedServer& a, const Scripted
 
 std::string Port(const ScriptedServer& server) { return std::to_string(server.port()); }
 
-// A sentinel that reads the query and stays silent for 1.6 s, longer than any
+// A sentinel that reads the query and stays silent for 3.5 s, longer than any
 // wait below (then says something nobody waits for any more).
 ScriptedServer Silent() {
-  return ScriptedServer(RespRequests(), {{"", 0, {}, "-ERR late\r\n", milliseconds(1600)}});
+  return ScriptedServer(RespRequests(), {{"", 0, {}, "-ERR late\r\n", milliseconds(3500)}});
 }
 
 }  // namespace
@@ -45,8 +45,8 @@ ScriptedServer Silent() {
 TEST_CASE("a sentinel query whose time runs out on the last sentinel says timeout, naming both",
           "[redis][sentinel]") {
   // Each sentinel reads the query and stays silent. The first times out after
-  // its io_timeout (1 s), the second at the call's deadline (3 s: two seconds
-  // left for it, however long a loaded machine holds the call).
+  // its io_timeout (2 s), the second at the call's deadline (3 s: a second left
+  // for it, shorter than its io_timeout, with room for a loaded machine's stall).
   ScriptedServer a = Silent();
   ScriptedServer b = Silent();
   REQUIRE(a.port() > 0);
@@ -68,7 +68,7 @@ TEST_CASE("a sentinel query whose time runs out on the last sentinel says timeou
 
 TEST_CASE("a sentinel query asks no sentinel once its time is up", "[redis][sentinel]") {
   // The first sentinel's silence outlasts the call (deadline 500 ms, io_timeout
-  // 1 s): the second is never asked.
+  // 2 s): the second is never asked.
   ScriptedServer a = Silent();
   ScriptedServer b = Silent();
   REQUIRE(a.port() > 0);
