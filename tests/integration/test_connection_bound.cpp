@@ -39,7 +39,7 @@ std::unique_ptr<Cache> OpenCache(const std::string& text) {
   return std::move(cache).value();
 }
 
-// A Cache of `backend` on `address` allowed one connection, each call 1 s in all.
+// A Cache of `backend` on `address` allowed one connection, each call 2 s in all.
 std::unique_ptr<Cache> OneConnectionCache(const std::string& backend, const std::string& address) {
   return OpenCache("[cache]\nbackend = " + backend + "\n[" + backend + "]\nservers = " + address +
                    "\npool_size = 1\nmax_connections = 1\nio_timeout_ms = 2000\n"
@@ -122,7 +122,7 @@ Observed Hammer(Cache& cache, int port) {
 
 // With max_connections = 1 and the server stalled, one call holds the only
 // connection while a second call waits for it. The wait counts in the second
-// call's request timeout, so it ends within request_timeout_ms (1 s here),
+// call's request timeout, so it ends within request_timeout_ms (2 s here),
 // not a wait and then a whole request timeout more. Returns how long it took.
 std::chrono::milliseconds WaitingCallTime(Cache& cache, ServerProcess& server) {
   REQUIRE(cache.Set("held", std::string("v")).ok());  // the one connection, pooled
@@ -162,7 +162,7 @@ int FailedWhileSharing(Cache& cache, int threads, int rounds) {
 
 TEST_CASE("memcached: threads waiting for the one connection are served in turn",
           "[pool][memcached]") {
-  // 16 threads share max_connections = 1; a call may wait 1 s in all. Served in
+  // 16 threads share max_connections = 1; a call may wait 2 s in all. Served in
   // turn, a call waits for 15 round trips, so none times out. (That the
   // connection goes to the waiting thread rather than back to its giver is
   // checked on the pool itself, in tests/unit/test_connection.cpp; with the

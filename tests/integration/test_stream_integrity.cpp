@@ -911,7 +911,7 @@ TEST_CASE("connections a server closed while idle cost no call", "[stream][idle]
   SECTION("redis-server --timeout 1") {
     auto server = cachet::test::StartRedis({"--timeout", "1"});
     REQUIRE(server.ok());
-    // Closed one to two seconds after its last command; a second more for a loaded machine.
+    // Closed one to two seconds after its last command; 1.5 s more for a loaded machine.
     SurvivesIdleCloses(*RedisAt((*server)->port(), milliseconds(1000)), milliseconds(3500),
                        "total_connections_received");
   }

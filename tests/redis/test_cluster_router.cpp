@@ -661,9 +661,9 @@ TEST_CASE("cluster stats and flush with a silent primary: one timeout, the live 
     INFO(s.ToString() << ", after " << took.count() << " ms");
     CHECK(s.IsTimeout());
     CHECK(s.message().find(std::to_string(b_port.load())) != std::string_view::npos);
-    // B's 300 ms and a slot map reload, within the request timeout; a loaded
-    // machine's slack beyond it.
-    CHECK(took < std::chrono::milliseconds(2000));
+    // B's 300 ms and a slot map reload, within the 900 ms request timeout, and
+    // half a second of a loaded machine's slack.
+    CHECK(took < std::chrono::milliseconds(1400));
     CHECK(shards > loads);  // the failure reloaded the map (B may have failed over)
     if (!flush) {
       const std::string a_prefix = "127.0.0.1:" + std::to_string(a_port.load()) + " ";

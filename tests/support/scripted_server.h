@@ -9,8 +9,8 @@
 // closes is followed by the next one it makes; when the script has been played
 // the server closes its listener. Every wait is bounded by a poll timeout.
 //
-// Thread-safe as far as tests need: the server runs on its own thread and the
-// test reads port(), connections() and requests() after the script was played.
+// Thread-safe as far as tests need: the server runs on its own thread; the test
+// reads port(), connections() and requests() (under a lock) at any time.
 #pragma once
 
 #include <atomic>

@@ -382,7 +382,7 @@ TEST_CASE("tt backend: dead servers are marked and skipped with failover",
 // The failover tests' timing: a paused server is marked dead by one read that
 // times out (kFailoverIo), and rests kFailoverRetry, long enough for the writes
 // that go around it to end before it is tried again, even on a loaded machine.
-constexpr std::chrono::milliseconds kFailoverIo{500};
+constexpr std::chrono::milliseconds kFailoverIo{1000};
 constexpr std::chrono::milliseconds kFailoverRetry{2000};
 constexpr std::chrono::milliseconds kPastRetry = kFailoverRetry + std::chrono::milliseconds(200);
 
@@ -440,8 +440,8 @@ TEST_CASE("tt backend: with failover a server that comes back serves no value ol
 
 namespace {
 
-// Two Tokyo Tyrant servers with failover, quick to mark dead and to retry, and
-// keys of each: a paused server 0 is marked dead by one read.
+// Two Tokyo Tyrant servers with failover (the timing above), and keys of each:
+// a paused server 0 is marked dead by one read.
 struct TtFailover {
   Servers servers = StartServers(2);
   TokyoTyrantOptions options;
