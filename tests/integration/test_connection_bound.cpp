@@ -24,6 +24,7 @@
 #include "cachet/config.h"
 #include "launchers/memcached_server.h"
 #include "launchers/redis_server.h"
+#include "support/waits.h"
 
 namespace cachet::test {
 namespace {
@@ -49,8 +50,9 @@ std::unique_ptr<Cache> OneConnectionCache(const std::string& backend, const std:
 // Established TCP connections whose local port is `port`: the server's ends of
 // its clients' connections (IPv4 loopback, as the launchers listen), by the
 // client's address (a line read twice, as the table changes while it is read
-// in pieces, is the same connection).
-std::set<std::string> EstablishedTo(int port) {
+// in pieces, is the same connection). `unread_only`: those holding bytes the
+// server has not read yet (a request a stopped server has not taken).
+std::set<std::string> EstablishedTo(int port, bool unread_only = false) {
   std::ifstream table("/proc/net/tcp");
   std::string line;
   std::getline(table, line);  // the header
@@ -59,9 +61,13 @@ std::set<std::string> EstablishedTo(int port) {
   std::snprintf(wanted, sizeof wanted, ":%04X", port);
   while (std::getline(table, line)) {
     std::istringstream fields(line);
-    std::string slot, local, remote, state;
-    fields >> slot >> local >> remote >> state;
-    if (state == "01" && local.size() > 5 && local.compare(local.size() - 5, 5, wanted) == 0) {
+    std::string slot, local, remote, state, queues;  // queues: "tx_queue:rx_queue" in hex
+    fields >> slot >> local >> remote >> state >> queues;
+    const std::size_t colon = queues.find(':');
+    const bool unread = colon != std::string::npos && queues.find_first_not_of('0', colon + 1) !=
+                                                          std::string::npos;
+    if (state == "01" && local.size() > 5 && local.compare(local.size() - 5, 5, wanted) == 0 &&
+        (unread || !unread_only)) {
       clients.insert(remote);
     }
   }
@@ -128,13 +134,16 @@ std::chrono::milliseconds WaitingCallTime(Cache& cache, ServerProcess& server) {
   REQUIRE(cache.Set("held", std::string("v")).ok());  // the one connection, pooled
   REQUIRE(server.Pause().ok());
   std::thread holder([&] { (void)cache.Get<std::string>("held"); });
-  std::this_thread::sleep_for(milliseconds(200));  // the holder has the connection
+  // The holder has the connection once its request waits, unread, at the server.
+  const bool holding = WaitUntil([&] { return !EstablishedTo(server.port(), true).empty(); },
+                                 milliseconds(5000));
   const auto began = std::chrono::steady_clock::now();
   const auto waited = cache.Get<std::string>("waiting");
   const auto took =
       std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - began);
   holder.join();
   REQUIRE(server.Resume().ok());
+  REQUIRE(holding);
   INFO(waited.status().ToString());
   CHECK(waited.status().IsTimeout());
   return took;
