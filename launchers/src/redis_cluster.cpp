@@ -146,11 +146,12 @@ Status RedisCluster::WaitUntilHealthy(std::chrono::milliseconds limit) const {
       if (!node->running()) continue;
       any_port = node->port();
       const std::string info = NodeCli(any_port, "cluster info");
-      // A replica still in its first sync could not be promoted without loss.
-      const std::string replication = NodeCli(any_port, "info replication");
-      healthy = Contains(info, "cluster_state:ok") &&
-                (Contains(replication, "role:master") ||
-                 Contains(replication, "master_link_status:up"));
+      // A replica still in its first sync could not be promoted without loss
+      // (asked only of a node whose cluster state is ok).
+      const std::string replication =
+          Contains(info, "cluster_state:ok") ? NodeCli(any_port, "info replication") : "";
+      healthy = Contains(replication, "role:master") ||
+                Contains(replication, "master_link_status:up");
       if (!healthy) {
         last = "node " + std::to_string(any_port) + ":\n" + info + "\n" + replication;
         break;
