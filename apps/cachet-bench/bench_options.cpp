@@ -41,6 +41,9 @@ po::options_description Description() {
       "threads", po::value<std::string>()->value_name("N[,M]"),
       "threads sharing each config's Cache (default 1); a list (1,2) gives each count its own "
       "columns and Caches, interleaved in one run")(
+      "cache-per-thread",
+      "each thread of a config's column opens a Cache of its own instead of sharing one, so "
+      "the thread rows show what sharing costs")(
       "repeat", po::value<unsigned>()->value_name("N"),
       "repetitions; each figure is their median (default 3)")(
       "format", po::value<std::string>()->value_name("F"), "table | json | csv (default table)")(
@@ -150,6 +153,7 @@ Status Store(const po::variables_map& vm, BenchOptions* o) {
   if (vm.count("slice-ms")) o->slice_ms = vm["slice-ms"].as<std::uint64_t>();
   if (vm.count("keys")) o->keys = vm["keys"].as<std::size_t>();
   o->split_keys = vm.count("split-keys") > 0;
+  o->cache_per_thread = vm.count("cache-per-thread") > 0;
   if (vm.count("threads")) {
     if (Status s = ParseThreadCounts(vm["threads"].as<std::string>(), &o->thread_counts); !s.ok()) {
       return s;

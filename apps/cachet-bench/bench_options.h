@@ -1,8 +1,9 @@
 // cachet-bench's command line:
 //   cachet-bench -c A.conf [-c B.conf]... [-o section.key=value]...
 //                [--scenarios get,set] [--duration SECONDS | --ops N]
-//                [--value-size BYTES] [--keys N [--split-keys]] [--threads N[,M...]] [--repeat N]
-//                [--slice-ms MS] [--format table|json|csv] [--svg FILE]
+//                [--value-size BYTES] [--keys N [--split-keys]] [--repeat N]
+//                [--threads N[,M...] [--cache-per-thread]] [--slice-ms MS]
+//                [--format table|json|csv] [--svg FILE]
 //                [--start-servers] [--no-peers] [--list] [--help]
 //   cachet-bench --stampede -c A.conf [--threads N] [--duration SECONDS]
 //                [--loader-ms MS] [--stampede-ttl-ms MS]
@@ -32,6 +33,9 @@ struct BenchOptions {
   std::uint64_t slice_ms = 100;            // length of one interleaving slice
   std::size_t keys = 100;                  // keys that get/set-like scenarios rotate through
   bool split_keys = false;  // --split-keys: `keys` is the column's, split between its threads
+  // --cache-per-thread: each thread of a config's column opens a Cache of its
+  // own, so a run shows what sharing one Cache between threads costs.
+  bool cache_per_thread = false;
   // --threads 1,2: each count gets its own columns (and Caches), interleaved with
   // the others, labelled "<label> xN" beyond the first. Never empty.
   std::vector<unsigned> thread_counts{1};

@@ -46,7 +46,8 @@ struct RunInfo {
   std::size_t value_size = 0;
   std::uint64_t slice_ms = 0;
   std::size_t keys = 0;
-  bool split_keys = false;  // keys are each column's, not each thread's
+  bool split_keys = false;        // keys are each column's, not each thread's
+  bool cache_per_thread = false;  // each thread of a config's column had a Cache of its own
   unsigned threads = 0;
   unsigned repeat = 0;
   // Versions: cachet's, the compiler's, and the peer libraries built in.

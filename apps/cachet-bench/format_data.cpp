@@ -41,6 +41,7 @@ nlohmann::ordered_json SettingsJson(const RunInfo& info) {
   j["slice_ms"] = info.slice_ms;
   j["keys"] = info.keys;
   j["split_keys"] = info.split_keys;
+  j["cache_per_thread"] = info.cache_per_thread;
   j["threads"] = info.threads;
   j["repeat"] = info.repeat;
   return j;

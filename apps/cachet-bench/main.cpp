@@ -67,6 +67,7 @@ void PrintHeading(const BenchOptions& options, const RunInfo& info,
   }
   std::cout << "\nvalue " << options.value_size << " bytes, " << options.keys << " keys"
             << (options.split_keys ? " split between each column's threads, " : " per thread, ");
+  if (options.cache_per_thread) std::cout << "a Cache per thread, ";
   for (std::size_t i = 0; i < options.thread_counts.size(); ++i) {
     std::cout << (i > 0 ? "," : "") << options.thread_counts[i];
   }
@@ -94,6 +95,7 @@ RunInfo DescribeRun(const BenchOptions& options) {
   info.slice_ms = options.slice_ms;
   info.keys = options.keys;
   info.split_keys = options.split_keys;
+  info.cache_per_thread = options.cache_per_thread;
   info.threads = options.threads();
   info.repeat = options.repeat;
   info.cachet_version = CACHET_VERSION_STRING;
@@ -188,7 +190,7 @@ int Run(const BenchOptions& options) {
   std::vector<OpenedTargets> opened_sets;
   for (const unsigned threads : options.thread_counts) {
     Result<OpenedTargets> opened =
-        OpenTargets(options.configs, options.overrides, servers.servers);
+        OpenTargets(options.configs, options.overrides, servers.servers, options.cache_per_thread);
     if (!opened.ok()) {
       std::cerr << "cachet-bench: " << opened.status().ToString() << '\n';
       const Status& s = opened.status();

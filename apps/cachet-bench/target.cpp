@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "cache_client.h"
 #include "cachet/cache.h"
@@ -40,6 +41,31 @@ Result<std::shared_ptr<Cache>> OpenCache(const std::string& path,
   return std::shared_ptr<Cache>(std::move(cache).value());
 }
 
+// What a CacheClient works on: the Cache as configured, and one that compresses
+// with zstd (the same Cache when the config already compresses).
+struct ClientCaches {
+  std::shared_ptr<Cache> plain;
+  std::shared_ptr<Cache> compressing;
+
+  std::unique_ptr<Client> NewClient() const {
+    return std::make_unique<CacheClient>(plain, compressing);
+  }
+};
+
+Result<ClientCaches> OpenClientCaches(const std::string& path, std::vector<std::string> overrides,
+                                      bool add_zstd) {
+  Result<std::shared_ptr<Cache>> plain = OpenCache(path, overrides);
+  if (!plain.ok()) return plain.status();
+  ClientCaches caches{*plain, *plain};
+  if (add_zstd) {
+    overrides.push_back("cache.compressor=zstd");
+    Result<std::shared_ptr<Cache>> zstd = OpenCache(path, overrides);
+    if (!zstd.ok()) return zstd.status();
+    caches.compressing = *zstd;
+  }
+  return caches;
+}
+
 struct OpenedConfig {
   std::string backend;
   std::string first_server;
@@ -49,28 +75,39 @@ struct OpenedConfig {
 // Loads the file once to learn its backend, then opens it with the server and
 // compressor overrides that backend needs.
 Result<OpenedConfig> OpenConfig(const std::string& path, std::vector<std::string> overrides,
-                                const std::map<std::string, std::string>& servers) {
+                                const std::map<std::string, std::string>& servers,
+                                bool cache_per_thread) {
   Result<Config> probe = Config::LoadFile(path, overrides);
   if (!probe.ok()) return probe.status();
   const std::string backend = CacheValue(*probe, "backend");
   if (auto it = servers.find(backend); it != servers.end()) {
     overrides.push_back(backend + ".servers=" + it->second);
   }
-  Result<std::shared_ptr<Cache>> cache = OpenCache(path, overrides);
-  if (!cache.ok()) return cache.status();
-  std::shared_ptr<Cache> compressing = *cache;
   const std::string compressor = CacheValue(*probe, "compressor");
-  if (compressor.empty() || compressor == "none") {
-    overrides.push_back("cache.compressor=zstd");
-    Result<std::shared_ptr<Cache>> zstd = OpenCache(path, overrides);
-    if (!zstd.ok()) return zstd.status();
-    compressing = *zstd;
-  }
+  const bool add_zstd = compressor.empty() || compressor == "none";
+  // Opened now, so a config that does not open fails before any scenario runs.
+  Result<ClientCaches> first = OpenClientCaches(path, overrides, add_zstd);
+  if (!first.ok()) return first.status();
   Result<Config> used = Config::LoadFile(path, overrides);
   OpenedConfig opened{backend, used.ok() ? FirstServer(*used, backend) : std::string(), {}};
   opened.target.source = path;
-  opened.target.connect = [plain = *cache, compressing]() -> Result<std::unique_ptr<Client>> {
-    return std::unique_ptr<Client>(std::make_unique<CacheClient>(plain, compressing));
+  if (!cache_per_thread) {
+    opened.target.connect = [caches = *first]() -> Result<std::unique_ptr<Client>> {
+      return caches.NewClient();
+    };
+    return opened;
+  }
+  // The first Client gets the Caches opened above; each one after it opens its own.
+  opened.target.connect = [first = std::make_shared<std::optional<ClientCaches>>(*first), path,
+                           overrides, add_zstd]() -> Result<std::unique_ptr<Client>> {
+    if (first->has_value()) {
+      std::unique_ptr<Client> client = (*first)->NewClient();
+      first->reset();
+      return client;
+    }
+    Result<ClientCaches> own = OpenClientCaches(path, overrides, add_zstd);
+    if (!own.ok()) return own.status();
+    return own->NewClient();
   };
   return opened;
 }
@@ -94,11 +131,12 @@ void AssignLabels(std::vector<Target>& targets, const std::vector<std::string>& 
 
 Result<OpenedTargets> OpenTargets(const std::vector<std::string>& config_paths,
                                   const std::vector<std::string>& overrides,
-                                  const std::map<std::string, std::string>& servers) {
+                                  const std::map<std::string, std::string>& servers,
+                                  bool cache_per_thread) {
   OpenedTargets out;
   std::vector<std::string> backends;
   for (const std::string& path : config_paths) {
-    Result<OpenedConfig> opened = OpenConfig(path, overrides, servers);
+    Result<OpenedConfig> opened = OpenConfig(path, overrides, servers, cache_per_thread);
     if (!opened.ok()) return opened.status();
     backends.push_back(opened->backend);
     if (!opened->first_server.empty()) {

@@ -288,6 +288,28 @@ TEST_CASE("cachet-bench --threads 1,2 runs each thread count as its own columns"
   CHECK_THAT(twice.err, Catch::Contains("--threads names 2 twice"));
 }
 
+TEST_CASE("cachet-bench --cache-per-thread gives each thread a Cache of its own") {
+  // A budget that holds one thread's 100 values of 1000 bytes but not two
+  // threads' sets: with one shared Cache the second thread's set-up evicts the
+  // first's keys and the get scenario misses; with a Cache each, none misses.
+  const std::vector<std::string> run = {kCachetBench, "-c", kDefaultConfig, "-o",
+                                        "memory.max_bytes=163840", "--value-size", "1000",
+                                        "--keys", "100", "--threads", "2", "--scenarios", "get",
+                                        "--ops", "2000", "--repeat", "1", "--no-peers",
+                                        "--format", "json"};
+  CommandOutcome shared = RunCommand(run);
+  CHECK(shared.exit_code == 3);
+  CHECK_THAT(shared.out, Catch::Contains("unexpected miss"));
+  CHECK_THAT(shared.out, Catch::Contains("\"cache_per_thread\": false"));
+
+  std::vector<std::string> apart = run;
+  apart.push_back("--cache-per-thread");
+  CommandOutcome own = RunCommand(apart);
+  CHECK(own.exit_code == 0);
+  CHECK_THAT(own.out, !Catch::Contains("unexpected miss"));
+  CHECK_THAT(own.out, Catch::Contains("\"cache_per_thread\": true"));
+}
+
 TEST_CASE("cachet-bench rejects an unknown scenario with exit 2") {
   CommandOutcome r = RunCommand({kCachetBench, "-c", kDefaultConfig, "--scenarios", "get,nope"});
   CHECK(r.exit_code == 2);
