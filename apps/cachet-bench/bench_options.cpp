@@ -59,7 +59,10 @@ po::options_description Description() {
       "--stampede: the hot key's TTL (default 1000)")(
       "near", "run the near cache study on the first config instead (near_cache off, on, peer)")(
       "near-keys", po::value<std::size_t>()->value_name("N"),
-      "--near: the Zipf key space (default 100000)")("help,h", "show this help");
+      "--near: the Zipf key space (default 100000)")(
+      "scaling",
+      "instead, time work that shares nothing on one thread and on --threads (at least 2): the "
+      "most any thread row can scale on this machine")("help,h", "show this help");
   return options;
 }
 
@@ -118,7 +121,7 @@ Status ParseThreadCounts(const std::string& list, std::vector<unsigned>* out) {
 
 Status Check(const BenchOptions& o) {
   if (o.help || o.list) return Status::OK();
-  if (o.configs.empty()) return Status::InvalidArgument("give at least one -c FILE");
+  if (o.configs.empty() && !o.scaling) return Status::InvalidArgument("give at least one -c FILE");
   if (!(o.duration_seconds > 0 && o.duration_seconds <= 86400)) {
     return Status::InvalidArgument("--duration must be in (0, 86400] seconds");
   }
@@ -169,6 +172,7 @@ Status Store(const po::variables_map& vm, BenchOptions* o) {
   o->help = vm.count("help") > 0;
   o->stampede = vm.count("stampede") > 0;
   o->near = vm.count("near") > 0;
+  o->scaling = vm.count("scaling") > 0;
   if (vm.count("near-keys")) o->near_keys = vm["near-keys"].as<std::size_t>();
   if (vm.count("loader-ms")) o->loader_ms = vm["loader-ms"].as<std::uint64_t>();
   if (vm.count("stampede-ttl-ms")) o->stampede_ttl_ms = vm["stampede-ttl-ms"].as<std::uint64_t>();

@@ -8,6 +8,7 @@
 //   cachet-bench --stampede -c A.conf [--threads N] [--duration SECONDS]
 //                [--loader-ms MS] [--stampede-ttl-ms MS]
 //   cachet-bench --near -c A.conf [--near-keys N] [--duration SECONDS] [--repeat N]
+//   cachet-bench --scaling [--threads N] [--duration SECONDS] [--repeat N]
 #pragma once
 
 #include <cstdint>
@@ -56,6 +57,8 @@ struct BenchOptions {
   // --near: the near cache study (near_study.h) instead of the scenarios.
   bool near = false;
   std::size_t near_keys = 100000;  // --near-keys: the Zipf key space
+  // --scaling: how work that shares nothing scales over threads (scaling_study.h).
+  bool scaling = false;
 };
 
 // kInvalidArgument naming the bad option or scenario.

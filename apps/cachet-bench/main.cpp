@@ -29,6 +29,7 @@
 #include "progress.h"
 #include "runner.h"
 #include "servers.h"
+#include "scaling_study.h"
 #include "stampede.h"
 #include "svg_chart.h"
 #include "target.h"
@@ -243,6 +244,7 @@ int Main(const std::vector<std::string>& args) {
   }
   if (options->stampede) return RunStampede(*options);
   if (options->near) return RunNearStudy(*options);
+  if (options->scaling) return RunScalingStudy(*options);
   return Run(*options);
 }
 

@@ -310,6 +310,26 @@ TEST_CASE("cachet-bench --cache-per-thread gives each thread a Cache of its own"
   CHECK_THAT(own.out, Catch::Contains("\"cache_per_thread\": true"));
 }
 
+TEST_CASE("cachet-bench --scaling times private work on one thread and on two without a config") {
+  CommandOutcome r = RunCommand({kCachetBench, "--scaling", "--duration", "0.05", "--repeat", "1"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::Contains("on 2 threads over 1 thread"));
+  // Each kind's line: its name, what it does, then a median and a range, all
+  // ratios above 0 (what they are depends on the machine and its load).
+  for (const char* kind : {"loads", "multiply", "divide"}) {
+    const std::size_t at = r.out.find(std::string("\n") + kind + " ");
+    REQUIRE(at != std::string::npos);
+    const std::string line = r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+    const std::size_t x = line.find("x ");
+    REQUIRE(x != std::string::npos);
+    const std::size_t start = line.find_last_of(' ', x) + 1;
+    CHECK(std::stod(line.substr(start, x - start)) > 0);
+  }
+  CommandOutcome bad = RunCommand({kCachetBench, "--scaling", "--duration", "0"});
+  CHECK(bad.exit_code == 2);
+}
+
 TEST_CASE("cachet-bench rejects an unknown scenario with exit 2") {
   CommandOutcome r = RunCommand({kCachetBench, "-c", kDefaultConfig, "--scenarios", "get,nope"});
   CHECK(r.exit_code == 2);
