@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <latch>
 #include <thread>
 #include <vector>
@@ -95,19 +96,31 @@ Tally RunSlice(const Scenario& scenario, std::span<const std::unique_ptr<Client>
   const std::size_t threads = clients.size();
   std::vector<Tally> tallies(threads);
   const std::uint64_t share = (limits.max_iterations + threads - 1) / threads;
-  const Clock::time_point start = Clock::now();
+  // The slice's time runs from the first thread's start to the last one's end:
+  // starting and joining threads, done anew for each slice, is not the clients' work.
+  std::vector<Clock::time_point> began(threads);
+  std::vector<Clock::time_point> ended(threads);
+  auto run = [&](std::size_t t) {
+    began[t] = Clock::now();
+    Loop(scenario, *clients[t], states[t], share, limits, &tallies[t]);
+    ended[t] = Clock::now();
+  };
   const std::chrono::nanoseconds cpu_start = ProcessCpuTime();
   if (threads == 1) {
-    Loop(scenario, *clients[0], states[0], share, limits, &tallies[0]);
+    run(0);
   } else {
+    // Every thread waits until all are ready, so they start together.
+    std::latch ready(static_cast<std::ptrdiff_t>(threads));
     RunOnNumberedThreads(threads, [&](std::size_t t) {
-      Loop(scenario, *clients[t], states[t], share, limits, &tallies[t]);
+      ready.arrive_and_wait();
+      run(t);
     });
   }
   Tally total;
   for (const Tally& t : tallies) total.Add(t);
   total.cpu = ProcessCpuTime() - cpu_start;
-  total.elapsed = Clock::now() - start;
+  total.elapsed = *std::max_element(ended.begin(), ended.end()) -
+                  *std::min_element(began.begin(), began.end());
   return total;
 }
 

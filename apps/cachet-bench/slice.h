@@ -44,7 +44,8 @@ struct alignas(64) Tally {
 void RunOnNumberedThreads(std::size_t count, const std::function<void(std::size_t)>& body);
 
 // Runs `scenario` on clients[i] with states[i], one thread per client (the
-// calling thread alone when there is one).
+// calling thread alone when there is one), the threads starting together. The
+// slice's elapsed time runs from the first one's start to the last one's end.
 Tally RunSlice(const Scenario& scenario, std::span<const std::unique_ptr<Client>> clients,
                std::span<ScenarioState> states, const SliceLimits& limits);
 
