@@ -119,9 +119,34 @@ Status ParseThreadCounts(const std::string& list, std::vector<unsigned>* out) {
   return Status::OK();
 }
 
+// --scaling needs no config and takes only --threads (one count), --duration
+// and --repeat; the studies run one at a time.
+Status CheckStudies(const BenchOptions& o) {
+  if (int{o.stampede} + int{o.near} + int{o.scaling} > 1) {
+    return Status::InvalidArgument("--stampede, --near and --scaling are separate runs: give one");
+  }
+  if (o.cache_per_thread && (o.stampede || o.near || o.scaling)) {
+    return Status::InvalidArgument("--cache-per-thread applies to the scenarios, not to a study");
+  }
+  if (!o.scaling) {
+    if (o.configs.empty()) return Status::InvalidArgument("give at least one -c FILE");
+    return Status::OK();
+  }
+  if (!o.configs.empty() || o.ops > 0 || o.format != "table") {
+    return Status::InvalidArgument("--scaling takes no -c, --ops or --format");
+  }
+  if (o.thread_counts.size() > 1) {
+    return Status::InvalidArgument("--scaling compares one thread count with one thread");
+  }
+  if (o.duration_seconds < 0.01) {
+    return Status::InvalidArgument("--scaling needs a --duration of at least 0.01 seconds");
+  }
+  return Status::OK();
+}
+
 Status Check(const BenchOptions& o) {
   if (o.help || o.list) return Status::OK();
-  if (o.configs.empty() && !o.scaling) return Status::InvalidArgument("give at least one -c FILE");
+  if (Status s = CheckStudies(o); !s.ok()) return s;
   if (!(o.duration_seconds > 0 && o.duration_seconds <= 86400)) {
     return Status::InvalidArgument("--duration must be in (0, 86400] seconds");
   }

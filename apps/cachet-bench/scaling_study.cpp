@@ -20,8 +20,8 @@ using Clock = std::chrono::steady_clock;
 constexpr std::uint64_t kStepsPerClockRead = 4096;
 constexpr std::size_t kChaseSlots = 1024;  // 4 KiB: stays in L1
 
-// One kind of private work: `Steps(state, n)` runs n steps over the thread's own
-// state and returns a value that depends on all of them, so none is optimized away.
+// One kind of private work: `steps(chase, seed, n)` runs n steps over the thread's
+// own data and returns a value that depends on all of them, so none is optimized away.
 struct Kind {
   const char* name;
   const char* what;
@@ -47,7 +47,8 @@ std::uint64_t MultiplyAdd(std::vector<std::uint32_t>&, std::uint64_t seed, std::
   return a ^ b ^ c ^ d;
 }
 
-// The decimal digits of a number, as a counter's text is written: divisions.
+// The decimal digits of a number, as a counter's text is written (the compiler
+// turns the division by 10 into a multiply and a shift).
 std::uint64_t DecimalDigits(std::vector<std::uint32_t>&, std::uint64_t seed, std::uint64_t n) {
   std::uint64_t sum = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -59,13 +60,20 @@ std::uint64_t DecimalDigits(std::vector<std::uint32_t>&, std::uint64_t seed, std
 constexpr std::array kKinds = {
     Kind{"loads", "dependent loads within L1", ChaseLoads},
     Kind{"multiply", "independent multiply-add chains", MultiplyAdd},
-    Kind{"divide", "decimal digits of 14-digit numbers", DecimalDigits},
+    Kind{"digits", "decimal digits of 14-digit numbers", DecimalDigits},
 };
 
-// Steps per second of `kind` on `threads` threads at once, each for `duration`
-// from a common start: the sum of each thread's own rate.
+// One thread's loop: when it ran and how many steps it made, on a line of its own.
+struct alignas(64) ThreadRun {
+  Clock::time_point began;
+  Clock::time_point ended;
+  std::uint64_t steps = 0;
+};
+
+// Steps per second of `kind` on `threads` threads started together, each for
+// `duration`: all their steps over the time from the first start to the last end.
 double Rate(const Kind& kind, unsigned threads, std::chrono::nanoseconds duration) {
-  std::vector<double> rates(threads, 0.0);
+  std::vector<ThreadRun> runs(threads);
   std::latch start(static_cast<std::ptrdiff_t>(threads));
   auto body = [&](unsigned t) {
     std::vector<std::uint32_t> chase(kChaseSlots);
@@ -73,24 +81,30 @@ double Rate(const Kind& kind, unsigned threads, std::chrono::nanoseconds duratio
       chase[i] = static_cast<std::uint32_t>((i * 389 + 1) % kChaseSlots);
     }
     volatile std::uint64_t sink = 0;
+    std::uint64_t done = 0;
     start.arrive_and_wait();
-    const Clock::time_point begin = Clock::now();
-    std::uint64_t steps = 0;
-    Clock::time_point now = begin;
-    while (now - begin < duration) {
-      sink = sink + kind.steps(chase, 12345678901234ULL + t + steps, kStepsPerClockRead);
-      steps += kStepsPerClockRead;
+    const Clock::time_point began = Clock::now();
+    Clock::time_point now = began;
+    do {  // at least one batch, whatever the duration
+      sink = sink + kind.steps(chase, 12345678901234ULL + t + done, kStepsPerClockRead);
+      done += kStepsPerClockRead;
       now = Clock::now();
-    }
-    rates[t] = static_cast<double>(steps) / std::chrono::duration<double>(now - begin).count();
+    } while (now - began < duration);
+    runs[t] = {began, now, done};
   };
   std::vector<std::thread> others;
   for (unsigned t = 1; t < threads; ++t) others.emplace_back(body, t);
   body(0);
   for (std::thread& thread : others) thread.join();
-  double total = 0;
-  for (double rate : rates) total += rate;
-  return total;
+  std::uint64_t total = 0;
+  Clock::time_point first = runs[0].began;
+  Clock::time_point last = runs[0].ended;
+  for (const ThreadRun& run : runs) {
+    total += run.steps;
+    first = std::min(first, run.began);
+    last = std::max(last, run.ended);
+  }
+  return static_cast<double>(total) / std::chrono::duration<double>(last - first).count();
 }
 
 }  // namespace
@@ -120,7 +134,9 @@ int RunScalingStudy(const BenchOptions& options) {
     std::printf("%-10s %-36s %7.2fx %6.2f-%.2fx\n", kKinds[k].name, kKinds[k].what, median,
                 r.front(), r.back());
   }
-  std::cout << "No thread row can scale beyond these on this machine at this time.\n";
+  std::cout << "About what a thread row could reach here now, were its threads to share "
+               "nothing; above "
+            << threads << "x, a one-thread run was slowed.\n";
   return 0;
 }
 

@@ -98,11 +98,11 @@ Result<OpenedConfig> OpenConfig(const std::string& path, std::vector<std::string
     return opened;
   }
   // The first Client gets the Caches opened above; each one after it opens its own.
-  opened.target.connect = [first = std::make_shared<std::optional<ClientCaches>>(*first), path,
+  opened.target.connect = [unused = std::make_shared<std::optional<ClientCaches>>(*first), path,
                            overrides, add_zstd]() -> Result<std::unique_ptr<Client>> {
-    if (first->has_value()) {
-      std::unique_ptr<Client> client = (*first)->NewClient();
-      first->reset();
+    if (unused->has_value()) {
+      std::unique_ptr<Client> client = (*unused)->NewClient();
+      unused->reset();
       return client;
     }
     Result<ClientCaches> own = OpenClientCaches(path, overrides, add_zstd);

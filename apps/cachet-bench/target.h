@@ -18,7 +18,8 @@ struct Target {
   std::string source;  // the config path, or the peer's server
   // A Client for one thread. Cache targets share one Cache between all their
   // Clients (as an application's threads would), or open one per Client
-  // (`cache_per_thread`); peers open a connection each.
+  // (`cache_per_thread`); peers open a connection each. Called from one thread
+  // at a time (the columns are connected before any runs).
   std::function<Result<std::unique_ptr<Client>>()> connect;
 };
 

@@ -10,6 +10,7 @@
 #include "cachet/thread_number.h"
 #include "line_round_trip.h"
 #include "runner.h"
+#include "slice.h"
 
 namespace cachet::bench {
 namespace {
@@ -174,6 +175,56 @@ TEST_CASE("split keys give a column's threads shares that add up to --keys", "[b
   plan.keys = 10;
   (void)RunScenario(counting, columns, plan);
   CHECK(counts == std::vector<std::size_t>{3, 3, 2, 2});
+}
+
+namespace {
+
+// A client whose reads take about a millisecond and note when the first began
+// and the last ended.
+class PacedClient : public RecordingClient {
+ public:
+  Status Get(std::string_view, std::string*) override {
+    const auto began = std::chrono::steady_clock::now();
+    if (!first) first = began;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    last = std::chrono::steady_clock::now();
+    return Status::OK();
+  }
+  std::optional<std::chrono::steady_clock::time_point> first;
+  std::chrono::steady_clock::time_point last;
+};
+
+}  // namespace
+
+TEST_CASE("a slice of several threads is timed over its loops: first start to last end",
+          "[bench]") {
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int t = 0; t < 2; ++t) clients.push_back(std::make_unique<PacedClient>());
+  std::vector<ScenarioState> states(2);
+  const SliceLimits by_time{1000000, std::chrono::milliseconds(30), nullptr};
+  const auto before = std::chrono::steady_clock::now();
+  const Tally tally = RunSlice(kProbe, clients, states, by_time);
+  const auto after = std::chrono::steady_clock::now();
+  // Each loop runs its 30 ms, so the slice does too; its time covers every
+  // iteration and lies within the call (which also made and joined the threads).
+  CHECK(tally.elapsed >= std::chrono::milliseconds(30));
+  auto first = std::chrono::steady_clock::time_point::max();
+  auto last = std::chrono::steady_clock::time_point::min();
+  for (const auto& client : clients) {
+    const auto& paced = static_cast<const PacedClient&>(*client);
+    REQUIRE(paced.first.has_value());
+    first = std::min(first, *paced.first);
+    last = std::max(last, paced.last);
+  }
+  CHECK(tally.elapsed >= last - first);
+  CHECK(tally.elapsed <= after - before);
+  CHECK(tally.iterations >= 2);
+
+  // A slice bounded by a count instead: both threads' iterations, in a time above 0.
+  const SliceLimits by_count{10, std::chrono::nanoseconds::max(), nullptr};
+  const Tally counted = RunSlice(kProbe, clients, states, by_count);
+  CHECK(counted.iterations == 10);
+  CHECK(counted.elapsed >= std::chrono::milliseconds(5));  // five 1 ms reads on each thread
 }
 
 TEST_CASE("a cache line's round trip between two threads is measured, or not at all",

@@ -317,7 +317,7 @@ TEST_CASE("cachet-bench --scaling times private work on one thread and on two wi
   CHECK_THAT(r.out, Catch::Contains("on 2 threads over 1 thread"));
   // Each kind's line: its name, what it does, then a median and a range, all
   // ratios above 0 (what they are depends on the machine and its load).
-  for (const char* kind : {"loads", "multiply", "divide"}) {
+  for (const char* kind : {"loads", "multiply", "digits"}) {
     const std::size_t at = r.out.find(std::string("\n") + kind + " ");
     REQUIRE(at != std::string::npos);
     const std::string line = r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
@@ -326,8 +326,24 @@ TEST_CASE("cachet-bench --scaling times private work on one thread and on two wi
     const std::size_t start = line.find_last_of(' ', x) + 1;
     CHECK(std::stod(line.substr(start, x - start)) > 0);
   }
-  CommandOutcome bad = RunCommand({kCachetBench, "--scaling", "--duration", "0"});
-  CHECK(bad.exit_code == 2);
+  // Refused with exit 2: what the study would ignore, two studies at once, and a
+  // study given --cache-per-thread.
+  const std::vector<std::vector<std::string>> refused = {
+      {"--scaling", "--duration", "0.001"},
+      {"--scaling", "--threads", "1,2"},
+      {"--scaling", "-c", kDefaultConfig},
+      {"--scaling", "--format", "json"},
+      {"--scaling", "--stampede"},
+      {"--near", "--scaling"},
+      {"--near", "-c", kDefaultConfig, "--cache-per-thread"},
+  };
+  for (const std::vector<std::string>& args : refused) {
+    std::vector<std::string> argv = {kCachetBench};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandOutcome bad = RunCommand(argv);
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.out.empty());
+  }
 }
 
 TEST_CASE("cachet-bench rejects an unknown scenario with exit 2") {
