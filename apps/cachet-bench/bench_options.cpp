@@ -61,8 +61,8 @@ po::options_description Description() {
       "near-keys", po::value<std::size_t>()->value_name("N"),
       "--near: the Zipf key space (default 100000)")(
       "scaling",
-      "instead, time work that shares nothing on one thread and on --threads (at least 2): the "
-      "most any thread row can scale on this machine")("help,h", "show this help");
+      "instead, time work that shares nothing on one thread and on --threads (at least 2): about "
+      "what a thread row could reach on this machine now")("help,h", "show this help");
   return options;
 }
 

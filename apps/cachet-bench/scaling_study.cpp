@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "slice.h"
+
 namespace cachet::bench {
 namespace {
 
@@ -63,17 +65,11 @@ constexpr std::array kKinds = {
     Kind{"digits", "decimal digits of 14-digit numbers", DecimalDigits},
 };
 
-// One thread's loop: when it ran and how many steps it made, on a line of its own.
-struct alignas(64) ThreadRun {
-  Clock::time_point began;
-  Clock::time_point ended;
-  std::uint64_t steps = 0;
-};
-
 // Steps per second of `kind` on `threads` threads started together, each for
 // `duration`: all their steps over the time from the first start to the last end.
 double Rate(const Kind& kind, unsigned threads, std::chrono::nanoseconds duration) {
-  std::vector<ThreadRun> runs(threads);
+  std::vector<LoopSpan> spans(threads);
+  std::vector<std::uint64_t> steps(threads);  // written once per thread, after its loop
   std::latch start(static_cast<std::ptrdiff_t>(threads));
   auto body = [&](unsigned t) {
     std::vector<std::uint32_t> chase(kChaseSlots);
@@ -90,21 +86,16 @@ double Rate(const Kind& kind, unsigned threads, std::chrono::nanoseconds duratio
       done += kStepsPerClockRead;
       now = Clock::now();
     } while (now - began < duration);
-    runs[t] = {began, now, done};
+    spans[t] = {began, now};
+    steps[t] = done;
   };
   std::vector<std::thread> others;
   for (unsigned t = 1; t < threads; ++t) others.emplace_back(body, t);
   body(0);
   for (std::thread& thread : others) thread.join();
   std::uint64_t total = 0;
-  Clock::time_point first = runs[0].began;
-  Clock::time_point last = runs[0].ended;
-  for (const ThreadRun& run : runs) {
-    total += run.steps;
-    first = std::min(first, run.began);
-    last = std::max(last, run.ended);
-  }
-  return static_cast<double>(total) / std::chrono::duration<double>(last - first).count();
+  for (const std::uint64_t made : steps) total += made;
+  return static_cast<double>(total) / std::chrono::duration<double>(Covered(spans)).count();
 }
 
 }  // namespace

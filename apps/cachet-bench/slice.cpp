@@ -29,12 +29,6 @@ std::chrono::nanoseconds ProcessCpuTime() {
   return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
 }
 
-// When one thread's loop ran, on a line of its own: each thread writes its own.
-struct alignas(64) LoopSpan {
-  Clock::time_point began;
-  Clock::time_point ended;
-};
-
 bool Stopped(const SliceLimits& limits) {
   return limits.stop != nullptr && limits.stop->load(std::memory_order_relaxed);
 }
@@ -88,6 +82,16 @@ void RunOnNumberedThreads(std::size_t count, const std::function<void(std::size_
   for (std::thread& thread : threads) thread.join();
 }
 
+std::chrono::nanoseconds Covered(std::span<const LoopSpan> spans) {
+  Clock::time_point first = spans.front().began;
+  Clock::time_point last = spans.front().ended;
+  for (const LoopSpan& span : spans) {
+    first = std::min(first, span.began);
+    last = std::max(last, span.ended);
+  }
+  return last - first;
+}
+
 void Tally::Add(const Tally& other) {
   iterations += other.iterations;
   if (failures == 0 && other.failures > 0) first_failure = other.first_failure;
@@ -124,13 +128,7 @@ Tally RunSlice(const Scenario& scenario, std::span<const std::unique_ptr<Client>
   Tally total;
   for (const Tally& t : tallies) total.Add(t);
   total.cpu = ProcessCpuTime() - cpu_start;
-  Clock::time_point first = spans[0].began;
-  Clock::time_point last = spans[0].ended;
-  for (const LoopSpan& span : spans) {
-    first = std::min(first, span.began);
-    last = std::max(last, span.ended);
-  }
-  total.elapsed = last - first;
+  total.elapsed = Covered(spans);
   return total;
 }
 

@@ -37,6 +37,15 @@ struct alignas(64) Tally {
   void Add(const Tally& other);
 };
 
+// When one thread's loop ran, on a line of its own: each thread writes its own.
+struct alignas(64) LoopSpan {
+  std::chrono::steady_clock::time_point began;
+  std::chrono::steady_clock::time_point ended;
+};
+
+// The time from the first loop's start to the last one's end. REQUIRES: spans not empty.
+std::chrono::nanoseconds Covered(std::span<const LoopSpan> spans);
+
 // Runs body(0) .. body(count - 1), each on a thread of its own. The threads take
 // their thread numbers (cachet/thread_number.h) in index order, and none ends
 // before all are done, so thread i holds the same numbers in every call: the

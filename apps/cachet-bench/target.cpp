@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <optional>
 
 #include "cache_client.h"
 #include "cachet/cache.h"
@@ -97,14 +96,8 @@ Result<OpenedConfig> OpenConfig(const std::string& path, std::vector<std::string
     };
     return opened;
   }
-  // The first Client gets the Caches opened above; each one after it opens its own.
-  opened.target.connect = [unused = std::make_shared<std::optional<ClientCaches>>(*first), path,
-                           overrides, add_zstd]() -> Result<std::unique_ptr<Client>> {
-    if (unused->has_value()) {
-      std::unique_ptr<Client> client = (*unused)->NewClient();
-      unused->reset();
-      return client;
-    }
+  // Each Client opens Caches of its own (those opened above only checked the config).
+  opened.target.connect = [path, overrides, add_zstd]() -> Result<std::unique_ptr<Client>> {
     Result<ClientCaches> own = OpenClientCaches(path, overrides, add_zstd);
     if (!own.ok()) return own.status();
     return own->NewClient();

@@ -18,8 +18,7 @@ struct Target {
   std::string source;  // the config path, or the peer's server
   // A Client for one thread. Cache targets share one Cache between all their
   // Clients (as an application's threads would), or open one per Client
-  // (`cache_per_thread`); peers open a connection each. Called from one thread
-  // at a time (the columns are connected before any runs).
+  // (`cache_per_thread`); peers open a connection each.
   std::function<Result<std::unique_ptr<Client>>()> connect;
 };
 
@@ -34,8 +33,8 @@ struct OpenedTargets {
 // servers of the configs whose backend it names ("redis" -> "127.0.0.1:4242").
 // Labels are file stems; when two collide the backend name is added
 // ("a:redis"), then a number ("a:redis#2"). Fails on the first config that does
-// not open. With `cache_per_thread`, each Client after a target's first opens
-// its config again, for a Cache of its own.
+// not open. With `cache_per_thread`, each Client opens its config again, for a
+// Cache of its own.
 Result<OpenedTargets> OpenTargets(const std::vector<std::string>& config_paths,
                                   const std::vector<std::string>& overrides,
                                   const std::map<std::string, std::string>& servers,
